@@ -1,0 +1,135 @@
+"""The repo config `.github/npu-review.yml`, parsed once into a frozen object; bad input raises ConfigError."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from checks.kinds import KNOWN_KINDS
+from checks.model import Severity
+
+CONFIG_PATH = ".github/npu-review.yml"
+
+_TOP_KEYS = ("rules", "ignore_paths", "paths", "knowledge")
+
+
+class ConfigError(ValueError):
+    """The config cannot be used; the message is one line meant for the user."""
+
+
+@dataclass(frozen=True)
+class RuleSetting:
+    enabled: bool = True
+    severity: Severity | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    rules: Mapping[str, RuleSetting] = field(default_factory=dict)
+    ignore_paths: tuple[str, ...] = ()
+    paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    knowledge: Mapping[str, Any] = field(default_factory=dict)
+
+    def enabled(self, rule_id: str, default: bool = True) -> bool:
+        setting = self.rules.get(rule_id)
+        return default if setting is None else setting.enabled
+
+    def severity(self, rule_id: str, default: Severity) -> Severity:
+        setting = self.rules.get(rule_id)
+        return default if setting is None or setting.severity is None else setting.severity
+
+
+DEFAULT_CONFIG = Config()
+
+
+def _str_list(value: object, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def _rule_setting(rule_id: str, value: object) -> RuleSetting:
+    where = f"rules.{rule_id}"
+    if isinstance(value, bool):
+        return RuleSetting(enabled=value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in ("off", "false", "disable", "disabled"):
+            return RuleSetting(enabled=False)
+        if word in ("on", "true", "enable", "enabled"):
+            return RuleSetting(enabled=True)
+        try:
+            return RuleSetting(severity=Severity.parse(word))
+        except ValueError:
+            raise ConfigError(f"{where}: expected on, off, error, warning or notice, got {value!r}") from None
+    if isinstance(value, dict):
+        unknown = set(value) - {"enabled", "severity"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} (known: enabled, severity)")
+        enabled = value.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"{where}.enabled: expected true or false")
+        sev = value.get("severity")
+        if sev is not None:
+            if not isinstance(sev, str):
+                raise ConfigError(f"{where}.severity: expected error, warning or notice")
+            try:
+                return RuleSetting(enabled=enabled, severity=Severity.parse(sev))
+            except ValueError as exc:
+                raise ConfigError(f"{where}.severity: {exc}") from None
+        return RuleSetting(enabled=enabled)
+    raise ConfigError(f"{where}: expected on, off, a severity, or a mapping with enabled/severity")
+
+
+def parse_config(text: str | None, known_rules: frozenset[str], source: str = CONFIG_PATH) -> Config:
+    """Parse the YAML text of a repo config. None or an empty file gives the defaults."""
+    if text is None or not text.strip():
+        return DEFAULT_CONFIG
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{source}:{where}: {problem}") from None
+    if data is None:
+        return DEFAULT_CONFIG
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    unknown = [k for k in data if k not in _TOP_KEYS]
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(_TOP_KEYS)})")
+
+    rules: dict[str, RuleSetting] = {}
+    raw_rules = data.get("rules") or {}
+    if not isinstance(raw_rules, dict):
+        raise ConfigError(f"{source}: rules: expected a mapping from rule id to setting")
+    for rule_id, value in raw_rules.items():
+        rid = str(rule_id).upper()
+        if rid not in known_rules:
+            raise ConfigError(f"{source}: rules: unknown rule id {rule_id!r} (see `npu-review rules`)")
+        rules[rid] = _rule_setting(rid, value)
+
+    ignore_paths = _str_list(data.get("ignore_paths") or [], f"{source}: ignore_paths")
+
+    paths: dict[str, tuple[str, ...]] = {}
+    raw_paths = data.get("paths") or {}
+    if not isinstance(raw_paths, dict):
+        raise ConfigError(f"{source}: paths: expected a mapping from file kind to globs")
+    for kind, value in raw_paths.items():
+        if kind not in KNOWN_KINDS:
+            raise ConfigError(
+                f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})"
+            )
+        paths[str(kind)] = _str_list(value, f"{source}: paths.{kind}")
+
+    knowledge = data.get("knowledge") or {}
+    if not isinstance(knowledge, dict):
+        raise ConfigError(f"{source}: knowledge: expected a mapping")
+
+    return Config(rules=rules, ignore_paths=ignore_paths, paths=paths, knowledge=knowledge)

@@ -1,0 +1,97 @@
+"""From diffs to FileChanges: unified diffs (unidiff) and in-memory tree pairs (difflib)."""
+
+from __future__ import annotations
+
+import difflib
+import io
+from collections.abc import Mapping
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from checks.model import ChangeStatus, FileChange, MemoryTree
+
+
+class DiffError(ValueError):
+    """The diff text cannot be parsed."""
+
+
+def _strip_prefix(path: str | None) -> str | None:
+    if path is None or path == "/dev/null":
+        return None
+    for prefix in ("a/", "b/"):
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def parse_unified_diff(text: str) -> dict[str, FileChange]:
+    """Map head path -> FileChange for every file in a `git diff`-style unified diff."""
+    try:
+        patch = PatchSet(io.StringIO(text))
+    except UnidiffParseError as exc:
+        raise DiffError(f"cannot parse the diff: {exc}") from None
+    out: dict[str, FileChange] = {}
+    for pf in patch:
+        source = _strip_prefix(pf.source_file)
+        target = _strip_prefix(pf.target_file)
+        if pf.is_removed_file:
+            status, path, old = ChangeStatus.DELETED, source or pf.path, None
+        elif pf.is_added_file:
+            status, path, old = ChangeStatus.ADDED, target or pf.path, None
+        elif pf.is_rename or (source and target and source != target):
+            status, path, old = ChangeStatus.RENAMED, target or pf.path, source
+        else:
+            status, path, old = ChangeStatus.MODIFIED, target or pf.path, None
+        added = frozenset(
+            line.target_line_no for hunk in pf for line in hunk if line.is_added and line.target_line_no
+        )
+        out[path] = FileChange(path, status, old, added, binary=bool(pf.is_binary_file))
+    return out
+
+
+def added_lines_from_patch(patch: str) -> frozenset[int]:
+    """Added head lines of the `patch` field GitHub gives for one file (hunks only, no file header)."""
+    header = "--- a/x\n+++ b/x\n"
+    try:
+        files = PatchSet(io.StringIO(header + patch + ("" if patch.endswith("\n") else "\n")))
+    except UnidiffParseError:
+        return frozenset()
+    return frozenset(
+        line.target_line_no for pf in files for hunk in pf for line in hunk if line.is_added and line.target_line_no
+    )
+
+
+def added_lines_between(old: str, new: str) -> frozenset[int]:
+    """Lines of `new` that are added or modified relative to `old` (difflib, as `git diff` would mark them)."""
+    a, b = old.splitlines(), new.splitlines()
+    out: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            out.update(range(j1 + 1, j2 + 1))
+    return frozenset(out)
+
+
+def changes_between(base: Mapping[str, str | None], head: Mapping[str, str | None]) -> dict[str, FileChange]:
+    """FileChanges between two in-memory trees (no rename detection)."""
+    out: dict[str, FileChange] = {}
+    for path in sorted(set(base) | set(head)):
+        if path not in head:
+            out[path] = FileChange(path, ChangeStatus.DELETED)
+        elif path not in base:
+            text = head[path]
+            n = len(text.splitlines()) if text is not None else 0
+            out[path] = FileChange(path, ChangeStatus.ADDED, None, frozenset(range(1, n + 1)), text is None)
+        elif base[path] != head[path]:
+            old, new = base[path], head[path]
+            if old is None or new is None:
+                out[path] = FileChange(path, ChangeStatus.MODIFIED, binary=True)
+            else:
+                out[path] = FileChange(path, ChangeStatus.MODIFIED, None, added_lines_between(old, new))
+    return out
+
+
+def trees_changeset_parts(
+    base: Mapping[str, str | None], head: Mapping[str, str | None]
+) -> tuple[MemoryTree, MemoryTree, dict[str, FileChange]]:
+    return MemoryTree(base), MemoryTree(head), changes_between(base, head)

@@ -1,0 +1,182 @@
+"""`run(ChangeSet, Config) -> Report`: every rule, then scope, suppression, severity and fingerprints.
+
+Pure: no network, no clock, no environment. The CLI and the App both call this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from checks import globs
+from checks.config import DEFAULT_CONFIG, Config
+from checks.context import Context, SourceFile
+from checks.kinds import KindMap
+from checks.knowledge import Knowledge
+from checks.model import ChangeSet, ChangeStatus, Finding, Severity
+from checks.rule import Hit, Rule, all_rules
+from checks.suppress import Suppressions, scan
+
+log = logging.getLogger(__name__)
+
+# Meta findings the engine itself produces.
+UNKNOWN_SUPPRESSION = ("NPU001", "unknown-rule-in-suppression")
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    files_checked: int
+    # Problems that did not stop the run (a rule failed on one file); shown to the user, never hidden.
+    errors: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(f.severity.label for f in self.findings)
+        return {s.label: c.get(s.label, 0) for s in sorted(Severity, reverse=True)}
+
+
+def fingerprint(rule: str, path: str, content: str, occurrence: int) -> str:
+    """Stable across edits that only move the line: rule + path + whitespace-folded line text."""
+    norm = re.sub(r"\s+", " ", content).strip()
+    digest = hashlib.sha256(f"{rule}\0{path}\0{norm}\0{occurrence}".encode()).hexdigest()
+    return digest[:20]
+
+
+def known_rule_ids() -> frozenset[str]:
+    return frozenset(all_rules()) | {UNKNOWN_SUPPRESSION[0]}
+
+
+def targets(changeset: ChangeSet, config: Config) -> list[str]:
+    """The files per-file rules look at: changed and present at head, or every file with --all."""
+    if changeset.audit:
+        paths: Iterable[str] = changeset.head.paths()
+    else:
+        paths = (p for p, c in changeset.changes.items() if c.status != ChangeStatus.DELETED and not c.binary)
+    return sorted(p for p in paths if not globs.match_any(p, config.ignore_paths))
+
+
+def run(changeset: ChangeSet, config: Config = DEFAULT_CONFIG) -> Report:
+    rules = all_rules()
+    known = known_rule_ids()
+    kindmap = KindMap(config.paths)
+    ctx = Context(changeset, config, kindmap, Knowledge(config.knowledge))
+    errors: list[str] = []
+    raw: list[tuple[type[Rule], Hit]] = []
+
+    active = [cls() for rid, cls in rules.items() if config.enabled(rid, cls.enabled_by_default)]
+    files = targets(changeset, config)
+    checked = 0
+    for path in files:
+        kinds = kindmap.kinds(path)
+        wanted = [r for r in active if r.kinds & kinds and type(r).check_file is not Rule.check_file]
+        if not wanted:
+            continue
+        src = ctx.source(path)
+        if src is None:
+            continue
+        checked += 1
+        for rule in wanted:
+            try:
+                raw.extend((type(rule), h) for h in rule.check_file(src, ctx))
+            except Exception as exc:  # one broken rule must not sink the run
+                log.exception("rule %s failed on %s", rule.id, path)
+                errors.append(f"{rule.id} could not check {path}: {type(exc).__name__}: {exc}")
+    for rule in active:
+        if type(rule).check_project is Rule.check_project:
+            continue
+        try:
+            raw.extend((type(rule), h) for h in rule.check_project(ctx))
+        except Exception as exc:
+            log.exception("rule %s failed", rule.id)
+            errors.append(f"{rule.id} could not run: {type(exc).__name__}: {exc}")
+
+    findings = _finalise(raw, ctx, known)
+    findings.extend(_unknown_suppressions(files, ctx, known))
+    findings = _with_fingerprints(findings, ctx)
+    return Report(sorted(findings, key=Finding.sort_key), checked, errors)
+
+
+def _suppressions(ctx: Context, path: str, known: frozenset[str]) -> Suppressions:
+    def load() -> Suppressions:
+        src = ctx.source(path)
+        return scan(src.text, known) if src is not None else Suppressions()
+
+    return ctx.memo(("suppress", "head", path), load)
+
+
+def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[str]) -> list[Finding]:
+    config = ctx.config
+    seen: set[tuple[str, str, int, str]] = set()
+    out: list[Finding] = []
+    for cls, hit in raw:
+        if globs.match_any(hit.path, config.ignore_paths):
+            continue
+        if not ctx.is_added_line(hit.path, hit.line):
+            continue  # old debt on untouched lines is not this change's business
+        end = max(hit.end_line or hit.line, hit.line)
+        if _suppressions(ctx, hit.path, known).covers(cls.id, hit.line, end):
+            continue
+        key = (cls.id, hit.path, hit.line, hit.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        default = hit.severity or cls.severity
+        severity = config.severity(cls.id, default) if cls.id in config.rules else default
+        out.append(
+            Finding(
+                rule=cls.id,
+                name=cls.name,
+                severity=severity,
+                path=hit.path,
+                line=hit.line,
+                end_line=end,
+                message=hit.message,
+                suggestion=hit.suggestion,
+                related=hit.related,
+            )
+        )
+    return out
+
+
+def _unknown_suppressions(files: list[str], ctx: Context, known: frozenset[str]) -> list[Finding]:
+    rid, name = UNKNOWN_SUPPRESSION
+    if not ctx.config.enabled(rid):
+        return []
+    out = []
+    for path in files:
+        src = ctx.source(path)
+        if src is None or "npu-review:" not in src.text:
+            continue
+        for line, bad in _suppressions(ctx, path, known).unknown:
+            if ctx.is_added_line(path, line):
+                out.append(
+                    Finding(
+                        rule=rid,
+                        name=name,
+                        severity=ctx.config.severity(rid, Severity.WARNING),
+                        path=path,
+                        line=line,
+                        end_line=line,
+                        message=f"Suppression names {bad!r}, which is not an npu-review rule; "
+                        "it suppresses nothing (see `npu-review rules`).",
+                    )
+                )
+    return out
+
+
+def _with_fingerprints(findings: list[Finding], ctx: Context) -> list[Finding]:
+    occurrences: Counter[tuple[str, str, str]] = Counter()
+    out = []
+    for f in sorted(findings, key=Finding.sort_key):
+        src: SourceFile | None = ctx.source(f.path)
+        content = src.line(f.line) if src is not None else ""
+        key = (f.rule, f.path, re.sub(r"\s+", " ", content).strip())
+        n = occurrences[key]
+        occurrences[key] += 1
+        fp = fingerprint(f.rule, f.path, content, n)
+        out.append(Finding(**{**f.__dict__, "fingerprint": fp}))
+    return out

@@ -1,0 +1,58 @@
+"""Path globs with `**`, as GitHub's `paths:` filters and our config use them.
+
+Written here rather than taken from a library: Python 3.11's fnmatch lets `*` cross `/`, and gitignore-style
+libraries (pathspec) anchor and negate differently from GitHub's filter patterns, which our rules must mirror.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """`**` matches across `/` (and `**/` may match nothing), `*` and `?` stay inside one segment."""
+    i, n, out = 0, len(pattern), []
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1 : j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def match(path: str, pattern: str) -> bool:
+    return compile_glob(pattern).match(path) is not None
+
+
+def match_any(path: str, patterns: Iterable[str]) -> bool:
+    return any(compile_glob(p).match(path) for p in patterns)
+
+
+def is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in "*?[")

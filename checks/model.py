@@ -1,0 +1,152 @@
+"""The engine's data: severities, findings, file trees and the change under review."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `a >= b` means "a is at least as severe as b"."""
+
+    NOTICE = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """Accept `error|warning|notice` (and `info` as the catalog's spelling of notice)."""
+        key = text.strip().lower()
+        if key == "info":
+            key = "notice"
+        try:
+            return cls[key.upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or notice)") from None
+
+
+class Tree(Protocol):
+    """Read-only view of the files of one revision."""
+
+    def paths(self) -> Iterable[str]:
+        """Every file path of the revision (repository-relative, `/`-separated)."""
+        ...
+
+    def read(self, path: str) -> str | None:
+        """The file's text, or None when it is absent, binary or not decodable."""
+        ...
+
+    def exists(self, path: str) -> bool: ...
+
+
+class MemoryTree:
+    """A tree held in memory: used by the App (contents fetched from GitHub) and by tests."""
+
+    def __init__(self, files: Mapping[str, str | None], extra_paths: Iterable[str] = ()) -> None:
+        self._files = dict(files)
+        # Paths that exist in the revision but whose text was not loaded (binary, not needed).
+        self._extra = set(extra_paths) - set(self._files)
+
+    def paths(self) -> Iterable[str]:
+        yield from sorted(set(self._files) | self._extra)
+
+    def read(self, path: str) -> str | None:
+        return self._files.get(path)
+
+    def exists(self, path: str) -> bool:
+        return path in self._files or path in self._extra
+
+
+EMPTY_TREE = MemoryTree({})
+
+
+class ChangeStatus(enum.StrEnum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file touched by the change. `added_lines` are 1-based lines of the file at head."""
+
+    path: str
+    status: ChangeStatus
+    old_path: str | None = None
+    added_lines: frozenset[int] = frozenset()
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """What is reviewed: a change (base..head) or, with `audit=True`, every file at head.
+
+    `head` and `base` are full trees so that cross-file rules can see unchanged context.
+    """
+
+    head: Tree
+    base: Tree = EMPTY_TREE
+    changes: Mapping[str, FileChange] = field(default_factory=dict)
+    audit: bool = False
+    title: str = ""  # PR title (or commit subject) when known; some rules read the scope from it
+
+    def changed(self, path: str) -> FileChange | None:
+        return self.changes.get(path)
+
+    def is_added_line(self, path: str, line: int) -> bool:
+        if self.audit:
+            return True
+        change = self.changes.get(path)
+        return change is not None and line in change.added_lines
+
+    def touched(self, path: str) -> bool:
+        """True when the change touches the file (any status), or in audit mode."""
+        return self.audit or path in self.changes or any(
+            c.old_path == path for c in self.changes.values()
+        )
+
+
+@dataclass(frozen=True)
+class Related:
+    """Another place a cross-file finding refers to."""
+
+    path: str
+    line: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    path: str
+    line: int
+    end_line: int
+    message: str
+    suggestion: str | None = None
+    fingerprint: str = ""
+    related: tuple[Related, ...] = ()
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.rule, self.message)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity.label,
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "message": self.message,
+            "suggestion": self.suggestion,
+            "fingerprint": self.fingerprint,
+        }

@@ -1,0 +1,1 @@
+"""Shared parsers, written once: shell/Hydra, YAML with line marks, Dockerfile instructions."""

@@ -1,0 +1,87 @@
+"""The Rule base class and the registry: one rule per module under checks/rules, one id per rule."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from checks.model import Related, Severity
+
+if TYPE_CHECKING:
+    from checks.context import Context, SourceFile
+
+RULE_ID = re.compile(r"NPU\d{3}\Z")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule reports; the engine turns it into a Finding (severity, scope, suppression, fingerprint)."""
+
+    path: str
+    line: int
+    message: str
+    end_line: int | None = None
+    suggestion: str | None = None
+    severity: Severity | None = None  # None: the rule's default (after config overrides)
+    related: tuple[Related, ...] = ()
+
+
+class Rule:
+    """Base class. The subclass docstring is the rule's documentation: why, bad, good, fix.
+
+    A rule overrides `check_file` (called for each file at head whose kinds meet `kinds`: the changed files
+    on a change, every file with `--all`) and/or `check_project` (called once, for cross-file rules, which
+    must themselves place their findings on lines the change touched; see Context.touched).
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]  # kebab-case
+    severity: ClassVar[Severity]
+    title: ClassVar[str]  # one line
+    kinds: ClassVar[frozenset[str]] = frozenset()
+    enabled_by_default: ClassVar[bool] = True
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or cls.title)
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator: adds a rule to the registry, refusing malformed or reused ids."""
+    if not RULE_ID.match(cls.id):
+        raise ValueError(f"bad rule id {cls.id!r}")
+    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
+        raise ValueError(f"rule id {cls.id} registered twice")
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cls.name):
+        raise ValueError(f"rule name {cls.name!r} is not kebab-case")
+    _REGISTRY[cls.id] = cls
+    return cls
+
+
+_loaded = False
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    """Every registered rule by id, importing every module of checks.rules once."""
+    global _loaded
+    if not _loaded:
+        import checks.rules as pkg
+
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{pkg.__name__}.{mod.name}")
+        _loaded = True
+    return dict(sorted(_REGISTRY.items()))
