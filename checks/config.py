@@ -123,9 +123,7 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         raise ConfigError(f"{source}: paths: expected a mapping from file kind to globs")
     for kind, value in raw_paths.items():
         if kind not in KNOWN_KINDS:
-            raise ConfigError(
-                f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})"
-            )
+            raise ConfigError(f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
         paths[str(kind)] = _str_list(value, f"{source}: paths.{kind}")
 
     knowledge = data.get("knowledge") or {}

@@ -67,7 +67,7 @@ class Context:
         """Parse once, share: `ctx.memo(("shell", "head", path), lambda: parse(...))`."""
         if key not in self._memo:
             self._memo[key] = factory()
-        return self._memo[key]  # type: ignore[no-any-return]
+        return self._memo[key]  # type: ignore[no-any-return,unused-ignore]
 
     def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str = "head") -> T:
         return self.memo((parser, rev, src.path), lambda: fn(src.text))

@@ -43,9 +43,7 @@ def parse_unified_diff(text: str) -> dict[str, FileChange]:
             status, path, old = ChangeStatus.RENAMED, target or pf.path, source
         else:
             status, path, old = ChangeStatus.MODIFIED, target or pf.path, None
-        added = frozenset(
-            line.target_line_no for hunk in pf for line in hunk if line.is_added and line.target_line_no
-        )
+        added = frozenset(line.target_line_no for hunk in pf for line in hunk if line.is_added and line.target_line_no)
         out[path] = FileChange(path, status, old, added, binary=bool(pf.is_binary_file))
     return out
 

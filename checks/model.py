@@ -108,9 +108,7 @@ class ChangeSet:
 
     def touched(self, path: str) -> bool:
         """True when the change touches the file (any status), or in audit mode."""
-        return self.audit or path in self.changes or any(
-            c.old_path == path for c in self.changes.values()
-        )
+        return self.audit or path in self.changes or any(c.old_path == path for c in self.changes.values())
 
 
 @dataclass(frozen=True)

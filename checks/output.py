@@ -1,0 +1,182 @@
+"""Report formats for the command line: text, json (the contract's), sarif 2.1.0 and GitHub Actions commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from itertools import groupby
+
+from checks.engine import Report
+from checks.model import Finding, Tree
+from checks.rule import all_rules
+from checks.severity_map import ACTIONS_COMMAND, SARIF_LEVEL
+
+JSON_VERSION = 1
+TOOL_URI = "https://github.com/npu-review/npu-review"
+FINGERPRINT_KEY = "npuReview/v1"
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(report: Report) -> str:
+    c = report.counts()
+    total = len(report.findings)
+    return (
+        f"{_plural(total, 'finding')} ({_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')}, "
+        f"{_plural(c['notice'], 'notice')}) in {_plural(report.files_checked, 'file')} checked"
+    )
+
+
+def render_text(report: Report, head: Tree | None = None) -> str:
+    """Grouped by file: the location, severity, rule, message, the source line and the fix."""
+    out: list[str] = []
+    cache: dict[str, list[str]] = {}
+
+    def source_line(path: str, n: int) -> str | None:
+        if head is None:
+            return None
+        if path not in cache:
+            cache[path] = (head.read(path) or "").splitlines()
+        lines = cache[path]
+        return lines[n - 1] if 1 <= n <= len(lines) else None
+
+    for path, group in groupby(report.findings, key=lambda f: f.path):
+        out.append(path)
+        for f in group:
+            out.append(f"  {f.line}: {f.severity.label} {f.rule} {f.name}: {f.message}")
+            src = source_line(path, f.line)
+            if src is not None:
+                out.append(f"      | {src.strip()}")
+            for rel in f.related:
+                out.append(f"      see {rel.path}:{rel.line}" + (f" ({rel.note})" if rel.note else ""))
+            if f.suggestion is not None:
+                fix = f.suggestion.splitlines() or ["(delete the line)"]
+                out.append(f"      fix: {fix[0].strip()}")
+                out.extend(f"           {extra.strip()}" for extra in fix[1:])
+        out.append("")
+    out.extend(f"npu-review: {e}" for e in report.errors)
+    out.append(summary_line(report))
+    return "\n".join(out) + "\n"
+
+
+def render_json(report: Report, head: Tree | None = None) -> str:
+    doc = {
+        "version": JSON_VERSION,
+        "findings": [f.to_json() for f in report.findings],
+        "summary": {**report.counts(), "files_checked": report.files_checked},
+    }
+    if report.errors:
+        doc["errors"] = report.errors
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, object]:
+    region = {"startLine": f.line, "endLine": f.end_line}
+    result: dict[str, object] = {
+        "ruleId": f.rule,
+        "level": SARIF_LEVEL[f.severity],
+        "message": {"text": f.message},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path}, "region": region}}],
+        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+    }
+    if f.rule in index:
+        result["ruleIndex"] = index[f.rule]
+    if f.related:
+        result["relatedLocations"] = [
+            {
+                "id": i,
+                "physicalLocation": {"artifactLocation": {"uri": r.path}, "region": {"startLine": r.line}},
+                **({"message": {"text": r.note}} if r.note else {}),
+            }
+            for i, r in enumerate(f.related)
+        ]
+    if f.suggestion is not None:
+        result["fixes"] = [
+            {
+                "description": {"text": "Suggested replacement"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": f.path},
+                        "replacements": [
+                            {
+                                "deletedRegion": {"startLine": f.line, "endLine": f.end_line},
+                                "insertedContent": {"text": f.suggestion + "\n" if f.suggestion else ""},
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def render_sarif(report: Report, head: Tree | None = None) -> str:
+    rules = all_rules()
+    descriptors = [
+        {
+            "id": rid,
+            "name": cls.name,
+            "shortDescription": {"text": cls.title},
+            "fullDescription": {"text": cls.doc()},
+            "defaultConfiguration": {"level": SARIF_LEVEL[cls.severity], "enabled": cls.enabled_by_default},
+            "help": {"text": cls.doc()},
+        }
+        for rid, cls in rules.items()
+    ]
+    index = {rid: i for i, rid in enumerate(rules)}
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "npu-review", "informationUri": TOOL_URI, "rules": descriptors}},
+                "results": [_sarif_result(f, index) for f in report.findings],
+                "invocations": [
+                    {
+                        "executionSuccessful": not report.errors,
+                        "toolExecutionNotifications": [
+                            {"level": "warning", "message": {"text": e}} for e in report.errors
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: Report, head: Tree | None = None) -> str:
+    """GitHub Actions workflow commands: `::error file=…,line=…,endLine=…,title=…::message`."""
+    out = []
+    for f in report.findings:
+        props = ",".join(
+            [
+                f"file={_escape_property(f.path)}",
+                f"line={f.line}",
+                f"endLine={f.end_line}",
+                f"title={_escape_property(f'{f.rule} {f.name}')}",
+            ]
+        )
+        out.append(f"::{ACTIONS_COMMAND[f.severity]} {props}::{_escape_data(f.message)}")
+    out.extend(f"::warning::{_escape_data('npu-review: ' + e)}" for e in report.errors)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+RENDERERS: dict[str, Callable[[Report, Tree | None], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "github": render_github,
+}

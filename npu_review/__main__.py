@@ -1,0 +1,5 @@
+import sys
+
+from npu_review.cli import main
+
+sys.exit(main())

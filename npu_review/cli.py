@@ -1,0 +1,172 @@
+"""The `npu-review` command: check a change or a tree, list rules, serve the GitHub App."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from checks.config import CONFIG_PATH, Config, ConfigError, parse_config
+from checks.diffing import DiffError
+from checks.engine import Report, known_rule_ids, run
+from checks.model import ChangeSet, Severity, Tree
+from checks.output import FORMATS, RENDERERS
+from checks.rule import all_rules
+from npu_review.gitsource import (
+    Git,
+    GitError,
+    changeset_audit,
+    changeset_from_diff,
+    changeset_from_git,
+    changeset_staged,
+)
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+FAIL_ON = ("error", "warning", "notice", "never")
+
+
+class UsageError(Exception):
+    """Bad arguments, config or repository: exit 2 with one line on stderr."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="npu-review", description="Review changes for Ascend NPU mistakes.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    c = sub.add_parser("check", help="review a change (or a whole tree) exactly as the App would")
+    c.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
+    c.add_argument("--base", help="review base..head; content is read from git objects")
+    c.add_argument("--head", help="head revision (default: HEAD)")
+    c.add_argument("--diff", metavar="FILE|-", help="review a unified diff; new content from the work tree")
+    c.add_argument("--staged", action="store_true", help="review the staged change (for pre-commit)")
+    c.add_argument("--all", action="store_true", help="audit every file of the tree at --head")
+    c.add_argument("--config", metavar="FILE", help=f"repo config (default: {CONFIG_PATH} at the base revision)")
+    c.add_argument("--title", default="", help="PR title, for rules that read its scope (default: head subject)")
+    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--fail-on", choices=FAIL_ON, default="error")
+
+    r = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
+    r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
+
+    s = sub.add_parser("serve", help="run the GitHub App webhook server")
+    s.add_argument("--host", default="0.0.0.0")
+    s.add_argument("--port", type=int, default=None, help="port (default: $PORT or 8080)")
+    return p
+
+
+def _load_config(args: argparse.Namespace, config_tree: Tree | None) -> Config:
+    known = known_rule_ids()
+    if args.config:
+        path = Path(args.config)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read config {args.config}: {getattr(exc, 'strerror', None) or exc}") from None
+        return parse_config(text, known, source=args.config)
+    if config_tree is None:
+        return parse_config(None, known)
+    return parse_config(config_tree.read(CONFIG_PATH), known, source=f"{CONFIG_PATH} (base revision)")
+
+
+def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
+    modes = [m for m in ("base", "diff", "all", "staged") if getattr(args, m)]
+    if len(modes) > 1:
+        raise UsageError(f"--{modes[0]} and --{modes[1]} cannot be combined")
+    if args.head and (args.diff or args.staged):
+        raise UsageError("--head goes with --base or --all")
+    if args.all:
+        cs, git = changeset_audit(args.repo, args.head or "HEAD")
+        return cs, git, cs.head
+    if args.base:
+        cs, git = changeset_from_git(args.repo, args.base, args.head or "HEAD", args.title)
+        return cs, git, cs.base
+    if args.staged:
+        cs, git = changeset_staged(args.repo)
+        return cs, git, cs.base if git.has_commits() else None
+    if args.diff:
+        try:
+            if args.diff == "-":
+                text = sys.stdin.read()
+            else:
+                text = Path(args.diff).read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            raise UsageError(f"cannot read diff {args.diff}: {exc.strerror or exc}") from None
+        cs, git = changeset_from_diff(args.repo, text)
+        return cs, git, cs.base
+    raise UsageError("say what to review: --base REV [--head REV], --diff FILE|-, --staged or --all")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    cs, git, config_tree = _changeset(args)
+    try:
+        config = _load_config(args, config_tree)
+        report: Report = run(cs, config)
+        sys.stdout.write(RENDERERS[args.format](report, cs.head))
+    finally:
+        git.close()
+    for err in report.errors:
+        print(f"npu-review: warning: {err}", file=sys.stderr)
+    if args.fail_on == "never":
+        return EXIT_OK
+    threshold = Severity.parse(args.fail_on)
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in report.findings) else EXIT_OK
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    rules = all_rules()
+    if args.rule:
+        rid = args.rule.upper()
+        if rid not in rules:
+            raise UsageError(f"unknown rule {args.rule!r} (see `npu-review rules`)")
+        cls = rules[rid]
+        default = "" if cls.enabled_by_default else ", off by default"
+        print(f"{rid} {cls.name} ({cls.severity.label}{default})\n{cls.title}\n\n{cls.doc()}")
+        return EXIT_OK
+    width = max((len(c.name) for c in rules.values()), default=10)
+    for rid, cls in rules.items():
+        off = "" if cls.enabled_by_default else " (off by default)"
+        print(f"{rid}  {cls.name:<{width}}  {cls.severity.label:<7}  {cls.title}{off}")
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.__main__ import serve
+
+    return serve(host=args.host, port=args.port)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "rules":
+            return cmd_rules(args)
+        return cmd_serve(args)
+    except (UsageError, ConfigError, GitError, DiffError) as exc:
+        print(f"npu-review: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # never a traceback for the user; NPU_REVIEW_DEBUG=1 shows it
+        if os.environ.get("NPU_REVIEW_DEBUG"):
+            raise
+        print(
+            f"npu-review: internal error: {type(exc).__name__}: {exc} (set NPU_REVIEW_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

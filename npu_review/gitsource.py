@@ -1,0 +1,292 @@
+"""ChangeSets from a git repository (bare ones too): content is read from git objects, never the work tree.
+
+Git runs as a subprocess with fixed arguments; nothing from the repository under review is executed
+(no hooks, no external diff drivers, no textconv).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from checks.diffing import DiffError, parse_unified_diff
+from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
+from checks.textio import decode_blob
+
+# Git must not consult the user's or the repository's pager, external diff or text conversion.
+_GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+_SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.hooksPath=/dev/null"]
+
+
+class GitError(RuntimeError):
+    """A repository or revision problem; the message is one line for the user."""
+
+
+class Git:
+    def __init__(self, repo: str | Path) -> None:
+        self.repo = str(repo)
+        if not Path(self.repo).exists():
+            raise GitError(f"{self.repo}: no such directory")
+        out = self._run(["rev-parse", "--git-dir"], check=False)
+        if out is None:
+            raise GitError(f"{self.repo}: not a git repository")
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def _run(self, args: list[str], check: bool = True, stdin: bytes | None = None) -> bytes | None:
+        env = {**os.environ, **_GIT_ENV}
+        try:
+            proc = subprocess.run(
+                ["git", *_SAFE, "-C", self.repo, *args],
+                input=stdin,
+                capture_output=True,
+                env=env,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed (needed to read the repository)") from None
+        if proc.returncode != 0:
+            if not check:
+                return None
+            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+        return proc.stdout
+
+    def resolve(self, rev: str) -> str:
+        out = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], check=False)
+        if not out:
+            raise GitError(f"unknown revision {rev!r} in {self.repo}")
+        return out.decode().strip()
+
+    def has_commits(self) -> bool:
+        return self._run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], check=False) is not None
+
+    def is_bare(self) -> bool:
+        out = self._run(["rev-parse", "--is-bare-repository"], check=False)
+        return out is not None and out.strip() == b"true"
+
+    def toplevel(self) -> str:
+        out = self._run(["rev-parse", "--show-toplevel"])
+        assert out is not None
+        return out.decode().strip()
+
+    def ls_tree(self, rev: str) -> list[str]:
+        out = self._run(["ls-tree", "-r", "-z", "--full-tree", rev])
+        assert out is not None
+        paths = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            if meta.split(b" ")[1] == b"blob":  # skip submodules (commit entries)
+                paths.append(path.decode("utf-8", "surrogateescape"))
+        return paths
+
+    def ls_index(self) -> list[str]:
+        out = self._run(["ls-files", "-z", "--cached"])
+        assert out is not None
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def cat(self, spec: str) -> bytes | None:
+        """Blob content for `REV:path` (or `:path` for the index) via one long-lived `cat-file --batch`."""
+        if "\n" in spec:
+            return None
+        with self._lock:
+            if self._batch is None:
+                self._batch = subprocess.Popen(
+                    ["git", *_SAFE, "-C", self.repo, "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env={**os.environ, **_GIT_ENV},
+                )
+            assert self._batch.stdin is not None and self._batch.stdout is not None
+            self._batch.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+            self._batch.stdin.flush()
+            header = self._batch.stdout.readline().split()
+            if len(header) != 3:
+                return None  # "<spec> missing" or "ambiguous"
+            size = int(header[2])
+            data = self._batch.stdout.read(size)
+            self._batch.stdout.read(1)  # the newline after the content
+            return data if header[1] == b"blob" else None
+
+    def diff(self, base: str, head: str | None, cached: bool = False) -> str:
+        args = [
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-U0",
+            "-M",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+        ]
+        args += ["--cached", base] if cached else [base, head or "HEAD"]
+        out = self._run(args)
+        assert out is not None
+        return out.decode("utf-8", "surrogateescape")
+
+    def raw_changes(self, base: str, head: str | None, cached: bool = False) -> list[tuple[str, str, str | None]]:
+        """(status letter, head path, old path) from `git diff --raw -z -M`: exact paths, whatever their bytes."""
+        args = ["diff", "--raw", "-z", "-M", "--no-ext-diff"]
+        args += ["--cached", base] if cached else [base, head or "HEAD"]
+        out = self._run(args)
+        assert out is not None
+        fields = out.split(b"\0")
+        result: list[tuple[str, str, str | None]] = []
+        i = 0
+        while i < len(fields) - 1:
+            meta = fields[i].decode()
+            if not meta.startswith(":"):
+                i += 1
+                continue
+            status = meta.split()[-1][0]
+            if status in "RC":
+                old, new = fields[i + 1], fields[i + 2]
+                result.append((status, new.decode("utf-8", "surrogateescape"), old.decode("utf-8", "surrogateescape")))
+                i += 3
+            else:
+                result.append((status, fields[i + 1].decode("utf-8", "surrogateescape"), None))
+                i += 2
+        return result
+
+    def close(self) -> None:
+        if self._batch is not None:
+            if self._batch.stdin:
+                self._batch.stdin.close()
+            self._batch.wait(timeout=5)
+            self._batch = None
+
+
+class GitTree:
+    """A revision's files (or the index, with rev=""), read lazily from git objects."""
+
+    def __init__(self, git: Git, rev: str) -> None:
+        self.git = git
+        self.rev = rev
+        self._paths: frozenset[str] | None = None
+        self._cache: dict[str, str | None] = {}
+
+    def _all(self) -> frozenset[str]:
+        if self._paths is None:
+            self._paths = frozenset(self.git.ls_tree(self.rev) if self.rev else self.git.ls_index())
+        return self._paths
+
+    def paths(self) -> Iterable[str]:
+        return sorted(self._all())
+
+    def exists(self, path: str) -> bool:
+        return path in self._all()
+
+    def read(self, path: str) -> str | None:
+        if path not in self._cache:
+            data = self.git.cat(f"{self.rev}:{path}") if self.exists(path) else None
+            self._cache[path] = None if data is None else decode_blob(data)
+        return self._cache[path]
+
+
+class WorkTree:
+    """Files of a work tree on disk (for `--diff`): the tracked and untracked-but-not-ignored files."""
+
+    def __init__(self, git: Git) -> None:
+        self.root = Path(git.toplevel())
+        out = git._run(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        assert out is not None
+        self._paths = frozenset(p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p)
+
+    def paths(self) -> Iterator[str]:
+        yield from sorted(self._paths)
+
+    def exists(self, path: str) -> bool:
+        return path in self._paths and (self.root / path).is_file()
+
+    def read(self, path: str) -> str | None:
+        p = self.root / path
+        try:
+            if not p.is_file() or p.is_symlink():
+                return None
+            return decode_blob(p.read_bytes())
+        except OSError:
+            return None
+
+
+_STATUS = {
+    "A": ChangeStatus.ADDED,
+    "M": ChangeStatus.MODIFIED,
+    "D": ChangeStatus.DELETED,
+    "T": ChangeStatus.MODIFIED,
+}
+
+
+def _merge_changes(raw: list[tuple[str, str, str | None]], patch_text: str, head: Tree) -> dict[str, FileChange]:
+    """Statuses and exact paths from --raw, added lines from the patch (unidiff)."""
+    try:
+        patched = parse_unified_diff(patch_text)
+    except DiffError:
+        patched = {}
+    out: dict[str, FileChange] = {}
+    for letter, path, old in raw:
+        status = ChangeStatus.RENAMED if letter in "RC" else _STATUS.get(letter, ChangeStatus.MODIFIED)
+        info = patched.get(path)
+        added = info.added_lines if info is not None else frozenset()
+        binary = info.binary if info is not None else False
+        if info is None and status in (ChangeStatus.ADDED, ChangeStatus.MODIFIED, ChangeStatus.RENAMED):
+            # A path unidiff could not key (odd bytes in the name): fall back to the whole file as added.
+            text = head.read(path)
+            binary = text is None
+            if status == ChangeStatus.ADDED and text is not None:
+                added = frozenset(range(1, len(text.splitlines()) + 1))
+        out[path] = FileChange(path, status, old if status == ChangeStatus.RENAMED else None, added, binary)
+    return out
+
+
+def changeset_from_git(repo: str, base: str, head: str = "HEAD", title: str = "") -> tuple[ChangeSet, Git]:
+    git = Git(repo)
+    base_sha, head_sha = git.resolve(base), git.resolve(head)
+    head_tree = GitTree(git, head_sha)
+    changes = _merge_changes(git.raw_changes(base_sha, head_sha), git.diff(base_sha, head_sha), head_tree)
+    if not title:
+        subject = git._run(["log", "-1", "--format=%s", head_sha], check=False)
+        title = subject.decode("utf-8", "replace").strip() if subject else ""
+    return ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, title=title), git
+
+
+def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
+    """The staged change (index against HEAD), as pre-commit sees it."""
+    git = Git(repo)
+    base_sha = git.resolve("HEAD") if git.has_commits() else None
+    head_tree = GitTree(git, "")
+    if base_sha is None:
+        # The first commit: everything staged is added.
+        changes = {
+            p: FileChange(
+                p,
+                ChangeStatus.ADDED,
+                None,
+                frozenset(range(1, len((head_tree.read(p) or "").splitlines()) + 1)),
+            )
+            for p in head_tree.paths()
+        }
+        return ChangeSet(head=head_tree, changes=changes), git
+    raw = git.raw_changes(base_sha, None, cached=True)
+    changes = _merge_changes(raw, git.diff(base_sha, None, cached=True), head_tree)
+    return ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes), git
+
+
+def changeset_audit(repo: str, head: str = "HEAD") -> tuple[ChangeSet, Git]:
+    git = Git(repo)
+    return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True), git
+
+
+def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
+    """A unified diff applied to the work tree of `repo`: new content comes from the work tree."""
+    git = Git(repo)
+    if git.is_bare():
+        raise GitError(f"{repo}: --diff reads new content from the work tree, and this repository has none")
+    changes = parse_unified_diff(diff_text)
+    base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
+    return ChangeSet(head=WorkTree(git), base=base, changes=changes), git
