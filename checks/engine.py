@@ -9,7 +9,7 @@ import hashlib
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from checks import globs
@@ -17,7 +17,7 @@ from checks.config import DEFAULT_CONFIG, Config
 from checks.context import Context, SourceFile
 from checks.kinds import KindMap
 from checks.knowledge import Knowledge
-from checks.model import ChangeSet, ChangeStatus, Finding, Severity
+from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
 from checks.rule import Hit, Rule, all_rules
 from checks.suppress import Suppressions, scan
 
@@ -59,20 +59,46 @@ def targets(changeset: ChangeSet, config: Config) -> list[str]:
     return sorted(p for p in paths if not globs.match_any(p, config.ignore_paths))
 
 
+def active_rules(config: Config) -> list[Rule]:
+    return [cls() for rid, cls in all_rules().items() if config.enabled(rid, cls.enabled_by_default)]
+
+
+def needed_paths(
+    head_paths: Iterable[str], changes: Mapping[str, FileChange], config: Config
+) -> tuple[set[str], set[str]]:
+    """Which files' content a review reads: (paths at head, paths at base). The App fetches just these."""
+    kindmap = KindMap(config.paths)
+    rules = active_rules(config)
+    file_kinds = frozenset().union(*(r.kinds for r in rules if r.is_per_file()))
+    context = frozenset().union(*(r.reads_context() for r in rules))
+    wanted = file_kinds | context
+
+    def keep(path: str, kinds: frozenset[str]) -> bool:
+        return bool(kindmap.kinds(path) & kinds) and not globs.match_any(path, config.ignore_paths)
+
+    head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}
+    head |= {p for p in head_paths if keep(p, context)}
+    base = set()
+    for p, c in changes.items():
+        old = c.old_path or p
+        if c.status != ChangeStatus.ADDED and keep(old, wanted):
+            base.add(old)
+    return head, base
+
+
 def run(changeset: ChangeSet, config: Config = DEFAULT_CONFIG) -> Report:
-    rules = all_rules()
     known = known_rule_ids()
     kindmap = KindMap(config.paths)
     ctx = Context(changeset, config, kindmap, Knowledge(config.knowledge))
     errors: list[str] = []
     raw: list[tuple[type[Rule], Hit]] = []
 
-    active = [cls() for rid, cls in rules.items() if config.enabled(rid, cls.enabled_by_default)]
+    active = active_rules(config)
     files = targets(changeset, config)
     checked = 0
     for path in files:
         kinds = kindmap.kinds(path)
-        wanted = [r for r in active if r.kinds & kinds and type(r).check_file is not Rule.check_file]
+        wanted = [r for r in active if r.kinds & kinds and r.is_per_file()]
         if not wanted:
             continue
         src = ctx.source(path)
@@ -86,7 +112,7 @@ def run(changeset: ChangeSet, config: Config = DEFAULT_CONFIG) -> Report:
                 log.exception("rule %s failed on %s", rule.id, path)
                 errors.append(f"{rule.id} could not check {path}: {type(exc).__name__}: {exc}")
     for rule in active:
-        if type(rule).check_project is Rule.check_project:
+        if not rule.is_project():
             continue
         try:
             raw.extend((type(rule), h) for h in rule.check_project(ctx))
@@ -124,8 +150,7 @@ def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[
         if key in seen:
             continue
         seen.add(key)
-        default = hit.severity or cls.severity
-        severity = config.severity(cls.id, default) if cls.id in config.rules else default
+        severity = config.severity(cls.id, hit.severity or cls.severity)
         out.append(
             Finding(
                 rule=cls.id,

@@ -44,6 +44,9 @@ class Rule:
     severity: ClassVar[Severity]
     title: ClassVar[str]  # one line
     kinds: ClassVar[frozenset[str]] = frozenset()
+    # Kinds of files the rule reads at head even when the change does not touch them (cross-file context).
+    # Defaults to `kinds` for rules that implement check_project. The App fetches only what rules need.
+    context_kinds: ClassVar[frozenset[str]] = frozenset()
     enabled_by_default: ClassVar[bool] = True
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -51,6 +54,18 @@ class Rule:
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         return ()
+
+    @classmethod
+    def is_per_file(cls) -> bool:
+        return cls.check_file is not Rule.check_file
+
+    @classmethod
+    def is_project(cls) -> bool:
+        return cls.check_project is not Rule.check_project
+
+    @classmethod
+    def reads_context(cls) -> frozenset[str]:
+        return cls.context_kinds or (cls.kinds if cls.is_project() else frozenset())
 
     @classmethod
     def doc(cls) -> str:

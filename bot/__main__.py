@@ -1,0 +1,33 @@
+"""`npu-review serve` / `python -m bot`: read the settings, start the webhook server."""
+
+from __future__ import annotations
+
+import sys
+
+from aiohttp import web
+
+from bot import logs
+from bot.app import SHUTDOWN_DEADLINE_S, create_app
+from bot.settings import SettingsError, from_env
+
+
+def serve(host: str = "0.0.0.0", port: int | None = None) -> int:
+    try:
+        settings = from_env()
+    except SettingsError as exc:
+        print(f"npu-review serve: {exc}", file=sys.stderr)
+        return 2
+    logs.setup(json_lines=settings.log_json)
+    web.run_app(
+        create_app(settings),
+        host=host,
+        port=port or settings.port,
+        shutdown_timeout=SHUTDOWN_DEADLINE_S + 5,
+        print=None,
+        access_log=None,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

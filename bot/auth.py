@@ -1,0 +1,64 @@
+"""App authentication: the RS256 JWT, and installation tokens cached per installation until shortly before expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import jwt
+
+# GitHub: iat may be up to 60 s in the past to allow for clock drift; exp at most 10 minutes after iat.
+# https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-json-web-token-jwt-for-a-github-app
+JWT_BACKDATE_S = 60
+JWT_LIFETIME_S = 9 * 60
+# Renew an installation token this long before GitHub's expires_at (tokens live one hour).
+TOKEN_RENEW_MARGIN_S = 5 * 60
+
+
+def make_jwt(app_id: str, private_key: str, now: float | None = None) -> str:
+    issued = int(now if now is not None else time.time()) - JWT_BACKDATE_S
+    return jwt.encode({"iat": issued, "exp": issued + JWT_LIFETIME_S, "iss": app_id}, private_key, algorithm="RS256")
+
+
+@dataclass(frozen=True)
+class InstallationToken:
+    token: str
+    expires_at: float  # epoch seconds
+
+    def __repr__(self) -> str:
+        return f"InstallationToken(token='***', expires_at={self.expires_at})"
+
+
+def parse_expires_at(text: str) -> float:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class TokenCache:
+    """One token per installation, fetched once and shared by concurrent callers, renewed before it expires."""
+
+    def __init__(
+        self, fetch: Callable[[int], Awaitable[InstallationToken]], clock: Callable[[], float] = time.time
+    ) -> None:
+        self._fetch = fetch
+        self._clock = clock
+        self._tokens: dict[int, InstallationToken] = {}
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def get(self, installation_id: int) -> str:
+        tok = self._tokens.get(installation_id)
+        if tok is not None and tok.expires_at - self._clock() > TOKEN_RENEW_MARGIN_S:
+            return tok.token
+        lock = self._locks.setdefault(installation_id, asyncio.Lock())
+        async with lock:
+            tok = self._tokens.get(installation_id)
+            if tok is None or tok.expires_at - self._clock() <= TOKEN_RENEW_MARGIN_S:
+                tok = await self._fetch(installation_id)
+                self._tokens[installation_id] = tok
+            return tok.token
+
+    def forget(self, installation_id: int) -> None:
+        """Drop a token GitHub refused (401), so the next call fetches a fresh one."""
+        self._tokens.pop(installation_id, None)

@@ -1,0 +1,79 @@
+"""Counters and gauges for GET /metrics in Prometheus' text format (kept by hand: a handful of series)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+# Upper bounds (seconds) of the run-duration histogram buckets.
+RUN_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.deliveries: Counter[tuple[str, str]] = Counter()
+        self.runs: Counter[str] = Counter()
+        self.run_buckets: Counter[float] = Counter()
+        self.run_seconds_sum = 0.0
+        self.run_count = 0
+        self.github_calls: Counter[tuple[str, str]] = Counter()
+        self.retries = 0
+        self.rate_limit_remaining: int | None = None
+        self.queue_depth: Callable[[], int] = lambda: 0
+
+    def delivery(self, event: str, outcome: str) -> None:
+        self.deliveries[(event, outcome)] += 1
+
+    def run(self, outcome: str, seconds: float) -> None:
+        self.runs[outcome] += 1
+        self.run_count += 1
+        self.run_seconds_sum += seconds
+        for b in RUN_BUCKETS:
+            if seconds <= b:
+                self.run_buckets[b] += 1
+
+    def github_call(self, method: str, status: int | str) -> None:
+        self.github_calls[(method, str(status))] += 1
+
+    def render(self) -> str:
+        out = [
+            "# HELP npu_review_deliveries_total Webhook deliveries by event and outcome.",
+            "# TYPE npu_review_deliveries_total counter",
+        ]
+        out += [
+            f'npu_review_deliveries_total{{event="{e}",outcome="{o}"}} {n}'
+            for (e, o), n in sorted(self.deliveries.items())
+        ]
+        out += ["# HELP npu_review_runs_total Reviews by conclusion.", "# TYPE npu_review_runs_total counter"]
+        out += [f'npu_review_runs_total{{conclusion="{c}"}} {n}' for c, n in sorted(self.runs.items())]
+        out += [
+            "# HELP npu_review_run_duration_seconds Time from queue start to completed check run.",
+            "# TYPE npu_review_run_duration_seconds histogram",
+        ]
+        out += [f'npu_review_run_duration_seconds_bucket{{le="{b}"}} {self.run_buckets[b]}' for b in RUN_BUCKETS]
+        out += [
+            f'npu_review_run_duration_seconds_bucket{{le="+Inf"}} {self.run_count}',
+            f"npu_review_run_duration_seconds_sum {self.run_seconds_sum:.6f}",
+            f"npu_review_run_duration_seconds_count {self.run_count}",
+            "# HELP npu_review_github_requests_total GitHub API calls by method and status.",
+            "# TYPE npu_review_github_requests_total counter",
+        ]
+        out += [
+            f'npu_review_github_requests_total{{method="{m}",status="{s}"}} {n}'
+            for (m, s), n in sorted(self.github_calls.items())
+        ]
+        out += [
+            "# HELP npu_review_github_retries_total GitHub calls retried after a failure or a rate limit.",
+            "# TYPE npu_review_github_retries_total counter",
+            f"npu_review_github_retries_total {self.retries}",
+            "# HELP npu_review_queue_depth Reviews running or waiting.",
+            "# TYPE npu_review_queue_depth gauge",
+            f"npu_review_queue_depth {self.queue_depth()}",
+        ]
+        if self.rate_limit_remaining is not None:
+            out += [
+                "# HELP npu_review_github_rate_limit_remaining Last x-ratelimit-remaining GitHub sent.",
+                "# TYPE npu_review_github_rate_limit_remaining gauge",
+                f"npu_review_github_rate_limit_remaining {self.rate_limit_remaining}",
+            ]
+        return "\n".join(out) + "\n"

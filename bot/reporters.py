@@ -1,0 +1,212 @@
+"""Pure payload builders: the check run (title, summary, annotation batches) and one review with inline comments."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.diffmap import DiffMap
+from checks.model import Finding, Severity
+from checks.severity_map import ANNOTATION_LEVEL, conclusion
+
+CHECK_NAME = "npu-review"
+# GitHub accepts at most 50 annotations per create/update request.
+# https://docs.github.com/en/rest/checks/runs#update-a-check-run
+ANNOTATIONS_PER_REQUEST = 50
+# Check run output.summary and output.text are limited to 65,535 characters (the API description's maxLength).
+SUMMARY_LIMIT = 65535
+# Annotation title: 255 characters at most (GitHub's API description).
+ANNOTATION_TITLE_LIMIT = 255
+# Inline comments per review: a review of hundreds of comments is unreadable and slow for GitHub to accept;
+# the rest are listed in the review body and are all in the check run's annotations.
+MAX_INLINE_COMMENTS = 30
+# Requested-action button (label <= 20 chars, description <= 40, identifier <= 20: GitHub's limits).
+RERUN_ACTION = {"label": "Re-run", "description": "Run npu-review again on this commit", "identifier": "rerun"}
+
+MARKER_PREFIX = "<!-- npu-review:fp="
+_MARKER = re.compile(r"<!-- npu-review:fp=([0-9a-f]{8,64}) -->")
+
+SEVERITY_ICON = {Severity.ERROR: "🛑", Severity.WARNING: "⚠️", Severity.NOTICE: "ℹ️"}
+
+
+def marker(fingerprint: str) -> str:
+    return f"{MARKER_PREFIX}{fingerprint} -->"
+
+
+def parse_marker(body: str | None) -> str | None:
+    m = _MARKER.search(body or "")
+    return m.group(1) if m else None
+
+
+def comment_body(f: Finding) -> str:
+    parts = [f"{SEVERITY_ICON[f.severity]} **{f.rule}** `{f.name}` ({f.severity.label})", "", f.message]
+    if f.related:
+        parts.append("")
+        parts.extend(f"- see `{r.path}` line {r.line}" + (f": {r.note}" if r.note else "") for r in f.related)
+    if f.suggestion is not None:
+        parts += ["", "```suggestion", f.suggestion, "```"]
+    parts += ["", f"<sub>Run `npu-review rules {f.rule}` for details; `/recheck` re-runs the review.</sub>"]
+    parts.append(marker(f.fingerprint))
+    return "\n".join(parts)
+
+
+def _location(f: Finding) -> str:
+    return f"`{f.path}:{f.line}`"
+
+
+@dataclass(frozen=True)
+class ReviewPlan:
+    payload: dict[str, Any] | None  # None: nothing new to post
+    inline: tuple[Finding, ...]
+    overflow: tuple[Finding, ...]  # new findings that could not be inline comments (cap or outside the diff)
+
+
+def plan_review(head_sha: str, findings: Sequence[Finding], diffmap: DiffMap, already_posted: set[str]) -> ReviewPlan:
+    """One COMMENT review for the findings not posted before, inline where the diff allows."""
+    new = [f for f in findings if f.fingerprint not in already_posted]
+    inline: list[Finding] = []
+    overflow: list[Finding] = []
+    for f in new:
+        start = f.line if f.end_line > f.line else None
+        if len(inline) < MAX_INLINE_COMMENTS and diffmap.commentable(f.path, f.end_line, start):
+            inline.append(f)
+        else:
+            overflow.append(f)
+    if not inline:
+        # Findings outside the diff live in the check run; a review with only a body would be noise.
+        return ReviewPlan(None, (), tuple(overflow))
+    comments = []
+    for f in inline:
+        c: dict[str, Any] = {"path": f.path, "line": f.end_line, "side": "RIGHT", "body": comment_body(f)}
+        if f.end_line > f.line:
+            c["start_line"] = f.line
+            c["start_side"] = "RIGHT"
+        comments.append(c)
+    body = _review_body(len(new), overflow)
+    payload = {"commit_id": head_sha, "event": "COMMENT", "body": body, "comments": comments}
+    return ReviewPlan(payload, tuple(inline), tuple(overflow))
+
+
+def _review_body(new_count: int, overflow: Sequence[Finding]) -> str:
+    body = [f"npu-review found {new_count} new issue{'s' if new_count != 1 else ''} in this change."]
+    if overflow:
+        body.append("")
+        body.append("Not shown inline (see the `npu-review` check run for all of them):")
+        body.extend(
+            f"- {_location(f)} **{f.rule}** ({f.severity.label}): {_one_line(f.message)}" for f in overflow[:100]
+        )
+        if len(overflow) > 100:
+            body.append(f"- … and {len(overflow) - 100} more")
+    return "\n".join(body)
+
+
+def body_only_review(head_sha: str, findings: Sequence[Finding]) -> dict[str, Any]:
+    """The fallback when GitHub refuses the inline comments: every finding listed in the review body."""
+    return {"commit_id": head_sha, "event": "COMMENT", "body": _review_body(len(findings), findings)}
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _table_cell(text: str) -> str:
+    return _one_line(text).replace("|", "\\|")
+
+
+def annotation(f: Finding) -> dict[str, Any]:
+    a: dict[str, Any] = {
+        "path": f.path,
+        "start_line": f.line,
+        "end_line": f.end_line,
+        "annotation_level": ANNOTATION_LEVEL[f.severity],
+        "message": f.message,
+        "title": f"{f.rule} {f.name}"[:ANNOTATION_TITLE_LIMIT],
+    }
+    if f.suggestion is not None:
+        a["raw_details"] = "Suggested replacement:\n" + f.suggestion
+    return a
+
+
+def annotation_batches(findings: Sequence[Finding]) -> list[list[dict[str, Any]]]:
+    items = [annotation(f) for f in findings]
+    return [items[i : i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(items), ANNOTATIONS_PER_REQUEST)]
+
+
+def title(findings: Sequence[Finding]) -> str:
+    if not findings:
+        return "No Ascend NPU issues found"
+    counts = _counts(findings)
+    parts = [f"{n} {label}{'s' if n != 1 else ''}" for label, n in counts.items() if n]
+    return "npu-review: " + ", ".join(parts)
+
+
+def _counts(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    for f in findings:
+        counts[f.severity.label] += 1
+    return counts
+
+
+def summary(findings: Sequence[Finding], files_checked: int, errors: Sequence[str] = (), note: str = "") -> str:
+    """Markdown: counts per severity, a table of findings, cut below GitHub's limit with a note saying so."""
+    counts = _counts(findings)
+    head = [
+        f"Checked {files_checked} file{'s' if files_checked != 1 else ''}: "
+        + ", ".join(f"**{n}** {label}{'s' if n != 1 else ''}" for label, n in counts.items())
+        + ".",
+    ]
+    if note:
+        head += ["", note]
+    if errors:
+        head += ["", "Some checks could not run:"] + [f"- {_one_line(e, 500)}" for e in errors]
+    if not findings:
+        return "\n".join(head)
+    head += ["", "| Severity | Rule | Location | Message |", "|---|---|---|---|"]
+    rows = [
+        f"| {f.severity.label} | {f.rule} `{f.name}` | {_location(f)} | {_table_cell(f.message)} |" for f in findings
+    ]
+    out = "\n".join(head)
+    for i, row in enumerate(rows):
+        tail = f"\n\n_… {len(rows) - i} more findings are not listed here: the summary reached GitHub's limit._"
+        if len(out) + len(row) + 1 + len(tail) > SUMMARY_LIMIT:
+            return out + tail
+        out += "\n" + row
+    return out
+
+
+def check_run_completion(
+    findings: Sequence[Finding], files_checked: int, errors: Sequence[str] = (), note: str = ""
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """The final PATCH payload (without annotations) and the annotation batches to send with it."""
+    payload = {
+        "status": "completed",
+        "conclusion": conclusion(findings),
+        "output": {"title": title(findings), "summary": summary(findings, files_checked, errors, note)},
+        "actions": [RERUN_ACTION],
+    }
+    return payload, annotation_batches(findings)
+
+
+def check_run_failed(reason: str) -> dict[str, Any]:
+    """An internal error still ends the run: neutral, a summary that says what went wrong, the Re-run button."""
+    return {
+        "status": "completed",
+        "conclusion": "neutral",
+        "output": {
+            "title": "npu-review could not complete",
+            "summary": f"The review did not finish: {_one_line(reason, 1000)}\n\nUse **Re-run** to try again.",
+        },
+        "actions": [RERUN_ACTION],
+    }
+
+
+def check_run_started(head_sha: str) -> dict[str, Any]:
+    return {
+        "name": CHECK_NAME,
+        "head_sha": head_sha,
+        "status": "in_progress",
+        "output": {"title": "Reviewing for Ascend NPU issues", "summary": "npu-review is checking this commit."},
+    }

@@ -1,0 +1,296 @@
+"""The review orchestrator: read the PR from GitHub, run the checks, post one review and complete the check run."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import reporters
+from bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
+from bot.github import GitHubApp, RepoClient
+from bot.logs import set_context
+from checks import ChangeSet, Config, ConfigError, parse_config
+from checks.config import CONFIG_PATH
+from checks.diffing import DiffError, added_lines_between, parse_unified_diff
+from checks.engine import Report, known_rule_ids, needed_paths, run
+from checks.model import ChangeStatus, FileChange, Finding, MemoryTree
+from checks.textio import MAX_TEXT_BYTES, decode_blob
+
+log = logging.getLogger(__name__)
+
+# The reaction that tells a `/recheck` author the command was accepted.
+ACCEPTED_REACTION = "+1"
+# Content fetched per review at most; a PR beyond this is reviewed on the first files and says so.
+MAX_FILES_FETCHED = 1500
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    installation_id: int
+    owner: str
+    repo: str
+    number: int
+    head_sha: str | None = None  # the commit to review; None: the PR's current head
+    check_run_id: int | None = None  # a check run to reuse (re-requested)
+    pull: Mapping[str, Any] | None = None  # the PR as the event carried it (saves a call)
+    react_to_comment: int | None = None  # a `/recheck` comment to acknowledge with a reaction
+    delivery: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.owner.lower(), self.repo.lower(), self.number)
+
+
+@dataclass
+class Outcome:
+    head_sha: str
+    conclusion: str
+    findings: list[Finding] = field(default_factory=list)
+    posted: int = 0
+    resolved: int = 0
+    deleted: int = 0
+    superseded: bool = False
+
+
+class Reviewer:
+    def __init__(self, app: GitHubApp, timeout_s: float = 600.0) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+        # Newest head seen per PR: a run for an older head posts no inline comments.
+        self._latest_head: dict[tuple[str, str, int], str] = {}
+        # Check runs this process created, per (repo, head sha): saves a lookup on re-runs.
+        self._check_runs: dict[tuple[str, str], int] = {}
+        # PR numbers per (repo, head sha), for check-run events of fork PRs, which carry no pull_requests.
+        self._prs_by_head: dict[tuple[str, str], int] = {}
+
+    # -- bookkeeping the routers feed ------------------------------------------------------------------
+    def note_head(self, owner: str, repo: str, number: int, head_sha: str) -> None:
+        self._latest_head[(owner.lower(), repo.lower(), number)] = head_sha
+        self._prs_by_head[(f"{owner}/{repo}".lower(), head_sha)] = number
+
+    def pr_for_head(self, owner: str, repo: str, head_sha: str) -> int | None:
+        return self._prs_by_head.get((f"{owner}/{repo}".lower(), head_sha))
+
+    def is_current(self, req: ReviewRequest, head_sha: str) -> bool:
+        latest = self._latest_head.get(req.key)
+        return latest is None or latest == head_sha
+
+    # -- the run ---------------------------------------------------------------------------------------
+    async def review(self, req: ReviewRequest) -> Outcome:
+        repo = self.app.repo(req.installation_id, req.owner, req.repo)
+        if req.react_to_comment is not None:
+            await repo.react_to_issue_comment(req.react_to_comment, ACCEPTED_REACTION)
+        pull = dict(req.pull) if req.pull is not None else await repo.get_pull(req.number)
+        head_sha = req.head_sha or str(pull["head"]["sha"])
+        set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
+        if req.head_sha is None or req.pull is not None:
+            self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
+        check_run_id: int | None = req.check_run_id
+        completed = False
+        try:
+            check_run_task = asyncio.ensure_future(self._start_check_run(repo, head_sha, req.check_run_id))
+            try:
+                gathered = await asyncio.wait_for(self._gather(repo, req.number, pull, head_sha), self.timeout_s)
+            finally:
+                check_run_id = await check_run_task
+            if isinstance(gathered, str):  # the repo config is broken: say so, review nothing
+                await repo.update_check_run(check_run_id, reporters.check_run_failed(gathered))
+                completed = True
+                return Outcome(head_sha, "neutral")
+            changeset, config, diffmap, note = gathered
+            report = await asyncio.wait_for(asyncio.to_thread(run, changeset, config), self.timeout_s)
+            outcome = Outcome(head_sha, "", report.findings)
+            notes = [note] if note else []
+            post_error: Exception | None = None
+            if self.is_current(req, head_sha):
+                try:
+                    await self._post_review(repo, req.number, head_sha, report, diffmap, outcome)
+                except Exception as exc:  # the check run still carries every finding
+                    log.exception("posting the review failed")
+                    post_error = exc
+                    notes.append(f"Inline comments could not be posted ({type(exc).__name__}); see the table below.")
+            else:
+                outcome.superseded = True
+                notes.append("A newer commit was pushed to this PR; inline comments are left to its review.")
+            outcome.conclusion = await self._complete(repo, check_run_id, report, " ".join(notes))
+            completed = True
+            log.info(
+                "review done: %s, %d findings, %d comments posted, %d resolved, %d deleted",
+                outcome.conclusion,
+                len(report.findings),
+                outcome.posted,
+                outcome.resolved,
+                outcome.deleted,
+            )
+            if post_error is not None:
+                raise post_error  # the delivery counts as failed, so a redelivery tries the comments again
+            return outcome
+        finally:
+            if not completed and check_run_id is not None:
+                await self._fail_check_run(repo, check_run_id)
+
+    async def _fail_check_run(self, repo: RepoClient, check_run_id: int) -> None:
+        """Whatever went wrong, the check run must not stay in progress."""
+        try:
+            await asyncio.shield(
+                repo.update_check_run(check_run_id, reporters.check_run_failed("an internal error stopped it"))
+            )
+        except Exception:
+            log.exception("could not conclude check run %s", check_run_id)
+
+    async def _start_check_run(self, repo: RepoClient, head_sha: str, known: int | None) -> int:
+        started = reporters.check_run_started(head_sha)
+        cache_key = (repo.full_name.lower(), head_sha)
+        run_id = known or self._check_runs.get(cache_key)
+        if run_id is None:
+            existing = await repo.find_check_run(head_sha, reporters.CHECK_NAME)
+            run_id = int(existing["id"]) if existing else None
+        if run_id is None:
+            created = await repo.create_check_run(started)
+            run_id = int(created["id"])
+        else:
+            await repo.update_check_run(run_id, {"status": "in_progress", "output": started["output"]})
+        self._check_runs[cache_key] = run_id
+        return run_id
+
+    async def _gather(
+        self, repo: RepoClient, number: int, pull: Mapping[str, Any], head_sha: str
+    ) -> tuple[ChangeSet, Config, DiffMap, str] | str:
+        base_sha = str(pull["base"]["sha"])
+        diff_text, (head_entries, truncated), (base_entries, _), config_bytes = await asyncio.gather(
+            repo.get_pull_diff(number),
+            repo.get_tree(head_sha),
+            repo.get_tree(base_sha),
+            repo.get_file(CONFIG_PATH, base_sha),
+        )
+        try:
+            config_text = decode_blob(config_bytes) if config_bytes is not None else None
+            config = parse_config(config_text, known_rule_ids(), source=f"{CONFIG_PATH} on the base branch")
+        except ConfigError as exc:
+            return f"the repo config is invalid: {exc}"
+
+        changes: dict[str, FileChange] = {}
+        if diff_text is not None:
+            try:
+                changes = parse_unified_diff(diff_text)
+                diffmap = from_unified_diff(diff_text)
+            except DiffError:
+                diff_text = None
+        if diff_text is None:
+            files = await repo.list_pull_files(number, pull.get("changed_files"))
+            changes = changes_from_files(files)
+            diffmap = from_file_patches({f["filename"]: f["patch"] for f in files if isinstance(f.get("patch"), str)})
+
+        head_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in head_entries}
+        base_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in base_entries}
+        want_head, want_base = needed_paths(head_sha_of.keys(), changes, config)
+        notes = []
+        if truncated:
+            notes.append("GitHub truncated the file listing of this commit; cross-file checks saw part of the tree.")
+        ordered = sorted(want_head, key=lambda p: (p not in changes, p))
+        if len(ordered) > MAX_FILES_FETCHED:
+            notes.append(f"{len(ordered) - MAX_FILES_FETCHED} files were not reviewed (limit {MAX_FILES_FETCHED}).")
+            ordered = ordered[:MAX_FILES_FETCHED]
+        head_files, base_files = await asyncio.gather(
+            self._fetch(repo, ordered, head_sha_of), self._fetch(repo, sorted(want_base), base_sha_of)
+        )
+        changes = _fill_missing_lines(changes, head_files, base_files, diff_text is not None)
+        cs = ChangeSet(
+            head=MemoryTree(head_files, head_sha_of.keys()),
+            base=MemoryTree(base_files, base_sha_of.keys()),
+            changes=changes,
+            title=str(pull.get("title") or ""),
+        )
+        return cs, config, diffmap, " ".join(notes)
+
+    async def _fetch(
+        self, repo: RepoClient, paths: list[str], shas: Mapping[str, tuple[str, int]]
+    ) -> dict[str, str | None]:
+        async def one(path: str) -> tuple[str, str | None]:
+            sha, size = shas[path]
+            if size and size > MAX_TEXT_BYTES:
+                return path, None
+            return path, decode_blob(await repo.get_blob(sha))
+
+        pairs = await asyncio.gather(*(one(p) for p in paths if p in shas))
+        return dict(pairs)
+
+    async def _post_review(
+        self, repo: RepoClient, number: int, head_sha: str, report: Report, diffmap: DiffMap, outcome: Outcome
+    ) -> None:
+        ours: dict[str, dict[str, Any]] = {}
+        replied_to: set[int] = set()
+        async for c in repo.list_review_comments(number):
+            if c.get("in_reply_to_id"):
+                replied_to.add(int(c["in_reply_to_id"]))
+            fp = reporters.parse_marker(c.get("body"))
+            if fp and (c.get("user") or {}).get("type") == "Bot" and fp not in ours:
+                ours[fp] = c
+        plan = reporters.plan_review(head_sha, report.findings, diffmap, set(ours))
+        if plan.payload is not None:
+            try:
+                await repo.create_review(number, plan.payload)
+                outcome.posted = len(plan.inline)
+            except Exception as exc:
+                if getattr(exc, "status_code", None) != 422:
+                    raise
+                # GitHub refused a line (the diff moved under us): post the findings in the body instead.
+                log.warning("review refused with 422; posting the findings in the review body")
+                fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), set(ours))
+                await repo.create_review(number, reporters.body_only_review(head_sha, fallback.overflow))
+        current = {f.fingerprint for f in report.findings}
+        stale = [c for fp, c in ours.items() if fp not in current]
+        if not stale:
+            return
+        threads: list[dict[str, Any]] | None = None
+        for c in stale:
+            cid = int(c["id"])
+            if cid not in replied_to:
+                await repo.delete_review_comment(cid)
+                outcome.deleted += 1
+                continue
+            if threads is None:
+                threads = await repo.review_threads(number)
+            for t in threads:
+                ids = {n.get("databaseId") for n in t.get("comments", {}).get("nodes", [])}
+                if cid in ids and not t.get("isResolved"):
+                    await repo.resolve_thread(str(t["id"]))
+                    outcome.resolved += 1
+
+    async def _complete(self, repo: RepoClient, check_run_id: int, report: Report, note: str) -> str:
+        final, batches = reporters.check_run_completion(report.findings, report.files_checked, report.errors, note)
+        output = final["output"]
+        for batch in batches[:-1]:
+            await repo.update_check_run(check_run_id, {"output": {**output, "annotations": batch}})
+        if batches:
+            final = {**final, "output": {**output, "annotations": batches[-1]}}
+        await repo.update_check_run(check_run_id, final)
+        return str(final["conclusion"])
+
+
+def _fill_missing_lines(
+    changes: dict[str, FileChange],
+    head: Mapping[str, str | None],
+    base: Mapping[str, str | None],
+    from_full_diff: bool,
+) -> dict[str, FileChange]:
+    """GitHub leaves out the patch of very large files: work their added lines out from the contents."""
+    out = {}
+    for path, c in changes.items():
+        text = head.get(path)
+        if c.status == ChangeStatus.DELETED or c.added_lines or path not in head:
+            out[path] = c
+        elif text is None:
+            out[path] = FileChange(path, c.status, c.old_path, frozenset(), binary=True)
+        elif c.status == ChangeStatus.ADDED:
+            out[path] = FileChange(path, c.status, c.old_path, frozenset(range(1, len(text.splitlines()) + 1)))
+        elif not from_full_diff:
+            old = base.get(c.old_path or path)
+            lines = added_lines_between(old, text) if old is not None else frozenset()
+            out[path] = FileChange(path, c.status, c.old_path, lines)
+        else:
+            out[path] = c
+    return out

@@ -1,0 +1,28 @@
+"""Installation events: logged, nothing else to do (tokens are fetched on demand)."""
+
+from __future__ import annotations
+
+import logging
+
+from gidgethub import sansio
+from gidgethub.routing import Router
+
+from bot.services import Services
+
+log = logging.getLogger(__name__)
+router = Router()
+
+
+@router.register("installation")
+@router.register("installation_repositories")
+async def on_installation(event: sansio.Event, services: Services) -> None:
+    inst = event.data.get("installation", {})
+    repos = event.data.get("repositories") or event.data.get("repositories_added") or []
+    log.info(
+        "%s %s: installation %s on %s (%d repositories)",
+        event.event,
+        event.data.get("action"),
+        inst.get("id"),
+        (inst.get("account") or {}).get("login"),
+        len(repos),
+    )

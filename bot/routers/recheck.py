@@ -1,0 +1,66 @@
+"""`/recheck` in a PR comment: re-run the review for the current head, for the PR author or a trusted user."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from gidgethub import sansio
+from gidgethub.routing import Router
+
+from bot.review import ReviewRequest
+from bot.services import Services
+
+log = logging.getLogger(__name__)
+router = Router()
+
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_COMMAND = re.compile(r"^\s*/recheck\s*$")
+
+
+def has_recheck(body: str) -> bool:
+    """True when a line (outside fenced code, not quoted) is exactly `/recheck`, as Prow reads `/retest`."""
+    fenced = False
+    for line in (body or "").splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and _COMMAND.match(line):
+            return True
+    return False
+
+
+def may_recheck(event_data: dict[str, object]) -> bool:
+    comment = event_data["comment"]
+    issue = event_data["issue"]
+    assert isinstance(comment, dict) and isinstance(issue, dict)
+    user = comment.get("user") or {}
+    if user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"):
+        return False
+    if comment.get("author_association") in TRUSTED_ASSOCIATIONS:
+        return True
+    author = (issue.get("user") or {}).get("login")
+    return author is not None and user.get("login") == author
+
+
+@router.register("issue_comment", action="created")
+async def on_comment(event: sansio.Event, services: Services) -> None:
+    data = event.data
+    if "pull_request" not in data["issue"] or not has_recheck(data["comment"].get("body") or ""):
+        return
+    if not may_recheck(data):
+        log.info("ignored /recheck from %s (not the author nor trusted)", data["comment"]["user"].get("login"))
+        return
+    repo = data["repository"]
+    owner, name = repo["owner"]["login"], repo["name"]
+    services.schedule_review(
+        ReviewRequest(
+            installation_id=int(data["installation"]["id"]),
+            owner=owner,
+            repo=name,
+            number=int(data["issue"]["number"]),
+            react_to_comment=int(data["comment"]["id"]),
+            delivery=event.delivery_id,
+        )
+    )
