@@ -44,6 +44,7 @@ class InProcessQueue:
         self._running: set[Hashable] = set()
         self._waiting: dict[Hashable, _Pending] = {}
         self._closed = False
+        self._cancelling = False
 
     def depth(self) -> int:
         return len(self._running) + len(self._waiting)
@@ -85,7 +86,8 @@ class InProcessQueue:
             if item.on_done is not None:
                 item.on_done(ok)
             nxt = self._waiting.pop(key, None)
-            if nxt is not None and not self._closed:
+            if nxt is not None and not self._cancelling:
+                # Accepted work runs even while draining; the drain deadline cancels what is left.
                 self._start(key, nxt)
             elif nxt is not None and nxt.on_done is not None:
                 nxt.on_done(False)
@@ -101,6 +103,7 @@ class InProcessQueue:
             if left <= 0:
                 break
             await asyncio.wait(set(self._tasks), timeout=left)
+        self._cancelling = True
         for t in list(self._tasks):
             t.cancel()
         if self._tasks:

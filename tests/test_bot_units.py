@@ -1,0 +1,273 @@
+"""Unit tests of the App's pure parts: payload builders, diff map, /recheck parsing, settings, auth, jobs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import jwt
+import pytest
+
+from bot import reporters
+from bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
+from bot.deliveries import Deliveries
+from bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
+from bot.jobs import InProcessQueue
+from bot.routers.recheck import has_recheck, may_recheck
+from bot.settings import Secret, SettingsError, from_env
+from checks.model import ChangeStatus, Finding, Related, Severity
+
+
+def finding(line: int, sev: Severity = Severity.WARNING, end: int | None = None, fp: str = "", **kw: object) -> Finding:
+    return Finding(
+        rule=str(kw.get("rule", "NPU301")),
+        name="tls-verification-disabled",
+        severity=sev,
+        path=str(kw.get("path", "docker/ascend/Dockerfile.a2")),
+        line=line,
+        end_line=end or line,
+        message=str(kw.get("message", "wget skips TLS verification")),
+        suggestion=kw.get("suggestion"),  # type: ignore[arg-type]
+        fingerprint=fp or f"{line:020x}",
+    )
+
+
+@pytest.fixture(scope="module")
+def rsa_keys() -> tuple[str, str]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
+
+
+PATCH = "@@ -1,3 +1,5 @@\n FROM x\n-RUN a\n+RUN b\n+RUN c\n ARG y\n+ENV z=1\n@@ -20,2 +22,3 @@\n x\n+y\n z\n"
+
+
+def test_diffmap_commentable_lines_and_hunks() -> None:
+    dm = from_file_patches({"D": PATCH})
+    assert sorted(dm.lines["D"]) == [1, 2, 3, 4, 5, 22, 23, 24]
+    assert dm.commentable("D", 5) and not dm.commentable("D", 6) and not dm.commentable("E", 1)
+    assert dm.commentable("D", 3, start_line=2)
+    assert not dm.commentable("D", 23, start_line=4)  # across hunks: GitHub refuses it
+
+
+def test_diffmap_from_full_diff_matches_file_patches() -> None:
+    full = "diff --git a/D b/D\nindex 1..2 100644\n--- a/D\n+++ b/D\n" + PATCH
+    assert from_unified_diff(full).lines == from_file_patches({"D": PATCH}).lines
+
+
+def test_changes_from_files_api_entries() -> None:
+    files = [
+        {"filename": "D", "status": "modified", "patch": PATCH, "changes": 5},
+        {"filename": "new.sh", "status": "renamed", "previous_filename": "old.sh", "patch": "@@ -1 +1 @@\n-a\n+b\n"},
+        {"filename": "gone.yml", "status": "removed", "patch": "@@ -1 +0,0 @@\n-a\n"},
+        {"filename": "big.bin", "status": "added", "changes": 0},
+    ]
+    ch = changes_from_files(files)
+    assert ch["D"].added_lines == frozenset({2, 3, 5, 23})
+    assert (ch["new.sh"].status, ch["new.sh"].old_path, ch["new.sh"].added_lines) == (
+        ChangeStatus.RENAMED,
+        "old.sh",
+        frozenset({1}),
+    )
+    assert ch["gone.yml"].status == ChangeStatus.DELETED
+    assert ch["big.bin"].added_lines == frozenset()
+
+
+def test_review_payload_inline_overflow_and_markers() -> None:
+    dm = from_file_patches({"docker/ascend/Dockerfile.a2": PATCH})
+    fs = [
+        finding(2, suggestion="RUN b --safe"),
+        finding(3, end=5, fp="f" * 20),
+        finding(40),  # outside the diff
+        finding(5, fp="a" * 20),  # posted before
+    ]
+    plan = reporters.plan_review("abc123", fs, dm, already_posted={"a" * 20})
+    assert plan.payload is not None
+    assert plan.payload["commit_id"] == "abc123" and plan.payload["event"] == "COMMENT"
+    comments = plan.payload["comments"]
+    assert [(c["path"], c["line"], c.get("start_line")) for c in comments] == [
+        ("docker/ascend/Dockerfile.a2", 2, None),
+        ("docker/ascend/Dockerfile.a2", 5, 3),
+    ]
+    assert all(c["side"] == "RIGHT" for c in comments)
+    assert comments[1]["start_side"] == "RIGHT"
+    assert "```suggestion\nRUN b --safe\n```" in comments[0]["body"]
+    assert reporters.parse_marker(comments[0]["body"]) == fs[0].fingerprint
+    assert reporters.parse_marker(comments[1]["body"]) == "f" * 20
+    assert [f.line for f in plan.overflow] == [40]
+    assert "`docker/ascend/Dockerfile.a2:40` **NPU301** (warning)" in plan.payload["body"]
+
+
+def test_review_cap_moves_the_rest_to_the_body() -> None:
+    patch = "@@ -0,0 +1,40 @@\n" + "".join(f"+l{i}\n" for i in range(40))
+    dm = from_file_patches({"docker/ascend/Dockerfile.a2": patch})
+    plan = reporters.plan_review("s", [finding(i) for i in range(1, 41)], dm, set())
+    assert plan.payload is not None
+    assert len(plan.payload["comments"]) == reporters.MAX_INLINE_COMMENTS
+    assert len(plan.overflow) == 40 - reporters.MAX_INLINE_COMMENTS
+
+
+def test_no_review_when_nothing_is_new() -> None:
+    dm = from_file_patches({"docker/ascend/Dockerfile.a2": PATCH})
+    assert reporters.plan_review("s", [finding(2, fp="b" * 20)], dm, {"b" * 20}).payload is None
+
+
+def test_check_run_completion_conclusions_and_batches() -> None:
+    payload, batches = reporters.check_run_completion([], 3)
+    assert payload["conclusion"] == "success" and batches == []
+    assert payload["output"]["title"] == "No Ascend NPU issues found"
+    payload, _ = reporters.check_run_completion([finding(1, Severity.NOTICE)], 1)
+    assert payload["conclusion"] == "neutral"
+    many = [finding(i, Severity.ERROR if i == 7 else Severity.WARNING) for i in range(1, 121)]
+    payload, batches = reporters.check_run_completion(many, 1)
+    assert payload["conclusion"] == "failure"
+    assert [len(b) for b in batches] == [50, 50, 20]
+    assert batches[0][6] == {
+        "path": "docker/ascend/Dockerfile.a2",
+        "start_line": 7,
+        "end_line": 7,
+        "annotation_level": "failure",
+        "message": "wget skips TLS verification",
+        "title": "NPU301 tls-verification-disabled",
+    }
+    assert payload["actions"] == [reporters.RERUN_ACTION]
+
+
+def test_summary_is_cut_below_githubs_limit_with_a_note() -> None:
+    many = [finding(i, message="x" * 300) for i in range(1, 2001)]
+    text = reporters.summary(many, 1)
+    assert len(text) <= reporters.SUMMARY_LIMIT
+    assert "more findings are not listed here" in text
+
+
+def test_comment_body_names_related_places() -> None:
+    f = Finding("NPU202", "n", Severity.ERROR, "a.yml", 3, 3, "m", related=(Related("b.yml", 9, "pulls old"),))
+    assert "- see `b.yml` line 9: pulls old" in reporters.comment_body(f)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("/recheck", True),
+        ("  /recheck  ", True),
+        ("Thanks!\n/recheck\n", True),
+        ("please /recheck", False),
+        ("/recheck now", False),
+        ("```\n/recheck\n```", False),
+        ("~~~\n/recheck\n~~~\n", False),
+        ("```\ncode\n```\n/recheck", True),
+        ("> /recheck", False),
+        ("", False),
+    ],
+)
+def test_recheck_command_parsing(body: str, expected: bool) -> None:
+    assert has_recheck(body) is expected
+
+
+def _comment(assoc: str, login: str = "someone", kind: str = "User", author: str = "author") -> dict[str, object]:
+    return {
+        "comment": {"user": {"login": login, "type": kind}, "author_association": assoc},
+        "issue": {"user": {"login": author}},
+    }
+
+
+def test_who_may_recheck() -> None:
+    assert may_recheck(_comment("MEMBER"))
+    assert may_recheck(_comment("OWNER")) and may_recheck(_comment("COLLABORATOR"))
+    assert may_recheck(_comment("NONE", login="author"))  # the PR author
+    assert not may_recheck(_comment("CONTRIBUTOR"))
+    assert not may_recheck(_comment("NONE"))
+    assert not may_recheck(_comment("MEMBER", login="ci[bot]", kind="Bot"))
+
+
+def test_settings_require_id_key_and_secret(tmp_path: object) -> None:
+    key = "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"
+    good = {"GITHUB_APP_ID": "12", "GITHUB_PRIVATE_KEY": key, "GITHUB_WEBHOOK_SECRET": "s3cret"}
+    s = from_env(good)
+    assert s.api_url == "https://api.github.com" and s.port == 8080 and s.graphql_url.endswith("/graphql")
+    assert "s3cret" not in repr(s) and "BEGIN" not in repr(s)
+    assert s.webhook_secret.reveal() == "s3cret"
+    for missing, word in [
+        ("GITHUB_APP_ID", "GITHUB_APP_ID"),
+        ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY"),
+        ("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET"),
+    ]:
+        env = {k: v for k, v in good.items() if k != missing}
+        with pytest.raises(SettingsError, match=word):
+            from_env(env)
+    with pytest.raises(SettingsError, match="PORT"):
+        from_env({**good, "PORT": "http"})
+    assert repr(Secret("x")) == "Secret('***')"
+
+
+def test_jwt_claims(rsa_keys: tuple[str, str]) -> None:
+    private, public = rsa_keys
+    now = time.time()
+    claims = jwt.decode(make_jwt("42", private, now=now), public, algorithms=["RS256"], options={"verify_exp": False})
+    assert claims["iss"] == "42"
+    assert claims["iat"] == int(now) - JWT_BACKDATE_S
+    assert claims["exp"] - claims["iat"] < 600 and claims["exp"] > now
+
+
+async def test_token_cache_shares_and_renews() -> None:
+    clock = [1000.0]
+    fetched: list[int] = []
+
+    async def fetch(inst: int) -> InstallationToken:
+        fetched.append(inst)
+        await asyncio.sleep(0)
+        return InstallationToken(f"t{len(fetched)}", clock[0] + 3600)
+
+    cache = TokenCache(fetch, clock=lambda: clock[0])
+    assert await asyncio.gather(cache.get(1), cache.get(1)) == ["t1", "t1"]
+    clock[0] += 3600 - 400  # more than the renewal margin left
+    assert await cache.get(1) == "t1"
+    clock[0] += 200  # inside the margin: renewed
+    assert await cache.get(1) == "t2"
+    assert fetched == [1, 1]
+
+
+def test_deliveries_done_only_after_success() -> None:
+    d = Deliveries()
+    d.begin("a")
+    d.job_added("a")
+    d.dispatched("a")
+    assert d.seen("a") and not d.is_done("a")
+    d.job_finished("a", ok=False)
+    assert not d.seen("a")  # a failed delivery is forgotten: a redelivery runs again
+    d.begin("b")
+    d.dispatched("b")
+    assert d.is_done("b")
+
+
+async def test_queue_coalesces_a_burst_to_the_newest() -> None:
+    q = InProcessQueue(concurrency=2)
+    ran: list[str] = []
+    done: list[tuple[str, bool]] = []
+    gate = asyncio.Event()
+
+    def job(name: str):  # type: ignore[no-untyped-def]
+        async def run() -> None:
+            if name == "first":
+                await gate.wait()
+            ran.append(name)
+
+        return run
+
+    for name in ("first", "second", "third", "fourth"):
+        q.submit("pr-1", job(name), lambda ok, n=name: done.append((n, ok)))
+    assert q.depth() == 2
+    gate.set()
+    await q.drain(timeout=5)
+    assert ran == ["first", "fourth"]
+    assert sorted(done) == [("first", True), ("fourth", True), ("second", True), ("third", True)]
