@@ -187,12 +187,6 @@ class RepoClient:
         return None
 
     # -- check runs --------------------------------------------------------------------------------------
-    async def find_check_run(self, head_sha: str, name: str) -> dict[str, Any] | None:
-        gh = await self._gh()
-        data = await gh.getitem(self._url(f"/commits/{head_sha}/check-runs?check_name={quote(name)}&filter=latest"))
-        runs = [r for r in data.get("check_runs", []) if str(r.get("app", {}).get("id")) == self.app.settings.app_id]
-        return runs[0] if runs else None
-
     async def create_check_run(self, payload: dict[str, Any]) -> dict[str, Any]:
         gh = await self._gh()
         data: dict[str, Any] = await gh.post(self._url("/check-runs"), data=payload)

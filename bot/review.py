@@ -10,7 +10,7 @@ from typing import Any
 
 from bot import reporters
 from bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
-from bot.github import GitHubApp, RepoClient
+from bot.github import MAX_PR_FILES, GitHubApp, RepoClient
 from bot.logs import set_context
 from checks import ChangeSet, Config, ConfigError, parse_config
 from checks.config import CONFIG_PATH
@@ -34,7 +34,6 @@ class ReviewRequest:
     repo: str
     number: int
     head_sha: str | None = None  # the commit to review; None: the PR's current head
-    check_run_id: int | None = None  # a check run to reuse (re-requested)
     pull: Mapping[str, Any] | None = None  # the PR as the event carried it (saves a call)
     react_to_comment: int | None = None  # a `/recheck` comment to acknowledge with a reaction
     delivery: str = ""
@@ -61,8 +60,6 @@ class Reviewer:
         self.timeout_s = timeout_s
         # Newest head seen per PR: a run for an older head posts no inline comments.
         self._latest_head: dict[tuple[str, str, int], str] = {}
-        # Check runs this process created, per (repo, head sha): saves a lookup on re-runs.
-        self._check_runs: dict[tuple[str, str], int] = {}
         # PR numbers per (repo, head sha), for check-run events of fork PRs, which carry no pull_requests.
         self._prs_by_head: dict[tuple[str, str], int] = {}
 
@@ -88,10 +85,10 @@ class Reviewer:
         set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
         if req.head_sha is None or req.pull is not None:
             self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
-        check_run_id: int | None = req.check_run_id
+        check_run_id: int | None = None
         completed = False
         try:
-            check_run_task = asyncio.ensure_future(self._start_check_run(repo, head_sha, req.check_run_id))
+            check_run_task = asyncio.ensure_future(self._start_check_run(repo, head_sha))
             try:
                 gathered = await asyncio.wait_for(self._gather(repo, req.number, pull, head_sha), self.timeout_s)
             finally:
@@ -141,20 +138,12 @@ class Reviewer:
         except Exception:
             log.exception("could not conclude check run %s", check_run_id)
 
-    async def _start_check_run(self, repo: RepoClient, head_sha: str, known: int | None) -> int:
-        started = reporters.check_run_started(head_sha)
-        cache_key = (repo.full_name.lower(), head_sha)
-        run_id = known or self._check_runs.get(cache_key)
-        if run_id is None:
-            existing = await repo.find_check_run(head_sha, reporters.CHECK_NAME)
-            run_id = int(existing["id"]) if existing else None
-        if run_id is None:
-            created = await repo.create_check_run(started)
-            run_id = int(created["id"])
-        else:
-            await repo.update_check_run(run_id, {"status": "in_progress", "output": started["output"]})
-        self._check_runs[cache_key] = run_id
-        return run_id
+    async def _start_check_run(self, repo: RepoClient, head_sha: str) -> int:
+        """A new check run for every run. GitHub appends annotations on each update, so reusing a completed run
+        would repeat them; GitHub shows the newest run of a name per commit (and asks Apps to create a new run
+        on `rerequested`)."""
+        created = await repo.create_check_run(reporters.check_run_started(head_sha))
+        return int(created["id"])
 
     async def _gather(
         self, repo: RepoClient, number: int, pull: Mapping[str, Any], head_sha: str
@@ -179,15 +168,23 @@ class Reviewer:
                 diffmap = from_unified_diff(diff_text)
             except DiffError:
                 diff_text = None
+        head_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in head_entries}
+        base_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in base_entries}
+        notes = []
         if diff_text is None:
             files = await repo.list_pull_files(number, pull.get("changed_files"))
             changes = changes_from_files(files)
             diffmap = from_file_patches({f["filename"]: f["patch"] for f in files if isinstance(f.get("patch"), str)})
+            if len(files) >= MAX_PR_FILES:
+                # GitHub lists 3,000 files at most: the rest come from comparing the two trees.
+                extra = _tree_changes(base_sha_of, head_sha_of, changes)
+                changes.update(extra)
+                notes.append(
+                    f"GitHub lists only {MAX_PR_FILES} files of a PR; {len(extra)} more were found by comparing "
+                    "the trees (no inline comments on those)."
+                )
 
-        head_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in head_entries}
-        base_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in base_entries}
         want_head, want_base = needed_paths(head_sha_of.keys(), changes, config)
-        notes = []
         if truncated:
             notes.append("GitHub truncated the file listing of this commit; cross-file checks saw part of the tree.")
         ordered = sorted(want_head, key=lambda p: (p not in changes, p))
@@ -269,6 +266,22 @@ class Reviewer:
             final = {**final, "output": {**output, "annotations": batches[-1]}}
         await repo.update_check_run(check_run_id, final)
         return str(final["conclusion"])
+
+
+def _tree_changes(
+    base: Mapping[str, tuple[str, int]], head: Mapping[str, tuple[str, int]], known: Mapping[str, FileChange]
+) -> dict[str, FileChange]:
+    """Files whose blob differs between the two trees and that the files list did not name."""
+    listed = set(known) | {c.old_path for c in known.values() if c.old_path}
+    out: dict[str, FileChange] = {}
+    for path in sorted(set(base) | set(head)):
+        if path in listed or base.get(path, ("",))[0] == head.get(path, ("",))[0]:
+            continue
+        if path not in head:
+            out[path] = FileChange(path, ChangeStatus.DELETED)
+        else:
+            out[path] = FileChange(path, ChangeStatus.ADDED if path not in base else ChangeStatus.MODIFIED)
+    return out
 
 
 def _fill_missing_lines(

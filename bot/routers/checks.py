@@ -29,9 +29,7 @@ def _ours(app: dict[str, Any] | None, services: Services) -> bool:
     return app is None or str(app.get("id")) == services.settings.app_id
 
 
-async def _rerun(
-    event: sansio.Event, services: Services, head_sha: str, prs: list[dict[str, Any]], check_run_id: int | None
-) -> bool:
+async def _rerun(event: sansio.Event, services: Services, head_sha: str, prs: list[dict[str, Any]]) -> None:
     repo = event.data["repository"]
     owner, name = repo["owner"]["login"], repo["name"]
     numbers = _pull_numbers(owner, name, head_sha, prs, services)
@@ -39,7 +37,7 @@ async def _rerun(
         log.info(
             "re-run requested for %s, which belongs to no PR this App knows; comment /recheck on the PR", head_sha[:12]
         )
-        return False
+        return
     for number in numbers:
         services.schedule_review(
             ReviewRequest(
@@ -48,11 +46,9 @@ async def _rerun(
                 repo=name,
                 number=number,
                 head_sha=head_sha,
-                check_run_id=check_run_id,
                 delivery=event.delivery_id,
             )
         )
-    return True
 
 
 @router.register("check_run", action="rerequested")
@@ -60,7 +56,7 @@ async def on_check_run_rerequested(event: sansio.Event, services: Services) -> N
     run = event.data["check_run"]
     if run.get("name") != CHECK_NAME or not _ours(run.get("app"), services):
         return
-    await _rerun(event, services, run["head_sha"], run.get("pull_requests") or [], int(run["id"]))
+    await _rerun(event, services, run["head_sha"], run.get("pull_requests") or [])
 
 
 @router.register("check_run", action="requested_action")
@@ -69,7 +65,7 @@ async def on_requested_action(event: sansio.Event, services: Services) -> None:
     action = (event.data.get("requested_action") or {}).get("identifier")
     if action != RERUN_ACTION["identifier"] or not _ours(run.get("app"), services):
         return
-    await _rerun(event, services, run["head_sha"], run.get("pull_requests") or [], int(run["id"]))
+    await _rerun(event, services, run["head_sha"], run.get("pull_requests") or [])
 
 
 @router.register("check_suite", action="rerequested")
@@ -77,4 +73,4 @@ async def on_check_suite_rerequested(event: sansio.Event, services: Services) ->
     suite = event.data["check_suite"]
     if not _ours(suite.get("app"), services):
         return
-    await _rerun(event, services, suite["head_sha"], suite.get("pull_requests") or [], None)
+    await _rerun(event, services, suite["head_sha"], suite.get("pull_requests") or [])

@@ -1,0 +1,134 @@
+"""The App as a real server process (`python -m npu_review serve`) pointed at the fake GitHub."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from tests.fakegithub import FakeGitHub
+from tests.fakegithub.state import CheckRun, Pull
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class AppProcess:
+    url: str
+    proc: asyncio.subprocess.Process
+    session: aiohttp.ClientSession
+    log_path: Path
+
+    async def post(self, delivery: object) -> tuple[int, str]:
+        return await delivery.post(self.session, self.url + "/webhook")  # type: ignore[attr-defined,no-any-return]
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    async def stop(self, sig: int = signal.SIGTERM, timeout: float = 40) -> int:
+        if self.proc.returncode is None:
+            self.proc.send_signal(sig)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+        return self.proc.returncode or 0
+
+
+async def start_app(
+    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str] | None = None
+) -> AppProcess:
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
+        "GITHUB_APP_ID": str(app_id),
+        "GITHUB_PRIVATE_KEY": private_pem,
+        "GITHUB_WEBHOOK_SECRET": secret,
+        "GITHUB_API_URL": fake.base_url,
+        "PORT": str(port),
+        "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
+    }
+    log_path = tmp / f"app-{port}.log"
+    log_file = log_path.open("wb")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "npu_review",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        env=env,
+        stdout=log_file,
+        stderr=log_file,
+        cwd=str(ROOT),
+    )
+    session = aiohttp.ClientSession()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            async with session.get(url + "/healthz") as r:
+                if r.status == 200:
+                    break
+        except aiohttp.ClientError:
+            pass
+        if proc.returncode is not None or time.monotonic() > deadline:
+            await session.close()
+            raise RuntimeError(f"the App did not start:\n{log_path.read_text(errors='replace')}")
+        await asyncio.sleep(0.05)
+    return AppProcess(url, proc, session, log_path)
+
+
+async def wait_until(pred: Callable[[], bool], timeout: float = 20, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+def completed_runs(fake: FakeGitHub, pull: Pull, sha: str | None = None) -> list[CheckRun]:
+    return [r for r in fake.check_runs_for(pull.repo, sha or pull.head_sha, "npu-review") if r.status == "completed"]
+
+
+async def wait_completed(
+    fake: FakeGitHub, pull: Pull, count: int = 1, sha: str | None = None, timeout: float = 20
+) -> CheckRun:
+    """Waits until check runs on the head have been completed `count` times in all (each run makes a new
+    check run) and none is in progress; returns the newest."""
+
+    def done() -> bool:
+        runs = fake.check_runs_for(pull.repo, sha or pull.head_sha, "npu-review")
+        completions = sum(1 for r in runs for body in r.updates if body.get("status") == "completed")
+        return completions >= count and all(r.status == "completed" for r in runs)
+
+    await wait_until(done, timeout, f"{count} completion(s) of the check run")
+    return max(fake.check_runs_for(pull.repo, sha or pull.head_sha, "npu-review"), key=lambda r: r.id)
+
+
+async def settle(app: AppProcess, timeout: float = 10) -> None:
+    """Waits until the App's queue is empty (its /metrics gauge), i.e. every accepted job has finished."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        async with app.session.get(app.url + "/metrics") as r:
+            text = await r.text()
+        if "npu_review_queue_depth 0\n" in text:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the App's queue did not drain")

@@ -1,0 +1,286 @@
+"""End to end over HTTP: a signed real webhook payload → the App as a real server process → the fake GitHub."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.reporters import parse_marker
+from tests.app_harness import AppProcess, settle, start_app, wait_completed
+from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
+from tests.fakegithub import FakeGitHub, KeyPair
+
+DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
+BASE_DOCKERFILE = (
+    "FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12\n"
+    "ARG MAX_JOBS=8\n"
+    "RUN pip install --no-cache-dir torch==2.10.0\n"
+)
+HEAD_DOCKERFILE = BASE_DOCKERFILE + (
+    "RUN wget --no-check-certificate https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz\n"  # 4: NPU301
+    "RUN git clone https://example.com/x.git \\\n"  # 5: NPU306
+    "    pip install -e x\n"
+    "ENV MAX_JOBS=1\n"  # 7: NPU302
+)
+BASE = {DOCKERFILE: BASE_DOCKERFILE, "README.md": "# verl\n"}
+HEAD = {**BASE, DOCKERFILE: HEAD_DOCKERFILE}
+
+EXPECTED_ANNOTATIONS = [
+    (4, "warning", "NPU301 tls-verification-disabled"),
+    (5, "failure", "NPU306 missing-and-in-continued-run"),
+    (7, "warning", "NPU302 global-build-parallelism-env"),
+]
+
+
+@pytest.fixture
+async def app(fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path) -> AsyncIterator[AppProcess]:
+    proc = await start_app(fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path)
+    yield proc
+    await proc.session.close()
+    await proc.stop()
+
+
+def bot_comments(fake: FakeGitHub) -> list:  # type: ignore[type-arg]
+    return [c for c in fake.review_comments.values() if c.user.type == "Bot"]
+
+
+async def open_pull(fake: FakeGitHub, app: AppProcess, **kw: object):  # type: ignore[no-untyped-def]
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    pull = fake.add_pull(repo, head_files=HEAD, title="[ci] docker: add a package", **kw)  # type: ignore[arg-type]
+    delivery = fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    status, _ = await app.post(delivery)
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    return pull, run, delivery
+
+
+async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    pull, run, _ = await open_pull(fake, app)
+
+    assert run.conclusion == "failure"
+    assert run.output["title"] == "npu-review: 1 error, 2 warnings"
+    assert "Checked 1 file: **1** error, **2** warnings, **0** notices." in run.output["summary"]
+    assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == EXPECTED_ANNOTATIONS
+    assert all(a["path"] == DOCKERFILE for a in run.annotations)
+    assert run.actions == [
+        {"label": "Re-run", "description": "Run npu-review again on this commit", "identifier": "rerun"}
+    ]
+    # Created in progress at once, then completed.
+    kinds = [(kind, body.get("status")) for kind, body in run.history]
+    assert kinds[0] == ("create", "in_progress") and kinds[-1] == ("update", "completed")
+
+    (review_call,) = fake.calls("pulls/create-review")
+    body = review_call.body
+    assert body["commit_id"] == pull.head_sha and body["event"] == "COMMENT"
+    assert body["body"] == "npu-review found 3 new issues in this change."
+    assert [(c["path"], c["line"], c["side"]) for c in body["comments"]] == [
+        (DOCKERFILE, 4, "RIGHT"),
+        (DOCKERFILE, 5, "RIGHT"),
+        (DOCKERFILE, 7, "RIGHT"),
+    ]
+    assert (
+        "```suggestion\nRUN wget https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz\n```" in body["comments"][0]["body"]
+    )
+    assert "```suggestion\nRUN git clone https://example.com/x.git && \\\n```" in body["comments"][1]["body"]
+    assert "```suggestion\nARG MAX_JOBS=1\n```" in body["comments"][2]["body"]
+    assert all(parse_marker(c["body"]) for c in body["comments"])
+    assert len(bot_comments(fake)) == 3
+    assert fake.violations == []
+
+
+async def test_same_delivery_again_does_nothing(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    _, _, delivery = await open_pull(fake, app)
+    before = len(fake.requests)
+    status, text = await app.post(delivery)
+    assert status == 200 and "duplicate" in text
+    await asyncio.sleep(0.3)
+    await settle(app)
+    assert len(fake.requests) == before
+    assert fake.violations == []
+
+
+async def test_recheck_by_a_collaborator(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    pull, _, _ = await open_pull(fake, app)
+    fake.set_role(pull.repo, "maintainer", "write")
+    comment = fake.add_issue_comment(
+        pull, "Looks odd.\n/recheck\n", user="maintainer", author_association="COLLABORATOR"
+    )
+    status, _ = await app.post(fake.delivery("issue_comment", fake.issue_comment_payload(comment), FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    run = await wait_completed(fake, pull, count=2)
+    await settle(app)
+    assert [(r.comment.id, r.content) for r in fake.reactions] == [(comment.id, "+1")]
+    assert run.conclusion == "failure" and len(run.annotations) == 3
+    runs = fake.check_runs_for(pull.repo, pull.head_sha)
+    # A new check run (GitHub appends annotations to an updated run); every one of them is completed.
+    assert len(runs) == 2 and all(r.status == "completed" and len(r.annotations) == 3 for r in runs)
+    assert len(fake.calls("pulls/create-review")) == 1  # nothing new to say: no second review
+    assert len(bot_comments(fake)) == 3
+    assert fake.violations == []
+
+
+@pytest.mark.parametrize(
+    ("body", "user", "association", "user_type"),
+    [
+        ("/recheck", "stranger", "NONE", "User"),
+        ("/recheck", "ci-bot[bot]", "MEMBER", "Bot"),
+        ("please /recheck this", "maintainer", "MEMBER", "User"),
+        ("```\n/recheck\n```", "maintainer", "MEMBER", "User"),
+    ],
+)
+async def test_recheck_ignored(
+    fake_github: FakeGitHub, app: AppProcess, body: str, user: str, association: str, user_type: str
+) -> None:
+    fake = fake_github
+    pull, _, _ = await open_pull(fake, app)
+    before = len(fake.requests)
+    comment = fake.add_issue_comment(pull, body, user=user, author_association=association, user_type=user_type)
+    status, _ = await app.post(fake.delivery("issue_comment", fake.issue_comment_payload(comment), FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    await asyncio.sleep(0.3)
+    await settle(app)
+    assert len(fake.requests) == before  # no run, no reaction
+    assert fake.reactions == []
+
+
+async def test_recheck_by_the_pr_author(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    pull, _, _ = await open_pull(fake, app)
+    comment = fake.add_issue_comment(pull, "/recheck", user=pull.user.login, author_association="CONTRIBUTOR")
+    status, _ = await app.post(fake.delivery("issue_comment", fake.issue_comment_payload(comment), FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    await wait_completed(fake, pull, count=2)
+    await settle(app)
+    assert [r.content for r in fake.reactions] == ["+1"]
+
+
+@pytest.mark.parametrize("kind", ["wrong", "unsigned", "sha1-only"])
+async def test_bad_signatures_are_refused_before_any_github_call(
+    fake_github: FakeGitHub, app: AppProcess, kind: str
+) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    pull = fake.add_pull(repo, head_files=HEAD)
+    payload = fake.pull_request_payload(pull, "opened")
+    if kind == "wrong":
+        delivery = fake.delivery("pull_request", payload, "not-the-secret")
+    else:
+        delivery = fake.delivery("pull_request", payload, None)
+        if kind == "sha1-only":
+            import hashlib
+            import hmac
+
+            delivery.signature = None
+            sha1 = "sha1=" + hmac.new(FAKE_WEBHOOK_SECRET.encode(), delivery.body, hashlib.sha1).hexdigest()
+            headers = {**delivery.headers, "X-Hub-Signature": sha1}
+            async with app.session.post(app.url + "/webhook", data=delivery.body, headers=headers) as r:
+                assert r.status == 401
+            await asyncio.sleep(0.2)
+            assert fake.requests == []
+            return
+    status, _ = await app.post(delivery)
+    assert status == 401
+    await asyncio.sleep(0.2)
+    assert fake.requests == []
+
+
+async def test_push_that_fixes_findings_cleans_up_old_comments(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    pull, _, _ = await open_pull(fake, app)
+    by_line = {c.line: c for c in bot_comments(fake)}
+    # Someone answers the TLS finding: its thread must be resolved, not deleted.
+    fake.add_review_comment(pull, "We need this mirror, fixing.", in_reply_to=by_line[4])
+    fixed = HEAD_DOCKERFILE.replace("--no-check-certificate ", "").replace(
+        "RUN git clone https://example.com/x.git \\\n", "RUN git clone https://example.com/x.git && \\\n"
+    )
+    old_head = pull.head_sha
+    fake.push(pull, {**HEAD, DOCKERFILE: fixed})
+    payload = fake.pull_request_payload(pull, "synchronize", before=old_head)
+    status, _ = await app.post(fake.delivery("pull_request", payload, FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert run.conclusion == "neutral"
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [(7, "NPU302 global-build-parallelism-env")]
+    remaining = bot_comments(fake)
+    ids = {c.id for c in remaining}
+    assert by_line[5].id not in ids  # nobody replied: deleted
+    assert by_line[4].id in ids and by_line[4].thread.resolved  # replied: resolved
+    assert by_line[7].id in ids and not by_line[7].thread.resolved
+    # The surviving finding was not posted again.
+    assert [parse_marker(c.body) for c in remaining].count(parse_marker(by_line[7].body)) == 1
+    assert len(fake.calls("pulls/create-review")) == 1
+    assert fake.violations == []
+
+
+async def test_fork_pr_uses_the_base_installation(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    fork = fake.add_repo("contributor/verl", files=BASE, installed=False)
+    pull = fake.add_pull(repo, head_files=HEAD, head_repo=fork)
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert run.conclusion == "failure" and len(run.annotations) == 3
+    assert len(bot_comments(fake)) == 3
+    assert fake.violations == []
+
+
+async def test_huge_pr_with_a_binary_file(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    head: dict[str, str | bytes] = {**HEAD, "docker/ascend/blob.bin": b"\x00\x01\x02" * 1000}
+    head.update({f"data/part{i:04d}.txt": f"row {i}\n" for i in range(3000)})
+    pull = fake.add_pull(repo, head_files=head)
+    pull.diff_too_large = True  # GitHub answers 406 for the diff media type: the App pages the files list
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull, timeout=60)
+    await settle(app)
+    assert run.conclusion == "failure"
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [(ln, t) for ln, _, t in EXPECTED_ANNOTATIONS]
+    # GitHub lists 3,000 of the 3,002 files (in 30 pages read in parallel); the Dockerfile, past the cut,
+    # is found by comparing the trees and still reviewed.
+    assert len(fake.calls("pulls/list-files")) == 30
+    assert "GitHub lists only 3000 files of a PR; 2 more were found" in run.output["summary"]
+    assert fake.violations == []
+
+
+async def test_rerun_button_re_completes_the_check_run(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    pull, run, _ = await open_pull(fake, app)
+    payload = fake.check_run_payload(run, "requested_action", identifier="rerun")
+    status, _ = await app.post(fake.delivery("check_run", payload, FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    newest = await wait_completed(fake, pull, count=2)
+    await settle(app)
+    assert newest.id != run.id and newest.conclusion == "failure" and len(newest.annotations) == 3
+    assert fake.violations == []
+
+
+async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files={**BASE, ".github/npu-review.yml": "rules:\n  NPU999: off\n"})
+    pull = fake.add_pull(repo, head_files={**HEAD, ".github/npu-review.yml": "rules: {}\n"})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert run.conclusion == "neutral"
+    assert "unknown rule id 'NPU999'" in run.output["summary"]
+    assert fake.calls("pulls/create-review") == []
+    assert fake.violations == []
