@@ -18,9 +18,7 @@ def test_fixture_case(folder: Path) -> None:
     missing = sorted(case.expected - got)
     unexpected = sorted(got - case.expected)
     detail = {(f.rule, f.path, f.line): f.message for f in report.findings}
-    assert not missing and not unexpected, (
-        f"missing: {missing}\nunexpected: {[(u, detail[u]) for u in unexpected]}"
-    )
+    assert not missing and not unexpected, f"missing: {missing}\nunexpected: {[(u, detail[u]) for u in unexpected]}"
 
 
 def test_every_rule_has_bad_and_good_fixtures() -> None:
