@@ -6,14 +6,19 @@ import asyncio
 import base64
 import logging
 import math
+import random
+import time
+import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from gidgethub import BadRequest, GitHubException
+from gidgethub import BadRequest, GitHubBroken, GitHubException
 from gidgethub.aiohttp import GitHubAPI
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from bot.auth import InstallationToken, TokenCache, make_jwt, parse_expires_at
 from bot.metrics import Metrics
@@ -33,6 +38,172 @@ CONTENT_CONCURRENCY = 8
 BLOB_CACHE_ENTRIES = 4096
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+
+# Retries: exponential backoff with full jitter on 5xx, timeouts and dropped connections.
+MAX_ATTEMPTS = 5
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 20.0
+RETRY_STATUSES = frozenset({500, 502, 503, 504})
+# Longest we wait out a rate limit before giving up on the call (the run then ends neutral with Re-run).
+# GitHub's secondary limits ask for Retry-After (often 60 s); the primary limit resets within the hour.
+MAX_RATE_LIMIT_WAIT_S = 15 * 60.0
+# Without Retry-After, GitHub advises waiting at least a minute after a secondary rate limit.
+# https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#handle-rate-limit-errors-appropriately
+SECONDARY_LIMIT_DEFAULT_WAIT_S = 60.0
+# Requests in flight at once per installation (GitHub: no more than 100 concurrent requests in all).
+CONCURRENT_PER_INSTALLATION = 10
+# Mutating requests: GitHub asks for about one second between POST/PATCH/PUT/DELETE requests. A review
+# makes a handful, so a small burst goes at once and a flood is paced at one a second per installation.
+MUTATION_BURST = 8
+MUTATION_INTERVAL_S = 1.0
+_MUTATING = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+
+
+class RetryableResponse(Exception):
+    """A response worth another attempt (5xx, a rate limit); carries how long to wait first, if GitHub said."""
+
+    def __init__(self, status: int, wait_s: float | None, headers: Mapping[str, str], body: bytes) -> None:
+        super().__init__(f"GitHub answered {status}")
+        self.status = status
+        self.wait_s = wait_s
+        self.response = (status, headers, body)
+
+
+_TRANSIENT = (RetryableResponse, TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+
+
+@dataclass
+class Limits:
+    """Per-installation limits shared by every client of that installation."""
+
+    gate: asyncio.Semaphore
+    tokens: float
+    refilled_at: float
+    pace_lock: asyncio.Lock
+
+    @classmethod
+    def new(cls) -> Limits:
+        return cls(
+            asyncio.Semaphore(CONCURRENT_PER_INSTALLATION), float(MUTATION_BURST), time.monotonic(), asyncio.Lock()
+        )
+
+    async def pace_mutation(self, sleep: Callable[[float], Any]) -> None:
+        """Token bucket: MUTATION_BURST at once, then one per MUTATION_INTERVAL_S."""
+        async with self.pace_lock:
+            now = time.monotonic()
+            self.tokens = min(MUTATION_BURST, self.tokens + (now - self.refilled_at) / MUTATION_INTERVAL_S)
+            self.refilled_at = now
+            if self.tokens < 1:
+                await sleep((1 - self.tokens) * MUTATION_INTERVAL_S)
+                self.tokens = 1.0
+                self.refilled_at = time.monotonic()
+            self.tokens -= 1
+
+
+def _rate_limit_wait(status: int, headers: Mapping[str, str], body: bytes, now: float) -> float | None:
+    """Seconds to wait when the answer is a rate limit, else None."""
+    if status not in (403, 429):
+        return None
+    retry_after = headers.get("Retry-After") or headers.get("retry-after")
+    if retry_after and retry_after.strip().isdigit():
+        return float(retry_after)
+    if (headers.get("x-ratelimit-remaining") or headers.get("X-RateLimit-Remaining")) == "0":
+        reset = headers.get("x-ratelimit-reset") or headers.get("X-RateLimit-Reset") or ""
+        return max(0.0, float(reset) - now) + 1 if reset.isdigit() else SECONDARY_LIMIT_DEFAULT_WAIT_S
+    if status == 429 or b"secondary rate limit" in body.lower():
+        return SECONDARY_LIMIT_DEFAULT_WAIT_S
+    return None
+
+
+class ResilientGitHubAPI(GitHubAPI):
+    """gidgethub's aiohttp client with retries, rate-limit waits, pacing and a concurrency bound.
+
+    Retried: every request on 5xx, timeouts and connection errors, except the two creations whose lost answer
+    would leave a duplicate (a review, a check run): RepoClient checks what exists before trying those again.
+    Rate-limited answers (403/429) are never processed by GitHub, so they are waited out for every method.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        *args: Any,
+        limits: Limits,
+        metrics: Metrics,
+        retry_unsafe: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(session, *args, **kwargs)
+        self._limits = limits
+        self._metrics = metrics
+        self._retry_unsafe = retry_unsafe
+
+    async def _once(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        if method in _MUTATING:
+            await self._limits.pace_mutation(self.sleep)
+        async with self._limits.gate:
+            try:
+                status, resp_headers, data = await super()._request(method, url, headers, body)
+            except (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+                self._metrics.github_call(method, type(exc).__name__)
+                raise
+        self._metrics.github_call(method, status)
+        remaining = resp_headers.get("x-ratelimit-remaining")
+        if remaining is not None and remaining.isdigit():
+            self._metrics.rate_limit_remaining = int(remaining)
+        wait = _rate_limit_wait(status, resp_headers, data, time.time())
+        if wait is not None:
+            raise RetryableResponse(status, wait, resp_headers, data)
+        if status in RETRY_STATUSES:
+            raise RetryableResponse(status, None, resp_headers, data)
+        return status, resp_headers, data
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RetryableResponse) and exc.wait_s is not None:
+            return min(exc.wait_s, MAX_RATE_LIMIT_WAIT_S)
+        # Full jitter: a random wait up to the exponential bound.
+        return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (state.attempt_number - 1)))
+
+    async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        def retryable(exc: BaseException) -> bool:
+            if isinstance(exc, RetryableResponse) and exc.wait_s is not None:
+                return exc.wait_s <= MAX_RATE_LIMIT_WAIT_S  # rate limited: GitHub did nothing
+            if not isinstance(exc, _TRANSIENT):
+                return False
+            return self._retry_unsafe or method != "POST"
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(MAX_ATTEMPTS),
+            wait=self._wait,
+            retry=retry_if_exception(retryable),
+            sleep=self.sleep,
+            reraise=True,
+            before_sleep=lambda state: self._before_sleep(method, url, state),
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._once(method, url, headers, body)
+        except RetryableResponse as exc:
+            return exc.response  # out of attempts: let gidgethub raise its usual exception for the status
+        raise AssertionError("unreachable")
+
+    def _before_sleep(self, method: str, url: str, state: RetryCallState) -> None:
+        self._metrics.retries += 1
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "GitHub %s %s failed (%s); attempt %d of %d",
+            method,
+            url.split("?")[0],
+            exc,
+            state.attempt_number,
+            MAX_ATTEMPTS,
+        )
+
 
 REVIEW_THREADS_QUERY = """
 query($owner: String!, $repo: String!, $number: Int!, $cursor: String) {
@@ -67,9 +238,19 @@ class GitHubApp:
         self.metrics = metrics or Metrics()
         self.tokens = TokenCache(self._fetch_token)
         self._blobs: OrderedDict[tuple[int, str], bytes] = OrderedDict()
+        self._limits: dict[int, Limits] = {}
 
-    def _api(self, token: str | None = None) -> GitHubAPI:
-        return GitHubAPI(self.session, USER_AGENT, oauth_token=token, base_url=self.settings.api_url)
+    def _api(self, token: str | None = None, installation_id: int = 0, retry_unsafe: bool = True) -> GitHubAPI:
+        limits = self._limits.setdefault(installation_id, Limits.new())
+        return ResilientGitHubAPI(
+            self.session,
+            USER_AGENT,
+            oauth_token=token,
+            base_url=self.settings.api_url,
+            limits=limits,
+            metrics=self.metrics,
+            retry_unsafe=retry_unsafe,
+        )
 
     async def _fetch_token(self, installation_id: int) -> InstallationToken:
         app_jwt = make_jwt(self.settings.app_id, self.settings.private_key.reveal())
@@ -111,8 +292,9 @@ class RepoClient:
     def full_name(self) -> str:
         return f"{self.owner}/{self.name}"
 
-    async def _gh(self) -> GitHubAPI:
-        return self.app._api(await self.app.tokens.get(self.installation_id))
+    async def _gh(self, retry_unsafe: bool = True) -> GitHubAPI:
+        token = await self.app.tokens.get(self.installation_id)
+        return self.app._api(token, self.installation_id, retry_unsafe)
 
     def _url(self, suffix: str) -> str:
         return f"/repos/{quote(self.owner)}/{quote(self.name)}{suffix}"
@@ -188,9 +370,31 @@ class RepoClient:
 
     # -- check runs --------------------------------------------------------------------------------------
     async def create_check_run(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Create a check run exactly once: its answer may be lost after GitHub made it, so before trying again
+        look for it by its external_id (a second run would stay in progress forever)."""
+        payload = {**payload, "external_id": payload.get("external_id") or uuid.uuid4().hex}
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                gh = await self._gh(retry_unsafe=False)
+                data: dict[str, Any] = await gh.post(self._url("/check-runs"), data=payload)
+                return data
+            except (GitHubBroken, *_TRANSIENT) as exc:
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                log.warning("creating the check run failed (%s); looking for it before trying again", exc)
+                await asyncio.sleep(random.uniform(0, BACKOFF_BASE_S * 2**attempt))
+                found = await self._find_check_run(payload["head_sha"], payload["name"], payload["external_id"])
+                if found is not None:
+                    return found
+        raise AssertionError("unreachable")
+
+    async def _find_check_run(self, head_sha: str, name: str, external_id: str) -> dict[str, Any] | None:
         gh = await self._gh()
-        data: dict[str, Any] = await gh.post(self._url("/check-runs"), data=payload)
-        return data
+        data = await gh.getitem(self._url(f"/commits/{head_sha}/check-runs?check_name={quote(name)}&per_page=100"))
+        for run in data.get("check_runs", []):
+            if run.get("external_id") == external_id:
+                return dict(run)
+        return None
 
     async def update_check_run(self, check_run_id: int, payload: dict[str, Any]) -> dict[str, Any]:
         gh = await self._gh()
@@ -204,13 +408,18 @@ class RepoClient:
             yield c
 
     async def create_review(self, number: int, payload: dict[str, Any]) -> dict[str, Any]:
-        gh = await self._gh()
+        """Not retried here: a lost answer may hide a posted review (review.py checks the markers first)."""
+        gh = await self._gh(retry_unsafe=False)
         data: dict[str, Any] = await gh.post(self._url(f"/pulls/{number}/reviews"), data=payload)
         return data
 
     async def delete_review_comment(self, comment_id: int) -> None:
         gh = await self._gh()
-        await gh.delete(self._url(f"/pulls/comments/{comment_id}"))
+        try:
+            await gh.delete(self._url(f"/pulls/comments/{comment_id}"))
+        except BadRequest as exc:
+            if exc.status_code != 404:  # already gone (a retried delete, or a human deleted it): fine
+                raise
 
     async def update_review_comment(self, comment_id: int, body: str) -> None:
         gh = await self._gh()

@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 # The reaction that tells a `/recheck` author the command was accepted.
 ACCEPTED_REACTION = "+1"
+# Attempts at posting the review when GitHub fails (each after checking what was posted).
+REVIEW_ATTEMPTS = 3
 # Content fetched per review at most; a PR beyond this is reviewed on the first files and says so.
 MAX_FILES_FETCHED = 1500
 
@@ -79,7 +81,10 @@ class Reviewer:
     async def review(self, req: ReviewRequest) -> Outcome:
         repo = self.app.repo(req.installation_id, req.owner, req.repo)
         if req.react_to_comment is not None:
-            await repo.react_to_issue_comment(req.react_to_comment, ACCEPTED_REACTION)
+            try:
+                await repo.react_to_issue_comment(req.react_to_comment, ACCEPTED_REACTION)
+            except Exception:  # an acknowledgement only: the review matters more
+                log.warning("could not react to comment %s", req.react_to_comment, exc_info=True)
         pull = dict(req.pull) if req.pull is not None else await repo.get_pull(req.number)
         head_sha = req.head_sha or str(pull["head"]["sha"])
         set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
@@ -226,18 +231,7 @@ class Reviewer:
             fp = reporters.parse_marker(c.get("body"))
             if fp and (c.get("user") or {}).get("type") == "Bot" and fp not in ours:
                 ours[fp] = c
-        plan = reporters.plan_review(head_sha, report.findings, diffmap, set(ours))
-        if plan.payload is not None:
-            try:
-                await repo.create_review(number, plan.payload)
-                outcome.posted = len(plan.inline)
-            except Exception as exc:
-                if getattr(exc, "status_code", None) != 422:
-                    raise
-                # GitHub refused a line (the diff moved under us): post the findings in the body instead.
-                log.warning("review refused with 422; posting the findings in the review body")
-                fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), set(ours))
-                await repo.create_review(number, reporters.body_only_review(head_sha, fallback.overflow))
+        outcome.posted = await self._post_new_comments(repo, number, head_sha, report, diffmap, set(ours))
         current = {f.fingerprint for f in report.findings}
         stale = [c for fp, c in ours.items() if fp not in current]
         if not stale:
@@ -256,6 +250,35 @@ class Reviewer:
                 if cid in ids and not t.get("isResolved"):
                     await repo.resolve_thread(str(t["id"]))
                     outcome.resolved += 1
+
+    async def _post_new_comments(
+        self, repo: RepoClient, number: int, head_sha: str, report: Report, diffmap: DiffMap, posted: set[str]
+    ) -> int:
+        """One review for the findings not yet commented. GitHub's answer can be lost after it made the review,
+        so a failed attempt is followed by a look at the markers on the PR before anything is posted again."""
+        for attempt in range(1, REVIEW_ATTEMPTS + 1):
+            plan = reporters.plan_review(head_sha, report.findings, diffmap, posted)
+            if plan.payload is None:
+                return 0
+            try:
+                await repo.create_review(number, plan.payload)
+                return len(plan.inline)
+            except Exception as exc:
+                if getattr(exc, "status_code", None) == 422:
+                    # GitHub refused a line (the diff moved under us): list the findings in the body instead.
+                    log.warning("review refused with 422; posting the findings in the review body")
+                    fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), posted)
+                    await repo.create_review(number, reporters.body_only_review(head_sha, fallback.overflow))
+                    return 0
+                if attempt == REVIEW_ATTEMPTS:
+                    raise
+                log.warning("posting the review failed (%s); checking what GitHub has before trying again", exc)
+                await asyncio.sleep(0.5 * attempt)
+                async for c in repo.list_review_comments(number):
+                    fp = reporters.parse_marker(c.get("body"))
+                    if fp and (c.get("user") or {}).get("type") == "Bot":
+                        posted.add(fp)
+        return 0
 
     async def _complete(self, repo: RepoClient, check_run_id: int, report: Report, note: str) -> str:
         final, batches = reporters.check_run_completion(report.findings, report.files_checked, report.errors, note)

@@ -37,7 +37,7 @@ async def handle_webhook(request: web.Request) -> web.Response:
         return _error(503, "shutting down")
     if request.content_type != "application/json":
         metrics.delivery("-", "bad_request")
-        return _error(415, "expected Content-Type: application/json")
+        return _error(400, "expected Content-Type: application/json")
     event_name = request.headers.get("X-GitHub-Event")
     delivery = request.headers.get("X-GitHub-Delivery")
     signature = request.headers.get("X-Hub-Signature-256")
