@@ -56,8 +56,16 @@ async def deliver(fake: FakeGitHub, app: AppProcess, pull):  # type: ignore[no-u
         ("git/get-tree", Fault.slow(0.5), 2),
         ("apps/create-installation-access-token", Fault.server_error(500), 1),
     ],
-    ids=["502-everywhere", "503-pr", "dropped-blob", "502-update", "secondary-limit", "429-create", "slow-tree",
-         "500-token"],
+    ids=[
+        "502-everywhere",
+        "503-pr",
+        "dropped-blob",
+        "502-update",
+        "secondary-limit",
+        "429-create",
+        "slow-tree",
+        "500-token",
+    ],
 )
 async def test_transient_failures_are_retried(
     fake_github: FakeGitHub, app: AppProcess, route: str, fault: Fault, times: int
