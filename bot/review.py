@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +104,7 @@ class Reviewer:
                 completed = True
                 return Outcome(head_sha, "neutral")
             changeset, config, diffmap, note = gathered
-            report = await asyncio.wait_for(asyncio.to_thread(run, changeset, config), self.timeout_s)
+            report = await asyncio.wait_for(asyncio.to_thread(run, changeset, config, time.monotonic), self.timeout_s)
             outcome = Outcome(head_sha, "", report.findings)
             notes = [note] if note else []
             post_error: Exception | None = None

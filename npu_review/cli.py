@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -108,7 +109,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     cs, git, config_tree = _changeset(args)
     try:
         config = _load_config(args, config_tree)
-        report: Report = run(cs, config)
+        report: Report = run(cs, config, clock=time.monotonic)
         sys.stdout.write(RENDERERS[args.format](report, cs.head))
     finally:
         git.close()

@@ -1,0 +1,68 @@
+"""Engine behaviour independent of any one rule: scope, suppression, severity overrides, fingerprints, budgets."""
+
+from __future__ import annotations
+
+from checks import ChangeSet, MemoryTree, parse_config, run
+from checks.diffing import changes_between
+from checks.engine import fingerprint, known_rule_ids
+
+DF = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
+BAD = "FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12\nRUN wget --no-check-certificate https://x/y.tgz\n"
+
+
+def audit(files: dict[str, str | None], config: str | None = None, **kw: object):  # type: ignore[no-untyped-def]
+    cfg = parse_config(config, known_rule_ids())
+    return run(ChangeSet(head=MemoryTree(files), audit=True), cfg, **kw)  # type: ignore[arg-type]
+
+
+def test_suppression_on_the_line_and_above_and_file_wide() -> None:
+    same_line = BAD.replace("y.tgz\n", "y.tgz  # npu-review: ignore[NPU301] internal mirror\n")
+    above = BAD.replace("RUN wget", "# npu-review: ignore[NPU301] internal mirror\nRUN wget")
+    file_wide = "# npu-review: ignore-file[NPU301]\n" + BAD
+    for text in (same_line, above, file_wide):
+        assert [f.rule for f in audit({DF: text}).findings] == []
+    # Another rule's id does not suppress it.
+    other = BAD.replace("RUN wget", "# npu-review: ignore[NPU302]\nRUN wget")
+    assert [f.rule for f in audit({DF: other}).findings] == ["NPU301"]
+
+
+def test_unknown_rule_in_suppression_is_reported() -> None:
+    text = BAD.replace("RUN wget", "# npu-review: ignore[NPU999, NPU301]\nRUN wget")
+    report = audit({DF: text})
+    assert [(f.rule, f.line) for f in report.findings] == [("NPU001", 2)]
+    assert "'NPU999'" in report.findings[0].message
+
+
+def test_config_disables_overrides_severity_and_ignores_paths() -> None:
+    assert audit({DF: BAD}, "rules:\n  NPU301: off\n").findings == []
+    (f,) = audit({DF: BAD}, "rules:\n  NPU301: {severity: error}\n").findings
+    assert f.severity.label == "error"
+    assert audit({DF: BAD}, "ignore_paths: ['docker/**']\n").findings == []
+
+
+def test_change_scope_and_stable_fingerprints() -> None:
+    base = {DF: BAD}
+    head = {DF: "# a new comment moves every line down\n" + BAD + "RUN curl -k https://x/z.sh\n"}
+    cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head))
+    report = run(cs)
+    assert [(f.rule, f.line) for f in report.findings] == [("NPU301", 4)]  # the old wget line is old debt
+    moved = audit(head).findings
+    before = audit(base).findings
+    fp_before = {f.fingerprint for f in before}
+    assert next(f for f in moved if f.line == 3).fingerprint in fp_before  # same line moved: same fingerprint
+    assert fingerprint("NPU301", DF, "RUN  wget   x", 0) == fingerprint("NPU301", DF, "RUN wget x", 0)
+    assert fingerprint("NPU301", DF, "RUN wget x", 0) != fingerprint("NPU301", DF, "RUN wget x", 1)
+
+
+def test_a_rule_over_its_budget_is_stopped_and_reported() -> None:
+    ticks = iter(range(0, 10_000, 30))  # every clock reading is 30 s after the previous one
+    report = audit({DF: BAD, "docker/ascend/Dockerfile.b": BAD}, clock=lambda: float(next(ticks)))
+    stopped = [e for e in report.errors if "was stopped" in e]
+    assert stopped and all("budget 20 s" in e for e in stopped)
+    # Files are checked in path order: the first one is checked, then the rule is stopped.
+    assert [f.path for f in report.findings if f.rule == "NPU301"] == [DF]
+
+
+def test_binary_and_missing_files_are_skipped() -> None:
+    report = audit({DF: None, "docker/ascend/Dockerfile.b": BAD})
+    assert report.files_checked == 1 and report.errors == []
