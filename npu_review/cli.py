@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=FORMATS, default="text")
     c.add_argument("--fail-on", choices=FAIL_ON, default="error")
 
+    rp = sub.add_parser("replay", help="review each first-parent commit since REV as its own change")
+    rp.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
+    rp.add_argument("--since", required=True, help="replay the commits after this revision")
+    rp.add_argument("--until", default="HEAD", help="up to this revision (default: HEAD)")
+    rp.add_argument("--paths", nargs="+", default=[], metavar="GLOB", help="only commits touching these paths")
+    rp.add_argument("--config", metavar="FILE", help=f"config for every commit (default: {CONFIG_PATH} at each base)")
+    rp.add_argument("--format", choices=("text", "json"), default="text")
+
     r = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
 
@@ -138,6 +146,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from npu_review import replay
+
+    config = _load_config(args, None) if args.config else None
+    results, seconds = replay.replay(args.repo, args.since, args.until, args.paths, config, replay.progress_stream())
+    render = replay.render_json if args.format == "json" else replay.render_text
+    sys.stdout.write(render(results, seconds))
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.__main__ import serve
 
@@ -151,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args)
         if args.command == "rules":
             return cmd_rules(args)
+        if args.command == "replay":
+            return cmd_replay(args)
         return cmd_serve(args)
     except (UsageError, ConfigError, GitError, DiffError) as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)

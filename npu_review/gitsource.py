@@ -244,15 +244,22 @@ def _merge_changes(raw: list[tuple[str, str, str | None]], patch_text: str, head
     return out
 
 
-def changeset_from_git(repo: str, base: str, head: str = "HEAD", title: str = "") -> tuple[ChangeSet, Git]:
-    git = Git(repo)
-    base_sha, head_sha = git.resolve(base), git.resolve(head)
+EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+
+
+def changeset_from_git(
+    repo: str, base: str, head: str = "HEAD", title: str = "", git: Git | None = None
+) -> tuple[ChangeSet, Git]:
+    git = git or Git(repo)
+    base_sha = EMPTY_TREE_SHA if base == EMPTY_TREE_SHA else git.resolve(base)
+    head_sha = git.resolve(head)
     head_tree = GitTree(git, head_sha)
     changes = _merge_changes(git.raw_changes(base_sha, head_sha), git.diff(base_sha, head_sha), head_tree)
     if not title:
         subject = git._run(["log", "-1", "--format=%s", head_sha], check=False)
         title = subject.decode("utf-8", "replace").strip() if subject else ""
-    return ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, title=title), git
+    base_tree = GitTree(git, base_sha) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
+    return ChangeSet(head=head_tree, base=base_tree, changes=changes, title=title), git
 
 
 def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:

@@ -266,3 +266,21 @@ def test_console_script_runs_as_a_process(repo: Path) -> None:
     )
     assert proc.returncode == 0 and proc.stderr == ""
     assert findings(proc.stdout) == [("NPU301", DOCKERFILE, 5)]
+
+
+def test_replay_reviews_each_commit_as_its_own_change(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(repo, "README.md", "docs only\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "docs")
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    code, out, _ = run_cli(capsys, "replay", "--repo", str(repo), "--since", root, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [c["subject"] for c in doc["commits"]] == ["add a download", "docs"]
+    assert [(f["rule"], f["line"]) for f in doc["commits"][0]["findings"]] == [("NPU301", 5)]
+    assert doc["commits"][1]["findings"] == []
+    assert doc["rules"] == {"NPU301": {"warning": 1}}
+    # --paths keeps the commits that touch those paths.
+    _, out, _ = run_cli(capsys, "replay", "--repo", str(repo), "--since", root, "--paths", "docker/**")
+    assert "add a download" in out and "docs" not in out.split("rule ")[0]
+    assert out.splitlines()[-1].startswith("1 commit replayed in ")
