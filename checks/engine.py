@@ -164,7 +164,7 @@ def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[
     for cls, hit in raw:
         if globs.match_any(hit.path, config.ignore_paths):
             continue
-        if not ctx.is_added_line(hit.path, hit.line):
+        if not hit.caused_by_change and not ctx.is_added_line(hit.path, hit.line):
             continue  # old debt on untouched lines is not this change's business
         end = max(hit.end_line or hit.line, hit.line)
         if _suppressions(ctx, hit.path, known).covers(cls.id, hit.line, end):

@@ -29,6 +29,10 @@ class Hit:
     suggestion: str | None = None
     severity: Severity | None = None  # None: the rule's default (after config overrides)
     related: tuple[Related, ...] = ()
+    # A cross-file finding the change caused although the line itself is unchanged (a consumer still pulling
+    # a tag whose producer the change deleted): kept on a change when set. Rules set it only when the change
+    # is the cause; the App lists such findings in the review body and the check run, not inline.
+    caused_by_change: bool = False
 
 
 class Rule:

@@ -66,3 +66,19 @@ def test_a_rule_over_its_budget_is_stopped_and_reported() -> None:
 def test_binary_and_missing_files_are_skipped() -> None:
     report = audit({DF: None, "docker/ascend/Dockerfile.b": BAD})
     assert report.files_checked == 1 and report.errors == []
+
+
+def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
+    from checks.context import Context
+    from checks.engine import _finalise
+    from checks.kinds import KindMap
+    from checks.knowledge import Knowledge
+    from checks.rule import Hit, all_rules
+
+    base = {DF: BAD, "ci.yml": "image: x\n"}
+    head = {DF: BAD + "RUN true\n", "ci.yml": "image: x\n"}
+    cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head))
+    ctx = Context(cs, parse_config(None, known_rule_ids()), KindMap(), Knowledge())
+    rule = all_rules()["NPU301"]
+    hits = [(rule, Hit("ci.yml", 1, "old debt")), (rule, Hit("ci.yml", 1, "caused", caused_by_change=True))]
+    assert [f.message for f in _finalise(hits, ctx, known_rule_ids())] == ["caused"]

@@ -1,0 +1,261 @@
+"""YAML with line marks: PyYAML's safe composer turned into a small, bounded tree whose nodes know their lines.
+
+Rules walk mappings and sequences and get (value, line) pairs, e.g. `jobs.<id>.container.image` or each line of a
+`run: |` block. Loading is safe (SafeLoader, nodes only, nothing constructed), bounded in size, depth and node count
+(alias bombs expand into a ParseError, never into memory), and a broken document gives a ParseError with a line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import yaml
+
+# Limits. GitHub refuses workflow files above 512 KiB; the cap here is only a guard against pathological input.
+MAX_BYTES = 2_000_000
+# After alias expansion. verl's largest workflow has about 3,000 nodes.
+MAX_NODES = 200_000
+MAX_DEPTH = 120
+
+MAP = "map"
+SEQ = "seq"
+SCALAR = "scalar"
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """Why a document could not be read, and where (1-based line)."""
+
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    key: str
+    line: int  # the repeated key
+    first_line: int  # where it was first defined
+
+
+@dataclass(eq=False)
+class Node:
+    """One YAML node. `line`/`end_line` are 1-based; for a block scalar `line` is the line of `|` or `>`."""
+
+    kind: str
+    line: int
+    end_line: int
+    value: str = ""
+    style: str | None = None
+    pairs: list[tuple[Node, Node]] = field(default_factory=list)
+    items: list[Node] = field(default_factory=list)
+    _source: list[str] = field(default_factory=list, repr=False)
+
+    # -- shape ---------------------------------------------------------------------------------------------
+    @property
+    def is_map(self) -> bool:
+        return self.kind == MAP
+
+    @property
+    def is_seq(self) -> bool:
+        return self.kind == SEQ
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.kind == SCALAR
+
+    # -- lookup --------------------------------------------------------------------------------------------
+    def get(self, key: str) -> Node | None:
+        """The value of `key` in a mapping (the first one: GitHub refuses duplicates anyway), else None."""
+        if self.kind != MAP:
+            return None
+        for k, v in self.pairs:
+            if k.kind == SCALAR and k.value == key:
+                return v
+        return None
+
+    def key_node(self, key: str) -> Node | None:
+        if self.kind != MAP:
+            return None
+        for k, _ in self.pairs:
+            if k.kind == SCALAR and k.value == key:
+                return k
+        return None
+
+    def at(self, *path: str | int) -> Node | None:
+        """Follow mapping keys (str) and sequence indexes (int): `root.at("jobs", "build", "steps", 0)`."""
+        node: Node | None = self
+        for part in path:
+            if node is None:
+                return None
+            if isinstance(part, int):
+                node = node.items[part] if node.kind == SEQ and -len(node.items) <= part < len(node.items) else None
+            else:
+                node = node.get(part)
+        return node
+
+    def scalar(self, *path: str | int) -> str | None:
+        """The text of the scalar at `path`, None when absent or not a scalar."""
+        node = self.at(*path) if path else self
+        return node.value if node is not None and node.kind == SCALAR else None
+
+    def entries(self) -> Iterator[tuple[str, Node, Node]]:
+        """(key text, key node, value node) of a mapping, skipping non-scalar keys."""
+        if self.kind == MAP:
+            for k, v in self.pairs:
+                if k.kind == SCALAR:
+                    yield k.value, k, v
+
+    def text_lines(self) -> list[tuple[int, str]]:
+        """Each line of a scalar's text with the physical line it sits on.
+
+        Literal blocks (`run: |`) map line by line; folded or multi-line flow scalars are located by searching the
+        source between the node's first and last line (good enough to point inside a block).
+        """
+        if self.kind != SCALAR:
+            return []
+        parts = self.value.split("\n")
+        if self.style in ("|", ">") and parts and parts[-1] == "":
+            parts.pop()
+        if self.style == "|":
+            return [(self.line + 1 + i, text) for i, text in enumerate(parts)]
+        if len(parts) <= 1 and self.style != ">":
+            return [(self.line, self.value)]
+        out: list[tuple[int, str]] = []
+        cursor = self.line
+        for text in parts:
+            needle = text.strip()[:60]
+            found = cursor
+            if needle:
+                for n in range(cursor, max(self.end_line, cursor) + 1):
+                    if needle in self._line(n):
+                        found = n
+                        break
+            out.append((found, text))
+            cursor = found
+        return out
+
+    def _line(self, n: int) -> str:
+        return self._source[n - 1] if 1 <= n <= len(self._source) else ""
+
+    # -- traversal -----------------------------------------------------------------------------------------
+    def walk(self, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Node]]:
+        """Every node below (and including) this one with its path, depth-first, in document order."""
+        stack: list[tuple[tuple[str | int, ...], Node]] = [(path, self)]
+        while stack:
+            p, node = stack.pop()
+            yield p, node
+            if node.kind == MAP:
+                stack.extend(reversed([((*p, k.value), v) for k, v in node.pairs if k.kind == SCALAR]))
+            elif node.kind == SEQ:
+                stack.extend(reversed([((*p, i), v) for i, v in enumerate(node.items)]))
+
+
+@dataclass
+class YamlDoc:
+    """The result of parsing: `root` (None when empty or broken) or `error`, plus duplicate keys."""
+
+    root: Node | None
+    error: ParseError | None = None
+    duplicates: list[DuplicateKey] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class _Budget(Exception):
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class _Converter:
+    def __init__(self, source: list[str]) -> None:
+        self.source = source
+        self.count = 0
+        self.duplicates: list[DuplicateKey] = []
+        self._dup_seen: set[int] = set()
+        self._top_line = 0  # the top-level entry being converted: where an expansion blow-up is reported
+
+    def convert(self, node: yaml.Node, depth: int) -> Node:
+        self.count += 1
+        line = node.start_mark.line + 1
+        if self.count > MAX_NODES:
+            raise _Budget(
+                f"the document expands to more than {MAX_NODES} nodes (aliases nested too deeply?)",
+                self._top_line or line,
+            )
+        if depth > MAX_DEPTH:
+            raise _Budget(
+                f"the document nests deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
+                self._top_line or line,
+            )
+        end = max(line, node.end_mark.line + (0 if node.end_mark.column == 0 else 1))
+        if isinstance(node, yaml.ScalarNode):
+            return Node(SCALAR, line, end, value=str(node.value), style=node.style or None, _source=self.source)
+        if isinstance(node, yaml.SequenceNode):
+            items = [self.convert(child, depth + 1) for child in node.value]
+            return Node(SEQ, line, end, items=items, _source=self.source)
+        assert isinstance(node, yaml.MappingNode)
+        pairs: list[tuple[Node, Node]] = []
+        merged: list[tuple[Node, Node]] = []
+        for key, value in node.value:
+            if depth == 0:
+                self._top_line = key.start_mark.line + 1
+            k = self.convert(key, depth + 1)
+            v = self.convert(value, depth + 1)
+            if k.kind == SCALAR and k.value == "<<" and key.tag == "tag:yaml.org,2002:merge":
+                sources = [v] if v.kind == MAP else [i for i in v.items if i.kind == MAP]
+                for src in sources:
+                    merged.extend(src.pairs)
+                continue
+            pairs.append((k, v))
+        if id(node) not in self._dup_seen:  # an aliased mapping is reported once, not at every alias
+            self._dup_seen.add(id(node))
+            first: dict[str, int] = {}
+            for k, _ in pairs:
+                if k.kind != SCALAR:
+                    continue
+                if k.value in first:
+                    self.duplicates.append(DuplicateKey(k.value, k.line, first[k.value]))
+                else:
+                    first[k.value] = k.line
+        own = {k.value for k, _ in pairs if k.kind == SCALAR}
+        pairs.extend((k, v) for k, v in merged if not (k.kind == SCALAR and k.value in own))
+        return Node(MAP, line, end, pairs=pairs, _source=self.source)
+
+
+def _error_line(exc: yaml.YAMLError) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line + 1 if mark is not None else 1
+
+
+def _error_text(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    if problem:
+        return f"{problem} ({context})" if context else str(problem)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def parse(text: str) -> YamlDoc:
+    """Compose `text` (one document) with the safe loader. Never raises for bad input: see YamlDoc.error."""
+    if len(text) > MAX_BYTES:
+        return YamlDoc(None, ParseError(1, f"file too large to check ({len(text)} bytes > {MAX_BYTES})"))
+    try:
+        raw = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        return YamlDoc(None, ParseError(_error_line(exc), _error_text(exc)))
+    except RecursionError:
+        return YamlDoc(None, ParseError(1, "the document nests too deeply to be read"))
+    except (ValueError, UnicodeError) as exc:  # e.g. characters the reader refuses
+        return YamlDoc(None, ParseError(1, str(exc)))
+    if raw is None:
+        return YamlDoc(None)
+    conv = _Converter(text.splitlines())
+    try:
+        root = conv.convert(raw, 0)
+    except _Budget as exc:
+        return YamlDoc(None, ParseError(exc.line, str(exc)))
+    return YamlDoc(root, None, conv.duplicates)

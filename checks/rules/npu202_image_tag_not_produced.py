@@ -1,0 +1,209 @@
+"""NPU202: an Ascend workflow pulls a floating image tag that no build workflow pushes (any more)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context
+from checks.images import Consumer, Inventory, Product, inventory, places, spelled_line
+from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from checks.model import Severity
+from checks.rule import Hit, Rule, register
+
+
+@register
+class ImageTagNotProduced(Rule):
+    """A workflow pulls an image tag that no build workflow pushes, or a change stops pushing a tag that
+    workflows still pull.
+
+    Why: the registry keeps old tags forever, so a job pulling a tag the build no longer pushes still starts,
+    and silently tests an image that stopped getting the latest verl, CANN and vLLM-Ascend. This happened when
+    the build renamed its tags (F1 `verl-9.0.0-910b-...-latest` to F2 `latest-cann9.0.0-...` in #7008, F2 to F3
+    `latest-vllm-910b-ubuntu` in #7201) before the consumers were moved, and can happen when a build workflow is
+    deleted (#7035 deleted the qwen3_5 builds). The tags a build pushes are evaluated from the workflow: literal
+    `echo "tag=..." >> $GITHUB_OUTPUT`, `imagetools create -t`, `tags:` lists, `${{ matrix.* }}`, and the F1
+    tag derived from the Dockerfile's FROM line. Temporary `tmp-*` tags are not products.
+
+    Reported on a changed consumer line whose floating tag is not pushed (or is a typo or two away from a
+    pushed tag), and on a changed producer line (the tag, or the Dockerfile FROM an F1 tag derives from) that
+    stops pushing a tag that consumers still pull, listing those consumers. Untouched old state is not
+    reported on a change; `--all` reports it.
+    Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
+    device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
+    consumer (pinned on purpose). Builds that run only on `workflow_dispatch` count as producers.
+
+    Bad:
+        # docker-build-ascend-a2.yml
+        echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"
+        # vllm_ascend.yml (SWR_CN = swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci)
+        image: SWR_CN/verl/verl:latest-cann9.0.0-torch_npu2.9.0post2-910b-ubuntu22.04-py3.11-vllm
+
+    Good:
+        image: SWR_CN/verl/verl:latest-vllm-910b-ubuntu
+
+    Fix: pull the tag the build pushes for the same device and backend (the message names it), or rename the
+    producer and all consumers in the same PR.
+    """
+
+    id = "NPU202"
+    name = "image-tag-not-produced"
+    severity = Severity.ERROR
+    title = "Pulled Ascend image tag is not pushed by any build workflow"
+    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        inv = inventory(ctx)
+        yield from self._consumers(ctx, inv)
+        if not ctx.audit:
+            yield from self._producer_changes(ctx, inv)
+
+    # -- consumers pulling what nobody pushes -------------------------------------------------------------------
+    def _consumers(self, ctx: Context, inv: Inventory) -> Iterator[Hit]:
+        if not inv.producers:
+            return  # the images are built elsewhere: unknown
+        built_variants = {p.info.variant for p in inv.products() if p.info.known}
+        floating_by_variant: dict[tuple[str | None, str | None], set[str]] = defaultdict(set)
+        for p in inv.products():
+            if p.known and p.info.role == "floating":
+                floating_by_variant[p.info.variant].add(p.tag)
+        literal = sorted(inv.literal_tags())
+        for c in inv.consumers:
+            if not ctx.audit and not ctx.is_added_line(c.path, c.line):
+                continue
+            if not c.info.known:
+                near = [t for t in literal if _distance(c.tag, t, 2) <= 2]
+                if len(near) == 1 and inv.produced(c.tag) is False:
+                    yield self._typo(ctx, c, near[0])
+                continue
+            if c.info.role != "floating" or c.info.variant not in built_variants:
+                continue
+            if inv.produced(c.tag) is not False:
+                continue
+            pushed = sorted(floating_by_variant.get(c.info.variant, ()))
+            device, backend = c.info.variant
+            where = places(
+                ":".join(map(str, spelled_line(ctx, p))) for p in inv.products() if p.known and p.tag in pushed
+            )
+            hint = (
+                f" The build pushes {', '.join(f'`{t}`' for t in pushed)} for {device}/{backend} ({where})."
+                if pushed
+                else ""
+            )
+            suggestion = None
+            src = ctx.source(c.path)
+            if len(pushed) == 1 and src is not None and src.line(c.line).count(c.tag) == 1:
+                suggestion = src.line(c.line).replace(c.tag, pushed[0])
+            yield Hit(
+                c.path,
+                c.line,
+                f"No build workflow pushes `{c.tag}`; the registry may still serve an old copy, which is never "
+                f"rebuilt.{hint}",
+                suggestion=suggestion,
+            )
+
+    def _typo(self, ctx: Context, c: Consumer, near: str) -> Hit:
+        src = ctx.source(c.path)
+        text = src.line(c.line) if src is not None else ""
+        return Hit(
+            c.path,
+            c.line,
+            f"No build workflow pushes `{c.tag}`; did you mean `{near}`, which the build pushes?",
+            suggestion=text.replace(c.tag, near) if text.count(c.tag) == 1 else None,
+        )
+
+    # -- producers that stop pushing what consumers pull ---------------------------------------------------------
+    def _producer_changes(self, ctx: Context, inv: Inventory) -> Iterator[Hit]:
+        base = inventory(ctx, "base")
+        removed: dict[str, list[Product]] = defaultdict(list)
+        for p in base.products():
+            if p.known and inv.produced(p.tag) is False:
+                removed[p.tag].append(p)
+        if not removed:
+            return
+        stale: dict[str, list[Consumer]] = defaultdict(list)
+        for c in inv.consumers:
+            if c.tag in removed:
+                stale[c.tag].append(c)
+        if not stale:
+            return
+        sites = [(prod, site) for prod in inv.products() if (site := _changed_line(ctx, prod)) is not None]
+        for old, consumers in sorted(stale.items()):
+            before = removed[old]
+            was = places(":".join(map(str, spelled_line(ctx, p, "base"))) for p in before)
+            matching = _sites_for(ctx, before, sites)
+            listed = places(c.where for c in consumers)
+            if matching:
+                for prod, (path, line) in matching:
+                    new = f"`{prod.tag}`" if prod.known else "a tag that cannot be evaluated"
+                    yield Hit(
+                        path,
+                        line,
+                        f"This change stops pushing `{old}` (pushed before by {was}; now {new}), but "
+                        f"{len(consumers)} workflow line(s) still pull it: {listed}. Update them in the same PR.",
+                    )
+                continue
+            deleted = [p.path for p in before if not ctx.changeset.head.exists(p.path)]
+            cause = f"deletes {', '.join(sorted(set(deleted)))}" if deleted else "changes the build"
+            for c in consumers:
+                # Only reported when this consumer line changed too: a deletion has no head line to carry it.
+                yield Hit(
+                    c.path,
+                    c.line,
+                    f"This change {cause}, which pushed `{old}` ({was}); nothing pushes it any more, but this "
+                    "job still pulls it.",
+                )
+
+
+def _sites_for(
+    ctx: Context, before: list[Product], sites: list[tuple[Product, tuple[str, int]]]
+) -> list[tuple[Product, tuple[str, int]]]:
+    """The changed product lines that replaced `before`: same build file first, then same variant, then any."""
+    info = before[0].info
+    renamed = {c.old_path: c.path for c in ctx.changeset.changes.values() if c.old_path}
+    paths = {renamed.get(p.path, p.path) for p in before}
+    known = [s for s in sites if s[0].known] or sites
+
+    def same_variant(s: tuple[Product, tuple[str, int]]) -> bool:
+        return s[0].info.variant == info.variant and s[0].info.role == info.role
+
+    tiers = [
+        [s for s in known if s[0].path in paths and same_variant(s)],
+        [s for s in known if s[0].path in paths and s[0].info.role == info.role],
+        [s for s in known if s[0].path in paths],
+        [s for s in known if same_variant(s)],
+        known,
+    ]
+    return next((t for t in tiers if t), [])
+
+
+def _changed_line(ctx: Context, prod: Product) -> tuple[str, int] | None:
+    """The changed line a product's tag comes from: the line spelling the tag, else the push, else any origin."""
+    added = sorted((path, line) for path, line in prod.origins if ctx.is_added_line(path, line))
+    if not added:
+        return None
+    best: tuple[int, tuple[str, int]] | None = None
+    for path, line in added:
+        src = ctx.source(path)
+        text = src.line(line) if src is not None else ""
+        score = 3 if prod.known and prod.tag in text else 2 if (path, line) == (prod.path, prod.line) else 1
+        if "FROM" in text.split()[:1]:
+            score = max(score, 2)
+        if best is None or score > best[0]:
+            best = (score, (path, line))
+    return best[1] if best else None
+
+
+def _distance(a: str, b: str, cap: int) -> int:
+    """Levenshtein distance, giving up (cap + 1) as soon as it must exceed `cap`."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        cur = [i]
+        for j, cb in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) > cap:
+            return cap + 1
+        prev = cur
+    return prev[-1]
