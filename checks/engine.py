@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from checks import globs
 from checks.config import DEFAULT_CONFIG, Config
@@ -138,10 +139,10 @@ def run(
             continue
         checked += 1
         for rule in wanted:
-            timed(rule, path, lambda rule=rule, src=src: rule.check_file(src, ctx))
+            timed(rule, path, partial(rule.check_file, src, ctx))
     for rule in active:
         if rule.is_project():
-            timed(rule, "the repository", lambda rule=rule: rule.check_project(ctx))
+            timed(rule, "the repository", partial(rule.check_project, ctx))
 
     findings = _finalise(raw, ctx, known)
     findings.extend(_unknown_suppressions(files, ctx, known))

@@ -1,0 +1,1765 @@
+"""Shell launch scripts: logical lines, assignments, `case`/`if` device branches and Hydra overrides.
+
+The parser reads bash the way verl's launch scripts use it and never raises: what it cannot follow becomes
+`UNKNOWN`, which rules must treat as "don't know, stay silent".
+
+API (everything below is a plain dataclass; nothing here touches the file system or the environment):
+
+    script = parse(text)                       # ShellScript: structure only, values not resolved yet
+    view = npu_view(script, src.kinds)         # the script as it runs on Ascend, or None (a GPU-only script)
+    for inv in view.invocations:               # each command that passes Hydra overrides (python3 -m verl ...)
+        eff = inv.effective("actor_rollout_ref.rollout.enforce_eager")
+        as_bool(eff.value)                     # True / False / None (absent, unknown or not a bool)
+        eff.override.line                      # physical line of the override that decided it (last one wins)
+    view.env("TASK_QUEUE_ENABLE", inv)         # the exported value that command sees (EnvValue or None)
+    view.variable("TP", inv)                   # any shell variable there (exported or not)
+    view.calls                                 # every plain command (`bash x.sh`, `source env.sh`, ...)
+    script.assignments, script.npu_arms        # definitions (export, NAME=, ${X:=d}, for, read) and NPU arms
+
+Layers:
+ 1. `logical_lines(text)`: backslash continuations joined, multi-line quotes/arrays/`$( )` kept together,
+    comments dropped, heredoc bodies skipped; each `LogicalLine` maps offsets back to physical lines.
+ 2. `parse(text)`: tokens, then statements (simple commands and array assignments) with the stack of
+    `if`/`case`/loop/function arms around each one. An arm whose test compares a device variable
+    (`DEVICE`, `device_name`, ...) with `npu` is an NPU arm; with another device (`gpu`, `cuda`) an OTHER arm.
+ 3. `ShellScript.view(npu=...)`: replays the statements in order. The NPU view skips OTHER arms and treats
+    NPU arms as taken; every other arm (and loop or function body) is conditional: a value assigned in
+    a conditional arm that differs from the value before it makes the variable UNKNOWN where it is used
+    outside that arm. Bash arrays are expanded into the commands that use `"${NAME[@]}"`, in command order,
+    so that `Invocation.effective()` follows Hydra's "last override wins".
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import yaml
+
+__all__ = [
+    "UNKNOWN",
+    "Arm",
+    "Assignment",
+    "Call",
+    "Effective",
+    "EnvValue",
+    "Invocation",
+    "LogicalLine",
+    "Override",
+    "ShellScript",
+    "Statement",
+    "Unknown",
+    "Value",
+    "View",
+    "Word",
+    "as_bool",
+    "as_int",
+    "hydra_str",
+    "is_npu_capable",
+    "logical_lines",
+    "npu_view",
+    "parse",
+    "split_override",
+]
+
+
+# -- the UNKNOWN sentinel ----------------------------------------------------------------------------------
+
+
+class Unknown:
+    """A value the parser could not resolve. It has no truth value on purpose: compare with `is UNKNOWN`."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        raise TypeError("UNKNOWN has no truth value; test `value is UNKNOWN` first")
+
+
+UNKNOWN: Final = Unknown()
+Value = str | Unknown
+
+Device = Literal["npu", "other"]
+
+# Names of shell variables that select the device (DEVICE, device_name, TARGET_DEVICE, DEVICE_TYPE, ...).
+_DEVICE_VAR = re.compile(r"(?i)([a-z0-9]+_)?device(_name|_type)?\Z")
+_NPU_VALUES = frozenset({"npu", "ascend", "huawei"})
+_OTHER_VALUES = frozenset({"gpu", "cuda", "nvidia", "cpu", "rocm", "amd", "xpu", "hpu", "mps"})
+
+# A Hydra override: optional +, ++ or ~, then a dotted key (at least one dot), then `=VALUE`.
+_HYDRA_KEY = re.compile(r"(\+\+|\+|~)?([a-z_]\w*(?:\.\w+)+)\Z")
+_SHELL_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+
+# Commands whose arguments are never Hydra overrides for a verl launcher.
+_NOT_LAUNCHERS = frozenset(
+    (
+        *("echo", "printf", "cat", "tee", "sed", "grep", "egrep", "awk", "cut", "sort", "head", "tail"),
+        *("test", "[", "[[", "pip", "pip3", "uv", "conda", "mamba", "apt", "apt-get", "yum", "dnf"),
+        *("wget", "curl", "git", "mkdir", "cd", "rm", "cp", "mv", "ln", "touch", "chmod", "chown", "ls"),
+        *("find", "source", ".", "set", "unset", "shift", "read", "exit", "return", "export", "local"),
+        *("declare", "typeset", "readonly", "alias", "trap", "wait", "sleep", "kill", "ulimit", "printenv"),
+        *("true", "false", ":", "let", "hf", "huggingface-cli", "modelscope", "tar", "unzip", "du", "df"),
+    )
+)
+
+_KEYWORDS_START = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until"})
+
+
+# -- small value helpers -------------------------------------------------------------------------------------
+
+
+def hydra_str(value: Value | None) -> Value | None:
+    """The value as Hydra reads a plain string: outer whitespace and one pair of matching quotes removed."""
+    if value is None or value is UNKNOWN:
+        return value
+    assert isinstance(value, str)
+    v = value.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        v = v[1:-1].strip()
+    return v
+
+
+def as_bool(value: Value | None) -> bool | None:
+    """Hydra's reading of a boolean: True/False for true/false in any case, None for absent/unknown/other."""
+    v = hydra_str(value)
+    if not isinstance(v, str):
+        return None
+    low = v.lower()
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    return None
+
+
+def as_int(value: Value | None) -> int | None:
+    v = hydra_str(value)
+    if not isinstance(v, str):
+        return None
+    try:
+        return int(v, 10)
+    except ValueError:
+        return None
+
+
+# -- layer 1: logical lines ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogicalLine:
+    """One logical line: continuations joined, comments and heredoc bodies removed.
+
+    `marks` is a sorted tuple of (offset in `text`, physical line): the text from that offset on came from
+    that physical line (1-based).
+    """
+
+    text: str
+    line: int
+    end_line: int
+    marks: tuple[tuple[int, int], ...]
+
+    def line_at(self, offset: int) -> int:
+        """The physical line of the character at `offset`."""
+        k = bisect.bisect_right(self.marks, (offset, 1 << 62)) - 1
+        return self.marks[k][1] if k >= 0 else self.line
+
+    def marks_between(self, start: int, end: int) -> tuple[tuple[int, int], ...]:
+        lo = bisect.bisect_right(self.marks, (start, 1 << 62))
+        hi = bisect.bisect_left(self.marks, (end, 0))
+        return self.marks[lo:hi]
+
+
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-9][\w.-]*))")
+_WORD_BREAK = " \t;&|()<>"
+
+
+def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[str, bool]]]:
+    """Scan one physical line under the quoting `stack` (mutated in place).
+
+    Returns (text without comment, ends with a line-continuation backslash, heredoc markers (word, strip_tabs)).
+    """
+    out: list[str] = []
+    heredocs: list[tuple[str, bool]] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        top = stack[-1] if stack else None
+        if top == "'":
+            out.append(c)
+            if c == "'":
+                stack.pop()
+            i += 1
+            continue
+        if c == "\\":
+            if i == n - 1:
+                if top in (None, '"', "$(", "(", "${", "`"):
+                    return "".join(out), True, heredocs
+                out.append(c)
+                i += 1
+                continue
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        if top == '"':
+            if c == '"':
+                stack.pop()
+            elif c == "$" and line.startswith("$((", i):
+                stack.append("$((")
+                out.append("$((")
+                i += 3
+                continue
+            elif c == "$" and line.startswith("$(", i):
+                stack.append("$(")
+                out.append("$(")
+                i += 2
+                continue
+            elif c == "$" and line.startswith("${", i):
+                stack.append("${")
+                out.append("${")
+                i += 2
+                continue
+            elif c == "`":
+                stack.append("`")
+            out.append(c)
+            i += 1
+            continue
+        if top == "`":
+            if c == "`":
+                stack.pop()
+            out.append(c)
+            i += 1
+            continue
+        if top == "${":
+            if c == "}":
+                stack.pop()
+            elif c in "'\"`":
+                stack.append(c)
+            elif c == "$" and line.startswith("$(", i):
+                stack.append("$((" if line.startswith("$((", i) else "$(")
+                step = 3 if stack[-1] == "$((" else 2
+                out.append(line[i : i + step])
+                i += step
+                continue
+            elif c == "$" and line.startswith("${", i):
+                stack.append("${")
+                out.append("${")
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+            continue
+        # top is None, "$(", "(" or "$((": code context
+        if c == "#" and top != "$((" and (i == 0 or line[i - 1] in " \t;&|(\n"):
+            break  # a comment runs to the end of the physical line
+        if c in "'\"`":
+            stack.append(c)
+        elif c == "$" and line.startswith("$((", i):
+            stack.append("$((")
+            out.append("$((")
+            i += 3
+            continue
+        elif c == "$" and line.startswith("$(", i):
+            stack.append("$(")
+            out.append("$(")
+            i += 2
+            continue
+        elif c == "$" and line.startswith("${", i):
+            stack.append("${")
+            out.append("${")
+            i += 2
+            continue
+        elif c == "(":
+            stack.append("(")
+        elif c == ")":
+            if top == "$((":
+                if line.startswith("))", i):
+                    stack.pop()
+                    out.append("))")
+                    i += 2
+                    continue
+            elif top in ("$(", "("):
+                stack.pop()
+            # top None: a `case` pattern's closing parenthesis
+        elif c == "<" and top in (None, "$(") and line.startswith("<<", i) and not line.startswith("<<<", i):
+            m = _HEREDOC.match(line, i)
+            if m:
+                word = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
+                heredocs.append((word or "", m.group(1) == "-"))
+                out.append(m.group(0))
+                i = m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out), False, heredocs
+
+
+def _split_logical(text: str) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
+    """Logical lines, the physical lines of comments skipped inside a continuation, and heredoc body ranges."""
+    physical = text.split("\n")
+    result: list[LogicalLine] = []
+    comment_breaks: list[int] = []
+    heredoc_ranges: list[tuple[int, int]] = []
+    stack: list[str] = []
+    buf: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length = 0
+    start_line = 0
+    end_line = 0
+    continuing = False  # the previous physical line ended with an unquoted backslash
+    idx = 0
+    total = len(physical)
+    while idx < total:
+        raw = physical[idx]
+        lineno = idx + 1
+        idx += 1
+        if raw.endswith("\r"):
+            raw = raw[:-1]
+        if continuing and not stack and raw.lstrip().startswith("#"):
+            # A commented-out line inside a `\` continuation. Bash ends the command here; authors mean
+            # "skip this line", which is what a trailing backslash on the comment says. Follow the author
+            # when the comment ends with `\`, bash otherwise.
+            comment_breaks.append(lineno)
+            if raw.rstrip().endswith("\\"):
+                continue
+            continuing = False
+        elif not buf and not stack and (not raw.strip() or raw.lstrip().startswith("#")):
+            continue
+        if not buf:
+            start_line = lineno
+            length = 0
+            marks = []
+        text_part, cont, heredocs = _scan_physical(raw, stack)
+        marks.append((length, lineno))
+        buf.append(text_part)
+        length += len(text_part)
+        end_line = lineno
+        for word, strip_tabs in heredocs:
+            body_start = idx + 1
+            while idx < total:
+                body = physical[idx].rstrip("\r")
+                idx += 1
+                if (body.lstrip("\t") if strip_tabs else body) == word:
+                    break
+            heredoc_ranges.append((body_start, idx))
+        if cont:
+            continuing = True
+            continue
+        continuing = False
+        if stack:
+            buf.append("\n")
+            length += 1
+            continue
+        joined = "".join(buf)
+        if joined.strip():
+            result.append(LogicalLine(joined, start_line, end_line, tuple(marks)))
+        buf = []
+    if buf:
+        joined = "".join(buf)
+        if joined.strip():
+            result.append(LogicalLine(joined, start_line, end_line, tuple(marks)))
+    return result, comment_breaks, heredoc_ranges
+
+
+def logical_lines(text: str) -> list[LogicalLine]:
+    """The logical lines of a shell script (see LogicalLine); never raises."""
+    try:
+        return _split_logical(text)[0]
+    except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
+        return []
+
+
+# -- layer 2: tokens ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Word:
+    """A shell word as written (quotes kept), with its physical line.
+
+    `marks` maps offsets inside a word that spans several physical lines (a multi-line string) to lines.
+    """
+
+    text: str
+    line: int
+    marks: tuple[tuple[int, int], ...] = ()
+
+    def line_at(self, offset: int) -> int:
+        found = self.line
+        for start, phys in self.marks:
+            if start > offset:
+                break
+            found = phys
+        return found
+
+
+def _word(ll: LogicalLine, start: int, end: int) -> Word:
+    line = ll.line_at(start)
+    marks = tuple((off - start, phys) for off, phys in ll.marks_between(start, end))
+    return Word(ll.text[start:end], line, marks)
+
+
+@dataclass(frozen=True)
+class _ArrayWord:
+    name: str
+    append: bool
+    elements: tuple[Word, ...]
+    line: int
+    end_line: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.name}{'+' if self.append else ''}=({' '.join(e.text for e in self.elements)})"
+
+
+@dataclass(frozen=True)
+class _Op:
+    text: str
+    line: int
+
+
+_Token = Word | _ArrayWord | _Op
+
+_REDIR = re.compile(r"\d*(?:&>>|&>|>>|>&|<&|<<<|<<-|<<|<>|>\||>|<)")
+_OPS = (";;&", ";;", ";&", "&&", "||", "|&", "|", ";", "&", "(", ")", "\n")
+_ARRAY_HEAD = re.compile(r"([A-Za-z_]\w*)(\+?)=\Z")
+
+
+def _read_word(s: str, i: int) -> int:
+    """End offset of the shell word that starts at s[i] (quotes, $( ), ${ } and backticks respected)."""
+    n = len(s)
+    stack: list[str] = []
+    while i < n:
+        c = s[i]
+        top = stack[-1] if stack else None
+        if top == "'":
+            if c == "'":
+                stack.pop()
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if top == '"':
+            if c == '"':
+                stack.pop()
+            elif s.startswith("$(", i):
+                stack.append("$(")
+                i += 2
+                continue
+            elif s.startswith("${", i):
+                stack.append("${")
+                i += 2
+                continue
+            elif c == "`":
+                stack.append("`")
+            i += 1
+            continue
+        if top == "`":
+            if c == "`":
+                stack.pop()
+            i += 1
+            continue
+        if top == "${":
+            if c == "}":
+                stack.pop()
+            elif c in "'\"`":
+                stack.append(c)
+            elif s.startswith("$(", i):
+                stack.append("$(")
+                i += 2
+                continue
+            elif s.startswith("${", i):
+                stack.append("${")
+                i += 2
+                continue
+            i += 1
+            continue
+        if top in ("$(", "("):
+            if c in "'\"`":
+                stack.append(c)
+            elif c == "(":
+                stack.append("(")
+            elif c == ")":
+                stack.pop()
+            elif s.startswith("${", i):
+                stack.append("${")
+                i += 2
+                continue
+            i += 1
+            continue
+        # top level of the word
+        if c in " \t\n;&|()<>":
+            return i
+        if c in "'\"`":
+            stack.append(c)
+        elif s.startswith("$(", i):
+            stack.append("$(")
+            i += 2
+            continue
+        elif s.startswith("${", i):
+            stack.append("${")
+            i += 2
+            continue
+        i += 1
+    return n
+
+
+def _tokenize(ll: LogicalLine) -> list[_Token]:
+    s = ll.text
+    n = len(s)
+    out: list[_Token] = []
+    i = 0
+    while i < n:
+        c = s[i]
+        if c in " \t\r":
+            i += 1
+            continue
+        m = _REDIR.match(s, i)
+        if m:
+            out.append(_Op(m.group(0), ll.line_at(i)))
+            i = m.end()
+            continue
+        op = next((o for o in _OPS if s.startswith(o, i)), None)
+        if op is not None:
+            out.append(_Op(";" if op == "\n" else op, ll.line_at(i)))
+            i += len(op)
+            continue
+        end = _read_word(s, i)
+        if end == i:  # cannot happen, but never loop forever
+            end = i + 1
+        text = s[i:end]
+        am = _ARRAY_HEAD.match(text)
+        if am and end < n and s[end] == "(":
+            elements, close = _read_array(ll, end + 1)
+            out.append(_ArrayWord(am.group(1), am.group(2) == "+", elements, ll.line_at(i), ll.line_at(close)))
+            i = close + 1
+            continue
+        out.append(_word(ll, i, end))
+        i = end
+    return out
+
+
+def _read_array(ll: LogicalLine, i: int) -> tuple[tuple[Word, ...], int]:
+    """Elements of an array literal starting after `(`; returns them and the offset of the closing `)`."""
+    s = ll.text
+    n = len(s)
+    elements: list[Word] = []
+    while i < n:
+        c = s[i]
+        if c in " \t\r\n":
+            i += 1
+            continue
+        if c == ")":
+            return tuple(elements), i
+        end = _read_word(s, i)
+        if end == i:
+            end = i + 1  # a stray operator character inside the array: skip it
+            i = end
+            continue
+        elements.append(_word(ll, i, end))
+        i = end
+    return tuple(elements), n
+
+
+# -- layer 2: statements and arms ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One branch of an `if`/`case`/`&&` test, a loop body or a function body."""
+
+    id: int
+    device: Device | None  # "npu"/"other" when the arm's test compares a device variable, else None
+    conditional: bool  # False only for a pure device test (taken or skipped as a whole by the NPU view)
+    line: int
+
+
+@dataclass(frozen=True)
+class _Assign:
+    name: str
+    raw: str
+    line: int
+    append: bool  # NAME+=VALUE
+    word: Word | None = None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A simple command or a bare assignment, with the arms around it."""
+
+    index: int
+    line: int
+    end_line: int
+    words: tuple[Word, ...]  # command words (leading NAME=VALUE words excluded)
+    assigns: tuple[_Assign, ...]  # leading NAME=VALUE words
+    arrays: tuple[_ArrayWord, ...]  # NAME=( ... ) / NAME+=( ... )
+    arms: tuple[Arm, ...]
+    for_var: str = ""  # set on the synthetic statement that assigns a `for` variable
+
+    @property
+    def device(self) -> Device | None:
+        return _device_of(self.arms)
+
+
+def _device_of(arms: Iterable[Arm]) -> Device | None:
+    devs = {a.device for a in arms}
+    if "other" in devs:
+        return "other"
+    if "npu" in devs:
+        return "npu"
+    return None
+
+
+@dataclass
+class _Frame:
+    kind: str  # if, case, loop, brace, function, subshell, andlist
+    state: str = ""
+    arm: Arm | None = None
+    cond: list[str] = field(default_factory=list)
+    device_case: bool = False
+    arm_devices: list[Device | None] = field(default_factory=list)
+    for_var: str = ""
+    for_items: tuple[Word, ...] = ()
+
+
+_CMP = re.compile(r"""\$\{?(?P<var>[A-Za-z_]\w*)(?::?[-=][^}]*)?\}?["']?\s*(?P<op>==|=|!=)\s*["']?(?P<val>[\w*.-]+)""")
+_CMP_REV = re.compile(r"""["']?(?P<val>[A-Za-z][\w*.-]*)["']?\s*(?P<op>==|=|!=)\s*["']?\$\{?(?P<var>[A-Za-z_]\w*)""")
+_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
+
+
+def _value_device(value: str) -> Device | None:
+    v = value.lower().strip("*\"' ")
+    if v in _NPU_VALUES:
+        return "npu"
+    if v in _OTHER_VALUES:
+        return "other"
+    return None
+
+
+def _classify_test(cond: str) -> tuple[Device | None, bool]:
+    """(device of the arm a test opens, whether the test also depends on something else)."""
+    found: list[tuple[Device, str]] = []
+    rest = cond
+    for rx in (_CMP, _CMP_REV):
+        for m in rx.finditer(cond):
+            if not _DEVICE_VAR.match(m.group("var")):
+                continue
+            dev = _value_device(m.group("val"))
+            if dev is not None:
+                found.append((dev, m.group("op")))
+                rest = rest.replace(m.group(0), " ", 1)
+    if len(found) != 1 or "||" in cond:
+        return None, True
+    dev, op = found[0]
+    if op == "!=":
+        dev = "other" if dev == "npu" else "npu"
+    # A guard like `[ -n "$device_name" ]` is harmless; any other test keeps the arm conditional.
+    rest = re.sub(r"-n\s+\S+", " ", rest)
+    rest = re.sub(r"[\s\[\]\"';&]|\b(then|if|elif|test)\b", "", rest)
+    return dev, bool(rest)
+
+
+def _case_arm_device(patterns: list[str]) -> Device:
+    for p in patterns:
+        for alt in p.split("|"):
+            if _value_device(alt) == "npu":
+                return "npu"
+    return "other"
+
+
+class _Builder:
+    """Walks tokens, keeps the if/case/loop/function stack and emits statements. Tolerates broken nesting."""
+
+    def __init__(self) -> None:
+        self.stack: list[_Frame] = []
+        self.statements: list[Statement] = []
+        self.next_arm = 0
+        self.function_pending = False
+        self.all_arms: list[Arm] = []
+
+    def _new_arm(self, device: Device | None, conditional: bool, line: int) -> Arm:
+        self.next_arm += 1
+        arm = Arm(self.next_arm, device, conditional, line)
+        self.all_arms.append(arm)
+        return arm
+
+    def arms(self) -> tuple[Arm, ...]:
+        return tuple(f.arm for f in self.stack if f.arm is not None)
+
+    def _top(self, kind: str) -> _Frame | None:
+        for f in reversed(self.stack):
+            if f.kind == kind:
+                return f
+        return None
+
+    def _unwind_to(self, frame: _Frame) -> None:
+        while self.stack and self.stack[-1] is not frame:
+            self.stack.pop()
+
+    def _pop(self, kind: str) -> None:
+        f = self._top(kind)
+        if f is not None:
+            self._unwind_to(f)
+            self.stack.pop()
+
+    def _in_case_pattern(self, cur: list[_Token]) -> bool:
+        top = self.stack[-1] if self.stack else None
+        if top is None or top.kind != "case" or top.state not in ("in", "pattern"):
+            return False
+        return not any(isinstance(t, _Op) and t.text == ")" for t in cur)
+
+    def _in_if_cond(self) -> _Frame | None:
+        top = self.stack[-1] if self.stack else None
+        return top if top is not None and top.kind == "if" and top.state == "cond" else None
+
+    # token stream --------------------------------------------------------------------------------------------
+    def feed(self, toks: list[_Token]) -> None:
+        """One logical line."""
+        cur: list[_Token] = []
+        for t in toks:
+            if not isinstance(t, _Op):
+                cur.append(t)
+                continue
+            if t.text in ("(", ")", "|") and self._in_case_pattern(cur):
+                cur.append(t)
+                continue
+            if t.text in _SEPARATORS:
+                last = self.command(cur)
+                cur = []
+                cond = self._in_if_cond()
+                if cond is not None:
+                    cond.cond.append(t.text)
+                elif t.text in ("&&", "||") and last is not None:
+                    self._open_andlist(last, t.text, t.line)
+                    continue
+                if t.text in (";", ";;", ";&", ";;&", "&", "|", "|&"):
+                    self._close_andlists()
+                if t.text in (";;", ";&", ";;&"):
+                    self._case_arm_end()
+                continue
+            if t.text == "(":
+                if len(cur) == 1 and isinstance(cur[0], Word) and _NAME.match(cur[0].text):
+                    cur.append(t)  # name() { ... }
+                    continue
+                self.command(cur)
+                cur = []
+                self.stack.append(_Frame("subshell"))
+                continue
+            if t.text == ")":
+                if cur and isinstance(cur[-1], _Op) and cur[-1].text == "(":
+                    cur.append(t)
+                    continue
+                if self._top("subshell") is not None:
+                    self.command(cur)
+                    cur = []
+                    self._pop("subshell")
+                    continue
+                cur.append(t)
+                continue
+            cur.append(t)  # a redirection
+        self.command(cur)
+        self._close_andlists()
+
+    def _open_andlist(self, test: list[str], op: str, line: int) -> None:
+        """`[ "$DEVICE" = npu ] && export X=1`: what follows runs only when the test holds (or fails, `||`)."""
+        if test[:1] not in (["["], ["[["], ["test"]):
+            if self.stack and self.stack[-1].kind == "andlist":
+                return
+            self.stack.append(_Frame("andlist", arm=self._new_arm(None, True, line)))
+            return
+        dev, extra = _classify_test(" ".join(test))
+        if op == "||" and dev is not None:
+            dev = "other" if dev == "npu" else "npu"
+        self.stack.append(_Frame("andlist", arm=self._new_arm(dev, dev is None or extra, line)))
+
+    def _close_andlists(self) -> None:
+        while self.stack and self.stack[-1].kind == "andlist":
+            self.stack.pop()
+
+    def command(self, toks: list[_Token]) -> list[str] | None:
+        """One simple command; returns its words when it is a plain command (for `&&` tests)."""
+        if not toks:
+            return None
+        top = self.stack[-1] if self.stack else None
+        first = toks[0]
+        word0 = first.text if isinstance(first, Word) else ""
+        if top is not None and top.kind == "case" and top.state in ("in", "pattern"):
+            self._case_head(top, toks)
+            return None
+        cond = self._in_if_cond()
+        if cond is not None and word0 != "then":
+            cond.cond.append(" ".join(t.text for t in toks))
+            self._emit(toks)
+            return None
+        if word0 in ("if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do", "done"):
+            self._keyword(word0, toks)
+            return None
+        if word0 in ("{", "}", "function", "!"):
+            self._keyword(word0, toks)
+            return None
+        if (
+            len(toks) >= 3
+            and _NAME.match(word0)
+            and isinstance(toks[1], _Op)
+            and toks[1].text == "("
+            and isinstance(toks[2], _Op)
+            and toks[2].text == ")"
+        ):
+            self.function_pending = True
+            self.command(toks[3:])
+            return None
+        self._emit(toks)
+        return [t.text for t in toks if isinstance(t, Word)]
+
+    def _keyword(self, word0: str, toks: list[_Token]) -> None:
+        line = toks[0].line
+        rest = toks[1:]
+        if word0 == "!":
+            self.command(rest)
+            return
+        if word0 == "if":
+            self.stack.append(_Frame("if", state="cond"))
+        elif word0 == "elif":
+            f = self._top("if")
+            if f is not None:
+                self._unwind_to(f)
+                f.arm, f.state, f.cond = None, "cond", []
+        elif word0 == "then":
+            f = self._top("if")
+            if f is not None:
+                self._unwind_to(f)
+                dev, extra = _classify_test(" ".join(f.cond))
+                f.arm_devices.append(dev)
+                f.arm = self._new_arm(dev, dev is None or extra, line)
+                f.state = "body"
+        elif word0 == "else":
+            f = self._top("if")
+            if f is not None:
+                self._unwind_to(f)
+                other: Device | None = None
+                if f.arm_devices and None not in f.arm_devices:
+                    if "npu" in f.arm_devices:
+                        other = "other"
+                    elif len(f.arm_devices) == 1:
+                        other = "npu"  # `if [ "$DEVICE" = gpu ] ... else ...`: the else arm is the NPU one
+                f.arm = self._new_arm(other, other is None, line)
+                f.state = "body"
+        elif word0 == "fi":
+            self._pop("if")
+        elif word0 == "case":
+            subject = rest[0].text if rest and isinstance(rest[0], Word) else ""
+            m = re.search(r"\$\{?([A-Za-z_]\w*)", subject)
+            device_case = bool(m and _DEVICE_VAR.match(m.group(1)))
+            self.stack.append(_Frame("case", state="in", device_case=device_case))
+            rest = rest[1:]
+            if rest and isinstance(rest[0], Word) and rest[0].text == "in":
+                self.stack[-1].state = "pattern"
+                rest = rest[1:]
+        elif word0 == "esac":
+            self._pop("case")
+        elif word0 in ("for", "while", "until"):
+            frame = _Frame("loop", state="head")
+            self.stack.append(frame)
+            if word0 == "for":
+                name = rest[0].text if rest and isinstance(rest[0], Word) else ""
+                if _NAME.match(name):
+                    frame.for_var = name
+                    if len(rest) >= 2 and isinstance(rest[1], Word) and rest[1].text == "in":
+                        frame.for_items = tuple(t for t in rest[2:] if isinstance(t, Word))
+                    else:
+                        frame.for_items = (Word('"$@"', line),)
+                rest = []
+        elif word0 == "do":
+            f = self._top("loop")
+            if f is not None:
+                self._unwind_to(f)
+                f.arm = self._new_arm(None, True, line)
+                f.state = "body"
+                if f.for_var:
+                    self.statements.append(
+                        Statement(len(self.statements), line, line, f.for_items, (), (), self.arms(), f.for_var)
+                    )
+        elif word0 == "done":
+            self._pop("loop")
+        elif word0 == "function":
+            self.function_pending = True
+            rest = rest[1:]
+            while rest and isinstance(rest[0], _Op) and rest[0].text in ("(", ")"):
+                rest = rest[1:]
+        elif word0 == "{":
+            if self.function_pending:
+                self.stack.append(_Frame("function", arm=self._new_arm(None, True, line)))
+                self.function_pending = False
+            else:
+                self.stack.append(_Frame("brace"))
+        elif word0 == "}":
+            for k in range(len(self.stack) - 1, -1, -1):
+                if self.stack[k].kind in ("brace", "function"):
+                    del self.stack[k:]
+                    break
+        self.command(rest)
+
+    def _case_head(self, frame: _Frame, toks: list[_Token]) -> None:
+        # [in] [(] pattern [| pattern]... ) [command...]    or    esac
+        i = 0
+        if frame.state == "in":
+            if isinstance(toks[0], Word) and toks[0].text == "in":
+                i = 1
+            frame.state = "pattern"
+        if i < len(toks) and isinstance(toks[i], Word) and toks[i].text == "esac":
+            self._pop("case")
+            self.command(toks[i + 1 :])
+            return
+        patterns: list[str] = []
+        line = toks[i].line if i < len(toks) else 0
+        closed = False
+        while i < len(toks):
+            t = toks[i]
+            i += 1
+            if isinstance(t, _Op) and t.text == ")":
+                closed = True
+                break
+            if isinstance(t, Word):
+                patterns.append(t.text)
+        if not closed:
+            return
+        if frame.device_case:
+            frame.arm = self._new_arm(_case_arm_device(patterns), False, line)
+        else:
+            frame.arm = self._new_arm(None, True, line)
+        frame.state = "body"
+        self.command(toks[i:])
+
+    def _case_arm_end(self) -> None:
+        f = self._top("case")
+        if f is not None:
+            self._unwind_to(f)
+            f.arm, f.state = None, "pattern"
+
+    def _emit(self, toks: list[_Token]) -> None:
+        words: list[Word] = []
+        assigns: list[_Assign] = []
+        arrays: list[_ArrayWord] = []
+        skip_next = False
+        for t in toks:
+            if isinstance(t, _Op):
+                skip_next = _REDIR.fullmatch(t.text) is not None
+                continue
+            if skip_next:
+                skip_next = False
+                continue
+            if isinstance(t, _ArrayWord):
+                arrays.append(t)
+                continue
+            if not words:
+                m = _SHELL_ASSIGN.match(t.text)
+                if m:
+                    if not m.group(2):
+                        assigns.append(_Assign(m.group(1), t.text[m.end() :], t.line, bool(m.group(3)), t))
+                    continue
+            words.append(t)
+        if not (words or assigns or arrays):
+            return
+        lines = [t.line for t in toks]
+        lines += [t.end_line for t in toks if isinstance(t, _ArrayWord)]
+        self.statements.append(
+            Statement(
+                len(self.statements),
+                min(lines),
+                max(lines),
+                tuple(words),
+                tuple(assigns),
+                tuple(arrays),
+                self.arms(),
+            )
+        )
+
+
+# -- results --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A place where a shell variable is defined (with or without a value known to the parser)."""
+
+    name: str
+    raw: str | None  # the value as written; None for `read`, `for`, arrays and `export NAME`
+    line: int
+    kind: str  # assign, prefix, export, local, declare, typeset, readonly, default, for, read, array
+    exported: bool
+    arms: tuple[Arm, ...]
+    index: int  # order of the statement
+
+    @property
+    def device(self) -> Device | None:
+        return _device_of(self.arms)
+
+
+@dataclass(frozen=True)
+class Override:
+    """One Hydra override token (`+a.b=c`, `a.b.c=${X}`, `~a.b`)."""
+
+    prefix: str  # "", "+", "++" or "~"
+    key: str  # without the prefix
+    raw: str | None  # the value as written, quotes kept (None for a bare `~key`)
+    value: Value | None  # the value after shell expansion and quote removal (None for a bare `~key`)
+    line: int  # physical line of the token
+    text: str  # the whole token as written
+    array: str | None = None  # the bash array that carried it
+    conditional: bool = False  # added in an arm that may not run before the command
+    sources: tuple[int, ...] = ()  # lines of the shell assignments its value came from
+
+    def matches(self, key: str, suffix: bool = False) -> bool:
+        """Same key (prefix ignored); with `suffix`, also a longer key ending in `.key`."""
+        return self.key == key or (suffix and self.key.endswith("." + key))
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """Its own line, then the lines of the assignments its value came from."""
+        return (self.line, *(s for s in self.sources if s != self.line))
+
+
+@dataclass(frozen=True)
+class Effective:
+    """What Hydra ends up with for one key in one command (the last override wins)."""
+
+    value: Value | None  # None: absent (the config default applies) or deleted with `~`
+    present: bool | None  # None: set only in an arm that may not run
+    override: Override | None  # the last override of the key
+    overrides: tuple[Override, ...] = ()  # every override that touched the key, in Hydra order
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    """A shell variable as a command sees it."""
+
+    name: str
+    value: Value
+    line: int  # line of the assignment that decided it
+    exported: bool | None  # None: exported only in an arm that may not run
+    sources: tuple[int, ...] = ()  # further lines the value came from
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return (self.line, *(s for s in self.sources if s != self.line))
+
+
+_ABSENT = object()
+
+
+def _dict_lookup(value: Value | None, path: str) -> object:
+    """`path` (a.b) inside a dict-valued override: _ABSENT when not spelled out, UNKNOWN when unreadable."""
+    v = hydra_str(value)
+    if not isinstance(v, str) or not v.startswith("{"):
+        return UNKNOWN
+    try:
+        data = yaml.safe_load(v)
+    except Exception:
+        return UNKNOWN
+    for part in path.split("."):
+        if not isinstance(data, dict):
+            return UNKNOWN
+        if part not in data:
+            return _ABSENT
+        data = data[part]
+    if isinstance(data, bool):
+        return "True" if data else "False"
+    if data is None:
+        return "null"
+    if isinstance(data, dict | list):
+        return UNKNOWN
+    return str(data)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A command that passes Hydra overrides (`python3 -m verl...`, torchrun, `ray job submit -- ...`)."""
+
+    line: int
+    end_line: int
+    launcher: str  # the program (`python3`, `torchrun`; the first element of a `"${LAUNCH[@]}"` array)
+    module: str | None  # the `-m` module, when there is one
+    overrides: tuple[Override, ...]  # in Hydra order: command order with arrays expanded
+    passes_args: bool  # `"$@"` is passed on: the caller may add overrides
+    index: int  # order of the statement
+    prefix_env: tuple[EnvValue, ...] = ()  # NAME=VALUE words in front of the command
+
+    def find(self, key: str, suffix: bool = False) -> list[Override]:
+        return [o for o in self.overrides if o.matches(key, suffix)]
+
+    def effective(self, key: str, suffix: bool = False) -> Effective:
+        """Hydra's value of `key` (with `suffix`: of any key ending in `.key`); the last override wins.
+
+        A dict-valued override of an ancestor (`...compilation_config='{cudagraph_mode: FULL}'`) counts for
+        the keys it spells out; one that cannot be read makes the key UNKNOWN. An override added in an arm
+        that may not run makes the value UNKNOWN unless it repeats the value before it.
+        """
+        value: Value | None = None
+        present: bool | None = False
+        last: Override | None = None
+        used: list[Override] = []
+        for o in self.overrides:
+            if o.matches(key, suffix):
+                new: Value | None = None if o.prefix == "~" else o.value
+            elif not suffix and o.prefix != "~" and key.startswith(o.key + "."):
+                found = _dict_lookup(o.value, key[len(o.key) + 1 :])
+                if found is _ABSENT:
+                    continue
+                new = found if isinstance(found, str) else UNKNOWN
+            else:
+                continue
+            used.append(o)
+            last = o
+            new_present = new is not None
+            if not o.conditional:
+                value, present = new, new_present
+                continue
+            if value != new:
+                value = UNKNOWN
+            if present is not new_present:
+                present = None
+        return Effective(value, present, last, tuple(used))
+
+    def value(self, key: str, suffix: bool = False) -> Value | None:
+        return self.effective(key, suffix).value
+
+
+@dataclass
+class _VarEvent:
+    name: str
+    index: int
+    value: Value | None  # None: unset
+    exported: bool
+    line: int
+    branches: tuple[int, ...]
+    sources: tuple[int, ...] = ()
+    export_only: bool = False  # `export NAME`: marks it exported, keeps the value
+    # A string of overrides (`ARGS="a.b=1 c.d=2"`) that `$ARGS` word-splits into a command: its overrides.
+    pieces: tuple[Override, ...] | None = None
+
+
+@dataclass
+class _ArrayEvent:
+    index: int
+    append: bool
+    elements: tuple[Override | None, ...]  # None: an element that is not an override
+    words: tuple[str, ...]
+    branches: tuple[int, ...]
+
+
+def _resolve(events: Sequence[_VarEvent], index: int, branches: tuple[int, ...]) -> EnvValue | None:
+    """The variable at statement `index` inside `branches`: an assignment in an arm that does not enclose
+    the use and changes the value makes it UNKNOWN."""
+    value: Value | None = None
+    exported: bool | None = False
+    line = 0
+    sources: tuple[int, ...] = ()
+    defined = False
+    name = ""
+    for e in events:
+        if e.index >= index:
+            break
+        name = e.name
+        certain = e.branches == branches[: len(e.branches)]
+        if e.export_only:
+            if certain:
+                exported = True
+            elif exported is False:
+                exported = None
+            continue
+        if certain:
+            value, line, sources, defined = e.value, e.line, e.sources, True
+            if e.exported:
+                exported = True
+            continue
+        if not defined or value != e.value:
+            value = UNKNOWN
+        line, sources, defined = e.line, (*sources, *e.sources), True
+        if e.exported and exported is False:
+            exported = None
+    if not defined or value is None:
+        return None
+    return EnvValue(name, value, line, exported, sources)
+
+
+_VAR_REF = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
+
+
+class _Expander:
+    """Quote removal and parameter expansion of one word, against the variables seen by one statement."""
+
+    def __init__(self, events: dict[str, list[_VarEvent]], index: int, branches: tuple[int, ...]) -> None:
+        self.events = events
+        self.index = index
+        self.branches = branches
+        self.sources: list[int] = []
+
+    def lookup(self, name: str) -> Value | None:
+        res = _resolve(self.events.get(name, ()), self.index, self.branches)
+        if res is None:
+            return None
+        self.sources.extend(res.lines)
+        return res.value
+
+    def take_sources(self) -> tuple[int, ...]:
+        out = tuple(dict.fromkeys(self.sources))
+        self.sources = []
+        return out
+
+    def _param(self, body: str) -> Value:
+        """The inside of `${...}`: NAME, NAME:-word, NAME:=word, NAME:+word, NAME:?msg (and without colon)."""
+        m = re.fullmatch(r"([A-Za-z_]\w*|[0-9]+)(?:(:?[-=?+])(.*))?", body, re.S)
+        if not m:
+            return UNKNOWN  # ${#X}, ${X/a/b}, ${X,,}, ${A[@]}, ${X:0:2}: not followed
+        name, op, arg = m.group(1), m.group(2), m.group(3) or ""
+        val = None if name.isdigit() else self.lookup(name)
+        if op is None:
+            return UNKNOWN if val is None else val
+        if val is UNKNOWN:
+            return UNKNOWN
+        empty = val is None or (op.startswith(":") and val == "")
+        kind = op[-1]
+        if kind in "-=":
+            return self.expand(arg) if empty else val  # type: ignore[return-value]
+        if kind == "+":
+            return "" if empty else self.expand(arg)
+        return UNKNOWN if val is None else val  # ${X:?msg}: the caller must set it
+
+    def expand(self, word: str) -> Value:
+        """The word's value, or UNKNOWN if any part of it cannot be known."""
+        out: list[str] = []
+        i, n = 0, len(word)
+        dq = False
+        while i < n:
+            c = word[i]
+            if c == "'" and not dq:
+                j = word.find("'", i + 1)
+                if j < 0:
+                    return UNKNOWN
+                out.append(word[i + 1 : j])
+                i = j + 1
+            elif c == '"':
+                dq = not dq
+                i += 1
+            elif c == "\\":
+                if i + 1 < n:
+                    nxt = word[i + 1]
+                    if dq and nxt not in '$`"\\':
+                        out.append("\\")
+                    out.append(nxt)
+                i += 2
+            elif c == "`" or word.startswith("$(", i):
+                return UNKNOWN
+            elif word.startswith("${", i):
+                j = _matching_brace(word, i + 2)
+                if j < 0:
+                    return UNKNOWN
+                v = self._param(word[i + 2 : j])
+                if not isinstance(v, str):
+                    return UNKNOWN
+                out.append(v)
+                i = j + 1
+            elif c == "$":
+                m = _VAR_REF.match(word, i + 1)
+                if not m:
+                    out.append("$")
+                    i += 1
+                    continue
+                if not _NAME.match(m.group(0)):
+                    return UNKNOWN  # $1, $@, $?, ...
+                v2 = self.lookup(m.group(0))
+                if not isinstance(v2, str):
+                    return UNKNOWN
+                out.append(v2)
+                i = m.end()
+            else:
+                out.append(c)
+                i += 1
+        return UNKNOWN if dq else "".join(out)
+
+
+def _matching_brace(word: str, i: int) -> int:
+    depth, n, quote = 1, len(word), ""
+    while i < n:
+        c = word[i]
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 1
+        elif c == "{" and i > 0 and word[i - 1] == "$":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def split_override(text: str) -> tuple[str, str, str | None] | None:
+    """(prefix, key, raw value) when the shell word is a Hydra override, else None.
+
+    Quotes around the key are tolerated (`"+a.b=${X}"`); `pkg.name==1.0` (a pip pin) is not an override.
+    """
+    i, n = 0, len(text)
+    key_chars: list[str] = []
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            i += 1
+            continue
+        if c == "=":
+            break
+        if not (c.isalnum() or c in "_.+~"):
+            return None
+        key_chars.append(c)
+        i += 1
+    m = _HYDRA_KEY.match("".join(key_chars))
+    if not m:
+        return None
+    prefix = m.group(1) or ""
+    if i >= n:
+        return (prefix, m.group(2), None) if prefix == "~" else None
+    raw = text[i + 1 :]
+    if raw.startswith("="):
+        return None
+    lead = text[: len(text) - len(text.lstrip("'\""))]
+    if lead and raw.endswith(lead[0]) and raw.count(lead[0]) % 2 == 1:
+        raw = raw[:-1]  # "a.b=c": the closing quote pairs with the one before the key
+    return prefix, m.group(2), raw
+
+
+_ARRAY_REF = re.compile(r"\"?\$\{([A-Za-z_]\w*)\[[@*]\]\}\"?")
+_ARGS = frozenset({'"$@"', "$@", '"$*"', "$*", '"${@}"', "${@}"})
+
+
+@dataclass(frozen=True)
+class Call:
+    """A plain command of the view (not an assignment): `bash x.sh`, `source env.sh`, `ray start ...`."""
+
+    program: str  # first word as written, path stripped (`bash`, `source`, `.`, `python3`)
+    argument: str  # first argument that is not an option, as written ("" when none)
+    words: tuple[str, ...]  # every word as written
+    line: int
+    index: int  # order of the statement (usable as `at=` in View.env / View.variable)
+
+
+@dataclass
+class View:
+    """One reading of a script: on NPU (`npu=True`, other-device arms skipped) or on any device."""
+
+    npu: bool
+    invocations: list[Invocation]
+    overrides: list[Override]  # every override in the view, in source order, whether a command uses it or not
+    calls: list[Call] = field(default_factory=list)  # every plain command, in order
+    _events: dict[str, list[_VarEvent]] = field(default_factory=dict, repr=False)
+    _branches: dict[int, tuple[int, ...]] = field(default_factory=dict, repr=False)
+    _assignments: list[Assignment] = field(default_factory=list, repr=False)
+
+    @property
+    def assignments(self) -> list[Assignment]:
+        """The assignments this view runs (other-device arms left out of the NPU view), in source order."""
+        return self._assignments
+
+    def _at(self, at: Invocation | int | None) -> tuple[int, tuple[int, ...]]:
+        if isinstance(at, Invocation):
+            return at.index, self._branches.get(at.index, ())
+        if isinstance(at, int):
+            return at, self._branches.get(at, ())
+        return 1 << 62, ()
+
+    def variable(self, name: str, at: Invocation | int | None = None) -> EnvValue | None:
+        """The shell variable seen by `at` (an invocation or a statement index; default: the script's end)."""
+        index, branches = self._at(at)
+        return _resolve(self._events.get(name, ()), index, branches)
+
+    def env(self, name: str, at: Invocation | int | None = None) -> EnvValue | None:
+        """The exported variable seen by `at` (default: the last invocation, else the script's end).
+
+        None when it is not exported there (or only assigned); `value` is UNKNOWN when it cannot be resolved.
+        """
+        if at is None and self.invocations:
+            at = self.invocations[-1]
+        if isinstance(at, Invocation):
+            for e in at.prefix_env:
+                if e.name == name:
+                    return e
+        res = self.variable(name, at)
+        if res is None or res.exported is False:
+            return None
+        return res
+
+    def value_of(self, key: str, suffix: bool = False) -> Value | None:
+        """The key over every invocation: their common value, UNKNOWN when they differ, None when unset."""
+        values = [inv.effective(key, suffix).value for inv in self.invocations]
+        known = [v for v in values if v is not None]
+        if not known:
+            return None
+        first = known[0]
+        return first if all(v == first for v in values) else UNKNOWN
+
+
+@dataclass
+class ShellScript:
+    """A parsed script: its logical lines and statements. Values are resolved by `view()`."""
+
+    text: str
+    logical: list[LogicalLine]
+    statements: list[Statement]
+    comment_breaks: list[int]  # commented-out physical lines met inside a `\` continuation
+    heredocs: list[tuple[int, int]]  # physical line ranges of heredoc bodies (skipped)
+    arms: list[Arm] = field(default_factory=list)  # every if/case/loop/function arm, in source order
+    error: str | None = None  # set when the parser gave up; the script then looks empty
+    _views: dict[bool, View] = field(default_factory=dict, repr=False)
+
+    @property
+    def assignments(self) -> list[Assignment]:
+        """Every assignment in source order, in every arm (see `View.assignments` for one reading)."""
+        return list(_assignments(self.statements))
+
+    @property
+    def npu_arms(self) -> list[Arm]:
+        """Arms that run only on NPU (`npu)` of a device case, `if [ "$DEVICE" = npu ]`, ...)."""
+        return [a for a in self.arms if a.device == "npu"]
+
+    def view(self, npu: bool = True) -> View:
+        """The script as it runs on NPU (`npu=True`) or on any device (`npu=False`); memoised."""
+        v = self._views.get(npu)
+        if v is None:
+            try:
+                v = _simulate(self, npu)
+            except Exception:  # pragma: no cover - defensive: degrade to "nothing known"
+                v = View(npu, [], [])
+            self._views[npu] = v
+        return v
+
+
+def parse(text: str) -> ShellScript:
+    """Parse a shell script. Never raises: on trouble the result is empty and `error` says why."""
+    try:
+        logical, breaks, heredocs = _split_logical(text)
+        builder = _Builder()
+        for ll in logical:
+            builder.feed(_tokenize(ll))
+        return ShellScript(text, logical, builder.statements, breaks, heredocs, builder.all_arms)
+    except Exception as exc:  # pragma: no cover - defensive: a parser bug must not sink a review
+        return ShellScript(text, [], [], [], [], error=f"{type(exc).__name__}: {exc}")
+
+
+_DECLARERS = ("export", "declare", "typeset", "local", "readonly")
+
+
+def _assignments(statements: Iterable[Statement]) -> Iterator[Assignment]:
+    for st in statements:
+        if st.for_var:
+            yield Assignment(st.for_var, None, st.line, "for", False, st.arms, st.index)
+            continue
+        words = [w.text for w in st.words]
+        cmd = words[0] if words else ""
+        for a in st.assigns:
+            kind = "prefix" if words else "assign"
+            yield Assignment(a.name, a.raw, a.line, kind, kind == "prefix", st.arms, st.index)
+        exported = cmd == "export" or (cmd in _DECLARERS and any("x" in w for w in words if w.startswith("-")))
+        for arr in st.arrays:
+            yield Assignment(arr.name, None, arr.line, "array", exported, st.arms, st.index)
+        if cmd in _DECLARERS:
+            for w in st.words[1:]:
+                if w.text.startswith("-"):
+                    continue
+                m = _SHELL_ASSIGN.match(w.text)
+                if m and not m.group(2):
+                    yield Assignment(m.group(1), w.text[m.end() :], w.line, cmd, exported, st.arms, st.index)
+                elif _NAME.match(w.text):
+                    yield Assignment(w.text, None, w.line, cmd, exported, st.arms, st.index)
+        elif cmd == "read":
+            for w in st.words[1:]:
+                if _NAME.match(w.text):
+                    yield Assignment(w.text, None, w.line, "read", False, st.arms, st.index)
+        for w in (*st.words, *(e for arr in st.arrays for e in arr.elements)):
+            for m in _ASSIGN_DEFAULT.finditer(w.text):
+                yield Assignment(m.group(1), m.group(2), w.line, "default", False, st.arms, st.index)
+        for a in st.assigns:
+            for m in _ASSIGN_DEFAULT.finditer(a.raw):
+                yield Assignment(m.group(1), m.group(2), a.line, "default", False, st.arms, st.index)
+
+
+_ASSIGN_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([^}]*)\}")
+
+
+def _simulate(script: ShellScript, npu: bool) -> View:
+    """Replay the statements of one view in order: variables, arrays, then the commands that use them."""
+    events: dict[str, list[_VarEvent]] = {}
+    arrays: dict[str, list[_ArrayEvent]] = {}
+    invocations: list[Invocation] = []
+    calls: list[Call] = []
+    seen_overrides: dict[tuple[int, str], Override] = {}
+    branches_at: dict[int, tuple[int, ...]] = {}
+    allexport = False
+    statements = [st for st in script.statements if not (npu and st.device == "other")]
+
+    def branches_of(st: Statement) -> tuple[int, ...]:
+        if npu:  # NPU arms that test only the device are taken: they are not branches in this view
+            return tuple(a.id for a in st.arms if a.device is None or a.conditional)
+        return tuple(a.id for a in st.arms)
+
+    def add(ev: _VarEvent) -> None:
+        events.setdefault(ev.name, []).append(ev)
+
+    def make_override(w: Word, exp: _Expander, array: str | None) -> Override | None:
+        parts = split_override(w.text)
+        if parts is None:
+            return None
+        prefix, key, raw = parts
+        value: Value | None = None
+        if raw is not None:
+            full = exp.expand(w.text)
+            value = full.split("=", 1)[1] if isinstance(full, str) and "=" in full else UNKNOWN
+        o = Override(prefix, key, raw, value, w.line, w.text, array, False, exp.take_sources())
+        seen_overrides.setdefault((o.line, o.text), o)
+        return o
+
+    for st in statements:
+        br = branches_of(st)
+        branches_at[st.index] = br
+        exp = _Expander(events, st.index, br)
+        words = [w.text for w in st.words]
+        cmd = words[0] if words else ""
+
+        if st.for_var:
+            items = [exp.expand(w.text) for w in st.words]
+            value: Value = items[0] if len(items) == 1 and isinstance(items[0], str) else UNKNOWN
+            add(_VarEvent(st.for_var, st.index, value, False, st.line, br, exp.take_sources()))
+            continue
+        if cmd == "set":
+            if any(w == "-a" or (w.startswith("-") and "a" in w and not w.startswith("--")) for w in words[1:]):
+                allexport = True
+            if "allexport" in words and "-o" in words:
+                allexport = True
+            if "+a" in words:
+                allexport = False
+
+        # ${NAME:=default} assigns NAME when it is unset
+        for w in st.words:
+            for m in _ASSIGN_DEFAULT.finditer(w.text):
+                if exp.lookup(m.group(1)) is None:
+                    add(_VarEvent(m.group(1), st.index, exp.expand(m.group(2)), False, w.line, br))
+
+        for arr in st.arrays:
+            elems = tuple(make_override(w, exp, arr.name) for w in arr.elements)
+            texts = tuple(w.text for w in arr.elements)
+            arrays.setdefault(arr.name, []).append(_ArrayEvent(st.index, arr.append, elems, texts, br))
+
+        prefix_env: list[EnvValue] = []
+        for a in st.assigns:
+            val = exp.expand(a.raw)
+            if a.append:
+                before = exp.lookup(a.name)
+                val = UNKNOWN if before is UNKNOWN or val is UNKNOWN else f"{before or ''}{val}"
+            srcs = exp.take_sources()
+            if words:  # NAME=VALUE cmd: only that command sees it
+                prefix_env.append(EnvValue(a.name, val, a.line, True, srcs))
+            else:
+                pieces = _string_pieces(a, exp, seen_overrides) if a.word is not None else None
+                add(_VarEvent(a.name, st.index, val, allexport, a.line, br, srcs, pieces=pieces))
+
+        if cmd in _DECLARERS:
+            flags = [w for w in words[1:] if w.startswith("-")]
+            exported = cmd == "export" or any("x" in f for f in flags)
+            for w in st.words[1:]:
+                if w.text.startswith("-"):
+                    continue
+                am = _SHELL_ASSIGN.match(w.text)
+                if am and not am.group(2):
+                    val = exp.expand(w.text[am.end() :])
+                    if am.group(3):
+                        before = exp.lookup(am.group(1))
+                        val = UNKNOWN if before is UNKNOWN or val is UNKNOWN else f"{before or ''}{val}"
+                    ev = _VarEvent(am.group(1), st.index, val, exported or allexport, w.line, br, exp.take_sources())
+                    add(ev)
+                elif _NAME.match(w.text) and exported:
+                    add(_VarEvent(w.text, st.index, None, True, w.line, br, export_only=True))
+            continue
+        if cmd == "read":
+            for w in st.words[1:]:
+                if _NAME.match(w.text):
+                    add(_VarEvent(w.text, st.index, UNKNOWN, False, w.line, br))
+            continue
+        if cmd == "unset":
+            for w in st.words[1:]:
+                if _NAME.match(w.text):
+                    add(_VarEvent(w.text, st.index, None, False, w.line, br))
+                    arrays.pop(w.text, None)
+            continue
+        if not words:
+            continue
+        if cmd == "exit" and not br:
+            break  # an exit this view always reaches (e.g. `npu) echo "unsupported"; exit 1 ;;`) ends the script
+        argument = next((w for w in words[1:] if not w.startswith("-")), "")
+        calls.append(Call(cmd.strip("\"'").rsplit("/", 1)[-1], argument, tuple(words), st.line, st.index))
+
+        inv = _invocation(st, br, exp, arrays, make_override, prefix_env)
+        if inv is not None:
+            invocations.append(inv)
+
+    # overrides carried by arrays that were built but maybe never expanded still belong to the view
+    overrides = sorted(seen_overrides.values(), key=lambda o: (o.line, o.text))
+    view_assignments = [a for a in _assignments(statements)]
+    return View(npu, invocations, overrides, calls, events, branches_at, view_assignments)
+
+
+def _invocation(
+    st: Statement,
+    br: tuple[int, ...],
+    exp: _Expander,
+    arrays: dict[str, list[_ArrayEvent]],
+    make_override: Callable[[Word, _Expander, str | None], Override | None],
+    prefix_env: list[EnvValue],
+) -> Invocation | None:
+    """The command as a Hydra launch, or None when it passes no override and is no verl module."""
+    flat: list[tuple[str, Override | None]] = []  # (word text, override) in command order
+    passes_args = False
+    for k, w in enumerate(st.words):
+        am = _ARRAY_REF.fullmatch(w.text)
+        if am:
+            for o, text, cond in _array_content(arrays.get(am.group(1), []), st.index, br):
+                flat.append((text, _with_conditional(o, cond) if o is not None else None))
+            continue
+        sm = _SCALAR_REF.fullmatch(w.text)
+        if sm and k > 0:
+            pieces = _pieces_of(exp, sm.group(1) or sm.group(2))
+            if pieces:
+                flat.extend((o.text, o) for o in pieces)
+                continue
+        if w.text in _ARGS:
+            passes_args = True
+            continue
+        flat.append((w.text, make_override(w, exp, None) if k > 0 else None))
+    if not flat:
+        return None
+    launcher = flat[0][0].strip("\"'")
+    if flat[0][1] is not None or launcher.rsplit("/", 1)[-1] in _NOT_LAUNCHERS:
+        return None
+    texts = [t for t, _o in flat]
+    module = next((texts[k + 1].strip("\"'") for k in range(len(texts) - 1) if texts[k] == "-m"), None)
+    overrides = tuple(o for _t, o in flat[1:] if o is not None)
+    is_verl = bool(module and module.startswith("verl")) or any("verl/trainer/" in t for t in texts)
+    if not overrides and not is_verl:
+        return None
+    return Invocation(st.line, st.end_line, launcher, module, overrides, passes_args, st.index, tuple(prefix_env))
+
+
+_SCALAR_REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def _pieces_of(exp: _Expander, name: str) -> tuple[Override, ...] | None:
+    """The overrides an unquoted `$NAME` splits into, when NAME holds a string of overrides.
+
+    Only a string assigned where the command is sure to see it counts (no later assignment in an arm that
+    may not run); the pieces keep their own values, UNKNOWN ones included.
+    """
+    decided: _VarEvent | None = None
+    for ev in exp.events.get(name, ()):
+        if ev.index >= exp.index:
+            break
+        if ev.export_only:
+            continue
+        decided = ev if ev.branches == exp.branches[: len(ev.branches)] else None
+    return None if decided is None else decided.pieces
+
+
+def _string_pieces(a: _Assign, exp: _Expander, seen: dict[tuple[int, str], Override]) -> tuple[Override, ...] | None:
+    """`ARGS="a.b=1 \\ c.d=${X}"`: the overrides that `$ARGS` (unquoted) will pass, with their lines."""
+    raw = a.raw
+    if len(raw) < 2 or raw[0] not in "'\"" or raw[-1] != raw[0] or "=" not in raw[1:-1]:
+        return None
+    assert a.word is not None
+    base = len(a.word.text) - len(raw) + 1
+    quote = raw[0]
+    out: list[Override] = []
+    for m in re.finditer(r"\S+", raw[1:-1]):
+        piece = m.group(0)
+        ref = _SCALAR_REF.fullmatch(piece)
+        if ref:  # ARGS="$ARGS more.key=1": keep what ARGS held
+            out.extend(_pieces_of(exp, ref.group(1) or ref.group(2)) or ())
+            continue
+        parts = split_override(piece)
+        if parts is None:
+            continue
+        prefix, key, raw_value = parts
+        value: Value | None = None
+        if raw_value is not None:
+            full = exp.expand(piece) if quote == "'" else exp.expand(f'"{piece}"')
+            if quote == "'":
+                full = piece
+            value = full.split("=", 1)[1] if isinstance(full, str) and "=" in full else UNKNOWN
+        line = a.word.line_at(base + m.start())
+        o = Override(prefix, key, raw_value, value, line, piece, None, False, exp.take_sources())
+        seen.setdefault((o.line, o.text), o)
+        out.append(o)
+    return tuple(out) or None
+
+
+def _with_conditional(o: Override, cond: bool) -> Override:
+    if cond == o.conditional:
+        return o
+    return Override(o.prefix, o.key, o.raw, o.value, o.line, o.text, o.array, cond, o.sources)
+
+
+def _array_content(
+    events: Sequence[_ArrayEvent], index: int, branches: tuple[int, ...]
+) -> list[tuple[Override | None, str, bool]]:
+    """The array's elements at statement `index`: (override or None, text, added conditionally)."""
+    content: list[tuple[Override | None, str, bool]] = []
+    for ev in events:
+        if ev.index >= index:
+            break
+        certain = ev.branches == branches[: len(ev.branches)]
+        items = [(o, t, not certain) for o, t in zip(ev.elements, ev.words, strict=False)]
+        if ev.append:
+            content.extend(items)
+        elif certain:
+            content = items
+        else:  # reset in an arm that may not run: both the old and the new elements are "maybe"
+            content = [(o, t, True) for o, t, _c in content] + items
+    return content
+
+
+# -- NPU context ----------------------------------------------------------------------------------------------
+
+
+def is_npu_capable(script: ShellScript) -> bool:
+    """True when a generic script runs on NPU: it has an NPU arm, a device variable that defaults to
+    `npu`, or it passes `trainer.device=npu`."""
+    if script.npu_arms:
+        return True
+    view = script.view(npu=False)
+    for name, evs in view._events.items():
+        if _DEVICE_VAR.match(name) and any(isinstance(e.value, str) and _value_device(e.value) == "npu" for e in evs):
+            return True
+    return any(o.key == "trainer.device" and hydra_str(o.value) == "npu" for o in view.overrides)
+
+
+def npu_view(script: ShellScript, kinds: Iterable[str]) -> View | None:
+    """The NPU reading of a script, or None when the script never runs on NPU (GPU-only scripts).
+
+    A script whose path marks it as NPU (kind `npu_script`) is NPU throughout, minus arms for another
+    device; a generic shell script only when `is_npu_capable`.
+    """
+    if script.error is not None:
+        return None
+    if "npu_script" in set(kinds) or is_npu_capable(script):
+        return script.view(npu=True)
+    return None

@@ -1,0 +1,158 @@
+"""NPU101: `TASK_QUEUE_ENABLE=2` exported while the vLLM rollout runs in graph mode (ACL Graph)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checks.context import Context, SourceFile
+from checks.kinds import NPU_SCRIPT, SHELL
+from checks.model import Severity
+from checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
+from checks.rule import Hit, Rule, register
+
+_DEFAULT_LEVELS = ("2",)
+
+
+@register
+class GraphModeWithTaskQueue2(Rule):
+    """An NPU launch script exports `TASK_QUEUE_ENABLE=2` while the vLLM rollout runs in graph mode.
+
+    Why: on Ascend, vLLM-Ascend captures ACL graphs by default (`enforce_eager=False`, also verl's default).
+    ACL Graph and task-queue level 2 cannot both be on (docs/ascend_tutorial perf_tuning_on_ascend.rst): the
+    rollout fails or hangs. Level 2 is right for eager scripts only; graph mode wants level 1.
+    `VLLM_ASCEND_TASK_QUEUE_ENABLE` gives the rollout workers a level of their own.
+
+    Bad:
+        export TASK_QUEUE_ENABLE=2
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm \\
+            actor_rollout_ref.rollout.enforce_eager=False ...
+
+    Good:
+        export TASK_QUEUE_ENABLE=1                      # graph mode
+        # or stay eager:      actor_rollout_ref.rollout.enforce_eager=True
+        # or keep 2 for training only:   export VLLM_ASCEND_TASK_QUEUE_ENABLE=1
+
+    Fix: export `TASK_QUEUE_ENABLE=1`, or set `actor_rollout_ref.rollout.enforce_eager=True`, or export
+    `VLLM_ASCEND_TASK_QUEUE_ENABLE=1` so that the rollout workers use level 1. The rule stays silent when
+    the rollout is SGLang, when `enforce_eager` cannot be resolved, and on GPU branches of dual-device scripts.
+    """
+
+    id = "NPU101"
+    name = "graph-mode-with-task-queue-2"
+    severity = Severity.ERROR
+    title = "TASK_QUEUE_ENABLE=2 exported while the vLLM rollout runs in graph mode"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        if view is None:
+            return
+        facts = ctx.knowledge.section("launch")
+        levels = {str(v) for v in ctx.knowledge.get("task_queue", "graph_incompatible_levels", _DEFAULT_LEVELS)}
+        recommended = str(ctx.knowledge.get("task_queue", "graph_recommended_level", "1"))
+        tq_name = str(facts.get("task_queue_env", "TASK_QUEUE_ENABLE"))
+        rollout_tq_name = str(facts.get("rollout_task_queue_env", "VLLM_ASCEND_TASK_QUEUE_ENABLE"))
+        name_key = str(facts.get("rollout_name_key", "actor_rollout_ref.rollout.name"))
+        eager_key = str(facts.get("enforce_eager_key", "actor_rollout_ref.rollout.enforce_eager"))
+        reported: set[int] = set()
+        targets: list[tuple[Invocation, Invocation | int, str]] = [(inv, inv, "") for inv in view.invocations]
+        targets += list(_called_scripts(src, ctx, view, (tq_name, rollout_tq_name)))
+        for inv, at, where_file in targets:
+            if inv.launcher == "ray":
+                continue  # `ray job submit`: the job runs with the cluster's environment, not this shell's
+            env = _rollout_level(view, at, tq_name, rollout_tq_name)
+            if env is None or not isinstance(env.value, str) or env.value.strip() not in levels:
+                continue
+            if not _is_vllm(inv, name_key):
+                continue
+            eager = inv.effective(eager_key)
+            if eager.present is None or (eager.value is not None and as_bool(eager.value) is not False):
+                continue  # eager (True), unknown, or set only in an arm that may not run
+            if eager.override is not None:
+                where = f"`enforce_eager={hydra_str(eager.value)}` on line {eager.override.line}{where_file}"
+                candidates = (*env.lines, *(() if where_file else eager.override.lines))
+            else:
+                where = f"`enforce_eager` is not set{where_file}, so graph mode is on by default"
+                candidates = env.lines
+            line = _first_added(ctx, src.path, candidates)
+            if line in reported:
+                continue
+            reported.add(line)
+            via = f" (line {env.line})" if line != env.line else ""
+            yield Hit(
+                src.path,
+                line,
+                f"`{env.name}={env.value.strip()}`{via} reaches the vLLM rollout, which runs in graph mode "
+                f"(ACL Graph): {where} (command on line {inv.line}{where_file}). ACL Graph and task-queue level "
+                f"{env.value.strip()} cannot both be on. Export `{tq_name}={recommended}` for graph mode, set "
+                f"`{eager_key}=True` to stay eager, or export `{rollout_tq_name}={recommended}` for the rollout "
+                "workers.",
+            )
+
+
+def _rollout_level(view: View, inv: Invocation | int, tq_name: str, rollout_tq_name: str) -> EnvValue | None:
+    """The task-queue level the rollout workers get: VLLM_ASCEND_TASK_QUEUE_ENABLE wins when non-empty."""
+    specific = view.env(rollout_tq_name, inv)
+    if specific is not None and specific.exported is True:
+        if specific.value is UNKNOWN:
+            return None  # cannot tell which level the rollout gets
+        if isinstance(specific.value, str) and specific.value.strip():
+            return specific
+    elif specific is not None:
+        return None  # exported only in an arm that may not run
+    env = view.env(tq_name, inv)
+    return env if env is not None and env.exported is True else None
+
+
+_RUNNERS = frozenset({"bash", "sh", "source", "."})
+
+
+def _called_scripts(
+    src: SourceFile, ctx: Context, view: View, env_names: tuple[str, ...]
+) -> Iterable[tuple[Invocation, Invocation | int, str]]:
+    """Launch commands of repository scripts this one runs (`bash path/x.sh`, `source x.sh`), which inherit
+    its exported variables: (their invocation, the point of the call here, " in path")."""
+    for call in view.calls:
+        if call.program not in _RUNNERS or not call.argument.endswith(".sh"):
+            continue
+        target = _repo_path(ctx, src.path, call.argument)
+        if target is None or target == src.path:
+            continue
+        other = ctx.source(target)
+        if other is None:
+            continue
+        other_view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"})
+        if other_view is None or any(other_view.env(n) is not None for n in env_names):
+            continue  # the called script sets the level itself: its own check covers it
+        for inv in other_view.invocations:
+            yield inv, call.index, f" in {target}"
+
+
+def _repo_path(ctx: Context, here: str, argument: str) -> str | None:
+    arg = argument.strip("\"'")
+    if "$" in arg or arg.startswith("/"):
+        return None
+    while arg.startswith("./"):
+        arg = arg[2:]
+    folder = here.rsplit("/", 1)[0] if "/" in here else ""
+    for candidate in (arg, f"{folder}/{arg}" if folder else arg):
+        if ctx.changeset.head.exists(candidate):
+            return candidate
+    return None
+
+
+def _is_vllm(inv: Invocation, name_key: str) -> bool:
+    name = inv.effective(name_key)
+    if name.value is None or name.value is UNKNOWN:
+        return True  # missing (verl's historical default) or unresolved: vLLM is the usual backend
+    value = hydra_str(name.value)
+    return isinstance(value, str) and value.lower() == "vllm"
+
+
+def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
+    """The first of `lines` the change added (so that a change to either side is reported), else the first."""
+    ordered = [n for n in lines if n > 0]
+    for n in ordered:
+        if ctx.is_added_line(path, n):
+            return n
+    return ordered[0] if ordered else 1

@@ -1,0 +1,197 @@
+"""NPU103: a change switches an NPU launch script to graph mode or changes its cudagraph_mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checks.context import Context, SourceFile
+from checks.kinds import NPU_SCRIPT, SHELL
+from checks.model import ChangeStatus, Severity
+from checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view, parse
+from checks.rule import Hit, Rule, register
+from checks.rules.npu108_invalid_cudagraph_mode import mode_issue, mode_keys
+
+_EAGER_KEY = "actor_rollout_ref.rollout.enforce_eager"
+_TITLE_WORDS = ("rollout", "perf", "cfg", "graph", "vllm", "eager")
+_CP_SUFFIX = "context_parallel_size"
+
+
+@register
+class GraphModeSwitch(Rule):
+    """A change turns on graph mode (ACL Graph) in an NPU launch script, or changes its cudagraph_mode.
+
+    Why: graph mode is supported and even recommended on Ascend (`enforce_eager=False` with
+    `cudagraph_mode=FULL_DECODE_ONLY` is the documented setup), so this is no error. But it changes how the
+    rollout runs, and it has been slipped into unrelated changes (#7035, titled "update ascend ci docker
+    tag", switched an NPU script from eager to FULL_DECODE_ONLY). Graph mode needs TASK_QUEUE_ENABLE=1 (not
+    2), FULL graphs do not work with context parallel, and the image's vLLM-Ascend must support ACL Graph
+    (>= 0.9.1) and the chosen mode.
+
+    Bad (in a PR titled "[ci] test: update ascend ci docker tag"):
+        -    actor_rollout_ref.rollout.enforce_eager=True \\
+        +    actor_rollout_ref.rollout.enforce_eager=False \\
+        +    +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode="FULL_DECODE_ONLY" \\
+
+    Good: the same lines in a PR that says so ("[rollout, perf] feat: enable ACL graph for the Qwen3-8B NPU
+    example"), with TASK_QUEUE_ENABLE=1 and a run on the target image.
+
+    Fix: make it a change of its own (or name it in the title), check the three points above, and show a
+    run. The finding is a notice; it becomes a warning when the title does not mention the rollout, perf,
+    cfg, graph or vllm, or when FULL is combined with context parallel. Invalid modes and FULL with rollout
+    context parallel are NPU108's errors and are not repeated here. Never reported on GPU scripts or on
+    `--all` audits (there is nothing to compare).
+    """
+
+    id = "NPU103"
+    name = "graph-mode-switch"
+    severity = Severity.NOTICE
+    title = "A change switches an NPU launch script to graph mode or changes cudagraph_mode"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if ctx.audit:
+            return
+        change = ctx.changeset.changed(src.path)
+        if change is None or change.status == ChangeStatus.ADDED:
+            return  # a new script switches nothing
+        base = ctx.source(change.old_path or src.path, rev="base")
+        if base is None:
+            return
+        head_view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        base_view = npu_view(ctx.parsed("shell", base, parse, rev="base"), base.kinds)
+        if head_view is None or base_view is None or not base_view.invocations:
+            return
+        eager_key = str(ctx.knowledge.get("launch", "enforce_eager_key", _EAGER_KEY))
+        base_eager = [_eager(inv, eager_key) for inv in base_view.invocations]
+        base_modes = {_mode(inv, key) for inv in base_view.invocations for key in mode_keys(ctx)}
+        before = sorted(m for m in base_modes if m is not None)
+        was = f"was {', '.join(before)}" if before else "was not set"
+        default = ctx.knowledge.get("launch", "cudagraph_mode_default")
+        if None in base_modes and default:
+            base_modes.add(str(default).upper())  # making verl's default explicit changes nothing
+        reported: set[int] = set()
+        for inv in head_view.invocations:
+            eager = inv.effective(eager_key)
+            head_eager = _eager(inv, eager_key)
+            if eager.present is None or head_eager is None or head_eager is True:
+                continue  # unknown, or still eager: nothing switched to graph mode
+            modes = [(key, inv.effective(key)) for key in mode_keys(ctx)]
+            items: list[tuple[tuple[int, ...], str, str | None]] = []  # (lines, what changed, mode value)
+            if all(b is True for b in base_eager):
+                what = (
+                    f"`enforce_eager` goes from True to {hydra_str(eager.value)} (graph mode)"
+                    if eager.override is not None
+                    else "`enforce_eager=True` is removed, so graph mode (the default) is on"
+                )
+                lines = eager.override.lines if eager.override is not None else ()
+                lines += tuple(n for _k, e in modes if e.override is not None for n in e.override.lines)
+                items.append((lines or (inv.line,), what, _first_mode(modes)))
+            for _key, eff in modes:
+                value = hydra_str(eff.value)
+                if eff.present is not True or eff.override is None or not isinstance(value, str):
+                    continue
+                if value.upper() in base_modes:
+                    continue
+                items.append((eff.override.lines, f"`cudagraph_mode` is now {value} ({was})", value))
+            for lines, what, mode in items:
+                line = _first_added(ctx, src.path, lines)
+                if line in reported:
+                    continue
+                reported.add(line)
+                reasons = _escalations(ctx, inv, mode)
+                yield Hit(
+                    src.path,
+                    line,
+                    _message(ctx, head_view, inv, what, mode, reasons),
+                    severity=Severity.WARNING if reasons else None,
+                )
+
+
+def _eager(inv: Invocation, key: str) -> bool | None:
+    """True/False when known (absent = False, verl's default), None when unresolved or conditional."""
+    eff = inv.effective(key)
+    if eff.present is None:
+        return None
+    if eff.value is None:
+        return False
+    return as_bool(eff.value)
+
+
+def _mode(inv: Invocation, key: str) -> str | None:
+    value = hydra_str(inv.effective(key).value)
+    return value.upper() if isinstance(value, str) else None
+
+
+def _first_mode(modes: list[tuple[str, Effective]]) -> str | None:
+    for _key, eff in modes:
+        value = hydra_str(eff.value)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _context_parallel(inv: Invocation) -> list[tuple[str, int, int]]:
+    """(key, size, line) of every `*context_parallel_size` > 1 the command sets."""
+    out = []
+    for key in dict.fromkeys(o.key for o in inv.overrides if o.key.endswith(_CP_SUFFIX)):
+        eff = inv.effective(key)
+        size = as_int(eff.value)
+        if eff.present is True and eff.override is not None and size is not None and size > 1:
+            out.append((key, size, eff.override.line))
+    return out
+
+
+def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
+    reasons = []
+    title = ctx.changeset.title.strip()
+    words = [str(w).lower() for w in ctx.knowledge.get("launch", "graph_change_title_words", _TITLE_WORDS)]
+    if title and not any(w in title.lower() for w in words):
+        reasons.append(f'the title "{title}" does not say that it changes the rollout')
+    if mode is not None:
+        issue = mode_issue(ctx, inv, mode)
+        if issue is not None:
+            if not ctx.config.enabled("NPU108"):
+                reasons.append(issue.message)  # NPU108 would say it; here only when it is switched off
+        elif mode.upper() in {str(v) for v in ctx.knowledge.get("graph_modes", "full_with_prefill", ("FULL",))}:
+            cp = _context_parallel(inv)
+            if cp:
+                key, size, line = cp[0]
+                reasons.append(f"FULL graphs are combined with context parallel (`{_short(key)}={size}`, line {line})")
+    return reasons
+
+
+def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | None, reasons: list[str]) -> str:
+    since = ctx.knowledge.get("vllm_ascend", "graph_mode_since", "0.9.1")
+    tq = view.env(str(ctx.knowledge.get("launch", "task_queue_env", "TASK_QUEUE_ENABLE")), inv)
+    if tq is None:
+        tq_text = "TASK_QUEUE_ENABLE is not exported here (graph mode needs level 1, never 2)"
+    elif isinstance(tq.value, str):
+        tq_text = f"TASK_QUEUE_ENABLE={tq.value} on line {tq.line} (graph mode needs 1, never 2)"
+    else:
+        tq_text = f"TASK_QUEUE_ENABLE on line {tq.line} cannot be resolved (graph mode needs 1, never 2)"
+    cp = _context_parallel(inv)
+    cp_text = (
+        "context parallel: " + ", ".join(f"`{_short(k)}={n}` (line {ln})" for k, n, ln in cp)
+        if cp
+        else "no context parallel is set (FULL graphs do not work with it)"
+    )
+    mode_text = f" and cudagraph_mode={mode}" if mode else ""
+    text = (
+        f"Graph-mode change on NPU: {what}. Verify before merging: {tq_text}; {cp_text}; the image's "
+        f"vLLM-Ascend supports ACL Graph (>= {since}){mode_text}; and show a run."
+    )
+    if reasons:
+        text += " Raised to a warning: " + "; ".join(reasons) + "."
+    return text
+
+
+def _short(key: str) -> str:
+    return key.removeprefix("actor_rollout_ref.")
+
+
+def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
+    ordered = [n for n in lines if n > 0]
+    for n in ordered:
+        if ctx.is_added_line(path, n):
+            return n
+    return ordered[0] if ordered else 1

@@ -1,0 +1,157 @@
+"""NPU108: a `cudagraph_mode` vLLM does not know, or FULL graphs with rollout context parallel."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from checks.context import Context, SourceFile
+from checks.kinds import NPU_SCRIPT, SHELL
+from checks.model import Severity
+from checks.parsers.shell import Invocation, Override, as_int, hydra_str, npu_view, parse
+from checks.rule import Hit, Rule, register
+
+_VALID = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+_MODE_KEYS = ("actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode",)
+_CP_KEYS = (
+    "actor_rollout_ref.rollout.engine_kwargs.vllm.decode_context_parallel_size",
+    "actor_rollout_ref.rollout.engine_kwargs.vllm.prefill_context_parallel_size",
+)
+
+
+@dataclass(frozen=True)
+class ModeIssue:
+    """What is wrong with one cudagraph_mode value (shared with NPU103, which must not repeat it)."""
+
+    message: str
+    suggestion_value: str | None = None  # the exact canonical spelling, when there is one
+
+
+def mode_keys(ctx: Context) -> list[str]:
+    return [str(k) for k in ctx.knowledge.get("launch", "cudagraph_mode_keys", _MODE_KEYS)]
+
+
+def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
+    """Why `value` (already shell-resolved) is not a usable cudagraph_mode for this command, or None."""
+    valid = [str(v) for v in ctx.knowledge.get("graph_modes", "valid", _VALID)]
+    full = {str(v) for v in ctx.knowledge.get("graph_modes", "full_with_prefill", ("FULL",))}
+    insensitive = bool(ctx.knowledge.get("launch", "cudagraph_mode_case_insensitive", True))
+    v = value.strip()
+    if v in ("", "null", "None", "~") or v.isdigit():
+        return None  # vLLM's default, or an enum value given as a number
+    canon = v.upper() if insensitive else v
+    if canon not in valid:
+        normalised = re.sub(r"[\s-]+", "_", v.strip()).upper()
+        if normalised in valid:
+            return ModeIssue(
+                f"`cudagraph_mode={v}` is not a vLLM CUDAGraphMode; write `{normalised}` (valid: {', '.join(valid)}).",
+                normalised,
+            )
+        close = difflib.get_close_matches(canon, valid, n=1, cutoff=0.75)
+        hint = f" Did you mean `{close[0]}`?" if close else ""
+        return ModeIssue(
+            f"`cudagraph_mode={v}` is not a vLLM CUDAGraphMode (valid: {', '.join(valid)}): the rollout fails "
+            f"when vLLM parses its compilation config.{hint}"
+        )
+    if canon in full:
+        keys = ctx.knowledge.get("launch", "rollout_context_parallel_keys", _CP_KEYS)
+        for key in keys:
+            eff = inv.effective(str(key))
+            size = as_int(eff.value)
+            if eff.present is True and eff.override is not None and size is not None and size > 1:
+                return ModeIssue(
+                    f"`cudagraph_mode={v}` captures full graphs for prefill too, which vLLM(-Ascend) does not "
+                    f"support with rollout context parallel (`{str(key).rsplit('.', 1)[-1]}={size}` on line "
+                    f"{eff.override.line}). Use FULL_DECODE_ONLY or PIECEWISE, or drop context parallel."
+                )
+    return None
+
+
+def deciding_overrides(inv: Invocation, key: str) -> list[tuple[Override, str]]:
+    """(override, value) pairs that can be the final cudagraph_mode of the command, with known values."""
+    eff = inv.effective(key)
+    if eff.override is None:
+        return []
+    if isinstance(eff.value, str):
+        return [(eff.override, eff.value)]
+    out: list[tuple[Override, str]] = []
+    for o in reversed(eff.overrides):  # an arm that may not run: each of its values may be the final one
+        if o.key == key and isinstance(o.value, str):
+            out.append((o, o.value))
+        if not o.conditional:
+            break
+    return out[::-1]
+
+
+@register
+class InvalidCudagraphMode(Rule):
+    """`cudagraph_mode` is not a mode vLLM knows, or FULL graphs are combined with rollout context parallel.
+
+    Why: vLLM parses `compilation_config.cudagraph_mode` with `CUDAGraphMode[value.upper()]`: any other
+    spelling (`FULL-DECODE-ONLY`, `FULL_DECODE`) fails when the rollout starts, after the model has been
+    loaded. Valid: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE (case does not matter).
+    `FULL` also captures prefill, which is not supported with prefill/decode context parallel (verl itself
+    falls back to PIECEWISE when `decode_context_parallel_size > 1`).
+
+    Bad:
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL-DECODE-ONLY
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL \\
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.decode_context_parallel_size=2
+
+    Good:
+        +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL_DECODE_ONLY
+
+    Fix: use one of the valid names (the suggestion gives the exact spelling when the intent is clear);
+    with context parallel, use FULL_DECODE_ONLY or PIECEWISE. Values that cannot be resolved are not
+    checked. (Whether the image's vLLM-Ascend supports graph mode at all, >= 0.9.1, is not checked here:
+    a launch script does not say which image runs it.)
+    """
+
+    id = "NPU108"
+    name = "invalid-cudagraph-mode"
+    severity = Severity.ERROR
+    title = "cudagraph_mode is not a valid vLLM mode, or FULL is combined with context parallel"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        if view is None:
+            return
+        reported: set[tuple[int, str]] = set()
+        for inv in view.invocations:
+            for key in mode_keys(ctx):
+                for o, raw_value in deciding_overrides(inv, key):
+                    value = hydra_str(raw_value)
+                    if not isinstance(value, str):
+                        continue
+                    issue = mode_issue(ctx, inv, value)
+                    if issue is None:
+                        continue
+                    line = _first_added(ctx, src.path, o.lines)
+                    if (line, issue.message) in reported:
+                        continue
+                    reported.add((line, issue.message))
+                    suggestion = None
+                    if issue.suggestion_value is not None and line == o.line:
+                        suggestion = _replace_literal(src.line(o.line), o, value, issue.suggestion_value)
+                    yield Hit(src.path, line, issue.message, suggestion=suggestion)
+
+
+def _replace_literal(text: str, o: Override, value: str, canonical: str) -> str | None:
+    """The line with the literal value replaced, when the token is written there once (no ${VAR})."""
+    if o.raw is None or "$" in o.raw or text.count(o.text) != 1:
+        return None
+    head, sep, tail = o.text.partition("=")
+    if tail.count(value) != 1:
+        return None
+    return text.replace(o.text, head + sep + tail.replace(value, canonical))
+
+
+def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
+    ordered = [n for n in lines if n > 0]
+    for n in ordered:
+        if ctx.is_added_line(path, n):
+            return n
+    return ordered[0] if ordered else 1
