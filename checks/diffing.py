@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import io
+from collections import Counter
 from collections.abc import Mapping
 
 from unidiff import PatchSet
@@ -60,14 +61,49 @@ def added_lines_from_patch(patch: str) -> frozenset[int]:
     )
 
 
+# Above this many line pairs left after trimming the common head and tail, SequenceMatcher (quadratic on
+# repetitive text) gives way to a multiset comparison: still every differing line, without the alignment.
+MAX_ALIGNED_PAIRS = 4_000_000
+
+
+def differing_lines(a: list[str], b: list[str]) -> tuple[list[int], list[int]]:
+    """0-based indexes of the lines of `a` and of `b` that have no counterpart in the other sequence."""
+    n, m = len(a), len(b)
+    head = 0
+    while head < n and head < m and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and a[n - 1 - tail] == b[m - 1 - tail]:
+        tail += 1
+    mid_a, mid_b = a[head : n - tail], b[head : m - tail]
+    if not mid_a or not mid_b or len(mid_a) * len(mid_b) > MAX_ALIGNED_PAIRS:
+        left = Counter(mid_b)
+        only_a = []
+        for i, line in enumerate(mid_a):
+            if left[line] > 0:
+                left[line] -= 1
+            else:
+                only_a.append(head + i)
+        right = Counter(mid_a)
+        only_b = []
+        for j, line in enumerate(mid_b):
+            if right[line] > 0:
+                right[line] -= 1
+            else:
+                only_b.append(head + j)
+        return only_a, only_b
+    only_a, only_b = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            only_a.extend(range(head + i1, head + i2))
+            only_b.extend(range(head + j1, head + j2))
+    return only_a, only_b
+
+
 def added_lines_between(old: str, new: str) -> frozenset[int]:
     """Lines of `new` that are added or modified relative to `old` (difflib, as `git diff` would mark them)."""
-    a, b = old.splitlines(), new.splitlines()
-    out: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag in ("replace", "insert"):
-            out.update(range(j1 + 1, j2 + 1))
-    return frozenset(out)
+    _, only_new = differing_lines(old.splitlines(), new.splitlines())
+    return frozenset(j + 1 for j in only_new)
 
 
 def changes_between(base: Mapping[str, str | None], head: Mapping[str, str | None]) -> dict[str, FileChange]:

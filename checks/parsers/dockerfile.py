@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -159,9 +161,13 @@ class Instruction:
         """The physical line that holds `offset` of `args`."""
         if not self.segments:
             return self.line
-        starts = [s.offset for s in self.segments]
-        i = max(bisect.bisect_right(starts, offset) - 1, 0)
+        i = max(bisect.bisect_right(self._segment_starts, offset) - 1, 0)
         return self.segments[i].line
+
+    @functools.cached_property
+    def _segment_starts(self) -> list[int]:
+        # Built once: line_at runs for every word, and a RUN may have thousands of continued lines.
+        return [s.offset for s in self.segments]
 
     @property
     def continued(self) -> bool:
@@ -679,3 +685,402 @@ def _from(instr: Instruction) -> FromImage | None:
     if colon > slash:
         image, tag = image[:colon], image[colon + 1 :]
     return FromImage(image, tag, digest, stage, platform, ref)
+
+
+# -- pip, git and the working directory (helpers for the rules that follow an image's install steps) ---------
+
+
+def normalize_name(name: str) -> str:
+    """A Python distribution name as pip compares it (PEP 503): `Torch_NPU` -> `torch-npu`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_REQ = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(\[[^\]]*\])?[ \t]*(.*)\Z", re.S)
+_SPEC_START = re.compile(r"(?:===|==|!=|~=|>=|<=|>|<)")
+_SPEC_ITEM = re.compile(r"[ \t]*(===|==|!=|~=|>=|<=|>|<)[ \t]*([^,; \t]+)[ \t]*")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A named requirement `name[extras]<spec>` (markers after `;` dropped; `name @ url` keeps the url)."""
+
+    name: str  # normalised (normalize_name)
+    spelled: str  # as written
+    extras: str
+    specs: tuple[tuple[str, str], ...]  # ((op, version), …)
+    url: str | None = None
+
+    @property
+    def pinned(self) -> str | None:
+        """The version of a lone `==` pin (no wildcard), else None."""
+        if len(self.specs) == 1 and self.specs[0][0] in ("==", "===") and "*" not in self.specs[0][1]:
+            return self.specs[0][1]
+        return None
+
+
+def parse_requirement(text: str) -> Requirement | None:
+    """`torch==2.7.1`, `nvidia-modelopt[torch]>=0.37.0`, `x @ git+https://…`; None for paths, URLs and options."""
+    text = text.split(";", 1)[0].strip()
+    if not text or text.startswith(("-", ".", "/", "~", "$")) or "://" in text.split("@", 1)[0]:
+        return None
+    m = _REQ.match(text)
+    if not m:
+        return None
+    name, extras, rest = m.group(1), m.group(2) or "", m.group(3).strip()
+    if rest.startswith("@"):
+        return Requirement(normalize_name(name), name, extras, (), rest[1:].strip())
+    if rest and not _SPEC_START.match(rest):
+        return None  # `python[all_npu]/x`, `a b`: not a requirement
+    specs = []
+    for part in rest.split(",") if rest else ():
+        sm = _SPEC_ITEM.fullmatch(part)
+        if not sm:
+            return None
+        specs.append((sm.group(1), sm.group(2)))
+    if "/" in name or name.endswith((".whl", ".tar.gz", ".zip")):
+        return None
+    return Requirement(normalize_name(name), name, extras, tuple(specs))
+
+
+def parse_requirements_file(text: str) -> list[tuple[int, Requirement]]:
+    """The named requirements of a requirements file with their 1-based lines (options and includes skipped)."""
+    out = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = re.sub(r"(^|[ \t])#.*$", "", raw).strip()
+        if not line or line.startswith("-"):
+            continue
+        req = parse_requirement(line)
+        if req is not None:
+            out.append((n, req))
+    return out
+
+
+_VERSION = re.compile(
+    r"v?(?P<rel>\d+(?:\.\d+)*)(?:[.-]?(?P<pre>a|b|rc)(?P<pren>\d*))?(?:[.-]?post(?P<post>\d*))?"
+    r"(?:[.-]?dev(?P<dev>\d*))?(?:\+(?P<local>[A-Za-z0-9.]+))?",
+    re.I,
+)
+
+
+VersionKey = tuple[tuple[int, ...], tuple[int, int], int, int]
+
+
+def version_key(text: str) -> VersionKey | None:
+    """A sort key for a PEP 440 version (`2.7.1.post2`, `0.11.0rc1`, `2.10.0+cpu`); None when not a version.
+    The local label (`+cpu`) is ignored."""
+    m = _VERSION.fullmatch(text.strip())
+    if not m:
+        return None
+    rel = tuple(int(p) for p in m.group("rel").split("."))
+    rel = rel + (0,) * max(0, 4 - len(rel))
+    pre, post, dev = m.group("pre"), m.group("post"), m.group("dev")
+    if pre:
+        pre_key: tuple[int, int] = ({"a": 0, "b": 1, "rc": 2}[pre.lower()], int(m.group("pren") or 0))
+    elif dev is not None and post is None:
+        pre_key = (-1, 0)
+    else:
+        pre_key = (3, 0)
+    post_key = int(post or 0) if post is not None else -1
+    dev_key = int(dev or 0) if dev is not None else 1 << 62
+    return (rel, pre_key, post_key, dev_key)
+
+
+def public_version(text: str) -> str:
+    """`2.10.0+cpu` -> `2.10.0`."""
+    return text.split("+", 1)[0]
+
+
+def spec_allows(specs: tuple[tuple[str, str], ...], version: str) -> bool | None:
+    """Whether `version` meets every (op, version) of a specifier set; None when something cannot be read."""
+    have = version_key(version)
+    if have is None:
+        return None
+    for op, want in specs:
+        if op == "===":
+            if want != version:
+                return False
+            continue
+        if want.endswith(".*") and op in ("==", "!="):
+            prefix = public_version(want[:-2]).split(".")
+            same = public_version(version).split(".")[: len(prefix)] == prefix
+            if same != (op == "=="):
+                return False
+            continue
+        key = version_key(want)
+        if key is None:
+            return None
+        have_cmp = version_key(public_version(version)) if "+" not in want else have
+        assert have_cmp is not None
+        if op == "==":
+            ok = have_cmp == key if "+" not in want else version == want
+        elif op == "!=":
+            ok = have_cmp != key
+        elif op == ">=":
+            ok = have_cmp >= key
+        elif op == "<=":
+            ok = have_cmp <= key
+        elif op == ">":
+            ok = have_cmp > key
+        elif op == "<":
+            ok = have_cmp < key
+        else:  # ~=
+            parts = public_version(want).split(".")
+            upper = parts[:-1]
+            if not upper:
+                return None
+            ok = have_cmp >= key and public_version(version).split(".")[: len(upper)] == upper
+        if not ok:
+            return False
+    return True
+
+
+# pip options that take a value (a separate word unless written `--opt=value` or `-Xvalue`).
+_PIP_VALUE_OPTS = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url"}
+    | {"-f", "--find-links", "-t", "--target", "--prefix", "--root", "--trusted-host", "--platform", "--abi"}
+    | {"--python-version", "--implementation", "--upgrade-strategy", "--src", "-C", "--config-settings"}
+    | {"--global-option", "--install-option", "--progress-bar", "--cache-dir", "--log", "--timeout", "--retries"}
+    | {"--proxy", "--cert", "--client-cert", "--exists-action", "--report", "--only-binary", "--no-binary"}
+    | {"--python", "--group"}
+)
+_PIP_GLOBAL_VALUE_OPTS = frozenset(
+    {"--cache-dir", "--log", "--timeout", "--retries", "--proxy", "--cert", "--client-cert", "--exists-action"}
+    | {"--python", "--trusted-host", "-i", "--index-url"}
+)
+
+
+@dataclass(frozen=True)
+class PipCall:
+    """`pip install …` / `pip uninstall …` (also `python -m pip`, `uv pip`) with its operands sorted out."""
+
+    verb: str
+    packages: tuple[tuple[Requirement, Word], ...]  # named requirements
+    files: tuple[Word, ...]  # -r / --requirement
+    editables: tuple[Word, ...]  # -e / --editable
+    others: tuple[Word, ...]  # local paths, wheels, URLs, unexpanded `$X` words
+    options: tuple[tuple[str, str | None, Word], ...]  # (option, value, word)
+    no_deps: bool
+    cmd: Command
+
+    def option_values(self, *names: str) -> list[str]:
+        return [v for o, v, _ in self.options if o in names and v is not None]
+
+
+def pip_call(cmd: Command) -> PipCall | None:
+    """Read a pip command; None when `cmd` is not one (or names no verb)."""
+    argv = cmd.argv
+    words = cmd.words[cmd.start :]
+    if not argv:
+        return None
+    prog = argv[0].rsplit("/", 1)[-1]
+    i = 1
+    if re.fullmatch(r"pip(?:3(?:\.\d+)?)?", prog):
+        pass
+    elif re.fullmatch(r"python(?:3(?:\.\d+)?)?", prog) and argv[1:3] == ("-m", "pip"):
+        i = 3
+    elif prog == "uv" and argv[1:2] == ("pip",):
+        i = 2
+    else:
+        return None
+    while i < len(argv) and argv[i].startswith("-"):  # global options before the verb
+        opt = argv[i].split("=", 1)[0]
+        i += 2 if opt in _PIP_GLOBAL_VALUE_OPTS and "=" not in argv[i] else 1
+    if i >= len(argv):
+        return None
+    verb = argv[i]
+    packages: list[tuple[Requirement, Word]] = []
+    files: list[Word] = []
+    editables: list[Word] = []
+    others: list[Word] = []
+    options: list[tuple[str, str | None, Word]] = []
+    i += 1
+    while i < len(words):
+        w = words[i]
+        a = w.text
+        if a.startswith("-") and not w.quoted and len(a) > 1:
+            name, eq, value = a.partition("=")
+            val: str | None = value if eq else None
+            if not eq and not a.startswith("--") and len(a) > 2 and a[:2] in ("-r", "-e", "-c", "-i", "-f", "-t"):
+                name, val = a[:2], a[2:]  # `-e.`, `-rrequirements.txt`
+            elif not eq and name in _PIP_VALUE_OPTS and i + 1 < len(words):
+                i += 1
+                val = words[i].text
+                w = words[i]
+            options.append((name, val, w))
+            if name in ("-r", "--requirement") and val is not None:
+                files.append(Word(val, w.raw, w.offset, w.line))
+            elif name in ("-e", "--editable") and val is not None:
+                editables.append(Word(val, w.raw, w.offset, w.line))
+            i += 1
+            continue
+        req = parse_requirement(a) if "$" not in a and "`" not in a else None
+        if req is not None:
+            packages.append((req, w))
+        else:
+            others.append(w)
+        i += 1
+    no_deps = any(o == "--no-deps" for o, _, _ in options)
+    return PipCall(verb, tuple(packages), tuple(files), tuple(editables), tuple(others), tuple(options), no_deps, cmd)
+
+
+# git options that take a value, globally (`git -C dir …`) and for `git clone`.
+_GIT_GLOBAL_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+_CLONE_VALUE_OPTS = frozenset(
+    {"--depth", "-b", "--branch", "-o", "--origin", "-c", "--config", "--reference", "--reference-if-able"}
+    | {"--separate-git-dir", "--shallow-since", "--shallow-exclude", "-j", "--jobs", "--filter", "--template"}
+    | {"-u", "--upload-pack", "--server-option", "--bundle-uri", "--ref-format"}
+)
+
+
+@dataclass(frozen=True)
+class GitCall:
+    sub: str  # clone, checkout, fetch, …
+    args: tuple[Word, ...]  # after the subcommand
+    directory: str | None  # `git -C dir`: the directory it runs in (as written), else None
+    cmd: Command
+
+
+def git_call(cmd: Command) -> GitCall | None:
+    argv = cmd.argv
+    words = cmd.words[cmd.start :]
+    if not argv or argv[0].rsplit("/", 1)[-1] != "git":
+        return None
+    i = 1
+    directory = None
+    while i < len(argv) and argv[i].startswith("-"):
+        opt = argv[i]
+        if opt in _GIT_GLOBAL_VALUE_OPTS and i + 1 < len(argv):
+            if opt == "-C":
+                directory = argv[i + 1] if directory is None else posixpath.join(directory, argv[i + 1])
+            i += 2
+        else:
+            i += 1
+    if i >= len(argv):
+        return None
+    return GitCall(argv[i], tuple(words[i + 1 :]), directory, cmd)
+
+
+@dataclass(frozen=True)
+class Clone:
+    """A `git clone` with what later steps need to know about it."""
+
+    url: str
+    repo: str  # the URL's last path segment without `.git`, lower case (`vllm-ascend`)
+    path: str | None  # the directory it creates, absolute and normalised; None when unknown
+    depth: str | None  # `--depth` value (a shallow clone)
+    branch: str | None  # `--branch`/`-b`
+    line: int
+
+
+def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
+    if call.sub != "clone":
+        return None
+    opts: dict[str, str] = {}
+    positional: list[str] = []
+    args = call.args
+    i = 0
+    while i < len(args):
+        a = args[i].text
+        if a.startswith("-") and len(a) > 1:
+            name, eq, value = a.partition("=")
+            if not eq and name in _CLONE_VALUE_OPTS and i + 1 < len(args):
+                value = args[i + 1].text
+                i += 1
+            opts[name] = value
+        else:
+            positional.append(a)
+        i += 1
+    if not positional:
+        return None
+    url = positional[0]
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    repo = name.lower()
+    target = positional[1] if len(positional) > 1 else name
+    base = cwd
+    if call.directory is not None:
+        base = resolve_dir(cwd, call.directory)
+    path = resolve_dir(base, target)
+    branch = opts.get("--branch", opts.get("-b"))
+    return Clone(url, repo, path, opts.get("--depth"), branch, call.cmd.line)
+
+
+def resolve_dir(cwd: str | None, target: str) -> str | None:
+    """`cd target` from `cwd`: an absolute normalised path, None when unknown (`$VAR`, `~`, `-`, unknown cwd)."""
+    if not target or any(c in target for c in "$`~*?") or target == "-":
+        return None
+    if target.startswith("/"):
+        return posixpath.normpath(target)
+    if cwd is None:
+        return None
+    return posixpath.normpath(posixpath.join(cwd, target))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One shell command of a RUN, in file order, with the directory it runs in."""
+
+    instr: Instruction
+    cmd: Command
+    cwd: str | None  # absolute, normalised; None when unknown
+    index: int
+
+
+def steps(df: Dockerfile) -> list[Step]:
+    """Every RUN command of the file in order, with its working directory (WORKDIR, then `cd` within the RUN).
+
+    The working directory before the first WORKDIR is taken as `/`; only relative consistency matters to the
+    rules (a clone and the install that uses it are resolved against the same root). Branches of `if`/`case`
+    are followed as if each ran, in order.
+    """
+    out: list[Step] = []
+    workdir: str | None = "/"
+    for instr in df.instructions:
+        if instr.keyword == "FROM":
+            workdir = "/"
+        elif instr.keyword == "WORKDIR":
+            target = instr.args.strip().strip("\"'")
+            workdir = resolve_dir(workdir, target)
+        elif instr.keyword == "RUN":
+            cwd = workdir
+            for cmd in instr.commands:
+                out.append(Step(instr, cmd, cwd, len(out)))
+                argv = cmd.argv
+                if argv and argv[0] == "cd":
+                    cwd = resolve_dir(cwd, argv[1]) if len(argv) > 1 else None
+                elif argv and argv[0] in ("pushd", "popd"):
+                    cwd = None
+    return out
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def build_args(df: Dockerfile) -> list[tuple[int, str, str]]:
+    """(line, name, value) of every ARG default and ENV value, in file order."""
+    out = []
+    for instr in df.of("ARG", "ENV"):
+        for pair in instr.pairs:
+            if pair.value is not None:
+                out.append((pair.line, pair.name, pair.value))
+    return out
+
+
+def expand(text: str, defs: list[tuple[int, str, str]], line: int) -> tuple[str, dict[str, int]]:
+    """Substitute `$X`/`${X}`/`${X:-d}` with the last ARG/ENV value defined before `line` (unknown names stay
+    as written). Returns the text and, for each substituted name, the line of its definition."""
+    used: dict[str, int] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(3)
+        found = None
+        for def_line, def_name, value in defs:
+            if def_name == name and def_line < line:
+                found = (def_line, value)
+        if found is None:
+            if m.group(2) is not None:
+                return m.group(2)
+            return m.group(0)
+        used[name] = found[0]
+        return found[1]
+
+    return _VAR.sub(sub, text), used

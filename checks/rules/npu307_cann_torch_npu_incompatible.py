@@ -1,0 +1,291 @@
+"""NPU307: torch_npu built for another CANN than the image's, or torch / torch_npu / torchvision pins that disagree."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context, SourceFile
+from checks.kinds import ASCEND_DOCKERFILE
+from checks.model import Severity
+from checks.parsers.dockerfile import (
+    Dockerfile,
+    build_args,
+    expand,
+    normalize_name,
+    parse,
+    pip_call,
+    public_version,
+    steps,
+    version_key,
+)
+from checks.rule import Hit, Rule, register
+
+TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
+_WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
+_CANN_VERSION = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
+_CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
+_RUNNERS = frozenset({"bash", "sh", "source", "."})
+
+
+@dataclass(frozen=True)
+class Pin:
+    """An exact version of torch, torch-npu or torchvision that a step installs."""
+
+    package: str  # normalised name
+    version: str  # as written (may carry `+cpu`)
+    line: int  # where the version is written (the pip word, or the ARG that holds a wheel name)
+    index: int  # order of the step (Step.index)
+    old: str | None  # exact text on `line` that holds the version (for a suggestion)
+
+
+@dataclass(frozen=True)
+class Cann:
+    version: str | None  # lower case: 8.3.rc1, 9.1.0; None: a stage on another base (CANN unknown)
+    line: int
+    start: int  # the first step index it applies to
+    how: str  # "base image" or "CANN installer"
+
+
+def pins(df: Dockerfile) -> list[Pin]:
+    """Every exact torch-family version installed by a pip command, in file order (wheel names included)."""
+    out: list[Pin] = []
+    defs = build_args(df)
+    for step in steps(df):
+        call = pip_call(step.cmd)
+        if call is None or call.verb != "install":
+            continue
+        for req, word in call.packages:
+            if req.name in TORCH_FAMILY and req.pinned:
+                out.append(Pin(req.name, req.pinned, word.line, step.index, word.raw))
+        for word in call.others:
+            text, used = expand(word.text, defs, word.line)
+            m = _WHEEL.search(text)
+            if not m:
+                continue
+            version = m.group(2)
+            # A wheel is a file: another version is another download, so no exact fix is offered.
+            line = word.line
+            if version not in word.raw:  # the name comes from an ARG/ENV: point at its definition
+                for def_line, name, value in defs:
+                    if used.get(name) == def_line and version in value:
+                        line = def_line
+            out.append(Pin(normalize_name(m.group(1)), version, line, step.index, None))
+    return out
+
+
+def cann_versions(df: Dockerfile) -> list[Cann]:
+    """The CANN version each stage starts with (a `…/cann:<version>-…` FROM; other bases: unknown), then the
+    toolkit installers run later (`Ascend-cann-toolkit_8.5.2_linux-….run --install`), in file order."""
+    out: list[Cann] = []
+    defs = build_args(df)
+    all_steps = steps(df)
+    for instr in df.of("FROM"):
+        start = sum(1 for st in all_steps if st.instr.line < instr.line)
+        version = None
+        image = instr.image
+        if image is not None and image.tag is not None and image.image.rsplit("/", 1)[-1].lower() == "cann":
+            tag, _ = expand(image.tag, defs, instr.line)
+            first = tag.split("-", 1)[0]
+            if _CANN_VERSION.fullmatch(first):
+                version = first.lower()
+        out.append(Cann(version, instr.line, start, "base image"))
+    for step in all_steps:
+        argv = step.cmd.argv
+        if not argv or not any(a in ("--install", "--upgrade", "--full") for a in argv):
+            continue
+        if not (argv[0] in _RUNNERS or argv[0].startswith("./") or argv[0].endswith(".run")):
+            continue
+        for word in step.cmd.words[step.cmd.start :]:
+            m = _CANN_RUN.search(word.text)
+            if m:
+                out.append(Cann(m.group(1).lower(), word.line, step.index + 1, "CANN installer"))
+                break
+    return sorted(out, key=lambda c: c.start)
+
+
+def cann_at(canns: list[Cann], index: int) -> Cann | None:
+    """The CANN in effect for the step with this index (None when unknown)."""
+    found = None
+    for c in canns:
+        if c.start <= index:
+            found = c
+    return found if found is not None and found.version is not None else None
+
+
+def cann_key(version: str) -> tuple[int, int, int, int] | None:
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(?:(\d+)|rc(\d+))", version.lower())
+    if not m:
+        return None
+    if m.group(3) is not None:
+        return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0)
+    return (int(m.group(1)), int(m.group(2)), -1, int(m.group(4)))
+
+
+def generation(version: str) -> tuple[int, int] | None:
+    key = cann_key(version)
+    return None if key is None else (key[0], key[1])
+
+
+def torch_npu_base(version: str) -> str:
+    """`2.7.1.post2` -> `2.7.1` (the torch it is built for)."""
+    return re.sub(r"(?:\.post\d+)?(?:\.dev\d+)?$", "", public_version(version))
+
+
+def torch_npu_build(version: str) -> str:
+    """`2.5.1.post1.dev20250619` -> `2.5.1.post1` (what the CANN table lists)."""
+    return re.sub(r"\.dev\d+$", "", public_version(version))
+
+
+@dataclass(frozen=True)
+class Tables:
+    cann: dict[str, list[str]]  # CANN version -> torch_npu versions built for it
+    vision: dict[str, str]  # torch -> torchvision
+
+    def built_for(self, torch_npu: str) -> str | None:
+        build = torch_npu_build(torch_npu)
+        for cann, versions in self.cann.items():
+            if build in versions:
+                return cann
+        return None
+
+    def for_generation(self, cann: str) -> str | None:
+        """The table's CANN entry of the same generation (8.5.2 -> 8.5.0)."""
+        gen = generation(cann)
+        entries = [c for c in self.cann if generation(c) == gen]
+        return entries[0] if entries else None
+
+
+def tables(ctx: Context) -> Tables:
+    def load() -> Tables:
+        meta = {"source", "date"}
+        cann = {
+            str(k).lower(): [str(v) for v in vals]
+            for k, vals in ctx.knowledge.section("cann_torch_npu").items()
+            if k not in meta and isinstance(vals, list)
+        }
+        vision = {str(k): str(v) for k, v in ctx.knowledge.section("torch_torchvision").items() if k not in meta}
+        return Tables(cann, vision)
+
+    return ctx.memo(("knowledge", "torch_tables", ""), load)
+
+
+def nearest(pins_: list[Pin], package: str, pin: Pin) -> Pin | None:
+    """The pin of `package` that goes with `pin`: same step, else the last one before it, else the first after."""
+    same = [p for p in pins_ if p.package == package and p.index == pin.index]
+    if same:
+        return same[0]
+    before = [p for p in pins_ if p.package == package and p.index < pin.index]
+    if before:
+        return before[-1]
+    after = [p for p in pins_ if p.package == package and p.index > pin.index]
+    return after[0] if after else None
+
+
+@register
+class CannTorchNpuIncompatible(Rule):
+    """torch_npu is built for another CANN than the image's, or torch, torch_npu and torchvision pins disagree.
+
+    Why: each torch_npu release is built against one CANN generation (the Ascend/pytorch compatibility table;
+    the `.postN` suffix encodes it: on CANN 8.5.0 torch 2.7.1 is `torch_npu==2.7.1.post2`, on 8.3.RC1 it is
+    `2.7.1`). A torch_npu built for a *newer* CANN than the base image calls operators the image's CANN lacks
+    (verl set `torch_npu==2.7.1.post2` on the 8.3.rc1 images in #5345 and reverted it the next day, #5353); an
+    error. An *older* pairing usually runs but is not the tested one; a warning. torch_npu must also match the
+    torch version it extends, and torchvision must be the release paired with torch (2.7.1 with 0.22.1, …),
+    else pip replaces torch to satisfy torchvision.
+
+    The CANN version is read from the `…/cann:<version>-…` FROM tag and from CANN toolkit `.run` installers run
+    later (`Ascend-cann-toolkit_8.5.2_linux-…run --install`); pins from `pip install torch==…`,
+    `torch_npu==…`, `torchvision==…` (`+cpu` builds included) and torch_npu wheel names. Versions that only
+    come through vllm-ascend's requirements are not judged, nor versions the tables do not list.
+
+    Bad (base `cann:8.3.rc1-910b-…`):
+        pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1
+
+    Good:
+        pip install torch==2.7.1 torch_npu==2.7.1 torchvision==0.22.1
+
+    Fix: pin the torch_npu listed for the image's CANN (the suggestion replaces the version), or move the
+    image to the CANN the torch_npu was built for; pin the torchvision paired with torch.
+    """
+
+    id = "NPU307"
+    name = "cann-torch-npu-incompatible"
+    severity = Severity.ERROR
+    title = "torch_npu / CANN / torch / torchvision versions do not belong together"
+    kinds = frozenset({ASCEND_DOCKERFILE})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        df = ctx.parsed("dockerfile", src, parse)
+        found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
+        if not found:
+            return
+        t = tables(ctx)
+        canns = cann_versions(df)
+        for pin in found:
+            if pin.package == "torch-npu":
+                yield from self._torch_npu(src, pin, found, cann_at(canns, pin.index), t)
+            elif pin.package == "torchvision":
+                yield from self._torchvision(src, pin, found, t)
+
+    def _torch_npu(self, src: SourceFile, pin: Pin, found: list[Pin], cann: Cann | None, t: Tables) -> Iterator[Hit]:
+        base = torch_npu_base(pin.version)
+        torch = nearest(found, "torch", pin)
+        if torch is not None and version_key(public_version(torch.version)) != version_key(base):
+            yield Hit(
+                src.path,
+                pin.line,
+                f"torch_npu {pin.version} extends torch {base}, but line {torch.line} installs torch "
+                f"{torch.version}: pin the torch_npu built for torch {public_version(torch.version)}.",
+                severity=Severity.WARNING,
+            )
+        if cann is None:
+            return
+        built = t.built_for(pin.version)
+        assert cann.version is not None
+        built_gen, have_gen = (generation(built) if built else None), generation(cann.version)
+        if built is None or built_gen is None or have_gen is None or built_gen == have_gen:
+            return
+        entry = t.for_generation(cann.version)
+        fit = [v for v in t.cann.get(entry, []) if torch_npu_base(v) == base] if entry else []
+        suggestion = None
+        fix = ""
+        if fit:
+            fix = f" For CANN {cann.version} and torch {base}, use torch_npu {fit[0]}."
+            line = src.line(pin.line)
+            if pin.old is not None and line.count(pin.old) == 1:
+                suggestion = line.replace(pin.old, pin.old.replace(pin.version, fit[0]))
+        where = f"the {cann.how} (line {cann.line})"
+        if built_gen > have_gen:
+            yield Hit(
+                src.path,
+                pin.line,
+                f"torch_npu {pin.version} is built for CANN {built}, newer than CANN {cann.version} of {where}: "
+                f"it needs operators this CANN does not have.{fix}",
+                suggestion=suggestion,
+            )
+        else:
+            yield Hit(
+                src.path,
+                pin.line,
+                f"torch_npu {pin.version} is built for CANN {built}, older than CANN {cann.version} of {where}; "
+                f"this pairing is not the one Ascend tests.{fix}",
+                suggestion=suggestion,
+                severity=Severity.WARNING,
+            )
+
+    def _torchvision(self, src: SourceFile, pin: Pin, found: list[Pin], t: Tables) -> Iterator[Hit]:
+        torch = nearest(found, "torch", pin)
+        if torch is None:
+            return
+        want = t.vision.get(public_version(torch.version))
+        if want is None or version_key(public_version(pin.version)) == version_key(want):
+            return
+        yield Hit(
+            src.path,
+            pin.line,
+            f"torchvision {pin.version} does not belong to torch {torch.version} (line {torch.line}), whose "
+            f"torchvision is {want}: pip replaces torch with the one this torchvision requires.",
+            severity=Severity.WARNING,
+        )

@@ -1,0 +1,187 @@
+"""NPU310: an `_a2`/`_a3` Dockerfile pair that a change makes differ beyond the device-specific tokens."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context
+from checks.diffing import differing_lines
+from checks.kinds import ASCEND_DOCKERFILE
+from checks.model import Related, Severity
+from checks.rule import Hit, Rule, register
+from checks.rules.npu305_from_device_mismatch import Devices, devices
+
+MAX_LISTED = 5
+
+
+@dataclass(frozen=True)
+class Normalised:
+    lines: list[int]  # physical line numbers of the kept lines
+    texts: list[str]  # their device-neutral text
+
+
+def twin_paths(paths: Iterable[str], dev: Devices) -> list[tuple[str, str]]:
+    """(a2 path, a3 path) for every pair of files that differ only in the device token of their name."""
+    present = set(paths)
+    a2_tokens, a3_tokens = sorted(dev.file_tokens.get("a2", ())), sorted(dev.file_tokens.get("a3", ()))
+    if len(a2_tokens) != 1 or len(a3_tokens) != 1:
+        return []
+    pairs = []
+    for path in sorted(present):
+        folder, base = posixpath.split(path)
+        spots = list(re.finditer(rf"(?<=[._-]){re.escape(a2_tokens[0])}(?=$|[._-])", base, re.I))
+        if len(spots) != 1:
+            continue
+        m = spots[0]
+        twin = posixpath.join(folder, base[: m.start()] + _same_case(m.group(0), a3_tokens[0]) + base[m.end() :])
+        if twin in present and twin != path:
+            pairs.append((path, twin))
+    return pairs
+
+
+def _same_case(model: str, word: str) -> str:
+    return word.upper() if model.isupper() else word
+
+
+class Normaliser:
+    """Makes an A2 and an A3 file comparable: device tokens, SOC_VERSION values and ops packages folded."""
+
+    def __init__(self, dev: Devices, one_sided: list[str]) -> None:
+        socs = sorted({v for vals in dev.soc.values() for v in vals}, key=len, reverse=True)
+        tokens = sorted({t for toks in (*dev.from_tokens.values(), *dev.file_tokens.values()) for t in toks})
+        self._ops = re.compile("|".join(re.escape(p) for p in dev.ops.values()), re.I) if dev.ops else None
+        self._soc = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(s) for s in socs) + r")(?![\w])", re.I)
+        self._dev = re.compile(
+            r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(t) for t in tokens) + r")(?![A-Za-z0-9])", re.I
+        )
+        self._skip = [re.compile(p) for p in one_sided]
+
+    def __call__(self, text: str) -> Normalised:
+        lines: list[int] = []
+        texts: list[str] = []
+        for n, raw in enumerate(text.splitlines(), start=1):
+            body = raw.strip()
+            if not body or body.startswith("#") or any(p.search(body) for p in self._skip):
+                continue
+            body = re.sub(r"\s+", " ", body)
+            if self._ops is not None:
+                body = self._ops.sub("<OPS>", body)
+            body = self._soc.sub("<SOC>", body)
+            body = self._dev.sub("<DEV>", body)
+            lines.append(n)
+            texts.append(body)
+        return Normalised(lines, texts)
+
+
+def unmatched(a: Normalised, b: Normalised) -> tuple[list[int], list[int]]:
+    """Physical lines of `a` and of `b` that have no counterpart in the other file."""
+    only_a, only_b = differing_lines(a.texts, b.texts)
+    return [a.lines[i] for i in only_a], [b.lines[j] for j in only_b]
+
+
+def _listed(lines: list[int]) -> str:
+    """`line 7`, `lines 7, 8, 9`, `lines 1, 2, 3, 4, 5 and 2 more`."""
+    shown = ", ".join(str(n) for n in lines[:MAX_LISTED])
+    more = f" and {len(lines) - MAX_LISTED} more" if len(lines) > MAX_LISTED else ""
+    return f"{'line' if len(lines) == 1 else 'lines'} {shown}{more}"
+
+
+@register
+class A2A3TwinDrift(Rule):
+    """A change edits one of a pair of `_a2`/`_a3` Dockerfiles so that the two no longer match.
+
+    Why: verl keeps one Dockerfile per device (`Dockerfile.ascend_9.1.0_a2`, `…_a3`) that should differ only
+    in what is device-specific. A fix applied to one twin and forgotten in the other gives two images that
+    install different things under the same release (e.g. `mbridge==0.15.1` on A2, unpinned `mbridge` on A3).
+
+    The files are compared after folding the device tokens (`910b`, `a2`, `a3` in tags and URLs), the
+    SOC_VERSION values (`ascend910b1` / `ascend910_9392`) and the CANN ops package names
+    (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines and indentation do not count, nor
+    do the known one-sided lines (knowledge.yml `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
+    On a change, a line the change added to one twin that has no counterpart in the other is reported, naming
+    the twin. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
+    (or of the A3 file when only it has extra lines).
+
+    Bad: a change adds `pip install mbridge==0.15.1` to `Dockerfile.ascend_8.5.0_a2` only.
+
+    Good: the same line added to both twins; or twins that differ in `FROM …cann:9.1.0-910b-…` vs
+    `…-a3-…` and `ARG SOC_VERSION` only.
+
+    Fix: make the same edit in the other twin (or, if the difference is meant, suppress with a reason:
+    `# npu-review: ignore[NPU310] A3 needs …`). Edits that only delete lines from one twin are not seen.
+    """
+
+    id = "NPU310"
+    name = "a2-a3-twin-drift"
+    severity = Severity.WARNING
+    title = "A2/A3 Dockerfile twins drift apart"
+    kinds = frozenset({ASCEND_DOCKERFILE})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        dev = devices(ctx)
+        one_sided = [str(p) for p in ctx.knowledge.get("twin_drift", "one_sided", []) or []]
+        norm = Normaliser(dev, one_sided)
+        for a2, a3 in twin_paths(ctx.paths_of_kind(ASCEND_DOCKERFILE), dev):
+            if not (ctx.touched(a2) or ctx.touched(a3)):
+                continue
+            src2, src3 = ctx.source(a2), ctx.source(a3)
+            if src2 is None or src3 is None:
+                continue
+            n2, n3 = norm(src2.text), norm(src3.text)
+            only2, only3 = unmatched(n2, n3)
+            if not only2 and not only3:
+                continue
+            if ctx.audit:
+                yield self._audit(a2, a3, only2, only3)
+                continue
+            before = self._identical_at_base(ctx, norm, a2, a3)
+            yield from self._change(ctx, a2, a3, only2, only3, before)
+            yield from self._change(ctx, a3, a2, only3, only2, before)
+
+    def _identical_at_base(self, ctx: Context, norm: Normaliser, a2: str, a3: str) -> bool | None:
+        texts = []
+        for path in (a2, a3):
+            change = ctx.changeset.changed(path)
+            src = ctx.source(path, rev="base") if change is not None else ctx.source(path)
+            if src is None:
+                return None
+            texts.append(norm(src.text).texts)
+        return texts[0] == texts[1]
+
+    def _change(
+        self, ctx: Context, path: str, twin: str, mine: list[int], theirs: list[int], before: bool | None
+    ) -> Iterator[Hit]:
+        added = [n for n in mine if ctx.is_added_line(path, n)]
+        if not added:
+            return
+        name, twin_name = posixpath.basename(path), posixpath.basename(twin)
+        history = " The two were identical (up to device tokens) before this change." if before else ""
+        other = f" ({twin_name} has its own unmatched {_listed(theirs)})" if theirs else ""
+        verb = "has" if len(added) == 1 else "have"
+        yield Hit(
+            path,
+            added[0],
+            f"This change edits {name} so that it differs from its twin {twin_name}: {_listed(added)} {verb} no "
+            f"counterpart there{other}.{history} Make the same edit in {twin}, or suppress with the reason if "
+            "the difference is device-specific.",
+            related=tuple(Related(twin, n, "unmatched in the twin") for n in theirs[:MAX_LISTED]),
+        )
+
+    def _audit(self, a2: str, a3: str, only2: list[int], only3: list[int]) -> Hit:
+        path, line = (a2, only2[0]) if only2 else (a3, only3[0])
+        parts = []
+        if only2:
+            parts.append(f"{posixpath.basename(a2)} {_listed(only2)}")
+        if only3:
+            parts.append(f"{posixpath.basename(a3)} {_listed(only3)}")
+        return Hit(
+            path,
+            line,
+            f"The A2/A3 twins {posixpath.basename(a2)} and {posixpath.basename(a3)} differ beyond device tokens: "
+            f"{'; '.join(parts)} without a counterpart in the other file. Make the twins match, or suppress with "
+            "the reason where the difference is device-specific.",
+            related=tuple(Related(a3 if path == a2 else a2, n) for n in (only3 if path == a2 else only2)[:MAX_LISTED]),
+        )

@@ -1,0 +1,102 @@
+"""NPU311: `pip uninstall triton` after triton-ascend is installed removes triton-ascend's files too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checks.context import Context, SourceFile
+from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from checks.model import Severity
+from checks.parsers.dockerfile import parse, pip_call, steps, version_key
+from checks.rule import Hit, Rule, register
+from checks.rules.npu308_torch_pin_overwritten import Install, installs
+
+TRITON = "triton"
+TRITON_ASCEND = "triton-ascend"
+
+
+def brings_triton_ascend(inst: Install, since: str | None) -> bool:
+    """Whether an install step is known to install triton-ascend (unknown counts as no)."""
+    if inst.specs is not None:
+        return TRITON_ASCEND in inst.specs
+    if inst.origin == "vllm-ascend" and inst.version is not None and since is not None:
+        have, first = version_key(inst.version), version_key(since)
+        return have is not None and first is not None and have >= first
+    return False
+
+
+@register
+class TritonUninstalledAfterTritonAscend(Rule):
+    """`pip uninstall triton` runs after a step that installed triton-ascend.
+
+    Why: triton-ascend and upstream triton ship the same import package, `triton/`. Uninstalling the
+    distribution `triton` deletes the files listed in its record, which are the files triton-ascend installed
+    over it: `import triton` then fails or loads a half-removed package, while `pip list` still shows
+    triton-ascend. triton-ascend arrives explicitly, through requirements-npu.txt (since #6493) or through
+    vllm-ascend's requirements (from v0.13.0 on); verl removed such an uninstall from the 9.0.0 images in #6524.
+
+    Not reported: uninstalling triton *before* triton-ascend is installed (the 8.3.rc1 images remove a stray
+    triton first), uninstalling both in one command (`pip uninstall -y triton triton-ascend`, then
+    reinstalling), and installs whose requirements are unknown (vllm-ascend at an unknown commit).
+
+    Bad:
+        cd vllm-ascend && pip install -r requirements.txt && cd .. && \\
+        pip uninstall -y triton && \\
+
+    Good:
+        pip uninstall -y triton && \\
+        cd verl && pip install -r requirements-npu.txt
+
+    Fix: drop the uninstall, or move it before the step that installs triton-ascend.
+    """
+
+    id = "NPU311"
+    name = "triton-uninstalled-after-triton-ascend"
+    severity = Severity.WARNING
+    title = "triton uninstalled after triton-ascend was installed"
+    kinds = frozenset({ASCEND_DOCKERFILE})
+    # requirements-npu.txt is read even when the change does not touch it.
+    context_kinds = frozenset({REQUIREMENTS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        df = ctx.parsed("dockerfile", src, parse)
+        if TRITON not in src.text:
+            return
+        since = ctx.knowledge.get("vllm_ascend_requirements", "triton_ascend_since")
+        by_step: dict[int, list[Install]] = {}
+        for inst in ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx)):
+            by_step.setdefault(inst.index, []).append(inst)
+        installed: tuple[int, str] | None = None  # (line, how) of the step that installed triton-ascend
+        for step in steps(df):
+            call = pip_call(step.cmd)
+            if call is None:
+                continue
+            names = {req.name for req, _ in call.packages}
+            if call.verb == "uninstall":
+                if TRITON_ASCEND in names:
+                    installed = None
+                    continue
+                if TRITON in names and installed is not None:
+                    word = next(w for req, w in call.packages if req.name == TRITON)
+                    line, how = installed
+                    yield Hit(
+                        src.path,
+                        word.line,
+                        f"`pip uninstall {TRITON}` runs after {how} installed triton-ascend (line {line}). Both "
+                        "ship the `triton` package directory, so this deletes triton-ascend's files and "
+                        "`import triton` breaks. Remove the uninstall or move it before line "
+                        f"{line}.",
+                    )
+                continue
+            if call.verb != "install":
+                continue
+            if installed is not None:
+                continue  # the first install is the one the uninstall undoes
+            if TRITON_ASCEND in names:
+                word = next(w for req, w in call.packages if req.name == TRITON_ASCEND)
+                installed = (word.line, f"`pip install {word.text}`")
+                continue
+            for inst in by_step.get(step.index, []):
+                if brings_triton_ascend(inst, since):
+                    installed = (inst.line, inst.what)
+                    break

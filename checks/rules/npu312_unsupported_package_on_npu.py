@@ -1,0 +1,143 @@
+"""NPU312: flash-attn, CUDA runtime wheels or CUDA builds of torch in NPU requirements and Ascend images."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context, SourceFile
+from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from checks.model import Severity
+from checks.parsers.dockerfile import (
+    build_args,
+    expand,
+    normalize_name,
+    parse,
+    parse_requirements_file,
+    pip_call,
+    steps,
+)
+from checks.rule import Hit, Rule, register
+
+_WHEEL_NAME = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
+_INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+
+
+@dataclass(frozen=True)
+class Policy:
+    names: dict[str, str]
+    cuda_wheel: re.Pattern[str]
+    cuda_local: re.Pattern[str]
+    cuda_index: re.Pattern[str]
+    allowed: frozenset[str]
+    files: re.Pattern[str]
+
+    def reason(self, name: str, version: str | None) -> str | None:
+        """Why a distribution (normalised name, optional exact version) does not belong on NPU; None if it does."""
+        if name in self.allowed:
+            return None
+        if name in self.names:
+            return self.names[name]
+        if self.cuda_wheel.search(name):
+            return f"{name} is a CUDA runtime wheel; NPU images use CANN instead"
+        if version and "+" in version and self.cuda_local.search(version.split("+", 1)[1]):
+            return f"{name} {version} is a CUDA build; NPU images need the CPU build (`+cpu`) or the plain wheel"
+        return None
+
+
+def policy(ctx: Context) -> Policy:
+    def load() -> Policy:
+        s = ctx.knowledge.section("npu_unsupported_packages")
+        return Policy(
+            names={normalize_name(str(k)): str(v) for k, v in (s.get("names") or {}).items()},
+            cuda_wheel=re.compile(str(s.get("cuda_wheel_pattern", r"^nvidia-.+-cu\d+$"))),
+            cuda_local=re.compile(str(s.get("cuda_local_pattern", r"^cu\d+$"))),
+            cuda_index=re.compile(str(s.get("cuda_index_pattern", r"download\.pytorch\.org/whl/cu\d+"))),
+            allowed=frozenset(normalize_name(str(n)) for n in s.get("allowed") or ()),
+            files=re.compile(str(s.get("requirement_file_pattern", r"(^|/)requirements[^/]*npu[^/]*\.txt$"))),
+        )
+
+    return ctx.memo(("knowledge", "npu_unsupported_packages", ""), load)
+
+
+@register
+class UnsupportedPackageOnNpu(Rule):
+    """An NPU requirements file or Ascend Dockerfile installs a package that only works with CUDA.
+
+    Why: `flash-attn` builds CUDA kernels and is not supported on Ascend (flash attention reaches NPU through
+    transformers and torch_npu, see the install guide's appendix); the CUDA runtime wheels `nvidia-*-cu12`
+    and CUDA builds of torch (`torch==2.7.1+cu126`, the `download.pytorch.org/whl/cu126` index) are gigabytes
+    of libraries the NPU never loads, and a CUDA torch replaces the one torch_npu extends.
+
+    Not reported: `flash-linear-attention` (FLA, Triton kernels that run through triton-ascend), and the
+    nvidia-* packages that are not CUDA runtimes and are installed on NPU on purpose: `nvidia-modelopt`,
+    `nvidia-ml-py` (the NVML binding, pure Python), `nvidia-resiliency-ext` (Megatron fault tolerance).
+    Only requirement files named for NPU (`requirements-npu.txt`) are read; `requirements-cuda.txt` is fine.
+
+    Bad (`requirements-npu.txt`):
+        flash-attn==2.7.4.post1
+        nvidia-cudnn-cu12
+
+    Good:
+        flash-linear-attention==0.5.0
+        nvidia-modelopt[torch]>=0.37.0
+
+    Fix: remove the package (the suggestion deletes the requirement line), or install the CPU build of torch.
+    """
+
+    id = "NPU312"
+    name = "unsupported-package-on-npu"
+    severity = Severity.ERROR
+    title = "CUDA-only package in an NPU requirements file or Ascend image"
+    kinds = frozenset({ASCEND_DOCKERFILE, REQUIREMENTS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        pol = policy(ctx)
+        if ASCEND_DOCKERFILE in src.kinds:
+            yield from self._dockerfile(src, ctx, pol)
+        elif pol.files.search(src.path):
+            yield from self._requirements(src, pol)
+
+    def _requirements(self, src: SourceFile, pol: Policy) -> Iterator[Hit]:
+        for line, req in parse_requirements_file(src.text):
+            why = pol.reason(req.name, req.pinned)
+            if why is not None:
+                body = re.sub(r"(^|[ \t])#.*$", "", src.line(line)).strip()
+                # Deleting the line is the fix for a package that has no place on NPU (not for a CUDA build of
+                # torch, which wants the CPU build instead).
+                delete = _lone_requirement(body) and pol.reason(req.name, None) is not None
+                yield Hit(src.path, line, f"`{body}`: {why}.", suggestion="" if delete else None)
+        for n, raw in enumerate(src.lines, start=1):
+            m = re.match(r"\s*(--index-url|--extra-index-url|-i|-f|--find-links)[\s=]+(\S+)", raw)
+            if m and pol.cuda_index.search(m.group(2)):
+                yield Hit(src.path, n, f"`{m.group(2)}` is a CUDA wheel index: torch from it is a CUDA build.")
+
+    def _dockerfile(self, src: SourceFile, ctx: Context, pol: Policy) -> Iterator[Hit]:
+        df = ctx.parsed("dockerfile", src, parse)
+        defs = build_args(df)
+        for step in steps(df):
+            call = pip_call(step.cmd)
+            if call is None or call.verb not in ("install", "download", "wheel"):
+                continue
+            for req, word in call.packages:
+                why = pol.reason(req.name, req.pinned)
+                if why is not None:
+                    yield Hit(src.path, word.line, f"`pip install {word.text or req.spelled}`: {why}.")
+            for word in call.others:
+                text, _ = expand(word.text, defs, word.line)
+                m = _WHEEL_NAME.search(text.split("#", 1)[0])
+                if m:
+                    why = pol.reason(normalize_name(m.group(1)), m.group(2))
+                    if why is not None:
+                        yield Hit(src.path, word.line, f"`{text.rsplit('/', 1)[-1]}`: {why}.")
+            for opt, value, word in call.options:
+                if opt in _INDEX_OPTS and value and pol.cuda_index.search(value):
+                    yield Hit(
+                        src.path, word.line, f"`{opt} {value}` is a CUDA wheel index: torch from it is a CUDA build."
+                    )
+
+
+def _lone_requirement(body: str) -> bool:
+    """True when a requirement line (comment removed) holds one requirement only: deleting it is the fix."""
+    return bool(body) and not body.startswith("-") and " " not in body.split(";", 1)[0].strip()
