@@ -91,6 +91,11 @@ async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHu
     assert all(parse_marker(c["body"]) for c in body["comments"])
     assert len(bot_comments(fake)) == 3
     assert fake.violations == []
+    # Nothing secret reaches the logs: not the webhook secret, the private key, nor any installation token.
+    log = app.log()
+    assert "review done: failure, 3 findings, 3 comments posted" in log
+    assert FAKE_WEBHOOK_SECRET not in log and "PRIVATE KEY" not in log
+    assert fake.tokens and not any(token in log for token in fake.tokens)
 
 
 async def test_same_delivery_again_does_nothing(fake_github: FakeGitHub, app: AppProcess) -> None:

@@ -271,3 +271,21 @@ async def test_queue_coalesces_a_burst_to_the_newest() -> None:
     await q.drain(timeout=5)
     assert ran == ["first", "fourth"]
     assert sorted(done) == [("first", True), ("fourth", True), ("second", True), ("third", True)]
+
+
+def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import logging
+
+    from bot import logs
+
+    logs.setup(json_lines=True)
+    try:
+        with logs.log_context(delivery="d-42", repo="octo-org/verl", pr=7, head="abc123"):
+            logging.getLogger("bot.test").info("review done with token %s", "***")
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        doc = json.loads(line)
+        assert (doc["delivery"], doc["repo"], doc["pr"], doc["head"]) == ("d-42", "octo-org/verl", 7, "abc123")
+        assert doc["level"] == "info" and doc["message"] == "review done with token ***"
+    finally:
+        logging.getLogger().handlers.clear()
