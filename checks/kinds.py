@@ -16,6 +16,7 @@ ASCEND_DOCKERFILE = "ascend_dockerfile"
 DOCS = "docs"
 PYTHON = "python"
 REQUIREMENTS = "requirements"
+HYDRA_CONFIG = "hydra_config"  # verl's Hydra config tree, the generated reference files included (NPU105-107)
 
 DEFAULT_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
     SHELL: ("**/*.sh", "**/*.bash"),
@@ -42,6 +43,7 @@ DEFAULT_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
     DOCS: ("docs/**/*.md", "docs/**/*.rst", "docker/ascend/*.md", "**/README.md", "*.md"),
     PYTHON: ("**/*.py",),
     REQUIREMENTS: ("requirements*.txt", "**/requirements*.txt"),
+    HYDRA_CONFIG: ("verl/trainer/config/**/*.yaml", "verl/trainer/config/**/*.yml"),
 }
 
 KNOWN_KINDS = frozenset(DEFAULT_KIND_GLOBS)

@@ -1093,6 +1093,9 @@ class Invocation:
     passes_args: bool  # `"$@"` is passed on: the caller may add overrides
     index: int  # order of the statement
     prefix_env: tuple[EnvValue, ...] = ()  # NAME=VALUE words in front of the command
+    # Every word of the command as written, arrays expanded, in command order (launcher first, `"$@"` left
+    # out): options such as `--config-name X` and config-group choices such as `model_engine=megatron`.
+    args: tuple[str, ...] = ()
 
     def find(self, key: str, suffix: bool = False) -> list[Override]:
         return [o for o in self.overrides if o.matches(key, suffix)]
@@ -1658,7 +1661,9 @@ def _invocation(
     is_verl = bool(module and module.startswith("verl")) or any("verl/trainer/" in t for t in texts)
     if not overrides and not is_verl:
         return None
-    return Invocation(st.line, st.end_line, launcher, module, overrides, passes_args, st.index, tuple(prefix_env))
+    return Invocation(
+        st.line, st.end_line, launcher, module, overrides, passes_args, st.index, tuple(prefix_env), tuple(texts)
+    )
 
 
 _SCALAR_REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")

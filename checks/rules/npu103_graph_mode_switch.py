@@ -76,7 +76,8 @@ class GraphModeSwitch(Rule):
             if eager.present is None or head_eager is None or head_eager is True:
                 continue  # unknown, or still eager: nothing switched to graph mode
             modes = [(key, inv.effective(key)) for key in mode_keys(ctx)]
-            items: list[tuple[tuple[int, ...], str, str | None]] = []  # (lines, what changed, mode value)
+            # (lines, what changed, mode value, whether a deletion alone caused it)
+            items: list[tuple[tuple[int, ...], str, str | None, bool]] = []
             if all(b is True for b in base_eager):
                 what = (
                     f"`enforce_eager` goes from True to {hydra_str(eager.value)} (graph mode)"
@@ -85,16 +86,19 @@ class GraphModeSwitch(Rule):
                 )
                 lines = eager.override.lines if eager.override is not None else ()
                 lines += tuple(n for _k, e in modes if e.override is not None for n in e.override.lines)
-                items.append((lines or (inv.line,), what, _first_mode(modes)))
+                # Deleting `enforce_eager=True` may leave no added line behind: the finding then sits on the
+                # command's first line, unchanged, and is kept as caused by the change.
+                deleted_only = eager.override is None and not any(ctx.is_added_line(src.path, n) for n in lines)
+                items.append((lines or (inv.line,), what, _first_mode(modes), deleted_only))
             for _key, eff in modes:
                 value = hydra_str(eff.value)
                 if eff.present is not True or eff.override is None or not isinstance(value, str):
                     continue
                 if value.upper() in base_modes:
                     continue
-                items.append((eff.override.lines, f"`cudagraph_mode` is now {value} ({was})", value))
-            for lines, what, mode in items:
-                line = _first_added(ctx, src.path, lines)
+                items.append((eff.override.lines, f"`cudagraph_mode` is now {value} ({was})", value, False))
+            for lines, what, mode, deleted_only in items:
+                line = inv.line if deleted_only else _first_added(ctx, src.path, lines)
                 if line in reported:
                     continue
                 reported.add(line)
@@ -104,6 +108,7 @@ class GraphModeSwitch(Rule):
                     line,
                     _message(ctx, head_view, inv, what, mode, reasons),
                     severity=Severity.WARNING if reasons else None,
+                    caused_by_change=deleted_only,
                 )
 
 

@@ -1,0 +1,220 @@
+"""verl's flattened Hydra configs (`verl/trainer/config/_generated_*.yaml`): which keys exist, and their defaults.
+
+The generated files are what `print_cfg.py --cfg job` prints for `ppo_trainer` (with `model_engine=...`): the
+composed config that Hydra checks overrides against in struct mode. A `Schema` answers three questions for a
+dotted key: does it exist (`status`), what is its default (`default`, following `${oc.select:other,dflt}`
+interpolations), and on which line it is defined. Which generated file a launch command uses is decided by
+`config_file_for` from its entry point, `--config-name` and `model_engine=` choice; anything it cannot map is
+None (the rules then stay silent).
+
+Pure and bounded: the text is composed by `yamlmarks.parse` (safe loader, node and depth limits), never executed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from checks.parsers import yamlmarks
+from checks.parsers.shell import Invocation
+from checks.parsers.yamlmarks import Node
+
+Status = Literal["exists", "missing", "unknown"]
+
+# `${oc.select:a.b.c,default}` or `${a.b.c}` (absolute paths only; relative `${.x}` are not followed)
+_SELECT = re.compile(r"\A\$\{oc\.select:\s*([A-Za-z_][\w.]*)\s*(?:,(.*))?\}\Z", re.S)
+_PLAIN = re.compile(r"\A\$\{([A-Za-z_][\w.]*)\}\Z")
+_MAX_HOPS = 8
+
+
+@dataclass(frozen=True)
+class Default:
+    """A key's default: the YAML scalar text (`None` for YAML null) and the line that defines it."""
+
+    value: str | None
+    line: int
+    path: str  # the file it was read from
+
+
+@dataclass
+class Schema:
+    """One generated config file, composed once."""
+
+    path: str
+    root: Node
+
+    def node(self, key: str) -> tuple[Status, Node | None]:
+        """('exists', node) when the dotted key is in the config; ('missing', None) when its parent is a
+        mapping without it; ('unknown', None) when the walk meets something that is not a plain mapping (a
+        null, an interpolation, a list) or the first segment is not a key the file shows."""
+        node: Node | None = self.root
+        parts = key.split(".")
+        for i, part in enumerate(parts):
+            if node is None or not node.is_map:
+                return "unknown", None
+            child = node.get(part)
+            if child is None:
+                # The generated files leave out what precedes `actor_rollout_ref` (hydra, model_engine):
+                # an unknown top-level name is not evidence of a missing key.
+                return ("unknown" if i == 0 else "missing"), None
+            node = child
+        return "exists", node
+
+    def status(self, key: str) -> Status:
+        return self.node(key)[0]
+
+    def default(self, key: str) -> Default | None:
+        """The key's default scalar, interpolations followed; None when absent, unknown or not a scalar."""
+        return self._default(key, 0)
+
+    def _default(self, key: str, hops: int) -> Default | None:
+        if hops > _MAX_HOPS:
+            return None
+        target = self.redirect(key)
+        if target is not None:
+            ref, fallback = target
+            found = self._default(ref, hops + 1)
+            if found is None and fallback is not None:
+                return Default(fallback.value, fallback.line, self.path)
+            return found
+        status, node = self.node(key)
+        if status != "exists" or node is None or not node.is_scalar:
+            return None
+        value = None if _is_null(node) else node.value
+        return Default(value, node.line, self.path)
+
+    def redirect(self, key: str) -> tuple[str, Default | None] | None:
+        """When the key (or one of its ancestors) is an interpolation `${oc.select:other,dflt}`: the key it
+        stands for (`other` + the rest of the path) and the literal fallback (for the key itself only)."""
+        node: Node | None = self.root
+        parts = key.split(".")
+        for i, part in enumerate(parts):
+            if node is None or not node.is_map:
+                return None
+            node = node.get(part)
+            if node is None:
+                return None
+            if node.is_scalar and node.style is None:
+                m = _SELECT.match(node.value.strip()) or _PLAIN.match(node.value.strip())
+                if m:
+                    rest = parts[i + 1 :]
+                    ref = ".".join([m.group(1), *rest])
+                    fallback = None
+                    if not rest and m.re is _SELECT and m.group(2) is not None:
+                        text = m.group(2).strip()
+                        fallback = Default(None if text.lower() in ("null", "none", "~") else text, node.line, "")
+                    return ref, fallback
+        return None
+
+    def leaves(self) -> Iterator[tuple[str, Node]]:
+        """Every scalar with its dotted key, in document order."""
+        for path, node in self.root.walk():
+            if node.is_scalar and path and all(isinstance(p, str) for p in path):
+                yield ".".join(str(p) for p in path), node
+
+
+def _is_null(node: Node) -> bool:
+    return node.style is None and node.value in ("null", "Null", "NULL", "~", "")
+
+
+def load(path: str, text: str) -> Schema | None:
+    """The schema of one generated config file, or None when it is not a readable mapping."""
+    doc = yamlmarks.parse(text)
+    if doc.root is None or not doc.root.is_map:
+        return None
+    return Schema(path, doc.root)
+
+
+# -- which file a command uses ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """How a launch command picks its config: the generated file that describes it, or why none does."""
+
+    file: str | None
+    reason: str = ""  # when `file` is None: what could not be mapped
+
+
+def _option(args: tuple[str, ...], names: Iterable[str]) -> tuple[bool, str | None]:
+    """(present, value as written) of `--name X` / `--name=X`; the last one wins."""
+    found, value = False, None
+    names = tuple(names)
+    for k, word in enumerate(args):
+        bare = word.strip("\"'")
+        for name in names:
+            if bare == name:
+                found, value = True, (args[k + 1] if k + 1 < len(args) else None)
+            elif bare.startswith(name + "="):
+                found, value = True, word.split("=", 1)[1]
+    return found, value
+
+
+def _strs(value: object) -> set[str]:
+    return {str(v) for v in value} if isinstance(value, list | tuple | set | frozenset) else set()
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None or "$" in value or "`" in value:
+        return None
+    return value.strip().strip("\"'").strip()
+
+
+_GROUP_CHOICE = re.compile(r"\A[\"']?(\+{0,2})([A-Za-z_][\w/@-]*)=(.*)\Z", re.S)
+
+
+def config_file_for(inv: Invocation, facts: Mapping[str, object]) -> ConfigChoice:
+    """The generated config file describing the config `inv` runs with (see knowledge.yml `hydra_schema`)."""
+    entry_points = facts.get("entry_points") or {}
+    files = facts.get("files") or {}
+    engines = facts.get("model_engine_files") or {}
+    config_paths = _strs(facts.get("config_paths"))
+    assert isinstance(entry_points, Mapping) and isinstance(files, Mapping) and isinstance(engines, Mapping)
+    args = inv.args
+    module = inv.module
+    if module is None:
+        for word in args:
+            bare = word.strip("\"'")
+            if bare.endswith(".py") and "/" in bare:
+                module = bare.removesuffix(".py").replace("/", ".").lstrip(".")
+                break
+    if module is None or module not in entry_points:
+        return ConfigChoice(None, f"entry point {module or inv.launcher!r} is not mapped to a config")
+    name: str | None = str(entry_points[module])
+    has_path, path = _option(args, ("--config-path", "-cp"))
+    if has_path and _clean(path) not in config_paths:
+        return ConfigChoice(None, f"--config-path {path!r} is not verl's config folder")
+    if _option(args, ("--config-dir", "-cd"))[0]:
+        return ConfigChoice(None, "--config-dir adds config groups")
+    has_name, raw_name = _option(args, ("--config-name", "-cn"))
+    if has_name:
+        name = _clean(raw_name)
+        if name is None:
+            return ConfigChoice(None, f"--config-name {raw_name!r} cannot be resolved")
+        name = name.removesuffix(".yaml").removesuffix(".yml")
+    engine: str | None = None
+    for word in args[1:]:
+        if word.startswith("-"):
+            continue
+        m = _GROUP_CHOICE.match(word)
+        if not m or "." in m.group(2):
+            continue
+        group, value = m.group(2), _clean(m.group(3))
+        if group == "model_engine":
+            if value is None:
+                return ConfigChoice(None, "model_engine cannot be resolved")
+            engine = value
+        else:  # another config group (`data=...`, `actor@actor_rollout_ref.actor=...`) reshapes the config
+            return ConfigChoice(None, f"the config group {group!r} is chosen on the command line")
+    if name not in files:
+        return ConfigChoice(None, f"config {name!r} has no generated reference file")
+    target = files[name]
+    if engine is not None:
+        if name not in _strs(facts.get("engine_configs")):
+            return ConfigChoice(None, f"model_engine={engine} with config {name!r}")
+        if engine not in engines:
+            return ConfigChoice(None, f"model_engine={engine} has no generated reference file")
+        target = engines[engine]
+    return ConfigChoice(str(target))

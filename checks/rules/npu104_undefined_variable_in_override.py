@@ -1,0 +1,316 @@
+"""NPU104: a Hydra override of an NPU launch script uses a shell variable that nothing defines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context, SourceFile
+from checks.kinds import NPU_SCRIPT, SHELL
+from checks.model import Severity
+from checks.parsers.shell import Override, ShellScript, View, npu_view, parse
+from checks.rule import Hit, Rule, register
+
+_RUNNERS = frozenset({"bash", "sh", "source", "."})
+_SOURCERS = frozenset({"source", "."})
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+# `${NAME-x}`, `${NAME:-x}`, `=`, `?`, `+` forms: the script knows that NAME may be unset
+_GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
+_ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
+_MAX_DEPTH = 3
+
+
+@register
+class UndefinedVariableInOverride(Rule):
+    """A Hydra override in an NPU launch script uses a `$VAR` that the script never sets.
+
+    Why: bash expands an unset variable to an empty string (without `set -u`), so Hydra receives
+    `trainer.n_gpus_per_node=` or `data.train_files=`: a null, an empty path, or a parse error, found only
+    after the job has queued for NPUs. Typos (`$MODLE_PATH`) and variables removed from the top of the
+    script while an override still uses them look exactly like this.
+
+    Bad:
+        MODEL_PATH=${MODEL_PATH:-$HOME/models/Qwen3-8B}
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODLE_PATH ...
+
+    Good:
+        MODEL_PATH=${MODEL_PATH:-$HOME/models/Qwen3-8B}
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH \\
+            trainer.nnodes=${NNODES:-1} data.train_files=${TRAIN_FILE:?set TRAIN_FILE} "$@"
+
+    Fix: define the variable (an assignment, `export`, `${VAR:-default}`), or, when the caller must pass it,
+    say so with `${VAR:?message}`. A variable counts as defined when the script assigns, exports, reads or
+    loops over it anywhere, gives it a `${VAR:-…}`/`${VAR:=…}`/`${VAR:?…}` form anywhere, when a repository
+    script it sources defines it, or when a repository script that runs it exports it. Well-known variables
+    (HOME, RANK, MASTER_ADDR, NNODES, SLURM_*, ASCEND_*, positional parameters, `$@`, ...) are fine. A script
+    that defines variables dynamically (`eval`, `export $(...)`, a sourced file outside the repository that
+    cannot be read) is not checked.
+    """
+
+    id = "NPU104"
+    name = "undefined-variable-in-override"
+    severity = Severity.ERROR
+    title = "A Hydra override uses a shell variable the NPU launch script never defines"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT})  # sourced helpers and the scripts that run this one
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        script = ctx.parsed("shell", src, parse)
+        view = npu_view(script, src.kinds)
+        if view is None or not view.invocations:
+            return
+        facts = ctx.knowledge.section("shell_env")
+        defined = _defined_names(ctx, src.path, script, 0, set())
+        if defined is None:
+            return  # something defines variables we cannot see
+        defined |= _caller_exports(ctx).get(src.path, set())
+        known = {str(n) for n in facts.get("known", ())}
+        prefixes = tuple(str(p) for p in facts.get("known_prefixes", ()))
+        seen: set[tuple[int, str]] = set()
+        for o in _overrides(view):
+            for name in _unguarded_refs(o.text):
+                if name in defined or name in known or name.startswith(prefixes):
+                    continue
+                if (o.line, name) in seen:
+                    continue
+                seen.add((o.line, name))
+                yield Hit(
+                    src.path,
+                    o.line,
+                    f"`${name}` in the override `{_short(o.text)}` is never set: this script does not assign, "
+                    f"export, read or loop over `{name}`, gives it no `${{{name}:-default}}`, and no repository "
+                    "script it sources or that runs it defines it. Bash expands it to an empty string, so Hydra "
+                    f"gets `{o.key}` without that part{_missing(o, name)}. Define `{name}`, give it a default "
+                    f"(`${{{name}:-...}}`), or, if the caller must pass it, write `${{{name}:?set {name}}}`.",
+                )
+
+
+def _missing(o: Override, name: str) -> str:
+    raw = (o.raw or "").strip("\"'")
+    return " (an empty value)" if raw in (f"${name}", f"${{{name}}}") else ""
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _overrides(view: View) -> Iterator[Override]:
+    """The overrides the view's launch commands pass (array elements once), in source order."""
+    seen: set[tuple[int, str]] = set()
+    for inv in view.invocations:
+        for o in inv.overrides:
+            if (o.line, o.text) not in seen:
+                seen.add((o.line, o.text))
+                yield o
+
+
+def _unguarded_refs(word: str) -> Iterator[str]:
+    """Names a shell word expands without a guard: `$X`, `${X}`, `${X/a/b}`, `${#X}`, inside `$( )` too.
+
+    Not reported: single-quoted text (Hydra's own `${a.b}` interpolations), `\\$`, special and positional
+    parameters, `${X:-…}`/`${X:=…}`/`${X:?…}`/`${X:+…}` (the operand is not looked into), `${!X}`.
+    """
+    i, n = 0, len(word)
+    dq = False
+    while i < n:
+        c = word[i]
+        if c == "'" and not dq:
+            j = word.find("'", i + 1)
+            if j < 0:
+                return
+            i = j + 1
+            continue
+        if c == '"':
+            dq = not dq
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c != "$":
+            i += 1
+            continue
+        if word.startswith("$((", i):
+            i += 3  # arithmetic: `$((N * 2))` reads bare names as 0 when unset; `$N` inside is still seen
+            continue
+        if word.startswith("$(", i):
+            i += 2
+            continue
+        if word.startswith("${", i):
+            end = _closing_brace(word, i + 2)
+            body = word[i + 2 : end if end >= 0 else n]
+            i = end + 1 if end >= 0 else n
+            m = re.match(r"#?([A-Za-z_]\w*)(.*)\Z", body, re.S)
+            if not m or body.startswith("!"):
+                continue
+            rest = m.group(2)
+            if re.match(r":?[-=?+]", rest):
+                continue  # guarded: a default, an assignment, an error message, or "if set"
+            yield m.group(1)
+            continue
+        m2 = re.match(r"[A-Za-z_]\w*", word[i + 1 :])
+        if m2:
+            yield m2.group(0)
+            i += 1 + m2.end()
+        else:
+            i += 2  # `$@`, `$1`, `$?`, a lone `$`
+    return
+
+
+def _closing_brace(word: str, i: int) -> int:
+    depth, quote = 1, ""
+    while i < len(word):
+        c = word[i]
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 1
+        elif c == "{" and word[i - 1] == "$":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, visiting: set[str]) -> set[str] | None:
+    """Every name the script (and the repository scripts it sources) defines; None when that is unknowable."""
+    if script.error is not None:
+        return None
+    visiting = visiting | {path}
+    harmless = tuple(str(t) for t in ctx.knowledge.get("shell_env", "harmless_eval", ()))
+    names = {a.name for a in script.assignments}
+    for ll in script.logical:
+        names.update(_GUARDED.findall(ll.text))
+        names.update(_ARITH_ASSIGN.findall(ll.text))
+    for st in script.statements:
+        words = [w.text for w in st.words]
+        if not words:
+            continue
+        cmd = words[0]
+        if cmd == "eval" and not any(t in " ".join(words[1:]) for t in harmless):
+            return None
+        if cmd in _DECLARERS and any(w.startswith(("$", '"$')) for w in words[1:]):
+            return None  # export $(grep ... .env | xargs), export "$k=$v"
+        if cmd == "getopts" and len(words) >= 3:
+            names.add(words[2])
+        elif cmd in ("mapfile", "readarray"):
+            plain = [w for w in words[1:] if _NAME.match(w)]
+            names.add(plain[-1] if plain else "MAPFILE")
+        elif cmd == "printf" and "-v" in words[:-1]:
+            names.add(words[words.index("-v") + 1])
+        elif cmd == "let":
+            names.update(m.group(1) for w in words[1:] if (m := re.match(r"([A-Za-z_]\w*)", w.strip("\"'"))))
+        elif cmd == "select" and len(words) >= 2:
+            names.add(words[1])
+        elif cmd in _SOURCERS and len(words) >= 2:
+            target = words[1].strip("\"'")
+            if target.startswith(("<(", "/dev/")) or "`" in target:
+                return None
+            resolved = resolve_script(ctx, path, target)
+            if resolved is None:
+                if target.startswith(("/", "~", "$HOME", "${HOME}")):
+                    continue  # a system or user file (CANN's set_env.sh, ~/.bashrc): well-known names only
+                return None
+            if resolved in visiting:
+                continue
+            other = ctx.source(resolved)
+            if other is None or depth >= _MAX_DEPTH:
+                return None
+            more = _defined_names(ctx, resolved, ctx.parsed("shell", other, parse), depth + 1, visiting)
+            if more is None:
+                return None
+            names |= more
+    return {n for n in names if _NAME.match(n)}
+
+
+def resolve_script(ctx: Context, here: str, argument: str) -> str | None:
+    """The repository path a `source x.sh` / `bash x.sh` argument names, or None when it cannot be told.
+
+    Relative paths are tried from the repository root and from the script's folder; a leading
+    `$(dirname "$0")/`, `${SCRIPT_DIR}/` or similar counts as the script's folder when the rest is literal.
+    """
+    arg = argument.strip("\"'")
+    folder = here.rsplit("/", 1)[0] if "/" in here else ""
+    candidates: list[str] = []
+    if "$" in arg or "`" in arg:
+        m = re.match(r"\A(?:\$\([^)]*\)|\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*)[\"']?/(?P<rest>[^$`]+)\Z", arg)
+        if not m:
+            return None
+        rest = m.group("rest").strip("\"'")
+        candidates = [f"{folder}/{rest}" if folder else rest]
+    elif arg.startswith("/"):
+        return None
+    else:
+        candidates = [arg, f"{folder}/{arg}" if folder else arg]
+    tree = ctx.changeset.head
+    for cand in candidates:
+        norm = _normalise(cand)
+        if norm and tree.exists(norm):
+            return norm
+    return None
+
+
+def _normalise(path: str) -> str | None:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
+
+
+def _expand_simple(view: View, argument: str, at: int) -> str | None:
+    """`$SCRIPT` / `"${SCRIPT}"` as the variable holds it there; other arguments as written (quotes off)."""
+    arg = argument.strip("\"'")
+    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", arg)
+    if not m:
+        return arg
+    found = view.variable(m.group(1), at)
+    return found.value.strip("\"'") if found is not None and isinstance(found.value, str) else None
+
+
+def _caller_exports(ctx: Context) -> dict[str, set[str]]:
+    """For each repository script that another one runs (`bash x.sh`, `source x.sh`): the names the
+    callers define before the call (a run script inherits exported ones; a sourced one sees all)."""
+
+    def build() -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for path in ctx.paths_of_kind(SHELL):
+            src = ctx.source(path)
+            if src is None or not any(r in src.text for r in ("bash", "sh ", "source", ". ")):
+                continue
+            script = ctx.parsed("shell", src, parse)
+            if script.error is not None:
+                continue
+            view = script.view(npu=False)
+            for call in view.calls:
+                if call.program not in _RUNNERS:
+                    continue
+                argument = _expand_simple(view, call.argument, call.index)
+                if argument is None or not argument.endswith((".sh", ".bash")):
+                    continue
+                target = resolve_script(ctx, path, argument)
+                if target is None or target == path:
+                    continue
+                sourced = call.program in _SOURCERS
+                names = {
+                    a.name
+                    for a in view.assignments
+                    if a.index < call.index and (sourced or a.exported or a.kind == "export")
+                }
+                out.setdefault(target, set()).update(names)
+        return out
+
+    return ctx.memo(("npu104-callers", "head", ""), build)

@@ -1,0 +1,136 @@
+"""NPU105: a Hydra override's `+` prefix does not match verl's config (append an existing key, set a missing one)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from checks.context import Context, SourceFile
+from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from checks.model import Severity
+from checks.parsers import hydra_config
+from checks.parsers.hydra_config import Schema
+from checks.parsers.shell import Invocation, Override, npu_view, parse
+from checks.rule import Hit, Rule, register
+
+
+@register
+class HydraPlusMismatch(Rule):
+    """A Hydra override in an NPU launch script uses `+` for a key verl's config has, or omits it for one it lacks.
+
+    Why: verl composes its config in Hydra's struct mode. `+a.b.c=1` appends a key and fails with "Could not
+    append to config. An item is already at 'a.b.c'" when the key exists; a bare `a.b.c=1` overrides and fails
+    with "Key 'c' is not in struct" when it does not. Either way the job dies at start-up, after it has waited
+    for NPUs. Keys move between releases (#5473, #6951 and others renamed or added keys), so a script that was
+    right last month may be wrong today.
+
+    Bad:
+        +actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096   # key exists
+        actor_rollout_ref.model.override_config.attn_implementation=eager                   # key does not
+
+    Good:
+        actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096
+        +actor_rollout_ref.model.override_config.attn_implementation=eager
+        ++actor_rollout_ref.actor.megatron.override_transformer_config.attention_backend=auto
+
+    Fix: drop the `+` for an existing key, add it for a new one (or use `++`, which works either way). The
+    keys are read from the repository's own `verl/trainer/config/_generated_ppo_trainer.yaml` and
+    `_generated_ppo_megatron_trainer.yaml`, chosen by `--config-name` and `model_engine=`. Commands with
+    another entry point, config path or config group, free-form subtrees (`engine_kwargs`,
+    `override_transformer_config`, `compilation_config`, `custom_*`, `ray_kwargs`, `hydra`), keys below a
+    null or interpolated value, and `++`/`~` overrides are not checked.
+    """
+
+    id = "NPU105"
+    name = "hydra-plus-mismatch"
+    severity = Severity.ERROR
+    title = "A Hydra `+` override appends an existing key, or a bare override sets a key the config lacks"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+    context_kinds = frozenset({HYDRA_CONFIG})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        if view is None:
+            return
+        free = _free_form(ctx)
+        reported: set[tuple[int, str]] = set()
+        for inv in view.invocations:
+            schema = schema_for(ctx, inv)
+            if schema is None:
+                continue
+            for o in inv.overrides:
+                if (o.line, o.text) in reported or o.prefix not in ("", "+"):
+                    continue
+                if any(rx.search(o.key) for rx in free):
+                    continue
+                status = schema.status(o.key)
+                if o.prefix == "+" and status == "exists":
+                    reported.add((o.line, o.text))
+                    yield Hit(
+                        src.path,
+                        o.line,
+                        f"`+{o.key}` appends a key that already exists in verl's config ({schema.path}, "
+                        f'line {_line(schema, o.key)}): Hydra stops with "Could not append to config. An item is '
+                        f"already at '{o.key}'\". Drop the `+` (or use `++`).",
+                        suggestion=_respell(src, o, ""),
+                    )
+                elif o.prefix == "" and status == "missing":
+                    reported.add((o.line, o.text))
+                    yield Hit(
+                        src.path,
+                        o.line,
+                        f"`{o.key}` is not in verl's config ({schema.path}{_nearest(schema, o.key)}): Hydra stops "
+                        f"with \"Key '{o.key.rsplit('.', 1)[-1]}' is not in struct\". Write `+{o.key}=...` to add "
+                        "it, or check the key's spelling and whether it was renamed.",
+                        suggestion=_respell(src, o, "+"),
+                    )
+
+
+def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
+    """The generated config that describes `inv`'s config, parsed once per run; None when unknown or absent."""
+    choice = hydra_config.config_file_for(inv, ctx.knowledge.section("hydra_schema"))
+    if choice.file is None:
+        return None
+    path = choice.file
+
+    def load() -> Schema | None:
+        src = ctx.source(path)
+        return None if src is None else hydra_config.load(path, src.text)
+
+    return ctx.memo(("hydra-schema", "head", path), load)
+
+
+def _free_form(ctx: Context) -> list[re.Pattern[str]]:
+    def build() -> list[re.Pattern[str]]:
+        return [re.compile(str(p)) for p in ctx.knowledge.get("hydra_schema", "free_form", ())]
+
+    return ctx.memo(("hydra-free-form", "head", ""), build)
+
+
+def _line(schema: Schema, key: str) -> int:
+    _status, node = schema.node(key)
+    return node.line if node is not None else 0
+
+
+def _nearest(schema: Schema, key: str) -> str:
+    """`; its parent a.b (line N) has no such key` for the message."""
+    parent = key.rsplit(".", 1)[0]
+    status, node = schema.node(parent)
+    if status != "exists" or node is None:
+        deepest = key.split(".")
+        while deepest and schema.status(".".join(deepest)) != "exists":
+            deepest.pop()
+        return f"; it has no `{key.split('.')[len(deepest)]}` under `{'.'.join(deepest)}`" if deepest else ""
+    return f", `{parent}` on line {node.line} has no `{key.rsplit('.', 1)[-1]}`"
+
+
+def _respell(src: SourceFile, o: Override, prefix: str) -> str | None:
+    """The override's line with the token's `+` prefix changed, when the token stands on it exactly once."""
+    line = src.line(o.line)
+    if line.count(o.text) != 1:
+        return None
+    old_head = o.text.split("=", 1)[0]
+    bare = old_head.lstrip("\"'")
+    quotes = old_head[: len(old_head) - len(bare)]
+    new_head = quotes + prefix + bare.lstrip("+~")
+    return line.replace(o.text, new_head + o.text[len(old_head) :], 1)

@@ -1,0 +1,546 @@
+"""NPU106: launch-script values that are invalid or harmful on Ascend NPU (a preventive pack of eight cases)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks import globs
+from checks.context import Context, SourceFile
+from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, PYTHON, SHELL
+from checks.model import Severity
+from checks.parsers.hydra_config import Schema
+from checks.parsers.shell import (
+    UNKNOWN,
+    Assignment,
+    Effective,
+    Invocation,
+    Override,
+    ShellScript,
+    Value,
+    View,
+    as_bool,
+    as_int,
+    hydra_str,
+    npu_view,
+    parse,
+)
+from checks.rule import Hit, Rule, register
+from checks.rules.npu104_undefined_variable_in_override import _caller_exports, resolve_script
+from checks.rules.npu105_hydra_plus_mismatch import schema_for
+
+_SOURCERS = frozenset({"source", "."})
+_MAX_HOPS = 6
+
+
+@register
+class AscendInvalidValues(Rule):
+    """An NPU launch script sets a value that is invalid, or known to break or slow runs, on Ascend.
+
+    Why: each case below is documented as unsupported in docs/ascend_tutorial or has broken Ascend runs
+    in verl's history (#5473 renamed the HCCL engine's key). They are cheap to spot in review and expensive
+    on a cluster.
+
+    Cases (severity):
+      (a) `checkpoint_engine.backend=hccl` (error): the HCCL engine registers as `nccl` since #5473; `hccl`
+          is no registry key. Valid where the repository's own registry still registers `hccl`.
+      (b) `rollout.name=sglang` without `engine_kwargs.sglang.attention_backend=ascend` (error).
+      (c) `CUDA_VISIBLE_DEVICES` exported in an NPU-only script or NPU branch, or `ASCEND_RT_VISIBLE_DEVICES`
+          set without `RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES`, so Ray overwrites it (warning).
+          `CUDA_DEVICE_MAX_CONNECTIONS=1` is another variable and is fine.
+      (d) `trainer.device=cuda` (error).
+      (e) a virtual pipeline size (VPP) > 1 while `use_mbridge` is not False (error): not supported together.
+      (f) only one of `megatron.context_parallel_size` and `megatron.override_transformer_config.
+          context_parallel_size` set to > 1 (error) when the command does not use Megatron-Bridge (which passes
+          the size to the model itself): MindSpeed needs both.
+      (g) `override_transformer_config.use_flash_attn=False` in a Megatron NPU script (warning).
+      (h) `use_torch_compile=True` (warning): NPU scripts keep torch.compile off.
+
+    Bad:
+        actor_rollout_ref.rollout.checkpoint_engine.backend=hccl
+        actor_rollout_ref.rollout.name=sglang          # and no attention_backend
+        trainer.device=cuda
+
+    Good:
+        actor_rollout_ref.rollout.checkpoint_engine.backend=nccl
+        actor_rollout_ref.rollout.name=sglang
+        +actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=ascend
+        trainer.device=npu
+
+    Fix: use the value the message names (suggested where exact: `nccl`, `npu`, `False`, `True`). Values
+    that cannot be resolved (`vpp=${ACTOR_VPP}` defaulting to `null`, an unset variable) are never reported,
+    nor are GPU branches of dual-device scripts, nor values a dual-device script takes from a shared
+    `${VAR:-default}` that its Ascend callers override (`COMMON_VPP=NULL bash run_ppo_trainer_megatron.sh`).
+    """
+
+    id = "NPU106"
+    name = "ascend-invalid-values"
+    severity = Severity.ERROR
+    title = "A launch-script value that is invalid or harmful on Ascend NPU"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+    # The generated config (defaults of use_mbridge & co.), the checkpoint-engine registry (Python), scripts
+    # that source or run this one.
+    context_kinds = frozenset({HYDRA_CONFIG, PYTHON, SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        script = ctx.parsed("shell", src, parse)
+        view = npu_view(script, src.kinds)
+        if view is None:
+            return
+        facts = _Facts.of(ctx)
+        seen: set[tuple[int, str]] = set()
+        hits: list[tuple[str, Hit]] = []
+        for inv in view.invocations:
+            schema = schema_for(ctx, inv)
+            res = _Resolver(inv, schema, facts)
+            hits += [("a", h) for h in _checkpoint_backend(ctx, src, inv, facts)]
+            hits += [("b", h) for h in _sglang_attention(src, inv, facts)]
+            hits += [("d", h) for h in _device(src, inv, facts)]
+            hits += [("e", h) for h in _vpp_with_mbridge(src, inv, res, facts)]
+            hits += [("f", h) for h in _context_parallel(src, inv, res, facts)]
+            hits += [("g", h) for h in _flash_attn(src, inv, facts)]
+            hits += [("h", h) for h in _torch_compile(src, inv, facts)]
+        if view.invocations:
+            hits += [("c", h) for h in _visible_devices(ctx, src, script, view, facts)]
+        for case, hit in hits:
+            if (hit.line, case) in seen:
+                continue
+            seen.add((hit.line, case))
+            yield hit
+
+
+@dataclass(frozen=True)
+class _Facts:
+    ckpt_suffix: str
+    ckpt_invalid: dict[str, str]
+    registry_files: tuple[str, ...]
+    registry_pattern: str
+    name_key: str
+    attn_key: str
+    attn_value: str
+    cuda_env: str
+    ascend_env: str
+    noset_env: str
+    device_key: str
+    device_invalid: dict[str, str]
+    vpp_key: str
+    mbridge_key: str
+    cp_key: str
+    cp_transformer_key: str
+    inherits: dict[str, str]
+    mbridge_default: str | None
+    flash_key: str
+    compile_key: str
+
+    @classmethod
+    def of(cls, ctx: Context) -> _Facts:
+        def build() -> _Facts:
+            f = ctx.knowledge.section("ascend_values")
+            default = f.get("use_mbridge_default")
+            return cls(
+                str(f.get("checkpoint_engine_suffix", "checkpoint_engine.backend")),
+                {str(k).lower(): str(v) for k, v in (f.get("checkpoint_engine_invalid") or {}).items()},
+                tuple(str(g) for g in f.get("checkpoint_engine_registry_files", ())),
+                str(f.get("checkpoint_engine_registry_pattern", r"register\(\s*[\"']([\w.-]+)[\"']")),
+                str(f.get("rollout_name_key", "actor_rollout_ref.rollout.name")),
+                str(f.get("sglang_attention_key", "actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend")),
+                str(f.get("sglang_attention_value", "ascend")),
+                str(f.get("cuda_visible_env", "CUDA_VISIBLE_DEVICES")),
+                str(f.get("ascend_visible_env", "ASCEND_RT_VISIBLE_DEVICES")),
+                str(f.get("ray_noset_env", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES")),
+                str(f.get("device_key", "trainer.device")),
+                {str(k).lower(): str(v) for k, v in (f.get("device_invalid") or {}).items()},
+                str(f.get("vpp_key", "virtual_pipeline_model_parallel_size")),
+                str(f.get("mbridge_key", "use_mbridge")),
+                str(f.get("cp_key", "context_parallel_size")),
+                str(f.get("cp_transformer_key", "override_transformer_config.context_parallel_size")),
+                {str(k): str(v) for k, v in (f.get("megatron_inherits") or {}).items()},
+                None if default is None else str(default),
+                str(f.get("flash_attn_key", "override_transformer_config.use_flash_attn")),
+                str(f.get("torch_compile_key", "use_torch_compile")),
+            )
+
+        return ctx.memo(("npu106-facts", "head", ""), build)
+
+
+# -- shared helpers ---------------------------------------------------------------------------------------------
+
+
+def _keys(inv: Invocation, suffix: str) -> list[str]:
+    """Distinct keys the command overrides that are `suffix` or end with `.suffix`, in order."""
+    return list(dict.fromkeys(o.key for o in inv.overrides if o.key == suffix or o.key.endswith("." + suffix)))
+
+
+def _decided(eff: Effective) -> str | None:
+    """The effective value as Hydra reads it, when the command surely sets it; else None."""
+    if eff.present is not True or eff.override is None:
+        return None
+    value = hydra_str(eff.value)
+    return value if isinstance(value, str) else None
+
+
+def _with_value(src: SourceFile, o: Override, new: str) -> str | None:
+    """The override's line with its literal value replaced by `new` (quotes kept), when that is exact."""
+    if o.raw is None or "$" in o.raw or "`" in o.raw:
+        return None
+    line = src.line(o.line)
+    if line.count(o.text) != 1:
+        return None
+    raw = o.raw
+    quote = raw[0] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else ""
+    head = o.text[: len(o.text) - len(raw)]
+    if not o.text.endswith(raw):
+        return None
+    return line.replace(o.text, f"{head}{quote}{new}{quote}", 1)
+
+
+def _short(key: str) -> str:
+    return key.removeprefix("actor_rollout_ref.")
+
+
+_DEFAULT_FORM = re.compile(r"\$\{[A-Za-z_]\w*:?-")
+
+
+def _caller_default(src: SourceFile, o: Override | None) -> bool:
+    """In a dual-device script, a value that comes from a `${VAR:-default}` is the shared (GPU-tuned) default
+    that NPU callers override (`COMMON_VPP=NULL bash run_x.sh` in the Ascend workflows): not a choice made for
+    NPU. Only NPU-only scripts and NPU branches are held to their defaults."""
+    if o is None or NPU_SCRIPT in src.kinds or "$" not in (o.raw or ""):
+        return False
+    return any(_DEFAULT_FORM.search(src.line(n)) for n in o.lines)
+
+
+# -- (a) checkpoint-engine backend ------------------------------------------------------------------------------
+
+
+def _registry(ctx: Context, facts: _Facts) -> set[str] | None:
+    """The backends the repository's checkpoint-engine registry registers; None when no registry file is read."""
+
+    def build() -> set[str] | None:
+        rx = re.compile(facts.registry_pattern)
+        names: set[str] = set()
+        read = False
+        for path in ctx.head_paths():
+            if not globs.match_any(path, facts.registry_files):
+                continue
+            src = ctx.source(path)
+            if src is None:
+                continue
+            read = True
+            names.update(m.group(1).lower() for m in rx.finditer(src.text))
+        return names if read and names else None
+
+    return ctx.memo(("npu106-registry", "head", ""), build)
+
+
+def _checkpoint_backend(ctx: Context, src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
+    for key in _keys(inv, facts.ckpt_suffix):
+        eff = inv.effective(key)
+        value = _decided(eff)
+        if value is None or value.lower() not in facts.ckpt_invalid or _caller_default(src, eff.override):
+            continue
+        registry = _registry(ctx, facts)
+        if registry is not None and value.lower() in registry:
+            continue  # this revision still registers it (before #5473)
+        fix = facts.ckpt_invalid[value.lower()]
+        assert eff.override is not None
+        known = f" (the repository registers: {', '.join(sorted(registry))})" if registry else ""
+        yield Hit(
+            src.path,
+            eff.override.line,
+            f"`{_short(key)}={value}` is not a checkpoint-engine backend{known}: on Ascend the HCCL engine "
+            f"registers as `{fix}` (since #5473), so the run fails when the engine is built. Use `{fix}`.",
+            suggestion=_with_value(src, eff.override, fix),
+        )
+
+
+# -- (b) SGLang attention backend -------------------------------------------------------------------------------
+
+
+def _sglang_attention(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
+    name = inv.effective(facts.name_key)
+    value = _decided(name)
+    if value is None or value.lower() != "sglang" or _caller_default(src, name.override):
+        return
+    attn = inv.effective(facts.attn_key)
+    if attn.present is None or attn.value is UNKNOWN:
+        return
+    got = hydra_str(attn.value)
+    if isinstance(got, str) and got.lower() == facts.attn_value.lower():
+        return
+    assert name.override is not None
+    if attn.override is not None and attn.present:
+        yield Hit(
+            src.path,
+            attn.override.line,
+            f"The SGLang rollout on Ascend needs `{facts.attn_key}={facts.attn_value}`, not `{got}` (rollout "
+            f"name set on line {name.override.line}).",
+            suggestion=_with_value(src, attn.override, facts.attn_value),
+        )
+        return
+    yield Hit(
+        src.path,
+        name.override.line,
+        f"`{_short(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
+        "SGLang picks a CUDA attention backend and the rollout fails to start on Ascend (docs/ascend_tutorial "
+        "quick_start). Add the override to this command.",
+    )
+
+
+# -- (d) trainer.device --------------------------------------------------------------------------------------------
+
+
+def _device(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
+    eff = inv.effective(facts.device_key)
+    value = _decided(eff)
+    if value is None or value.lower() not in facts.device_invalid or _caller_default(src, eff.override):
+        return
+    fix = facts.device_invalid[value.lower()]
+    assert eff.override is not None
+    yield Hit(
+        src.path,
+        eff.override.line,
+        f"`{facts.device_key}={value}` in a script that runs on Ascend NPU: the workers would look for CUDA "
+        f"devices. Use `{facts.device_key}={fix}` (or leave it out: verl detects NPU when torch_npu is installed).",
+        suggestion=_with_value(src, eff.override, fix),
+    )
+
+
+# -- config resolution for (e) and (f) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    value: Value | None  # None: nothing sets it (or null); UNKNOWN: cannot tell
+    override: Override | None  # the override that decided it, when one did
+    line: int = 0  # the config line of the default, when the default decided it
+
+
+class _Resolver:
+    """A key's value for one command: its override, else the config default (oc.select followed through the
+    command's own overrides), else the role it inherits from."""
+
+    def __init__(self, inv: Invocation, schema: Schema | None, facts: _Facts) -> None:
+        self.inv = inv
+        self.schema = schema
+        self.facts = facts
+
+    def get(self, key: str, hops: int = 0) -> _Resolved:
+        if hops > _MAX_HOPS:
+            return _Resolved(UNKNOWN, None)
+        eff = self.inv.effective(key)
+        if eff.present is None or eff.value is UNKNOWN:
+            return _Resolved(UNKNOWN, eff.override)
+        if eff.present:
+            return _Resolved(eff.value, eff.override)
+        if self.schema is not None:
+            target = self.schema.redirect(key)
+            if target is not None:
+                ref, fallback = target
+                found = self.get(ref, hops + 1)
+                if found.value is None and fallback is not None:
+                    return _Resolved(fallback.value, None, fallback.line)
+                return found
+            status, node = self.schema.node(key)
+            if status == "exists" and node is not None and node.is_scalar:
+                default = self.schema.default(key)
+                return _Resolved(None if default is None else default.value, None, node.line)
+            if status == "missing":
+                return _Resolved(None, None)
+        for child, parent in self.facts.inherits.items():
+            if key.startswith(child + "."):
+                return self.get(parent + key[len(child) :], hops + 1)
+        if self.schema is None:
+            return _Resolved(UNKNOWN, None)
+        return _Resolved(None, None)
+
+
+def _prefixes(inv: Invocation, *suffixes: str) -> list[str]:
+    """`<role>.megatron` prefixes of the keys the command overrides that end with one of `suffixes`."""
+    out: list[str] = []
+    for suffix in suffixes:
+        for key in _keys(inv, suffix):
+            prefix = key[: -len(suffix) - 1]
+            if prefix.endswith("megatron") and prefix not in out:
+                out.append(prefix)
+    return out
+
+
+# -- (e) VPP with mbridge -------------------------------------------------------------------------------------------
+
+
+def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _Facts) -> Iterator[Hit]:
+    for prefix in _prefixes(inv, facts.vpp_key):
+        vpp_key = f"{prefix}.{facts.vpp_key}"
+        eff = inv.effective(vpp_key)
+        size = as_int(_decided(eff))
+        if size is None or size <= 1 or _caller_default(src, eff.override):
+            continue  # null, 1, unresolved (`${ACTOR_VPP}` defaulting to null), conditional, a shared default
+        mb = res.get(f"{prefix}.{facts.mbridge_key}")
+        if mb.override is None and res.schema is None:  # no config to read the default from
+            mb = _Resolved(UNKNOWN if facts.mbridge_default is None else facts.mbridge_default, None)
+        if mb.value is UNKNOWN or as_bool(mb.value) is not True:
+            continue
+        assert eff.override is not None
+        where = (
+            f"`{_short(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
+            if mb.override is not None
+            else f"verl's default, {res.schema.path} line {mb.line}"
+            if res.schema is not None
+            else "verl's default"
+        )
+        yield Hit(
+            src.path,
+            eff.override.line,
+            f"Virtual pipeline parallel (`{_short(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
+            f"VPP cannot be used together on Ascend (npu_advance_features.md). Set `{_short(prefix)}."
+            f"{facts.mbridge_key}=False` when using VPP, or drop VPP.",
+        )
+
+
+# -- (f) context parallel needs both keys ----------------------------------------------------------------------------
+
+
+def _context_parallel(src: SourceFile, inv: Invocation, res: _Resolver, facts: _Facts) -> Iterator[Hit]:
+    for prefix in _prefixes(inv, facts.cp_key, facts.cp_transformer_key):
+        main_key = f"{prefix}.{facts.cp_key}"
+        otc_key = f"{prefix}.{facts.cp_transformer_key}"
+        main, otc = res.get(main_key), res.get(otc_key)
+        if main.value is UNKNOWN or otc.value is UNKNOWN:
+            continue
+        for have_key, have, miss_key, miss in ((main_key, main, otc_key, otc), (otc_key, otc, main_key, main)):
+            if have.override is None or have.override.key != have_key:
+                continue  # reported where the command itself sets it
+            size = as_int(hydra_str(have.value))
+            if size is None or size <= 1 or miss.override is not None or _caller_default(src, have.override):
+                continue
+            if as_int(hydra_str(miss.value)) not in (None, 1):
+                continue
+            if _uses_megatron_bridge(res, prefix, facts) is not False:
+                continue  # Megatron-Bridge passes the size to the model itself; unknown: stay silent
+            yield Hit(
+                src.path,
+                have.override.line,
+                f"Context parallel on NPU needs both `{_short(main_key)}` and `{_short(otc_key)}`; this command "
+                f"sets only `{_short(have_key)}={size}` (perf_tuning_on_ascend.rst: MindSpeed reads the "
+                f"transformer config). Add `{'+' if miss_key == otc_key else ''}{_short(miss_key)}={size}`.",
+            )
+
+
+def _uses_megatron_bridge(res: _Resolver, prefix: str, facts: _Facts) -> bool | None:
+    """True for Megatron-Bridge (use_mbridge on, vanilla_mbridge off), False for the other paths, None unknown."""
+    use = res.get(f"{prefix}.{facts.mbridge_key}")
+    vanilla = res.get(f"{prefix}.vanilla_mbridge")
+    use_b = as_bool(use.value) if use.value is not UNKNOWN else None
+    van_b = as_bool(vanilla.value) if vanilla.value is not UNKNOWN else None
+    if use_b is False or van_b is True:
+        return False
+    if use_b is True and van_b is False:
+        return True
+    return None
+
+
+# -- (g) use_flash_attn, (h) use_torch_compile ---------------------------------------------------------------------
+
+
+def _flash_attn(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
+    for key in _keys(inv, facts.flash_key):
+        eff = inv.effective(key)
+        if as_bool(_decided(eff)) is not False or _caller_default(src, eff.override):
+            continue
+        assert eff.override is not None
+        yield Hit(
+            src.path,
+            eff.override.line,
+            f"`{_short(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
+            "(perf_tuning_on_ascend.rst) for the actor and the reference model. Set it to True.",
+            suggestion=_with_value(src, eff.override, "True"),
+            severity=Severity.WARNING,
+        )
+
+
+def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
+    for key in _keys(inv, facts.compile_key):
+        eff = inv.effective(key)
+        if as_bool(_decided(eff)) is not True or _caller_default(src, eff.override):
+            continue
+        assert eff.override is not None
+        yield Hit(
+            src.path,
+            eff.override.line,
+            f"`{_short(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU (verl's NPU "
+            "scripts set it to False). Set it to False.",
+            suggestion=_with_value(src, eff.override, "False"),
+            severity=Severity.WARNING,
+        )
+
+
+# -- (c) visible devices ---------------------------------------------------------------------------------------------
+
+
+def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: View, facts: _Facts) -> Iterator[Hit]:
+    npu_only = NPU_SCRIPT in src.kinds
+    for a in view.assignments:
+        if a.name != facts.cuda_env or not _sets(a):
+            continue
+        if not (npu_only or a.device == "npu"):
+            continue
+        yield Hit(
+            src.path,
+            a.line,
+            f"`{facts.cuda_env}` is exported in a script that runs on Ascend NPU: NPUs are selected with "
+            f"`{facts.ascend_env}` (and `{facts.noset_env}=1` so that Ray keeps it); {facts.cuda_env} does "
+            "nothing there and hides which NPUs the job uses.",
+            severity=Severity.WARNING,
+        )
+    ascend = [a for a in view.assignments if a.name == facts.ascend_env and _sets(a)]
+    if not ascend or not _runs_ray(view):
+        return
+    if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in _caller_exports(ctx).get(src.path, ()):
+        return
+    for a in ascend:
+        yield Hit(
+            src.path,
+            a.line,
+            f"`{facts.ascend_env}` is set but `{facts.noset_env}` is not: Ray then overwrites "
+            f"{facts.ascend_env} for each worker and the job may land on other NPUs (faq.rst Q1). Add "
+            f"`export {facts.noset_env}=1`.",
+            severity=Severity.WARNING,
+        )
+
+
+def _sets(a: Assignment) -> bool:
+    """An export (or a prefix `X=... cmd`) with a non-empty value."""
+    if not (a.exported or a.kind in ("export", "prefix")):
+        return False
+    raw = (a.raw or "").strip()
+    return raw not in ("", '""', "''")
+
+
+def _runs_ray(view: View) -> bool:
+    """The script starts verl's Ray trainer (not a torchrun job such as SFT) or a Ray node."""
+    for inv in view.invocations:
+        if inv.launcher.rsplit("/", 1)[-1] in ("torchrun", "deepspeed", "accelerate"):
+            continue
+        module = inv.module or ""
+        if "sft_trainer" in module and "ray" not in module:
+            continue
+        return True
+    return any(c.program == "ray" for c in view.calls)
+
+
+def _defines(ctx: Context, path: str, script: ShellScript, name: str, depth: int = 0) -> bool:
+    """The script, or a repository script it sources, assigns `name` anywhere."""
+    if any(a.name == name for a in script.assignments):
+        return True
+    if depth >= 3:
+        return False
+    for call in script.view(npu=False).calls:
+        if call.program not in _SOURCERS:
+            continue
+        target = resolve_script(ctx, path, call.argument)
+        other = ctx.source(target) if target else None
+        if other is not None and _defines(ctx, other.path, ctx.parsed("shell", other, parse), name, depth + 1):
+            return True
+    return False
