@@ -15,10 +15,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks import kinds
-from checks.context import Context
+from checks.context import Context, SourceFile
+from checks.parsers import dockerfile as dfp
 from checks.parsers.yamlmarks import YamlDoc
 from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.workflows import WILD, Scope, Workflow, WorkflowEval, build, legs, wild_regex
+from checks.workflows import (
+    WILD,
+    Runner,
+    RunnerCatalog,
+    Scope,
+    Workflow,
+    WorkflowEval,
+    build,
+    legs,
+    runner_label_sets,
+    wild_regex,
+)
 
 # -- references -----------------------------------------------------------------------------------------------------
 
@@ -538,8 +550,12 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
     classify into a tag scheme (`v0.8.0-cann9.0.0-...` in a table).
     """
     for n, line in enumerate(text.splitlines(), start=1):
+        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl).
+        explicit = ":" in line and "/" in line
+        if not explicit and (not bare or line.count("-") < 3):
+            continue
         seen: set[tuple[int, int]] = set()
-        for m in _EXPLICIT.finditer(line):
+        for m in _EXPLICIT.finditer(line) if explicit else ():
             ref = parse_ref(m.group(0))
             if ref is None or ref.tag is None or g.family(ref) is None:
                 continue
@@ -579,3 +595,157 @@ def spelled_line(ctx: Context, prod: Product, rev: str = "head") -> tuple[str, i
             if src is not None and prod.tag in src.line(line):
                 return path, line
     return prod.path, prod.line
+
+
+# -- revisions: the base as far as the change leaves files alone is the head --------------------------------------
+
+
+def reference_rev(ctx: Context) -> str:
+    """The revision that says what "current" means: the base of a change, the head itself in an audit."""
+    return "head" if ctx.audit else "base"
+
+
+def _unchanged(ctx: Context, path: str) -> bool:
+    if path in ctx.changeset.changes:
+        return False
+    return not any(c.old_path == path for c in ctx.changeset.changes.values())
+
+
+def source_at(ctx: Context, path: str, rev: str) -> SourceFile | None:
+    """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App
+    fetches only the changed files of the base."""
+    src = ctx.source(path, rev)
+    if src is None and rev == "base" and _unchanged(ctx, path) and ctx.changeset.base.exists(path):
+        return ctx.source(path, "head")
+    return src
+
+
+def paths_at(ctx: Context, rev: str) -> list[str]:
+    return list(_paths(ctx, rev))
+
+
+def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
+    """The workflow model at `rev` (see source_at); None when absent or broken."""
+    src = source_at(ctx, path, rev)
+    if src is None:
+        return None
+    key_rev = "head" if src is ctx.source(path, "head") else rev
+    doc = ctx.parsed("yamlmarks", src, parse_yaml, rev=key_rev)
+    return ctx.memo(("workflow", key_rev, path), lambda: build(doc, path))
+
+
+def workflow_paths(ctx: Context, rev: str) -> list[str]:
+    """Workflow files GitHub runs at `rev` (directly under .github/workflows/)."""
+    return [
+        p
+        for p in _paths(ctx, rev)
+        if (ctx.kindmap.has(p, kinds.WORKFLOW) or ctx.kindmap.has(p, kinds.ASCEND_WORKFLOW)) and p.count("/") == 2
+    ]
+
+
+# -- Ascend runners -----------------------------------------------------------------------------------------------
+
+
+def runner_catalog(ctx: Context) -> RunnerCatalog:
+    return ctx.memo(("runner-catalog", "", ""), lambda: RunnerCatalog(ctx.knowledge.section("ascend_runners")))
+
+
+@dataclass(frozen=True)
+class AscendJob:
+    """A job whose `runs-on` names a self-hosted Ascend runner (one entry per distinct label set)."""
+
+    path: str
+    job: str
+    runner: Runner
+    line: int  # the `runs-on` line
+
+
+def ascend_jobs(ctx: Context, rev: str) -> list[AscendJob]:
+    """Every job of every workflow at `rev` that runs on an Ascend runner (memoised)."""
+    return ctx.memo(("ascend-jobs", rev, ""), lambda: _ascend_jobs(ctx, rev))
+
+
+def _ascend_jobs(ctx: Context, rev: str) -> list[AscendJob]:
+    catalog = runner_catalog(ctx)
+    out: list[AscendJob] = []
+    for path in workflow_paths(ctx, rev):
+        wf = workflow_at(ctx, path, rev)
+        if wf is None:
+            continue
+        for job in wf.jobs.values():
+            node = job.node.get("runs-on")
+            if node is None:
+                continue
+            seen: set[str] = set()
+            for labels in runner_label_sets(wf, job):
+                runner = catalog.of(labels) if labels is not None else None
+                if runner is not None and runner.label not in seen:
+                    seen.add(runner.label)
+                    out.append(AscendJob(path, job.id, runner, node.line))
+    return out
+
+
+# -- which Dockerfile builds an image ----------------------------------------------------------------------------
+
+
+def built_files(wf: Workflow, job_id: str, _seen: frozenset[str] = frozenset()) -> set[str]:
+    """Dockerfiles a job builds (build-push-action `file:`, `docker build -f`); for a job that only merges
+    manifests, the Dockerfiles of the jobs it needs. Unresolvable names are left out."""
+    job = wf.jobs.get(job_id)
+    if job is None or job_id in _seen:
+        return set()
+    out: set[str] = set()
+    for scope in legs(wf, job):
+        for step in job.steps:
+            if step.uses and step.uses.split("@")[0].endswith("docker/build-push-action"):
+                node = step.with_.get("file")
+                if node is not None and node.is_scalar:
+                    for val in scope.resolve(node):
+                        if val.known:
+                            out.add(re.sub(r"^(\./)+", "", val.text.strip()))
+            elif step.run is not None:
+                for m in re.finditer(
+                    r"docker\s+(?:buildx\s+)?build\b[^\n]*?(?:-f|--file)[ =]+[\"']?([\w./-]+)", step.run.value
+                ):
+                    out.add(re.sub(r"^(\./)+", "", m.group(1)))
+    if not out:
+        for need in job.needs:
+            out |= built_files(wf, need, _seen | {job_id})
+    return out
+
+
+def dockerfiles_of(ctx: Context, tag: str, info: TagInfo) -> tuple[set[str], bool]:
+    """The Dockerfiles (at head) whose image a consumer tag pulls, and whether the tag matched exactly.
+
+    Exact: the producers that push `tag`. Otherwise, for a floating tag, the floating producers of the same
+    device and backend (the tag is stale; its image is still meant to come from there)."""
+    inv = inventory(ctx)
+    products = inv.producers_of(tag)
+    exact = bool(products)
+    if not products and info.known and info.role == "floating":
+        products = [
+            p for p in inv.products() if p.known and p.info.role == "floating" and p.info.variant == info.variant
+        ]
+    files: set[str] = set()
+    for prod in products:
+        wf = workflow(ctx, prod.path)
+        if wf is not None:
+            files |= {f for f in built_files(wf, prod.job) if ctx.changeset.head.exists(f)}
+    cann = info.values.get("cann")
+    if not exact and cann:
+        # A stale tag naming another CANN version was built from another Dockerfile (an older one).
+        files = {f for f in files if (base := _from_cann(ctx, f)) is not None and base.lower() == cann.lower()}
+    return files, exact
+
+
+def _from_cann(ctx: Context, path: str) -> str | None:
+    """The CANN version of a Dockerfile's base image (`.../cann:8.5.0-a3-ubuntu22.04-py3.11` -> `8.5.0`)."""
+    src = ctx.source(path)
+    if src is None:
+        return None
+    df = ctx.parsed("dockerfile", src, dfp.parse)
+    for instr in df.of("FROM"):
+        image = instr.image
+        if image is not None and image.tag and image.image.rsplit("/", 1)[-1] == "cann":
+            return image.tag.split("-", 1)[0]
+    return None

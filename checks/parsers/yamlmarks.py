@@ -239,12 +239,16 @@ def _error_text(exc: yaml.YAMLError) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+# libyaml's safe loader when PyYAML was built with it (about ten times faster); the same nodes and marks.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse(text: str) -> YamlDoc:
     """Compose `text` (one document) with the safe loader. Never raises for bad input: see YamlDoc.error."""
     if len(text) > MAX_BYTES:
         return YamlDoc(None, ParseError(1, f"file too large to check ({len(text)} bytes > {MAX_BYTES})"))
     try:
-        raw = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.compose(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         return YamlDoc(None, ParseError(_error_line(exc), _error_text(exc)))
     except RecursionError:
