@@ -27,7 +27,9 @@ class ImageTagNotProduced(Rule):
 
     Reported on a changed consumer line whose floating tag is not pushed (or is a typo or two away from a
     pushed tag), and on a changed producer line (the tag, or the Dockerfile FROM an F1 tag derives from) that
-    stops pushing a tag that consumers still pull, listing those consumers. Untouched old state is not
+    stops pushing a tag that consumers still pull, listing those consumers. When the change deletes the build
+    (no changed line is left to carry the finding), each consumer still pulling its tags is reported, also
+    when the change does not touch it (listed in the review summary, not inline). Untouched old state is not
     reported on a change; `--all` reports it.
     Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
     device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
@@ -146,12 +148,14 @@ class ImageTagNotProduced(Rule):
             deleted = [p.path for p in before if not ctx.changeset.head.exists(p.path)]
             cause = f"deletes {', '.join(sorted(set(deleted)))}" if deleted else "changes the build"
             for c in consumers:
-                # Only reported when this consumer line changed too: a deletion has no head line to carry it.
+                # A deletion has no head line to carry the finding: it goes on each consumer, and on a consumer
+                # the change did not touch it is marked as caused by the change (listed in the review summary).
                 yield Hit(
                     c.path,
                     c.line,
                     f"This change {cause}, which pushed `{old}` ({was}); nothing pushes it any more, but this "
                     "job still pulls it.",
+                    caused_by_change=not ctx.is_added_line(c.path, c.line),
                 )
 
 

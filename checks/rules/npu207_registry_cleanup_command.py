@@ -1,0 +1,151 @@
+"""NPU207: a CI step that cleans up registry tags uses a command that does not delete, or hides its failure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context, SourceFile
+from checks.images import workflow
+from checks.kinds import ASCEND_WORKFLOW
+from checks.model import Severity
+from checks.parsers.dockerfile import Command, tokenize
+from checks.rule import Hit, Rule, register
+from checks.workflows import Job, Workflow, run_text
+
+_PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
+# Commands after which an image is on the runner (a later `docker rmi` of it is local cleanup).
+_MAKES_LOCAL = re.compile(r"docker\s+(?:pull|build|tag|load|run|create|commit|import|compose)\b|--load\b")
+
+
+@register
+class RegistryCleanupCommand(Rule):
+    """A step meant to delete image tags from the registry uses a command that deletes nothing, or swallows
+    the failure with `|| true` without a word in the log.
+
+    Why: the Ascend image builds push per-architecture temporary tags (`tmp-a2-amd64`) and delete them after
+    the multi-arch merge. `crane tag delete IMG:TAG` is not a delete (`crane tag` adds a tag; it fails), and
+    `docker rmi IMG:TAG` only removes the runner's local copy. With `|| true` after it, the step is green
+    while nothing was deleted: verl shipped `./crane tag delete ... || true` in #7345, and the temporary tags
+    piled up in quay.io/ascend/verl until #7293 changed it to `crane delete`. `|| true` on purpose is fine when
+    the failure is logged (`|| echo "::warning::..."`), and on local cleanup such as `docker system prune`.
+
+    Bad:
+        ./crane tag delete ${{ env.QUAY_REPO }}:tmp-a3-amd64 || true
+        docker rmi quay.io/ascend/verl:tmp-a3-amd64
+
+    Good:
+        ./crane delete ${{ env.QUAY_REPO }}:tmp-a3-amd64 || echo "::warning::could not delete tmp-a3-amd64"
+        docker system prune -a -f --volumes || true
+
+    Fix: delete with `crane delete IMG:TAG` (or `regctl tag rm`, `skopeo delete`), and log a warning instead
+    of `|| true` (a suggestion is attached when both are on one line).
+    """
+
+    id = "NPU207"
+    name = "registry-cleanup-command"
+    severity = Severity.WARNING
+    title = "Registry cleanup command does not delete, or hides its failure"
+    kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if src.path.count("/") != 2 or not _PREFILTER.search(src.text):
+            return
+        wf = workflow(ctx, src.path)
+        if wf is None:
+            return
+        section = ctx.knowledge.section("registry_cleanup")
+        deletes = [tuple(str(w) for w in c) for c in section.get("delete_commands", [])]
+        loggers = [str(w) for w in section.get("log_commands", [])]
+        for job in wf.jobs.values():
+            local = _makes_local(job)
+            for step in job.steps:
+                if step.run is None or not _PREFILTER.search(step.run.value):
+                    continue
+                text, line_of = run_text(step.run)
+                commands = tokenize(text, line_of)
+                yield from self._commands(src, wf, commands, deletes, loggers, local)
+
+    def _commands(
+        self,
+        src: SourceFile,
+        wf: Workflow,
+        commands: list[Command],
+        deletes: list[tuple[str, ...]],
+        loggers: list[str],
+        local: bool,
+    ) -> Iterator[Hit]:
+        for i, cmd in enumerate(commands):
+            argv = cmd.argv
+            if not argv:
+                continue
+            words = [argv[0].rsplit("/", 1)[-1], *(a for a in argv[1:] if not a.startswith("-"))]
+            kind = next((d for d in deletes if tuple(words[: len(d)]) == d), None)
+            notes: list[str] = []
+            ref = ""
+            if kind is not None:
+                ref = words[len(kind)] if len(words) > len(kind) else ""
+                if kind[:3] == ("crane", "tag", "delete"):
+                    notes.append(
+                        "`crane tag` adds a tag to an image; there is no `crane tag delete`, so this deletes "
+                        "nothing. Use `crane delete IMG:TAG`."
+                    )
+            elif words[0] == "docker" and (
+                words[1:2] == ["rmi"] or words[1:3] in (["image", "rm"], ["image", "remove"])
+            ):
+                refs = words[2:] if words[1] == "rmi" else words[3:]
+                remote = [r for r in refs if _is_remote(r)]
+                if not remote or local:
+                    continue  # local cleanup of an image this job pulled or built
+                ref = remote[0]
+                notes.append(
+                    f"`docker rmi` removes only this runner's copy of `{ref}`; the tag stays in the registry. "
+                    "Use `crane delete IMG:TAG` to delete it there."
+                )
+            else:
+                continue
+            silenced = cmd.op == "||" and i + 1 < len(commands) and commands[i + 1].argv[:1] in (("true",), (":",))
+            if silenced and not any(lg in " ".join(commands[i + 1].argv) for lg in loggers):
+                notes.append(
+                    "`|| true` hides a failed delete: the step stays green while the tag is left behind. Log it "
+                    'instead: `|| echo "::warning::could not delete ..."`.'
+                )
+            if not notes:
+                continue
+            yield Hit(src.path, cmd.line, " ".join(notes), suggestion=_suggest(src.line(cmd.line), ref, silenced))
+
+
+def _makes_local(job: Job) -> bool:
+    for step in job.steps:
+        if step.run is not None and _MAKES_LOCAL.search(step.run.value):
+            return True
+        if step.uses and "build-push-action" in step.uses:
+            load = step.with_.get("load")
+            if load is not None and load.is_scalar and load.value.strip().lower() == "true":
+                return True
+    return False
+
+
+def _is_remote(ref: str) -> bool:
+    """`quay.io/x/y:tag`, `${{ env.QUAY_REPO }}:tag`: a reference naming a registry host."""
+    if "${{" in ref:
+        return True
+    first = ref.split("/", 1)[0]
+    return "/" in ref and ("." in first or ":" in first or first == "localhost")
+
+
+def _suggest(line: str, ref: str, silenced: bool) -> str | None:
+    """The line with `crane tag delete` -> `crane delete` and `|| true` -> `|| echo "::warning::..."`."""
+    new = line
+    if "crane tag delete" in new:
+        if new.count("crane tag delete") != 1:
+            return None
+        new = new.replace("crane tag delete", "crane delete")
+    if silenced:
+        m = list(re.finditer(r"\|\|\s*(?:true|:)\s*$", new))
+        if len(m) != 1 or not ref or '"' in ref:
+            return None
+        new = new[: m[0].start()] + f'|| echo "::warning::could not delete {ref}"'
+    elif new == line:
+        return None
+    return new if new != line else None

@@ -1,0 +1,150 @@
+"""NPU210: a workflow's `paths:` filter names a file that does not exist (a typo, or a file the change removes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context
+from checks.images import workflow, workflow_paths
+from checks.kinds import ASCEND_WORKFLOW
+from checks.model import ChangeStatus, Severity
+from checks.parsers.yamlmarks import Node
+from checks.rule import Hit, Rule, register
+from checks.workflows import Workflow, trigger_filters
+
+# GitHub's filter pattern characters; an entry without them names one path literally.
+_GLOB_CHARS = set("*?[]+!")
+MAX_SUGGEST_DISTANCE = 2
+
+
+@register
+class PathsFilterMissingFile(Rule):
+    """A workflow's `paths:` (or `paths-ignore:`) filter names a file that does not exist in the repository.
+
+    Why: a literal entry matches only that exact path. When it is misspelled (`.github/workflows/e2e_ascend.ym`,
+    a typo of the workflow's own name is the common one) or the file was renamed or deleted, a PR that edits
+    the real file no longer triggers the workflow: the Ascend CI silently stops testing changes to the workflow
+    itself or to the script the entry meant. A change that deletes or renames a file still named in a filter
+    gets the finding on the filter line, listed in the review summary.
+
+    Not reported: glob entries (`verl/**`), directories, negated entries (`!verl/trainer/fsdp_sft_trainer.py`:
+    excluding a file that no longer exists is harmless), and parked workflows in sub-folders such as
+    `.github/workflows/.stash/` (GitHub does not run them).
+
+    Bad:
+        paths:
+          - ".github/workflows/e2e_ascend.ym"
+          - "tests/special_npu/run_qwen2_5_05b_grpo.sh"   # renamed to run_qwen3_06b_grpo.sh
+
+    Good:
+        paths:
+          - ".github/workflows/e2e_ascend.yml"
+          - "tests/special_npu/**"
+
+    Fix: correct the path (a suggestion is attached when one existing file is within two edits, or when the
+    change renamed the file), or use a glob for a folder.
+    """
+
+    id = "NPU210"
+    name = "paths-filter-missing-file"
+    severity = Severity.WARNING
+    title = "Workflow paths filter names a file that does not exist"
+    kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        head = ctx.changeset.head
+        removed = self._removed(ctx)
+        dirs: set[str] | None = None
+        for path in workflow_paths(ctx, "head"):
+            if not ctx.kindmap.has(path, ASCEND_WORKFLOW):
+                continue  # GPU workflows are not this App's business
+            wf = workflow(ctx, path)
+            if wf is None:
+                continue
+            src = ctx.source(path)
+            for _event, node in self._entries(wf):
+                entry = node.value.strip()
+                if not entry or _GLOB_CHARS & set(entry) or head.exists(entry):
+                    continue
+                if dirs is None:
+                    dirs = _directories(ctx.head_paths())
+                if entry.rstrip("/") in dirs:
+                    continue
+                added = ctx.is_added_line(path, node.line)
+                if not added and entry not in removed:
+                    continue
+                cause = removed.get(entry)
+                text = src.line(node.line) if src is not None else ""
+                yield self._hit(ctx, path, node.line, entry, text, cause, caused=not added and entry in removed)
+
+    def _entries(self, wf: Workflow) -> Iterator[tuple[str, Node]]:
+        for key in ("paths", "paths-ignore"):
+            yield from trigger_filters(wf, key)
+
+    def _removed(self, ctx: Context) -> dict[str, str | None]:
+        """Paths this change deletes (-> None) or renames (-> the new path)."""
+        if ctx.audit:
+            return {}
+        out: dict[str, str | None] = {}
+        for change in ctx.changeset.changes.values():
+            if change.status == ChangeStatus.DELETED:
+                out[change.path] = None
+            elif change.old_path and change.old_path != change.path:
+                out[change.old_path] = change.path
+        return out
+
+    def _hit(self, ctx: Context, path: str, line: int, entry: str, text: str, cause: str | None, caused: bool) -> Hit:
+        target: str | None = cause
+        if caused and cause is not None:
+            message = (
+                f"This change renames `{entry}` to `{cause}`, but this `paths:` filter still names the old path: "
+                "PRs that edit the file will no longer trigger the workflow."
+            )
+        elif caused:
+            message = (
+                f"This change deletes `{entry}`, which this `paths:` filter still names; drop the entry or point "
+                "it at the file that replaces it."
+            )
+        else:
+            typo = ""
+            if _distance(entry, path, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE or path in (
+                entry + ".yml",
+                entry + ".yaml",
+            ):
+                target, typo = path, " (a typo of this workflow's own file name)"
+            else:
+                near = [
+                    p for p in ctx.head_paths() if _distance(entry, p, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
+                ]
+                target = near[0] if len(near) == 1 else None
+            tail = f" Did you mean `{target}`?" if target else ""
+            message = (
+                f"`{entry}` does not exist in the repository{typo}; a PR that changes the file it meant will not "
+                f"trigger this workflow.{tail}"
+            )
+        suggestion = text.replace(entry, target) if target and text.count(entry) == 1 else None
+        return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused)
+
+
+def _directories(paths: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for p in paths:
+        parts = p.split("/")
+        for i in range(1, len(parts)):
+            out.add("/".join(parts[:i]))
+    return out
+
+
+def _distance(a: str, b: str, cap: int) -> int:
+    """Levenshtein distance, giving up (cap + 1) as soon as it must exceed `cap`."""
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        cur = [i]
+        for j, cb in enumerate(b, start=1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) > cap:
+            return cap + 1
+        prev = cur
+    return prev[-1]

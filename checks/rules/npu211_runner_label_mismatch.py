@@ -1,0 +1,359 @@
+"""NPU211: an Ascend job's runner label is unknown or retired, or does not fit the job's image or NPU count."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context
+from checks.images import (
+    AscendJob,
+    ascend_jobs,
+    grammar,
+    parse_ref,
+    reference_rev,
+    runner_catalog,
+    workflow,
+    workflow_paths,
+)
+from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
+from checks.model import Severity
+from checks.parsers import shell
+from checks.rule import Hit, Rule, register
+from checks.workflows import Job, Runner, Scope, Step, Workflow, legs, runner_label_sets
+
+_VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
+_DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
+MAX_SCRIPT_BYTES = 400_000
+
+
+@dataclass(frozen=True)
+class _Count:
+    """How many NPUs a job asks for on one node, and where that is written."""
+
+    value: int
+    path: str
+    line: int
+    what: str
+
+
+@register
+class RunnerLabelMismatch(Rule):
+    """An Ascend job asks for a runner label that no runner serves, or a runner that does not fit the job.
+
+    Why: a job whose `runs-on` label has no runner waits in the queue until GitHub cancels it (24 h), and the
+    PR check stays yellow: #5734 added a nightly job on `linux-aarch64-a2-8` two weeks after #5578 had moved
+    every job to `linux-aarch64-a2b3-8` (fixed in #5887). A job that pulls the `a3` image on an A2 runner (or
+    the `910b` image on an A3 runner) fails at the first NPU call, and a job that asks for more NPUs per node
+    than the runner has fails when Ray places the workers: #7444 moved a nightly job from
+    `linux-aarch64-a3-16` to `linux-aarch64-a2b3-8` while its script still defaulted to `NGPUS_PER_NODE=16`
+    (fixed in #7456).
+
+    The labels in use are those of at least two other Ascend jobs at the PR's base (a migration that renames
+    every job in one PR is compared with the base, not with the history), plus the labels in the knowledge
+    base. A2 images (`910b`) need an `a2b3` runner, A3 images an `a3-*` runner. The NPU count is read from
+    `trainer.n_gpus_per_node` in the job's commands and in the scripts it runs, with `NGPUS_PER_NODE`-style
+    variables the job sets. Job names are not read: a job named `..._a3` that pulls the 910b image on an a2b3
+    runner is fine. At a revision whose Ascend jobs use none of the labels the knowledge base knows (an old
+    one), which labels had runners then is unknown, and only the image device and NPU count are checked.
+
+    Bad:
+        runs-on: linux-aarch64-a2-8            # retired label
+        runs-on: linux-aarch64-a2b3-8
+        container:
+          image: .../verl/verl:latest-vllm-a3-ubuntu   # an A3 image on an A2 runner
+
+    Good:
+        runs-on: linux-aarch64-a3-16
+        container:
+          image: .../verl/verl:latest-vllm-a3-ubuntu
+
+    Fix: use a label the other Ascend jobs use for the same device, pull the image of the runner's device, and
+    keep `NGPUS_PER_NODE`/`trainer.n_gpus_per_node` at most the runner's NPU count (8 on A2, 16 on
+    `linux-aarch64-a3-16`).
+    """
+
+    id = "NPU211"
+    name = "runner-label-mismatch"
+    severity = Severity.ERROR
+    title = "Ascend job runner label unknown, retired, or not matching the image or NPU count"
+    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
+    context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, NPU_SCRIPT})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        rev = reference_rev(ctx)
+        reference = ascend_jobs(ctx, rev)
+        catalog = runner_catalog(ctx)
+        for path in workflow_paths(ctx, "head"):
+            wf = workflow(ctx, path)
+            if wf is None:
+                continue
+            for job in wf.jobs.values():
+                runs_on = job.node.get("runs-on")
+                if runs_on is None:
+                    continue
+                runners: dict[str, Runner] = {}
+                for labels in runner_label_sets(wf, job):
+                    runner = catalog.of(labels) if labels is not None else None
+                    if runner is not None:
+                        runners.setdefault(runner.label, runner)
+                if not runners:
+                    continue
+                others = [aj for aj in reference if (aj.path, aj.job) != (path, job.id)]
+                for runner in runners.values():
+                    yield from self._label(ctx, wf, job, runner, runs_on.line, others)
+                if len(runners) == 1:
+                    (runner,) = runners.values()
+                    yield from self._image(ctx, wf, job, runner, runs_on.line)
+                    yield from self._count(ctx, wf, job, runner, runs_on.line)
+
+    # -- is the label served? ------------------------------------------------------------------------------------
+    def _label(
+        self, ctx: Context, wf: Workflow, job: Job, runner: Runner, line: int, others: list[AscendJob]
+    ) -> Iterator[Hit]:
+        use = Counter(aj.runner.label for aj in others)
+        if use[runner.label] >= 2 or runner.status == "current":
+            return
+        catalog = runner_catalog(ctx)
+        era = {aj.runner.label for aj in ascend_jobs(ctx, reference_rev(ctx))}
+        if era and not era & set(catalog.current):
+            # The repository predates the labels the knowledge base knows (an old revision): which labels were
+            # served then is not known, so only the base's own usage could tell, and it says too little.
+            return
+        if not ctx.is_added_line(wf.path, line):
+            return
+        in_use = [label for label, n in use.most_common() if n >= 2]
+        current = dict.fromkeys(in_use + list(catalog.current))
+        same = [
+            label
+            for label in current
+            if (r := catalog.runner(label)) is not None and r.device == runner.device and r.npus == runner.npus
+        ]
+        where = "the base of this change" if not ctx.audit else "this revision"
+        listing = ", ".join(f"`{label}` ({use[label]} jobs)" for label in in_use[:4]) or "none"
+        if runner.status == "retired":
+            head = f"`{runner.label}` is a retired Ascend runner label: {runner.note}"
+        else:
+            head = (
+                f"No Ascend runner serves `{runner.label}`: it is not a known label and not used by other Ascend jobs"
+            )
+        severity = None
+        effect = "the job would wait for a runner until it times out"
+        if runner.status != "retired" and not ctx.audit and self._migration(ctx, runner.label, use):
+            head = f"`{runner.label}` is a new Ascend runner label (no Ascend job at the base uses it)"
+            effect = "fine if the runners were renamed; otherwise the jobs wait for a runner until they time out"
+            severity = Severity.NOTICE
+        src = ctx.source(wf.path)
+        suggestion = None
+        if len(same) == 1 and src is not None and src.line(line).count(runner.label) == 1:
+            suggestion = src.line(line).replace(runner.label, same[0])
+        hint = f" Use `{same[0]}` for the same device and NPU count." if len(same) == 1 else ""
+        yield Hit(
+            wf.path,
+            line,
+            f"{head}; {effect}. Labels in use at {where}: {listing}.{hint}",
+            suggestion=suggestion,
+            severity=severity,
+        )
+
+    def _migration(self, ctx: Context, label: str, use: Counter[str]) -> bool:
+        """This change moves at least two jobs to a label no job used before (a runner migration)."""
+        if use[label]:
+            return False
+        moved = [
+            aj for aj in ascend_jobs(ctx, "head") if aj.runner.label == label and ctx.is_added_line(aj.path, aj.line)
+        ]
+        return len(moved) >= 2
+
+    # -- does the image fit the runner? --------------------------------------------------------------------------
+    def _image(self, ctx: Context, wf: Workflow, job: Job, runner: Runner, line: int) -> Iterator[Hit]:
+        if runner.device is None:
+            return
+        g = grammar(ctx)
+        container = job.node.get("container")
+        node = (
+            container
+            if container is not None and container.is_scalar
+            else (container.get("image") if container is not None else None)
+        )
+        if node is None or not node.is_scalar:
+            return
+        devices: set[str | None] = set()
+        tags: set[str] = set()
+        for scope in legs(wf, job):
+            for val in scope.resolve(node):
+                ref = parse_ref(val.text) if val.known else None
+                if ref is None or ref.tag is None or g.family(ref) is None:
+                    return  # unknown image: silent
+                info = g.classify(ref.tag)
+                devices.add(info.device)
+                tags.add(ref.tag)
+        if len(devices) != 1 or None in devices:
+            return
+        (device,) = devices
+        if device == runner.device:
+            return
+        at = _first_added(ctx, [(wf.path, line), (wf.path, node.line)])
+        if at is None:
+            return
+        yield Hit(
+            at[0],
+            at[1],
+            f"Job `{job.id}` pulls the {device} image (`{sorted(tags)[0]}`) on `{runner.label}`, a {runner.device} "
+            f"runner: the image's CANN kernels do not run on that device. Pull the {runner.device} image or run the "
+            f"job on a {device} runner.",
+        )
+
+    # -- does the NPU count fit? ---------------------------------------------------------------------------------
+    def _count(self, ctx: Context, wf: Workflow, job: Job, runner: Runner, line: int) -> Iterator[Hit]:
+        if runner.npus is None:
+            return
+        counts = list(_job_counts(ctx, wf, job))
+        too_many = [c for c in counts if c.value > runner.npus]
+        if not too_many:
+            return
+        worst = max(too_many, key=lambda c: c.value)
+        candidates = [(wf.path, line)] + [(c.path, c.line) for c in too_many]
+        at = _first_added(ctx, candidates)
+        if at is None:
+            return
+        yield Hit(
+            at[0],
+            at[1],
+            f"Job `{job.id}` asks for {worst.value} NPUs per node ({worst.what}, {worst.path}:{worst.line}) but "
+            f"runs on `{runner.label}`, which has {runner.npus}: Ray cannot place the workers. Use at most "
+            f"{runner.npus} or a larger runner.",
+        )
+
+
+def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, int] | None:
+    for path, line in candidates:
+        if ctx.is_added_line(path, line):
+            return path, line
+    return None
+
+
+# -- NPU counts -------------------------------------------------------------------------------------------------
+
+
+def _job_counts(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Count]:
+    section = ctx.knowledge.section("ascend_runners")
+    key = str(section.get("npu_count_key", "trainer.n_gpus_per_node"))
+    env_names = {str(n) for n in section.get("npu_count_env", [])}
+    scopes = list(legs(wf, job))
+    scope = scopes[0] if len(scopes) == 1 else None
+    for step in job.steps:
+        if step.run is None:
+            continue
+        yield from _run_counts(ctx, wf, job, step, scope, key, env_names)
+
+
+def _caller_env(wf: Workflow, job: Job, step: Step, scope: Scope | None) -> dict[str, tuple[str | None, int]]:
+    """Variables the workflow sets for a step (workflow, job, step `env:`): value (None = unknown) and line."""
+    out: dict[str, tuple[str | None, int]] = {}
+    for nodes in (wf.env, job.env, step.env):
+        for name, node in nodes.items():
+            value = None
+            if node.is_scalar and scope is not None:
+                vals = scope.resolve(node)
+                if len(vals) == 1 and vals[0].known:
+                    value = vals[0].text
+            out[name] = (value, node.line)
+    return out
+
+
+def _run_counts(
+    ctx: Context, wf: Workflow, job: Job, step: Step, scope: Scope | None, key: str, env_names: set[str]
+) -> Iterator[_Count]:
+    assert step.run is not None
+    run_line = step.run.line
+    lines = step.run.text_lines()
+    if not lines:
+        return
+    script = shell.parse("\n".join(t for _, t in lines) + "\n")
+    if script.error is not None:
+        return
+    view = script.view(npu=True)
+
+    def phys(n: int) -> int:
+        return lines[n - 1][0] if 1 <= n <= len(lines) else run_line
+
+    base_env = _caller_env(wf, job, step, scope)
+    by_index = {inv.index: inv for inv in view.invocations}
+    scripts: set[int] = set()
+    for call in view.calls:
+        first = call.words[0] if call.words else ""
+        if call.program in ("bash", "sh"):
+            target = call.argument
+        elif first.endswith(".sh"):
+            target = first
+        else:
+            continue
+        scripts.add(call.index)
+        inv = by_index.get(call.index)
+        eff = inv.effective(key) if inv is not None else None
+        if eff is not None and eff.override is not None:
+            value = shell.as_int(eff.value)
+            if value is not None:
+                yield _Count(value, wf.path, phys(eff.override.line), f"`{key}={value}`")
+            continue
+        env = dict(base_env)
+        for name in env_names | {a.name for a in view.assignments}:
+            ev = view.env(name, at=call.index)
+            if ev is not None:
+                env[name] = (ev.value if isinstance(ev.value, str) else None, phys(ev.line))
+        for a in view.assignments:
+            if a.kind == "prefix" and a.index == call.index:
+                env[a.name] = (a.raw if a.raw is not None and "$" not in a.raw else None, phys(a.line))
+        yield from _script_counts(ctx, target, env, key, wf.path)
+    for inv in view.invocations:
+        if inv.index in scripts:
+            continue
+        eff = inv.effective(key)
+        if eff.override is None:
+            continue
+        value = shell.as_int(eff.value)
+        if value is not None:
+            yield _Count(value, wf.path, phys(eff.override.line), f"`{key}={value}`")
+
+
+def _script_counts(
+    ctx: Context, target: str, env: dict[str, tuple[str | None, int]], key: str, wf_path: str
+) -> Iterator[_Count]:
+    path = re.sub(r"^(\./)+", "", target.strip("\"'"))
+    if not path.endswith(".sh") or "$" in path:
+        return
+    src = ctx.source(path)
+    if src is None or len(src.text) > MAX_SCRIPT_BYTES or SHELL not in src.kinds:
+        return
+    script = ctx.parsed("shell", src, shell.parse)
+    if script.error is not None:
+        return
+    view = script.view(npu=True)
+    for inv in view.invocations:
+        eff = inv.effective(key)
+        if eff.override is None or eff.override.raw is None:
+            continue
+        raw = eff.override.raw
+        names = set(_VAR_REF.findall(raw))
+        for source_line in eff.override.sources:
+            m = re.match(r"\s*(?:export\s+)?([A-Za-z_]\w*)=[\"']?\$\{\1:?-", src.line(source_line))
+            if m:
+                names.add(m.group(1))
+        given = [n for n in names if n in env]
+        if given:
+            direct = _DIRECT_REF.match(raw)
+            if direct is None or direct.group(1) not in env or len(given) > 1:
+                continue  # the caller's value mixes with the script's: unknown
+            value_text, line = env[direct.group(1)]
+            value = shell.as_int(value_text) if value_text is not None else None
+            if value is not None:
+                yield _Count(value, wf_path, line, f"`{direct.group(1)}={value}` passed to {path}")
+            continue
+        value = shell.as_int(eff.value)
+        if value is None:
+            continue
+        at = eff.override.sources[0] if eff.override.sources else eff.override.line
+        yield _Count(value, path, at, f"`{key}` resolves to {value}")
