@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
+    r.add_argument("--format", choices=("text", "markdown"), default="text", help="markdown: the README's table")
 
     s = sub.add_parser("serve", help="run the GitHub App webhook server")
     s.add_argument("--host", default="0.0.0.0")
@@ -139,6 +140,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
         default = "" if cls.enabled_by_default else ", off by default"
         print(f"{rid} {cls.name} ({cls.severity.label}{default})\n{cls.title}\n\n{cls.doc()}")
         return EXIT_OK
+    if args.format == "markdown":
+        sys.stdout.write(rules_markdown())
+        return EXIT_OK
     width = max((len(c.name) for c in rules.values()), default=10)
     for rid, cls in rules.items():
         off = "" if cls.enabled_by_default else " (off by default)"
@@ -154,6 +158,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     render = replay.render_json if args.format == "json" else replay.render_text
     sys.stdout.write(render(results, seconds))
     return EXIT_OK
+
+
+def rules_markdown() -> str:
+    rows = ["| id | name | severity | default | what it reports |", "|---|---|---|---|---|"]
+    for rid, cls in all_rules().items():
+        on = "on" if cls.enabled_by_default else "off"
+        rows.append(f"| {rid} | `{cls.name}` | {cls.severity.label} | {on} | {cls.title} |")
+    return "\n".join(rows) + "\n"
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
