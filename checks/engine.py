@@ -81,8 +81,10 @@ def needed_paths(
     def keep(path: str, kinds: frozenset[str]) -> bool:
         return bool(kindmap.kinds(path) & kinds) and not globs.match_any(path, config.ignore_paths)
 
+    kb = Knowledge(config.knowledge)
+    extra = tuple(g for r in rules for g in r.context_paths(kb))
     head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}
-    head |= {p for p in head_paths if keep(p, context)}
+    head |= {p for p in head_paths if keep(p, context) or (extra and globs.match_any(p, extra))}
     base = set()
     for p, c in changes.items():
         old = c.old_path or p

@@ -14,6 +14,7 @@ from checks.model import Related, Severity
 
 if TYPE_CHECKING:
     from checks.context import Context, SourceFile
+    from checks.knowledge import Knowledge
 
 RULE_ID = re.compile(r"NPU\d{3}\Z")
 
@@ -49,8 +50,9 @@ class Rule:
     title: ClassVar[str]  # one line
     kinds: ClassVar[frozenset[str]] = frozenset()
     # Kinds of files the rule reads at head even when the change does not touch them (cross-file context).
-    # Defaults to `kinds` for rules that implement check_project. The App fetches only what rules need.
-    context_kinds: ClassVar[frozenset[str]] = frozenset()
+    # None: `kinds` for rules that implement check_project, nothing for the others. The App fetches only what
+    # rules need, so keep this narrow; `context_paths` names single files or globs instead of whole kinds.
+    context_kinds: ClassVar[frozenset[str] | None] = None
     enabled_by_default: ClassVar[bool] = True
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -69,7 +71,14 @@ class Rule:
 
     @classmethod
     def reads_context(cls) -> frozenset[str]:
-        return cls.context_kinds or (cls.kinds if cls.is_project() else frozenset())
+        if cls.context_kinds is not None:
+            return cls.context_kinds
+        return cls.kinds if cls.is_project() else frozenset()
+
+    @classmethod
+    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        """Globs of files the rule reads at head besides its kinds (e.g. a registry module)."""
+        return ()
 
     @classmethod
     def doc(cls) -> str:

@@ -82,3 +82,25 @@ def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
     rule = all_rules()["NPU301"]
     hits = [(rule, Hit("ci.yml", 1, "old debt")), (rule, Hit("ci.yml", 1, "caused", caused_by_change=True))]
     assert [f.message for f in _finalise(hits, ctx, known_rule_ids())] == ["caused"]
+
+
+def test_the_app_fetches_only_what_the_rules_read() -> None:
+    from checks.engine import needed_paths
+    from checks.model import ChangeStatus, FileChange
+
+    head_paths = [f"verl/models/m{i}.py" for i in range(300)] + [
+        "verl/single_controller/ray/base.py",
+        "verl/checkpoint_engine/hccl_checkpoint_engine.py",
+        ".github/workflows/e2e_ascend.yml",
+        "docker/ascend/Dockerfile.ascend_9.1.0_a3",
+        DF,
+        "README.md",
+        "assets/logo.png",
+    ]
+    changes = {DF: FileChange(DF, ChangeStatus.MODIFIED, None, frozenset({2}))}
+    head, base = needed_paths(head_paths, changes, parse_config(None, known_rule_ids()))
+    assert DF in head and base == {DF}
+    assert {".github/workflows/e2e_ascend.yml", "docker/ascend/Dockerfile.ascend_9.1.0_a3"} <= head
+    assert {"verl/single_controller/ray/base.py", "verl/checkpoint_engine/hccl_checkpoint_engine.py"} <= head
+    assert not any(p.startswith("verl/models/") for p in head)  # not every Python file of the repository
+    assert "assets/logo.png" not in head

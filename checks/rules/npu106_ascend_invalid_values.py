@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from checks import globs
 from checks.context import Context, SourceFile
-from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, PYTHON, SHELL
+from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers.hydra_config import Schema
 from checks.parsers.shell import (
@@ -81,7 +82,11 @@ class AscendInvalidValues(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT})
     # The generated config (defaults of use_mbridge & co.), the checkpoint-engine registry (Python), scripts
     # that source or run this one.
-    context_kinds = frozenset({HYDRA_CONFIG, PYTHON, SHELL, NPU_SCRIPT})
+    context_kinds = frozenset({HYDRA_CONFIG, SHELL, NPU_SCRIPT})
+
+    @classmethod
+    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        return tuple(kb.section("ascend_values").get("checkpoint_engine_registry_files", []))
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)

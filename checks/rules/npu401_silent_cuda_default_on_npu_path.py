@@ -11,6 +11,7 @@ from typing import Any
 from checks import globs
 from checks.context import Context, SourceFile
 from checks.kinds import PYTHON
+from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers import pyast
 from checks.rule import Hit, Rule, register
@@ -80,7 +81,12 @@ class SilentCudaDefaultOnNpuPath(Rule):
     severity = Severity.WARNING
     title = "Call takes a CUDA default on an NPU path, or CUDA literal in a file the device-API check skips"
     kinds = frozenset({PYTHON})
-    context_kinds = frozenset({PYTHON})
+    context_kinds = frozenset()  # the App fetches the known modules (context_paths), not all of verl/
+
+    @classmethod
+    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        section = kb.section(_SECTION)
+        return (*section.get("app_context_files", []), _check_script(section))
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.knowledge.section(_SECTION)
