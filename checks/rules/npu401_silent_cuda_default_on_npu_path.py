@@ -46,6 +46,8 @@ class Index:
 class SilentCudaDefaultOnNpuPath(Rule):
     """A call on an NPU path silently takes a CUDA default, or a CUDA literal enters a file CI never checks.
 
+    Severity: notice (calibrated on verl's history: the static analysis cannot tell every CUDA-only module).
+
     Why: verl picks the device through `verl.utils.device` (`get_device_name()`, `get_nccl_backend()`,
     `get_torch_device()`). A few functions still declare `device_name="cuda"` or `backend="nccl"` defaults
     (`RayResourcePool.get_placement_groups`, `RayWorkerGroup`'s `kwargs.get("device_name", "cuda")`), and a
@@ -78,7 +80,9 @@ class SilentCudaDefaultOnNpuPath(Rule):
 
     id = "NPU401"
     name = "silent-cuda-default-on-npu-path"
-    severity = Severity.WARNING
+    # A notice, not the catalog's warning: calibrated on verl, 3 of 19 findings at HEAD sit in CUDA-only code
+    # the guard analysis cannot see (16% > the 10% a warning may cost).
+    severity = Severity.NOTICE
     title = "Call takes a CUDA default on an NPU path, or CUDA literal in a file the device-API check skips"
     kinds = frozenset({PYTHON})
     context_kinds = frozenset()  # the App fetches the known modules (context_paths), not all of verl/
