@@ -16,6 +16,7 @@ from bot.review import Reviewer
 from bot.services import Services
 from bot.settings import Settings
 from bot.webhook import MAX_BODY_BYTES, SERVICES, SHUTTING_DOWN, handle_webhook
+from checks.engine import known_rule_ids
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ def create_app(settings: Settings) -> web.Application:
             deliveries=Deliveries(),
             metrics=metrics,
         )
+        known_rule_ids()  # import every rule now, not on the first delivery's critical path
         log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
         yield
         await session.close()

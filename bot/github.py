@@ -33,7 +33,7 @@ PER_PAGE = 100
 # https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files
 MAX_PR_FILES = 3000
 # Reads of file content at once per review: parallel, but not a flood.
-CONTENT_CONCURRENCY = 8
+CONTENT_CONCURRENCY = 16
 # Blob contents kept in memory across reviews (content-addressed by sha, keyed per installation).
 BLOB_CACHE_ENTRIES = 4096
 
@@ -51,7 +51,7 @@ MAX_RATE_LIMIT_WAIT_S = 15 * 60.0
 # https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#handle-rate-limit-errors-appropriately
 SECONDARY_LIMIT_DEFAULT_WAIT_S = 60.0
 # Requests in flight at once per installation (GitHub: no more than 100 concurrent requests in all).
-CONCURRENT_PER_INSTALLATION = 10
+CONCURRENT_PER_INSTALLATION = 20
 # Mutating requests: GitHub asks for about one second between POST/PATCH/PUT/DELETE requests. A review
 # makes a handful, so a small burst goes at once and a flood is paced at one a second per installation.
 MUTATION_BURST = 8

@@ -104,18 +104,27 @@ class Reviewer:
                 completed = True
                 return Outcome(head_sha, "neutral")
             changeset, config, diffmap, note = gathered
-            report = await asyncio.wait_for(asyncio.to_thread(run, changeset, config, time.monotonic), self.timeout_s)
+            # The bot's earlier comments are read while the engine runs: they do not depend on its result.
+            existing = asyncio.ensure_future(self._existing_comments(repo, req.number))
+            try:
+                report = await asyncio.wait_for(
+                    asyncio.to_thread(run, changeset, config, time.monotonic), self.timeout_s
+                )
+            except BaseException:
+                existing.cancel()
+                raise
             outcome = Outcome(head_sha, "", report.findings)
             notes = [note] if note else []
             post_error: Exception | None = None
             if self.is_current(req, head_sha):
                 try:
-                    await self._post_review(repo, req.number, head_sha, report, diffmap, outcome)
+                    await self._post_review(repo, req.number, head_sha, report, diffmap, outcome, await existing)
                 except Exception as exc:  # the check run still carries every finding
                     log.exception("posting the review failed")
                     post_error = exc
                     notes.append(f"Inline comments could not be posted ({type(exc).__name__}); see the table below.")
             else:
+                existing.cancel()
                 outcome.superseded = True
                 notes.append("A newer commit was pushed to this PR; inline comments are left to its review.")
             outcome.conclusion = await self._complete(repo, check_run_id, report, " ".join(notes))
@@ -221,12 +230,22 @@ class Reviewer:
         pairs = await asyncio.gather(*(one(p) for p in paths if p in shas))
         return dict(pairs)
 
+    async def _existing_comments(self, repo: RepoClient, number: int) -> list[dict[str, Any]]:
+        return [c async for c in repo.list_review_comments(number)]
+
     async def _post_review(
-        self, repo: RepoClient, number: int, head_sha: str, report: Report, diffmap: DiffMap, outcome: Outcome
+        self,
+        repo: RepoClient,
+        number: int,
+        head_sha: str,
+        report: Report,
+        diffmap: DiffMap,
+        outcome: Outcome,
+        existing: list[dict[str, Any]],
     ) -> None:
         ours: dict[str, dict[str, Any]] = {}
         replied_to: set[int] = set()
-        async for c in repo.list_review_comments(number):
+        for c in existing:
             if c.get("in_reply_to_id"):
                 replied_to.add(int(c["in_reply_to_id"]))
             fp = reporters.parse_marker(c.get("body"))

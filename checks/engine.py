@@ -71,18 +71,28 @@ def active_rules(config: Config) -> list[Rule]:
 def needed_paths(
     head_paths: Iterable[str], changes: Mapping[str, FileChange], config: Config
 ) -> tuple[set[str], set[str]]:
-    """Which files' content a review reads: (paths at head, paths at base). The App fetches just these."""
+    """Which files' content a review reads: (paths at head, paths at base). The App fetches just these.
+
+    A rule's unchanged context is read only when the change touches a file of the rule's kinds or context
+    kinds, or deletes or renames a file (references to it may be left behind): otherwise the rule can report
+    nothing on this change, since findings sit on changed lines or are caused by the change.
+    """
     kindmap = KindMap(config.paths)
     rules = active_rules(config)
     file_kinds = frozenset().union(*(r.kinds for r in rules if r.is_per_file()))
-    context = frozenset().union(*(r.reads_context() for r in rules))
-    wanted = file_kinds | context
 
     def keep(path: str, kinds: frozenset[str]) -> bool:
         return bool(kindmap.kinds(path) & kinds) and not globs.match_any(path, config.ignore_paths)
 
+    touched_kinds: frozenset[str] = frozenset().union(
+        *(kindmap.kinds(p) for c in changes.values() for p in (c.path, c.old_path) if p)
+    )
+    moved = any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes.values())
+    concerned = [r for r in rules if moved or (r.kinds | r.reads_context()) & touched_kinds]
+    context = frozenset().union(*(r.reads_context() for r in concerned))
+    wanted = file_kinds | context
     kb = Knowledge(config.knowledge)
-    extra = tuple(g for r in rules for g in r.context_paths(kb))
+    extra = tuple(g for r in concerned for g in r.context_paths(kb))
     head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}
     head |= {p for p in head_paths if keep(p, context) or (extra and globs.match_any(p, extra))}
     base = set()

@@ -97,10 +97,31 @@ def test_the_app_fetches_only_what_the_rules_read() -> None:
         "README.md",
         "assets/logo.png",
     ]
+    config = parse_config(None, known_rule_ids())
     changes = {DF: FileChange(DF, ChangeStatus.MODIFIED, None, frozenset({2}))}
-    head, base = needed_paths(head_paths, changes, parse_config(None, known_rule_ids()))
+    head, base = needed_paths(head_paths, changes, config)
     assert DF in head and base == {DF}
     assert {".github/workflows/e2e_ascend.yml", "docker/ascend/Dockerfile.ascend_9.1.0_a3"} <= head
-    assert {"verl/single_controller/ray/base.py", "verl/checkpoint_engine/hccl_checkpoint_engine.py"} <= head
-    assert not any(p.startswith("verl/models/") for p in head)  # not every Python file of the repository
+    assert not any(p.startswith("verl/") for p in head)  # a Dockerfile change reads no Python
     assert "assets/logo.png" not in head
+    py = "verl/workers/fsdp_workers.py"
+    changes = {py: FileChange(py, ChangeStatus.MODIFIED, None, frozenset({2}))}
+    head, _ = needed_paths([*head_paths, py], changes, config)
+    assert {"verl/single_controller/ray/base.py", py} <= head
+    assert not any(p.startswith("verl/models/") for p in head)  # not every Python file of the repository
+
+
+def test_context_is_read_only_for_rules_the_change_concerns() -> None:
+    from checks.engine import needed_paths
+    from checks.model import ChangeStatus, FileChange
+
+    head_paths = [f"examples/run_{i}_npu.sh" for i in range(50)] + [".github/workflows/e2e_ascend.yml", "README.md"]
+    readme = {"README.md": FileChange("README.md", ChangeStatus.MODIFIED, None, frozenset({1}))}
+    head, _ = needed_paths(head_paths, readme, parse_config(None, known_rule_ids()))
+    assert not any(p.endswith("_npu.sh") for p in head)  # a README edit needs no launch script
+    script = {"examples/run_1_npu.sh": FileChange("examples/run_1_npu.sh", ChangeStatus.MODIFIED, None, frozenset({1}))}
+    head, _ = needed_paths(head_paths, script, parse_config(None, known_rule_ids()))
+    assert {f"examples/run_{i}_npu.sh" for i in range(50)} <= head  # callers and sourced helpers
+    gone = {"docs/old.md": FileChange("docs/old.md", ChangeStatus.DELETED)}
+    head, _ = needed_paths(head_paths, gone, parse_config(None, known_rule_ids()))
+    assert ".github/workflows/e2e_ascend.yml" in head  # references to a deleted file may be left anywhere

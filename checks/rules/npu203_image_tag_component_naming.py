@@ -8,8 +8,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks import kinds
+from checks import kinds as _kinds  # the class attribute `kinds` hides the module inside the class body
 from checks.context import Context
 from checks.images import Grammar, TagInfo, documented_tags, grammar, inventory, places, spelled_line
+from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.rule import Hit, Rule, register
 
@@ -61,6 +63,13 @@ class ImageTagComponentNaming(Rule):
     severity = Severity.ERROR
     title = "Ascend image tag names a component wrongly or spells it two ways"
     kinds = frozenset({kinds.ASCEND_WORKFLOW, kinds.WORKFLOW, kinds.DOCS, kinds.SHELL})
+    # Unchanged files it reads on a change: the producers and consumers (workflows, the Dockerfiles F1 tags
+    # derive from) and the supported-tags table; not every doc and script of the repository.
+    context_kinds = frozenset({_kinds.ASCEND_WORKFLOW, _kinds.WORKFLOW, _kinds.ASCEND_DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        return ("docker/ascend/*.md",)
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         g = grammar(ctx)
