@@ -1,0 +1,238 @@
+"""Engine throughput: `npu-review check --all` over a generated 10,000-file tree shaped like verl's Ascend side,
+and over verl's HEAD when its clone is here. Reports files per second and the CLI process's peak RSS.
+
+    /work/venv/bin/python bench/engine.py [--files 10000] [--runs 3] [--profile] [--json bench/out/engine.json]
+
+Targets: >= 2,000 files/s, peak RSS < 200 MB. Each run is a fresh `python -m npu_review check --repo DIR --all
+--format json` subprocess, so the wall time includes interpreter start-up, rule import, git reads and output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT, VERL, load_note, table, write_json
+from treegen import commit, generate
+
+TARGET_FILES_PER_S = 2000.0
+TARGET_PEAK_MB = 200.0
+
+
+def cli_command(repo: Path) -> list[str]:
+    return [sys.executable, "-m", "npu_review", "check", "--repo", str(repo), "--all", "--format", "json"]
+
+
+def run_cli(repo: Path) -> dict[str, Any]:
+    """One CLI run as a child process; wall time, its own rusage (wait4: this child and what it reaped), summary."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cli_command(repo), stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        raw, errors = out.read(), err.read().decode(errors="replace")
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"npu-review exited {proc.returncode}: {errors.strip()[-2000:]}")
+    summary = json.loads(raw)["summary"]
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": usage.ru_maxrss / 1024,  # Linux reports KiB
+        "files_checked": summary["files_checked"],
+        "findings": {k: v for k, v in summary.items() if k != "files_checked"},
+        "warnings": [line for line in errors.splitlines() if line.strip()],
+    }
+
+
+def tree_size(repo: Path) -> int:
+    out = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "-z", "HEAD"], capture_output=True, check=True
+    ).stdout
+    return out.count(b"\0")
+
+
+def measure(name: str, repo: Path, runs: int) -> dict[str, Any]:
+    results = [run_cli(repo) for _ in range(runs)]
+    total = tree_size(repo)
+    wall = statistics.median(r["wall_s"] for r in results)
+    checked = results[0]["files_checked"]
+    return {
+        "name": name,
+        "files_total": total,
+        "files_checked": checked,
+        "runs": runs,
+        "wall_s_median": wall,
+        "wall_s_best": min(r["wall_s"] for r in results),
+        "wall_s_all": [round(r["wall_s"], 3) for r in results],
+        "cpu_s_median": statistics.median(r["cpu_s"] for r in results),
+        "checked_per_s": checked / wall,
+        "total_per_s": total / wall,
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in results),
+        "findings": results[0]["findings"],
+        "engine_warnings": results[0]["warnings"][:5],
+    }
+
+
+def profile(repo: Path, top: int) -> str:
+    """cProfile of one CLI run in its own process (so this process stays small and the RSS figures clean): the
+    functions with the most own time, then the rules' cumulative time."""
+    with tempfile.TemporaryDirectory(prefix="npu-review-prof-") as tmp:
+        out = Path(tmp, "cli.prof")
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(out), *cli_command(repo)[1:]]
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        text = io.StringIO()
+        stats = pstats.Stats(str(out), stream=text)
+        stats.sort_stats("tottime").print_stats(top)
+        stats.sort_stats("cumulative").print_stats(r"check_(file|project)", top)
+    return text.getvalue()
+
+
+# Run in a child: tracemalloc over one audit, a snapshot taken when the rules are done and every parse is still
+# memoised (the engine's _finalise), grouped by the module that allocated.
+_MEMORY_PROBE = """
+import sys, tracemalloc, json
+import checks.engine as engine
+from npu_review import cli
+seen = {}
+original = engine._finalise
+def probe(*a, **k):
+    snap = tracemalloc.take_snapshot()
+    seen["by_file"] = [(str(s.traceback[0].filename), s.size) for s in snap.statistics("filename")[:12]]
+    seen["total"] = sum(s.size for s in snap.statistics("filename"))
+    return original(*a, **k)
+engine._finalise = probe
+tracemalloc.start(1)
+import io, contextlib
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.main(["check", "--repo", sys.argv[1], "--all", "--format", "json"])
+seen["peak"] = tracemalloc.get_traced_memory()[1]
+print(json.dumps(seen))
+"""
+
+
+def memory(repo: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, str(repo)], capture_output=True, text=True, check=True
+    ).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=10_000, help="files in the generated tree (default 10,000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=3, help="CLI runs per tree; the median wall time is reported")
+    ap.add_argument("--verl", type=Path, default=VERL, help="a verl clone (bare is fine); skipped when absent")
+    ap.add_argument("--no-verl", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="also cProfile one in-process run per tree")
+    ap.add_argument("--top", type=int, default=20, help="functions listed by --profile")
+    ap.add_argument("--memory", action="store_true", help="also attribute Python allocations (tracemalloc, slow)")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    args = ap.parse_args(argv)
+    started = os.getloadavg()
+
+    rows: list[dict[str, Any]] = []
+    profiles: dict[str, str] = {}
+    memories: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="npu-review-bench-") as tmp:
+        # Fixed cost: interpreter, imports, rule registry, git start-up, on a one-file repository.
+        tiny = Path(tmp, "tiny")
+        tiny.mkdir()
+        (tiny / "README.md").write_text("# tiny\n")
+        commit(tiny)
+        rows.append(measure("one-file repo (fixed cost)", tiny, args.runs))
+
+        synth = Path(tmp, "synthetic")
+        synth.mkdir()
+        t0 = time.perf_counter()
+        made = generate(synth, args.files, args.seed)
+        commit(synth)
+        print(
+            f"generated and committed {sum(made.values()):,} files in {time.perf_counter() - t0:.1f} s", file=sys.stderr
+        )
+        rows.append(measure(f"synthetic Ascend-shaped tree (seed {args.seed})", synth, args.runs))
+        if args.profile:
+            profiles["synthetic"] = profile(synth, args.top)
+        if args.memory:
+            memories["synthetic"] = memory(synth)
+
+        if not args.no_verl and args.verl.exists():
+            head = subprocess.run(
+                ["git", "-C", str(args.verl), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+            ).stdout.strip()
+            rows.append(measure(f"verl HEAD {head}", args.verl, args.runs))
+            if args.profile:
+                profiles["verl"] = profile(args.verl, args.top)
+            if args.memory:
+                memories["verl"] = memory(args.verl)
+
+    print(
+        table(
+            ["tree", "files", "checked", "wall s", "best s", "cpu s", "checked/s", "total/s", "peak RSS MB", "e/w/n"],
+            [
+                [
+                    r["name"],
+                    r["files_total"],
+                    r["files_checked"],
+                    r["wall_s_median"],
+                    r["wall_s_best"],
+                    r["cpu_s_median"],
+                    round(r["checked_per_s"]),
+                    round(r["total_per_s"]),
+                    round(r["peak_rss_mb"], 1),
+                    "/".join(str(v) for v in r["findings"].values()),
+                ]
+                for r in rows
+            ],
+        )
+    )
+    print(
+        "checked/s = files the rules read (summary.files_checked) / wall; total/s = every file of the tree / wall; "
+        "cpu s = user + system time of the CLI and its git children (what other load on the machine does not "
+        "inflate); "
+        f"wall = median of {args.runs} runs; "
+        f"targets: >= {TARGET_FILES_PER_S:,.0f} files/s, peak < {TARGET_PEAK_MB:.0f} MB"
+    )
+    for r in rows:
+        for w in r["engine_warnings"]:
+            print(f"  [{r['name']}] {w}")
+    for name, mem in memories.items():
+        print(f"\n--- Python allocations live when the rules are done: {name} ---")
+        print(f"live {mem['total'] / 2**20:,.1f} MiB, tracemalloc peak {mem['peak'] / 2**20:,.1f} MiB; by module:")
+        for where, size in mem["by_file"]:
+            print(f"  {size / 2**20:8.1f} MiB  {where.replace(str(ROOT) + '/', '')}")
+    for name, text in profiles.items():
+        print(f"\n--- profile: {name} ---\n{text}")
+    print(load_note(started))
+    write_json(
+        args.json,
+        {
+            "benchmark": "engine",
+            "targets": {"files_per_s": TARGET_FILES_PER_S, "peak_rss_mb": TARGET_PEAK_MB},
+            "generated_files": args.files,
+            "seed": args.seed,
+            "results": rows,
+            "profiles": profiles,
+            "memory": memories,
+        },
+        started,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
