@@ -42,3 +42,18 @@ def test_pre_commit_hook_runs_the_staged_check() -> None:
     assert hook["id"] == "npu-review"
     assert hook["entry"] == "npu-review check --staged"
     assert hook["pass_filenames"] is False
+
+
+def test_serve_refuses_to_start_without_its_settings() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "npu_review", "serve", "--port", "0"], env=env, capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr == "npu-review serve: GITHUB_APP_ID is not set: the numeric App ID from the App's settings page\n"
+    )
