@@ -49,10 +49,12 @@ def create_app(settings: Settings) -> web.Application:
         github = GitHubApp(settings, session, metrics)
         queue = InProcessQueue(settings.max_concurrent_reviews)
         metrics.queue_depth = queue.depth
+        reviewer = Reviewer(github, settings.review_timeout_s, settings.completion_retry_s)
+        metrics.pending_conclusions = reviewer.pending_conclusions
         app[SERVICES] = Services(
             settings=settings,
             github=github,
-            reviewer=Reviewer(github, settings.review_timeout_s),
+            reviewer=reviewer,
             queue=queue,
             deliveries=Deliveries(),
             metrics=metrics,
@@ -60,6 +62,7 @@ def create_app(settings: Settings) -> web.Application:
         known_rule_ids()  # import every rule now, not on the first delivery's critical path
         log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
         yield
+        await app[SERVICES].reviewer.close()
         await session.close()
 
     async def on_shutdown(app: web.Application) -> None:

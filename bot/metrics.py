@@ -20,6 +20,7 @@ class Metrics:
         self.retries = 0
         self.rate_limit_remaining: int | None = None
         self.queue_depth: Callable[[], int] = lambda: 0
+        self.pending_conclusions: Callable[[], int] = lambda: 0
 
     def delivery(self, event: str, outcome: str) -> None:
         self.deliveries[(event, outcome)] += 1
@@ -69,6 +70,9 @@ class Metrics:
             "# HELP npu_review_queue_depth Reviews running or waiting.",
             "# TYPE npu_review_queue_depth gauge",
             f"npu_review_queue_depth {self.queue_depth()}",
+            "# HELP npu_review_pending_conclusions Check runs GitHub refused to conclude, being retried.",
+            "# TYPE npu_review_pending_conclusions gauge",
+            f"npu_review_pending_conclusions {self.pending_conclusions()}",
         ]
         if self.rate_limit_remaining is not None:
             out += [

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 # The reaction that tells a `/recheck` author the command was accepted.
 ACCEPTED_REACTION = "+1"
+# A check run GitHub would not let us conclude is tried again with doubling delays for this long.
+COMPLETION_RETRY_WINDOW_S = 2 * 3600.0
+COMPLETION_RETRY_MAX_S = 600.0
 # Attempts at posting the review when GitHub fails (each after checking what was posted).
 REVIEW_ATTEMPTS = 3
 # Content fetched per review at most; a PR beyond this is reviewed on the first files and says so.
@@ -58,9 +61,12 @@ class Outcome:
 
 
 class Reviewer:
-    def __init__(self, app: GitHubApp, timeout_s: float = 600.0) -> None:
+    def __init__(self, app: GitHubApp, timeout_s: float = 600.0, completion_retry_s: float = 30.0) -> None:
         self.app = app
         self.timeout_s = timeout_s
+        self.completion_retry_s = completion_retry_s
+        # Conclusions of check runs that GitHub refused at the end of a run, retried in the background.
+        self._deferred: set[asyncio.Task[None]] = set()
         # Newest head seen per PR: a run for an older head posts no inline comments.
         self._latest_head: dict[tuple[str, str, int], str] = {}
         # PR numbers per (repo, head sha), for check-run events of fork PRs, which carry no pull_requests.
@@ -145,13 +151,41 @@ class Reviewer:
                 await self._fail_check_run(repo, check_run_id)
 
     async def _fail_check_run(self, repo: RepoClient, check_run_id: int) -> None:
-        """Whatever went wrong, the check run must not stay in progress."""
+        """Whatever went wrong, the check run must not stay in progress: conclude it now, or keep trying later
+        (GitHub down, or the rate limit spent for longer than a request may wait)."""
+        payload = reporters.check_run_failed("an internal error stopped it")
         try:
-            await asyncio.shield(
-                repo.update_check_run(check_run_id, reporters.check_run_failed("an internal error stopped it"))
-            )
+            await asyncio.shield(repo.update_check_run(check_run_id, payload))
         except Exception:
-            log.exception("could not conclude check run %s", check_run_id)
+            log.exception("could not conclude check run %s now; trying again later", check_run_id)
+            task = asyncio.get_running_loop().create_task(self._conclude_later(repo, check_run_id, payload))
+            self._deferred.add(task)  # tracked: cancelled by close() at shutdown
+            task.add_done_callback(self._deferred.discard)
+
+    async def _conclude_later(self, repo: RepoClient, check_run_id: int, payload: dict[str, Any]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + COMPLETION_RETRY_WINDOW_S
+        delay = self.completion_retry_s
+        while loop.time() < deadline:
+            await asyncio.sleep(delay)
+            try:
+                await repo.update_check_run(check_run_id, payload)
+            except Exception as exc:
+                log.warning("check run %s still not concluded (%s)", check_run_id, exc)
+                delay = min(delay * 2, COMPLETION_RETRY_MAX_S)
+            else:
+                log.info("check run %s concluded on a later attempt", check_run_id)
+                return
+        log.error("gave up concluding check run %s after %.0f s", check_run_id, COMPLETION_RETRY_WINDOW_S)
+
+    def pending_conclusions(self) -> int:
+        return len(self._deferred)
+
+    async def close(self) -> None:
+        for task in list(self._deferred):
+            task.cancel()
+        if self._deferred:
+            await asyncio.wait(set(self._deferred), timeout=5)
 
     async def _start_check_run(self, repo: RepoClient, head_sha: str) -> int:
         """A new check run for every run. GitHub appends annotations on each update, so reusing a completed run

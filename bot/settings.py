@@ -49,6 +49,8 @@ class Settings:
     # Work limits (see bot/review.py): how many reviews run at once, and the longest a review may take.
     max_concurrent_reviews: int = 4
     review_timeout_s: float = 600.0
+    # First delay before concluding again a check run GitHub refused to conclude (then doubling).
+    completion_retry_s: float = 30.0
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -93,4 +95,18 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         api_url=api_url.rstrip("/"),
         port=int(port_text),
         log_json=env.get("NPU_REVIEW_LOG_FORMAT", "").lower() == "json",
+        completion_retry_s=_seconds(env, "NPU_REVIEW_COMPLETION_RETRY_S", 30.0),
     )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of seconds, got {text!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, got {text!r}")
+    return value

@@ -175,3 +175,29 @@ async def test_sigterm_finishes_running_reviews(fake_github: FakeGitHub, app: Ap
     code = await app.stop(signal.SIGTERM)
     assert code == 0
     assert_one_clean_run(fake, pull)
+
+
+async def test_a_check_run_github_would_not_conclude_is_concluded_later(
+    fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
+) -> None:
+    fake = fake_github
+    app = await start_app(
+        fake,
+        app_key_pair.private_pem,
+        FAKE_APP_ID,
+        FAKE_WEBHOOK_SECRET,
+        tmp_path,
+        extra_env={"NPU_REVIEW_COMPLETION_RETRY_S": "0.3"},
+    )
+    try:
+        pull = seed(fake)
+        # Every attempt of the run's final update and of its fallback conclusion fails (5 + 5 attempts).
+        fake.inject("checks/update", Fault.server_error(500), times=10)
+        await deliver(fake, app, pull)
+        run = await wait_completed(fake, pull, timeout=60)
+        assert run.conclusion == "neutral" and run.output["title"] == "npu-review could not complete"
+        assert f"check run {run.id} concluded on a later attempt" in app.log()
+        assert fake.violations == []
+    finally:
+        await app.session.close()
+        await app.stop()
