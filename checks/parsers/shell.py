@@ -184,6 +184,16 @@ _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-
 _WORD_BREAK = " \t;&|()<>"
 
 
+def _open_expansion(line: str, i: int, stack: list[str], out: list[str]) -> int:
+    """At a `$`: open `$((`, `$(` or `${` (pushed on the stack, copied to `out`) and return its length, else 0."""
+    for opener in ("$((", "$(", "${"):
+        if line.startswith(opener, i):
+            stack.append(opener)
+            out.append(opener)
+            return len(opener)
+    return 0
+
+
 def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[str, bool]]]:
     """Scan one physical line under the quoting `stack` (mutated in place).
 
@@ -214,20 +224,8 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
         if top == '"':
             if c == '"':
                 stack.pop()
-            elif c == "$" and line.startswith("$((", i):
-                stack.append("$((")
-                out.append("$((")
-                i += 3
-                continue
-            elif c == "$" and line.startswith("$(", i):
-                stack.append("$(")
-                out.append("$(")
-                i += 2
-                continue
-            elif c == "$" and line.startswith("${", i):
-                stack.append("${")
-                out.append("${")
-                i += 2
+            elif c == "$" and (step := _open_expansion(line, i, stack, out)):
+                i += step
                 continue
             elif c == "`":
                 stack.append("`")
@@ -245,16 +243,8 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
                 stack.pop()
             elif c in "'\"`":
                 stack.append(c)
-            elif c == "$" and line.startswith("$(", i):
-                stack.append("$((" if line.startswith("$((", i) else "$(")
-                step = 3 if stack[-1] == "$((" else 2
-                out.append(line[i : i + step])
+            elif c == "$" and (step := _open_expansion(line, i, stack, out)):
                 i += step
-                continue
-            elif c == "$" and line.startswith("${", i):
-                stack.append("${")
-                out.append("${")
-                i += 2
                 continue
             out.append(c)
             i += 1
@@ -264,20 +254,8 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
             break  # a comment runs to the end of the physical line
         if c in "'\"`":
             stack.append(c)
-        elif c == "$" and line.startswith("$((", i):
-            stack.append("$((")
-            out.append("$((")
-            i += 3
-            continue
-        elif c == "$" and line.startswith("$(", i):
-            stack.append("$(")
-            out.append("$(")
-            i += 2
-            continue
-        elif c == "$" and line.startswith("${", i):
-            stack.append("${")
-            out.append("${")
-            i += 2
+        elif c == "$" and (step := _open_expansion(line, i, stack, out)):
+            i += step
             continue
         elif c == "(":
             stack.append("(")
