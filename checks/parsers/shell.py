@@ -184,12 +184,20 @@ _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-
 _WORD_BREAK = " \t;&|()<>"
 
 
-def _open_expansion(line: str, i: int, stack: list[str], out: list[str]) -> int:
-    """At a `$`: open `$((`, `$(` or `${` (pushed on the stack, copied to `out`) and return its length, else 0."""
-    for opener in ("$((", "$(", "${"):
+_ALL_OPENERS = ("$((", "$(", "${")
+_WORD_OPENERS = ("$(", "${")  # a word's end only needs to know the nesting, not arithmetic
+
+
+def _open_expansion(
+    line: str, i: int, stack: list[str], out: list[str] | None = None, openers: tuple[str, ...] = _ALL_OPENERS
+) -> int:
+    """At `i`: open the first of `openers` that starts there (pushed on the stack, copied to `out` when given)
+    and return its length, else 0."""
+    for opener in openers:
         if line.startswith(opener, i):
             stack.append(opener)
-            out.append(opener)
+            if out is not None:
+                out.append(opener)
             return len(opener)
     return 0
 
@@ -452,13 +460,8 @@ def _read_word(s: str, i: int) -> int:
                 stack.pop()
             elif c in "'\"`":
                 stack.append(c)
-            elif s.startswith("$(", i):
-                stack.append("$(")
-                i += 2
-                continue
-            elif s.startswith("${", i):
-                stack.append("${")
-                i += 2
+            elif step := _open_expansion(s, i, stack, openers=_WORD_OPENERS):
+                i += step
                 continue
             i += 1
             continue
@@ -469,9 +472,8 @@ def _read_word(s: str, i: int) -> int:
                 stack.append("(")
             elif c == ")":
                 stack.pop()
-            elif s.startswith("${", i):
-                stack.append("${")
-                i += 2
+            elif step := _open_expansion(s, i, stack, openers=("${",)):
+                i += step
                 continue
             i += 1
             continue
@@ -480,13 +482,8 @@ def _read_word(s: str, i: int) -> int:
             return i
         if c in "'\"`":
             stack.append(c)
-        elif s.startswith("$(", i):
-            stack.append("$(")
-            i += 2
-            continue
-        elif s.startswith("${", i):
-            stack.append("${")
-            i += 2
+        elif step := _open_expansion(s, i, stack, openers=_WORD_OPENERS):
+            i += step
             continue
         i += 1
     return n
