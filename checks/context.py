@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from checks.config import Config
@@ -13,6 +15,10 @@ from checks.model import ChangeSet
 
 T = TypeVar("T")
 
+# Files whose text and parses stay in memory after their last use (a launch script sourced by many others,
+# the workflows every image rule reads); older ones are read and parsed again when asked for.
+KEEP_FILES = 256
+
 
 @dataclass
 class SourceFile:
@@ -21,10 +27,10 @@ class SourceFile:
     path: str
     text: str
     kinds: frozenset[str]
-    lines: list[str] = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.lines = self.text.splitlines()
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()  # on first use: many rules only search the text
 
     def line(self, n: int) -> str:
         return self.lines[n - 1] if 1 <= n <= len(self.lines) else ""
@@ -37,6 +43,10 @@ class Context:
         self.kindmap = kinds
         self.knowledge = knowledge
         self._memo: dict[tuple[str, str, str], Any] = {}
+        # Keys of per-file entries (a file's text and its parses) by path, least recently used first: at most
+        # `keep_files` paths are held, so memory follows a window of files, not the tree.
+        self._per_file: OrderedDict[str, list[tuple[str, str, str]]] = OrderedDict()
+        self.keep_files = KEEP_FILES
         self._head_paths: list[str] | None = None
 
     # -- files -------------------------------------------------------------------------------------------
@@ -58,7 +68,7 @@ class Context:
     def source(self, path: str, rev: str = "head") -> SourceFile | None:
         """The file as a SourceFile at head (or base), None when absent or not text."""
         tree = self.changeset.head if rev == "head" else self.changeset.base
-        return self.memo(("source", rev, path), lambda: self._load(tree.read(path), path))
+        return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path))
 
     def _load(self, text: str | None, path: str) -> SourceFile | None:
         return None if text is None else SourceFile(path, text, self.kindmap.kinds(path))
@@ -70,7 +80,33 @@ class Context:
         return self._memo[key]  # type: ignore[no-any-return,unused-ignore]
 
     def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str = "head") -> T:
-        return self.memo((parser, rev, src.path), lambda: fn(src.text))
+        return self._per_file_memo((parser, rev, src.path), lambda: fn(src.text))
+
+    def _per_file_memo(self, key: tuple[str, str, str], factory: Callable[[], T]) -> T:
+        path = key[2]
+        if key in self._memo:
+            self._per_file.move_to_end(path)
+            return self._memo[key]  # type: ignore[no-any-return,unused-ignore]
+        value = self._memo[key] = factory()
+        keys = self._per_file.get(path)
+        if keys is None:
+            self._per_file[path] = [key]
+            while len(self._per_file) > self.keep_files:
+                self.release(next(iter(self._per_file)))
+        else:
+            keys.append(key)
+            self._per_file.move_to_end(path)
+        return value
+
+    def loaded(self) -> list[str]:
+        """Paths whose text or parses are held now, least recently used first."""
+        return list(self._per_file)
+
+    def release(self, path: str) -> None:
+        """Let go of a file's text and parses (both revisions). A rule asking again gets them read and
+        parsed anew; the engine calls this when it is done with a file."""
+        for key in self._per_file.pop(path, ()):
+            self._memo.pop(key, None)
 
     # -- change scope ------------------------------------------------------------------------------------
     def is_added_line(self, path: str, line: int) -> bool:

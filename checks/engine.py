@@ -30,6 +30,7 @@ DEFAULT_RULE_BUDGET_S = 20.0
 
 # Meta findings the engine itself produces.
 UNKNOWN_SUPPRESSION = ("NPU001", "unknown-rule-in-suppression")
+_NO_DIRECTIVES = Suppressions()  # shared by every file without a directive; never mutated
 
 
 @dataclass
@@ -141,36 +142,46 @@ def run(
                 )
 
     checked = 0
-    for path in files:
-        kinds = kindmap.kinds(path)
-        wanted = [r for r in active if r.kinds & kinds and r.is_per_file()]
-        if not wanted:
-            continue
+    per_file = [r for r in active if r.is_per_file()]
+    scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
+    suppressions: dict[str, Suppressions] = {}
+    plan = [(path, [r for r in per_file if r.kinds & kindmap.kinds(path)]) for path in files]
+    plan = [(path, wanted) for path, wanted in plan if wanted or scan_unknown]
+    announce = getattr(changeset.head, "read_order", None)
+    if callable(announce):  # a tree that reads ahead (git) fetches in this order
+        announce([path for path, _ in plan])
+    for path, wanted in plan:
         src = ctx.source(path)
         if src is None:
             continue
-        checked += 1
-        for rule in wanted:
-            timed(rule, path, partial(rule.check_file, src, ctx))
+        # Directives are read while the text is at hand; the file's text and parses are let go after its rules.
+        suppressions[path] = scan(src.text, known) if "npu-review:" in src.text else _NO_DIRECTIVES
+        if wanted:
+            checked += 1
+            for rule in wanted:
+                timed(rule, path, partial(rule.check_file, src, ctx))
+        ctx.release(path)
     for rule in active:
         if rule.is_project():
             timed(rule, "the repository", partial(rule.check_project, ctx))
 
-    findings = _finalise(raw, ctx, known)
-    findings.extend(_unknown_suppressions(files, ctx, known))
+    findings = _finalise(raw, ctx, known, suppressions)
+    if scan_unknown:
+        findings.extend(_unknown_suppressions(suppressions, ctx))
     findings = _with_fingerprints(findings, ctx)
     return Report(sorted(findings, key=Finding.sort_key), checked, errors)
 
 
-def _suppressions(ctx: Context, path: str, known: frozenset[str]) -> Suppressions:
-    def load() -> Suppressions:
+def _suppressions(ctx: Context, path: str, known: frozenset[str], seen: dict[str, Suppressions]) -> Suppressions:
+    if path not in seen:  # a file the per-file loop did not read (a project rule's finding)
         src = ctx.source(path)
-        return scan(src.text, known) if src is not None else Suppressions()
+        seen[path] = scan(src.text, known) if src is not None else Suppressions()
+    return seen[path]
 
-    return ctx.memo(("suppress", "head", path), load)
 
-
-def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[str]) -> list[Finding]:
+def _finalise(
+    raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[str], suppressions: dict[str, Suppressions]
+) -> list[Finding]:
     config = ctx.config
     seen: set[tuple[str, str, int, str]] = set()
     out: list[Finding] = []
@@ -180,7 +191,7 @@ def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[
         if not hit.caused_by_change and not ctx.is_added_line(hit.path, hit.line):
             continue  # old debt on untouched lines is not this change's business
         end = max(hit.end_line or hit.line, hit.line)
-        if _suppressions(ctx, hit.path, known).covers(cls.id, hit.line, end):
+        if _suppressions(ctx, hit.path, known, suppressions).covers(cls.id, hit.line, end):
             continue
         key = (cls.id, hit.path, hit.line, hit.message)
         if key in seen:
@@ -203,16 +214,12 @@ def _finalise(raw: list[tuple[type[Rule], Hit]], ctx: Context, known: frozenset[
     return out
 
 
-def _unknown_suppressions(files: list[str], ctx: Context, known: frozenset[str]) -> list[Finding]:
+def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -> list[Finding]:
+    """NPU001 for directives in the target files that name no rule (on added lines)."""
     rid, name = UNKNOWN_SUPPRESSION
-    if not ctx.config.enabled(rid):
-        return []
     out = []
-    for path in files:
-        src = ctx.source(path)
-        if src is None or "npu-review:" not in src.text:
-            continue
-        for line, bad in _suppressions(ctx, path, known).unknown:
+    for path, found in suppressions.items():
+        for line, bad in found.unknown:
             if ctx.is_added_line(path, line):
                 out.append(
                     Finding(

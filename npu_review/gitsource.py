@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 from checks.diffing import DiffError, parse_unified_diff
 from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
@@ -19,6 +20,12 @@ from checks.textio import decode_blob
 # Git must not consult the user's or the repository's pager, external diff or text conversion.
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.hooksPath=/dev/null"]
+
+
+# Bytes of `cat-file --batch` requests written before their answers are read: well under a pipe's buffer.
+_PIPE_SAFE_BYTES = 16 * 1024
+# Blobs fetched together when the engine reads in the order it announced.
+_READ_AHEAD = 64
 
 
 class GitError(RuntimeError):
@@ -92,27 +99,51 @@ class Git:
 
     def cat(self, spec: str) -> bytes | None:
         """Blob content for `REV:path` (or `:path` for the index) via one long-lived `cat-file --batch`."""
-        if "\n" in spec:
-            return None
+        return self.cat_many([spec])[0]
+
+    def cat_many(self, specs: Sequence[str]) -> list[bytes | None]:
+        """Several blobs in one exchange: the requests are written together, then the answers read in order,
+        so git works while we wait once instead of once per blob. Requests go in groups small enough for the
+        pipe (git may block writing answers while we are still writing questions otherwise)."""
+        out: list[bytes | None] = [None] * len(specs)  # a spec with a newline cannot be asked: None
+        asked = [
+            (i, spec.encode("utf-8", "surrogateescape") + b"\n") for i, spec in enumerate(specs) if "\n" not in spec
+        ]
         with self._lock:
-            if self._batch is None:
-                self._batch = subprocess.Popen(
-                    ["git", *_SAFE, "-C", self.repo, "cat-file", "--batch"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env={**os.environ, **_GIT_ENV},
-                )
-            assert self._batch.stdin is not None and self._batch.stdout is not None
-            self._batch.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
-            self._batch.stdin.flush()
-            header = self._batch.stdout.readline().split()
-            if len(header) != 3:
-                return None  # "<spec> missing" or "ambiguous"
-            size = int(header[2])
-            data = self._batch.stdout.read(size)
-            self._batch.stdout.read(1)  # the newline after the content
-            return data if header[1] == b"blob" else None
+            proc = self._batch_process()
+            assert proc.stdin is not None and proc.stdout is not None
+            start = 0
+            while start < len(asked):
+                end, size = start, 0
+                while end < len(asked) and (end == start or size + len(asked[end][1]) <= _PIPE_SAFE_BYTES):
+                    size += len(asked[end][1])
+                    end += 1
+                proc.stdin.write(b"".join(line for _, line in asked[start:end]))
+                proc.stdin.flush()
+                for i, _ in asked[start:end]:
+                    out[i] = self._answer(proc.stdout)
+                start = end
+        return out
+
+    def _batch_process(self) -> subprocess.Popen[bytes]:
+        if self._batch is None:
+            self._batch = subprocess.Popen(
+                ["git", *_SAFE, "-C", self.repo, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **_GIT_ENV},
+            )
+        return self._batch
+
+    @staticmethod
+    def _answer(stdout: IO[bytes]) -> bytes | None:
+        header = stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():
+            return None  # "<spec> missing" or "ambiguous" (a spec may hold spaces)
+        data = stdout.read(int(header[2]))
+        stdout.read(1)  # the newline after the content
+        return data if header[1] == b"blob" else None
 
     def diff(self, base: str, head: str | None, cached: bool = False) -> str:
         args = [
@@ -163,13 +194,19 @@ class Git:
 
 
 class GitTree:
-    """A revision's files (or the index, with rev=""), read lazily from git objects."""
+    """A revision's files (or the index, with rev=""), read lazily from git objects.
+
+    Texts are not kept: the engine's context holds what the rules are still using. When the engine announces
+    the order it will read files in (`read_order`), blobs are fetched that many at a time ahead of it.
+    """
 
     def __init__(self, git: Git, rev: str) -> None:
         self.git = git
         self.rev = rev
         self._paths: frozenset[str] | None = None
-        self._cache: dict[str, str | None] = {}
+        self._order: list[str] = []
+        self._position: dict[str, int] = {}
+        self._ahead: dict[str, bytes | None] = {}
 
     def _all(self) -> frozenset[str]:
         if self._paths is None:
@@ -182,11 +219,27 @@ class GitTree:
     def exists(self, path: str) -> bool:
         return path in self._all()
 
+    def read_order(self, paths: Sequence[str]) -> None:
+        """A hint: the caller will read these paths in this order (other reads may come in between)."""
+        self._order = [p for p in paths if self.exists(p)]
+        self._position = {p: i for i, p in enumerate(self._order)}
+        self._ahead = {}
+
     def read(self, path: str) -> str | None:
-        if path not in self._cache:
-            data = self.git.cat(f"{self.rev}:{path}") if self.exists(path) else None
-            self._cache[path] = None if data is None else decode_blob(data)
-        return self._cache[path]
+        if path in self._ahead:
+            data = self._ahead.pop(path)
+        elif not self.exists(path):
+            return None
+        elif path in self._position:
+            # The next stretch of the announced order, in one exchange; what is left of the last one goes.
+            start = self._position[path]
+            batch = self._order[start : start + _READ_AHEAD]
+            blobs = self.git.cat_many([f"{self.rev}:{p}" for p in batch])
+            self._ahead = dict(zip(batch[1:], blobs[1:], strict=True))
+            data = blobs[0]
+        else:
+            data = self.git.cat(f"{self.rev}:{path}")
+        return None if data is None else decode_blob(data)
 
 
 class WorkTree:

@@ -81,7 +81,7 @@ def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
     ctx = Context(cs, parse_config(None, known_rule_ids()), KindMap(), Knowledge())
     rule = all_rules()["NPU301"]
     hits = [(rule, Hit("ci.yml", 1, "old debt")), (rule, Hit("ci.yml", 1, "caused", caused_by_change=True))]
-    assert [f.message for f in _finalise(hits, ctx, known_rule_ids())] == ["caused"]
+    assert [f.message for f in _finalise(hits, ctx, known_rule_ids(), {})] == ["caused"]
 
 
 def test_the_app_fetches_only_what_the_rules_read() -> None:
@@ -125,3 +125,36 @@ def test_context_is_read_only_for_rules_the_change_concerns() -> None:
     gone = {"docs/old.md": FileChange("docs/old.md", ChangeStatus.DELETED)}
     head, _ = needed_paths(head_paths, gone, parse_config(None, known_rule_ids()))
     assert ".github/workflows/e2e_ascend.yml" in head  # references to a deleted file may be left anywhere
+
+
+def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
+    from checks.context import Context
+    from checks.kinds import KindMap
+    from checks.knowledge import Knowledge
+
+    reads: list[str] = []
+
+    class CountingTree(MemoryTree):
+        def read(self, path: str) -> str | None:
+            reads.append(path)
+            return super().read(path)
+
+    files = {f"f{i}.sh": f"echo {i}\n" for i in range(4)}
+    ctx = Context(
+        ChangeSet(head=CountingTree(files), audit=True), parse_config(None, known_rule_ids()), KindMap(), Knowledge()
+    )
+    ctx.keep_files = 2
+    parses: list[str] = []
+
+    def parse(text: str) -> str:
+        parses.append(text)
+        return text.upper()
+
+    for p in ("f0.sh", "f1.sh", "f0.sh", "f2.sh"):  # f0 used again, so f1 is the least recently used
+        src = ctx.source(p)
+        assert src is not None and ctx.parsed("shell", src, parse) == src.text.upper()
+    assert ctx.loaded() == ["f0.sh", "f2.sh"]
+    assert reads == ["f0.sh", "f1.sh", "f2.sh"] and len(parses) == 3
+    assert ctx.source("f1.sh") is not None and reads[-1] == "f1.sh"  # let go, so read again
+    ctx.release("f2.sh")
+    assert ctx.loaded() == ["f1.sh"]  # f0 went when f1 came back; f2 was let go

@@ -289,7 +289,9 @@ def _caller_exports(ctx: Context) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for path in ctx.paths_of_kind(SHELL):
             src = ctx.source(path)
-            if src is None or not any(r in src.text for r in ("bash", "sh ", "source", ". ")):
+            # Only a call whose argument ends in .sh/.bash counts, and that text (or the literal value of the
+            # variable it names) is in the script: a script without it runs nothing here, so skip its views.
+            if src is None or (".sh" not in src.text and ".bash" not in src.text):
                 continue
             script = ctx.parsed("shell", src, parse)
             if script.error is not None:
