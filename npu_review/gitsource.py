@@ -80,25 +80,36 @@ class Git:
         assert out is not None
         return out.decode().strip()
 
-    def ls_tree(self, rev: str) -> list[str]:
+    def ls_tree(self, rev: str) -> dict[str, str]:
+        """Every blob of the revision: path -> object id (submodules, which are commits, left out)."""
         out = self._run(["ls-tree", "-r", "-z", "--full-tree", rev])
         assert out is not None
-        paths = []
+        blobs = {}
         for entry in out.split(b"\0"):
             if not entry:
                 continue
             meta, _, path = entry.partition(b"\t")
-            if meta.split(b" ")[1] == b"blob":  # skip submodules (commit entries)
-                paths.append(path.decode("utf-8", "surrogateescape"))
-        return paths
+            _mode, kind, sha = meta.split(b" ")
+            if kind == b"blob":
+                blobs[path.decode("utf-8", "surrogateescape")] = sha.decode()
+        return blobs
 
-    def ls_index(self) -> list[str]:
-        out = self._run(["ls-files", "-z", "--cached"])
+    def ls_index(self) -> dict[str, str]:
+        """Every file staged in the index: path -> object id (stage 0, or the first stage of a conflict)."""
+        out = self._run(["ls-files", "-z", "--cached", "--stage"])
         assert out is not None
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        blobs: dict[str, str] = {}
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            mode, sha, _stage = meta.split(b" ")
+            if mode != b"160000":  # a submodule
+                blobs.setdefault(path.decode("utf-8", "surrogateescape"), sha.decode())
+        return blobs
 
     def cat(self, spec: str) -> bytes | None:
-        """Blob content for `REV:path` (or `:path` for the index) via one long-lived `cat-file --batch`."""
+        """Blob content for an object id (or `REV:path`) via one long-lived `cat-file --batch`."""
         return self.cat_many([spec])[0]
 
     def cat_many(self, specs: Sequence[str]) -> list[bytes | None]:
@@ -129,6 +140,7 @@ class Git:
         if self._batch is None:
             self._batch = subprocess.Popen(
                 ["git", *_SAFE, "-C", self.repo, "cat-file", "--batch"],
+                bufsize=1 << 16,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -203,15 +215,15 @@ class GitTree:
     def __init__(self, git: Git, rev: str) -> None:
         self.git = git
         self.rev = rev
-        self._paths: frozenset[str] | None = None
+        self._blobs: dict[str, str] | None = None
         self._order: list[str] = []
         self._position: dict[str, int] = {}
         self._ahead: dict[str, bytes | None] = {}
 
-    def _all(self) -> frozenset[str]:
-        if self._paths is None:
-            self._paths = frozenset(self.git.ls_tree(self.rev) if self.rev else self.git.ls_index())
-        return self._paths
+    def _all(self) -> dict[str, str]:
+        if self._blobs is None:
+            self._blobs = self.git.ls_tree(self.rev) if self.rev else self.git.ls_index()
+        return self._blobs
 
     def paths(self) -> Iterable[str]:
         return sorted(self._all())
@@ -226,19 +238,21 @@ class GitTree:
         self._ahead = {}
 
     def read(self, path: str) -> str | None:
+        # Blobs are asked for by object id: git finds those directly, where `rev:path` walks the trees.
+        blobs = self._all()
         if path in self._ahead:
             data = self._ahead.pop(path)
-        elif not self.exists(path):
+        elif path not in blobs:
             return None
         elif path in self._position:
             # The next stretch of the announced order, in one exchange; what is left of the last one goes.
             start = self._position[path]
             batch = self._order[start : start + _READ_AHEAD]
-            blobs = self.git.cat_many([f"{self.rev}:{p}" for p in batch])
-            self._ahead = dict(zip(batch[1:], blobs[1:], strict=True))
-            data = blobs[0]
+            answers = self.git.cat_many([blobs[p] for p in batch])
+            self._ahead = dict(zip(batch[1:], answers[1:], strict=True))
+            data = answers[0]
         else:
-            data = self.git.cat(f"{self.rev}:{path}")
+            data = self.git.cat(blobs[path])
         return None if data is None else decode_blob(data)
 
 
