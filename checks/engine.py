@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 # pathological file must not stall a server. Whole-tree audits of verl take well under a second per rule.
 DEFAULT_RULE_BUDGET_S = 20.0
 
+# A share of a parallel run is at least this many files: below that, starting a process costs more than it saves.
+MIN_FILES_PER_SHARE = 200
+
 # Meta findings the engine itself produces.
 UNKNOWN_SUPPRESSION = ("NPU001", "unknown-rule-in-suppression")
 _NO_DIRECTIVES = Suppressions()  # shared by every file without a directive; never mutated
@@ -104,72 +107,134 @@ def needed_paths(
     return head, base
 
 
+@dataclass
+class Partial:
+    """What one share of a run found: raw hits (before scope, suppression and severity), the suppression
+    directives of the files it read, how many files its rules checked, and the problems it met."""
+
+    hits: list[tuple[type[Rule], Hit]] = field(default_factory=list)
+    suppressions: dict[str, Suppressions] = field(default_factory=dict)
+    checked: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+# Runs a task for each share index 0..n-1, in any order and any process, and returns their results in index
+# order.
+# `run` runs them in turn; the CLI passes a process pool so that a whole-tree audit uses every core.
+ShareMapper = Callable[[Callable[[int], Partial], int], Iterable[Partial]]
+
+
+class _Runner:
+    """The rules in one process: their context (memoised parses), their time spent, and which are stopped."""
+
+    def __init__(
+        self, changeset: ChangeSet, config: Config, clock: Callable[[], float] | None, rule_budget_s: float
+    ) -> None:
+        self.known = known_rule_ids()
+        self.kindmap = KindMap(config.paths)
+        self.ctx = Context(changeset, config, self.kindmap, Knowledge(config.knowledge))
+        self.active = active_rules(config)
+        self.per_file = [r for r in self.active if r.is_per_file()]
+        self.clock = clock
+        self.budget = rule_budget_s
+        self.spent: dict[str, float] = {}
+        self.stopped: set[str] = set()
+
+    def _timed(self, out: Partial, rule: Rule, where: str, work: Callable[[], Iterable[Hit]]) -> None:
+        if rule.id in self.stopped:
+            return
+        clock = self.clock
+        start = clock() if clock else 0.0
+        try:
+            out.hits.extend((type(rule), h) for h in work())
+        except Exception as exc:  # one broken rule must not sink the run
+            log.exception("rule %s failed on %s", rule.id, where)
+            out.errors.append(f"{rule.id} could not check {where}: {type(exc).__name__}: {exc}")
+        if clock:
+            self.spent[rule.id] = spent = self.spent.get(rule.id, 0.0) + clock() - start
+            if spent > self.budget:
+                self.stopped.add(rule.id)
+                out.errors.append(
+                    f"{rule.id} was stopped after {spent:.1f} s (budget {self.budget:.0f} s, last at "
+                    f"{where}); its findings may be incomplete"
+                )
+
+    def files(self, paths: list[str]) -> Partial:
+        """The per-file rules over `paths`, in that order; every file's suppression directives."""
+        out = Partial()
+        ctx = self.ctx
+        announce = getattr(ctx.changeset.head, "read_order", None)
+        if callable(announce):  # a tree that reads ahead (git) fetches in this order
+            announce(paths)
+        for path in paths:
+            wanted = [r for r in self.per_file if r.kinds & self.kindmap.kinds(path)]
+            src = ctx.source(path)
+            if src is None:
+                continue
+            # Directives are read while the text is at hand; the file's text and parses go after its rules.
+            text = src.text
+            out.suppressions[path] = scan(text, self.known) if "npu-review:" in text else _NO_DIRECTIVES
+            if wanted:
+                out.checked += 1
+                for rule in wanted:
+                    self._timed(out, rule, path, partial(rule.check_file, src, ctx))
+            ctx.release(path)
+        return out
+
+    def project(self) -> Partial:
+        out = Partial()
+        for rule in self.active:
+            if rule.is_project():
+                self._timed(out, rule, "the repository", partial(rule.check_project, self.ctx))
+        return out
+
+
 def run(
     changeset: ChangeSet,
     config: Config = DEFAULT_CONFIG,
     clock: Callable[[], float] | None = None,
     rule_budget_s: float = DEFAULT_RULE_BUDGET_S,
+    mapper: ShareMapper | None = None,
+    shares: int = 1,
 ) -> Report:
     """Run every enabled rule. With a `clock` (the caller's: the engine reads none itself), a rule that has
-    spent more than `rule_budget_s` in this run is stopped for the files left, and the report says so."""
-    known = known_rule_ids()
-    kindmap = KindMap(config.paths)
-    ctx = Context(changeset, config, kindmap, Knowledge(config.knowledge))
-    errors: list[str] = []
-    raw: list[tuple[type[Rule], Hit]] = []
-
-    active = active_rules(config)
+    spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
+    report says so. With a `mapper`, the files are cut into `shares` contiguous slices plus one share for the
+    project rules (share 0, handed out first: it is the longest), each handed to the mapper; the findings
+    are the same as without."""
     files = targets(changeset, config)
-    spent: dict[str, float] = {}
-    stopped: set[str] = set()
-
-    def timed(rule: Rule, where: str, work: Callable[[], Iterable[Hit]]) -> None:
-        if rule.id in stopped:
-            return
-        start = clock() if clock else 0.0
-        try:
-            raw.extend((type(rule), h) for h in work())
-        except Exception as exc:  # one broken rule must not sink the run
-            log.exception("rule %s failed on %s", rule.id, where)
-            errors.append(f"{rule.id} could not check {where}: {type(exc).__name__}: {exc}")
-        if clock:
-            spent[rule.id] = spent.get(rule.id, 0.0) + clock() - start
-            if spent[rule.id] > rule_budget_s:
-                stopped.add(rule.id)
-                errors.append(
-                    f"{rule.id} was stopped after {spent[rule.id]:.1f} s (budget {rule_budget_s:.0f} s, last at "
-                    f"{where}); its findings may be incomplete"
-                )
-
-    checked = 0
-    per_file = [r for r in active if r.is_per_file()]
+    runner = _Runner(changeset, config, clock, rule_budget_s)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
-    suppressions: dict[str, Suppressions] = {}
-    plan = [(path, [r for r in per_file if r.kinds & kindmap.kinds(path)]) for path in files]
-    plan = [(path, wanted) for path, wanted in plan if wanted or scan_unknown]
-    announce = getattr(changeset.head, "read_order", None)
-    if callable(announce):  # a tree that reads ahead (git) fetches in this order
-        announce([path for path, _ in plan])
-    for path, wanted in plan:
-        src = ctx.source(path)
-        if src is None:
-            continue
-        # Directives are read while the text is at hand; the file's text and parses are let go after its rules.
-        suppressions[path] = scan(src.text, known) if "npu-review:" in src.text else _NO_DIRECTIVES
-        if wanted:
-            checked += 1
-            for rule in wanted:
-                timed(rule, path, partial(rule.check_file, src, ctx))
-        ctx.release(path)
-    for rule in active:
-        if rule.is_project():
-            timed(rule, "the repository", partial(rule.check_project, ctx))
+    # The files the loop reads: those some per-file rule wants, and every one when NPU001 looks for directives.
+    paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.kinds(p) for r in runner.per_file)]
+    parts: list[Partial]
+    shares = min(shares, len(paths) // MIN_FILES_PER_SHARE)
+    if mapper is None or shares <= 1:
+        parts = [runner.files(paths), runner.project()]
+    else:
+        size = -(-len(paths) // shares)
+        slices = [paths[i : i + size] for i in range(0, len(paths), size)]
+        # Each process makes its own runner on first use (a forked child starts with this empty dict), so
+        # the parses a process memoised serve every share it is given.
+        local: dict[str, _Runner] = {}
 
-    findings = _finalise(raw, ctx, known, suppressions)
+        def share(i: int) -> Partial:
+            if "runner" not in local:
+                local["runner"] = _Runner(changeset, config, clock, rule_budget_s)
+            mine = local["runner"]
+            return mine.project() if i == 0 else mine.files(slices[i - 1])
+
+        done = list(mapper(share, len(slices) + 1))
+        parts = done[1:] + done[:1]  # merged in the sequential order: files, then the project rules
+    suppressions = {path: found for part in parts for path, found in part.suppressions.items()}
+    hits = [hit for part in parts for hit in part.hits]
+    ctx = runner.ctx
+    findings = _finalise(hits, ctx, runner.known, suppressions)
     if scan_unknown:
         findings.extend(_unknown_suppressions(suppressions, ctx))
     findings = _with_fingerprints(findings, ctx)
-    return Report(sorted(findings, key=Finding.sort_key), checked, errors)
+    errors = [e for part in parts for e in part.errors]
+    return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
 
 def _suppressions(ctx: Context, path: str, known: frozenset[str], seen: dict[str, Suppressions]) -> Suppressions:

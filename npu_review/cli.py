@@ -24,9 +24,13 @@ from npu_review.gitsource import (
     changeset_from_git,
     changeset_staged,
 )
+from npu_review.parallel import available, default_jobs, process_mapper
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "notice", "never")
+# Slices of the files per process: the engine hands them out as processes free up, which evens out the load
+# (launch scripts cost far more than docs).
+SHARES_PER_JOB = 4
 
 
 class UsageError(Exception):
@@ -53,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--title", default="", help="PR title, for rules that read its scope (default: head subject)")
     c.add_argument("--format", choices=FORMATS, default="text")
     c.add_argument("--fail-on", choices=FAIL_ON, default="error")
+    c.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes for a large review such as --all (default: one per core; 1: this process only)",
+    )
 
     rp = sub.add_parser("replay", help="review each first-parent commit since REV as its own change")
     rp.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
@@ -118,7 +129,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     cs, git, config_tree = _changeset(args)
     try:
         config = _load_config(args, config_tree)
-        report: Report = run(cs, config, clock=time.monotonic)
+        jobs = args.jobs or default_jobs()
+        mapper = process_mapper(jobs) if jobs > 1 and available() else None
+        report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, shares=jobs * SHARES_PER_JOB)
         sys.stdout.write(RENDERERS[args.format](report, cs.head))
     finally:
         git.close()

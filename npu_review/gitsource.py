@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
@@ -41,6 +42,17 @@ class Git:
         if out is None:
             raise GitError(f"{self.repo}: not a git repository")
         self._batch: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        _OPEN.add(self)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's `cat-file` pipes are the parent's; let go of our copies and start
+        our own on first use."""
+        if self._batch is not None:
+            for pipe in (self._batch.stdin, self._batch.stdout):
+                if pipe is not None:
+                    pipe.close()
+        self._batch = None
         self._lock = threading.Lock()
 
     def _run(self, args: list[str], check: bool = True, stdin: bytes | None = None) -> bytes | None:
@@ -203,6 +215,18 @@ class Git:
                 self._batch.stdin.close()
             self._batch.wait(timeout=5)
             self._batch = None
+
+
+_OPEN: weakref.WeakSet[Git] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for git in list(_OPEN):
+        git._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class GitTree:

@@ -284,3 +284,43 @@ def test_replay_reviews_each_commit_as_its_own_change(repo: Path, capsys: pytest
     _, out, _ = run_cli(capsys, "replay", "--repo", str(repo), "--since", root, "--paths", "docker/**")
     assert "add a download" in out and "docs" not in out.split("rule ")[0]
     assert out.splitlines()[-1].startswith("1 commit replayed in ")
+
+
+def test_parallel_audit_gives_the_same_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npu_review import cli, parallel
+
+    r = tmp_path / "big"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    for i in range(250):
+        write(r, f"docker/ascend/Dockerfile.ascend_{i:03d}_a2", HEAD_DOCKERFILE)
+        write(r, f"docs/ascend_{i:03d}.md", f"# Page {i}\n\nSee [the guide](missing_{i}.md).\n")
+    # A directive naming no rule, late in the sorted order (the last share).
+    write(r, "scripts/zz_run.sh", "#!/bin/bash\n# npu-review: ignore[NPU999]\necho hi\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "many files")
+    shares: list[int] = []
+    real = parallel.process_mapper
+
+    def recording(jobs: int):  # type: ignore[no-untyped-def]
+        inner = real(jobs)
+
+        def mapper(task, count):  # type: ignore[no-untyped-def]
+            shares.append(count)
+            return inner(task, count)
+
+        return mapper
+
+    monkeypatch.setattr(cli, "process_mapper", recording)
+    args = ["check", "--repo", str(r), "--all", "--format", "json"]
+    code1, one, err1 = run_cli(capsys, *args, "--jobs", "1")
+    code2, two, err2 = run_cli(capsys, *args, "--jobs", "2")
+    assert shares == [3]  # 501 files: two file shares of >= 200 files, plus the project rules
+    assert (code1, err1) == (code2, err2) == (0, "")  # warnings only
+    assert json.loads(two) == json.loads(one)
+    got = findings(two)
+    assert got.count(("NPU301", f"docker/ascend/Dockerfile.ascend_{249:03d}_a2", 5)) == 1
+    assert ("NPU001", "scripts/zz_run.sh", 2) in got
+    assert json.loads(two)["summary"]["files_checked"] == 501

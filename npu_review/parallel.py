@@ -1,0 +1,49 @@
+"""Shares of a whole-tree audit in worker processes: the engine's `ShareMapper` over a fork-based pool.
+
+Fork, because the task is a closure over the change set and the rules' state, which need not (and cannot all)
+be pickled: each child starts as a copy of this process. Only the results (`Partial`: hits, suppression
+directives, counts) travel back. Git readers reopen their `cat-file` process in each child (gitsource).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+
+from checks.engine import Partial
+
+_TASK: Callable[[int], Partial] | None = None
+
+
+def _call(index: int) -> Partial:
+    assert _TASK is not None
+    return _TASK(index)
+
+
+def available() -> bool:
+    """Whether worker processes can be forked here (not on Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not every platform has affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def process_mapper(jobs: int) -> Callable[[Callable[[int], Partial], int], list[Partial]]:
+    """A mapper running the shares in `jobs` forked processes, one share at a time each, in index order."""
+
+    def mapper(task: Callable[[int], Partial], count: int) -> list[Partial]:
+        global _TASK
+        _TASK = task
+        try:
+            with multiprocessing.get_context("fork").Pool(min(jobs, count)) as pool:
+                return pool.map(_call, range(count), chunksize=1)
+        finally:
+            _TASK = None
+
+    return mapper
