@@ -10,6 +10,7 @@ Targets: >= 2,000 files/s, peak RSS < 200 MB. Each run is a fresh `python -m npu
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -18,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,17 +32,58 @@ TARGET_FILES_PER_S = 2000.0
 TARGET_PEAK_MB = 200.0
 
 
-def cli_command(repo: Path) -> list[str]:
-    return [sys.executable, "-m", "npu_review", "check", "--repo", str(repo), "--all", "--format", "json"]
+def cli_command(repo: Path, jobs: int = 0) -> list[str]:
+    cmd = [sys.executable, "-m", "npu_review", "check", "--repo", str(repo), "--all", "--format", "json"]
+    return cmd + (["--jobs", str(jobs)] if jobs else [])
 
 
-def run_cli(repo: Path) -> dict[str, Any]:
+def _tree_rss_kb(pid: int) -> int:
+    """Memory of a process and all its descendants now (KiB), from /proc: the proportional set size (pages
+    a forked worker still shares with its parent counted once, split between them), else the RSS."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            try:
+                status = Path(f"/proc/{p}/smaps_rollup").read_text()
+                field = "Pss:"
+            except OSError:
+                status, field = Path(f"/proc/{p}/status").read_text(), "VmRSS:"
+            for line in status.splitlines():
+                if line.startswith(field):
+                    total += int(line.split()[1])
+                    break
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return total
+
+
+class TreeRss(threading.Thread):
+    """Samples the summed RSS of a process tree every 10 ms: with worker processes, the memory the run takes
+    is the sum over them (ru_maxrss only gives the largest single process)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak_kb, self.stop = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.01):
+            self.peak_kb = max(self.peak_kb, _tree_rss_kb(self.pid))
+
+
+def run_cli(repo: Path, jobs: int = 0) -> dict[str, Any]:
     """One CLI run as a child process; wall time, its own rusage (wait4: this child and what it reaped), summary."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cli_command(repo), stdout=out, stderr=err)
+        proc = subprocess.Popen(cli_command(repo, jobs), stdout=out, stderr=err)
+        sampler = TreeRss(proc.pid)
+        sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        sampler.stop.set()
+        sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -51,10 +94,12 @@ def run_cli(repo: Path) -> dict[str, Any]:
     return {
         "wall_s": wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mb": usage.ru_maxrss / 1024,  # Linux reports KiB
+        "peak_rss_mb": usage.ru_maxrss / 1024,  # Linux reports KiB; the largest single process
+        "peak_tree_rss_mb": sampler.peak_kb / 1024,  # all processes together, sampled
         "files_checked": summary["files_checked"],
         "findings": {k: v for k, v in summary.items() if k != "files_checked"},
         "warnings": [line for line in errors.splitlines() if line.strip()],
+        "output": raw,
     }
 
 
@@ -65,13 +110,16 @@ def tree_size(repo: Path) -> int:
     return out.count(b"\0")
 
 
-def measure(name: str, repo: Path, runs: int) -> dict[str, Any]:
-    results = [run_cli(repo) for _ in range(runs)]
+def measure(name: str, repo: Path, runs: int, jobs: int = 0) -> dict[str, Any]:
+    results = [run_cli(repo, jobs) for _ in range(runs)]
+    if len({r["output"] for r in results}) != 1:
+        raise RuntimeError(f"{name}: the runs disagree")
     total = tree_size(repo)
     wall = statistics.median(r["wall_s"] for r in results)
     checked = results[0]["files_checked"]
     return {
         "name": name,
+        "jobs": jobs or "cores",
         "files_total": total,
         "files_checked": checked,
         "runs": runs,
@@ -82,8 +130,10 @@ def measure(name: str, repo: Path, runs: int) -> dict[str, Any]:
         "checked_per_s": checked / wall,
         "total_per_s": total / wall,
         "peak_rss_mb": max(r["peak_rss_mb"] for r in results),
+        "peak_tree_rss_mb": max(r["peak_tree_rss_mb"] for r in results),
         "findings": results[0]["findings"],
         "engine_warnings": results[0]["warnings"][:5],
+        "output_sha256": hashlib.sha256(results[0]["output"]).hexdigest()[:16],
     }
 
 
@@ -92,7 +142,7 @@ def profile(repo: Path, top: int) -> str:
     functions with the most own time, then the rules' cumulative time."""
     with tempfile.TemporaryDirectory(prefix="npu-review-prof-") as tmp:
         out = Path(tmp, "cli.prof")
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(out), *cli_command(repo)[1:]]
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(out), *cli_command(repo, 1)[1:]]
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         text = io.StringIO()
         stats = pstats.Stats(str(out), stream=text)
@@ -118,7 +168,7 @@ engine._finalise = probe
 tracemalloc.start(1)
 import io, contextlib
 with contextlib.redirect_stdout(io.StringIO()):
-    cli.main(["check", "--repo", sys.argv[1], "--all", "--format", "json"])
+    cli.main(["check", "--repo", sys.argv[1], "--all", "--format", "json", "--jobs", "1"])
 seen["peak"] = tracemalloc.get_traced_memory()[1]
 print(json.dumps(seen))
 """
@@ -164,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"generated and committed {sum(made.values()):,} files in {time.perf_counter() - t0:.1f} s", file=sys.stderr
         )
-        rows.append(measure(f"synthetic Ascend-shaped tree (seed {args.seed})", synth, args.runs))
+        for jobs in (1, 0):
+            rows.append(measure(f"synthetic Ascend-shaped tree (seed {args.seed})", synth, args.runs, jobs))
         if args.profile:
             profiles["synthetic"] = profile(synth, args.top)
         if args.memory:
@@ -174,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
             head = subprocess.run(
                 ["git", "-C", str(args.verl), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
             ).stdout.strip()
-            rows.append(measure(f"verl HEAD {head}", args.verl, args.runs))
+            for jobs in (1, 0):
+                rows.append(measure(f"verl HEAD {head}", args.verl, args.runs, jobs))
             if args.profile:
                 profiles["verl"] = profile(args.verl, args.top)
             if args.memory:
@@ -182,10 +234,24 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         table(
-            ["tree", "files", "checked", "wall s", "best s", "cpu s", "checked/s", "total/s", "peak RSS MB", "e/w/n"],
+            [
+                "tree",
+                "jobs",
+                "files",
+                "checked",
+                "wall s",
+                "best s",
+                "cpu s",
+                "checked/s",
+                "total/s",
+                "peak RSS MB",
+                "all procs MB",
+                "e/w/n",
+            ],
             [
                 [
                     r["name"],
+                    r["jobs"],
                     r["files_total"],
                     r["files_checked"],
                     r["wall_s_median"],
@@ -194,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                     round(r["checked_per_s"]),
                     round(r["total_per_s"]),
                     round(r["peak_rss_mb"], 1),
+                    round(r["peak_tree_rss_mb"], 1),
                     "/".join(str(v) for v in r["findings"].values()),
                 ]
                 for r in rows
@@ -202,8 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         "checked/s = files the rules read (summary.files_checked) / wall; total/s = every file of the tree / wall; "
-        "cpu s = user + system time of the CLI and its git children (what other load on the machine does not "
-        "inflate); "
+        "cpu s = user + system time of the CLI, its workers and git (what other load on the machine does not "
+        "inflate); jobs 'cores' = the default, one process per core; peak RSS = the largest process (ru_maxrss), "
+        "all procs = the sampled sum of PSS over the process tree (what the run takes, shared pages once); "
         f"wall = median of {args.runs} runs; "
         f"targets: >= {TARGET_FILES_PER_S:,.0f} files/s, peak < {TARGET_PEAK_MB:.0f} MB"
     )
