@@ -17,6 +17,7 @@ from typing import Any
 from checks import kinds
 from checks.context import Context, SourceFile
 from checks.parsers import dockerfile as dfp
+from checks.parsers import shell
 from checks.parsers.yamlmarks import YamlDoc
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.workflows import (
@@ -49,10 +50,13 @@ class ImageRef:
         return self.repository.split("/")
 
 
+_SPACE = re.compile(r"\s")  # the characters str.isspace() accepts (checked for every code point)
+
+
 def parse_ref(text: str) -> ImageRef | None:
     """None for text that is not an image reference (spaces, empty, a URL)."""
     text = text.strip()
-    if not text or any(c.isspace() for c in text) or "://" in text:
+    if not text or _SPACE.search(text) or "://" in text:
         return None
     digest = None
     if "@" in text:
@@ -492,6 +496,12 @@ def inventory(ctx: Context, rev: str = "head") -> Inventory:
 
 
 def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:
+    # Kept for the run (the Workflow model holds the document anyway): the image inventory and the project rules
+    # ask for workflows the engine has already let go of; this saves reading and parsing them again.
+    return ctx.memo(("workflow-doc", rev, path), lambda: _workflow_doc(ctx, path, rev))
+
+
+def _workflow_doc(ctx: Context, path: str, rev: str) -> YamlDoc | None:
     src = ctx.source(path, rev)
     if src is None:
         return None
@@ -503,6 +513,12 @@ def workflow(ctx: Context, path: str, rev: str = "head") -> Workflow | None:
     if doc is None:
         return None
     return ctx.memo(("workflow", rev, path), lambda: build(doc, path))
+
+
+def run_script(ctx: Context, text: str) -> shell.ShellScript:
+    """`shell.parse(text)` of a `run:` block's text, once per run for each distinct text: the same blocks recur
+    in many jobs and workflows, and the parse depends on the text alone."""
+    return ctx.memo(("run-script", "", text), lambda: shell.parse(text))
 
 
 def _paths(ctx: Context, rev: str) -> Iterable[str]:
@@ -572,7 +588,12 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
                 yield n, m.group(0), m.start(), m.end()
 
 
-_EXPLICIT = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?(?:/[A-Za-z0-9._-]+)+:[A-Za-z0-9_][A-Za-z0-9._-]*")
+# The lookbehind changes no match, it only spares the regex a retry at every letter of a long word: a match that
+# would start right after a letter or digit could start at that letter too, and finditer takes the leftmost
+# (a previous match cannot end just before one: it ends before a character outside [A-Za-z0-9._-]).
+_EXPLICIT = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?(?:/[A-Za-z0-9._-]+)+:[A-Za-z0-9_][A-Za-z0-9._-]*"
+)
 _BARE = re.compile(r"(?<![\w./:-])[a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,}(?![\w/-])")
 
 
@@ -626,21 +647,29 @@ def paths_at(ctx: Context, rev: str) -> list[str]:
 
 def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
     """The workflow model at `rev` (see source_at); None when absent or broken."""
+    # Kept for the run, like workflow_doc: NPU212 and the Ascend job list ask after the engine let go of the file.
+    return ctx.memo(("workflow-at", rev, path), lambda: _workflow_at(ctx, path, rev))
+
+
+def _workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
     src = source_at(ctx, path, rev)
     if src is None:
         return None
     key_rev = "head" if src is ctx.source(path, "head") else rev
-    doc = ctx.parsed("yamlmarks", src, parse_yaml, rev=key_rev)
-    return ctx.memo(("workflow", key_rev, path), lambda: build(doc, path))
+    return workflow(ctx, path, key_rev)  # `src` is ctx.source(path, key_rev): the model of that text
 
 
 def workflow_paths(ctx: Context, rev: str) -> list[str]:
     """Workflow files GitHub runs at `rev` (directly under .github/workflows/)."""
-    return [
-        p
-        for p in _paths(ctx, rev)
-        if (ctx.kindmap.has(p, kinds.WORKFLOW) or ctx.kindmap.has(p, kinds.ASCEND_WORKFLOW)) and p.count("/") == 2
-    ]
+
+    def find() -> list[str]:  # the cheap test first: most paths are not two levels deep
+        return [
+            p
+            for p in _paths(ctx, rev)
+            if p.count("/") == 2 and (ctx.kindmap.has(p, kinds.WORKFLOW) or ctx.kindmap.has(p, kinds.ASCEND_WORKFLOW))
+        ]
+
+    return list(ctx.memo(("workflow-paths", rev, ""), find))  # a copy: the caller may change its list
 
 
 # -- Ascend runners -----------------------------------------------------------------------------------------------

@@ -389,8 +389,14 @@ def _logical_lines(run: Node) -> list[tuple[int, str, list[tuple[int, str]]]]:
     return out
 
 
+_SPLIT_SPECIAL = re.compile(r"""['"\\#]|\$[({]""")
+
+
 def _split_top(text: str, seps: tuple[str, ...]) -> list[str]:
     """Split on separators outside quotes, `$(...)` and `${...}`; keeps order. Comments (` #`) end the text."""
+    if not _SPLIT_SPECIAL.search(text) and not any(s in text for s in seps):
+        # Nothing below would act: no quote, escape, expansion or comment, no separator (most commands).
+        return [text.strip()] if text.strip() else []
     parts: list[str] = []
     buf: list[str] = []
     i, depth, quote = 0, 0, ""
@@ -439,8 +445,14 @@ def _split_top(text: str, seps: tuple[str, ...]) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+_WORDS_SPECIAL = re.compile(r"""['"<>]|\$[({]""")
+
+
 def _words(command: str) -> list[Word]:
     """Shell words (quotes kept in `raw`); unquoted redirections become their own words."""
+    if not _WORDS_SPECIAL.search(command):
+        # No quote, expansion or redirection (most commands): the words are what lies between spaces and tabs.
+        return [Word(w) for w in command.replace("\t", " ").split(" ") if w]
     words: list[Word] = []
     buf: list[str] = []
     i, depth, quote = 0, 0, ""

@@ -544,8 +544,17 @@ def tokenize(text: str, line_of: Callable[[int], int], start: int = 0) -> list[C
             continue
         buf.append(c)
         i += 1
+        # The characters up to the next one that any branch above treats specially would each land here too:
+        # take them in one step (a word is already open).
+        plain = _PLAIN_RUN.match(text, i)
+        if plain is not None:
+            buf.append(plain.group())
+            i = plain.end()
     end_command("")
     return commands
+
+
+_PLAIN_RUN = re.compile(r"[^ \t\n#\\'\"`$<>&|;()]+")
 
 
 def _skip_double(text: str, i: int) -> int:

@@ -144,6 +144,8 @@ def _option(args: tuple[str, ...], names: Iterable[str]) -> tuple[bool, str | No
     names = tuple(names)
     for k, word in enumerate(args):
         bare = word.strip("\"'")
+        if not bare.startswith(names):
+            continue  # both tests below need `bare` to start with a name (most words of a command do not)
         for name in names:
             if bare == name:
                 found, value = True, (args[k + 1] if k + 1 < len(args) else None)

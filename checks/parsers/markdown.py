@@ -228,11 +228,15 @@ def _parse_md(doc: Document) -> None:
     doc.bullets = _bullets(doc, re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+"))
 
 
+_LINK_HINT = re.compile(r"\]\(|://|<|\]:|=")  # a line without any of these holds no link
+
+
 def _md_links(doc: Document, n: int, line: str) -> None:
-    if not any(c in line for c in ("](", "://", "<", "]:", "=")):
+    if not _LINK_HINT.search(line):
         return
     masked = _mask(line, _CODE_SPAN)
     taken: list[tuple[int, int]] = []
+    first = len(doc.links)  # the links of this line are appended from here on
 
     def add(start: int, end: int, syntax: str) -> None:
         if end > start:
@@ -259,7 +263,8 @@ def _md_links(doc: Document, n: int, line: str) -> None:
         add(m.start(g), m.end(g), "html")
     _bare_urls(doc, n, masked, taken)
     # _bare_urls read the masked line: take the real text back for the links it added
-    for k, link in enumerate(doc.links):
+    for k in range(first, len(doc.links)):
+        link = doc.links[k]
         if link.line == n and link.syntax == "bare":
             doc.links[k] = Link(line[link.start : link.end], n, link.start, link.end, "bare")
 

@@ -174,7 +174,8 @@ class _Facts:
 
 def _keys(inv: Invocation, suffix: str) -> list[str]:
     """Distinct keys the command overrides that are `suffix` or end with `.suffix`, in order."""
-    return list(dict.fromkeys(o.key for o in inv.overrides if o.key == suffix or o.key.endswith("." + suffix)))
+    dotted = "." + suffix
+    return list(dict.fromkeys(o.key for o in inv.overrides if o.key == suffix or o.key.endswith(dotted)))
 
 
 def _decided(eff: Effective) -> str | None:

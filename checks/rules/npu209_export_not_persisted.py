@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import workflow
+from checks.images import run_script, workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
@@ -73,10 +73,10 @@ class ExportNotPersisted(Rule):
             for step in job.steps:
                 if step.run is None:
                     continue
-                for name, line, last in _unused_exports(step):
+                for name, line, last in _unused_exports(ctx, step):
                     if name in ambient or name.startswith(prefixes) or name in defined:
                         continue
-                    uses = list(_later_uses(job, step, name))
+                    uses = list(_later_uses(ctx, job, step, name))
                     if not uses:
                         continue
                     yield self._hit(src, step, name, line, last, uses)
@@ -95,13 +95,13 @@ class ExportNotPersisted(Rule):
         )
 
 
-def _unused_exports(step: Step) -> Iterator[tuple[str, int, bool]]:
+def _unused_exports(ctx: Context, step: Step) -> Iterator[tuple[str, int, bool]]:
     """(name, physical line, is-last-command) of each `export X=...` not used after it in the same block."""
     assert step.run is not None
     lines = step.run.text_lines()
     if not lines:
         return
-    script = shell.parse("\n".join(t for _, t in lines) + "\n")
+    script = run_script(ctx, "\n".join(t for _, t in lines) + "\n")
     if script.error is not None:
         return
     statements = list(script.statements)
@@ -133,7 +133,7 @@ def _persisted(job: Job) -> set[str]:
     return out
 
 
-def _later_uses(job: Job, step: Step, name: str) -> Iterator[int]:
+def _later_uses(ctx: Context, job: Job, step: Step, name: str) -> Iterator[int]:
     """Lines of later steps that read `name` before anything in that step could have set it."""
     use = _use(name)
     expr = _env_expr(name)
@@ -144,7 +144,7 @@ def _later_uses(job: Job, step: Step, name: str) -> Iterator[int]:
             if not node.is_scalar:
                 continue
             if node is later.run:
-                line = _first_unset_use(later, name, use)
+                line = _first_unset_use(ctx, later, name, use)
                 if line is not None:
                     yield line
                     break
@@ -153,10 +153,10 @@ def _later_uses(job: Job, step: Step, name: str) -> Iterator[int]:
                 break
 
 
-def _first_unset_use(step: Step, name: str, use: re.Pattern[str]) -> int | None:
+def _first_unset_use(ctx: Context, step: Step, name: str, use: re.Pattern[str]) -> int | None:
     assert step.run is not None
     lines = step.run.text_lines()
-    script = shell.parse("\n".join(t for _, t in lines) + "\n")
+    script = run_script(ctx, "\n".join(t for _, t in lines) + "\n")
     if script.error is not None:
         return None
     set_at = min((a.line for a in script.assignments if a.name == name), default=None)

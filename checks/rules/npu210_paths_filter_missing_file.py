@@ -113,10 +113,16 @@ class PathsFilterMissingFile(Rule):
             ):
                 target, typo = path, " (a typo of this workflow's own file name)"
             else:
+                # Only paths whose length is within the cap can be that close (_distance says so first anyway).
+                by_length = _paths_by_length(ctx)
+                lengths = range(len(entry) - MAX_SUGGEST_DISTANCE, len(entry) + MAX_SUGGEST_DISTANCE + 1)
                 near = [
-                    p for p in ctx.head_paths() if _distance(entry, p, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
+                    p
+                    for n in lengths
+                    for p in by_length.get(n, ())
+                    if _distance(entry, p, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
                 ]
-                target = near[0] if len(near) == 1 else None
+                target = near[0] if len(near) == 1 else None  # the one close path, whatever the order
             tail = f" Did you mean `{target}`?" if target else ""
             message = (
                 f"`{entry}` does not exist in the repository{typo}; a PR that changes the file it meant will not "
@@ -124,6 +130,18 @@ class PathsFilterMissingFile(Rule):
             )
         suggestion = text.replace(entry, target) if target and text.count(entry) == 1 else None
         return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused)
+
+
+def _paths_by_length(ctx: Context) -> dict[int, list[str]]:
+    """Every path at head by its length, built once per run."""
+
+    def build() -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for p in ctx.head_paths():
+            out.setdefault(len(p), []).append(p)
+        return out
+
+    return ctx.memo(("npu210-paths-by-length", "head", ""), build)
 
 
 def _directories(paths: Iterable[str]) -> set[str]:

@@ -14,6 +14,7 @@ from checks.images import (
     grammar,
     parse_ref,
     reference_rev,
+    run_script,
     runner_catalog,
     workflow,
     workflow_paths,
@@ -276,7 +277,7 @@ def _run_counts(
     lines = step.run.text_lines()
     if not lines:
         return
-    script = shell.parse("\n".join(t for _, t in lines) + "\n")
+    script = run_script(ctx, "\n".join(t for _, t in lines) + "\n")
     if script.error is not None:
         return
     view = script.view(npu=True)

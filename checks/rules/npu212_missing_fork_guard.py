@@ -73,7 +73,7 @@ class MissingForkGuard(Rule):
         triggers = wf.triggers
         if triggers and triggers <= manual:
             return
-        accepted, usual = self._owners(ctx, src.path)
+        accepted, usual = self._owners(ctx)
         secret = re.compile(str(section.get("secret_pattern", "^QUAY_")))
         status = [str(s) for s in section.get("status_functions", [])]
         guarded: dict[str, bool] = {}
@@ -144,8 +144,12 @@ class MissingForkGuard(Rule):
         memo[job_id] = result
         return result
 
-    def _owners(self, ctx: Context, path: str) -> tuple[set[str], str]:
-        """Accepted owners (the base's Ascend jobs' plus the known ones) and the one to suggest."""
+    def _owners(self, ctx: Context) -> tuple[set[str], str]:
+        """Accepted owners (the base's Ascend jobs' plus the known ones) and the one to suggest: the same for
+        every workflow of the run, so worked out once."""
+        return ctx.memo(("npu212-owners", "", ""), lambda: self._find_owners(ctx))
+
+    def _find_owners(self, ctx: Context) -> tuple[set[str], str]:
         known = [str(o) for o in ctx.knowledge.get("fork_guard", "owners", [])]
         rev = reference_rev(ctx)
         used: Counter[str] = Counter()

@@ -4,6 +4,8 @@ that verl's own device-API check skips."""
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,9 +101,9 @@ class SilentCudaDefaultOnNpuPath(Rule):
         added = None if ctx.audit else ctx.added_lines(src.path)
         if added is not None and not added:
             return
-        index = _index(ctx).usable()
+        index, call_needles = _usable(ctx)
         # Candidate lines first (a keyword on the line, and added by the change): the AST walk visits only them.
-        call_lines = _lines_with(src, [k + "(" for k in index], added)
+        call_lines = _lines_with(src, call_needles, added)
         whitelisted = _whitelist_entry(ctx, src.path)
         literal_lines = _lines_with(src, _LITERAL_NEEDLES, added) if whitelisted is not None else set()
         if not call_lines and not literal_lines:
@@ -116,18 +118,35 @@ class SilentCudaDefaultOnNpuPath(Rule):
             yield from _literals(src, tree, whitelisted, _check_script(kb), literal_lines)
 
 
-_LITERAL_NEEDLES = (".cuda", '"cuda"', "'cuda'", '"nccl"', "'nccl'")
+def _needles(words: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex that finds any of `words` (plain substrings), None when there are none. `search` on it is
+    None exactly when no word is a substring of the text: one pass instead of one `in` per word."""
+    words = sorted(set(words))
+    return re.compile("|".join(map(re.escape, words))) if words else None
 
 
-def _lines_with(src: SourceFile, needles: Iterable[str], added: frozenset[int] | None) -> set[int]:
-    needles = [n for n in needles if n in src.text]
-    if not needles:
+_LITERAL_NEEDLES = _needles((".cuda", '"cuda"', "'cuda'", '"nccl"', "'nccl'"))
+
+
+def _usable(ctx: Context) -> tuple[dict[str, list[CudaDefault]], re.Pattern[str] | None]:
+    """The usable index and the needles of its call sites (`name(`), built once per run."""
+
+    def build() -> tuple[dict[str, list[CudaDefault]], re.Pattern[str] | None]:
+        index = _index(ctx).usable()
+        return index, _needles(k + "(" for k in index)
+
+    return ctx.memo(("npu401-usable", "head", ""), build)
+
+
+def _lines_with(src: SourceFile, needles: re.Pattern[str] | None, added: frozenset[int] | None) -> set[int]:
+    """Lines (not comments; added ones when `added` is given) that contain one of the needles."""
+    if needles is None or needles.search(src.text) is None:
         return set()
     out = set()
     for n, line in enumerate(src.lines, start=1):
         if added is not None and n not in added:
             continue
-        if any(x in line for x in needles) and not line.lstrip().startswith("#"):
+        if needles.search(line) and not line.lstrip().startswith("#"):
             out.add(n)
     return out
 
@@ -153,7 +172,7 @@ def _build_index(ctx: Context) -> Index:
     params: dict[str, set[str]] = {str(v): set(ps) for v, ps in (kb.get("defaults") or {}).items()}
     cuda_only = kb.get("not_npu_paths", [])
     needles = [q for v in params for q in _quoted(v)]
-    texts: dict[str, str] = {}
+    definitions: Counter[str] = Counter()  # `def name(`, `class name(` and `class name:` as written, in all files
     index = Index()
     for path in ctx.paths_of_kind(PYTHON):
         if not path.startswith(dirs):
@@ -161,7 +180,7 @@ def _build_index(ctx: Context) -> Index:
         src = ctx.source(path)
         if src is None:
             continue
-        texts[path] = src.text
+        definitions.update(m.group() for m in _DEFINITION.finditer(src.text))
         if globs.match_any(path, cuda_only) or not any(n in src.text for n in needles):
             continue
         tree = ctx.parsed("pyast", src, pyast.parse)
@@ -177,10 +196,16 @@ def _build_index(ctx: Context) -> Index:
             spellings |= {f"class {key}(", f"class {key}:"}
         if any(not d.qualname.endswith(".__init__") for d in found):
             spellings.add(f"def {key}(")
-        count = sum(text.count(s) for text in texts.values() for s in spellings)
+        count = sum(definitions[s] for s in spellings)
         if count > len(sites):
             index.ambiguous.add(key)
     return index
+
+
+# What `text.count("def name(")` (or `class name(`, `class name:`) counts, found for every name in one pass: a name
+# (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no match can overlap another
+# spelling (the only space of a match is the one after `def`/`class`), so finditer meets every occurrence.
+_DEFINITION = re.compile(r"(?:def|class) [^\s(:]*[(:]")
 
 
 def _defaults_in(tree: ast.Module, path: str, params: dict[str, set[str]]) -> Iterator[CudaDefault]:

@@ -118,8 +118,9 @@ def _resolve(ctx: Context, doc_path: str, link: Link, kb: dict[str, Any]) -> Tar
         if root is None:
             return None
         target = posixpath.join("/", root, target.lstrip("/"))
-    # Invisible format characters are NPU501's finding; judge the link as it reads.
-    target = "".join(ch for ch in target if unicodedata.category(ch) != "Cf")
+    # Invisible format characters are NPU501's finding; judge the link as it reads. (None is ASCII.)
+    if not target.isascii():
+        target = "".join(ch for ch in target if unicodedata.category(ch) != "Cf")
     t = resolve(doc_path, target, repos, refs)
     if t.kind == "repo" and link.syntax in ("doc", "toctree"):
         return Target("repo", t.path, t.ref, exact=False)
@@ -209,11 +210,22 @@ def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_t
 
 def _guess(ctx: Context, path: str) -> str | None:
     """A file of the same directory with a close name (a typo or a version bump), when there is one."""
-    folder = posixpath.dirname(path)
-    siblings = [p for p in ctx.head_paths() if posixpath.dirname(p) == folder]
-    names = {posixpath.basename(p): p for p in siblings}
+    names = _folders(ctx).get(posixpath.dirname(path), {})
     close = difflib.get_close_matches(posixpath.basename(path), list(names), n=1, cutoff=0.85)
     return names[close[0]] if close else None
+
+
+def _folders(ctx: Context) -> dict[str, dict[str, str]]:
+    """Folder -> {file name: path} of every file at head (in head_paths order), built once per run: _guess would
+    otherwise scan the whole tree for each broken link."""
+
+    def load() -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for p in ctx.head_paths():
+            out.setdefault(posixpath.dirname(p), {})[posixpath.basename(p)] = p
+        return out
+
+    return ctx.memo(("npu502-folders", "head", ""), load)
 
 
 def _rewrite(text: str, old: str, new: str, doc_path: str, absolute: bool) -> str | None:
