@@ -62,3 +62,23 @@ def test_announced_order_is_read_ahead_in_batches(tree_repo: Path, monkeypatch: 
     assert tree.read("blob.bin") is None  # binary
     assert tree.read("no/such/file") is None
     g.close()
+
+
+def test_reads_outside_the_announced_order_are_read_ahead_by_extension(
+    tree_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = Git(tree_repo)
+    tree = GitTree(g, g.resolve("HEAD"))
+    calls: list[int] = []
+    real = g.cat_many
+
+    def counting(specs: list[str]) -> list[bytes | None]:
+        calls.append(len(specs))
+        return real(specs)
+
+    monkeypatch.setattr(g, "cat_many", counting)
+    scripts = [p for p in tree.paths() if p.endswith(".sh")]  # what a rule indexing every script reads
+    assert [tree.read(p) for p in scripts] == [f"echo {i}\n" for i in range(150)]
+    assert tree.read("with space.txt") == "spaced\n"
+    assert calls == [64, 64, 22, 1]  # the .sh files in three exchanges, then the only .txt file
+    g.close()
