@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -126,6 +127,9 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    # A review allocates many small objects (tokens, parse nodes) and frees them with each file: collecting
+    # every 700 allocations costs ~10 % of an audit for nothing. mypy does the same.
+    gc.set_threshold(50_000, 20, 20)
     cs, git, config_tree = _changeset(args)
     try:
         config = _load_config(args, config_tree)

@@ -7,6 +7,7 @@ directives, counts) travel back. Git readers reopen their `cat-file` process in 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -40,10 +41,14 @@ def process_mapper(jobs: int) -> Callable[[Callable[[int], Partial], int], list[
     def mapper(task: Callable[[int], Partial], count: int) -> list[Partial]:
         global _TASK
         _TASK = task
+        # What exists now is shared with the children until written: keep their collector off it (a
+        # collection touches every object it tracks, which would copy those pages into each child).
+        gc.freeze()
         try:
             with multiprocessing.get_context("fork").Pool(min(jobs, count)) as pool:
                 return pool.map(_call, range(count), chunksize=1)
         finally:
+            gc.unfreeze()
             _TASK = None
 
     return mapper
