@@ -54,5 +54,11 @@ def match_any(path: str, patterns: Iterable[str]) -> bool:
     return any(compile_glob(p).match(path) for p in patterns)
 
 
+def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex matching a path that any of the globs matches (None for no globs): one `match` per path."""
+    parts = [f"(?:{compile_glob(p).pattern})" for p in patterns]
+    return re.compile("|".join(parts), re.DOTALL) if parts else None
+
+
 def is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")

@@ -56,12 +56,13 @@ class KindMap:
         merged = dict(DEFAULT_KIND_GLOBS)
         merged.update(overrides or {})
         self.globs: dict[str, tuple[str, ...]] = merged
+        self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]
         self._cache: dict[str, frozenset[str]] = {}
 
     def kinds(self, path: str) -> frozenset[str]:
         hit = self._cache.get(path)
         if hit is None:
-            hit = frozenset(k for k, pats in self.globs.items() if globs.match_any(path, pats))
+            hit = frozenset(k for k, m in self._matchers if m.match(path))
             self._cache[path] = hit
         return hit
 

@@ -111,6 +111,8 @@ def _unguarded_refs(word: str) -> Iterator[str]:
     Not reported: single-quoted text (Hydra's own `${a.b}` interpolations), `\\$`, special and positional
     parameters, `${X:-…}`/`${X:=…}`/`${X:?…}`/`${X:+…}` (the operand is not looked into), `${!X}`.
     """
+    if "$" not in word:
+        return  # nothing is expanded (most overrides)
     i, n = 0, len(word)
     dq = False
     while i < n:
