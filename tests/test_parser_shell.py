@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -9,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checks.parsers.shell import (
+    _SIMPLE_WORD,
     UNKNOWN,
+    _read_word,
     as_bool,
     as_int,
     hydra_str,
@@ -449,3 +452,53 @@ def test_an_exit_reached_on_npu_ends_the_npu_view() -> None:
     view = npu_view(script, {"shell"})
     assert view is not None and view.invocations == [] and view.env("TASK_QUEUE_ENABLE") is None
     assert len(script.view(npu=False).invocations) == 1
+
+
+# -- fast paths agree with the general code ------------------------------------------------------------------
+
+_WORD_CHARS = st.sampled_from([*"ab=.$'\"`\\(){}[]; \t\n|&<>#-:", "${A}", "${A:-x}", "$A", "$((", '"${A}"'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORD_CHARS, min_size=1, max_size=30).map("".join))
+def test_simple_word_pattern_ends_where_read_word_does(text: str) -> None:
+    # The tokenizer reads most words with _SIMPLE_WORD and falls back to _read_word for the rest.
+    simple = re.compile(_SIMPLE_WORD)
+    for i in range(len(text)):
+        m = simple.match(text, i)
+        if m is not None:
+            assert m.end() == _read_word(text, i), (text, i)
+
+
+def test_a_line_reads_by_its_quoting_context() -> None:
+    # Physical lines are scanned once per quoting context: the same line inside and outside a string.
+    inside = logical_lines('X="\nfoo # kept\n"\n')
+    outside = logical_lines("foo # dropped\n")
+    assert [ll.text for ll in inside] == ['X="\nfoo # kept\n"']
+    assert [ll.text for ll in outside] == ["foo "]
+    assert [ll.text for ll in logical_lines('X="\nfoo # kept\n"\n')] == [ll.text for ll in inside]
+
+
+def test_expansion_shortcuts_give_the_general_values() -> None:
+    script = parse(
+        sh(
+            """
+            A=1
+            B="${A}x"
+            python3 -m verl.x \\
+                p.a=plain p.b=${A} p.c="${A}" p.d=${A:-2} p.e=${Z} p.f=${Z:-"${A}/z"} p.g="a
+            b" p.h=${B}
+            """
+        )
+    )
+    [inv] = script.view(npu=False).invocations
+    assert [(o.key, o.value, o.line, o.sources) for o in inv.overrides] == [
+        ("p.a", "plain", 4, ()),
+        ("p.b", "1", 4, (1,)),
+        ("p.c", "1", 4, (1,)),
+        ("p.d", "1", 4, (1,)),
+        ("p.e", UNKNOWN, 4, ()),
+        ("p.f", "1/z", 4, (1,)),
+        ("p.g", "a\nb", 4, ()),
+        ("p.h", "1x", 5, (2, 1)),
+    ]
