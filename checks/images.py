@@ -559,6 +559,12 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
     return inv
 
 
+def head_documented_tags(ctx: Context, src: SourceFile) -> list[tuple[int, str, int, int]]:
+    """`documented_tags(src.text, grammar(ctx), bare=True)` of a file at head, kept for the run: NPU204 asks
+    while the engine is at the file, NPU203 after it let the file go (a few tags per file at most)."""
+    return ctx.memo(("documented-tags", "head", src.path), lambda: list(documented_tags(src.text, grammar(ctx), True)))
+
+
 def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, str, int, int]]:
     """(line, tag, start column, end column) of family image tags written in prose or comments.
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from checks import kinds
 from checks import kinds as _kinds  # the class attribute `kinds` hides the module inside the class body
 from checks.context import Context
-from checks.images import Grammar, TagInfo, documented_tags, grammar, inventory, places, spelled_line
+from checks.images import Grammar, TagInfo, grammar, head_documented_tags, inventory, places, spelled_line
 from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.rule import Hit, Rule, register
@@ -117,7 +117,7 @@ class ImageTagComponentNaming(Rule):
             src = ctx.source(path)
             if src is None or ("verl" not in src.text and "cann" not in src.text and "latest-" not in src.text):
                 continue
-            for line, tag, _, _ in documented_tags(src.text, g, bare=True):
+            for line, tag, _, _ in head_documented_tags(ctx, src):
                 info = g.classify(tag)
                 if info.known:
                     yield _Occurrence(path, line, tag, info, "docs")

@@ -6,7 +6,16 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import Grammar, Inventory, documented_tags, grammar, inventory, places, spelled_line
+from checks.images import (
+    Grammar,
+    Inventory,
+    documented_tags,
+    grammar,
+    head_documented_tags,
+    inventory,
+    places,
+    spelled_line,
+)
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
 from checks.model import Severity
 from checks.rule import Hit, Rule, register
@@ -53,7 +62,7 @@ class UnpublishedTagAdvertised(Rule):
         if not any(m in src.text for m in _PREFILTER):
             return
         g = grammar(ctx)
-        occurrences = list(self._tags(src, g))
+        occurrences = list(self._tags(ctx, src, g))
         if not occurrences:
             return
         inv = inventory(ctx)
@@ -81,10 +90,10 @@ class UnpublishedTagAdvertised(Rule):
             yield self._hit(ctx, src, g, inv, listed, line, tag)
 
     # -- where tags are named ----------------------------------------------------------------------------------
-    def _tags(self, src: SourceFile, g: Grammar) -> Iterator[tuple[int, str]]:
+    def _tags(self, ctx: Context, src: SourceFile, g: Grammar) -> Iterator[tuple[int, str]]:
         seen: set[tuple[int, int]] = set()
         if DOCS in src.kinds:
-            for line, tag, start, _ in documented_tags(src.text, g, bare=True):
+            for line, tag, start, _ in head_documented_tags(ctx, src):
                 seen.add((line, start))
                 yield line, tag
             return
@@ -103,7 +112,7 @@ class UnpublishedTagAdvertised(Rule):
             return
         built = {p.info.variant for p in inv.products() if p.info.known}
         history = _history_lines(src, [str(w) for w in ctx.knowledge.get("published_tags", "history_sections", [])])
-        for line, tag, _, _ in documented_tags(src.text, g, bare=True):
+        for line, tag, _, _ in head_documented_tags(ctx, src):
             info = g.classify(tag)
             if line in history or info.role != "floating" or info.variant not in built:
                 continue
@@ -181,7 +190,7 @@ def _listed(ctx: Context, g: Grammar) -> dict[str, tuple[str, int]]:
             src = ctx.source(str(path))
             if src is None:
                 continue
-            for line, tag, _, _ in documented_tags(src.text, g, bare=True):
+            for line, tag, _, _ in head_documented_tags(ctx, src):
                 out.setdefault(tag, (src.path, line))
         return out
 
