@@ -7,16 +7,17 @@ import base64
 import logging
 import math
 import random
+import re
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from gidgethub import BadRequest, GitHubBroken, GitHubException
+from gidgethub import BadRequest, GitHubBroken, GitHubException, QueryError
 from gidgethub.aiohttp import GitHubAPI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -36,6 +37,10 @@ MAX_PR_FILES = 3000
 CONTENT_CONCURRENCY = 16
 # Blob contents kept in memory across reviews (content-addressed by sha, keyed per installation).
 BLOB_CACHE_ENTRIES = 4096
+# Blobs read per GraphQL query (aliased `object(oid:)` fields); more go in further queries, run at once.
+BLOBS_PER_QUERY = 100
+# What a blob query is allowed to carry inline: a git object id (SHA-1, or SHA-256 repositories).
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
@@ -130,17 +135,20 @@ class ResilientGitHubAPI(GitHubAPI):
         limits: Limits,
         metrics: Metrics,
         retry_unsafe: bool = True,
+        reads_only: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(session, *args, **kwargs)
         self._limits = limits
         self._metrics = metrics
         self._retry_unsafe = retry_unsafe
+        # A GraphQL query is a POST that changes nothing: not paced like a mutation.
+        self._reads_only = reads_only
 
     async def _once(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, Mapping[str, str], bytes]:
-        if method in _MUTATING:
+        if method in _MUTATING and not self._reads_only:
             await self._limits.pace_mutation(self.sleep)
         async with self._limits.gate:
             try:
@@ -222,6 +230,31 @@ query($owner: String!, $repo: String!, $number: Int!, $cursor: String) {
 }
 """
 
+BLOB_FIELDS = "... on Blob { text isBinary isTruncated byteSize }"
+
+
+def blobs_query(shas: list[str]) -> str:
+    """One query for several blobs: alias b<i> is shas[i] (the oids are checked hex, safe to write inline)."""
+    fields = "".join(f'    b{i}: object(oid: "{sha}") {{ {BLOB_FIELDS} }}\n' for i, sha in enumerate(shas))
+    head = "query($owner: String!, $repo: String!) {\n  repository(owner: $owner, name: $repo) {\n"
+    return head + fields + "  }\n}\n"
+
+
+def blob_from_graphql(node: Any) -> bytes | None:
+    """The bytes of a whole text blob, None when the answer is not the blob exactly: missing,
+    not a blob, truncated, binary or of unknown encoding by GitHub's reckoning, or text whose UTF-8 is not
+    byteSize long (GitHub transcoded it). The caller reads those through REST and gets the same bytes as
+    before, so what counts as binary stays `decode_blob`'s call (GitHub's isBinary may differ from it)."""
+    if not isinstance(node, dict) or node.get("isTruncated") is not False:
+        return None
+    text = node.get("text")
+    if node.get("isBinary") is False and isinstance(text, str):
+        raw = text.encode("utf-8")
+        if len(raw) == node.get("byteSize"):
+            return raw
+    return None
+
+
 RESOLVE_THREAD_MUTATION = """
 mutation($threadId: ID!) {
   resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } }
@@ -240,7 +273,9 @@ class GitHubApp:
         self._blobs: OrderedDict[tuple[int, str], bytes] = OrderedDict()
         self._limits: dict[int, Limits] = {}
 
-    def _api(self, token: str | None = None, installation_id: int = 0, retry_unsafe: bool = True) -> GitHubAPI:
+    def _api(
+        self, token: str | None = None, installation_id: int = 0, retry_unsafe: bool = True, reads_only: bool = False
+    ) -> GitHubAPI:
         limits = self._limits.setdefault(installation_id, Limits.new())
         return ResilientGitHubAPI(
             self.session,
@@ -250,6 +285,7 @@ class GitHubApp:
             limits=limits,
             metrics=self.metrics,
             retry_unsafe=retry_unsafe,
+            reads_only=reads_only,
         )
 
     async def _fetch_token(self, installation_id: int) -> InstallationToken:
@@ -292,9 +328,9 @@ class RepoClient:
     def full_name(self) -> str:
         return f"{self.owner}/{self.name}"
 
-    async def _gh(self, retry_unsafe: bool = True) -> GitHubAPI:
+    async def _gh(self, retry_unsafe: bool = True, reads_only: bool = False) -> GitHubAPI:
         token = await self.app.tokens.get(self.installation_id)
-        return self.app._api(token, self.installation_id, retry_unsafe)
+        return self.app._api(token, self.installation_id, retry_unsafe, reads_only)
 
     def _url(self, suffix: str) -> str:
         return f"/repos/{quote(self.owner)}/{quote(self.name)}{suffix}"
@@ -351,6 +387,45 @@ class RepoClient:
         raw = base64.b64decode(data.get("content", "")) if data.get("encoding") == "base64" else b""
         self.app.remember_blob(self.installation_id, sha, raw)
         return raw
+
+    async def get_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """Blobs by sha. Cached ones come from the cache; the rest through GraphQL, BLOBS_PER_QUERY a query
+        and the queries at once; what GraphQL does not give exactly (see blob_from_graphql) through REST."""
+        out: dict[str, bytes] = {}
+        todo: list[str] = []
+        for sha in dict.fromkeys(shas):
+            cached = self.app.cached_blob(self.installation_id, sha)
+            if cached is not None:
+                out[sha] = cached
+            else:
+                todo.append(sha)
+        by_query = [sha for sha in todo if _OID.fullmatch(sha)]
+        batches = [by_query[i : i + BLOBS_PER_QUERY] for i in range(0, len(by_query), BLOBS_PER_QUERY)]
+        for found in await asyncio.gather(*(self._blob_batch(batch) for batch in batches)):
+            out.update(found)
+        rest = [sha for sha in todo if sha not in out]
+        out.update(zip(rest, await asyncio.gather(*(self.get_blob(sha) for sha in rest)), strict=True))
+        return out
+
+    async def _blob_batch(self, shas: list[str]) -> dict[str, bytes]:
+        """The blobs of one GraphQL query that it gives exactly (see blob_from_graphql)."""
+        async with self._content_gate:
+            gh = await self._gh(reads_only=True)
+            try:
+                data = await gh.graphql(
+                    blobs_query(shas), endpoint=self.app.settings.graphql_url, owner=self.owner, repo=self.name
+                )
+            except QueryError as exc:  # errors beside the objects GitHub could resolve: REST reads the others
+                log.warning("blob query answered with errors (%s); reading those blobs through REST", exc)
+                data = exc.response.get("data")
+        nodes = (data or {}).get("repository") or {}
+        found: dict[str, bytes] = {}
+        for i, sha in enumerate(shas):
+            raw = blob_from_graphql(nodes.get(f"b{i}"))
+            if raw is not None:
+                found[sha] = raw
+                self.app.remember_blob(self.installation_id, sha, raw)
+        return found
 
     async def get_file(self, path: str, ref: str) -> bytes | None:
         """A file's bytes at a ref through the contents API, None when it does not exist there."""
@@ -426,7 +501,7 @@ class RepoClient:
         await gh.patch(self._url(f"/pulls/comments/{comment_id}"), data={"body": body})
 
     async def review_threads(self, number: int) -> list[dict[str, Any]]:
-        gh = await self._gh()
+        gh = await self._gh(reads_only=True)
         threads: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:

@@ -255,14 +255,15 @@ class Reviewer:
     async def _fetch(
         self, repo: RepoClient, paths: list[str], shas: Mapping[str, tuple[str, int]]
     ) -> dict[str, str | None]:
-        async def one(path: str) -> tuple[str, str | None]:
-            sha, size = shas[path]
-            if size and size > MAX_TEXT_BYTES:
-                return path, None
-            return path, decode_blob(await repo.get_blob(sha))
-
-        pairs = await asyncio.gather(*(one(p) for p in paths if p in shas))
-        return dict(pairs)
+        present = [p for p in paths if p in shas]
+        # Files the tree lists as too large are not read at all (decode_blob would refuse them anyway).
+        wanted = {p: shas[p][0] for p in present if not (shas[p][1] and shas[p][1] > MAX_TEXT_BYTES)}
+        blobs = await repo.get_blobs(wanted.values())
+        out: dict[str, str | None] = {}
+        for p in present:
+            raw = blobs[wanted[p]] if p in wanted else None
+            out[p] = decode_blob(raw) if raw is not None else None  # None: too large (or binary: decode_blob)
+        return out
 
     async def _existing_comments(self, repo: RepoClient, number: int) -> list[dict[str, Any]]:
         return [c async for c in repo.list_review_comments(number)]

@@ -6,12 +6,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
+from bot.github import BadRequest, GitHubApp, Limits
 from bot.reporters import parse_marker
+from bot.settings import Secret, Settings
 from tests.app_harness import AppProcess, settle, start_app, wait_completed
-from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
-from tests.fakegithub import FakeGitHub, KeyPair
+from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
+from tests.fakegithub import FakeGitHub, Fault, KeyPair
+from tests.fakegithub.state import git_sha
 
 DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
 BASE_DOCKERFILE = (
@@ -27,6 +31,22 @@ HEAD_DOCKERFILE = BASE_DOCKERFILE + (
 )
 BASE = {DOCKERFILE: BASE_DOCKERFILE, "README.md": "# verl\n"}
 HEAD = {**BASE, DOCKERFILE: HEAD_DOCKERFILE}
+
+# The App reads file contents as GraphQL blobs, several aliased `object(oid:)` fields a query.
+BLOB_QUERY_START = "query($owner: String!, $repo: String!) {\n  repository(owner: $owner, name: $repo) {\n"
+BLOB_QUERY_FIELD = '    b{i}: object(oid: "{oid}") {{ ... on Blob {{ text isBinary isTruncated byteSize }} }}\n'
+BLOB_QUERY_END = "  }\n}\n"
+
+
+def blob_query(*texts: str | bytes) -> str:
+    oids = [git_sha("blob", t.encode() if isinstance(t, str) else t) for t in texts]
+    return BLOB_QUERY_START + "".join(BLOB_QUERY_FIELD.format(i=i, oid=o) for i, o in enumerate(oids)) + BLOB_QUERY_END
+
+
+def blob_queries(fake: FakeGitHub) -> list[str]:
+    """The queries of the blob batches the App sent (head and base go at once: sorted)."""
+    return sorted(c.body["query"] for c in fake.calls("graphql/post") if "object(oid:" in c.body["query"])
+
 
 EXPECTED_ANNOTATIONS = [
     (4, "warning", "NPU301 tls-verification-disabled"),
@@ -90,6 +110,21 @@ async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHu
     assert "```suggestion\nARG MAX_JOBS=1\n```" in body["comments"][2]["body"]
     assert all(parse_marker(c["body"]) for c in body["comments"])
     assert len(bot_comments(fake)) == 3
+    # Contents: one GraphQL query for the head (the changed Dockerfile first, then README.md, context of the
+    # rules) and one for the base (the Dockerfile's old version); no REST blob call. The fake validates every
+    # query against GitHub's schema (a violation otherwise).
+    variables = {"owner": "octo-org", "repo": "verl"}
+    assert [c.body for c in fake.calls("graphql/post")] in (
+        [
+            {"query": blob_query(HEAD_DOCKERFILE, "# verl\n"), "variables": variables},
+            {"query": blob_query(BASE_DOCKERFILE), "variables": variables},
+        ],
+        [
+            {"query": blob_query(BASE_DOCKERFILE), "variables": variables},
+            {"query": blob_query(HEAD_DOCKERFILE, "# verl\n"), "variables": variables},
+        ],
+    )
+    assert fake.calls("git/get-blob") == []
     assert fake.violations == []
     # Nothing secret reaches the logs: not the webhook secret, the private key, nor any installation token.
     log = app.log()
@@ -288,4 +323,123 @@ async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: Fake
     assert run.conclusion == "neutral"
     assert "unknown rule id 'NPU999'" in run.output["summary"]
     assert fake.calls("pulls/create-review") == []
+    assert fake.violations == []
+
+
+# ------------------------------------------------------------------------------ contents through GraphQL
+
+
+async def test_contents_are_read_in_graphql_queries_of_100_blobs(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    scripts = {f"scripts/step{i:03d}.sh": f"#!/bin/bash\necho step {i}\n" for i in range(250)}
+    pull = fake.add_pull(repo, head_files={**HEAD, **scripts})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [(ln, t) for ln, _, t in EXPECTED_ANNOTATIONS]
+    # 252 blobs at head (the changed files in path order, then README.md): ceil(252 / 100) = 3 queries of
+    # 100, 100 and 52; 1 at base; no REST blob call.
+    head = [HEAD_DOCKERFILE, *scripts.values(), "# verl\n"]
+    assert blob_queries(fake) == sorted(
+        [blob_query(*head[:100]), blob_query(*head[100:200]), blob_query(*head[200:]), blob_query(BASE_DOCKERFILE)]
+    )
+    assert fake.calls("git/get-blob") == []
+    assert fake.violations == []
+
+
+async def test_truncated_undecidable_and_binary_blobs_are_read_through_rest(
+    fake_github: FakeGitHub, app: AppProcess
+) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    big = "# padding\n" * 60_000  # 600,000 bytes: GitHub's GraphQL cuts Blob.text at 512,000
+    latin = "# caf\xe9\necho ok\n".encode("latin-1")  # not UTF-8: the fake cannot tell its encoding
+    binary = b"\x7fELF\x02\x01\x01\x00" * 8
+    extra: dict[str, str | bytes] = {"scripts/big.sh": big, "scripts/latin.sh": latin, "scripts/tool.sh": binary}
+    pull = fake.add_pull(repo, head_files={**HEAD, **extra})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [(ln, t) for ln, _, t in EXPECTED_ANNOTATIONS]
+    head_query = blob_query(HEAD_DOCKERFILE, big, latin, binary, "# verl\n")
+    assert blob_queries(fake) == sorted([head_query, blob_query(BASE_DOCKERFILE)])
+    (answer,) = [c.response for c in fake.calls("graphql/post") if c.body["query"] == head_query]
+    nodes = answer["data"]["repository"]
+    assert (nodes["b1"]["isTruncated"], len(nodes["b1"]["text"])) == (True, 512_000)
+    assert (nodes["b2"]["isBinary"], nodes["b2"]["text"]) == (None, None)
+    assert (nodes["b3"]["isBinary"], nodes["b3"]["text"], nodes["b3"]["isTruncated"]) == (True, None, False)
+    # The truncated, the undecidable and the binary blob are read again through REST (binary or not is
+    # decode_blob's call, as before); the binary one is then not reviewed.
+    rest = sorted(c.path.rsplit("/", 1)[1] for c in fake.calls("git/get-blob"))
+    assert rest == sorted(git_sha("blob", b) for b in (big.encode(), latin, binary))
+    assert "Checked 3 files" in run.output["summary"]
+    assert fake.violations == []
+
+
+async def test_get_blobs_caches_and_is_not_paced_like_a_mutation(
+    fake_github: FakeGitHub, app_key_pair: KeyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_github
+    text, binary, big = b"echo a\n", b"\x00\x01", b"x" * 600_000
+    fake.add_repo("octo-org/verl", files={"a.sh": text, "b.bin": binary, "big.txt": big})
+    paced: list[str] = []
+
+    async def pace_mutation(self: Limits, sleep: object) -> None:
+        paced.append("paced")
+
+    monkeypatch.setattr(Limits, "pace_mutation", pace_mutation)
+    settings = Settings(
+        str(FAKE_APP_ID), Secret(app_key_pair.private_pem), Secret(FAKE_WEBHOOK_SECRET), api_url=fake.base_url
+    )
+    sha = {data: git_sha("blob", data) for data in (text, binary, big)}
+    async with aiohttp.ClientSession() as session:
+        client = GitHubApp(settings, session).repo(FAKE_INSTALLATION_ID, "octo-org", "verl")
+        await client.app.tokens.get(FAKE_INSTALLATION_ID)  # creating the token is a POST that is paced
+        paced.clear()
+        got = await client.get_blobs([sha[text], sha[binary], sha[big], sha[text]])
+        assert got == {sha[text]: text, sha[binary]: binary, sha[big]: big}
+        assert [c.body["query"] for c in fake.calls("graphql/post")] == [blob_query(text, binary, big)]
+        assert sorted(c.path.rsplit("/", 1)[1] for c in fake.calls("git/get-blob")) == sorted([sha[big], sha[binary]])
+        assert paced == []  # a GraphQL query is a POST that changes nothing
+        # Every blob comes from the cache now.
+        assert await client.get_blobs([sha[big], sha[binary], sha[text]]) == got
+        assert len(fake.calls("graphql/post")) == 1
+        assert len(fake.calls("git/get-blob")) == 2
+        assert await client.get_blobs([]) == {}
+        # An object GraphQL does not know is asked of REST, which says 404 as before.
+        with pytest.raises(BadRequest) as info:
+            await client.get_blobs(["0" * 40])
+        assert info.value.status_code == 404
+        assert (len(fake.calls("graphql/post")), len(fake.calls("git/get-blob"))) == (2, 3)
+    assert fake.violations == []
+
+
+async def test_blobs_a_query_answered_with_errors_did_not_give_are_read_through_rest(
+    fake_github: FakeGitHub, app_key_pair: KeyPair
+) -> None:
+    fake = fake_github
+    one, two = b"echo 1\n", b"echo 2\n"
+    fake.add_repo("octo-org/verl", files={"1.sh": one, "2.sh": two})
+    # GitHub answers 200 with what it could resolve beside `errors` (a timeout on one field, say).
+    partial = {
+        "data": {"repository": {"b0": {"text": "echo 1\n", "isBinary": False, "isTruncated": False, "byteSize": 7}}},
+        "errors": [{"type": "SERVICE_UNAVAILABLE", "path": ["repository", "b1"], "message": "timed out"}],
+    }
+    fake.inject("graphql/post", Fault(status=200, body=partial))
+    settings = Settings(
+        str(FAKE_APP_ID), Secret(app_key_pair.private_pem), Secret(FAKE_WEBHOOK_SECRET), api_url=fake.base_url
+    )
+    async with aiohttp.ClientSession() as session:
+        client = GitHubApp(settings, session).repo(FAKE_INSTALLATION_ID, "octo-org", "verl")
+        got = await client.get_blobs([git_sha("blob", one), git_sha("blob", two)])
+    assert got == {git_sha("blob", one): one, git_sha("blob", two): two}
+    assert len(fake.calls("graphql/post")) == 1
+    assert [c.path.rsplit("/", 1)[1] for c in fake.calls("git/get-blob")] == [git_sha("blob", two)]
     assert fake.violations == []

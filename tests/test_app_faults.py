@@ -49,7 +49,9 @@ async def deliver(fake: FakeGitHub, app: AppProcess, pull):  # type: ignore[no-u
     [
         ("*", Fault.server_error(502), 4),
         ("pulls/get", Fault.server_error(503), 2),
-        ("git/get-blob", Fault.dropped(), 2),
+        ("graphql/post", Fault.dropped(), 2),
+        ("graphql/post", Fault.server_error(502), 2),
+        ("graphql/post", Fault.secondary_rate_limit(retry_after=1), 1),
         ("checks/update", Fault.server_error(502), 2),
         ("pulls/create-review", Fault.secondary_rate_limit(retry_after=1), 1),
         ("checks/create", Fault.too_many_requests(retry_after=1), 1),
@@ -59,7 +61,9 @@ async def deliver(fake: FakeGitHub, app: AppProcess, pull):  # type: ignore[no-u
     ids=[
         "502-everywhere",
         "503-pr",
-        "dropped-blob",
+        "dropped-blob-query",
+        "502-blob-query",
+        "secondary-limit-blob-query",
         "502-update",
         "secondary-limit",
         "429-create",

@@ -12,6 +12,7 @@ from bot import reporters
 from bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
 from bot.deliveries import Deliveries
 from bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
+from bot.github import blob_from_graphql
 from bot.jobs import InProcessQueue
 from bot.routers.recheck import has_recheck, may_recheck
 from bot.settings import Secret, SettingsError, from_env
@@ -289,3 +290,21 @@ def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]
         assert doc["level"] == "info" and doc["message"] == "review done with token ***"
     finally:
         logging.getLogger().handlers.clear()
+
+
+@pytest.mark.parametrize(
+    ("node", "expected"),
+    [
+        ({"text": "caf\u00e9\r\n", "isBinary": False, "isTruncated": False, "byteSize": 7}, b"caf\xc3\xa9\r\n"),
+        ({"text": "", "isBinary": False, "isTruncated": False, "byteSize": 0}, b""),
+        # Not the blob exactly (binary by GitHub's reckoning too): read through REST instead.
+        ({"text": None, "isBinary": True, "isTruncated": False, "byteSize": 9}, None),
+        ({"text": "x" * 10, "isBinary": False, "isTruncated": True, "byteSize": 20}, None),
+        ({"text": None, "isBinary": None, "isTruncated": False, "byteSize": 5}, None),
+        ({"text": "caf\u00e9\n", "isBinary": False, "isTruncated": False, "byteSize": 5}, None),  # transcoded
+        ({}, None),  # an object that is not a blob
+        (None, None),  # no such object
+    ],
+)
+def test_blob_from_graphql(node: object, expected: bytes | None) -> None:
+    assert blob_from_graphql(node) == expected

@@ -584,6 +584,67 @@ async def test_graphql_bad_queries_are_violations(fake, session, app_key_pair):
     assert "NOT_FOUND" in json.dumps(fake.calls("graphql/post")[2].response)
 
 
+BLOBS = """
+query($owner: String!, $name: String!, $oid: GitObjectID!, $expr: String!, $missing: GitObjectID!) {
+  repository(owner: $owner, name: $name) {
+    byOid: object(oid: $oid) {
+      __typename abbreviatedOid oid id commitUrl commitResourcePath repository { nameWithOwner }
+      ... on Blob { byteSize isBinary isTruncated text }
+    }
+    byPath: object(expression: $expr) { ... on Blob { oid text } }
+    missing: object(oid: $missing) { oid }
+    commit: object(expression: "main") { oid }
+  }
+}"""
+
+
+async def test_graphql_blobs(fake, session, app_key_pair):
+    pull = seed_pull(fake)
+    big, binary, latin = b"y" * 512_001 + "\u00e9".encode(), b"PK\x03\x04\x00\x00", "caf\u00e9\n".encode("latin-1")
+    fake.push(pull, {**HEAD_FILES, "big.txt": big, "a.bin": binary, "latin.txt": latin})
+    gh = await installation_api(fake, session, app_key_pair)
+    endpoint = f"{fake.base_url}/graphql"
+
+    async def blobs(oid: str, expr: str) -> Any:
+        return (
+            await gh.graphql(
+                BLOBS, endpoint=endpoint, owner="octo-org", name="trainer", oid=oid, expr=expr, missing="0" * 40
+            )
+        )["repository"]
+
+    new_py = git_sha("blob", b"print('hi')\n")
+    got = await blobs(new_py, f"{pull.head_sha}:docker/Dockerfile")
+    assert got["byOid"] == {
+        "__typename": "Blob",
+        "abbreviatedOid": new_py[:7],
+        "oid": new_py,
+        "id": got["byOid"]["id"],
+        "commitUrl": f"https://github.com/{REPO}/commit/{new_py}",
+        "commitResourcePath": f"/{REPO}/commit/{new_py}",
+        "repository": {"nameWithOwner": REPO},
+        "byteSize": 12,
+        "isBinary": False,
+        "isTruncated": False,
+        "text": "print('hi')\n",
+    }
+    assert got["byPath"]["text"] == HEAD_FILES["docker/Dockerfile"]
+    assert got["missing"] is None and got["commit"] is None  # only blobs are served
+    assert (await blobs(new_py, ":docker/Dockerfile"))["byPath"]["text"] == BASE_FILES["docker/Dockerfile"]
+    large = (await blobs(git_sha("blob", big), f"{pull.head_sha}:nope"))["byOid"]
+    assert (large["byteSize"], large["isTruncated"], large["text"]) == (512_003, True, "y" * 512_000)
+    assert (await blobs(new_py, f"{pull.head_sha}:nope"))["byPath"] is None
+    for data, is_binary in ((binary, True), (latin, None)):  # None: the encoding cannot be told
+        node = (await blobs(git_sha("blob", data), "main:README.md"))["byOid"]
+        assert (node["isBinary"], node["text"], node["isTruncated"]) == (is_binary, None, False)
+    assert fake.violations == []
+    fake.installations[FAKE_INSTALLATION_ID].permissions = {"metadata": "read", "pull_requests": "write"}
+    gh = await installation_api(fake, session, app_key_pair)
+    with pytest.raises(gidgethub.GraphQLException, match="Resource not accessible by integration"):
+        await blobs(new_py, "main:README.md")
+    # one per object field of the query
+    assert [v.message for v in fake.violations] == ["reading a git object needs contents: read"] * 4
+
+
 # ---------------------------------------------------------------------------------- faults, rate limits
 
 

@@ -1,8 +1,10 @@
-"""GraphQL for the fake: review threads of a pull request and (un)resolving them, on a subset of GitHub's schema."""
+"""GraphQL for the fake: review threads of a pull request and (un)resolving them, and blobs by object id or
+revision expression, on a subset of GitHub's schema."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -18,8 +20,9 @@ from graphql import (
     validate,
 )
 
+from .auth import allows
 from .spec import DATA_DIR
-from .state import Pull, Repo, ReviewComment, Thread, User, iso
+from .state import Pull, Repo, ReviewComment, Thread, User, git_sha, iso, node_id
 
 if TYPE_CHECKING:
     from .server import FakeGitHub
@@ -27,6 +30,10 @@ if TYPE_CHECKING:
 SCHEMA_PATH = DATA_DIR / "graphql-subset.graphql"
 # GitHub: "first"/"last" are required on connections and may not exceed 100.
 MAX_PAGE = 100
+# Blob.text is cut here and isTruncated set. GitHub's docs give no number; users report the text of a larger
+# blob ending at exactly 512,000 bytes (github.com/sveltia/sveltia-cms/issues/950, "truncated after 500kb" in
+# github.com/orbiting/backends/pull/116).
+BLOB_TEXT_LIMIT = 512_000
 
 
 @cache
@@ -243,12 +250,60 @@ def _pull(ctx: Context, p: Pull) -> dict[str, Any]:
     }
 
 
+def _blob(ctx: Context, r: Repo, sha: str) -> dict[str, Any] | None:
+    """A Blob as GitHub's GraphQL gives it: text for UTF-8, isBinary with no text for a NUL byte; the fake says
+    it cannot tell (isBinary null, no text) for other bytes. Only blobs are served: None for any other oid."""
+    data = r.blobs.get(sha)
+    if data is None:
+        return None
+    binary = b"\0" in data
+    text: str | None = None
+    if not binary:
+        with contextlib.suppress(UnicodeDecodeError):
+            text = data.decode("utf-8")
+    truncated = text is not None and len(data) > BLOB_TEXT_LIMIT
+    if truncated:
+        text = data[:BLOB_TEXT_LIMIT].decode("utf-8", "ignore")  # a character cut in two is left out
+    url = f"https://github.com/{r.full_name}/commit/{sha}"
+    return {
+        "__typename": "Blob",
+        "id": node_id("B", r.id, int(sha[:12], 16)),
+        "oid": sha,
+        "abbreviatedOid": sha[:7],
+        "byteSize": len(data),
+        "isBinary": True if binary else (False if text is not None else None),
+        "isTruncated": truncated,
+        "text": text,
+        "commitUrl": url,
+        "commitResourcePath": url.removeprefix("https://github.com"),
+        "repository": lambda info: _repo(ctx, r),
+    }
+
+
+def _object(ctx: Context, r: Repo, oid: str | None, expression: str | None) -> dict[str, Any] | None:
+    """Repository.object: by oid, or by a `<rev>:<path>` expression (the default branch for an empty rev)."""
+    if not allows(ctx.permissions, "contents", "read"):
+        ctx.problems.append("reading a git object needs contents: read")
+        raise Forbidden("Resource not accessible by integration")
+    if oid is not None:
+        return _blob(ctx, r, oid)
+    if expression is None or ":" not in expression:
+        return None  # a revision names a commit: the fake serves only blobs
+    rev, path = expression.split(":", 1)
+    commit_sha = r.resolve(rev or r.default_branch)
+    data = r.commits[commit_sha].files.get(path) if commit_sha is not None else None
+    return _blob(ctx, r, git_sha("blob", data)) if data is not None else None
+
+
 def _repo(ctx: Context, r: Repo) -> dict[str, Any]:
     def pull_request(info: GraphQLResolveInfo, number: int) -> dict[str, Any]:
         p = r.pulls.get(number)
         if p is None:
             raise NotFound(f"Could not resolve to a PullRequest with the number of {number}.")
         return _pull(ctx, p)
+
+    def git_object(info: GraphQLResolveInfo, oid: str | None = None, expression: str | None = None) -> Any:
+        return _object(ctx, r, oid, expression)
 
     return {
         "__typename": "Repository",
@@ -259,6 +314,7 @@ def _repo(ctx: Context, r: Repo) -> dict[str, Any]:
         "isPrivate": r.private,
         "url": f"https://github.com/{r.full_name}",
         "pullRequest": pull_request,
+        "object": git_object,
     }
 
 

@@ -47,7 +47,9 @@ KEEP: dict[str, list[str] | None] = {
     "Actor": ["avatarUrl", "login", "resourcePath", "url"],
     "User": ["avatarUrl", "databaseId", "id", "login", "name", "resourcePath", "url"],
     "Bot": ["avatarUrl", "databaseId", "id", "login", "resourcePath", "url"],
-    "Repository": ["databaseId", "id", "isPrivate", "name", "nameWithOwner", "pullRequest", "url"],
+    "Repository": ["databaseId", "id", "isPrivate", "name", "nameWithOwner", "object", "pullRequest", "url"],
+    "GitObject": ALL,
+    "Blob": ALL,
     "PullRequest": [
         "author",
         "baseRefName",
