@@ -3,16 +3,23 @@
 Fork, because the task is a closure over the change set and the rules' state, which need not (and cannot all)
 be pickled: each child starts as a copy of this process. Only the results (`Partial`: hits, suppression
 directives, counts) travel back. Git readers reopen their `cat-file` process in each child (gitsource).
+`concurrent.futures` rather than `multiprocessing.Pool`: when a worker dies (killed for memory, say) the
+executor says so, where a Pool waits forever for the lost share. The run then finishes in this process.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from checks.engine import Partial
+
+log = logging.getLogger(__name__)
 
 _TASK: Callable[[int], Partial] | None = None
 
@@ -45,8 +52,12 @@ def process_mapper(jobs: int) -> Callable[[Callable[[int], Partial], int], list[
         # collection touches every object it tracks, which would copy those pages into each child).
         gc.freeze()
         try:
-            with multiprocessing.get_context("fork").Pool(min(jobs, count)) as pool:
-                return pool.map(_call, range(count), chunksize=1)
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(min(jobs, count), mp_context=context) as pool:
+                return list(pool.map(_call, range(count)))
+        except BrokenProcessPool:
+            log.warning("a worker process died; reviewing in this process instead")
+            return [task(i) for i in range(count)]
         finally:
             gc.unfreeze()
             _TASK = None

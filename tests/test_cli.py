@@ -324,3 +324,20 @@ def test_parallel_audit_gives_the_same_report(
     assert got.count(("NPU301", f"docker/ascend/Dockerfile.ascend_{249:03d}_a2", 5)) == 1
     assert ("NPU001", "scripts/zz_run.sh", 2) in got
     assert json.loads(two)["summary"]["files_checked"] == 501
+
+
+def test_a_worker_that_dies_does_not_hang_the_run(caplog: pytest.LogCaptureFixture) -> None:
+    from checks.engine import Partial
+    from npu_review.parallel import process_mapper
+
+    parent = os.getpid()
+
+    def task(i: int) -> Partial:
+        if i == 1 and os.getpid() != parent:
+            os._exit(3)  # as if killed: no exception, no result
+        return Partial(checked=i, errors=[f"share {i} in {'parent' if os.getpid() == parent else 'child'}"])
+
+    parts = process_mapper(2)(task, 3)
+    assert [p.checked for p in parts] == [0, 1, 2]
+    assert [p.errors[0] for p in parts] == [f"share {i} in parent" for i in range(3)]  # finished here
+    assert "a worker process died; reviewing in this process instead" in caplog.text
