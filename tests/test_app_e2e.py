@@ -15,7 +15,7 @@ from bot.settings import Secret, Settings
 from tests.app_harness import AppProcess, settle, start_app, wait_completed
 from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
-from tests.fakegithub.state import git_sha
+from tests.fakegithub.state import CheckRun, Pull, git_sha
 
 DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
 BASE_DOCKERFILE = (
@@ -329,11 +329,8 @@ async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: Fake
 # ------------------------------------------------------------------------------ contents through GraphQL
 
 
-async def test_contents_are_read_in_graphql_queries_of_100_blobs(fake_github: FakeGitHub, app: AppProcess) -> None:
-    fake = fake_github
-    repo = fake.add_repo("octo-org/verl", files=BASE)
-    scripts = {f"scripts/step{i:03d}.sh": f"#!/bin/bash\necho step {i}\n" for i in range(250)}
-    pull = fake.add_pull(repo, head_files={**HEAD, **scripts})
+async def _review_with_expected_annotations(fake: FakeGitHub, app: AppProcess, pull: Pull) -> CheckRun:
+    """Open the PR, wait for its completed check run, and check it carries the Dockerfile's findings."""
     status, _ = await app.post(
         fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
     )
@@ -341,6 +338,14 @@ async def test_contents_are_read_in_graphql_queries_of_100_blobs(fake_github: Fa
     run = await wait_completed(fake, pull)
     await settle(app)
     assert [(a["start_line"], a["title"]) for a in run.annotations] == [(ln, t) for ln, _, t in EXPECTED_ANNOTATIONS]
+    return run
+
+
+async def test_contents_are_read_in_graphql_queries_of_100_blobs(fake_github: FakeGitHub, app: AppProcess) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    scripts = {f"scripts/step{i:03d}.sh": f"#!/bin/bash\necho step {i}\n" for i in range(250)}
+    await _review_with_expected_annotations(fake, app, fake.add_pull(repo, head_files={**HEAD, **scripts}))
     # 252 blobs at head (the changed files in path order, then README.md): ceil(252 / 100) = 3 queries of
     # 100, 100 and 52; 1 at base; no REST blob call.
     head = [HEAD_DOCKERFILE, *scripts.values(), "# verl\n"]
@@ -360,14 +365,7 @@ async def test_truncated_undecidable_and_binary_blobs_are_read_through_rest(
     latin = "# caf\xe9\necho ok\n".encode("latin-1")  # not UTF-8: the fake cannot tell its encoding
     binary = b"\x7fELF\x02\x01\x01\x00" * 8
     extra: dict[str, str | bytes] = {"scripts/big.sh": big, "scripts/latin.sh": latin, "scripts/tool.sh": binary}
-    pull = fake.add_pull(repo, head_files={**HEAD, **extra})
-    status, _ = await app.post(
-        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
-    )
-    assert status == 202
-    run = await wait_completed(fake, pull)
-    await settle(app)
-    assert [(a["start_line"], a["title"]) for a in run.annotations] == [(ln, t) for ln, _, t in EXPECTED_ANNOTATIONS]
+    run = await _review_with_expected_annotations(fake, app, fake.add_pull(repo, head_files={**HEAD, **extra}))
     head_query = blob_query(HEAD_DOCKERFILE, big, latin, binary, "# verl\n")
     assert blob_queries(fake) == sorted([head_query, blob_query(BASE_DOCKERFILE)])
     (answer,) = [c.response for c in fake.calls("graphql/post") if c.body["query"] == head_query]

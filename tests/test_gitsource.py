@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,9 @@ def test_cat_many_answers_every_spec_in_order(tree_repo: Path) -> None:
     g.close()
 
 
-def test_announced_order_is_read_ahead_in_batches(tree_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def counted(tree_repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GitTree, list[int]]]:
+    """The repository's HEAD tree, and the size of every cat-file exchange it makes."""
     g = Git(tree_repo)
     tree = GitTree(g, g.resolve("HEAD"))
     calls: list[int] = []
@@ -50,6 +53,12 @@ def test_announced_order_is_read_ahead_in_batches(tree_repo: Path, monkeypatch: 
         return real(specs)
 
     monkeypatch.setattr(g, "cat_many", counting)
+    yield tree, calls
+    g.close()
+
+
+def test_announced_order_is_read_ahead_in_batches(counted: tuple[GitTree, list[int]]) -> None:
+    tree, calls = counted
     order = [p for p in tree.paths() if p.endswith(".sh")]
     tree.read_order(order)
     texts = []
@@ -61,24 +70,11 @@ def test_announced_order_is_read_ahead_in_batches(tree_repo: Path, monkeypatch: 
     assert calls == [64, 1, 64, 22]
     assert tree.read("blob.bin") is None  # binary
     assert tree.read("no/such/file") is None
-    g.close()
 
 
-def test_reads_outside_the_announced_order_are_read_ahead_by_extension(
-    tree_repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    g = Git(tree_repo)
-    tree = GitTree(g, g.resolve("HEAD"))
-    calls: list[int] = []
-    real = g.cat_many
-
-    def counting(specs: list[str]) -> list[bytes | None]:
-        calls.append(len(specs))
-        return real(specs)
-
-    monkeypatch.setattr(g, "cat_many", counting)
+def test_reads_outside_the_announced_order_are_read_ahead_by_extension(counted: tuple[GitTree, list[int]]) -> None:
+    tree, calls = counted
     scripts = [p for p in tree.paths() if p.endswith(".sh")]  # what a rule indexing every script reads
     assert [tree.read(p) for p in scripts] == [f"echo {i}\n" for i in range(150)]
     assert tree.read("with space.txt") == "spaced\n"
     assert calls == [64, 64, 22, 1]  # the .sh files in three exchanges, then the only .txt file
-    g.close()
