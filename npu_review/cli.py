@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar="N",
-        help="processes for a large review such as --all (default: one per core; 1: this process only)",
+        help="processes for a large review such as --all (default 0: one per core; 1: this process only)",
     )
 
     rp = sub.add_parser("replay", help="review each first-parent commit since REV as its own change")
@@ -130,6 +130,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     # A review allocates many small objects (tokens, parse nodes) and frees them with each file: collecting
     # every 700 allocations costs ~10 % of an audit for nothing. mypy does the same.
     gc.set_threshold(50_000, 20, 20)
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
     cs, git, config_tree = _changeset(args)
     try:
         config = _load_config(args, config_tree)

@@ -160,6 +160,8 @@ def test_staged_change_for_pre_commit(repo: Path, capsys: pytest.CaptureFixture[
         ([], "say what to review"),
         (["--all", "--config", "/nonexistent.yml"], "cannot read config /nonexistent.yml"),
         (["--all", "--format", "xml"], "invalid choice: 'xml'"),
+        (["--all", "--jobs", "-1"], "--jobs must be 1 or more (0: one per core), not -1"),
+        (["--all", "--jobs", "two"], "invalid int value: 'two'"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
