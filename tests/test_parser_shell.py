@@ -502,3 +502,15 @@ def test_expansion_shortcuts_give_the_general_values() -> None:
         ("p.g", "a\nb", 4, ()),
         ("p.h", "1x", 5, (2, 1)),
     ]
+
+
+def test_a_here_string_is_not_a_here_document() -> None:
+    from checks.parsers.shell import logical_lines
+
+    text = 'X=1\ncat <<< "$X"\ntr a b <<<abc\npython3 -m verl.trainer.main_ppo a.b=$X\n'
+    assert [(ll.line, ll.text) for ll in logical_lines(text)] == [
+        (1, "X=1"),
+        (2, 'cat <<< "$X"'),
+        (3, "tr a b <<<abc"),
+        (4, "python3 -m verl.trainer.main_ppo a.b=$X"),
+    ]

@@ -301,7 +301,11 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
             elif top in ("$(", "("):
                 stack.pop()
             # top None: a `case` pattern's closing parenthesis
-        elif c == "<" and top in (None, "$(") and line.startswith("<<", i) and not line.startswith("<<<", i):
+        elif c == "<" and line.startswith("<<<", i):
+            out.append("<<<")  # a here-string: its `<<` must not be read again as a here-document
+            i += 3
+            continue
+        elif c == "<" and top in (None, "$(") and line.startswith("<<", i):
             m = _HEREDOC.match(line, i)
             if m:
                 word = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
