@@ -127,12 +127,14 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    # A review allocates many small objects (tokens, parse nodes) and frees them with each file: collecting
-    # every 700 allocations costs ~10 % of an audit for nothing. mypy does the same.
-    gc.set_threshold(50_000, 20, 20)
     if args.jobs < 0:
         raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
     cs, git, config_tree = _changeset(args)
+    # A review allocates many small objects (tokens, parse nodes) and frees them with each file: collecting
+    # every 700 allocations costs ~10 % of an audit for nothing. mypy does the same. Restored afterwards for
+    # callers that go on in this process (tests, scripts calling main()).
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 20)
     try:
         config = _load_config(args, config_tree)
         jobs = args.jobs or default_jobs()
@@ -140,6 +142,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, shares=jobs * SHARES_PER_JOB)
         sys.stdout.write(RENDERERS[args.format](report, cs.head))
     finally:
+        gc.set_threshold(*thresholds)
         git.close()
     for err in report.errors:
         print(f"npu-review: warning: {err}", file=sys.stderr)

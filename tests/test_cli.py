@@ -343,3 +343,11 @@ def test_a_worker_that_dies_does_not_hang_the_run(caplog: pytest.LogCaptureFixtu
     assert [p.checked for p in parts] == [0, 1, 2]
     assert [p.errors[0] for p in parts] == [f"share {i} in parent" for i in range(3)]  # finished here
     assert "a worker process died; reviewing in this process instead" in caplog.text
+
+
+def test_check_leaves_the_garbage_collector_as_it_found_it(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    run_cli(capsys, "check", "--repo", str(repo), "--all", "--format", "json")
+    assert gc.get_threshold() == before
