@@ -39,6 +39,10 @@ CONTENT_CONCURRENCY = 16
 BLOB_CACHE_ENTRIES = 4096
 # Blobs read per GraphQL query (aliased `object(oid:)` fields); more go in further queries, run at once.
 BLOBS_PER_QUERY = 100
+# ... and at most this many bytes of blobs (as the tree listing sizes them) per query, so that no answer is huge.
+BLOB_QUERY_BYTES = 4_000_000
+# GitHub's GraphQL cuts Blob.text here (no documented number; what users observe): larger blobs go to REST.
+GRAPHQL_TEXT_LIMIT = 512_000
 # What a blob query is allowed to carry inline: a git object id (SHA-1, or SHA-256 repositories).
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
@@ -388,9 +392,11 @@ class RepoClient:
         self.app.remember_blob(self.installation_id, sha, raw)
         return raw
 
-    async def get_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
-        """Blobs by sha. Cached ones come from the cache; the rest through GraphQL, BLOBS_PER_QUERY a query
-        and the queries at once; what GraphQL does not give exactly (see blob_from_graphql) through REST."""
+    async def get_blobs(self, shas: Iterable[str], sizes: Mapping[str, int] | None = None) -> dict[str, bytes]:
+        """Blobs by sha. Cached ones come from the cache; the rest through GraphQL, the queries at once, each
+        with at most BLOBS_PER_QUERY blobs and BLOB_QUERY_BYTES bytes by `sizes` (the tree listing's, when
+        known); what GraphQL would cut or does not give exactly (see blob_from_graphql) through REST."""
+        sizes = sizes or {}
         out: dict[str, bytes] = {}
         todo: list[str] = []
         for sha in dict.fromkeys(shas):
@@ -399,8 +405,16 @@ class RepoClient:
                 out[sha] = cached
             else:
                 todo.append(sha)
-        by_query = [sha for sha in todo if _OID.fullmatch(sha)]
-        batches = [by_query[i : i + BLOBS_PER_QUERY] for i in range(0, len(by_query), BLOBS_PER_QUERY)]
+        batches: list[list[str]] = []
+        size = 0
+        for sha in todo:
+            if not _OID.fullmatch(sha) or sizes.get(sha, 0) > GRAPHQL_TEXT_LIMIT:
+                continue
+            if not batches or len(batches[-1]) >= BLOBS_PER_QUERY or size + sizes.get(sha, 0) > BLOB_QUERY_BYTES:
+                batches.append([])
+                size = 0
+            batches[-1].append(sha)
+            size += sizes.get(sha, 0)
         for found in await asyncio.gather(*(self._blob_batch(batch) for batch in batches)):
             out.update(found)
         rest = [sha for sha in todo if sha not in out]

@@ -258,7 +258,7 @@ class Reviewer:
         present = [p for p in paths if p in shas]
         # Files the tree lists as too large are not read at all (decode_blob would refuse them anyway).
         wanted = {p: shas[p][0] for p in present if not (shas[p][1] and shas[p][1] > MAX_TEXT_BYTES)}
-        blobs = await repo.get_blobs(wanted.values())
+        blobs = await repo.get_blobs(wanted.values(), {shas[p][0]: shas[p][1] or 0 for p in wanted})
         out: dict[str, str | None] = {}
         for p in present:
             raw = blobs[wanted[p]] if p in wanted else None

@@ -356,7 +356,7 @@ async def test_contents_are_read_in_graphql_queries_of_100_blobs(fake_github: Fa
     assert fake.violations == []
 
 
-async def test_truncated_undecidable_and_binary_blobs_are_read_through_rest(
+async def test_large_undecidable_and_binary_blobs_are_read_through_rest(
     fake_github: FakeGitHub, app: AppProcess
 ) -> None:
     fake = fake_github
@@ -366,15 +366,15 @@ async def test_truncated_undecidable_and_binary_blobs_are_read_through_rest(
     binary = b"\x7fELF\x02\x01\x01\x00" * 8
     extra: dict[str, str | bytes] = {"scripts/big.sh": big, "scripts/latin.sh": latin, "scripts/tool.sh": binary}
     run = await _review_with_expected_annotations(fake, app, fake.add_pull(repo, head_files={**HEAD, **extra}))
-    head_query = blob_query(HEAD_DOCKERFILE, big, latin, binary, "# verl\n")
+    # The 600,000-byte script is larger than GraphQL gives whole (its tree entry says so): not in the query.
+    head_query = blob_query(HEAD_DOCKERFILE, latin, binary, "# verl\n")
     assert blob_queries(fake) == sorted([head_query, blob_query(BASE_DOCKERFILE)])
     (answer,) = [c.response for c in fake.calls("graphql/post") if c.body["query"] == head_query]
     nodes = answer["data"]["repository"]
-    assert (nodes["b1"]["isTruncated"], len(nodes["b1"]["text"])) == (True, 512_000)
-    assert (nodes["b2"]["isBinary"], nodes["b2"]["text"]) == (None, None)
-    assert (nodes["b3"]["isBinary"], nodes["b3"]["text"], nodes["b3"]["isTruncated"]) == (True, None, False)
-    # The truncated, the undecidable and the binary blob are read again through REST (binary or not is
-    # decode_blob's call, as before); the binary one is then not reviewed.
+    assert (nodes["b1"]["isBinary"], nodes["b1"]["text"]) == (None, None)
+    assert (nodes["b2"]["isBinary"], nodes["b2"]["text"], nodes["b2"]["isTruncated"]) == (True, None, False)
+    # The large, the undecidable and the binary blob are read through REST (binary or not is decode_blob's
+    # call, as before); the binary one is then not reviewed.
     rest = sorted(c.path.rsplit("/", 1)[1] for c in fake.calls("git/get-blob"))
     assert rest == sorted(git_sha("blob", b) for b in (big.encode(), latin, binary))
     assert "Checked 3 files" in run.output["summary"]
@@ -416,6 +416,30 @@ async def test_get_blobs_caches_and_is_not_paced_like_a_mutation(
             await client.get_blobs(["0" * 40])
         assert info.value.status_code == 404
         assert (len(fake.calls("graphql/post")), len(fake.calls("git/get-blob"))) == (2, 3)
+    assert fake.violations == []
+
+
+async def test_blob_queries_are_cut_by_size_and_blobs_graphql_would_cut_go_to_rest(
+    fake_github: FakeGitHub, app_key_pair: KeyPair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.github
+
+    fake = fake_github
+    a, b, c, big = b"echo aaaa\n", b"echo bbbb\n", b"echo cccc\n", b"echo " + b"x" * 30 + b"\n"
+    fake.add_repo("octo-org/verl", files={"a.sh": a, "b.sh": b, "c.sh": c, "big.sh": big})
+    # Scaled down: 20 bytes of blobs a query (two 10-byte scripts), whole text up to 25 bytes.
+    monkeypatch.setattr(bot.github, "BLOB_QUERY_BYTES", 20)
+    monkeypatch.setattr(bot.github, "GRAPHQL_TEXT_LIMIT", 25)
+    settings = Settings(
+        str(FAKE_APP_ID), Secret(app_key_pair.private_pem), Secret(FAKE_WEBHOOK_SECRET), api_url=fake.base_url
+    )
+    sha = {data: git_sha("blob", data) for data in (a, b, c, big)}
+    async with aiohttp.ClientSession() as session:
+        client = GitHubApp(settings, session).repo(FAKE_INSTALLATION_ID, "octo-org", "verl")
+        got = await client.get_blobs(list(sha.values()), {sha[data]: len(data) for data in sha})
+    assert got == {sha[data]: data for data in (a, b, c, big)}
+    assert blob_queries(fake) == sorted([blob_query(a, b), blob_query(c)])
+    assert [call.path.rsplit("/", 1)[1] for call in fake.calls("git/get-blob")] == [sha[big]]
     assert fake.violations == []
 
 
