@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from gidgethub import BadRequest, GitHubBroken, GitHubException, QueryError
+from gidgethub import BadRequest, GitHubBroken, GitHubException, GraphQLException, QueryError
 from gidgethub.aiohttp import GitHubAPI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -432,6 +432,11 @@ class RepoClient:
             except QueryError as exc:  # errors beside the objects GitHub could resolve: REST reads the others
                 log.warning("blob query answered with errors (%s); reading those blobs through REST", exc)
                 data = exc.response.get("data")
+            except (TimeoutError, GitHubBroken, GraphQLException, aiohttp.ClientError) as exc:
+                # GraphQL still failing after the retries (a 5xx page, no JSON, a refused query; GitHub has had
+                # GraphQL-only outages): REST reads them.
+                log.warning("blob query failed (%s); reading its %d blobs through REST", type(exc).__name__, len(shas))
+                data = None
         nodes = (data or {}).get("repository") or {}
         found: dict[str, bytes] = {}
         for i, sha in enumerate(shas):

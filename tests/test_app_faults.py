@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.github import MAX_ATTEMPTS
 from bot.reporters import parse_marker
 from tests.app_harness import AppProcess, settle, start_app, wait_completed, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
@@ -82,6 +83,20 @@ async def test_transient_failures_are_retried(
     await settle(app, timeout=30)
     assert_one_clean_run(fake, pull)
     assert any(r.fault for r in fake.requests)  # the fault did happen
+
+
+async def test_blob_queries_failing_after_every_retry_are_read_through_rest(
+    fake_github: FakeGitHub, app: AppProcess
+) -> None:
+    fake = fake_github
+    pull = seed(fake)
+    fake.inject("graphql/post", Fault.server_error(502), times=2 * MAX_ATTEMPTS)  # head and base queries
+    await deliver(fake, app, pull)
+    await wait_completed(fake, pull, timeout=40)
+    await settle(app, timeout=30)
+    assert_one_clean_run(fake, pull)
+    assert [r.status for r in fake.calls("graphql/post")] == [502] * (2 * MAX_ATTEMPTS)
+    assert fake.calls("git/get-blob")  # the same blobs, through REST
 
 
 @pytest.mark.parametrize("route", ["pulls/create-review", "checks/create"])
