@@ -16,7 +16,7 @@ from functools import partial
 from checks import globs
 from checks.config import DEFAULT_CONFIG, Config
 from checks.context import Context, SourceFile
-from checks.kinds import KindMap
+from checks.kinds import NPU_SCRIPT, PYTHON, SHELL, KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
 from checks.rule import Hit, Rule, all_rules
@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 # pathological file must not stall a server. Whole-tree audits of verl take well under a second per rule.
 DEFAULT_RULE_BUDGET_S = 20.0
 
-# A share of a parallel run is at least this many files: below that, starting a process costs more than it saves.
+# A parallel run needs twice this many files, and a coarse share holds at least this many: below that, starting a
+# process costs more than it saves.
 MIN_FILES_PER_SHARE = 200
 
 # Meta findings the engine itself produces.
@@ -195,25 +196,22 @@ def run(
     clock: Callable[[], float] | None = None,
     rule_budget_s: float = DEFAULT_RULE_BUDGET_S,
     mapper: ShareMapper | None = None,
-    shares: int = 1,
+    jobs: int = 1,
 ) -> Report:
     """Run every enabled rule. With a `clock` (the caller's: the engine reads none itself), a rule that has
     spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
-    report says so. With a `mapper`, the files are cut into `shares` contiguous slices plus one share for the
-    project rules (share 0, handed out first: it is the longest), each handed to the mapper; the findings
-    are the same as without."""
+    report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`) plus one
+    share for the project rules, each handed to the mapper; the findings are the same as without."""
     files = targets(changeset, config)
     runner = _Runner(changeset, config, clock, rule_budget_s)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
     # The files the loop reads: those some per-file rule wants, and every one when NPU001 looks for directives.
     paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.kinds(p) for r in runner.per_file)]
     parts: list[Partial]
-    shares = min(shares, len(paths) // MIN_FILES_PER_SHARE)
-    if mapper is None or shares <= 1:
+    if mapper is None or jobs <= 1 or len(paths) < 2 * MIN_FILES_PER_SHARE:
         parts = [runner.files(paths), runner.project()]
     else:
-        size = -(-len(paths) // shares)
-        slices = [paths[i : i + size] for i in range(0, len(paths), size)]
+        slices = _shares(paths, runner.kindmap, jobs)
         # Each process makes its own runner on first use (a forked child starts with this empty dict), so
         # the parses a process memoised serve every share it is given.
         local: dict[str, _Runner] = {}
@@ -225,7 +223,9 @@ def run(
             return mine.project() if i == 0 else mine.files(slices[i - 1])
 
         done = list(mapper(share, len(slices) + 1))
-        parts = done[1:] + done[:1]  # merged in the sequential order: files, then the project rules
+        # Files, then the project rules, as in one process; findings are sorted in the end (by path, line, rule
+        # and message, a total order), so the report does not depend on how the files were shared out.
+        parts = done[1:] + done[:1]
     suppressions = {path: found for part in parts for path, found in part.suppressions.items()}
     hits = [hit for part in parts for hit in part.hits]
     ctx = runner.ctx
@@ -235,6 +235,30 @@ def run(
     findings = _with_fingerprints(findings, ctx)
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
+
+
+# Shell scripts: the costly files (parse and views), which share no index between them.
+_FINE_KINDS = frozenset({SHELL, NPU_SCRIPT})
+# Shares of shell scripts per process: small pieces that even out the load at the end.
+FINE_SHARES_PER_JOB = 4
+
+
+def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
+    """Shares that follow what the rules build per process. Python files (NPU401's index of every module)
+    and the rest (workflows, Dockerfiles, docs: the image inventory, the Ascend job list) go in as few shares
+    as the balance allows, at most 1/jobs of the files each, so that one process builds each index; shell
+    scripts, the costliest files and sharing no index, are cut fine and handed out last, to even out the load.
+    Each share keeps the files' order."""
+    families: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for p in paths:
+        kinds = kindmap.kinds(p)
+        families[2 if kinds & _FINE_KINDS else 0 if PYTHON in kinds else 1].append(p)
+    coarse = max(MIN_FILES_PER_SHARE, -(-len(paths) // jobs))
+    fine = max(1, -(-len(families[2]) // (jobs * FINE_SHARES_PER_JOB)))
+    out: list[list[str]] = []
+    for family, size in zip(families, (coarse, coarse, fine), strict=True):
+        out.extend(family[i : i + size] for i in range(0, len(family), size))
+    return out
 
 
 def _suppressions(ctx: Context, path: str, known: frozenset[str], seen: dict[str, Suppressions]) -> Suppressions:

@@ -29,9 +29,6 @@ from npu_review.parallel import available, default_jobs, process_mapper
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "notice", "never")
-# Slices of the files per process: the engine hands them out as processes free up, which evens out the load
-# (launch scripts cost far more than docs).
-SHARES_PER_JOB = 4
 
 
 class UsageError(Exception):
@@ -139,7 +136,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         config = _load_config(args, config_tree)
         jobs = args.jobs or default_jobs()
         mapper = process_mapper(jobs) if jobs > 1 and available() else None
-        report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, shares=jobs * SHARES_PER_JOB)
+        report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
         sys.stdout.write(RENDERERS[args.format](report, cs.head))
     finally:
         gc.set_threshold(*thresholds)

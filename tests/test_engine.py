@@ -158,3 +158,19 @@ def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
     assert ctx.source("f1.sh") is not None and reads[-1] == "f1.sh"  # let go, so read again
     ctx.release("f2.sh")
     assert ctx.loaded() == ["f1.sh"]  # f0 went when f1 came back; f2 was let go
+
+
+def test_shares_keep_python_and_the_rest_together_and_cut_shell_scripts_fine() -> None:
+    from checks.engine import _shares
+    from checks.kinds import KindMap
+
+    py = [f"verl/m{i:03d}.py" for i in range(300)]
+    docs = [f"docs/p{i:03d}.md" for i in range(150)]
+    sh = [f"examples/run_{i:02d}.sh" for i in range(40)]
+    paths = sorted(py + docs + sh)
+    got = _shares(paths, KindMap(), jobs=2)
+    # Python in as few shares as balance allows (at most half the files: 245), the rest likewise, and the
+    # scripts in 2 x 4 pieces of 5, last; each share keeps the files' order.
+    assert [len(s) for s in got] == [245, 55, 150] + [5] * 8
+    assert got[0] + got[1] == sorted(py) and got[2] == sorted(docs)
+    assert [p for share in got[3:] for p in share] == sorted(sh)
