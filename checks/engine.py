@@ -120,8 +120,8 @@ class Partial:
 
 
 # Runs a task for each share index 0..n-1, in any order and any process, and returns their results in index
-# order.
-# `run` runs them in turn; the CLI passes a process pool so that a whole-tree audit uses every core.
+# order. Without one, `run` works in this process; the CLI passes a process pool so that a whole-tree audit
+# uses every core.
 ShareMapper = Callable[[Callable[[int], Partial], int], Iterable[Partial]]
 
 

@@ -252,7 +252,7 @@ class GitTree:
         self.rev = rev
         self._blobs: dict[str, str] | None = None
         self._announced = _Stream([])
-        self._by_extension: dict[str, _Stream] = {}
+        self._by_extension: dict[str, _Stream] | None = None
 
     def _all(self) -> dict[str, str]:
         if self._blobs is None:
@@ -270,10 +270,12 @@ class GitTree:
         self._announced = _Stream([p for p in paths if self.exists(p)])
 
     def _extension_stream(self, path: str) -> _Stream:
-        ext = _extension(path)
-        if ext not in self._by_extension:
-            self._by_extension[ext] = _Stream([p for p in self.paths() if _extension(p) == ext])
-        return self._by_extension[ext]
+        if self._by_extension is None:  # every extension's sorted paths, in one pass over the tree
+            groups: dict[str, list[str]] = {}
+            for p in self.paths():
+                groups.setdefault(_extension(p), []).append(p)
+            self._by_extension = {ext: _Stream(order) for ext, order in groups.items()}
+        return self._by_extension[_extension(path)]
 
     def read(self, path: str) -> str | None:
         blobs = self._all()
