@@ -96,3 +96,9 @@ def run_case(case: Case) -> Report:
 
 def actual(report: Report) -> Expected:
     return {(f.rule, f.path, f.line) for f in report.findings}
+
+
+def audit(files: dict[str, str | None], config_text: str | None = None) -> Report:
+    """An audit (`check --all`) of a small tree given as {path: text}."""
+    config = parse_config(config_text, known_rule_ids()) if config_text else DEFAULT_CONFIG
+    return run(ChangeSet(head=MemoryTree(files), audit=True), config)

@@ -388,10 +388,10 @@ def _suggest(line: str, f: _Finding) -> str | None:
     """The line without the offending flag, when that edit is unambiguous."""
     if f.shrink is not None:
         pattern = r"(?<=\s)" + re.escape(f.word.raw) + r"(?=\s|$)"
-        if len(re.findall(pattern, line)) == 1:
-            shrink = f.shrink
+        if len(re.findall(pattern, line)) != 1:
+            return None  # the flag group appears twice on the line: which one to edit is not ours to guess
+        shrink = f.shrink
         return re.sub(pattern, lambda _m: shrink, line)
-        return None
     if not f.remove:
         return None
     pattern = "".join(r"[ \t]+" + re.escape(tok) for tok in f.remove) + r"(?=[ \t]|$)"
