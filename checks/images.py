@@ -2,7 +2,7 @@
 
 The tag grammar is data (knowledge.yml `image_tags`): tokens are classified by field (cann, torch_npu, device, ...)
 and the field sequence is matched against the schemes (F1/F2/F3 floating, R1/R2 release, M1 model-specific).
-Producers are the workflows that push the image (their tags evaluated statically, see checks.workflows);
+Producers are the workflows that push the image (their tags evaluated statically, see checks.parsers.gha.evaluate);
 consumers are the `image:`/`IMAGE:` values of the Ascend workflows. Unknown stays unknown: a producer whose tags
 cannot be evaluated makes "is this tag produced?" unanswerable, and the rules stay silent.
 """
@@ -18,20 +18,12 @@ from checks import kinds
 from checks.context import Context, SourceFile
 from checks.parsers import dockerfile as dfp
 from checks.parsers import shell
+from checks.parsers.gha.evaluate import WorkflowEval
+from checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
+from checks.parsers.gha.values import WILD, wild_regex
+from checks.parsers.gha.workflow import Scope, Workflow, build, legs
 from checks.parsers.yamlmarks import YamlDoc
 from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.workflows import (
-    WILD,
-    Runner,
-    RunnerCatalog,
-    Scope,
-    Workflow,
-    WorkflowEval,
-    build,
-    legs,
-    runner_label_sets,
-    wild_regex,
-)
 
 # -- references -----------------------------------------------------------------------------------------------------
 

@@ -15,8 +15,11 @@ from checks.images import Grammar, documented_tags, inventory, parse_ref
 from checks.kinds import KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, MemoryTree
+from checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
+from checks.parsers.gha.expressions import substitute
+from checks.parsers.gha.values import WILD
+from checks.parsers.gha.workflow import Scope, build, matrix_combinations, parse
 from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.workflows import WILD, RunEvaluator, Scope, WorkflowEval, build, matrix_combinations, parse, substitute
 
 CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
 
@@ -140,7 +143,7 @@ def test_dynamic_matrix_is_unknown() -> None:
 
 def test_substitute_keeps_unknowns_wild() -> None:
     def lookup(ctx: str, parts: tuple[str, ...]):  # type: ignore[no-untyped-def]
-        from checks.workflows import Val
+        from checks.parsers.gha.values import Val
 
         return [Val("quay.io/ascend/verl")] if (ctx, parts) == ("env", ("QUAY_REPO",)) else None
 

@@ -14,6 +14,8 @@ from checks.kinds import KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree
 from checks.parsers.dockerfile import tokenize
+from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
+from checks.parsers.gha.workflow import Workflow, build, run_text, trigger_filters
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import all_rules
 from checks.rules.npu206_build_push_output_misconfigured import _outputs, _tag_colon
@@ -22,7 +24,6 @@ from checks.rules.npu207_registry_cleanup_command import _suggest as suggest_207
 from checks.rules.npu208_ci_overrides_image_pin import Frameworks, pins_in, same_ref
 from checks.rules.npu209_export_not_persisted import _suggest as suggest_209
 from checks.rules.npu212_missing_fork_guard import guard_owners
-from checks.workflows import RunnerCatalog, Workflow, build, run_text, runner_label_sets, trigger_filters
 
 MINE = ("NPU204", "NPU206", "NPU207", "NPU208", "NPU209", "NPU210", "NPU211", "NPU212")
 CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"

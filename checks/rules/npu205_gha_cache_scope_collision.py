@@ -10,9 +10,10 @@ from checks import kinds
 from checks.context import Context
 from checks.images import grammar, workflow
 from checks.model import Severity
+from checks.parsers.gha.values import WILD
+from checks.parsers.gha.workflow import Scope, legs
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule, register
-from checks.workflows import WILD, Scope, legs
 
 # buildx's gha cache backend uses this scope when `scope=` is not given.
 DEFAULT_SCOPE = "buildkit"

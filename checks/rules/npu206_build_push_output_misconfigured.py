@@ -10,9 +10,9 @@ from checks.context import Context, SourceFile
 from checks.images import workflow
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
+from checks.parsers.gha.workflow import Job, Scope, Step, legs
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Scope, Step, legs
 
 _DIGEST_REF = re.compile(r"steps\.([A-Za-z_][\w-]*)\.outputs\.digest\b")
 _DIGEST_ACTIONS = ("docker/build-push-action",)

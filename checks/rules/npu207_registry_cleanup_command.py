@@ -10,8 +10,8 @@ from checks.images import workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, tokenize
+from checks.parsers.gha.workflow import Job, Workflow, run_text
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Workflow, run_text
 
 _PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
 # Commands after which an image is on the runner (a later `docker rmi` of it is local cleanup).

@@ -13,8 +13,8 @@ from checks.images import dockerfiles_of, grammar, parse_ref, workflow, workflow
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers import dockerfile as dfp
+from checks.parsers.gha.workflow import Job, Step, Workflow, legs, run_text
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Step, Workflow, legs, run_text
 
 _GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
 _SHA = re.compile(r"[0-9a-f]{7,40}\Z")

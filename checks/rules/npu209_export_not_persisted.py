@@ -10,8 +10,8 @@ from checks.images import run_script, workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
+from checks.parsers.gha.workflow import Job, Step
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Step
 
 _EXPORT_LINE = re.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
 

@@ -8,9 +8,9 @@ from checks.context import Context
 from checks.images import workflow, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import ChangeStatus, Severity
+from checks.parsers.gha.workflow import Workflow, trigger_filters
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule, register
-from checks.workflows import Workflow, trigger_filters
 
 # GitHub's filter pattern characters; an entry without them names one path literally.
 _GLOB_CHARS = set("*?[]+!")

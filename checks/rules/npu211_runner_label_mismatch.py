@@ -22,8 +22,9 @@ from checks.images import (
 from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
+from checks.parsers.gha.runners import Runner, runner_label_sets
+from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Runner, Scope, Step, Workflow, legs, runner_label_sets
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
 _DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")

@@ -10,9 +10,10 @@ from checks.context import Context, SourceFile
 from checks.images import ascend_jobs, reference_rev, runner_catalog, workflow, workflow_at
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
+from checks.parsers.gha.runners import runner_label_sets
+from checks.parsers.gha.workflow import Job, Workflow
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule, register
-from checks.workflows import Job, Workflow, runner_label_sets
 
 _OWNER = re.compile(
     r"github\.repository_owner\s*==\s*(['\"])(?P<a>[^'\"]+)\1"

@@ -1,0 +1,105 @@
+"""Runner labels: the label sets a job's `runs-on` asks for, and which of them name Ascend runners."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from checks.parsers.gha.workflow import Job, Scope, Workflow, legs
+from checks.parsers.yamlmarks import Node
+
+
+def runner_label_sets(wf: Workflow, job: Job) -> list[tuple[str, ...] | None]:
+    """The distinct label sets of a job's `runs-on` over its matrix legs (None for a leg that cannot be known).
+
+    `runs-on: X`, `runs-on: [self-hosted, X]`, `runs-on: {group: G, labels: [X]}` and `${{ matrix.runner }}`.
+    """
+    node = job.node.get("runs-on")
+    if node is None:
+        return []
+    out: list[tuple[str, ...] | None] = []
+    for scope in legs(wf, job):
+        labels = _labels_of(node, scope)
+        if labels not in out:
+            out.append(labels)
+    return out
+
+
+def _labels_of(node: Node, scope: Scope) -> tuple[str, ...] | None:
+    if node.is_map:
+        inner = node.get("labels")
+        if inner is None:
+            return None  # a runner group alone: which machines it has is not in the file
+        node = inner
+    items = [node] if node.is_scalar else node.items if node.is_seq else []
+    labels: list[str] = []
+    for item in items:
+        if not item.is_scalar:
+            return None
+        vals = scope.resolve(item)
+        if len(vals) != 1 or not vals[0].known:
+            return None
+        labels.append(vals[0].text.strip())
+    return tuple(labels) if labels else None
+
+
+@dataclass(frozen=True)
+class Runner:
+    """A self-hosted Ascend runner label and what the knowledge base (or its shape) says about it."""
+
+    label: str
+    device: str | None  # image device it runs: "910b" or "a3"; None when unknown
+    npus: int | None  # NPUs a job may use on one node; None when unknown
+    status: str  # "current" (listed), "retired" (listed as retired), "shape" (Ascend-shaped, not listed)
+    note: str = ""
+
+
+class RunnerCatalog:
+    """Ascend runner labels from knowledge.yml `ascend_runners`."""
+
+    def __init__(self, section: Mapping[str, object]) -> None:
+        labels = section.get("labels") or {}
+        retired = section.get("retired") or {}
+        self.current: dict[str, tuple[str | None, int | None]] = {}
+        if isinstance(labels, Mapping):
+            for name, spec in labels.items():
+                spec = spec if isinstance(spec, Mapping) else {}
+                npus = spec.get("npus")
+                self.current[str(name)] = (
+                    str(spec["device"]) if spec.get("device") is not None else None,
+                    int(npus) if isinstance(npus, int) else None,
+                )
+        self.retired: dict[str, str] = (
+            {str(k): str(v) for k, v in retired.items()} if isinstance(retired, Mapping) else {}
+        )
+        pattern = section.get("label_pattern")
+        self.pattern = re.compile(str(pattern)) if pattern else None
+        families = section.get("families") or {}
+        self.families = {str(k): str(v) for k, v in families.items()} if isinstance(families, Mapping) else {}
+        others = section.get("other_patterns") or []
+        self.others = [re.compile(str(p)) for p in others] if isinstance(others, list) else []
+
+    def runner(self, label: str) -> Runner | None:
+        """What `label` is when it names an Ascend runner, else None (`ubuntu-latest`, `self-hosted`)."""
+        shape = self.pattern.match(label) if self.pattern is not None else None
+        shaped_device = self.families.get(shape.group("family")) if shape else None
+        shaped_npus = int(shape.group("npus")) if shape else None
+        if label in self.current:
+            device, npus = self.current[label]
+            return Runner(label, device or shaped_device, npus or shaped_npus, "current")
+        if label in self.retired:
+            return Runner(label, shaped_device, shaped_npus, "retired", self.retired[label])
+        if shape is not None:
+            return Runner(label, shaped_device, shaped_npus, "shape")
+        if any(p.search(label) for p in self.others):
+            return Runner(label, None, None, "shape")
+        return None
+
+    def of(self, labels: tuple[str, ...]) -> Runner | None:
+        """The Ascend runner a `runs-on` label set asks for (its first Ascend label), else None."""
+        for label in labels:
+            found = self.runner(label)
+            if found is not None:
+                return found
+        return None

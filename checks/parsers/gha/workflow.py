@@ -1,0 +1,309 @@
+"""GitHub Actions workflows as data: jobs, steps, env, matrix legs, scopes and triggers, with lines."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from checks.parsers.gha.expressions import EXPR, substitute
+from checks.parsers.gha.values import WILD, Val
+from checks.parsers.yamlmarks import Node, YamlDoc
+from checks.parsers.yamlmarks import parse as parse_yaml
+
+MAX_COMBINATIONS = 256  # matrix legs evaluated per job; larger matrices are treated as unknown
+
+
+# -- the workflow model ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    index: int
+    node: Node
+    id: str | None
+    name: str | None
+    uses: str | None
+    run: Node | None
+    with_: dict[str, Node]
+    env: dict[str, Node]
+
+    @property
+    def line(self) -> int:
+        return self.node.line
+
+
+@dataclass
+class Job:
+    id: str
+    node: Node
+    env: dict[str, Node]
+    outputs: dict[str, Node]
+    needs: list[str]
+    steps: list[Step]
+    matrix_node: Node | None
+
+    def field(self, key: str) -> Node | None:
+        return self.node.get(key)
+
+    def combinations(self) -> list[dict[str, str]] | None:
+        """Matrix legs (one empty dict without a matrix); None when the matrix is not static."""
+        if self.matrix_node is None:
+            return [{}]
+        return matrix_combinations(self.matrix_node)
+
+
+@dataclass
+class Workflow:
+    path: str
+    doc: YamlDoc
+    root: Node
+    env: dict[str, Node]
+    jobs: dict[str, Job] = field(default_factory=dict)
+
+    @property
+    def triggers(self) -> set[str]:
+        on = self.root.get("on")
+        if on is None:
+            return set()
+        if on.is_scalar:
+            return {on.value}
+        if on.is_seq:
+            return {i.value for i in on.items if i.is_scalar}
+        return {k for k, _, _ in on.entries()}
+
+
+def _scalar_map(node: Node | None) -> dict[str, Node]:
+    if node is None:
+        return {}
+    return {k: v for k, _, v in node.entries()}
+
+
+def build(doc: YamlDoc, path: str) -> Workflow | None:
+    """The workflow model of a parsed document; None when it is broken or not a mapping."""
+    root = doc.root
+    if root is None or not root.is_map:
+        return None
+    wf = Workflow(path, doc, root, _scalar_map(root.get("env")))
+    jobs = root.get("jobs")
+    for job_id, _, jnode in jobs.entries() if jobs is not None else ():
+        if not jnode.is_map:
+            continue
+        needs_node = jnode.get("needs")
+        if needs_node is None:
+            needs: list[str] = []
+        elif needs_node.is_scalar:
+            needs = [needs_node.value]
+        else:
+            needs = [i.value for i in needs_node.items if i.is_scalar]
+        steps: list[Step] = []
+        steps_node = jnode.get("steps")
+        for i, snode in enumerate(steps_node.items if steps_node is not None and steps_node.is_seq else []):
+            if not snode.is_map:
+                continue
+            run = snode.get("run")
+            steps.append(
+                Step(
+                    index=i,
+                    node=snode,
+                    id=snode.scalar("id"),
+                    name=snode.scalar("name"),
+                    uses=snode.scalar("uses"),
+                    run=run if run is not None and run.is_scalar else None,
+                    with_=_scalar_map(snode.get("with")),
+                    env=_scalar_map(snode.get("env")),
+                )
+            )
+        strategy = jnode.get("strategy")
+        wf.jobs[job_id] = Job(
+            id=job_id,
+            node=jnode,
+            env=_scalar_map(jnode.get("env")),
+            outputs=_scalar_map(jnode.get("outputs")),
+            needs=needs,
+            steps=steps,
+            matrix_node=strategy.get("matrix") if strategy is not None else None,
+        )
+    return wf
+
+
+def parse(text: str, path: str) -> Workflow | None:
+    return build(parse_yaml(text), path)
+
+
+# -- matrix ------------------------------------------------------------------------------------------------------
+
+
+def _matrix_value(node: Node) -> str | None:
+    """Scalar matrix values only; mappings/lists inside a leg and expressions are not static strings."""
+    if node.is_scalar and not EXPR.search(node.value):
+        return node.value
+    return None
+
+
+def matrix_combinations(matrix: Node) -> list[dict[str, str]] | None:
+    """GitHub's expansion: product of the axes, minus `exclude`, then `include` extends or adds legs.
+
+    None when the matrix is dynamic (`${{ fromJSON(...) }}`), holds non-scalar values, or is too large.
+    """
+    if not matrix.is_map:
+        return None
+    axes: list[tuple[str, list[str]]] = []
+    include: list[dict[str, str]] = []
+    exclude: list[dict[str, str]] = []
+    for key, _, value in matrix.entries():
+        if key in ("include", "exclude"):
+            if not value.is_seq:
+                return None
+            legs = []
+            for item in value.items:
+                if not item.is_map:
+                    return None
+                leg: dict[str, str] = {}
+                for k, _, v in item.entries():
+                    sv = _matrix_value(v)
+                    if sv is None:
+                        return None
+                    leg[k] = sv
+                legs.append(leg)
+            (include if key == "include" else exclude).extend(legs)
+            continue
+        if not value.is_seq:
+            return None
+        values = []
+        for item in value.items:
+            sv = _matrix_value(item)
+            if sv is None:
+                return None
+            values.append(sv)
+        axes.append((key, values))
+    size = 1
+    for _, values in axes:
+        size *= max(len(values), 1)
+    if size > MAX_COMBINATIONS:
+        return None
+    names = [k for k, _ in axes]
+    combos: list[dict[str, str]] = (
+        [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(v for _, v in axes))] if axes else []
+    )
+    combos = [c for c in combos if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
+    originals = set(names)
+    base_count = len(combos)
+    for inc in include:
+        matched = False
+        for c in combos[:base_count]:
+            # An include may add keys to a leg, never overwrite the leg's original values.
+            if all(c.get(k) == v for k, v in inc.items() if k in originals) and all(
+                k not in c or c[k] == v for k, v in inc.items() if k not in originals
+            ):
+                c.update(inc)
+                matched = True
+        if not matched:
+            combos.append(dict(inc))
+    if len(combos) > MAX_COMBINATIONS:
+        return None
+    return combos or [{}]
+
+
+# -- scopes: what `${{ env.X }}` etc. mean at a given place ---------------------------------------------------------
+
+
+@dataclass
+class Scope:
+    """Resolution context for one matrix leg of one job (or the workflow top level)."""
+
+    workflow: Workflow
+    job: Job | None = None
+    combo: dict[str, str] | None = field(default_factory=dict)  # None: the leg is unknown
+    step_outputs: dict[str, dict[str, list[Val]]] = field(default_factory=dict)
+    needs_outputs: Callable[[str, str], list[Val] | None] | None = None
+    extra_env: dict[str, Node] = field(default_factory=dict)
+
+    def env_nodes(self) -> dict[str, Node]:
+        merged = dict(self.workflow.env)
+        if self.job is not None:
+            merged.update(self.job.env)
+        merged.update(self.extra_env)
+        return merged
+
+    def lookup(self, ctx: str, parts: tuple[str, ...], _depth: int = 0) -> list[Val] | None:
+        if ctx == "env" and len(parts) == 1:
+            node = self.env_nodes().get(parts[0])
+            if node is None or not node.is_scalar or _depth > 5:
+                return None
+            return substitute(
+                node.value,
+                lambda c, p: self.lookup(c, p, _depth + 1),
+                (self.workflow.path, node.line),
+            )
+        if ctx == "matrix" and len(parts) == 1:
+            if self.combo is None or parts[0] not in self.combo:
+                return None
+            return [Val(self.combo[parts[0]])]
+        if ctx == "steps" and len(parts) == 3 and parts[1] == "outputs":
+            return self.step_outputs.get(parts[0], {}).get(parts[2])
+        if ctx == "needs" and len(parts) == 3 and parts[1] == "outputs" and self.needs_outputs is not None:
+            return self.needs_outputs(parts[0], parts[2])
+        return None
+
+    def resolve(self, node: Node) -> list[Val]:
+        """A scalar node's value with expressions substituted (WILD where unknown)."""
+        return substitute(node.value, self.lookup, (self.workflow.path, node.line))
+
+
+def legs(workflow: Workflow, job: Job) -> Iterator[Scope]:
+    """One Scope per matrix leg of `job` (a single leg with unknown matrix values when the matrix is dynamic)."""
+    combos = job.combinations()
+    if combos is None:
+        yield Scope(workflow, job, None)
+        return
+    for combo in combos:
+        yield Scope(workflow, job, combo)
+
+
+def env_mapping(scope: Scope, nodes: Mapping[str, Node]) -> dict[str, list[Val]]:
+    return {k: scope.resolve(v) if v.is_scalar else [Val(WILD)] for k, v in nodes.items()}
+
+
+# -- run blocks as shell commands (for rules that judge commands, not values) -----------------------------------
+
+
+def run_text(run: Node) -> tuple[str, Callable[[int], int]]:
+    """The text of a `run:` scalar and a map from an offset of that text to its physical line in the workflow."""
+    lines = run.text_lines()
+    text = "\n".join(t for _, t in lines) + "\n"
+    starts: list[int] = []
+    pos = 0
+    for _, t in lines:
+        starts.append(pos)
+        pos += len(t) + 1
+    numbers = [n for n, _ in lines] or [run.line]
+
+    def line_of(offset: int) -> int:
+        lo, hi = 0, len(starts) - 1
+        while lo < hi:  # the last start <= offset
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return numbers[min(lo, len(numbers) - 1)] if starts else run.line
+
+    return text, line_of
+
+
+# -- triggers ---------------------------------------------------------------------------------------------------
+
+
+def trigger_filters(wf: Workflow, key: str) -> Iterator[tuple[str, Node]]:
+    """(event, entry node) of every scalar entry of `on.<event>.<key>` (`paths`, `paths-ignore`, `branches`)."""
+    on = wf.root.get("on")
+    if on is None or not on.is_map:
+        return
+    for event, _, spec in on.entries():
+        lst = spec.get(key) if spec.is_map else None
+        if lst is None:
+            continue
+        for item in lst.items if lst.is_seq else [lst]:
+            if item.is_scalar:
+                yield event, item
