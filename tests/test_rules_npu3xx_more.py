@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from checks.model import ChangeSet, MemoryTree
-from checks.parsers.dockerfile import (
-    clone_of,
-    git_call,
-    parse,
-    parse_requirement,
-    pip_call,
-    spec_allows,
-    steps,
-    version_key,
-)
+from checks.parsers.dockerfile import parse, steps
+from checks.parsers.gitcli import clone_of, git_call
+from checks.parsers.pep440 import spec_allows, version_key
+from checks.parsers.pipcli import pip_call
+from checks.parsers.requirements import parse_requirement
 from tests.fixture_support import FIXTURES, load_case, run_case
 
 
@@ -161,7 +156,7 @@ def test_npu312_deletes_only_packages_that_have_no_place_on_npu() -> None:
     assert got[("requirements-npu.txt", 2)][:2] == ("error", None)
 
 
-# -- the helpers these rules share (checks/parsers/dockerfile.py) ----------------------------------------------
+# -- the helpers these rules share (checks/parsers: dockerfile, pipcli, gitcli, pep440, requirements) --------------
 
 
 def test_pip_call_reads_operands_and_options() -> None:

@@ -14,6 +14,9 @@ from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers import dockerfile as dfp
 from checks.parsers.gha.workflow import Job, Step, Workflow, legs, run_text
+from checks.parsers.gitcli import clone_of, git_call
+from checks.parsers.pipcli import pip_call
+from checks.parsers.requirements import normalize_name
 from checks.rule import Hit, Rule, register
 
 _GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
@@ -37,7 +40,7 @@ class Frameworks:
             for repo in spec.get("repos", []) or []:
                 self.by_repo[str(repo).lower()] = str(name)
             for pkg in spec.get("packages", []) or []:
-                self.by_package[dfp.normalize_name(str(pkg))] = str(name)
+                self.by_package[normalize_name(str(pkg))] = str(name)
         self.canary = [str(w).lower() for w in section.get("canary_words", [])]
 
     def of_url(self, url: str) -> str | None:
@@ -68,9 +71,9 @@ def pins_in(commands: Iterable[tuple[dfp.Command, str | None]], fw: Frameworks, 
     out: list[Pin] = []
     clones: dict[str, str] = {}  # clone directory -> framework
     for cmd, cwd in commands:
-        git = dfp.git_call(cmd)
+        git = git_call(cmd)
         if git is not None and git.sub == "clone":
-            clone = dfp.clone_of(git, cwd)
+            clone = clone_of(git, cwd)
             name = fw.of_url(clone.url) if clone is not None else None
             if clone is not None and name is not None:
                 if clone.path is not None:
@@ -84,7 +87,7 @@ def pins_in(commands: Iterable[tuple[dfp.Command, str | None]], fw: Frameworks, 
             if where in clones and args:
                 out.append(Pin(clones[where], args[0], path, cmd.line, "git checkout"))
             continue
-        pip = dfp.pip_call(cmd)
+        pip = pip_call(cmd)
         if pip is None or pip.verb != "install":
             continue
         for word in (*pip.others, *(w for _, w in pip.packages), *pip.editables):
@@ -92,7 +95,7 @@ def pins_in(commands: Iterable[tuple[dfp.Command, str | None]], fw: Frameworks, 
             if m is not None and (name := fw.of_url(m.group("url"))) is not None:
                 out.append(Pin(name, m.group("ref"), path, word.line, "pip install @"))
         for req, word in pip.packages:
-            name = fw.by_package.get(dfp.normalize_name(req.name))
+            name = fw.by_package.get(normalize_name(req.name))
             version = req.pinned
             if name is not None and version:
                 out.append(Pin(name, version, path, word.line, "pip install =="))

@@ -9,17 +9,10 @@ from dataclasses import dataclass
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
-from checks.parsers.dockerfile import (
-    Dockerfile,
-    build_args,
-    expand,
-    normalize_name,
-    parse,
-    pip_call,
-    public_version,
-    steps,
-    version_key,
-)
+from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
+from checks.parsers.pep440 import public_version, version_key
+from checks.parsers.pipcli import pip_call
+from checks.parsers.requirements import normalize_name
 from checks.rule import Hit, Rule, register
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")

@@ -10,23 +10,11 @@ from dataclasses import dataclass
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import (
-    Clone,
-    Dockerfile,
-    GitCall,
-    PipCall,
-    clone_of,
-    git_call,
-    parse,
-    parse_requirement,
-    parse_requirements_file,
-    pip_call,
-    public_version,
-    resolve_dir,
-    spec_allows,
-    steps,
-    version_key,
-)
+from checks.parsers.dockerfile import Dockerfile, parse, resolve_dir, steps
+from checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
+from checks.parsers.pep440 import public_version, spec_allows, version_key
+from checks.parsers.pipcli import PipCall, pip_call
+from checks.parsers.requirements import parse_requirement, parse_requirements_file
 from checks.rule import Hit, Rule, register
 from checks.rules.npu307_cann_torch_npu_incompatible import Pin, pins, tables
 

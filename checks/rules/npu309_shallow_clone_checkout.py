@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
-from checks.parsers.dockerfile import Clone, Command, clone_of, git_call, parse, resolve_dir, steps
+from checks.parsers.dockerfile import Command, parse, resolve_dir, steps
+from checks.parsers.gitcli import Clone, clone_of, git_call
 from checks.rule import Hit, Rule, register
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")

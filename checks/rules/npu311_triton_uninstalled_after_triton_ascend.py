@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import parse, pip_call, steps, version_key
+from checks.parsers.dockerfile import parse, steps
+from checks.parsers.pep440 import version_key
+from checks.parsers.pipcli import pip_call
 from checks.rule import Hit, Rule, register
 from checks.rules.npu308_torch_pin_overwritten import Install, installs
 

@@ -9,15 +9,9 @@ from dataclasses import dataclass
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import (
-    build_args,
-    expand,
-    normalize_name,
-    parse,
-    parse_requirements_file,
-    pip_call,
-    steps,
-)
+from checks.parsers.dockerfile import build_args, expand, parse, steps
+from checks.parsers.pipcli import pip_call
+from checks.parsers.requirements import normalize_name, parse_requirements_file
 from checks.rule import Hit, Rule, register
 
 _WHEEL_NAME = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
