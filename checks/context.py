@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
@@ -108,6 +108,40 @@ class Context:
         for key in self._per_file.pop(path, ()):
             self._memo.pop(key, None)
 
+    # -- revisions: the base as far as the change leaves files alone is the head -----------------------
+    @property
+    def reference_rev(self) -> str:
+        """The revision that says what "current" means: the base of a change, the head itself in an audit."""
+        return "head" if self.audit else "base"
+
+    def paths_at(self, rev: str) -> list[str]:
+        """Every path at `rev` ("head" or "base"), sorted."""
+        if rev == "head":
+            return self.head_paths()
+        return sorted(self.changeset.base.paths())
+
+    def source_at(self, path: str, rev: str) -> SourceFile | None:
+        """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App
+        fetches only the changed files of the base."""
+        src = self.source(path, rev)
+        if src is None and rev == "base" and self._unchanged(path) and self.changeset.base.exists(path):
+            return self.source(path, "head")
+        return src
+
+    def _unchanged(self, path: str) -> bool:
+        if path in self.changeset.changes:
+            return False
+        return not any(c.old_path == path for c in self.changeset.changes.values())
+
+    def head_dirs(self) -> frozenset[str]:
+        """Every directory of the head tree (so a link to a directory can be checked)."""
+        return self.memo(("head-dirs", "head", ""), lambda: dirs_of(self.head_paths()))
+
+    def exists_at_head(self, path: str) -> bool:
+        """A file or a directory of the head tree."""
+        path = path.strip("/")
+        return not path or self.changeset.head.exists(path) or path in self.head_dirs()
+
     # -- change scope ------------------------------------------------------------------------------------
     def is_added_line(self, path: str, line: int) -> bool:
         return self.changeset.is_added_line(path, line)
@@ -118,3 +152,13 @@ class Context:
     def added_lines(self, path: str) -> frozenset[int]:
         change = self.changeset.changed(path)
         return frozenset() if change is None else change.added_lines
+
+
+def dirs_of(paths: Iterable[str]) -> frozenset[str]:
+    """Every directory that holds a file of `paths`."""
+    out: set[str] = set()
+    for p in paths:
+        parts = p.split("/")[:-1]
+        for k in range(1, len(parts) + 1):
+            out.add("/".join(parts[:k]))
+    return frozenset(out)

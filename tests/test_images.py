@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from checks import engine
 from checks.config import DEFAULT_CONFIG
 from checks.context import Context
-from checks.images import Grammar, documented_tags, inventory, parse_ref
+from checks.indexes.images import inventory
 from checks.kinds import KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, MemoryTree
@@ -19,6 +19,7 @@ from checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
 from checks.parsers.gha.expressions import substitute
 from checks.parsers.gha.values import WILD
 from checks.parsers.gha.workflow import Scope, build, matrix_combinations, parse
+from checks.parsers.imagetags import Grammar, documented_tags, parse_ref
 from checks.parsers.yamlmarks import parse as parse_yaml
 
 CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"

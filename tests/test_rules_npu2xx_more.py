@@ -9,7 +9,8 @@ import pytest
 from checks import engine
 from checks.config import DEFAULT_CONFIG
 from checks.context import Context
-from checks.images import ascend_jobs, built_files, source_at
+from checks.indexes.images import built_files
+from checks.indexes.runners import ascend_jobs
 from checks.kinds import KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree
@@ -147,8 +148,8 @@ def test_source_at_base_reads_unchanged_files_from_head() -> None:
     base = MemoryTree({"b.yml": "y: 1\n"}, extra_paths=["a.yml"])
     cs = ChangeSet(head=head, base=base, changes={"b.yml": FileChange("b.yml", ChangeStatus.MODIFIED)})
     ctx = ctx_for(cs)
-    a = source_at(ctx, "a.yml", "base")
-    b = source_at(ctx, "b.yml", "base")
+    a = ctx.source_at("a.yml", "base")
+    b = ctx.source_at("b.yml", "base")
     assert a is not None and a.text == "x: 1\n"
     assert b is not None and b.text == "y: 1\n"
 

@@ -21,10 +21,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from checks.context import Context, SourceFile
+from typing import Literal
 
 Flavor = Literal["md", "rst"]
 
@@ -763,38 +760,7 @@ def resolve(doc_path: str, target: str, repos: Iterable[str], refs: Iterable[str
     return Target("repo", path, None)
 
 
-def dirs_of(paths: Iterable[str]) -> frozenset[str]:
-    """Every directory that holds a file of `paths` (so a link to a directory can be checked)."""
-    out: set[str] = set()
-    for p in paths:
-        parts = p.split("/")[:-1]
-        for k in range(1, len(parts) + 1):
-            out.add("/".join(parts[:k]))
-    return frozenset(out)
-
-
 def iter_rows(doc: Document) -> Iterator[tuple[Table, Row]]:
     for t in doc.tables:
         for r in t.rows:
             yield t, r
-
-
-# -- for rules: memoised documents and the head tree ---------------------------------------------------------------
-
-
-def document(ctx: Context, src: SourceFile, rev: str = "head") -> Document | None:
-    """The parsed doc (memoised per file), or None when the file is neither Markdown nor reStructuredText."""
-    flavor = flavor_of(src.path)
-    if flavor is None:
-        return None
-    return ctx.parsed("markup", src, lambda text: parse(text, flavor), rev=rev)
-
-
-def head_dirs(ctx: Context) -> frozenset[str]:
-    return ctx.memo(("head-dirs", "head", ""), lambda: dirs_of(ctx.head_paths()))
-
-
-def exists_at_head(ctx: Context, path: str) -> bool:
-    """A file or a directory of the head tree."""
-    path = path.strip("/")
-    return not path or ctx.changeset.head.exists(path) or path in head_dirs(ctx)

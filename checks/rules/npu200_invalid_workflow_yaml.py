@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.images import grammar, workflow_doc
+from checks.indexes.images import grammar
+from checks.indexes.workflows import workflow_doc
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.rule import Hit, Rule, register

@@ -7,9 +7,11 @@ from collections.abc import Iterable
 from itertools import combinations
 
 from checks.context import Context
-from checks.images import Consumer, Grammar, Inventory, grammar, inventory, places
+from checks.indexes.images import Consumer, Inventory, grammar, inventory
 from checks.kinds import ASCEND_WORKFLOW
+from checks.messages import places
 from checks.model import Severity
+from checks.parsers.imagetags import Grammar
 from checks.rule import Hit, Rule, register
 
 

@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context
-from checks.images import Consumer, Inventory, Product, inventory, places, spelled_line
+from checks.indexes.images import Consumer, Inventory, Product, inventory, spelled_line
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from checks.messages import places
 from checks.model import Severity
 from checks.rule import Hit, Rule, register
 

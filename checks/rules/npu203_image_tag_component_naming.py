@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from checks import kinds
 from checks import kinds as _kinds  # the class attribute `kinds` hides the module inside the class body
 from checks.context import Context
-from checks.images import Grammar, TagInfo, grammar, head_documented_tags, inventory, places, spelled_line
+from checks.indexes.images import grammar, head_documented_tags, inventory, spelled_line
 from checks.knowledge import Knowledge
+from checks.messages import places
 from checks.model import Severity
+from checks.parsers.imagetags import Grammar, TagInfo
 from checks.rule import Hit, Rule, register
 
 _POST = re.compile(r"(?P<ver>\d+\.\d+\.\d+)(?P<post>\.?post\d+)")

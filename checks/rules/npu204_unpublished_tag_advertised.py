@@ -6,18 +6,11 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import (
-    Grammar,
-    Inventory,
-    documented_tags,
-    grammar,
-    head_documented_tags,
-    inventory,
-    places,
-    spelled_line,
-)
+from checks.indexes.images import Inventory, grammar, head_documented_tags, inventory, spelled_line
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
+from checks.messages import places
 from checks.model import Severity
+from checks.parsers.imagetags import Grammar, documented_tags
 from checks.rule import Hit, Rule, register
 
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from checks import kinds
 from checks.context import Context
-from checks.images import grammar, workflow
+from checks.indexes.images import grammar
+from checks.indexes.workflows import workflow
 from checks.model import Severity
 from checks.parsers.gha.values import WILD
 from checks.parsers.gha.workflow import Scope, legs

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import workflow
+from checks.indexes.workflows import workflow
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.workflow import Job, Scope, Step, legs

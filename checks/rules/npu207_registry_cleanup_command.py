@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import workflow
+from checks.indexes.workflows import workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, tokenize

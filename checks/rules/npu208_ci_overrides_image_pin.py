@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from checks.context import Context
-from checks.images import dockerfiles_of, grammar, parse_ref, workflow, workflow_paths
+from checks.indexes.images import dockerfiles_of, grammar
+from checks.indexes.workflows import workflow, workflow_paths
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers import dockerfile as dfp
 from checks.parsers.gha.workflow import Job, Step, Workflow, legs, run_text
 from checks.parsers.gitcli import clone_of, git_call
+from checks.parsers.imagetags import parse_ref
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name
 from checks.rule import Hit, Rule, register

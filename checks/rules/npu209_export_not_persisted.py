@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.images import run_script, workflow
+from checks.indexes.workflows import run_script, workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell

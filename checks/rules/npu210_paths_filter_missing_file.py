@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context
-from checks.images import workflow, workflow_paths
+from checks.indexes.workflows import workflow, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import ChangeStatus, Severity
 from checks.parsers.gha.workflow import Workflow, trigger_filters

@@ -8,22 +8,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks.context import Context
-from checks.images import (
-    AscendJob,
-    ascend_jobs,
-    grammar,
-    parse_ref,
-    reference_rev,
-    run_script,
-    runner_catalog,
-    workflow,
-    workflow_paths,
-)
+from checks.indexes.images import grammar
+from checks.indexes.runners import AscendJob, ascend_jobs, runner_catalog
+from checks.indexes.workflows import run_script, workflow, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
 from checks.parsers.gha.runners import Runner, runner_label_sets
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
+from checks.parsers.imagetags import parse_ref
 from checks.rule import Hit, Rule, register
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
@@ -85,7 +78,7 @@ class RunnerLabelMismatch(Rule):
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, NPU_SCRIPT})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        rev = reference_rev(ctx)
+        rev = ctx.reference_rev
         reference = ascend_jobs(ctx, rev)
         catalog = runner_catalog(ctx)
         for path in workflow_paths(ctx, "head"):
@@ -119,7 +112,7 @@ class RunnerLabelMismatch(Rule):
         if use[runner.label] >= 2 or runner.status == "current":
             return
         catalog = runner_catalog(ctx)
-        era = {aj.runner.label for aj in ascend_jobs(ctx, reference_rev(ctx))}
+        era = {aj.runner.label for aj in ascend_jobs(ctx, ctx.reference_rev)}
         if not era and not ctx.audit:
             # No Ascend job at the base (the first Ascend workflow of a repository): nothing says which labels
             # are served at that time, and the knowledge base's retirements may postdate the change. Unknown.

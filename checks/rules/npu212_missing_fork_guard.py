@@ -7,7 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.images import ascend_jobs, reference_rev, runner_catalog, workflow, workflow_at
+from checks.indexes.runners import ascend_jobs, runner_catalog
+from checks.indexes.workflows import workflow, workflow_at
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.runners import runner_label_sets
@@ -152,7 +153,7 @@ class MissingForkGuard(Rule):
 
     def _find_owners(self, ctx: Context) -> tuple[set[str], str]:
         known = [str(o) for o in ctx.knowledge.get("fork_guard", "owners", [])]
-        rev = reference_rev(ctx)
+        rev = ctx.reference_rev
         used: Counter[str] = Counter()
         for aj in ascend_jobs(ctx, rev):
             wf = workflow_at(ctx, aj.path, rev)

@@ -7,9 +7,9 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
+from checks.indexes.docs import document
 from checks.kinds import DOCS
 from checks.model import ChangeStatus, Severity
-from checks.parsers.markdown import document
 from checks.rule import Hit, Rule, register
 
 _SECTION = "invisible_unicode"

@@ -13,9 +13,10 @@ from typing import Any
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.indexes.docs import document
 from checks.kinds import DOCS, WORKFLOW
 from checks.model import ChangeStatus, Related, Severity
-from checks.parsers.markdown import Link, Target, document, exists_at_head, resolve
+from checks.parsers.markdown import Link, Target, resolve
 from checks.rule import Hit, Rule, register
 
 _SECTION = "repo_links"
@@ -138,7 +139,7 @@ def _sphinx_root(ctx: Context, doc_path: str) -> str | None:
 
 
 def _exists(ctx: Context, target: Target, link: Link, kb: dict[str, Any]) -> bool:
-    if exists_at_head(ctx, target.path):
+    if ctx.exists_at_head(target.path):
         return True
     if not target.exact:
         return any(ctx.changeset.head.exists(target.path + str(s)) for s in kb.get("doc_suffixes", [".rst", ".md"]))

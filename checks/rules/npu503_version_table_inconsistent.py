@@ -11,10 +11,11 @@ from typing import Any
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.indexes.docs import document
 from checks.kinds import ASCEND_DOCKERFILE, DOCS
 from checks.model import Related, Severity
 from checks.parsers.dockerfile import parse as parse_dockerfile
-from checks.parsers.markdown import Document, Row, document, resolve
+from checks.parsers.markdown import Document, Row, resolve
 from checks.rule import Hit, Rule, register
 
 _SECTION = "version_tables"

@@ -1,0 +1,282 @@
+"""The image inventory of a revision: producers, consumers and the Dockerfiles behind a tag.
+
+Producers are the workflows that push the image (their tags evaluated statically, see checks.parsers.gha.evaluate);
+consumers are the `image:`/`IMAGE:` values of the Ascend workflows. Unknown stays unknown: a producer whose tags
+cannot be evaluated makes "is this tag produced?" unanswerable, and the rules stay silent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks import kinds
+from checks.context import Context, SourceFile
+from checks.indexes.workflows import workflow, workflow_doc
+from checks.parsers import dockerfile as dfp
+from checks.parsers.gha.evaluate import WorkflowEval
+from checks.parsers.gha.values import WILD, wild_regex
+from checks.parsers.gha.workflow import Scope, Workflow, legs
+from checks.parsers.imagetags import Grammar, ImageRef, TagInfo, documented_tags, parse_ref
+from checks.parsers.yamlmarks import YamlDoc
+
+
+def grammar(ctx: Context) -> Grammar:
+    return ctx.memo(("image-grammar", "", ""), lambda: Grammar(ctx.knowledge.section("image_tags")))
+
+
+# -- producers and consumers --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Consumer:
+    path: str
+    line: int
+    ref: ImageRef
+    info: TagInfo
+    location: str
+    job: str | None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def tag(self) -> str:
+        return self.ref.tag or ""
+
+
+@dataclass(frozen=True)
+class Product:
+    path: str
+    line: int
+    tag: str  # may contain WILD
+    info: TagInfo
+    origins: frozenset[tuple[str, int]]
+    job: str
+
+    @property
+    def known(self) -> bool:
+        return WILD not in self.tag
+
+
+@dataclass
+class Producer:
+    path: str
+    products: list[Product] = field(default_factory=list)
+    triggers: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Inventory:
+    """Every producer, consumer and broken Ascend workflow of one revision."""
+
+    producers: dict[str, Producer] = field(default_factory=dict)
+    consumers: list[Consumer] = field(default_factory=list)
+    broken: dict[str, YamlDoc] = field(default_factory=dict)
+
+    def products(self) -> Iterator[Product]:
+        for p in self.producers.values():
+            yield from p.products
+
+    def literal_tags(self) -> set[str]:
+        return {p.tag for p in self.products() if p.known}
+
+    def produced(self, tag: str) -> bool | None:
+        """True when a producer pushes `tag`, False when none can, None when a producer's tag is unknown."""
+        unknown = False
+        for p in self.products():
+            if p.known:
+                if p.tag == tag:
+                    return True
+            elif wild_regex(p.tag).fullmatch(tag):
+                unknown = True
+        return None if unknown else False
+
+    def producers_of(self, tag: str) -> list[Product]:
+        return [p for p in self.products() if p.known and p.tag == tag]
+
+
+def _image_key(key: str) -> bool:
+    return key in ("image", "IMAGE") or key.upper().endswith("_IMAGE")
+
+
+def consumers_of(wf: Workflow, g: Grammar) -> list[Consumer]:
+    """Family image references in `image:`, `IMAGE:`, `*_IMAGE:` values and `container: <ref>`.
+
+    `${{ env.X }}` (workflow and job env) and `${{ matrix.X }}` (every leg) are resolved; unresolvable values are
+    skipped.
+    """
+    found: dict[tuple[int, str], Consumer] = {}
+
+    def add(node_value: list[Any], line: int, job: str | None) -> None:
+        for val in node_value:
+            if not val.known:
+                continue  # unresolvable: unknown, skip
+            ref = parse_ref(val.text)
+            if ref is None or ref.tag is None or g.family(ref) is None:
+                continue
+            found.setdefault((line, ref.text), Consumer(wf.path, line, ref, g.classify(ref.tag), g.location(ref), job))
+
+    top_env = wf.root.get("env")
+    if top_env is not None:
+        scope = Scope(wf)
+        for key, _, value in top_env.entries():
+            if _image_key(key) and value.is_scalar:
+                add(scope.resolve(value), value.line, None)
+    for job in wf.jobs.values():
+        for scope in legs(wf, job):
+            for path, node in job.node.walk():
+                if not node.is_scalar or not path:
+                    continue
+                last = path[-1]
+                if isinstance(last, str) and (_image_key(last) or (last == "container" and len(path) == 1)):
+                    add(scope.resolve(node), node.line, job.id)
+    return sorted(found.values(), key=lambda c: (c.line, c.ref.text))
+
+
+def products_of(wf: Workflow, g: Grammar, read: Any) -> list[Product]:
+    out: dict[tuple[int, str], Product] = {}
+    for push in WorkflowEval(wf, read).pushes():
+        ref = parse_ref(push.ref.text)
+        if ref is None:
+            if push.ref.text.strip() == WILD or WILD in push.ref.text:
+                # Wholly unknown reference: this producer's tags are unknown.
+                out.setdefault(
+                    (push.line, WILD), Product(wf.path, push.line, WILD, TagInfo(WILD), push.ref.origins, push.job)
+                )
+            continue
+        if WILD not in ref.repository and g.family(ref) is None:
+            continue  # another image
+        tag = ref.tag if ref.tag is not None else (WILD if WILD in ref.repository else None)
+        if tag is None or g.is_temporary(tag):
+            continue
+        out.setdefault((push.line, tag), Product(wf.path, push.line, tag, g.classify(tag), push.ref.origins, push.job))
+    return sorted(out.values(), key=lambda p: (p.line, p.tag))
+
+
+def _is_candidate_producer(path: str, text: str, ctx: Context, g: Grammar) -> bool:
+    if ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
+        return True
+    return any(m in text for m in g.producer_markers)
+
+
+def inventory(ctx: Context, rev: str = "head") -> Inventory:
+    """Producers and consumers of the revision (memoised per run)."""
+    return ctx.memo(("image-inventory", rev, ""), lambda: _inventory(ctx, rev))
+
+
+def _inventory(ctx: Context, rev: str) -> Inventory:
+    g = grammar(ctx)
+    inv = Inventory()
+    tree = ctx.changeset.head if rev == "head" else ctx.changeset.base
+    for path in ctx.paths_at(rev):
+        if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
+            continue
+        src = ctx.source(path, rev)
+        if src is None:
+            continue
+        ascend = ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW)
+        candidate = _is_candidate_producer(path, src.text, ctx, g)
+        if not ascend and not candidate:
+            continue
+        doc = workflow_doc(ctx, path, rev)
+        if doc is None:
+            continue
+        if not doc.ok:
+            inv.broken[path] = doc
+            continue
+        wf = workflow(ctx, path, rev)
+        if wf is None:
+            continue
+        if candidate:
+            products = products_of(wf, g, tree.read)
+            if products:
+                inv.producers[path] = Producer(path, products, wf.triggers)
+        if ascend:
+            inv.consumers.extend(consumers_of(wf, g))
+    return inv
+
+
+def head_documented_tags(ctx: Context, src: SourceFile) -> list[tuple[int, str, int, int]]:
+    """`documented_tags(src.text, grammar(ctx), bare=True)` of a file at head, kept for the run: NPU204 asks
+    while the engine is at the file, NPU203 after it let the file go (a few tags per file at most)."""
+    return ctx.memo(("documented-tags", "head", src.path), lambda: list(documented_tags(src.text, grammar(ctx), True)))
+
+
+def spelled_line(ctx: Context, prod: Product, rev: str = "head") -> tuple[str, int]:
+    """Where a product's tag is written out (e.g. the `echo "tag=..."` line), else the line that pushes it."""
+    if prod.known:
+        for path, line in sorted(prod.origins):
+            src = ctx.source(path, rev)
+            if src is not None and prod.tag in src.line(line):
+                return path, line
+    return prod.path, prod.line
+
+
+# -- which Dockerfile builds an image ----------------------------------------------------------------------------
+
+
+def built_files(wf: Workflow, job_id: str, _seen: frozenset[str] = frozenset()) -> set[str]:
+    """Dockerfiles a job builds (build-push-action `file:`, `docker build -f`); for a job that only merges
+    manifests, the Dockerfiles of the jobs it needs. Unresolvable names are left out."""
+    job = wf.jobs.get(job_id)
+    if job is None or job_id in _seen:
+        return set()
+    out: set[str] = set()
+    for scope in legs(wf, job):
+        for step in job.steps:
+            if step.uses and step.uses.split("@")[0].endswith("docker/build-push-action"):
+                node = step.with_.get("file")
+                if node is not None and node.is_scalar:
+                    for val in scope.resolve(node):
+                        if val.known:
+                            out.add(re.sub(r"^(\./)+", "", val.text.strip()))
+            elif step.run is not None:
+                for m in re.finditer(
+                    r"docker\s+(?:buildx\s+)?build\b[^\n]*?(?:-f|--file)[ =]+[\"']?([\w./-]+)", step.run.value
+                ):
+                    out.add(re.sub(r"^(\./)+", "", m.group(1)))
+    if not out:
+        for need in job.needs:
+            out |= built_files(wf, need, _seen | {job_id})
+    return out
+
+
+def dockerfiles_of(ctx: Context, tag: str, info: TagInfo) -> tuple[set[str], bool]:
+    """The Dockerfiles (at head) whose image a consumer tag pulls, and whether the tag matched exactly.
+
+    Exact: the producers that push `tag`. Otherwise, for a floating tag, the floating producers of the same
+    device and backend (the tag is stale; its image is still meant to come from there)."""
+    inv = inventory(ctx)
+    products = inv.producers_of(tag)
+    exact = bool(products)
+    if not products and info.known and info.role == "floating":
+        products = [
+            p for p in inv.products() if p.known and p.info.role == "floating" and p.info.variant == info.variant
+        ]
+    files: set[str] = set()
+    for prod in products:
+        wf = workflow(ctx, prod.path)
+        if wf is not None:
+            files |= {f for f in built_files(wf, prod.job) if ctx.changeset.head.exists(f)}
+    cann = info.values.get("cann")
+    if not exact and cann:
+        # A stale tag naming another CANN version was built from another Dockerfile (an older one).
+        files = {f for f in files if (base := _from_cann(ctx, f)) is not None and base.lower() == cann.lower()}
+    return files, exact
+
+
+def _from_cann(ctx: Context, path: str) -> str | None:
+    """The CANN version of a Dockerfile's base image (`.../cann:8.5.0-a3-ubuntu22.04-py3.11` -> `8.5.0`)."""
+    src = ctx.source(path)
+    if src is None:
+        return None
+    df = ctx.parsed("dockerfile", src, dfp.parse)
+    for instr in df.of("FROM"):
+        image = instr.image
+        if image is not None and image.tag and image.image.rsplit("/", 1)[-1] == "cann":
+            return image.tag.split("-", 1)[0]
+    return None

@@ -1,0 +1,63 @@
+"""Workflow files and their models at head or base, parsed once per run and kept for it."""
+
+from __future__ import annotations
+
+from checks import kinds
+from checks.context import Context
+from checks.parsers import shell
+from checks.parsers.gha.workflow import Workflow, build
+from checks.parsers.yamlmarks import YamlDoc
+from checks.parsers.yamlmarks import parse as parse_yaml
+
+
+def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:
+    # Kept for the run (the Workflow model holds the document anyway): the image inventory and the project rules
+    # ask for workflows the engine has already let go of; this saves reading and parsing them again.
+    return ctx.memo(("workflow-doc", rev, path), lambda: _workflow_doc(ctx, path, rev))
+
+
+def _workflow_doc(ctx: Context, path: str, rev: str) -> YamlDoc | None:
+    src = ctx.source(path, rev)
+    if src is None:
+        return None
+    return ctx.parsed("yamlmarks", src, parse_yaml, rev=rev)
+
+
+def workflow(ctx: Context, path: str, rev: str = "head") -> Workflow | None:
+    doc = workflow_doc(ctx, path, rev)
+    if doc is None:
+        return None
+    return ctx.memo(("workflow", rev, path), lambda: build(doc, path))
+
+
+def run_script(ctx: Context, text: str) -> shell.ShellScript:
+    """`shell.parse(text)` of a `run:` block's text, once per run for each distinct text: the same blocks recur
+    in many jobs and workflows, and the parse depends on the text alone."""
+    return ctx.memo(("run-script", "", text), lambda: shell.parse(text))
+
+
+def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
+    """The workflow model at `rev` (see Context.source_at); None when absent or broken."""
+    # Kept for the run, like workflow_doc: NPU212 and the Ascend job list ask after the engine let go of the file.
+    return ctx.memo(("workflow-at", rev, path), lambda: _workflow_at(ctx, path, rev))
+
+
+def _workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
+    src = ctx.source_at(path, rev)
+    if src is None:
+        return None
+    key_rev = "head" if src is ctx.source(path, "head") else rev
+    return workflow(ctx, path, key_rev)  # `src` is ctx.source(path, key_rev): the model of that text
+
+
+def workflow_paths(ctx: Context, rev: str) -> list[str]:
+    """Workflow files GitHub runs at `rev` (directly under .github/workflows/)."""
+
+    def find() -> list[str]:  # the cheap test first: most paths are not two levels deep
+        return [
+            p
+            for p in ctx.paths_at(rev)
+            if p.count("/") == 2 and (ctx.kindmap.has(p, kinds.WORKFLOW) or ctx.kindmap.has(p, kinds.ASCEND_WORKFLOW))
+        ]
+
+    return list(ctx.memo(("workflow-paths", rev, ""), find))  # a copy: the caller may change its list

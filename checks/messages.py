@@ -1,0 +1,15 @@
+"""Text helpers for finding messages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+MAX_LISTED = 8  # places named in one message; the rest is counted
+
+
+def places(items: Iterable[str], limit: int = MAX_LISTED) -> str:
+    """`a:1, b:2 and 3 more` for a message."""
+    uniq = list(dict.fromkeys(items))
+    shown = ", ".join(uniq[:limit])
+    rest = len(uniq) - limit
+    return f"{shown} and {rest} more" if rest > 0 else shown

@@ -1,0 +1,368 @@
+"""Ascend image references and tags: `registry/repo:tag` parsing, tag classification by tokens, tags in prose.
+
+The tag grammar is data (knowledge.yml `image_tags`): tokens are classified by field (cann, torch_npu, device, ...)
+and the field sequence is matched against the schemes (F1/F2/F3 floating, R1/R2 release, M1 model-specific).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.parsers.gha.values import WILD
+
+# -- references -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """`host/path/name:tag@digest` split into its parts (tag and digest optional)."""
+
+    text: str
+    repository: str
+    tag: str | None
+    digest: str | None = None
+
+    @property
+    def segments(self) -> list[str]:
+        return self.repository.split("/")
+
+
+_SPACE = re.compile(r"\s")  # the characters str.isspace() accepts (checked for every code point)
+
+
+def parse_ref(text: str) -> ImageRef | None:
+    """None for text that is not an image reference (spaces, empty, a URL)."""
+    text = text.strip()
+    if not text or _SPACE.search(text) or "://" in text:
+        return None
+    digest = None
+    if "@" in text:
+        text_part, _, digest = text.partition("@")
+    else:
+        text_part = text
+    slash = text_part.rfind("/")
+    colon = text_part.rfind(":")
+    if colon > slash:
+        repo, tag = text_part[:colon], text_part[colon + 1 :]
+    else:
+        repo, tag = text_part, None
+    if not repo:
+        return None
+    return ImageRef(text, repo, tag or None, digest)
+
+
+# -- the grammar --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A token that stands in a field's place but is named wrongly (NPU203)."""
+
+    field: str
+    token: str
+    fix: str | None  # the exact replacement token, when there is one
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    tag: str
+    scheme: str | None = None
+    role: str | None = None  # floating | release | model
+    fields: Mapping[str, str] = field(default_factory=dict)  # field -> token as written
+    values: Mapping[str, str] = field(default_factory=dict)  # field -> captured value
+    issues: tuple[Issue, ...] = ()
+    device: str | None = None
+    backend: str | None = None
+    post: str | None = None  # torch_npu ".postN" suffix as written (".post2" or "post2")
+
+    @property
+    def known(self) -> bool:
+        return self.scheme is not None
+
+    @property
+    def variant(self) -> tuple[str | None, str | None]:
+        return self.device, self.backend
+
+    def fixed(self) -> str:
+        """The tag with every exactly-fixable naming issue fixed (tokens renamed; `.postN` spelling kept)."""
+        tokens = self.tag.split("-")
+        for issue in self.issues:
+            if issue.fix is None:
+                continue
+            tokens = [issue.fix if t == issue.token else t for t in tokens]
+        return "-".join(tokens)
+
+
+@dataclass(frozen=True)
+class _Scheme:
+    name: str
+    role: str
+    shape: tuple[Any, ...]
+    format: str
+    default_backend: str | None
+
+
+def _parse_shape(text: str) -> tuple[Any, ...]:
+    items: list[Any] = []
+    stack: list[list[Any]] = [items]
+    for tok in re.findall(r"\[|\]|[^\s\[\]]+", text):
+        if tok == "[":
+            group: list[Any] = []
+            stack[-1].append(("opt", group))
+            stack.append(group)
+        elif tok == "]":
+            stack.pop()
+        elif tok == "*":
+            stack[-1].append(("rest",))
+        else:
+            stack[-1].append(("field", tok))
+    return tuple(items)
+
+
+class Grammar:
+    """Tag tokens, schemes, families and mirrors from knowledge.yml `image_tags`."""
+
+    def __init__(self, section: Mapping[str, Any]) -> None:
+        self.devices = [str(d) for d in section.get("devices", [])]
+        self.backends = [str(b) for b in section.get("backends", [])]
+        self.model_markers = sorted((str(m) for m in section.get("model_markers", [])), key=len, reverse=True)
+        self.families = [[tuple(str(s).split("/")) for s in fam] for fam in section.get("families", [])]
+        self.mirrors = {str(k): str(v) for k, v in (section.get("mirrors") or {}).items()}
+        self.temporary = [re.compile(p) for p in section.get("temporary", [])]
+        self.producer_markers = [str(m) for m in section.get("producer_markers", [])]
+        self.tokens = [(str(f), re.compile(str(p))) for f, p in section.get("tokens", [])]
+        self.schemes = [
+            _Scheme(
+                str(s["name"]),
+                str(s.get("role", "floating")),
+                _parse_shape(str(s["shape"])),
+                str(s.get("format", s["shape"])),
+                s.get("default_backend"),
+            )
+            for s in section.get("schemes", [])
+        ]
+        lenient = section.get("lenient") or {}
+        self.lenient_fields: dict[str, dict[str, str]] = {
+            str(f): {str(k): str(v) for k, v in (spec.get("fields") or {}).items()} for f, spec in lenient.items()
+        }
+        self.lenient_words: dict[str, dict[str, str | None]] = {
+            str(f): {str(k): (None if v is None else str(v)) for k, v in (spec.get("words") or {}).items()}
+            for f, spec in lenient.items()
+        }
+        self.post_spelling = str(section.get("post_spelling", ".post"))
+        self._cache: dict[str, TagInfo] = {}
+
+    # -- families and mirrors -----------------------------------------------------------------------------------
+    def family(self, ref: ImageRef) -> str | None:
+        """The family (its first repository suffix) when `ref` names an Ascend verl image, else None."""
+        segs = tuple(ref.segments)
+        for fam in self.families:
+            for suffix in fam:
+                if len(segs) >= len(suffix) and segs[-len(suffix) :] == suffix:
+                    return "/".join(fam[0])
+        return None
+
+    def location(self, ref: ImageRef) -> str:
+        """Where a family image is pulled from: the repository without its family suffix (e.g. the SWR mirror)."""
+        segs = tuple(ref.segments)
+        for fam in self.families:
+            for suffix in fam:
+                if len(segs) >= len(suffix) and segs[-len(suffix) :] == suffix:
+                    return "/".join(segs[: -len(suffix)])
+        return ref.repository
+
+    def mirror_name(self, location: str) -> str:
+        for name, prefix in self.mirrors.items():
+            if location == prefix:
+                return name
+        return location or "(no registry)"
+
+    def is_temporary(self, tag: str) -> bool:
+        return any(p.search(tag) for p in self.temporary)
+
+    # -- tags -------------------------------------------------------------------------------------------------
+    def split(self, tag: str) -> list[str]:
+        """Tokens on "-", with a model marker (which may contain "-") kept as one token."""
+        parts = tag.split("-")
+        out: list[str] = []
+        i = 0
+        while i < len(parts):
+            for marker in self.model_markers:
+                mparts = marker.split("-")
+                if parts[i : i + len(mparts)] == mparts:
+                    out.append(marker)
+                    i += len(mparts)
+                    break
+            else:
+                out.append(parts[i])
+                i += 1
+        return out
+
+    def token_field(self, token: str) -> tuple[str | None, re.Match[str] | None]:
+        if token in self.model_markers:
+            return "model", None
+        for name, pattern in self.tokens:
+            m = pattern.match(token)
+            if m:
+                return name, m
+        return None, None
+
+    def classify(self, tag: str) -> TagInfo:
+        hit = self._cache.get(tag)
+        if hit is None:
+            hit = self._classify(tag)
+            self._cache[tag] = hit
+        return hit
+
+    def _classify(self, tag: str) -> TagInfo:
+        if not tag or WILD in tag:
+            return TagInfo(tag)
+        tokens = self.split(tag)
+        classes = [self.token_field(t) for t in tokens]
+        for lenient in (False, True):
+            for scheme in self.schemes:
+                match = _match(scheme.shape, 0, tokens, classes, self, lenient)
+                if match is None:
+                    continue
+                return self._info(tag, scheme, tokens, classes, match)
+        return TagInfo(tag)
+
+    def _info(
+        self,
+        tag: str,
+        scheme: _Scheme,
+        tokens: list[str],
+        classes: list[tuple[str | None, re.Match[str] | None]],
+        match: list[tuple[int, str]],
+    ) -> TagInfo:
+        fields: dict[str, str] = {}
+        values: dict[str, str] = {}
+        issues: list[Issue] = []
+        post = None
+        for index, slot in match:
+            token = tokens[index]
+            cls, m = classes[index]
+            fields[slot] = token
+            value = m.group("v") if m is not None and "v" in m.re.groupindex and m.group("v") else token
+            if cls != slot:
+                fix = self._fix(slot, token, cls)
+                issues.append(Issue(slot, token, fix))
+                if slot in ("device", "backend"):
+                    value = fix or token
+            values[slot] = value
+            if m is not None and "post" in m.re.groupindex and m.group("post"):
+                post = m.group("post")
+        backend = values.get("backend") or scheme.default_backend
+        return TagInfo(
+            tag=tag,
+            scheme=scheme.name,
+            role=scheme.role,
+            fields=fields,
+            values=values,
+            issues=tuple(issues),
+            device=values.get("device"),
+            backend=backend,
+            post=post,
+        )
+
+    def _fix(self, slot: str, token: str, cls: str | None) -> str | None:
+        if cls is not None and cls in self.lenient_fields.get(slot, {}):
+            fm = next((p for f, p in self.tokens if f == cls), None)
+            m = fm.match(token) if fm is not None else None
+            prefix_new = self.lenient_fields[slot][cls]
+            if m is not None and "v" in m.re.groupindex:
+                start = m.start("v")
+                return prefix_new + token[start:]
+            return None
+        return self.lenient_words.get(slot, {}).get(token)
+
+    def accepts(self, slot: str, token: str, cls: str | None, lenient: bool) -> bool:
+        if cls == slot:
+            return True
+        if not lenient:
+            return False
+        if cls is not None and cls in self.lenient_fields.get(slot, {}):
+            return True
+        return cls is None and token in self.lenient_words.get(slot, {})
+
+    def scheme_format(self, name: str) -> str:
+        return next((s.format for s in self.schemes if s.name == name), name)
+
+    def normalized(self, info: TagInfo) -> str:
+        """Identity of a tag for spelling comparisons: naming issues fixed and one `.postN` spelling."""
+        text = info.fixed()
+        return re.sub(r"(torch(?:_npu)?\d+\.\d+\.\d+)\.?(post\d+)", r"\1.\2", text)
+
+
+def _match(
+    shape: tuple[Any, ...],
+    pos: int,
+    tokens: list[str],
+    classes: list[tuple[str | None, re.Match[str] | None]],
+    grammar: Grammar,
+    lenient: bool,
+) -> list[tuple[int, str]] | None:
+    """Backtracking match of a shape against tokens[pos:]; returns (token index, field) pairs."""
+    if not shape:
+        return [] if pos == len(tokens) else None
+    head, rest = shape[0], shape[1:]
+    if head[0] == "rest":
+        return (
+            []
+            if not rest
+            else next(
+                (m for p in range(pos, len(tokens) + 1) if (m := _match(rest, p, tokens, classes, grammar, lenient))),
+                None,
+            )
+        )
+    if head[0] == "opt":
+        with_group = _match(tuple(head[1]) + rest, pos, tokens, classes, grammar, lenient)
+        if with_group is not None:
+            return with_group
+        return _match(rest, pos, tokens, classes, grammar, lenient)
+    name = head[1]
+    if pos >= len(tokens) or not grammar.accepts(name, tokens[pos], classes[pos][0], lenient):
+        return None
+    tail = _match(rest, pos + 1, tokens, classes, grammar, lenient)
+    return None if tail is None else [(pos, name), *tail]
+
+
+def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, str, int, int]]:
+    """(line, tag, start column, end column) of family image tags written in prose or comments.
+
+    Explicit references (`quay.io/ascend/verl:<tag>`) always count; with `bare`, so do stand-alone words that
+    classify into a tag scheme (`v0.8.0-cann9.0.0-...` in a table).
+    """
+    for n, line in enumerate(text.splitlines(), start=1):
+        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl).
+        explicit = ":" in line and "/" in line
+        if not explicit and (not bare or line.count("-") < 3):
+            continue
+        seen: set[tuple[int, int]] = set()
+        for m in _EXPLICIT.finditer(line) if explicit else ():
+            ref = parse_ref(m.group(0))
+            if ref is None or ref.tag is None or g.family(ref) is None:
+                continue
+            start = m.end() - len(ref.tag)
+            seen.add((start, m.end()))
+            yield n, ref.tag, start, m.end()
+        if not bare:
+            continue
+        for m in _BARE.finditer(line):
+            if any(s <= m.start() < e for s, e in seen):
+                continue
+            info = g.classify(m.group(0))
+            if info.known:
+                yield n, m.group(0), m.start(), m.end()
+
+
+# The lookbehind changes no match, it only spares the regex a retry at every letter of a long word: a match that
+# would start right after a letter or digit could start at that letter too, and finditer takes the leftmost
+# (a previous match cannot end just before one: it ends before a character outside [A-Za-z0-9._-]).
+_EXPLICIT = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?(?:/[A-Za-z0-9._-]+)+:[A-Za-z0-9_][A-Za-z0-9._-]*"
+)
+_BARE = re.compile(r"(?<![\w./:-])[a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,}(?![\w/-])")
