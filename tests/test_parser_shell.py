@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checks.parsers.sh.lexer import SIMPLE_WORD as _SIMPLE_WORD
+from checks.parsers.sh.lexer import read_word as _read_word
 from checks.parsers.shell import (
-    _SIMPLE_WORD,
     UNKNOWN,
-    _read_word,
     as_bool,
     as_int,
     hydra_str,

@@ -31,7 +31,6 @@ Layers:
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +38,9 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import yaml
+
+from checks.parsers.sh import REDIRECT, ArrayWord, LogicalLine, Op, Source, Token, Word, split_logical, tokens
+from checks.parsers.sh import logical_lines as _logical_lines
 
 __all__ = [
     "UNKNOWN",
@@ -154,481 +156,14 @@ def as_int(value: Value | None) -> int | None:
         return None
 
 
-# -- layer 1: logical lines ---------------------------------------------------------------------------------
+# -- layers 1 and 2: logical lines and tokens come from the shell layer (checks.parsers.sh) ------------------
 
-
-@dataclass(frozen=True)
-class LogicalLine:
-    """One logical line: continuations joined, comments and heredoc bodies removed.
-
-    `marks` is a sorted tuple of (offset in `text`, physical line): the text from that offset on came from
-    that physical line (1-based).
-    """
-
-    text: str
-    line: int
-    end_line: int
-    marks: tuple[tuple[int, int], ...]
-
-    def line_at(self, offset: int) -> int:
-        """The physical line of the character at `offset`."""
-        k = bisect.bisect_right(self.marks, (offset, 1 << 62)) - 1
-        return self.marks[k][1] if k >= 0 else self.line
-
-    def marks_between(self, start: int, end: int) -> tuple[tuple[int, int], ...]:
-        lo = bisect.bisect_right(self.marks, (start, 1 << 62))
-        hi = bisect.bisect_left(self.marks, (end, 0))
-        return self.marks[lo:hi]
-
-
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-9][\w.-]*))")
-_WORD_BREAK = " \t;&|()<>"
-
-
-_ALL_OPENERS = ("$((", "$(", "${")
-_WORD_OPENERS = ("$(", "${")  # a word's end only needs to know the nesting, not arithmetic
-
-
-def _open_expansion(
-    line: str, i: int, stack: list[str], out: list[str] | None = None, openers: tuple[str, ...] = _ALL_OPENERS
-) -> int:
-    """At `i`: open the first of `openers` that starts there (pushed on the stack, copied to `out` when given)
-    and return its length, else 0."""
-    for opener in openers:
-        if line.startswith(opener, i):
-            stack.append(opener)
-            if out is not None:
-                out.append(opener)
-            return len(opener)
-    return 0
-
-
-# Runs of characters that change nothing in `_scan_physical` under each top of the quoting stack: the scanner
-# copies such a run in one slice. Every character left out is one the per-character code below handles.
-_SCAN_CODE = re.compile(r"[^\\#'\"`$()<]+")
-_SCAN_RUN = {
-    None: _SCAN_CODE,
-    "$(": _SCAN_CODE,
-    "(": _SCAN_CODE,
-    "$((": _SCAN_CODE,
-    '"': re.compile(r'[^\\"$`]+'),
-    "`": re.compile(r"[^\\`]+"),
-    "${": re.compile(r"[^\\}'\"`$]+"),
-}
-
-
-def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[str, bool]]]:
-    """Scan one physical line under the quoting `stack` (mutated in place).
-
-    Returns (text without comment, ends with a line-continuation backslash, heredoc markers (word, strip_tabs)).
-    """
-    out: list[str] = []
-    heredocs: list[tuple[str, bool]] = []
-    i, n = 0, len(line)
-    while i < n:
-        top = stack[-1] if stack else None
-        if top == "'":  # nothing but the closing quote ends a single-quoted string
-            j = line.find("'", i)
-            if j < 0:
-                out.append(line[i:])
-                break
-            out.append(line[i : j + 1])
-            stack.pop()
-            i = j + 1
-            continue
-        run = _SCAN_RUN[top].match(line, i)
-        if run is not None:
-            out.append(run.group())
-            i = run.end()
-            if i == n:
-                break
-        c = line[i]
-        if c == "\\":
-            if i == n - 1:
-                if top in (None, '"', "$(", "(", "${", "`"):
-                    return "".join(out), True, heredocs
-                out.append(c)
-                i += 1
-                continue
-            out.append(line[i : i + 2])
-            i += 2
-            continue
-        if top == '"':
-            if c == '"':
-                stack.pop()
-            elif c == "$" and (step := _open_expansion(line, i, stack, out)):
-                i += step
-                continue
-            elif c == "`":
-                stack.append("`")
-            out.append(c)
-            i += 1
-            continue
-        if top == "`":
-            if c == "`":
-                stack.pop()
-            out.append(c)
-            i += 1
-            continue
-        if top == "${":
-            if c == "}":
-                stack.pop()
-            elif c in "'\"`":
-                stack.append(c)
-            elif c == "$" and (step := _open_expansion(line, i, stack, out)):
-                i += step
-                continue
-            out.append(c)
-            i += 1
-            continue
-        # top is None, "$(", "(" or "$((": code context
-        if c == "#" and top != "$((" and (i == 0 or line[i - 1] in " \t;&|(\n"):
-            break  # a comment runs to the end of the physical line
-        if c in "'\"`":
-            stack.append(c)
-        elif c == "$" and (step := _open_expansion(line, i, stack, out)):
-            i += step
-            continue
-        elif c == "(":
-            stack.append("(")
-        elif c == ")":
-            if top == "$((":
-                if line.startswith("))", i):
-                    stack.pop()
-                    out.append("))")
-                    i += 2
-                    continue
-            elif top in ("$(", "("):
-                stack.pop()
-            # top None: a `case` pattern's closing parenthesis
-        elif c == "<" and line.startswith("<<<", i):
-            out.append("<<<")  # a here-string: its `<<` must not be read again as a here-document
-            i += 3
-            continue
-        elif c == "<" and top in (None, "$(") and line.startswith("<<", i):
-            m = _HEREDOC.match(line, i)
-            if m:
-                word = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
-                heredocs.append((word or "", m.group(1) == "-"))
-                out.append(m.group(0))
-                i = m.end()
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out), False, heredocs
-
-
-@functools.lru_cache(maxsize=8192)
-def _scan_line(line: str, stack: tuple[str, ...]) -> tuple[str, bool, tuple[tuple[str, bool], ...], tuple[str, ...]]:
-    """`_scan_physical` as a pure function, with the quoting stack after the line returned; memoised because
-    launch scripts repeat most of their lines (98% of the lines of the synthetic tree, 78% at verl HEAD)."""
-    after = list(stack)
-    text, cont, heredocs = _scan_physical(line, after)
-    return text, cont, tuple(heredocs), tuple(after)
-
-
-def _split_logical(text: str) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
-    """Logical lines, the physical lines of comments skipped inside a continuation, and heredoc body ranges."""
-    physical = text.split("\n")
-    result: list[LogicalLine] = []
-    comment_breaks: list[int] = []
-    heredoc_ranges: list[tuple[int, int]] = []
-    stack: tuple[str, ...] = ()  # quoting stack between physical lines
-    buf: list[str] = []
-    marks: list[tuple[int, int]] = []
-    length = 0
-    start_line = 0
-    end_line = 0
-    continuing = False  # the previous physical line ended with an unquoted backslash
-    idx = 0
-    total = len(physical)
-    has_cr = "\r" in text
-    while idx < total:
-        raw = physical[idx]
-        lineno = idx + 1
-        idx += 1
-        if has_cr and raw.endswith("\r"):
-            raw = raw[:-1]
-        if continuing and not stack and raw.lstrip().startswith("#"):
-            # A commented-out line inside a `\` continuation. Bash ends the command here; authors mean
-            # "skip this line", which is what a trailing backslash on the comment says. Follow the author
-            # when the comment ends with `\`, bash otherwise.
-            comment_breaks.append(lineno)
-            if raw.rstrip().endswith("\\"):
-                continue
-            continuing = False
-        elif not buf and not stack and (not raw.strip() or raw.lstrip().startswith("#")):
-            continue
-        if not buf:
-            start_line = lineno
-            length = 0
-            marks = []
-        text_part, cont, heredocs, stack = _scan_line(raw, stack)
-        marks.append((length, lineno))
-        buf.append(text_part)
-        length += len(text_part)
-        end_line = lineno
-        for word, strip_tabs in heredocs:
-            body_start = idx + 1
-            while idx < total:
-                body = physical[idx].rstrip("\r")
-                idx += 1
-                if (body.lstrip("\t") if strip_tabs else body) == word:
-                    break
-            heredoc_ranges.append((body_start, idx))
-        if cont:
-            continuing = True
-            continue
-        continuing = False
-        if stack:
-            buf.append("\n")
-            length += 1
-            continue
-        joined = "".join(buf)
-        if joined.strip():
-            result.append(LogicalLine(joined, start_line, end_line, tuple(marks)))
-        buf = []
-    if buf:
-        joined = "".join(buf)
-        if joined.strip():
-            result.append(LogicalLine(joined, start_line, end_line, tuple(marks)))
-    return result, comment_breaks, heredoc_ranges
+_REDIR = REDIRECT
 
 
 def logical_lines(text: str) -> list[LogicalLine]:
-    """The logical lines of a shell script (see LogicalLine); never raises."""
-    try:
-        return _split_logical(text)[0]
-    except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
-        return []
-
-
-# -- layer 2: tokens ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Word:
-    """A shell word as written (quotes kept), with its physical line.
-
-    `marks` maps offsets inside a word that spans several physical lines (a multi-line string) to lines.
-    """
-
-    text: str
-    line: int
-    marks: tuple[tuple[int, int], ...] = ()
-
-    def line_at(self, offset: int) -> int:
-        found = self.line
-        for start, phys in self.marks:
-            if start > offset:
-                break
-            found = phys
-        return found
-
-
-def _word(ll: LogicalLine, start: int, end: int) -> Word:
-    # ll.line_at(start) with the bisection it makes: marks[lo] is the first mark after `start`. When that one
-    # does not start before `end` either, ll.marks_between(start, end) is empty (words rarely span lines).
-    lo = bisect.bisect_right(ll.marks, (start, 1 << 62))
-    line = ll.marks[lo - 1][1] if lo > 0 else ll.line
-    if lo == len(ll.marks) or ll.marks[lo] >= (end, 0):
-        return Word(ll.text[start:end], line)
-    marks = tuple((off - start, phys) for off, phys in ll.marks_between(start, end))
-    return Word(ll.text[start:end], line, marks)
-
-
-@dataclass(frozen=True)
-class _ArrayWord:
-    name: str
-    append: bool
-    elements: tuple[Word, ...]
-    line: int
-    end_line: int
-
-    @property
-    def text(self) -> str:
-        return f"{self.name}{'+' if self.append else ''}=({' '.join(e.text for e in self.elements)})"
-
-
-@dataclass(frozen=True)
-class _Op:
-    text: str
-    line: int
-
-
-_Token = Word | _ArrayWord | _Op
-
-_REDIR = re.compile(r"\d*(?:&>>|&>|>>|>&|<&|<<<|<<-|<<|<>|>\||>|<)")
-_OPS = (";;&", ";;", ";&", "&&", "||", "|&", "|", ";", "&", "(", ")", "\n")
-_ARRAY_HEAD = re.compile(r"([A-Za-z_]\w*)(\+?)=\Z")
-
-
-# Runs of characters that change nothing in `_read_word` under each top of its stack (None: the word itself).
-_WORD_IN_PARENS = re.compile(r"[^\\'\"`()$]+")
-_WORD_RUN = {
-    None: re.compile(r"[^\\'\"`$ \t\n;&|()<>]+"),
-    '"': re.compile(r'[^\\"$`]+'),
-    "`": re.compile(r"[^\\`]+"),
-    "${": re.compile(r"[^\\}'\"`$]+"),
-    "$(": _WORD_IN_PARENS,
-    "(": _WORD_IN_PARENS,
-}
-
-
-# A word that _read_word reads without nesting anything but a simple ${...}: a sequence of the pieces below,
-# ending where _read_word ends it (a break or the end of the text). Each piece starts with a different
-# character, so there is one way to read a word; words with $( ), backticks or quotes inside ${ } do not match.
-_SIMPLE_WORD = (
-    r"(?:[^\\'\"`$ \t\n;&|()<>]++"  # plain characters
-    r"|\\[\s\S]"  # an escaped character
-    r"|'[^']*+'"  # a single-quoted string
-    r'|"(?:[^"\\`$]++|\\[\s\S]|\$\{[^}\'"`$\\]*+\}|\$(?![({]))*+"'  # "...", with ${NAME...} and $NAME
-    r"|\$\{[^}'\"`$\\]*+\}"  # ${NAME...}
-    r"|\$(?![({])"  # $NAME, $1, a lone $
-    r")++(?=[ \t\n;&|()<>]|\Z)"
-)
-
-
-def _read_word(s: str, i: int) -> int:
-    """End offset of the shell word that starts at s[i] (quotes, $( ), ${ } and backticks respected)."""
-    n = len(s)
-    stack: list[str] = []
-    while i < n:
-        top = stack[-1] if stack else None
-        if top == "'":  # nothing but the closing quote ends a single-quoted string
-            j = s.find("'", i)
-            if j < 0:
-                return n
-            stack.pop()
-            i = j + 1
-            continue
-        run = _WORD_RUN[top].match(s, i)
-        if run is not None:
-            i = run.end()
-            if i == n:
-                return n
-        c = s[i]
-        if c == "\\":
-            i += 2
-            continue
-        if top == '"':
-            if c == '"':
-                stack.pop()
-            elif s.startswith("$(", i):
-                stack.append("$(")
-                i += 2
-                continue
-            elif s.startswith("${", i):
-                stack.append("${")
-                i += 2
-                continue
-            elif c == "`":
-                stack.append("`")
-            i += 1
-            continue
-        if top == "`":
-            if c == "`":
-                stack.pop()
-            i += 1
-            continue
-        if top == "${":
-            if c == "}":
-                stack.pop()
-            elif c in "'\"`":
-                stack.append(c)
-            elif step := _open_expansion(s, i, stack, openers=_WORD_OPENERS):
-                i += step
-                continue
-            i += 1
-            continue
-        if top in ("$(", "("):
-            if c in "'\"`":
-                stack.append(c)
-            elif c == "(":
-                stack.append("(")
-            elif c == ")":
-                stack.pop()
-            elif step := _open_expansion(s, i, stack, openers=("${",)):
-                i += step
-                continue
-            i += 1
-            continue
-        # top level of the word
-        if c in " \t\n;&|()<>":
-            return i
-        if c in "'\"`":
-            stack.append(c)
-        elif step := _open_expansion(s, i, stack, openers=_WORD_OPENERS):
-            i += step
-            continue
-        i += 1
-    return n
-
-
-# The next token: blanks skipped (possessively: no token starts on a blank), then the first of a redirection,
-# an operator (_OPS, in their order) and a simple word; with none of them, _read_word reads the word.
-_TOKEN = re.compile(
-    rf"[ \t\r]*+(?:(?P<redir>{_REDIR.pattern})|(?P<op>{'|'.join(map(re.escape, _OPS))})|(?P<word>{_SIMPLE_WORD}))?"
-)
-
-
-def _tokenize(ll: LogicalLine) -> list[_Token]:
-    s = ll.text
-    n = len(s)
-    out: list[_Token] = []
-    # A logical line from one physical line (the first mark is at offset 0): every token is on that line.
-    one_line = ll.marks[0][1] if len(ll.marks) == 1 and ll.marks[0][0] == 0 else None
-    i = 0
-    while i < n:
-        m = _TOKEN.match(s, i)
-        assert m is not None  # it always matches, maybe nothing but blanks
-        kind = m.lastgroup
-        if kind == "redir" or kind == "op":
-            text = m.group(kind)
-            line = one_line if one_line is not None else ll.line_at(m.start(kind))
-            out.append(_Op(";" if text == "\n" else text, line))
-            i = m.end()
-            continue
-        if kind == "word":
-            i, end = m.start(kind), m.end()
-        else:  # blanks skipped; what follows (if anything) is a word with $( ), backticks or nested quotes
-            i = m.end()
-            if i == n:
-                break
-            end = _read_word(s, i)
-            if end == i:  # cannot happen, but never loop forever
-                end = i + 1
-        am = _ARRAY_HEAD.match(s[i:end]) if end < n and s[end] == "(" else None
-        if am:
-            elements, close = _read_array(ll, end + 1)
-            out.append(_ArrayWord(am.group(1), am.group(2) == "+", elements, ll.line_at(i), ll.line_at(close)))
-            i = close + 1
-            continue
-        out.append(Word(s[i:end], one_line) if one_line is not None else _word(ll, i, end))
-        i = end
-    return out
-
-
-def _read_array(ll: LogicalLine, i: int) -> tuple[tuple[Word, ...], int]:
-    """Elements of an array literal starting after `(`; returns them and the offset of the closing `)`."""
-    s = ll.text
-    n = len(s)
-    elements: list[Word] = []
-    while i < n:
-        c = s[i]
-        if c in " \t\r\n":
-            i += 1
-            continue
-        if c == ")":
-            return tuple(elements), i
-        end = _read_word(s, i)
-        if end == i:
-            end = i + 1  # a stray operator character inside the array: skip it
-            i = end
-            continue
-        elements.append(_word(ll, i, end))
-        i = end
-    return tuple(elements), n
+    """The logical lines of a shell script (see `checks.parsers.sh.LogicalLine`); never raises."""
+    return _logical_lines(Source.file(text))
 
 
 # -- layer 2: statements and arms ---------------------------------------------------------------------------
@@ -662,7 +197,7 @@ class Statement:
     end_line: int
     words: tuple[Word, ...]  # command words (leading NAME=VALUE words excluded)
     assigns: tuple[_Assign, ...]  # leading NAME=VALUE words
-    arrays: tuple[_ArrayWord, ...]  # NAME=( ... ) / NAME+=( ... )
+    arrays: tuple[ArrayWord, ...]  # NAME=( ... ) / NAME+=( ... )
     arms: tuple[Arm, ...]
     for_var: str = ""  # set on the synthetic statement that assigns a `for` variable
 
@@ -774,22 +309,22 @@ class _Builder:
             self._unwind_to(f)
             self.stack.pop()
 
-    def _in_case_pattern(self, cur: list[_Token]) -> bool:
+    def _in_case_pattern(self, cur: list[Token]) -> bool:
         top = self.stack[-1] if self.stack else None
         if top is None or top.kind != "case" or top.state not in ("in", "pattern"):
             return False
-        return not any(isinstance(t, _Op) and t.text == ")" for t in cur)
+        return not any(isinstance(t, Op) and t.text == ")" for t in cur)
 
     def _in_if_cond(self) -> _Frame | None:
         top = self.stack[-1] if self.stack else None
         return top if top is not None and top.kind == "if" and top.state == "cond" else None
 
     # token stream --------------------------------------------------------------------------------------------
-    def feed(self, toks: list[_Token]) -> None:
+    def feed(self, toks: list[Token]) -> None:
         """One logical line."""
-        cur: list[_Token] = []
+        cur: list[Token] = []
         for t in toks:
-            if not isinstance(t, _Op):
+            if not isinstance(t, Op):
                 cur.append(t)
                 continue
             if t.text in ("(", ")", "|") and self._in_case_pattern(cur):
@@ -802,7 +337,7 @@ class _Builder:
                 if cond is not None:
                     cond.cond.append(t.text)
                 elif t.text in ("&&", "||") and last is not None:
-                    self._open_andlist([w.text for w in last if isinstance(w, Word)], t.text, t.line)
+                    self._open_andlist([w.raw for w in last if isinstance(w, Word)], t.text, t.line)
                     continue
                 if t.text in (";", ";;", ";&", ";;&", "&", "|", "|&"):
                     self._close_andlists()
@@ -810,7 +345,7 @@ class _Builder:
                     self._case_arm_end()
                 continue
             if t.text == "(":
-                if len(cur) == 1 and isinstance(cur[0], Word) and _NAME.match(cur[0].text):
+                if len(cur) == 1 and isinstance(cur[0], Word) and _NAME.match(cur[0].raw):
                     cur.append(t)  # name() { ... }
                     continue
                 self.command(cur)
@@ -818,7 +353,7 @@ class _Builder:
                 self.stack.append(_Frame("subshell"))
                 continue
             if t.text == ")":
-                if cur and isinstance(cur[-1], _Op) and cur[-1].text == "(":
+                if cur and isinstance(cur[-1], Op) and cur[-1].text == "(":
                     cur.append(t)
                     continue
                 if self._top("subshell") is not None:
@@ -848,19 +383,19 @@ class _Builder:
         while self.stack and self.stack[-1].kind == "andlist":
             self.stack.pop()
 
-    def command(self, toks: list[_Token]) -> list[_Token] | None:
+    def command(self, toks: list[Token]) -> list[Token] | None:
         """One simple command; returns its tokens when it is a plain command (for `&&` tests)."""
         if not toks:
             return None
         top = self.stack[-1] if self.stack else None
         first = toks[0]
-        word0 = first.text if isinstance(first, Word) else ""
+        word0 = first.raw if isinstance(first, Word) else ""
         if top is not None and top.kind == "case" and top.state in ("in", "pattern"):
             self._case_head(top, toks)
             return None
         cond = self._in_if_cond()
         if cond is not None and word0 != "then":
-            cond.cond.append(" ".join(t.text for t in toks))
+            cond.cond.append(" ".join(t.raw if isinstance(t, Word) else t.text for t in toks))
             self._emit(toks)
             return None
         if word0 in ("if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do", "done"):
@@ -872,9 +407,9 @@ class _Builder:
         if (
             len(toks) >= 3
             and _NAME.match(word0)
-            and isinstance(toks[1], _Op)
+            and isinstance(toks[1], Op)
             and toks[1].text == "("
-            and isinstance(toks[2], _Op)
+            and isinstance(toks[2], Op)
             and toks[2].text == ")"
         ):
             self.function_pending = True
@@ -883,7 +418,7 @@ class _Builder:
         self._emit(toks)
         return toks
 
-    def _keyword(self, word0: str, toks: list[_Token]) -> None:
+    def _keyword(self, word0: str, toks: list[Token]) -> None:
         line = toks[0].line
         rest = toks[1:]
         if word0 == "!":
@@ -919,12 +454,12 @@ class _Builder:
         elif word0 == "fi":
             self._pop("if")
         elif word0 == "case":
-            subject = rest[0].text if rest and isinstance(rest[0], Word) else ""
+            subject = rest[0].raw if rest and isinstance(rest[0], Word) else ""
             m = re.search(r"\$\{?([A-Za-z_]\w*)", subject)
             device_case = bool(m and _DEVICE_VAR.match(m.group(1)))
             self.stack.append(_Frame("case", state="in", device_case=device_case))
             rest = rest[1:]
-            if rest and isinstance(rest[0], Word) and rest[0].text == "in":
+            if rest and isinstance(rest[0], Word) and rest[0].raw == "in":
                 self.stack[-1].state = "pattern"
                 rest = rest[1:]
         elif word0 == "esac":
@@ -933,10 +468,10 @@ class _Builder:
             frame = _Frame("loop", state="head")
             self.stack.append(frame)
             if word0 == "for":
-                name = rest[0].text if rest and isinstance(rest[0], Word) else ""
+                name = rest[0].raw if rest and isinstance(rest[0], Word) else ""
                 if _NAME.match(name):
                     frame.for_var = name
-                    if len(rest) >= 2 and isinstance(rest[1], Word) and rest[1].text == "in":
+                    if len(rest) >= 2 and isinstance(rest[1], Word) and rest[1].raw == "in":
                         frame.for_items = tuple(t for t in rest[2:] if isinstance(t, Word))
                     else:
                         frame.for_items = (Word('"$@"', line),)
@@ -956,7 +491,7 @@ class _Builder:
         elif word0 == "function":
             self.function_pending = True
             rest = rest[1:]
-            while rest and isinstance(rest[0], _Op) and rest[0].text in ("(", ")"):
+            while rest and isinstance(rest[0], Op) and rest[0].text in ("(", ")"):
                 rest = rest[1:]
         elif word0 == "{":
             if self.function_pending:
@@ -971,14 +506,15 @@ class _Builder:
                     break
         self.command(rest)
 
-    def _case_head(self, frame: _Frame, toks: list[_Token]) -> None:
+    def _case_head(self, frame: _Frame, toks: list[Token]) -> None:
         # [in] [(] pattern [| pattern]... ) [command...]    or    esac
         i = 0
         if frame.state == "in":
-            if isinstance(toks[0], Word) and toks[0].text == "in":
+            if isinstance(toks[0], Word) and toks[0].raw == "in":
                 i = 1
             frame.state = "pattern"
-        if i < len(toks) and isinstance(toks[i], Word) and toks[i].text == "esac":
+        head = toks[i] if i < len(toks) else None
+        if isinstance(head, Word) and head.raw == "esac":
             self._pop("case")
             self.command(toks[i + 1 :])
             return
@@ -988,11 +524,11 @@ class _Builder:
         while i < len(toks):
             t = toks[i]
             i += 1
-            if isinstance(t, _Op) and t.text == ")":
+            if isinstance(t, Op) and t.text == ")":
                 closed = True
                 break
             if isinstance(t, Word):
-                patterns.append(t.text)
+                patterns.append(t.raw)
         if not closed:
             return
         if frame.device_case:
@@ -1008,32 +544,32 @@ class _Builder:
             self._unwind_to(f)
             f.arm, f.state = None, "pattern"
 
-    def _emit(self, toks: list[_Token]) -> None:
+    def _emit(self, toks: list[Token]) -> None:
         words: list[Word] = []
         assigns: list[_Assign] = []
-        arrays: list[_ArrayWord] = []
+        arrays: list[ArrayWord] = []
         skip_next = False
         for t in toks:
-            if isinstance(t, _Op):
+            if isinstance(t, Op):
                 skip_next = _REDIR.fullmatch(t.text) is not None
                 continue
             if skip_next:
                 skip_next = False
                 continue
-            if isinstance(t, _ArrayWord):
+            if isinstance(t, ArrayWord):
                 arrays.append(t)
                 continue
             if not words:
-                m = _SHELL_ASSIGN.match(t.text)
+                m = _SHELL_ASSIGN.match(t.raw)
                 if m:
                     if not m.group(2):
-                        assigns.append(_Assign(m.group(1), t.text[m.end() :], t.line, bool(m.group(3)), t))
+                        assigns.append(_Assign(m.group(1), t.raw[m.end() :], t.line, bool(m.group(3)), t))
                     continue
             words.append(t)
         if not (words or assigns or arrays):
             return
         lines = [t.line for t in toks]
-        lines += [t.end_line for t in toks if isinstance(t, _ArrayWord)]
+        lines += [t.end_line for t in toks if isinstance(t, ArrayWord)]
         self.statements.append(
             Statement(
                 len(self.statements),
@@ -1564,10 +1100,10 @@ class ShellScript:
 def parse(text: str) -> ShellScript:
     """Parse a shell script. Never raises: on trouble the result is empty and `error` says why."""
     try:
-        logical, breaks, heredocs = _split_logical(text)
+        logical, breaks, heredocs = split_logical(Source.file(text))
         builder = _Builder()
         for ll in logical:
-            builder.feed(_tokenize(ll))
+            builder.feed(tokens(ll))
         return ShellScript(text, logical, builder.statements, breaks, heredocs, builder.all_arms)
     except Exception as exc:  # pragma: no cover - defensive: a parser bug must not sink a review
         return ShellScript(text, [], [], [], [], error=f"{type(exc).__name__}: {exc}")
@@ -1582,34 +1118,32 @@ def _assignments(statements: Iterable[Statement]) -> Iterator[Assignment]:
             yield Assignment(st.for_var, None, st.line, "for", False, st.arms, st.index)
             continue
         words = st.words
-        cmd = words[0].text if words else ""
+        cmd = words[0].raw if words else ""
         for a in st.assigns:
             kind = "prefix" if words else "assign"
             yield Assignment(a.name, a.raw, a.line, kind, kind == "prefix", st.arms, st.index)
-        exported = cmd == "export" or (
-            cmd in _DECLARERS and any("x" in w.text for w in words if w.text.startswith("-"))
-        )
+        exported = cmd == "export" or (cmd in _DECLARERS and any("x" in w.raw for w in words if w.raw.startswith("-")))
         for arr in st.arrays:
             yield Assignment(arr.name, None, arr.line, "array", exported, st.arms, st.index)
         if cmd in _DECLARERS:
             for w in st.words[1:]:
-                if w.text.startswith("-"):
+                if w.raw.startswith("-"):
                     continue
-                m = _SHELL_ASSIGN.match(w.text)
+                m = _SHELL_ASSIGN.match(w.raw)
                 if m and not m.group(2):
-                    yield Assignment(m.group(1), w.text[m.end() :], w.line, cmd, exported, st.arms, st.index)
-                elif _NAME.match(w.text):
-                    yield Assignment(w.text, None, w.line, cmd, exported, st.arms, st.index)
+                    yield Assignment(m.group(1), w.raw[m.end() :], w.line, cmd, exported, st.arms, st.index)
+                elif _NAME.match(w.raw):
+                    yield Assignment(w.raw, None, w.line, cmd, exported, st.arms, st.index)
         elif cmd == "read":
             for w in st.words[1:]:
-                if _NAME.match(w.text):
-                    yield Assignment(w.text, None, w.line, "read", False, st.arms, st.index)
+                if _NAME.match(w.raw):
+                    yield Assignment(w.raw, None, w.line, "read", False, st.arms, st.index)
         for w in words:
-            for name, default in _default_assigns(w.text):
+            for name, default in _default_assigns(w.raw):
                 yield Assignment(name, default, w.line, "default", False, st.arms, st.index)
         for arr in st.arrays:
             for w in arr.elements:
-                for name, default in _default_assigns(w.text):
+                for name, default in _default_assigns(w.raw):
                     yield Assignment(name, default, w.line, "default", False, st.arms, st.index)
         for a in st.assigns:
             for name, default in _default_assigns(a.raw):
@@ -1649,15 +1183,15 @@ def _simulate(script: ShellScript, npu: bool) -> View:
         events.setdefault(ev.name, []).append(ev)
 
     def make_override(w: Word, exp: _Expander, array: str | None) -> Override | None:
-        parts = split_override(w.text)
+        parts = split_override(w.raw)
         if parts is None:
             return None
         prefix, key, raw = parts
         value: Value | None = None
         if raw is not None:
-            full = exp.expand(w.text)
+            full = exp.expand(w.raw)
             value = full.split("=", 1)[1] if isinstance(full, str) and "=" in full else UNKNOWN
-        o = Override(prefix, key, raw, value, w.line, w.text, array, False, exp.take_sources())
+        o = Override(prefix, key, raw, value, w.line, w.raw, array, False, exp.take_sources())
         seen_overrides.setdefault((o.line, o.text), o)
         return o
 
@@ -1665,11 +1199,11 @@ def _simulate(script: ShellScript, npu: bool) -> View:
         br = branches_of(st)
         branches_at[st.index] = br
         exp = _Expander(events, st.index, br)
-        words = [w.text for w in st.words]
+        words = [w.raw for w in st.words]
         cmd = words[0] if words else ""
 
         if st.for_var:
-            items = [exp.expand(w.text) for w in st.words]
+            items = [exp.expand(w.raw) for w in st.words]
             value: Value = items[0] if len(items) == 1 and isinstance(items[0], str) else UNKNOWN
             add(_VarEvent(st.for_var, st.index, value, False, st.line, br, exp.take_sources()))
             continue
@@ -1683,13 +1217,13 @@ def _simulate(script: ShellScript, npu: bool) -> View:
 
         # ${NAME:=default} assigns NAME when it is unset
         for w in st.words:
-            for name, default in _default_assigns(w.text):
+            for name, default in _default_assigns(w.raw):
                 if exp.lookup(name) is None:
                     add(_VarEvent(name, st.index, exp.expand(default), False, w.line, br))
 
         for arr in st.arrays:
             elems = tuple(make_override(w, exp, arr.name) for w in arr.elements)
-            texts = tuple(w.text for w in arr.elements)
+            texts = tuple(w.raw for w in arr.elements)
             arrays.setdefault(arr.name, []).append(_ArrayEvent(st.index, arr.append, elems, texts, br))
 
         prefix_env: list[EnvValue] = []
@@ -1709,29 +1243,29 @@ def _simulate(script: ShellScript, npu: bool) -> View:
             flags = [w for w in words[1:] if w.startswith("-")]
             exported = cmd == "export" or any("x" in f for f in flags)
             for w in st.words[1:]:
-                if w.text.startswith("-"):
+                if w.raw.startswith("-"):
                     continue
-                am = _SHELL_ASSIGN.match(w.text)
+                am = _SHELL_ASSIGN.match(w.raw)
                 if am and not am.group(2):
-                    val = exp.expand(w.text[am.end() :])
+                    val = exp.expand(w.raw[am.end() :])
                     if am.group(3):
                         before = exp.lookup(am.group(1))
                         val = UNKNOWN if before is UNKNOWN or val is UNKNOWN else f"{before or ''}{val}"
                     ev = _VarEvent(am.group(1), st.index, val, exported or allexport, w.line, br, exp.take_sources())
                     add(ev)
-                elif _NAME.match(w.text) and exported:
-                    add(_VarEvent(w.text, st.index, None, True, w.line, br, export_only=True))
+                elif _NAME.match(w.raw) and exported:
+                    add(_VarEvent(w.raw, st.index, None, True, w.line, br, export_only=True))
             continue
         if cmd == "read":
             for w in st.words[1:]:
-                if _NAME.match(w.text):
-                    add(_VarEvent(w.text, st.index, UNKNOWN, False, w.line, br))
+                if _NAME.match(w.raw):
+                    add(_VarEvent(w.raw, st.index, UNKNOWN, False, w.line, br))
             continue
         if cmd == "unset":
             for w in st.words[1:]:
-                if _NAME.match(w.text):
-                    add(_VarEvent(w.text, st.index, None, False, w.line, br))
-                    arrays.pop(w.text, None)
+                if _NAME.match(w.raw):
+                    add(_VarEvent(w.raw, st.index, None, False, w.line, br))
+                    arrays.pop(w.raw, None)
             continue
         if not words:
             continue
@@ -1762,22 +1296,22 @@ def _invocation(
     flat: list[tuple[str, Override | None]] = []  # (word text, override) in command order
     passes_args = False
     for k, w in enumerate(st.words):
-        if "$" in w.text:  # array and variable references and "$@" all have one
-            am = _ARRAY_REF.fullmatch(w.text)
+        if "$" in w.raw:  # array and variable references and "$@" all have one
+            am = _ARRAY_REF.fullmatch(w.raw)
             if am:
                 for o, text, cond in _array_content(arrays.get(am.group(1), []), st.index, br):
                     flat.append((text, _with_conditional(o, cond) if o is not None else None))
                 continue
-            sm = _SCALAR_REF.fullmatch(w.text)
+            sm = _SCALAR_REF.fullmatch(w.raw)
             if sm and k > 0:
                 pieces = _pieces_of(exp, sm.group(1) or sm.group(2))
                 if pieces:
                     flat.extend((o.text, o) for o in pieces)
                     continue
-            if w.text in _ARGS:
+            if w.raw in _ARGS:
                 passes_args = True
                 continue
-        flat.append((w.text, make_override(w, exp, None) if k > 0 else None))
+        flat.append((w.raw, make_override(w, exp, None) if k > 0 else None))
     if not flat:
         return None
     launcher = flat[0][0].strip("\"'")
@@ -1822,7 +1356,7 @@ def _string_pieces(a: _Assign, exp: _Expander, seen: dict[tuple[int, str], Overr
     if len(raw) < 2 or raw[0] not in "'\"" or raw[-1] != raw[0] or "=" not in raw[1:-1]:
         return None
     assert a.word is not None
-    base = len(a.word.text) - len(raw) + 1
+    base = len(a.word.raw) - len(raw) + 1
     quote = raw[0]
     out: list[Override] = []
     for m in re.finditer(r"\S+", raw[1:-1]):

@@ -192,7 +192,7 @@ def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, vis
         names.update(_GUARDED.findall(ll.text))
         names.update(_ARITH_ASSIGN.findall(ll.text))
     for st in script.statements:
-        words = [w.text for w in st.words]
+        words = [w.raw for w in st.words]
         if not words:
             continue
         cmd = words[0]

@@ -160,7 +160,7 @@ def _first_unset_use(ctx: Context, step: Step, name: str, use: re.Pattern[str]) 
     if script.error is not None:
         return None
     set_at = min((a.line for a in script.assignments if a.name == name), default=None)
-    sourced = [st.line for st in script.statements if st.words and st.words[0].text in ("source", ".")]
+    sourced = [st.line for st in script.statements if st.words and st.words[0].raw in ("source", ".")]
     for n, (phys, text) in enumerate(lines, start=1):
         if text.lstrip().startswith("#"):
             continue

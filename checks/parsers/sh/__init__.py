@@ -1,0 +1,43 @@
+"""The one shell layer: sources with line maps, the lexer, words and simple commands.
+
+Shell scripts (`checks.parsers.shell`), Dockerfile RUN instructions, workflow `run:` blocks and shell code in
+docs are all read through it. See `lexer` for the tokens, `commands` for the command view rules use.
+"""
+
+from checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands
+from checks.parsers.sh.lexer import (
+    REDIRECT,
+    LogicalLine,
+    Token,
+    heredoc_markers,
+    logical_lines,
+    read_word,
+    split_logical,
+    split_words,
+    tokens,
+)
+from checks.parsers.sh.source import Source
+from checks.parsers.sh.words import ArrayWord, Op, Word, matching_close, unquote
+
+__all__ = [
+    "ASSIGNMENT",
+    "PREFIX_WORDS",
+    "REDIRECT",
+    "ArrayWord",
+    "Command",
+    "LogicalLine",
+    "Op",
+    "Redirect",
+    "Source",
+    "Token",
+    "Word",
+    "commands",
+    "heredoc_markers",
+    "logical_lines",
+    "matching_close",
+    "read_word",
+    "split_logical",
+    "split_words",
+    "tokens",
+    "unquote",
+]
