@@ -44,6 +44,10 @@ class ImageTagComponentNaming(Rule):
     a bare `9.0.0` where `cann9.0.0` belongs, and for the torch_npu suffix spelled `.post2` in one place and
     `post2` in another for the same image: `docker pull` fails for one of them.
 
+    Silent on a workflow, doc or script mention of a tag that the build pushes at the same revision: that
+    mention names the pushed image rightly even when the pushed tag breaks the scheme (the finding is then on
+    the producer's line only, and renaming the mention would name a tag nobody pushes).
+
     The `.post2`/`post2` spellings both existed on purpose in different eras (F2 floating tags used `post2`,
     release tags use `.post2` since #7201), so spellings are only compared between mentions of the same image
     at the PR head (the same tag up to the spelling), with the build's spelling as the reference.
@@ -80,7 +84,12 @@ class ImageTagComponentNaming(Rule):
             return
         notes: dict[tuple[str, int], list[tuple[str, bool]]] = defaultdict(list)  # (text, exact fix known)
         fixes: dict[tuple[str, int], dict[str, str]] = defaultdict(dict)  # tag as written -> fixed tag
+        # A mention of a tag the build pushes names that image rightly, whatever the scheme says: the naming is
+        # the producer's to fix (reported on its line), and a "fixed" mention would name a tag nobody pushes.
+        produced = {o.tag for o in occurrences if o.source == "build"}
         for occ in occurrences:
+            if occ.source != "build" and occ.tag in produced:
+                continue
             for issue in occ.info.issues:
                 notes[(occ.path, occ.line)].append(
                     (_issue_text(issue.field, issue.token, issue.fix, g), bool(issue.fix))
