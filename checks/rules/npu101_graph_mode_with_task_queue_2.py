@@ -34,7 +34,10 @@ class GraphModeWithTaskQueue2(Rule):
 
     Fix: export `TASK_QUEUE_ENABLE=1`, or set `actor_rollout_ref.rollout.enforce_eager=True`, or export
     `VLLM_ASCEND_TASK_QUEUE_ENABLE=1` so that the rollout workers use level 1. The rule stays silent when
-    the rollout is SGLang, when `enforce_eager` cannot be resolved, and on GPU branches of dual-device scripts.
+    the rollout is SGLang, when `enforce_eager` cannot be resolved, on GPU branches of dual-device scripts, and
+    under TorchAir graph mode (`VLLM_ENABLE_GRAPH_MODE=1` exported, or a `torchair_graph_config` override that
+    turns it on): TorchAir runs no ACL Graph, so level 2 is not in conflict. It does not follow `ray job submit`
+    (the job gets the cluster's environment).
     """
 
     id = "NPU101"
@@ -65,6 +68,8 @@ class GraphModeWithTaskQueue2(Rule):
                 continue
             if not _is_vllm(inv, name_key):
                 continue
+            if _torchair(view, at, inv) or (where_file and _torchair_in(ctx, where_file[4:], inv)):
+                continue  # TorchAir graph mode: no ACL Graph is captured, level 2 is not in conflict
             eager = inv.effective(eager_key)
             if eager.present is None or (eager.value is not None and as_bool(eager.value) is not False):
                 continue  # eager (True), unknown, or set only in an arm that may not run
@@ -102,6 +107,37 @@ def _rollout_level(view: View, inv: Invocation | int, tq_name: str, rollout_tq_n
         return None  # exported only in an arm that may not run
     env = view.env(tq_name, inv)
     return env if env is not None and env.exported is True else None
+
+
+# TorchAir graph mode (vLLM-Ascend's other graph mode, e.g. verl's r1_ascend recipe): no ACL Graph runs.
+_TORCHAIR_ENV = "VLLM_ENABLE_GRAPH_MODE"
+_TORCHAIR_KEY = "torchair_graph_config"
+
+
+def _torchair(view: View, at: Invocation | int, inv: Invocation) -> bool:
+    """The rollout runs TorchAir graph mode: `VLLM_ENABLE_GRAPH_MODE=1` is exported for the command, or an
+    override turns on a `torchair_graph_config` (its `enabled` key, or the dict itself)."""
+    env = view.env(_TORCHAIR_ENV, at)
+    if env is not None and isinstance(env.value, str) and env.value.strip() == "1":
+        return True
+    for o in inv.overrides:
+        if _TORCHAIR_KEY not in o.key and _TORCHAIR_KEY not in (o.raw or ""):
+            continue
+        if o.key.endswith(f"{_TORCHAIR_KEY}.enabled"):
+            if isinstance(o.value, str) and as_bool(o.value) is True:
+                return True
+        elif o.prefix != "~":
+            return True
+    return False
+
+
+def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
+    """The called script (which runs `inv`) exports VLLM_ENABLE_GRAPH_MODE=1 itself."""
+    other = ctx.source(path)
+    if other is None:
+        return False
+    view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"})
+    return view is not None and _torchair(view, inv, inv)
 
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
