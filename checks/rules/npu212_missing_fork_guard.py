@@ -8,8 +8,9 @@ from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
 from checks.indexes.runners import ascend_jobs, runner_catalog
-from checks.indexes.workflows import workflow, workflow_at
+from checks.indexes.workflows import workflow, workflow_at, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers.gha.runners import runner_label_sets
 from checks.parsers.gha.workflow import Job, Workflow
@@ -22,6 +23,23 @@ _OWNER = re.compile(
     r"|github\.repository\s*==\s*(['\"])(?P<c>[^'\"/]+)/[^'\"]*\5"
 )
 _SECRET = re.compile(r"secrets(?:\.([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+
+
+# Where a repository names its own GitHub address (the owner a fork guard must name when no workflow names one).
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+_PROJECT_URL = re.compile(
+    r"(?:Homepage|Repository|Source|url)\s*[=:]\s*['\"]https://github\.com/(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/", re.I
+)
+
+
+def _project_owners(ctx: Context, rev: str) -> Counter[str]:
+    """Owners named by the project's own URL in pyproject.toml / setup.py / setup.cfg at `rev`."""
+    found: Counter[str] = Counter()
+    for path in _PROJECT_FILES:
+        src = ctx.source_at(path, rev)
+        if src is not None:
+            found.update(m.group("owner") for m in _PROJECT_URL.finditer(src.text))
+    return found
 
 
 def guard_owners(text: str) -> list[str]:
@@ -54,7 +72,9 @@ class MissingForkGuard(Rule):
             runs-on: linux-aarch64-a2b3-8
 
     Fix: add the guard to the job's `if:` (`... && github.repository_owner == 'verl-project'` when it already
-    has a condition). The owner is the one the repository's other Ascend jobs use.
+    has a condition). The owner is the one the repository's other Ascend jobs use; when none is guarded yet,
+    the one the other workflows' guards name, else the owner in the project's own URL (pyproject.toml,
+    setup.py, setup.cfg) at that revision, so that a guard suggested for verl before #5059 names `volcengine`.
     """
 
     id = "NPU212"
@@ -63,6 +83,10 @@ class MissingForkGuard(Rule):
     title = "Ascend or Quay job without a repository-owner fork guard"
     kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
+
+    @classmethod
+    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        return _PROJECT_FILES
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:
@@ -161,6 +185,13 @@ class MissingForkGuard(Rule):
             node = job.node.get("if") if job is not None else None
             if node is not None and node.is_scalar:
                 used.update(guard_owners(node.value))
+        if not used:  # no Ascend job is guarded yet: what the other workflows name, else the project's URL
+            for path in workflow_paths(ctx, rev):
+                src = ctx.source_at(path, rev)
+                if src is not None and "repository" in src.text:
+                    used.update(guard_owners(src.text))
+        if not used:
+            used.update(_project_owners(ctx, rev))
         usual = used.most_common(1)[0][0] if used else (known[0] if known else "verl-project")
         return set(used) | set(known), usual
 
