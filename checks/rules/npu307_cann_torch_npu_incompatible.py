@@ -184,7 +184,8 @@ class CannTorchNpuIncompatible(Rule):
     the `.postN` suffix encodes it: on CANN 8.5.0 torch 2.7.1 is `torch_npu==2.7.1.post2`, on 8.3.RC1 it is
     `2.7.1`). A torch_npu built for a *newer* CANN than the base image calls operators the image's CANN lacks
     (verl set `torch_npu==2.7.1.post2` on the 8.3.rc1 images in #5345 and reverted it the next day, #5353); an
-    error. An *older* pairing usually runs but is not the tested one; a warning. torch_npu must also match the
+    error. An *older* pairing usually runs (verl's images shipped torch_npu 2.5.1 on CANN 8.2.rc1 and 2.8.0 on
+    8.5.0 for months) but is not the tested one: a notice only, never an inline comment by default. torch_npu must also match the
     torch version it extends, and torchvision must be the release paired with torch (2.7.1 with 0.22.1, …),
     else pip replaces torch to satisfy torchvision.
 
@@ -262,10 +263,10 @@ class CannTorchNpuIncompatible(Rule):
             yield Hit(
                 src.path,
                 pin.line,
-                f"torch_npu {pin.version} is built for CANN {built}, older than CANN {cann.version} of {where}; "
-                f"this pairing is not the one Ascend tests.{fix}",
+                f"torch_npu {pin.version} is built for CANN {built}, older than CANN {cann.version} of {where}: "
+                f"an older pairing that usually runs, but not the one Ascend tests for this CANN.{fix}",
                 suggestion=suggestion,
-                severity=Severity.WARNING,
+                severity=Severity.NOTICE,
             )
 
     def _torchvision(self, src: SourceFile, pin: Pin, found: list[Pin], t: Tables) -> Iterator[Hit]:

@@ -16,7 +16,15 @@ from checks.parsers.pep440 import public_version, spec_allows, version_key
 from checks.parsers.pipcli import PipCall, pip_call
 from checks.parsers.requirements import parse_requirement, parse_requirements_file
 from checks.rule import Hit, Rule, register
-from checks.rules.npu307_cann_torch_npu_incompatible import Pin, pins, tables
+from checks.rules.npu307_cann_torch_npu_incompatible import (
+    Pin,
+    Tables,
+    cann_at,
+    cann_versions,
+    pins,
+    tables,
+    torch_npu_build,
+)
 
 Specs = tuple[tuple[str, str], ...]
 _REF_VERSION = re.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
@@ -197,9 +205,16 @@ class TorchPinOverwritten(Rule):
     requirements-npu.txt downgraded torch 2.7.1 on the 8.3.rc1 image).
 
     The requirements of vllm-ascend releases are known data (knowledge.yml `vllm_ascend_requirements`), and
-    requirements-npu.txt is read from the repository: a pin they satisfy is not reported. vllm and sglang
-    requirements, and a vllm-ascend cloned at an unknown commit, are reported as "may replace". Installs
-    with `--no-deps` do not resolve dependencies, and a pin repeated after the install restores it.
+    requirements-npu.txt is read from the repository: a pin they satisfy is not reported. The install is one
+    resolution: a `torch==X` it requires constrains the torchvision it picks, so an unpinned torchvision next
+    to a torch pin is only reported when the chosen torchvision needs another torch. Installs with `--no-deps`
+    do not resolve dependencies, and a pin repeated after the install restores it.
+
+    Silent when the install's requirements are not known (vllm-ascend checked out at a commit sha, vllm,
+    sglang: nothing to read them from here), and when the install moves torch_npu to the version the
+    compatibility table lists for the image's CANN (that re-resolution is a fix, not a mistake). When the
+    install needs other versions than the pins, the advice is to pin what it needs (or `--no-deps`), never to
+    install the pins after it, which would break that install.
 
     Bad:
         pip install torch==2.7.1 torch_npu==2.7.1 && \\
@@ -229,7 +244,8 @@ class TorchPinOverwritten(Rule):
         later = ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx))
         if not later:
             return
-        vision = tables(ctx).vision
+        t = tables(ctx)
+        canns = cann_versions(df)
         by_step: dict[int, list[Pin]] = {}
         for pin in found:
             by_step.setdefault(pin.index, []).append(pin)
@@ -240,15 +256,24 @@ class TorchPinOverwritten(Rule):
                 alive = [p for p in group if not any(q.package == p.package and q.index > inst.index for q in found)]
                 if not alive:
                     continue
-                problems = _problems(alive, inst, found, vision)
+                cann = cann_at(canns, inst.index)
+                problems = _problems(alive, inst, found, t, cann.version if cann is not None else None)
                 if not problems:
                     continue
                 first = alive[0]
                 shown = " ".join(f"{p.package}=={p.version}" for p in alive)
+                texts = [text for text, _ in problems]
+                if any(kind == "needs" for _, kind in problems):
+                    # The later install needs other versions: pinning after it would break that install.
+                    advice = (
+                        "Install that step with `--no-deps` to keep the pins, or pin what it requires if that is "
+                        "the right pairing for this CANN; installing the pins after it would break it."
+                    )
+                else:
+                    advice = "Pin torchvision with torch, install the pins after that step, or run it with `--no-deps`."
                 message = (
                     f"The pins `{shown}` (line {first.line}) come before {inst.what} on line {inst.line}, which "
-                    f"resolves its own requirements: {'; '.join(problems)}. Pin torchvision with torch, install "
-                    "the pins after that step, or run it with `--no-deps`."
+                    f"resolves its own requirements: {'; '.join(texts)}. {advice}"
                 )
                 line = first.line
                 if not ctx.is_added_line(src.path, line) and ctx.is_added_line(src.path, inst.line):
@@ -257,30 +282,46 @@ class TorchPinOverwritten(Rule):
                 break  # one finding per pin step: the first install that undoes it
 
 
-def _problems(alive: list[Pin], inst: Install, found: list[Pin], vision: dict[str, str]) -> list[str]:
-    packages = {p.package for p in alive}
+def _problems(alive: list[Pin], inst: Install, found: list[Pin], t: Tables, cann: str | None) -> list[tuple[str, str]]:
+    """What the install does to the pins: (text, kind), kind "needs" (it requires other versions) or "vision"
+    (an unpinned torchvision drags torch along). Empty when the pins survive or the result is the right one."""
     if inst.specs is None:
-        if packages & {"torch", "torch-npu"}:
-            return [f"{inst.origin} pins torch itself (version not known here), so it may replace them"]
-        return []
-    out = []
+        return []  # requirements not known (a checkout by sha, vllm/sglang): stay silent rather than guess
+    out: list[tuple[str, str]] = []
     for pin in alive:
         spec = inst.specs.get(pin.package)
-        if spec and spec_allows(spec, pin.version) is False:
-            want = ",".join(op + v for op, v in spec)
-            out.append(f"it requires {pin.package}{want}, which replaces {pin.version}")
+        if not spec or spec_allows(spec, pin.version) is not False:
+            continue
+        want = ",".join(op + v for op, v in spec)
+        exact = next((v for op, v in spec if op == "=="), None)
+        if pin.package == "torch-npu" and exact is not None and cann is not None and _listed_for(t, cann, exact):
+            continue  # it lands on the torch_npu the compatibility table lists for this CANN: a fix
+        out.append((f"it requires {pin.package}{want}, which replaces {pin.version}", "needs"))
     torch = next((p for p in alive if p.package == "torch"), None)
     tv_spec = inst.specs.get("torchvision")
     tv_before = any(p.package == "torchvision" and p.index < inst.index for p in found)
     if torch is not None and tv_spec is not None and not tv_before:
-        fits = [tv for tv in vision.values() if spec_allows(tv_spec, tv)]
+        torch_spec = inst.specs.get("torch")
+        # One resolution: torchvision is chosen together with the torch this install allows.
+        fits = [
+            (tv_torch, tv)
+            for tv_torch, tv in t.vision.items()
+            if spec_allows(tv_spec, tv) and (not torch_spec or spec_allows(torch_spec, tv_torch) is not False)
+        ]
         if fits:
-            chosen = max(fits, key=lambda v: version_key(v) or ())
-            needs = next(t for t, tv in vision.items() if tv == chosen)
+            needs, chosen = max(fits, key=lambda pair: version_key(pair[1]) or ())
             if version_key(needs) != version_key(public_version(torch.version)):
                 which = f"torchvision {chosen}" if tv_spec else f"the newest torchvision ({chosen} or later)"
                 out.append(
-                    f"torchvision is not pinned, so it installs {which}, built for torch {needs}, which replaces "
-                    f"torch {torch.version}"
+                    (
+                        f"torchvision is not pinned, so it installs {which}, built for torch {needs}, which "
+                        f"replaces torch {torch.version}",
+                        "vision",
+                    )
                 )
     return out
+
+
+def _listed_for(t: Tables, cann: str, torch_npu: str) -> bool:
+    entry = t.for_generation(cann)
+    return entry is not None and torch_npu_build(torch_npu) in t.cann.get(entry, [])
