@@ -185,9 +185,9 @@ class CannTorchNpuIncompatible(Rule):
     `2.7.1`). A torch_npu built for a *newer* CANN than the base image calls operators the image's CANN lacks
     (verl set `torch_npu==2.7.1.post2` on the 8.3.rc1 images in #5345 and reverted it the next day, #5353); an
     error. An *older* pairing usually runs (verl's images shipped torch_npu 2.5.1 on CANN 8.2.rc1 and 2.8.0 on
-    8.5.0 for months) but is not the tested one: a notice only, never an inline comment by default. torch_npu must also match the
-    torch version it extends, and torchvision must be the release paired with torch (2.7.1 with 0.22.1, …),
-    else pip replaces torch to satisfy torchvision.
+    8.5.0 for months) but is not the tested one: a notice only, never an inline comment by default. torch_npu
+    must also match the torch version it extends, and torchvision must be the release paired with torch (2.7.1
+    with 0.22.1, …), else pip replaces torch to satisfy torchvision.
 
     The CANN version is read from the `…/cann:<version>-…` FROM tag and from CANN toolkit `.run` installers run
     later (`Ascend-cann-toolkit_8.5.2_linux-…run --install`); pins from `pip install torch==…`,
