@@ -66,9 +66,17 @@ class Context:
                 yield p
 
     def source(self, path: str, rev: str = "head") -> SourceFile | None:
-        """The file as a SourceFile at head (or base), None when absent or not text."""
+        """The file as a SourceFile at head (or base), None when absent or not text. At base, a file the change
+        does not touch is read at head (the same text): the App fetches only the changed files of the base."""
+        if rev != "head" and not self.changeset.audit and not self.changeset.touched(path):
+            rev = "head"
         tree = self.changeset.head if rev == "head" else self.changeset.base
         return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path))
+
+    def text(self, path: str, rev: str = "head") -> str | None:
+        """The file's text (see `source`)."""
+        src = self.source(path, rev)
+        return None if src is None else src.text
 
     def _load(self, text: str | None, path: str) -> SourceFile | None:
         return None if text is None else SourceFile(path, text, self.kindmap.kinds(path))
@@ -123,15 +131,7 @@ class Context:
     def source_at(self, path: str, rev: str) -> SourceFile | None:
         """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App
         fetches only the changed files of the base."""
-        src = self.source(path, rev)
-        if src is None and rev == "base" and self._unchanged(path) and self.changeset.base.exists(path):
-            return self.source(path, "head")
-        return src
-
-    def _unchanged(self, path: str) -> bool:
-        if path in self.changeset.changes:
-            return False
-        return not any(c.old_path == path for c in self.changeset.changes.values())
+        return self.source(path, rev)
 
     def head_dirs(self) -> frozenset[str]:
         """Every directory of the head tree (so a link to a directory can be checked)."""

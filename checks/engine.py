@@ -84,7 +84,8 @@ def needed_paths(
     """
     kindmap = KindMap(config.paths)
     rules = active_rules(config)
-    file_kinds = frozenset().union(*(r.kinds for r in rules if r.is_per_file()))
+    # The changed files of every rule's kinds: per-file rules check them, project rules read them too.
+    file_kinds = frozenset().union(*(r.kinds for r in rules))
 
     def keep(path: str, kinds: frozenset[str]) -> bool:
         return bool(kindmap.kinds(path) & kinds) and not globs.match_any(path, config.ignore_paths)
@@ -105,6 +106,9 @@ def needed_paths(
         old = c.old_path or p
         if c.status != ChangeStatus.ADDED and keep(old, wanted):
             base.add(old)
+    if moved and any(r.reads_moved_files for r in concerned):
+        head |= {p for p, c in changes.items() if c.status == ChangeStatus.ADDED}
+        base |= {p for p, c in changes.items() if c.status == ChangeStatus.DELETED}
     return head, base
 
 

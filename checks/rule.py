@@ -42,6 +42,12 @@ class Rule:
     A rule overrides `check_file` (called for each file at head whose kinds meet `kinds`: the changed files
     on a change, every file with `--all`) and/or `check_project` (called once, for cross-file rules, which
     must themselves place their findings on lines the change touched; see Context.touched).
+
+    What a rule reads is its contract with the App, which fetches only the files some concerned rule declares
+    (checks.engine.needed_paths): the changed files of its `kinds` (at head and base), the unchanged files of
+    its `context_kinds` and `context_paths`, and with `reads_moved_files` the deleted and added files. Any
+    other `ctx.source()` gives None in the App but the text in the CLI: the fixture tests run each case with
+    its rule alone through the App's selection, where such a read fails (tests/fixture_support.SelectedTree).
     """
 
     id: ClassVar[str]
@@ -53,6 +59,9 @@ class Rule:
     # None: `kinds` for rules that implement check_project, nothing for the others. The App fetches only what
     # rules need, so keep this narrow; `context_paths` names single files or globs instead of whole kinds.
     context_kinds: ClassVar[frozenset[str] | None] = None
+    # True for a rule that pairs a deleted file with an added one as a rename (a diff without rename detection):
+    # it reads the deleted files at base and the added files at head, whatever their kinds.
+    reads_moved_files: ClassVar[bool] = False
     enabled_by_default: ClassVar[bool] = True
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:

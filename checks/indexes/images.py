@@ -163,6 +163,11 @@ def _is_candidate_producer(path: str, text: str, ctx: Context, g: Grammar) -> bo
     return any(m in text for m in g.producer_markers)
 
 
+# What the image inventory reads: the workflows, and the Ascend Dockerfiles their steps read tags from (`grep ARG
+# docker/ascend/Dockerfile...`). A rule that asks for the inventory declares these in its context_kinds.
+INVENTORY_KINDS = frozenset({kinds.WORKFLOW, kinds.ASCEND_WORKFLOW, kinds.ASCEND_DOCKERFILE})
+
+
 def inventory(ctx: Context, rev: str = "head") -> Inventory:
     """Producers and consumers of the revision (memoised per run)."""
     return ctx.memo(("image-inventory", rev, ""), lambda: _inventory(ctx, rev))
@@ -171,7 +176,6 @@ def inventory(ctx: Context, rev: str = "head") -> Inventory:
 def _inventory(ctx: Context, rev: str) -> Inventory:
     g = grammar(ctx)
     inv = Inventory()
-    tree = ctx.changeset.head if rev == "head" else ctx.changeset.base
     for path in ctx.paths_at(rev):
         if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
             continue
@@ -192,7 +196,7 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
         if wf is None:
             continue
         if candidate:
-            products = products_of(wf, g, tree.read)
+            products = products_of(wf, g, lambda p: ctx.text(p, rev))
             if products:
                 inv.producers[path] = Producer(path, products, wf.triggers)
         if ascend:

@@ -45,6 +45,7 @@ class GraphModeWithTaskQueue2(Rule):
     severity = Severity.ERROR
     title = "TASK_QUEUE_ENABLE=2 exported while the vLLM rollout runs in graph mode"
     kinds = frozenset({SHELL, NPU_SCRIPT})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT})  # the scripts a launcher calls (_called_scripts)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         view = npu_view(ctx.parsed("shell", src, parse), src.kinds)

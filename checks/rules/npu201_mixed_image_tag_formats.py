@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from itertools import combinations
 
 from checks.context import Context
-from checks.indexes.images import Consumer, Inventory, grammar, inventory
+from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory
 from checks.kinds import ASCEND_WORKFLOW
 from checks.messages import places
 from checks.model import Severity
@@ -53,6 +53,7 @@ class MixedImageTagFormats(Rule):
     severity = Severity.ERROR
     title = "Ascend workflows mix floating image tag formats, or the mirrors disagree"
     kinds = frozenset({ASCEND_WORKFLOW})
+    context_kinds = INVENTORY_KINDS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         inv = inventory(ctx)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context
-from checks.indexes.images import Consumer, Inventory, Product, inventory, spelled_line
+from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, Product, inventory, spelled_line
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.messages import places
 from checks.model import Severity
@@ -54,6 +54,7 @@ class ImageTagNotProduced(Rule):
     severity = Severity.ERROR
     title = "Pulled Ascend image tag is not pushed by any build workflow"
     kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
+    context_kinds = INVENTORY_KINDS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         inv = inventory(ctx)

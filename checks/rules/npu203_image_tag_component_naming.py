@@ -8,9 +8,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks import kinds
-from checks import kinds as _kinds  # the class attribute `kinds` hides the module inside the class body
 from checks.context import Context
-from checks.indexes.images import grammar, head_documented_tags, inventory, spelled_line
+from checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
 from checks.knowledge import Knowledge
 from checks.messages import places
 from checks.model import Severity
@@ -71,7 +70,7 @@ class ImageTagComponentNaming(Rule):
     kinds = frozenset({kinds.ASCEND_WORKFLOW, kinds.WORKFLOW, kinds.DOCS, kinds.SHELL})
     # Unchanged files it reads on a change: the producers and consumers (workflows, the Dockerfiles F1 tags
     # derive from) and the supported-tags table; not every doc and script of the repository.
-    context_kinds = frozenset({_kinds.ASCEND_WORKFLOW, _kinds.WORKFLOW, _kinds.ASCEND_DOCKERFILE})
+    context_kinds = INVENTORY_KINDS
 
     @classmethod
     def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.indexes.images import Inventory, grammar, head_documented_tags, inventory, spelled_line
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
+from checks.indexes.images import INVENTORY_KINDS, Inventory, grammar, head_documented_tags, inventory, spelled_line
+from checks.kinds import DOCS, SHELL
 from checks.messages import places
 from checks.model import Severity
 from checks.parsers.imagetags import Grammar, documented_tags
@@ -49,7 +49,7 @@ class UnpublishedTagAdvertised(Rule):
     severity = Severity.WARNING
     title = "Docs advertise an Ascend image tag that is not published"
     kinds = frozenset({DOCS, SHELL})
-    context_kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW, ASCEND_DOCKERFILE, DOCS})
+    context_kinds = INVENTORY_KINDS | {DOCS}
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if not any(m in src.text for m in _PREFILTER):

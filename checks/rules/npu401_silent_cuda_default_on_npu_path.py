@@ -87,12 +87,14 @@ class SilentCudaDefaultOnNpuPath(Rule):
     severity = Severity.NOTICE
     title = "Call takes a CUDA default on an NPU path, or CUDA literal in a file the device-API check skips"
     kinds = frozenset({PYTHON})
-    context_kinds = frozenset()  # the App fetches the known modules (context_paths), not all of verl/
+    context_kinds = frozenset()
 
     @classmethod
     def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+        # The index reads every Python file under index_dirs (see _build_index), so the App fetches them all.
         section = kb.section(_SECTION)
-        return (*section.get("app_context_files", []), _check_script(section))
+        dirs = tuple(str(d).rstrip("/") + "/**/*.py" for d in section.get("index_dirs", ["verl/"]))
+        return (*dirs, *section.get("app_context_files", []), _check_script(section))
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.knowledge.section(_SECTION)

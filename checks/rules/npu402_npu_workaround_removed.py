@@ -85,7 +85,7 @@ class NpuWorkaroundRemoved(Rule):
     severity = Severity.NOTICE
     title = "NPU workaround removed; show the upstream fix is in the pinned vllm-ascend"
     kinds = frozenset({PYTHON})
-    context_kinds = frozenset()  # the changed files (and their base) are enough; the App fetches no more
+    context_kinds = frozenset({PYTHON})  # a workaround may still be called or defined elsewhere (_elsewhere)
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if ctx.audit:

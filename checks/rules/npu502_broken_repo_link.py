@@ -73,6 +73,7 @@ class BrokenRepoLink(Rule):
     title = "Doc link to a repository file that does not exist (or that this change deletes or renames)"
     kinds = frozenset({DOCS})
     context_kinds = frozenset({DOCS, WORKFLOW})
+    reads_moved_files = True  # a deleted file and a similar added one are a rename (_renames)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.knowledge.section(_SECTION)
