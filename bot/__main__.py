@@ -23,6 +23,11 @@ def serve(host: str = "0.0.0.0", port: int | None = None) -> int:
         host=host,
         port=port or settings.port,
         shutdown_timeout=SHUTDOWN_DEADLINE_S + 5,
+        # aiohttp closes a connection whose request head has not arrived this long after it opened (and an
+        # idle keep-alive one): the header read timeout. The body's is in bot/webhook.py.
+        keepalive_timeout=settings.header_timeout_s,
+        # A body not read in time (408) is not waited for further: the connection closes with the answer.
+        lingering_time=0,
         print=None,
         access_log=None,
     )

@@ -1,4 +1,4 @@
-"""The aiohttp application: routes, start-up (HTTP session, services) and graceful shutdown (drain the jobs)."""
+"""The aiohttp application: routes, start-up (HTTP session, queue, services) and graceful shutdown (drain)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ from collections.abc import AsyncIterator
 import aiohttp
 from aiohttp import web
 
-from bot.deliveries import Deliveries
-from bot.github import GitHubApp
-from bot.jobs import InProcessQueue
+from bot.jobs import JobQueue
 from bot.metrics import Metrics
-from bot.review import Reviewer
 from bot.services import Services
 from bot.settings import Settings
 from bot.webhook import MAX_BODY_BYTES, SERVICES, SHUTTING_DOWN, handle_webhook
@@ -20,10 +17,37 @@ from checks.engine import known_rule_ids
 
 log = logging.getLogger(__name__)
 
-# On SIGTERM: stop taking deliveries, give running reviews this long, then conclude what is left.
+# On SIGTERM: stop taking deliveries, give running reviews this long, then conclude what is left. Jobs not
+# started stay queued for the next start (the Dockerfile's stop timeout and compose's stop_grace_period cover it).
 SHUTDOWN_DEADLINE_S = 25.0
 # Timeout for one GitHub API request (connect + read), so a hung connection cannot stall a review.
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
+
+
+def make_queue(settings: Settings) -> JobQueue:
+    if settings.uses_redis:
+        from bot.queue_redis import RedisQueue
+
+        return RedisQueue(
+            settings.queue_url,
+            prefix=settings.redis_prefix,
+            concurrency=settings.max_concurrent_reviews,
+            visibility_timeout_s=settings.visibility_timeout_s,
+        )
+    from bot.queue_sqlite import SqliteQueue, path_from_url
+
+    return SqliteQueue(path_from_url(settings.queue_url), settings.max_concurrent_reviews)
+
+
+async def build_services(settings: Settings, session: aiohttp.ClientSession, queue: JobQueue) -> Services:
+    from bot.github import GitHubApp
+    from bot.review import Reviewer
+
+    metrics = Metrics()
+    github = GitHubApp(settings, session, metrics, shared=getattr(queue, "shared", None))
+    reviewer = Reviewer(github, queue, settings.review_timeout_s, settings.completion_retry_s, settings.quick_review_s)
+    metrics.pending_conclusions = reviewer.pending_conclusions
+    return Services(settings=settings, github=github, reviewer=reviewer, queue=queue, metrics=metrics)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -33,36 +57,32 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
-    return web.Response(text=request.app[SERVICES].metrics.render(), content_type="text/plain", charset="utf-8")
+    services = request.app[SERVICES]
+    text = services.metrics.render(await services.queue.depth())
+    return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 
-def create_app(settings: Settings) -> web.Application:
+def create_app(settings: Settings, run_jobs: bool | None = None) -> web.Application:
+    """The webhook server. It runs the jobs itself with the embedded queue; with Redis it only accepts them
+    (`npu-review worker` processes run them), unless `run_jobs` says otherwise."""
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[SHUTTING_DOWN] = [False]
     app.router.add_post("/webhook", handle_webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_handler)
+    runs = (not settings.uses_redis) if run_jobs is None else run_jobs
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
-        metrics = Metrics()
-        github = GitHubApp(settings, session, metrics)
-        queue = InProcessQueue(settings.max_concurrent_reviews)
-        metrics.queue_depth = queue.depth
-        reviewer = Reviewer(github, settings.review_timeout_s, settings.completion_retry_s)
-        metrics.pending_conclusions = reviewer.pending_conclusions
-        app[SERVICES] = Services(
-            settings=settings,
-            github=github,
-            reviewer=reviewer,
-            queue=queue,
-            deliveries=Deliveries(),
-            metrics=metrics,
-        )
+        queue = make_queue(settings)
+        services = await build_services(settings, session, queue)
+        app[SERVICES] = services
         known_rule_ids()  # import every rule now, not on the first delivery's critical path
+        await queue.open(services.run_job if runs else None)
         log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
         yield
-        await app[SERVICES].reviewer.close()
+        await services.reviewer.close()
+        await queue.close()
         await session.close()
 
     async def on_shutdown(app: web.Application) -> None:

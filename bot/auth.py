@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import jwt
 
@@ -36,16 +38,37 @@ def parse_expires_at(text: str) -> float:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+class TokenStore(Protocol):
+    """Tokens shared by several processes (bot/queue_redis.py): one fetch per installation for all of them."""
+
+    async def get(self, installation_id: int) -> InstallationToken | None: ...
+
+    async def put(self, installation_id: int, token: InstallationToken) -> None: ...
+
+    async def forget(self, installation_id: int) -> None: ...
+
+    def lock(self, installation_id: int) -> contextlib.AbstractAsyncContextManager[None]:
+        """Held while one process fetches the installation's token."""
+
+
 class TokenCache:
-    """One token per installation, fetched once and shared by concurrent callers, renewed before it expires."""
+    """One token per installation, fetched once and shared by concurrent callers (and, with a store, by every
+    replica), renewed before it expires."""
 
     def __init__(
-        self, fetch: Callable[[int], Awaitable[InstallationToken]], clock: Callable[[], float] = time.time
+        self,
+        fetch: Callable[[int], Awaitable[InstallationToken]],
+        clock: Callable[[], float] = time.time,
+        store: TokenStore | None = None,
     ) -> None:
         self._fetch = fetch
         self._clock = clock
+        self._store = store
         self._tokens: dict[int, InstallationToken] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+
+    def _fresh(self, tok: InstallationToken | None) -> bool:
+        return tok is not None and tok.expires_at - self._clock() > TOKEN_RENEW_MARGIN_S
 
     async def get(self, installation_id: int) -> str:
         tok = self._tokens.get(installation_id)
@@ -54,11 +77,29 @@ class TokenCache:
         lock = self._locks.setdefault(installation_id, asyncio.Lock())
         async with lock:
             tok = self._tokens.get(installation_id)
-            if tok is None or tok.expires_at - self._clock() <= TOKEN_RENEW_MARGIN_S:
-                tok = await self._fetch(installation_id)
+            if not self._fresh(tok):
+                tok = await self._shared(installation_id)
                 self._tokens[installation_id] = tok
+            assert tok is not None
             return tok.token
 
-    def forget(self, installation_id: int) -> None:
+    async def _shared(self, installation_id: int) -> InstallationToken:
+        if self._store is None:
+            return await self._fetch(installation_id)
+        tok = await self._store.get(installation_id)
+        if self._fresh(tok):
+            assert tok is not None
+            return tok
+        async with self._store.lock(installation_id):
+            tok = await self._store.get(installation_id)  # another replica may have fetched it meanwhile
+            if not self._fresh(tok):
+                tok = await self._fetch(installation_id)
+                await self._store.put(installation_id, tok)
+            assert tok is not None
+            return tok
+
+    async def forget(self, installation_id: int) -> None:
         """Drop a token GitHub refused (401), so the next call fetches a fresh one."""
         self._tokens.pop(installation_id, None)
+        if self._store is not None:
+            await self._store.forget(installation_id)

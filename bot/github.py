@@ -21,7 +21,8 @@ from gidgethub import BadRequest, GitHubBroken, GitHubException, GraphQLExceptio
 from gidgethub.aiohttp import GitHubAPI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.auth import InstallationToken, TokenCache, make_jwt, parse_expires_at
+from bot.auth import InstallationToken, TokenCache, TokenStore, make_jwt, parse_expires_at
+from bot.limits import MutationLimiter, WindowStore
 from bot.metrics import Metrics
 from bot.settings import Settings
 
@@ -59,12 +60,10 @@ MAX_RATE_LIMIT_WAIT_S = 15 * 60.0
 # Without Retry-After, GitHub advises waiting at least a minute after a secondary rate limit.
 # https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#handle-rate-limit-errors-appropriately
 SECONDARY_LIMIT_DEFAULT_WAIT_S = 60.0
-# Requests in flight at once per installation (GitHub: no more than 100 concurrent requests in all).
+# Requests in flight at once per installation (GitHub: no more than 100 concurrent requests in all); reads
+# are not paced beyond this. Content-creating requests (POST/PATCH/PUT/DELETE, GraphQL mutations) also go
+# through the per-installation windows of bot/limits.py.
 CONCURRENT_PER_INSTALLATION = 20
-# Mutating requests: GitHub asks for about one second between POST/PATCH/PUT/DELETE requests. A review
-# makes a handful, so a small burst goes at once and a flood is paced at one a second per installation.
-MUTATION_BURST = 8
-MUTATION_INTERVAL_S = 1.0
 _MUTATING = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 
 
@@ -78,35 +77,32 @@ class RetryableResponse(Exception):
         self.response = (status, headers, body)
 
 
+@dataclass(frozen=True)
+class SharedState:
+    """What replicas share through Redis: installation tokens and the content-creating windows."""
+
+    tokens: TokenStore
+    windows: WindowStore
+
+
 _TRANSIENT = (RetryableResponse, TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 
 
 @dataclass
 class Limits:
-    """Per-installation limits shared by every client of that installation."""
+    """Per-installation limits of this process: requests in flight; and the content-creating windows."""
 
     gate: asyncio.Semaphore
-    tokens: float
-    refilled_at: float
-    pace_lock: asyncio.Lock
+    installation_id: int
+    limiter: MutationLimiter | None  # None: not an installation's request (the App's own, with its JWT)
 
     @classmethod
-    def new(cls) -> Limits:
-        return cls(
-            asyncio.Semaphore(CONCURRENT_PER_INSTALLATION), float(MUTATION_BURST), time.monotonic(), asyncio.Lock()
-        )
+    def new(cls, installation_id: int = 0, limiter: MutationLimiter | None = None) -> Limits:
+        return cls(asyncio.Semaphore(CONCURRENT_PER_INSTALLATION), installation_id, limiter)
 
     async def pace_mutation(self, sleep: Callable[[float], Any]) -> None:
-        """Token bucket: MUTATION_BURST at once, then one per MUTATION_INTERVAL_S."""
-        async with self.pace_lock:
-            now = time.monotonic()
-            self.tokens = min(MUTATION_BURST, self.tokens + (now - self.refilled_at) / MUTATION_INTERVAL_S)
-            self.refilled_at = now
-            if self.tokens < 1:
-                await sleep((1 - self.tokens) * MUTATION_INTERVAL_S)
-                self.tokens = 1.0
-                self.refilled_at = time.monotonic()
-            self.tokens -= 1
+        if self.limiter is not None:
+            await self.limiter.acquire(self.installation_id)
 
 
 def _rate_limit_wait(status: int, headers: Mapping[str, str], body: bytes, now: float) -> float | None:
@@ -140,11 +136,13 @@ class ResilientGitHubAPI(GitHubAPI):
         metrics: Metrics,
         retry_unsafe: bool = True,
         reads_only: bool = False,
+        backoff_base_s: float = BACKOFF_BASE_S,
         **kwargs: Any,
     ) -> None:
         super().__init__(session, *args, **kwargs)
         self._limits = limits
         self._metrics = metrics
+        self._backoff_base_s = backoff_base_s
         self._retry_unsafe = retry_unsafe
         # A GraphQL query is a POST that changes nothing: not paced like a mutation.
         self._reads_only = reads_only
@@ -176,7 +174,7 @@ class ResilientGitHubAPI(GitHubAPI):
         if isinstance(exc, RetryableResponse) and exc.wait_s is not None:
             return min(exc.wait_s, MAX_RATE_LIMIT_WAIT_S)
         # Full jitter: a random wait up to the exponential bound.
-        return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (state.attempt_number - 1)))
+        return random.uniform(0, min(BACKOFF_MAX_S, self._backoff_base_s * 2 ** (state.attempt_number - 1)))
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
@@ -269,18 +267,31 @@ mutation($threadId: ID!) {
 class GitHubApp:
     """Process-wide: one HTTP session, the App's key and the installation-token cache."""
 
-    def __init__(self, settings: Settings, session: aiohttp.ClientSession, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        session: aiohttp.ClientSession,
+        metrics: Metrics | None = None,
+        shared: SharedState | None = None,
+    ) -> None:
         self.settings = settings
         self.session = session
         self.metrics = metrics or Metrics()
-        self.tokens = TokenCache(self._fetch_token)
+        # With Redis, the installation tokens and the content-creating windows are shared by every replica.
+        self.tokens = TokenCache(self._fetch_token, store=shared.tokens if shared else None)
+        self.limiter = MutationLimiter(
+            shared.windows if shared else None, settings.mutations_per_minute, settings.mutations_per_hour
+        )
         self._blobs: OrderedDict[tuple[int, str], bytes] = OrderedDict()
         self._limits: dict[int, Limits] = {}
 
     def _api(
         self, token: str | None = None, installation_id: int = 0, retry_unsafe: bool = True, reads_only: bool = False
     ) -> GitHubAPI:
-        limits = self._limits.setdefault(installation_id, Limits.new())
+        limits = self._limits.get(installation_id)
+        if limits is None:
+            limits = Limits.new(installation_id, self.limiter if installation_id else None)
+            self._limits[installation_id] = limits
         return ResilientGitHubAPI(
             self.session,
             USER_AGENT,
@@ -290,6 +301,7 @@ class GitHubApp:
             metrics=self.metrics,
             retry_unsafe=retry_unsafe,
             reads_only=reads_only,
+            backoff_base_s=self.settings.backoff_base_s,
         )
 
     async def _fetch_token(self, installation_id: int) -> InstallationToken:
@@ -476,13 +488,13 @@ class RepoClient:
                 if attempt == MAX_ATTEMPTS:
                     raise
                 log.warning("creating the check run failed (%s); looking for it before trying again", exc)
-                await asyncio.sleep(random.uniform(0, BACKOFF_BASE_S * 2**attempt))
-                found = await self._find_check_run(payload["head_sha"], payload["name"], payload["external_id"])
+                await asyncio.sleep(random.uniform(0, self.app.settings.backoff_base_s * 2**attempt))
+                found = await self.find_check_run(payload["head_sha"], payload["name"], payload["external_id"])
                 if found is not None:
                     return found
         raise AssertionError("unreachable")
 
-    async def _find_check_run(self, head_sha: str, name: str, external_id: str) -> dict[str, Any] | None:
+    async def find_check_run(self, head_sha: str, name: str, external_id: str) -> dict[str, Any] | None:
         gh = await self._gh()
         data = await gh.getitem(self._url(f"/commits/{head_sha}/check-runs?check_name={quote(name)}&per_page=100"))
         for run in data.get("check_runs", []):

@@ -1,114 +1,116 @@
-"""Tracked background work: every task is kept, drained on shutdown; one run per key at a time, newest wins.
+"""Review jobs and the queue interface they go through; the implementations are bot/queue_sqlite.py (the embedded
+default, one server) and bot/queue_redis.py (several receivers and `npu-review worker` processes).
 
-`JobQueue` is the small interface the webhook needs; `InProcessQueue` is its default. A shared queue (Redis,
-a database) can replace it when one server is not enough.
+What every queue guarantees:
+- a delivery (by its id, and by a digest of its signed body) is taken once; a failed one is forgotten, so GitHub's
+  "Redeliver" runs it again;
+- one review per (repository, PR, head SHA): a second `opened`/`synchronize` for a head already queued, running or
+  reviewed is a duplicate, unless the job is forced (`/recheck`, Re-run);
+- per PR, one job runs at a time and at most one waits: a newer submission replaces the waiting one;
+- accepted work outlives the process that accepted it: a job that was running when its process died runs again
+  (`attempts` > 0), and the review then finds and reuses the check run it had made (external_id = the job's id).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Hashable
+import hashlib
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-log = logging.getLogger(__name__)
+# A job is a review, or (after a crash) the conclusion of a check run a superseded job had left in progress.
+REVIEW = "review"
+CONCLUDE = "conclude"
+# Remembered delivery ids and body digests: GitHub offers redelivery of deliveries up to 3 days old.
+# https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks
+DELIVERY_TTL_S = 3 * 24 * 3600
+# Reviewed heads are remembered this long (a redelivered `opened` for an old head is still a duplicate).
+HEAD_TTL_S = 30 * 24 * 3600
 
-JobFactory = Callable[[], Awaitable[None]]
-# Called once per submitted job: True when it ran and succeeded, or when a newer job for the same key
-# took its place (its work is done by that one); False when it failed.
-DoneCallback = Callable[[bool], None]
+
+@dataclass(frozen=True)
+class Job:
+    id: str  # also the check run's external_id, so a resumed job finds the run it made
+    pr: str  # "owner/repo#number", lower case: the coalescing key
+    head: str | None  # the head to review; None: the PR's head when the job runs (`/recheck`)
+    force: bool  # review even if this head was reviewed (`/recheck`, Re-run)
+    request: Mapping[str, Any]  # ReviewRequest.to_json()
+    delivery: str = ""
+    digest: str = ""
+    attempts: int = 0  # > 0: resumed after a crash or taken over from a dead worker
+    kind: str = REVIEW
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "pr": self.pr,
+            "head": self.head,
+            "force": self.force,
+            "request": dict(self.request),
+            "delivery": self.delivery,
+            "digest": self.digest,
+            "attempts": self.attempts,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Job:
+        return cls(
+            id=str(data["id"]),
+            pr=str(data["pr"]),
+            head=data.get("head"),
+            force=bool(data.get("force")),
+            request=data["request"],
+            delivery=str(data.get("delivery") or ""),
+            digest=str(data.get("digest") or ""),
+            attempts=int(data.get("attempts") or 0),
+            kind=str(data.get("kind") or REVIEW),
+        )
+
+
+# Runs one job; raises when it failed (the delivery is then forgotten and the head may be reviewed again).
+Runner = Callable[[Job], Awaitable[None]]
+
+
+def body_digest(event: str, body: bytes) -> str:
+    """Identifies a signed body re-sent under a new delivery id."""
+    return "sha256:" + hashlib.sha256(event.encode() + b"\n" + body).hexdigest()
 
 
 class JobQueue(Protocol):
-    def submit(self, key: Hashable, job: JobFactory, on_done: DoneCallback | None = None) -> None: ...
+    """What the webhook, the routers, the reviewer and the status page need of a queue."""
 
-    def depth(self) -> int: ...
+    async def open(self, runner: Runner | None) -> None:
+        """Start; with a runner, run jobs (and resume what a crash left); without, only accept them."""
 
-    async def drain(self, timeout: float) -> None: ...
+    async def submit(self, job: Job) -> str:
+        """'queued', 'replaced' (a waiting job of the PR gave way) or 'duplicate' (this head is already done)."""
 
+    async def begin_delivery(self, delivery: str, digest: str) -> bool:
+        """False when the delivery id or the body digest was taken before (a duplicate)."""
 
-@dataclass
-class _Pending:
-    job: JobFactory
-    on_done: DoneCallback | None
+    async def forget_delivery(self, delivery: str, digest: str) -> None: ...
 
+    async def note_head(self, pr: str, repo: str, number: int, head: str) -> None:
+        """The newest head of a PR (an older run posts no comments) and the PR of a head (fork check runs)."""
 
-class InProcessQueue:
-    """Runs jobs as asyncio tasks. Per key, one runs and at most one waits; a newer submission replaces the
-    waiting one (a burst of pushes ends in one run for the newest head)."""
+    async def latest_head(self, pr: str) -> str | None: ...
 
-    def __init__(self, concurrency: int = 4) -> None:
-        self._gate = asyncio.Semaphore(concurrency)
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._running: set[Hashable] = set()
-        self._waiting: dict[Hashable, _Pending] = {}
-        self._closed = False
-        self._cancelling = False
+    async def pr_for_head(self, repo: str, head: str) -> int | None: ...
 
-    def depth(self) -> int:
-        return len(self._running) + len(self._waiting)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def submit(self, key: Hashable, job: JobFactory, on_done: DoneCallback | None = None) -> None:
-        if self._closed:
-            raise RuntimeError("the queue is shutting down")
-        if key in self._running:
-            replaced = self._waiting.get(key)
-            self._waiting[key] = _Pending(job, on_done)
-            if replaced is not None and replaced.on_done is not None:
-                replaced.on_done(True)  # superseded by the newer job
-            return
-        self._start(key, _Pending(job, on_done))
-
-    def _start(self, key: Hashable, item: _Pending) -> None:
-        self._running.add(key)
-        task = asyncio.get_running_loop().create_task(self._run(key, item))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _run(self, key: Hashable, item: _Pending) -> None:
-        ok = False
-        try:
-            async with self._gate:
-                await item.job()
-            ok = True
-        except asyncio.CancelledError:
-            log.warning("job %r cancelled", key)
-            raise
-        except Exception:
-            log.exception("job %r failed", key)
-        finally:
-            self._running.discard(key)
-            if item.on_done is not None:
-                item.on_done(ok)
-            nxt = self._waiting.pop(key, None)
-            if nxt is not None and not self._cancelling:
-                # Accepted work runs even while draining; the drain deadline cancels what is left.
-                self._start(key, nxt)
-            elif nxt is not None and nxt.on_done is not None:
-                nxt.on_done(False)
+    async def depth(self) -> int:
+        """Jobs waiting or running (all replicas' when shared)."""
 
     async def drain(self, timeout: float) -> None:
-        """Stop taking jobs; wait for running ones (and those waiting behind them) up to `timeout` seconds,
-        then cancel what is left (a cancelled review still completes its check run)."""
-        self._closed = True
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self._tasks:
-            left = deadline - loop.time()
-            if left <= 0:
-                break
-            await asyncio.wait(set(self._tasks), timeout=left)
-        self._cancelling = True
-        for t in list(self._tasks):
-            t.cancel()
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=10)
-        for item in self._waiting.values():
-            if item.on_done is not None:
-                item.on_done(False)
-        self._waiting.clear()
+        """Stop starting jobs; give running ones `timeout` seconds, then cancel them (they conclude their check
+        runs). Jobs not started stay in the queue for the next start (or another worker)."""
+
+    async def close(self) -> None: ...
+
+
+def pr_key(owner: str, repo: str, number: int) -> str:
+    return f"{owner}/{repo}#{number}".lower()
+
+
+def repo_key(owner: str, repo: str) -> str:
+    return f"{owner}/{repo}".lower()

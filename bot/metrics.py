@@ -19,7 +19,6 @@ class Metrics:
         self.github_calls: Counter[tuple[str, str]] = Counter()
         self.retries = 0
         self.rate_limit_remaining: int | None = None
-        self.queue_depth: Callable[[], int] = lambda: 0
         self.pending_conclusions: Callable[[], int] = lambda: 0
 
     def delivery(self, event: str, outcome: str) -> None:
@@ -36,7 +35,7 @@ class Metrics:
     def github_call(self, method: str, status: int | str) -> None:
         self.github_calls[(method, str(status))] += 1
 
-    def render(self) -> str:
+    def render(self, queue_depth: int = 0) -> str:
         out = [
             "# HELP npu_review_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE npu_review_deliveries_total counter",
@@ -69,7 +68,7 @@ class Metrics:
             f"npu_review_github_retries_total {self.retries}",
             "# HELP npu_review_queue_depth Reviews running or waiting.",
             "# TYPE npu_review_queue_depth gauge",
-            f"npu_review_queue_depth {self.queue_depth()}",
+            f"npu_review_queue_depth {queue_depth}",
             "# HELP npu_review_pending_conclusions Check runs GitHub refused to conclude, being retried.",
             "# TYPE npu_review_pending_conclusions gauge",
             f"npu_review_pending_conclusions {self.pending_conclusions()}",

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
 
 from bot import reporters
 from bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
 from bot.github import MAX_PR_FILES, GitHubApp, RepoClient
+from bot.jobs import pr_key, repo_key
 from bot.logs import set_context
 from checks import ChangeSet, Config, ConfigError, parse_config
 from checks.config import CONFIG_PATH
@@ -31,6 +34,19 @@ COMPLETION_RETRY_MAX_S = 600.0
 REVIEW_ATTEMPTS = 3
 # Content fetched per review at most; a PR beyond this is reviewed on the first files and says so.
 MAX_FILES_FETCHED = 1500
+# A review that finishes within this many seconds creates its check run already completed (one call, with the
+# output and the first 50 annotations); a longer one shows an in-progress run from this point on.
+QUICK_REVIEW_S = 3.0
+
+
+class HeadStore(Protocol):
+    """The newest head per PR and the PR per head, shared by every process that takes deliveries (bot/jobs.py)."""
+
+    async def note_head(self, pr: str, repo: str, number: int, head: str) -> None: ...
+
+    async def latest_head(self, pr: str) -> str | None: ...
+
+    async def pr_for_head(self, repo: str, head: str) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -45,8 +61,18 @@ class ReviewRequest:
     delivery: str = ""
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.owner.lower(), self.repo.lower(), self.number)
+    def key(self) -> str:
+        return pr_key(self.owner, self.repo, self.number)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["pull"] = dict(self.pull) if self.pull is not None else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReviewRequest:
+        fields: dict[str, Any] = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**fields)
 
 
 @dataclass
@@ -58,34 +84,112 @@ class Outcome:
     resolved: int = 0
     deleted: int = 0
     superseded: bool = False
+    already_done: bool = False  # a resumed job whose check run had been completed before the crash
+
+
+class CheckRunSlot:
+    """The run's check run, made only when needed: in progress once the review has taken QUICK_REVIEW_S, or at
+    the end already completed (one call instead of two). Its external_id is the job's id, so a resumed job
+    looks it up before making another."""
+
+    def __init__(self, repo: RepoClient, head_sha: str, external_id: str, delay_s: float) -> None:
+        self.repo = repo
+        self.head_sha = head_sha
+        self.external_id = external_id
+        self.delay_s = delay_s
+        self.id: int | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._creating = False
+
+    def start_timer(self) -> None:
+        if self.id is None and self._timer is None:
+            self._timer = asyncio.ensure_future(self._create_in_progress())
+
+    async def _create_in_progress(self) -> None:
+        await asyncio.sleep(self.delay_s)
+        self._creating = True
+        payload = {**reporters.check_run_started(self.head_sha), "external_id": self.external_id}
+        created = await self.repo.create_check_run(payload)
+        self.id = int(created["id"])
+
+    async def settle(self) -> int | None:
+        """Stops the timer if it has not fired; waits for a creation under way. The id, or None."""
+        timer, self._timer = self._timer, None
+        if timer is None:
+            return self.id
+        if not self._creating:
+            timer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            try:
+                await timer
+            except Exception:  # the in-progress run could not be made: the completed one is made at the end
+                log.warning("could not create the in-progress check run", exc_info=True)
+        return self.id
+
+    async def finish(self, final: dict[str, Any], batches: list[list[dict[str, Any]]]) -> None:
+        """Completes the run: a new run carries the output and the first batch of annotations in its creation;
+        an existing one gets the batches first and the conclusion with the last (GitHub appends annotations)."""
+        check_run_id = await self.settle()
+        output = final["output"]
+        if check_run_id is None:
+            first, rest = (batches[0], batches[1:]) if batches else ([], [])
+            payload = {
+                "name": reporters.CHECK_NAME,
+                "head_sha": self.head_sha,
+                "external_id": self.external_id,
+                **final,
+                "output": {**output, "annotations": first} if first else output,
+            }
+            created = await self.repo.create_check_run(payload)
+            self.id = int(created["id"])
+            for batch in rest:
+                await self.repo.update_check_run(self.id, {"output": {**output, "annotations": batch}})
+            return
+        for batch in batches[:-1]:
+            await self.repo.update_check_run(check_run_id, {"output": {**output, "annotations": batch}})
+        if batches:
+            final = {**final, "output": {**output, "annotations": batches[-1]}}
+        await self.repo.update_check_run(check_run_id, final)
 
 
 class Reviewer:
-    def __init__(self, app: GitHubApp, timeout_s: float = 600.0, completion_retry_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        app: GitHubApp,
+        heads: HeadStore,
+        timeout_s: float = 600.0,
+        completion_retry_s: float = 30.0,
+        quick_review_s: float = QUICK_REVIEW_S,
+    ) -> None:
         self.app = app
+        # Newest head per PR (a run for an older head posts no inline comments), PR per head (fork check runs).
+        self.heads = heads
         self.timeout_s = timeout_s
         self.completion_retry_s = completion_retry_s
+        self.quick_review_s = quick_review_s
         # Conclusions of check runs that GitHub refused at the end of a run, retried in the background.
         self._deferred: set[asyncio.Task[None]] = set()
-        # Newest head seen per PR: a run for an older head posts no inline comments.
-        self._latest_head: dict[tuple[str, str, int], str] = {}
-        # PR numbers per (repo, head sha), for check-run events of fork PRs, which carry no pull_requests.
-        self._prs_by_head: dict[tuple[str, str], int] = {}
 
-    # -- bookkeeping the routers feed ------------------------------------------------------------------
-    def note_head(self, owner: str, repo: str, number: int, head_sha: str) -> None:
-        self._latest_head[(owner.lower(), repo.lower(), number)] = head_sha
-        self._prs_by_head[(f"{owner}/{repo}".lower(), head_sha)] = number
+    async def note_head(self, owner: str, repo: str, number: int, head_sha: str) -> None:
+        await self.heads.note_head(pr_key(owner, repo, number), repo_key(owner, repo), number, head_sha)
 
-    def pr_for_head(self, owner: str, repo: str, head_sha: str) -> int | None:
-        return self._prs_by_head.get((f"{owner}/{repo}".lower(), head_sha))
-
-    def is_current(self, req: ReviewRequest, head_sha: str) -> bool:
-        latest = self._latest_head.get(req.key)
+    async def is_current(self, req: ReviewRequest, head_sha: str) -> bool:
+        latest = await self.heads.latest_head(req.key)
         return latest is None or latest == head_sha
 
     # -- the run ---------------------------------------------------------------------------------------
-    async def review(self, req: ReviewRequest) -> Outcome:
+    async def conclude_abandoned(self, req: ReviewRequest, external_id: str) -> None:
+        """A job that was running when its process died, and that a newer head has superseded since: conclude
+        the check run it may have left in progress."""
+        repo = self.app.repo(req.installation_id, req.owner, req.repo)
+        head_sha = req.head_sha or str((await repo.get_pull(req.number))["head"]["sha"])
+        found = await repo.find_check_run(head_sha, reporters.CHECK_NAME, external_id)
+        if found is not None and found.get("status") != "completed":
+            reason = "the server stopped during the review, and a newer commit of this PR is reviewed instead"
+            await repo.update_check_run(int(found["id"]), reporters.check_run_failed(reason))
+            log.info("concluded check run %s left in progress by a stopped server", found["id"])
+
+    async def review(self, req: ReviewRequest, external_id: str | None = None, resumed: bool = False) -> Outcome:
         repo = self.app.repo(req.installation_id, req.owner, req.repo)
         if req.react_to_comment is not None:
             try:
@@ -96,17 +200,28 @@ class Reviewer:
         head_sha = req.head_sha or str(pull["head"]["sha"])
         set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
         if req.head_sha is None or req.pull is not None:
-            self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
-        check_run_id: int | None = None
+            await self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
+        slot = CheckRunSlot(repo, head_sha, external_id or uuid.uuid4().hex, self.quick_review_s)
+        if resumed and external_id:
+            # The process that ran this job died: it may have made the check run, or even completed it.
+            found = await repo.find_check_run(head_sha, reporters.CHECK_NAME, external_id)
+            if found is not None and found.get("status") == "completed":
+                log.info("check run %s of this job was completed before the restart", found["id"])
+                return Outcome(head_sha, str(found.get("conclusion") or ""), already_done=True)
+            if found is not None:
+                slot.id = int(found["id"])
+                if (found.get("output") or {}).get("annotations_count"):
+                    # Annotations of the first attempt would be repeated: conclude it, make a new one.
+                    await repo.update_check_run(slot.id, reporters.check_run_failed("it was restarted"))
+                    slot.id, slot.external_id = None, uuid.uuid4().hex
+                else:
+                    log.info("resuming with check run %s", slot.id)
         completed = False
         try:
-            check_run_task = asyncio.ensure_future(self._start_check_run(repo, head_sha))
-            try:
-                gathered = await asyncio.wait_for(self._gather(repo, req.number, pull, head_sha), self.timeout_s)
-            finally:
-                check_run_id = await check_run_task
+            slot.start_timer()
+            gathered = await asyncio.wait_for(self._gather(repo, req.number, pull, head_sha), self.timeout_s)
             if isinstance(gathered, str):  # the repo config is broken: say so, review nothing
-                await repo.update_check_run(check_run_id, reporters.check_run_failed(gathered))
+                await slot.finish(reporters.check_run_failed(gathered), [])
                 completed = True
                 return Outcome(head_sha, "neutral")
             changeset, config, diffmap, note = gathered
@@ -122,7 +237,7 @@ class Reviewer:
             outcome = Outcome(head_sha, "", report.findings)
             notes = [note] if note else []
             post_error: Exception | None = None
-            if self.is_current(req, head_sha):
+            if await self.is_current(req, head_sha):
                 try:
                     await self._post_review(repo, req.number, head_sha, report, diffmap, outcome, await existing)
                 except Exception as exc:  # the check run still carries every finding
@@ -133,7 +248,7 @@ class Reviewer:
                 existing.cancel()
                 outcome.superseded = True
                 notes.append("A newer commit was pushed to this PR; inline comments are left to its review.")
-            outcome.conclusion = await self._complete(repo, check_run_id, report, " ".join(notes))
+            outcome.conclusion = await self._complete(slot, report, " ".join(notes))
             completed = True
             log.info(
                 "review done: %s, %d findings, %d comments posted, %d resolved, %d deleted",
@@ -147,16 +262,25 @@ class Reviewer:
                 raise post_error  # the delivery counts as failed, so a redelivery tries the comments again
             return outcome
         finally:
-            if not completed and check_run_id is not None:
-                await self._fail_check_run(repo, check_run_id)
+            if not completed:
+                await asyncio.shield(self._fail_check_run(slot))
 
-    async def _fail_check_run(self, repo: RepoClient, check_run_id: int) -> None:
-        """Whatever went wrong, the check run must not stay in progress: conclude it now, or keep trying later
-        (GitHub down, or the rate limit spent for longer than a request may wait)."""
+    async def _fail_check_run(self, run: CheckRunSlot) -> None:
+        """Whatever went wrong, the check run must end completed: conclude it now (making it if the review
+        failed before it existed), or keep trying later (GitHub down, or the rate limit spent for longer than a
+        request may wait)."""
         payload = reporters.check_run_failed("an internal error stopped it")
+        repo = run.repo
+        check_run_id = await run.settle()
         try:
-            await asyncio.shield(repo.update_check_run(check_run_id, payload))
+            if check_run_id is None:
+                await run.finish(payload, [])
+                return
+            await repo.update_check_run(check_run_id, payload)
         except Exception:
+            if check_run_id is None:
+                log.exception("could not create the concluded check run")
+                return
             log.exception("could not conclude check run %s now; trying again later", check_run_id)
             task = asyncio.get_running_loop().create_task(self._conclude_later(repo, check_run_id, payload))
             self._deferred.add(task)  # tracked: cancelled by close() at shutdown
@@ -186,13 +310,6 @@ class Reviewer:
             task.cancel()
         if self._deferred:
             await asyncio.wait(set(self._deferred), timeout=5)
-
-    async def _start_check_run(self, repo: RepoClient, head_sha: str) -> int:
-        """A new check run for every run. GitHub appends annotations on each update, so reusing a completed run
-        would repeat them; GitHub shows the newest run of a name per commit (and asks Apps to create a new run
-        on `rerequested`)."""
-        created = await repo.create_check_run(reporters.check_run_started(head_sha))
-        return int(created["id"])
 
     async def _gather(
         self, repo: RepoClient, number: int, pull: Mapping[str, Any], head_sha: str
@@ -328,21 +445,19 @@ class Reviewer:
                 if attempt == REVIEW_ATTEMPTS:
                     raise
                 log.warning("posting the review failed (%s); checking what GitHub has before trying again", exc)
-                await asyncio.sleep(0.5 * attempt)
+                await asyncio.sleep(self.app.settings.backoff_base_s * attempt)
                 async for c in repo.list_review_comments(number):
                     fp = reporters.parse_marker(c.get("body"))
                     if fp and (c.get("user") or {}).get("type") == "Bot":
                         posted.add(fp)
         return 0
 
-    async def _complete(self, repo: RepoClient, check_run_id: int, report: Report, note: str) -> str:
+    async def _complete(self, run: CheckRunSlot, report: Report, note: str) -> str:
+        """A new check run for every run (GitHub appends annotations on each update, so reusing a completed run
+        would repeat them; GitHub shows the newest run of a name per commit and asks Apps to create a new run on
+        `rerequested`)."""
         final, batches = reporters.check_run_completion(report.findings, report.files_checked, report.errors, note)
-        output = final["output"]
-        for batch in batches[:-1]:
-            await repo.update_check_run(check_run_id, {"output": {**output, "annotations": batch}})
-        if batches:
-            final = {**final, "output": {**output, "annotations": batches[-1]}}
-        await repo.update_check_run(check_run_id, final)
+        await run.finish(final, batches)
         return str(final["conclusion"])
 
 

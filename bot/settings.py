@@ -9,6 +9,8 @@ from pathlib import Path
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_PORT = 8080
+# The embedded queue's file, relative to the working directory (the Docker image sets /data/queue.sqlite3).
+DEFAULT_QUEUE = "sqlite:///npu-review-queue.sqlite3"
 
 
 class SettingsError(ValueError):
@@ -51,7 +53,28 @@ class Settings:
     review_timeout_s: float = 600.0
     # First delay before concluding again a check run GitHub refused to conclude (then doubling).
     completion_retry_s: float = 30.0
+    # Where jobs wait: sqlite:///path (embedded, the default) or redis://host:port/db (several replicas).
+    # The dataclass default keeps them in memory (programmatic use); from_env defaults to a file.
+    queue_url: str = "sqlite://"
+    # Keys of the Redis queue start with this (several Apps, or tests, can share one Redis).
+    redis_prefix: str = "npu-review"
+    # A Redis job whose worker stopped renewing its lease this long ago is taken over by another worker.
+    visibility_timeout_s: float = 30.0
+    # Reading a request: its headers (from the connection's start) and its body must arrive within these.
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    # A review finishing within this creates its check run completed (one call; see bot/review.py).
+    quick_review_s: float = 3.0
+    # First backoff delay before retrying a failed GitHub call (then doubling, with jitter).
+    backoff_base_s: float = 0.5
+    # Content-creating requests per installation, in GitHub's one-minute and one-hour windows (bot/limits.py).
+    mutations_per_minute: int = 70
+    mutations_per_hour: int = 450
     extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def uses_redis(self) -> bool:
+        return self.queue_url.startswith(("redis://", "rediss://", "unix://"))
 
     @property
     def graphql_url(self) -> str:
@@ -88,6 +111,11 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     port_text = env.get("PORT", "").strip() or str(DEFAULT_PORT)
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise SettingsError(f"PORT must be a port number, got {port_text!r}")
+    queue_url = env.get("NPU_REVIEW_QUEUE", "").strip() or DEFAULT_QUEUE
+    if not queue_url.startswith(("sqlite://", "redis://", "rediss://", "unix://")):
+        raise SettingsError(
+            "NPU_REVIEW_QUEUE must be sqlite:///path/to/file or redis://host:port/db, got " + repr(queue_url[:40])
+        )
     return Settings(
         app_id=app_id,
         private_key=Secret(key),
@@ -95,11 +123,30 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         api_url=api_url.rstrip("/"),
         port=int(port_text),
         log_json=env.get("NPU_REVIEW_LOG_FORMAT", "").lower() == "json",
+        max_concurrent_reviews=_count(env, "NPU_REVIEW_CONCURRENCY", 4),
         completion_retry_s=_seconds(env, "NPU_REVIEW_COMPLETION_RETRY_S", 30.0),
+        queue_url=queue_url,
+        redis_prefix=env.get("NPU_REVIEW_REDIS_PREFIX", "").strip() or "npu-review",
+        visibility_timeout_s=_seconds(env, "NPU_REVIEW_VISIBILITY_TIMEOUT_S", 30.0),
+        header_timeout_s=_seconds(env, "NPU_REVIEW_HEADER_TIMEOUT_S", 10.0),
+        body_timeout_s=_seconds(env, "NPU_REVIEW_BODY_TIMEOUT_S", 30.0),
+        quick_review_s=_seconds(env, "NPU_REVIEW_QUICK_S", 3.0, allow_zero=True),
+        backoff_base_s=_seconds(env, "NPU_REVIEW_BACKOFF_BASE_S", 0.5, allow_zero=True),
+        mutations_per_minute=_count(env, "NPU_REVIEW_MUTATIONS_PER_MINUTE", 70),
+        mutations_per_hour=_count(env, "NPU_REVIEW_MUTATIONS_PER_HOUR", 450),
     )
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise SettingsError(f"{name} must be a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float, allow_zero: bool = False) -> float:
     text = env.get(name, "").strip()
     if not text:
         return default
@@ -107,6 +154,6 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(text)
     except ValueError:
         raise SettingsError(f"{name} must be a number of seconds, got {text!r}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, got {text!r}")
+    if value < 0 or (value == 0 and not allow_zero) or value != value:
+        raise SettingsError(f"{name} must be {'zero or more' if allow_zero else 'positive'}, got {text!r}")
     return value

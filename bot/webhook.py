@@ -1,16 +1,19 @@
-"""POST /webhook: verify the signature, acknowledge at once (202), dispatch to the routers as tracked jobs."""
+"""POST /webhook: read within the timeouts, verify the signature, acknowledge at once (202), queue the work."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from typing import Any
 
 from aiohttp import web
-from gidgethub import BadRequest, ValidationFailure, sansio
+from gidgethub import ValidationFailure, sansio
 
+from bot.jobs import body_digest
 from bot.logs import log_context
 from bot.routers import router
-from bot.services import Services
+from bot.services import DELIVERY_DIGEST, Services
 
 SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
 SHUTTING_DOWN: web.AppKey[list[bool]] = web.AppKey("shutting_down", list)
@@ -20,68 +23,98 @@ log = logging.getLogger(__name__)
 # GitHub caps webhook payloads at 25 MB; ours are JSON documents about one PR, far smaller.
 # https://docs.github.com/en/webhooks/webhook-events-and-payloads#payload-cap
 MAX_BODY_BYTES = 25 * 1024 * 1024
+# GitHub's payloads nest about 10 levels; a signed document deeper than this is refused (400), not parsed on.
+MAX_JSON_DEPTH = 400
 HANDLED_EVENTS = frozenset(
     {"pull_request", "issue_comment", "check_run", "check_suite", "installation", "installation_repositories", "ping"}
 )
+# The only event names that become metric labels (any other verified one counts as "other").
+METRIC_EVENTS = HANDLED_EVENTS | {"push", "pull_request_review", "pull_request_review_comment", "status"}
 
 
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-async def handle_webhook(request: web.Request) -> web.Response:
+class TooDeep(ValueError):
+    """A JSON document nested deeper than MAX_JSON_DEPTH."""
+
+
+def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads, refusing documents nested deeper than max_depth (the C parser itself stops at Python's
+    recursion limit with a RecursionError; anything it accepts is measured without recursion)."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise TooDeep(f"nested deeper than {max_depth} levels") from None
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        children = node.values() if isinstance(node, dict) else node
+        if depth > max_depth:
+            raise TooDeep(f"nested deeper than {max_depth} levels")
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return value
+
+
+async def handle_webhook(request: web.Request) -> web.StreamResponse:
     services = request.app[SERVICES]
-    deliveries = services.deliveries
+    queue = services.queue
     metrics = services.metrics
     if request.app[SHUTTING_DOWN][0]:
         return _error(503, "shutting down")
+    # Nothing from a delivery reaches the metrics before its signature is checked.
     if request.content_type != "application/json":
-        metrics.delivery("-", "bad_request")
         return _error(400, "expected Content-Type: application/json")
     event_name = request.headers.get("X-GitHub-Event")
     delivery = request.headers.get("X-GitHub-Delivery")
     signature = request.headers.get("X-Hub-Signature-256")
     if not event_name or not delivery:
-        metrics.delivery(event_name or "-", "bad_request")
         return _error(400, "missing X-GitHub-Event or X-GitHub-Delivery")
     if not signature:
-        metrics.delivery(event_name, "unauthorized")
         return _error(401, "missing X-Hub-Signature-256 (deliveries must be signed with SHA-256)")
     try:
-        body = await request.read()
+        body = await asyncio.wait_for(request.read(), services.settings.body_timeout_s)
+    except TimeoutError:
+        log.warning("delivery %r: body not received within %.0f s", delivery[:64], services.settings.body_timeout_s)
+        resp = _error(408, "request body not received in time")
+        resp.force_close()
+        return resp
     except web.HTTPRequestEntityTooLarge:
-        metrics.delivery(event_name, "too_large")
         return _error(413, "payload too large")
-    headers = {
-        "content-type": "application/json",
-        "x-github-event": event_name,
-        "x-github-delivery": delivery,
-        "x-hub-signature-256": signature,
-    }
     try:
-        event = sansio.Event.from_http(headers, body, secret=services.settings.webhook_secret.reveal())
+        sansio.validate_event(body, signature=signature, secret=services.settings.webhook_secret.reveal())
     except ValidationFailure:
-        metrics.delivery(event_name, "unauthorized")
-        log.warning("refused delivery %s: bad signature", delivery)
+        log.warning("refused delivery %r: bad signature", delivery[:64])
         return _error(401, "signature does not match")
-    except (BadRequest, ValueError, json.JSONDecodeError):
-        metrics.delivery(event_name, "bad_request")
+    label = event_name if event_name in METRIC_EVENTS else "other"
+    try:
+        data = parse_json(body)
+    except TooDeep as exc:
+        metrics.delivery(label, "bad_request")
+        return _error(400, f"body is {exc}")
+    except (ValueError, UnicodeDecodeError):
+        metrics.delivery(label, "bad_request")
         return _error(400, "body is not a JSON document")
-    if not isinstance(event.data, dict):
-        metrics.delivery(event_name, "bad_request")
+    if not isinstance(data, dict):
+        metrics.delivery(label, "bad_request")
         return _error(400, "body is not a JSON object")
     if event_name == "ping":
-        metrics.delivery(event_name, "ok")
-        return web.json_response({"ok": True, "zen": event.data.get("zen")})
+        metrics.delivery(label, "ok")
+        return web.json_response({"ok": True, "zen": data.get("zen")})
     if event_name not in HANDLED_EVENTS:
-        metrics.delivery(event_name, "ignored")
+        metrics.delivery(label, "ignored")
         return web.json_response({"ignored": event_name}, status=202)
-    if deliveries.seen(delivery):
-        metrics.delivery(event_name, "duplicate")
+    digest = body_digest(event_name, body)
+    if not await queue.begin_delivery(delivery, digest):
+        metrics.delivery(label, "duplicate")
         return web.json_response({"duplicate": delivery}, status=200)
 
-    deliveries.begin(delivery)
+    event = sansio.Event(data, event=event_name, delivery_id=delivery)
     ok = True
+    DELIVERY_DIGEST.set(digest)
     with log_context(delivery=delivery):
         try:
             # Handlers only look at the payload and queue work: nothing slow happens before the 202.
@@ -89,8 +122,9 @@ async def handle_webhook(request: web.Request) -> web.Response:
         except Exception:
             ok = False
             log.exception("handling %s failed", event_name)
-    deliveries.dispatched(delivery, ok)
-    metrics.delivery(event_name, "accepted" if ok else "error")
     if not ok:
+        await queue.forget_delivery(delivery, digest)
+        metrics.delivery(label, "error")
         return _error(500, "could not handle the delivery")
+    metrics.delivery(label, "accepted")
     return web.json_response({"accepted": delivery}, status=202)

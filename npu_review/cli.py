@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the GitHub App webhook server")
     s.add_argument("--host", default="0.0.0.0")
     s.add_argument("--port", type=int, default=None, help="port (default: $PORT or 8080)")
+
+    sub.add_parser("worker", help="run queued reviews from Redis (NPU_REVIEW_QUEUE=redis://...)")
     return p
 
 
@@ -187,6 +189,12 @@ def rules_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from bot.worker import work
+
+    return work()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.__main__ import serve
 
@@ -202,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_rules(args)
         if args.command == "replay":
             return cmd_replay(args)
+        if args.command == "worker":
+            return cmd_worker(args)
         return cmd_serve(args)
     except (UsageError, ConfigError, GitError, DiffError) as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)

@@ -50,11 +50,10 @@ class AppProcess:
         return self.proc.returncode or 0
 
 
-async def start_app(
-    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str] | None = None
-) -> AppProcess:
-    port = free_port()
-    env = {
+def app_env(
+    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, port: int, extra_env: dict[str, str] | None
+) -> dict[str, str]:
+    return {
         **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
         "GITHUB_APP_ID": str(app_id),
         "GITHUB_PRIVATE_KEY": private_pem,
@@ -62,8 +61,20 @@ async def start_app(
         "GITHUB_API_URL": fake.base_url,
         "PORT": str(port),
         "PYTHONPATH": str(ROOT),
+        # Retries back off from 10 ms instead of 500 ms: the fault tests wait on GitHub, not on timers.
+        "NPU_REVIEW_BACKOFF_BASE_S": "0.01",
         **(extra_env or {}),
     }
+
+
+async def start_app(
+    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str] | None = None
+) -> AppProcess:
+    port = free_port()
+    # Each App its own queue file, unless given one (a restart test passes the same file again).
+    env = app_env(
+        fake, private_pem, app_id, secret, port, {"NPU_REVIEW_QUEUE": queue_in(tmp, port), **(extra_env or {})}
+    )
     log_path = tmp / f"app-{port}.log"
     log_file = log_path.open("wb")
     proc = await asyncio.create_subprocess_exec(
@@ -93,6 +104,48 @@ async def start_app(
             raise RuntimeError(f"the App did not start:\n{log_path.read_text(errors='replace')}")
         await asyncio.sleep(0.05)
     return AppProcess(url, proc, session, log_path)
+
+
+def queue_in(tmp: Path, port: int) -> str:
+    return f"sqlite:///{tmp}/queue-{port}.sqlite3"
+
+
+@dataclass
+class WorkerProcess:
+    proc: asyncio.subprocess.Process
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    async def stop(self, sig: int = signal.SIGTERM, timeout: float = 40) -> int:
+        if self.proc.returncode is None:
+            self.proc.send_signal(sig)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+        return self.proc.returncode or 0
+
+
+async def start_worker(
+    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str], name: str
+) -> WorkerProcess:
+    """`npu-review worker` on a Redis queue (extra_env carries NPU_REVIEW_QUEUE); returns once it consumes."""
+    env = app_env(fake, private_pem, app_id, secret, 0, extra_env)
+    log_path = tmp / f"worker-{name}.log"
+    log_file = log_path.open("wb")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "npu_review", "worker", env=env, stdout=log_file, stderr=log_file, cwd=str(ROOT)
+    )
+    worker = WorkerProcess(proc, log_path)
+    deadline = time.monotonic() + 20
+    while "npu-review worker ready" not in worker.log():
+        if proc.returncode is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the worker did not start:\n{worker.log()}")
+        await asyncio.sleep(0.05)
+    return worker
 
 
 async def wait_until(pred: Callable[[], bool], timeout: float = 20, what: str = "condition") -> None:

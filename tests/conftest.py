@@ -35,3 +35,57 @@ async def fake_github(aiohttp_server, app_key_pair: KeyPair) -> AsyncIterator[Fa
 
 
 # ------------------------------------------------------------------------------- end of fake GitHub block
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Redis (tests/test_app_queue.py, tests/test_app_redis.py): a real redis-server. .ci/run starts one and sets
+# NPU_REVIEW_TEST_REDIS_URL; otherwise one is started here on a free loopback port for the session. Without
+# redis-server installed these tests fail (they are never skipped): `apt-get install redis-server`.
+# ---------------------------------------------------------------------------------------------------------
+import os  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("NPU_REVIEW_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server), or set NPU_REVIEW_TEST_REDIS_URL")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    workdir = tempfile.mkdtemp(prefix="npu-review-redis-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as c:
+                c.sendall(b"PING\r\n")
+                if c.recv(16).startswith(b"+PONG"):
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("redis-server did not start")
+        time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}/0"
+    proc.terminate()
+    proc.wait(timeout=10)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------ end of Redis block

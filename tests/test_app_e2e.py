@@ -90,9 +90,16 @@ async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHu
     assert run.actions == [
         {"label": "Re-run", "description": "Run npu-review again on this commit", "identifier": "rerun"}
     ]
-    # Created in progress at once, then completed.
-    kinds = [(kind, body.get("status")) for kind, body in run.history]
-    assert kinds[0] == ("create", "in_progress") and kinds[-1] == ("update", "completed")
+    # A quick review creates its check run already completed: output and annotations in that one call.
+    assert [(kind, body.get("status")) for kind, body in run.history] == [("create", "completed")]
+    (create,) = fake.calls("checks/create")
+    assert (create.body["name"], create.body["head_sha"], create.body["conclusion"]) == (
+        "npu-review",
+        pull.head_sha,
+        "failure",
+    )
+    assert [a["start_line"] for a in create.body["output"]["annotations"]] == [4, 5, 7]
+    assert fake.calls("checks/update") == []
 
     (review_call,) = fake.calls("pulls/create-review")
     body = review_call.body

@@ -15,10 +15,16 @@ from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
 from tests.test_app_e2e import BASE, EXPECTED_ANNOTATIONS, HEAD, bot_comments
 
+# Faults hit the longer path: the check run created in progress at once, then updated (tests/test_app_e2e.py
+# covers the quick review's single creation).
+SLOW_PATH = {"NPU_REVIEW_QUICK_S": "0"}
+
 
 @pytest.fixture
 async def app(fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path) -> AsyncIterator[AppProcess]:
-    proc = await start_app(fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path)
+    proc = await start_app(
+        fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, extra_env=SLOW_PATH
+    )
     yield proc
     await proc.session.close()
     await proc.stop()
@@ -206,7 +212,7 @@ async def test_a_check_run_github_would_not_conclude_is_concluded_later(
         FAKE_APP_ID,
         FAKE_WEBHOOK_SECRET,
         tmp_path,
-        extra_env={"NPU_REVIEW_COMPLETION_RETRY_S": "0.3"},
+        extra_env={**SLOW_PATH, "NPU_REVIEW_COMPLETION_RETRY_S": "0.3"},
     )
     try:
         pull = seed(fake)

@@ -10,10 +10,8 @@ import pytest
 
 from bot import reporters
 from bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
-from bot.deliveries import Deliveries
 from bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
 from bot.github import blob_from_graphql
-from bot.jobs import InProcessQueue
 from bot.routers.recheck import has_recheck, may_recheck
 from bot.settings import Secret, SettingsError, from_env
 from checks.model import ChangeStatus, Finding, Related, Severity
@@ -169,6 +167,16 @@ def test_comment_body_names_related_places() -> None:
         ("```\ncode\n```\n/recheck", True),
         ("> /recheck", False),
         ("", False),
+        # Code of every kind is skipped: indented blocks, longer fences, fences nested in lists and quotes.
+        ("Run it like this:\n\n    /recheck\n", False),
+        ("````\n```\n/recheck\n```\n````", False),
+        ("- step one\n\n  ```\n  /recheck\n  ```\n", False),
+        ("> ```\n> /recheck\n> ```", False),
+        ("1. x\n\n        /recheck\n", False),
+        ("<pre>\n/recheck\n</pre>", False),
+        ("`/recheck`", False),
+        ("- /recheck", False),
+        ("````\ncode\n````\n\n/recheck", True),
     ],
 )
 def test_recheck_command_parsing(body: str, expected: bool) -> None:
@@ -236,42 +244,6 @@ async def test_token_cache_shares_and_renews() -> None:
     clock[0] += 200  # inside the margin: renewed
     assert await cache.get(1) == "t2"
     assert fetched == [1, 1]
-
-
-def test_deliveries_done_only_after_success() -> None:
-    d = Deliveries()
-    d.begin("a")
-    d.job_added("a")
-    d.dispatched("a")
-    assert d.seen("a") and not d.is_done("a")
-    d.job_finished("a", ok=False)
-    assert not d.seen("a")  # a failed delivery is forgotten: a redelivery runs again
-    d.begin("b")
-    d.dispatched("b")
-    assert d.is_done("b")
-
-
-async def test_queue_coalesces_a_burst_to_the_newest() -> None:
-    q = InProcessQueue(concurrency=2)
-    ran: list[str] = []
-    done: list[tuple[str, bool]] = []
-    gate = asyncio.Event()
-
-    def job(name: str):  # type: ignore[no-untyped-def]
-        async def run() -> None:
-            if name == "first":
-                await gate.wait()
-            ran.append(name)
-
-        return run
-
-    for name in ("first", "second", "third", "fourth"):
-        q.submit("pr-1", job(name), lambda ok, n=name: done.append((n, ok)))
-    assert q.depth() == 2
-    gate.set()
-    await q.drain(timeout=5)
-    assert ran == ["first", "fourth"]
-    assert sorted(done) == [("first", True), ("fourth", True), ("second", True), ("third", True)]
 
 
 def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from gidgethub import sansio
 from gidgethub.routing import Router
 
+from bot.jobs import repo_key
 from bot.reporters import CHECK_NAME, RERUN_ACTION
 from bot.review import ReviewRequest
 from bot.services import Services
@@ -16,11 +17,13 @@ log = logging.getLogger(__name__)
 router = Router()
 
 
-def _pull_numbers(owner: str, name: str, head_sha: str, prs: list[dict[str, Any]], services: Services) -> list[int]:
+async def _pull_numbers(
+    owner: str, name: str, head_sha: str, prs: list[dict[str, Any]], services: Services
+) -> list[int]:
     numbers = [int(p["number"]) for p in prs if p.get("base", {}).get("repo", {}).get("name", name) == name]
     if not numbers:
-        # GitHub leaves pull_requests empty for fork PRs: use what this process learnt from the PR's events.
-        known = services.reviewer.pr_for_head(owner, name, head_sha)
+        # GitHub leaves pull_requests empty for fork PRs: use what the queue learnt from the PR's events.
+        known = await services.queue.pr_for_head(repo_key(owner, name), head_sha)
         numbers = [known] if known is not None else []
     return numbers
 
@@ -32,14 +35,14 @@ def _ours(app: dict[str, Any] | None, services: Services) -> bool:
 async def _rerun(event: sansio.Event, services: Services, head_sha: str, prs: list[dict[str, Any]]) -> None:
     repo = event.data["repository"]
     owner, name = repo["owner"]["login"], repo["name"]
-    numbers = _pull_numbers(owner, name, head_sha, prs, services)
+    numbers = await _pull_numbers(owner, name, head_sha, prs, services)
     if not numbers:
         log.info(
             "re-run requested for %s, which belongs to no PR this App knows; comment /recheck on the PR", head_sha[:12]
         )
         return
     for number in numbers:
-        services.schedule_review(
+        await services.schedule_review(
             ReviewRequest(
                 installation_id=int(event.data["installation"]["id"]),
                 owner=owner,
@@ -47,7 +50,8 @@ async def _rerun(event: sansio.Event, services: Services, head_sha: str, prs: li
                 number=number,
                 head_sha=head_sha,
                 delivery=event.delivery_id,
-            )
+            ),
+            force=True,
         )
 
 

@@ -22,8 +22,8 @@ async def on_pull_request(event: sansio.Event, services: Services) -> None:
     base_repo = pull["base"]["repo"]
     owner, name = base_repo["owner"]["login"], base_repo["name"]
     # Noted now, before queueing, so that an older run still in flight sees it has been superseded.
-    services.reviewer.note_head(owner, name, int(pull["number"]), pull["head"]["sha"])
-    services.schedule_review(
+    await services.reviewer.note_head(owner, name, int(pull["number"]), pull["head"]["sha"])
+    await services.schedule_review(
         ReviewRequest(
             installation_id=int(event.data["installation"]["id"]),
             owner=owner,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-import re
 
 from gidgethub import sansio
 from gidgethub.routing import Router
+from markdown_it import MarkdownIt
 
 from bot.review import ReviewRequest
 from bot.services import Services
@@ -15,19 +15,24 @@ log = logging.getLogger(__name__)
 router = Router()
 
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_COMMAND = re.compile(r"^\s*/recheck\s*$")
+COMMAND = "/recheck"
+# CommonMark, as GitHub renders comments: fenced and indented code blocks, HTML blocks, quotes are told apart.
+_MARKDOWN = MarkdownIt("commonmark")
 
 
 def has_recheck(body: str) -> bool:
-    """True when a line (outside fenced code, not quoted) is exactly `/recheck`, as Prow reads `/retest`."""
-    fenced = False
-    for line in (body or "").splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not fenced and _COMMAND.match(line):
-            return True
+    """True when a line of a paragraph is exactly `/recheck` (surrounding spaces aside), as Prow reads `/retest`:
+    code of any kind (fences of any length, indented blocks, inside lists or quotes), quotes, list items and
+    inline code do not count."""
+    if COMMAND not in (body or ""):
+        return False
+    lines = body.splitlines()
+    for token in _MARKDOWN.parse(body):
+        # A paragraph's source lines; in a quote or a list item they start with the marker, so they don't match.
+        if token.type == "paragraph_open" and token.map is not None:
+            start, end = token.map
+            if any(line.strip() == COMMAND for line in lines[start:end]):
+                return True
     return False
 
 
@@ -54,7 +59,7 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
         return
     repo = data["repository"]
     owner, name = repo["owner"]["login"], repo["name"]
-    services.schedule_review(
+    await services.schedule_review(
         ReviewRequest(
             installation_id=int(data["installation"]["id"]),
             owner=owner,
@@ -62,5 +67,6 @@ async def on_comment(event: sansio.Event, services: Services) -> None:
             number=int(data["issue"]["number"]),
             react_to_comment=int(data["comment"]["id"]),
             delivery=event.delivery_id,
-        )
+        ),
+        force=True,
     )

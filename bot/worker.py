@@ -1,0 +1,54 @@
+"""`npu-review worker`: run queued reviews from Redis (NPU_REVIEW_QUEUE=redis://...) until SIGTERM, then drain."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+import aiohttp
+
+from bot import logs
+from bot.app import HTTP_TIMEOUT, SHUTDOWN_DEADLINE_S, build_services, make_queue
+from bot.settings import Settings, SettingsError, from_env
+from checks.engine import known_rule_ids
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker(settings: Settings) -> None:
+    session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
+    queue = make_queue(settings)
+    services = await build_services(settings, session, queue)
+    known_rule_ids()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await queue.open(services.run_job)
+    log.info("npu-review worker ready: %d reviews at once", settings.max_concurrent_reviews)
+    await stop.wait()
+    log.info("stopping: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
+    await queue.drain(SHUTDOWN_DEADLINE_S)
+    await services.reviewer.close()
+    await queue.close()
+    await session.close()
+
+
+def work() -> int:
+    try:
+        settings = from_env()
+    except SettingsError as exc:
+        print(f"npu-review worker: {exc}", file=sys.stderr)
+        return 2
+    if not settings.uses_redis:
+        print(
+            "npu-review worker: NPU_REVIEW_QUEUE must be a redis:// URL (with the embedded queue, "
+            "`npu-review serve` runs the reviews itself)",
+            file=sys.stderr,
+        )
+        return 2
+    logs.setup(json_lines=settings.log_json)
+    asyncio.run(run_worker(settings))
+    return 0
