@@ -33,6 +33,10 @@ class GlobalBuildParallelismEnv(Rule):
         ARG MAX_JOBS=1
         RUN MAX_JOBS=1 pip install -v -e vllm-ascend --no-build-isolation
 
+    One finding per block of consecutive ENV instructions (one cause, one comment). A block whose own comment
+    (the comment lines right above it) says why it is there is a deliberate setting: a notice, not a warning.
+    Silent on `ARG MAX_JOBS` and on a variable set on one command (`MAX_JOBS=1 pip install …`).
+
     Scope: Ascend Dockerfiles only (kind `ascend_dockerfile`, e.g. `docker/ascend/**`); GPU images are not this
     App's business.
 
@@ -48,18 +52,85 @@ class GlobalBuildParallelismEnv(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)
-        for instr in df.of("ENV"):
-            for pair in instr.pairs:
-                if not _is_parallelism(pair):
-                    continue
-                yield Hit(
-                    src.path,
-                    pair.line,
-                    f"`ENV {pair.name}={pair.value}` stays in the image: every later build in the container and in "
-                    "images built FROM it inherits this parallelism. Use `ARG` for the build or set it on the "
-                    f"command that needs it (`{pair.name}={pair.value} pip install …`).",
-                    suggestion=_as_arg(instr, pair, src) if _stage_not_reused(df, instr) else None,
-                )
+        for block in _blocks(df):
+            found = [(instr, pair) for instr in block for pair in instr.pairs if _is_parallelism(pair)]
+            if not found:
+                continue
+            lines = [pair.line for _, pair in found]
+            line = next((n for n in lines if ctx.is_added_line(src.path, n)), lines[0])
+            end = max(lines[-1], line)
+            shown = [f"`ENV {pair.name}={pair.value}`" for _, pair in found]
+            what = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
+            verb = "stays" if len(shown) == 1 else "stay"
+            first = found[0][1]
+            example = (
+                f"{first.name}={first.value}" if len(found) == 1 else " ".join(f"{p.name}={p.value}" for _, p in found)
+            )
+            message = (
+                f"{what} {verb} in the image: every later build in the container and in images built FROM it "
+                f"inherits this parallelism. Use `ARG` for the build or set it on the command that needs it "
+                f"(`{example} pip install …`)."
+            )
+            reason = _own_comment(src, block[0].line)
+            if reason:
+                message += f" The comment above says why it is set (\u201c{reason}\u201d), so this is a notice only."
+            suggestion = None
+            if all(_stage_not_reused(df, instr) for instr, _ in found):
+                suggestion = _as_args(block, found, src, line, end)
+            yield Hit(
+                src.path,
+                line,
+                message,
+                end_line=end,
+                suggestion=suggestion,
+                severity=Severity.NOTICE if reason else None,
+            )
+
+
+def _blocks(df: Dockerfile) -> list[list[Instruction]]:
+    """Runs of consecutive ENV instructions (one block: one cause, one finding)."""
+    out: list[list[Instruction]] = []
+    current: list[Instruction] = []
+    for instr in df.instructions:
+        if instr.keyword == "ENV":
+            current.append(instr)
+            continue
+        if current:
+            out.append(current)
+        current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def _own_comment(src: SourceFile, line: int) -> str:
+    """The comment lines right above a block (no blank line between), joined: its stated reason."""
+    texts: list[str] = []
+    n = line - 1
+    while n >= 1:
+        text = src.line(n).strip()
+        if not text.startswith("#") or text.startswith("# syntax=") or text.startswith("# escape="):
+            break
+        texts.insert(0, text.lstrip("#").strip())
+        n -= 1
+    return " ".join(t for t in texts if t)[:120]
+
+
+def _as_args(
+    block: list[Instruction], found: list[tuple[Instruction, EnvPair]], src: SourceFile, line: int, end: int
+) -> str | None:
+    """Lines `line..end` with each `ENV X=v` as `ARG X=v`, when each is a one-variable, one-line ENV."""
+    by_line = {instr.line: (instr, pair) for instr, pair in found}
+    out = []
+    for n in range(line, end + 1):
+        if n not in by_line:
+            return None
+        instr, pair = by_line[n]
+        converted = _as_arg(instr, pair, src)
+        if converted is None:
+            return None
+        out.append(converted)
+    return "\n".join(out)
 
 
 def _is_parallelism(pair: EnvPair) -> bool:
