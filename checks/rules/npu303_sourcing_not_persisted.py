@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from checks.context import Context, SourceFile
 from checks.kinds import DOCKERFILE
 from checks.model import Severity
-from checks.parsers.dockerfile import Command, parse
+from checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
 from checks.rule import Hit, Rule, register
 
 # Scripts whose only job is to set environment variables (sourcing anything else may have side effects).
@@ -36,8 +36,10 @@ class SourcingNotPersisted(Rule):
     Trailing cleanup (`rm -rf`, `pip cache purge`, `apt-get clean`, `fi`, a plain `echo`) does not count as use.
 
     Sourcing set_env.sh *before* the command that needs it, inside the same RUN, is the correct pattern and
-    is not reported. (A RUN that needs the CANN environment without sourcing it is not checked: the CANN base
-    images already set part of it with ENV, which this rule cannot see.)
+    is not reported. A trailing `source` is harmless cruft when a later RUN of the stage sources the script
+    again (the RUN that needs CANN): then it is a notice, not a warning. (A RUN that needs the CANN environment
+    without sourcing it is not checked: the CANN base images already set part of it with ENV, which this rule
+    cannot see.)
 
     Bad:
         RUN bash Ascend-cann-toolkit_9.1.0_linux-aarch64.run --quiet --install && \\
@@ -60,7 +62,8 @@ class SourcingNotPersisted(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)
-        for instr in df.of("RUN"):
+        runs = list(df.of("RUN"))
+        for i, instr in enumerate(runs):
             if instr.json_args is not None and not instr.commands:
                 continue
             last = _last_effective(instr.commands)
@@ -70,13 +73,50 @@ class SourcingNotPersisted(Rule):
             if what is None:
                 continue
             verb = "Export" if what.startswith("export") else "Source it"
+            message = (
+                f"`{what}` is the last step of this RUN: the variables it sets end with the RUN and reach "
+                f"neither a later command nor the next instruction. {verb} before the command that needs it "
+                "in the same RUN, or persist the values with ENV."
+            )
+            again = _resourced(df, runs[i + 1 :], instr, last) if not what.startswith("export") else None
+            if again is not None:
+                message = (
+                    f"`{what}` is the last step of this RUN, so it sets nothing that lasts; harmless here: the RUN on "
+                    f"line {again} sources the environment again before it needs it. The trailing `source` can go."
+                )
             yield Hit(
                 src.path,
                 last.words[last.start].line,  # the `source`/`export` word, not a `then` before it
-                f"`{what}` is the last step of this RUN: the variables it sets end with the RUN and reach "
-                f"neither a later command nor the next instruction. {verb} before the command that needs it "
-                "in the same RUN, or persist the values with ENV.",
+                message,
+                severity=Severity.NOTICE if again is not None else None,
             )
+
+
+def _family(script: str) -> str:
+    """Which environment a set_env.sh sets up: NNAL (`nnal/atb/set_env.sh`) or the CANN toolkit (`cann/`,
+    `ascend-toolkit/`, the same install under two names)."""
+    return "nnal" if "nnal" in script else "toolkit"
+
+
+def _resourced(df: Dockerfile, later: list[Instruction], instr: Instruction, cmd: Command) -> int | None:
+    """The line of a later RUN of the same stage that sources the same environment again before using it."""
+    stage_breaks = [f.line for f in df.of("FROM") if f.line > instr.line]
+    limit = stage_breaks[0] if stage_breaks else None
+    family = _family(cmd.argv[1])
+    for run in later:
+        if limit is not None and run.line > limit:
+            return None
+        last = _last_effective(run.commands)
+        for other in run.commands:
+            if other is last:
+                break  # a source that is itself the last step is no use either
+            if (
+                _env_setting(other) is not None
+                and other.argv[0] in ("source", ".")
+                and _family(other.argv[1]) == family
+            ):
+                return run.line
+    return None
 
 
 def _last_effective(commands: tuple[Command, ...]) -> Command | None:
