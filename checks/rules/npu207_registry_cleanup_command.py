@@ -38,6 +38,9 @@ class RegistryCleanupCommand(Rule):
         ./crane delete ${{ env.QUAY_REPO }}:tmp-a3-amd64 || echo "::warning::could not delete tmp-a3-amd64"
         docker system prune -a -f --volumes || true
 
+    A correct delete (`crane delete IMG:TAG`) followed by `|| true` is a notice only: the cleanup works, and a
+    temporary tag left behind by a failed run costs little.
+
     Fix: delete with `crane delete IMG:TAG` (or `regctl tag rm`, `skopeo delete`), and log a warning instead
     of `|| true` (a suggestion is attached when both are on one line).
     """
@@ -105,14 +108,27 @@ class RegistryCleanupCommand(Rule):
             else:
                 continue
             silenced = cmd.op == "||" and i + 1 < len(commands) and commands[i + 1].argv[:1] in (("true",), (":",))
+            correct = not notes  # a real delete (`crane delete IMG:TAG`): only the `|| true` is left to say
             if silenced and not any(lg in " ".join(commands[i + 1].argv) for lg in loggers):
-                notes.append(
-                    "`|| true` hides a failed delete: the step stays green while the tag is left behind. Log it "
-                    'instead: `|| echo "::warning::could not delete ..."`.'
-                )
+                if correct:
+                    notes.append(
+                        "`|| true` after this delete hides a failure in the log (the temporary tag would stay). "
+                        'The delete itself is right; `|| echo "::warning::could not delete ..."` would say so.'
+                    )
+                else:
+                    notes.append(
+                        "`|| true` hides a failed delete: the step stays green while the tag is left behind. Log "
+                        'it instead: `|| echo "::warning::could not delete ..."`.'
+                    )
             if not notes:
                 continue
-            yield Hit(src.path, cmd.line, " ".join(notes), suggestion=_suggest(src.line(cmd.line), ref, silenced))
+            yield Hit(
+                src.path,
+                cmd.line,
+                " ".join(notes),
+                suggestion=_suggest(src.line(cmd.line), ref, silenced),
+                severity=Severity.NOTICE if correct else None,
+            )
 
 
 def _makes_local(job: Job) -> bool:
