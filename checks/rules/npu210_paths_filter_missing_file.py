@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context
+from checks.globs import match
 from checks.indexes.workflows import workflow, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import ChangeStatus, Severity
@@ -27,6 +28,11 @@ class PathsFilterMissingFile(Rule):
     itself or to the script the entry meant. A change that deletes or renames a file still named in a filter
     gets the finding on the filter line, listed in the review summary.
 
+    Only an entry that points next to a real file (a typo within two edits, the workflow's own name, a file
+    the change renames) is a warning. A dead entry that names nothing like an existing file (a file this or an
+    earlier change deleted, an entry copied from another workflow, one a glob of the same list already
+    covers) is harmless cruft: a notice.
+
     Not reported: glob entries (`verl/**`), directories, negated entries (`!verl/trainer/fsdp_sft_trainer.py`:
     excluding a file that no longer exists is harmless), and parked workflows in sub-folders such as
     `.github/workflows/.stash/` (GitHub does not run them).
@@ -34,7 +40,7 @@ class PathsFilterMissingFile(Rule):
     Bad:
         paths:
           - ".github/workflows/e2e_ascend.ym"
-          - "tests/special_npu/run_qwen2_5_05b_grpo.sh"   # renamed to run_qwen3_06b_grpo.sh
+          - "tests/special_npu/run_qwen2_5_05b_grpo.sh"   # renamed long ago: a dead entry (notice)
 
     Good:
         paths:
@@ -62,7 +68,8 @@ class PathsFilterMissingFile(Rule):
             if wf is None:
                 continue
             src = ctx.source(path)
-            for _event, node in self._entries(wf):
+            entries = list(self._entries(wf))
+            for event, node in entries:
                 entry = node.value.strip()
                 if not entry or _GLOB_CHARS & set(entry) or head.exists(entry):
                     continue
@@ -75,7 +82,13 @@ class PathsFilterMissingFile(Rule):
                     continue
                 cause = removed.get(entry)
                 text = src.line(node.line) if src is not None else ""
-                yield self._hit(ctx, path, node.line, entry, text, cause, caused=not added and entry in removed)
+                siblings = [n.value.strip() for e, n in entries if e == event and n is not node]
+                covered = next(
+                    (g for g in siblings if _GLOB_CHARS & set(g) and not g.startswith("!") and match(entry, g)), None
+                )
+                yield self._hit(
+                    ctx, path, node.line, entry, text, cause, caused=not added and entry in removed, covered=covered
+                )
 
     def _entries(self, wf: Workflow) -> Iterator[tuple[str, Node]]:
         for key in ("paths", "paths-ignore"):
@@ -93,7 +106,17 @@ class PathsFilterMissingFile(Rule):
                 out[change.old_path] = change.path
         return out
 
-    def _hit(self, ctx: Context, path: str, line: int, entry: str, text: str, cause: str | None, caused: bool) -> Hit:
+    def _hit(
+        self,
+        ctx: Context,
+        path: str,
+        line: int,
+        entry: str,
+        text: str,
+        cause: str | None,
+        caused: bool,
+        covered: str | None = None,
+    ) -> Hit:
         target: str | None = cause
         if caused and cause is not None:
             message = (
@@ -102,8 +125,8 @@ class PathsFilterMissingFile(Rule):
             )
         elif caused:
             message = (
-                f"This change deletes `{entry}`, which this `paths:` filter still names; drop the entry or point "
-                "it at the file that replaces it."
+                f"This change deletes `{entry}`, which this `paths:` filter still names: a dead entry, harmless; "
+                "drop it, or point it at the file that replaces it."
             )
         else:
             typo = ""
@@ -123,13 +146,21 @@ class PathsFilterMissingFile(Rule):
                     if _distance(entry, p, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
                 ]
                 target = near[0] if len(near) == 1 else None  # the one close path, whatever the order
-            tail = f" Did you mean `{target}`?" if target else ""
-            message = (
-                f"`{entry}` does not exist in the repository{typo}; a PR that changes the file it meant will not "
-                f"trigger this workflow.{tail}"
-            )
+            if target:
+                message = (
+                    f"`{entry}` does not exist in the repository{typo}; a PR that changes the file it meant will "
+                    f"not trigger this workflow. Did you mean `{target}`?"
+                )
+            else:
+                why = f" (and `{covered}` in the same list already covers that path)" if covered else ""
+                message = (
+                    f"`{entry}` does not exist in the repository and no file is named like it: a dead entry{why}, "
+                    "harmless; drop it."
+                )
         suggestion = text.replace(entry, target) if target and text.count(entry) == 1 else None
-        return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused)
+        # Only an entry that has a real file to point at (a typo, a rename) asks the author to act.
+        severity = None if target else Severity.NOTICE
+        return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused, severity=severity)
 
 
 def _paths_by_length(ctx: Context) -> dict[int, list[str]]:
