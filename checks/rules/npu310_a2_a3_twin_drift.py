@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -77,9 +78,26 @@ class Normaliser:
 
 
 def unmatched(a: Normalised, b: Normalised) -> tuple[list[int], list[int]]:
-    """Physical lines of `a` and of `b` that have no counterpart in the other file."""
+    """Physical lines of `a` and of `b` that have no counterpart in the other file.
+
+    A line the diff leaves unmatched on both sides with the same text is a moved line (a block placed before
+    instead of after another): the twins still install the same things, so it is not drift."""
     only_a, only_b = differing_lines(a.texts, b.texts)
-    return [a.lines[i] for i in only_a], [b.lines[j] for j in only_b]
+    left = Counter(b.texts[j] for j in only_b)
+    right = Counter(a.texts[i] for i in only_a)
+    kept_a = []
+    for i in only_a:
+        if left[a.texts[i]] > 0:
+            left[a.texts[i]] -= 1
+        else:
+            kept_a.append(i)
+    kept_b = []
+    for j in only_b:
+        if right[b.texts[j]] > 0:
+            right[b.texts[j]] -= 1
+        else:
+            kept_b.append(j)
+    return [a.lines[i] for i in kept_a], [b.lines[j] for j in kept_b]
 
 
 def _listed(lines: list[int]) -> str:
@@ -101,6 +119,9 @@ class A2A3TwinDrift(Rule):
     SOC_VERSION values (`ascend910b1` / `ascend910_9392`) and the CANN ops package names
     (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines and indentation do not count, nor
     do the known one-sided lines (knowledge.yml `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
+    Lines that only moved (the same block before instead of after another, in one twin) are not drift: the
+    comparison matches moved lines, not lines by position. A change that makes both twins differ gets one
+    finding, on the A2 file, naming the A3 file's unmatched lines.
     On a change, a line the change added to one twin that has no counterpart in the other is reported, naming
     the twin. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
     (or of the A3 file when only it has extra lines).
@@ -138,8 +159,10 @@ class A2A3TwinDrift(Rule):
                 yield self._audit(a2, a3, only2, only3)
                 continue
             before = self._identical_at_base(ctx, norm, a2, a3)
-            yield from self._change(ctx, a2, a3, only2, only3, before)
-            yield from self._change(ctx, a3, a2, only3, only2, before)
+            # One drift, one finding: when the change adds unmatched lines to both twins, the A2 side says it
+            # (naming the A3 file's own unmatched lines).
+            first = list(self._change(ctx, a2, a3, only2, only3, before))
+            yield from first or self._change(ctx, a3, a2, only3, only2, before)
 
     def _identical_at_base(self, ctx: Context, norm: Normaliser, a2: str, a3: str) -> bool | None:
         texts = []
