@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from checks.parsers.dockerfile import BLANK, COMMENT, CONTENT, HEREDOC, Dockerfile, Instruction, parse, tokenize
+from checks.parsers.dockerfile import BLANK, COMMENT, CONTENT, HEREDOC, Dockerfile, Instruction, parse
+from checks.parsers.sh import Source, commands
 
 
 def _one(df: Dockerfile, keyword: str) -> Instruction:
@@ -116,8 +117,8 @@ def test_run_operators_quotes_and_substitutions() -> None:
     assert [(n, v) for n, v, _ in first.assignments()] == [("ARCH", "$(uname -m)")]
     # `then` is a prefix word: the command is pip, whose first word sits on line 3
     pip = run.commands[2]
-    assert pip.words[0].text == "then" and pip.words[1].line == 3
-    assert run.commands[6].redirects == ("2>&1",)
+    assert pip.words[0].unquoted == "then" and pip.words[1].line == 3
+    assert [r.text for r in run.commands[6].redirects] == ["2>&1"]
 
 
 def test_run_flags_and_exec_form() -> None:
@@ -168,7 +169,9 @@ def test_heredoc_script_is_one_instruction() -> None:
     ]
     assert data.heredocs[0].body == "[global]\nindex-url = https://mirrors.example.com/simple"
     assert data.heredocs[0].strip_tabs
-    assert [(c.argv, c.redirects) for c in data.commands] == [(("cat",), ("<<-'CONF'", "> /etc/pip.conf"))]
+    assert [(c.argv, [(r.op, r.target and r.target.raw) for r in c.redirects]) for c in data.commands] == [
+        (("cat",), [("<<-", "'CONF'"), (">", "/etc/pip.conf")])
+    ]
 
 
 def test_escape_directive_backtick() -> None:
@@ -187,7 +190,7 @@ def test_trailing_continuation_at_end_of_file() -> None:
 
 
 def test_comment_word_ends_the_line() -> None:
-    cmds = tokenize("pip install a  # comment && rm -rf /\necho b", lambda o: 1)
+    cmds = commands(Source.single("pip install a  # comment && rm -rf /\necho b", 1))
     assert [(c.argv, c.op) for c in cmds] == [(("pip", "install", "a"), "\n"), (("echo", "b"), "")]
 
 

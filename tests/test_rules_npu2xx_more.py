@@ -14,9 +14,9 @@ from checks.indexes.runners import ascend_jobs
 from checks.kinds import KindMap
 from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree
-from checks.parsers.dockerfile import tokenize
 from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
-from checks.parsers.gha.workflow import Workflow, build, run_text, trigger_filters
+from checks.parsers.gha.workflow import Workflow, build, trigger_filters
+from checks.parsers.sh import Source, commands
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import all_rules
 from checks.rules.npu206_build_push_output_misconfigured import _outputs, _tag_colon
@@ -137,8 +137,7 @@ def test_trigger_filters_and_run_text_lines() -> None:
     ]
     run = w.jobs["a"].steps[0].run
     assert run is not None
-    text, line_of = run_text(run)
-    cmds = tokenize(text, line_of)
+    cmds = commands(Source.lines(run.text_lines()))
     assert [(c.line, c.argv[0]) for c in cmds] == [(12, "echo"), (13, "./crane"), (14, "true")]
 
 
@@ -236,15 +235,9 @@ def test_pin_helpers() -> None:
         git clone https://gitcode.com/Ascend/MindSpeed-LLM.git /MindSpeed-LLM
         """
     )
-    lines = text.splitlines(keepends=True)
-
-    def line_of(off: int) -> int:
-        return text.count("\n", 0, off) + 1
-
-    del lines
     cwd = None
     cmds = []
-    for c in tokenize(text, line_of):
+    for c in commands(Source.file(text)):
         cmds.append((c, cwd))
         if c.argv and c.argv[0] == "cd":
             cwd = c.argv[1]

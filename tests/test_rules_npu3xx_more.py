@@ -186,13 +186,13 @@ def test_pip_call_reads_operands_and_options() -> None:
     calls = [pip_call(s.cmd) for s in steps(df)]
     assert all(c is not None for c in calls)
     first, second, third, fourth = calls  # type: ignore[misc]
-    assert [w.text for w in first.editables] == ["."] and not first.no_deps
-    assert [w.text for w in second.files] == ["requirements-npu.txt"]
+    assert [w.unquoted for w in first.editables] == ["."] and not first.no_deps
+    assert [w.unquoted for w in second.files] == ["requirements-npu.txt"]
     assert [(r.name, r.pinned) for r, _ in second.packages] == [("torch", "2.10.0+cpu"), ("nvidia-modelopt", None)]
     assert second.option_values("--index-url") == ["https://download.pytorch.org/whl/cpu/"]
-    assert [w.text for w in second.others] == ["${WHEEL}_${ARCH}.whl"]
+    assert [w.unquoted for w in second.others] == ["${WHEEL}_${ARCH}.whl"]
     assert third.verb == "uninstall" and [r.name for r, _ in third.packages] == ["triton", "timm"]
-    assert fourth.no_deps and [w.text for w in fourth.editables] == ["python[all_npu]"]
+    assert fourth.no_deps and [w.unquoted for w in fourth.editables] == ["python[all_npu]"]
 
 
 def test_steps_follow_workdir_and_cd_and_clones_resolve() -> None:

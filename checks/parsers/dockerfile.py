@@ -14,8 +14,13 @@ import functools
 import json
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
+
+__all__ = ["Command", "Word"]  # the shell layer's, re-exported for the Dockerfile rules
 
 CONTENT = "content"
 COMMENT = "comment"
@@ -26,11 +31,8 @@ INSTRUCTIONS = frozenset(
     {"FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME", "USER"}
     | {"WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"}
 )
-# Reserved words and prefixes that come before a command's own name.
-_PREFIX_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "(", "time"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_REDIRECT = re.compile(r"\d*(?:>>|>\||>&|>|<<<|<<-|<<|<&|<>|<|&>>|&>)")
-_HEREDOC_MARK = re.compile(r"(?<!<)<<(-?)[ \t]*([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+# The delimiters BuildKit reads as a heredoc of an instruction (`RUN <<EOF`, `COPY <<"EOF" /x`).
+_HEREDOC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[ \t]*$")
 _SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "zsh", "dash", "ash"})
 
@@ -58,67 +60,6 @@ class Heredoc:
     end_line: int  # the terminator line (or the last line of the file when it is missing)
     body: str
     strip_tabs: bool  # `<<-`
-
-
-@dataclass(frozen=True)
-class Word:
-    text: str  # quotes and backslash escapes removed; no expansion
-    raw: str  # as written
-    offset: int  # in Instruction.args (in the heredoc body for commands of a heredoc script)
-    line: int  # physical line of the word's first character
-
-    @property
-    def quoted(self) -> bool:
-        return self.raw[:1] in ("'", '"')
-
-
-@dataclass(frozen=True)
-class Command:
-    """A simple command of a RUN: its words (redirections left out), and the operator that follows it."""
-
-    words: tuple[Word, ...]
-    op: str  # "&&", "||", ";", ";;", "|", "&", "\n" or "" (end of the script)
-    redirects: tuple[str, ...] = ()
-    in_heredoc: bool = False
-
-    @property
-    def line(self) -> int:
-        return self.words[0].line
-
-    @property
-    def end_line(self) -> int:
-        return self.words[-1].line
-
-    @property
-    def start(self) -> int:
-        """Index of the command's name in `words`: after reserved words (`then`, `do`, …) and `NAME=value`."""
-        i = 0
-        while i < len(self.words):
-            w = self.words[i]
-            if w.raw in _PREFIX_WORDS or (_ASSIGNMENT.match(w.raw) and not w.quoted):
-                i += 1
-                continue
-            break
-        return i
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return tuple(w.text for w in self.words[self.start :])
-
-    @property
-    def name(self) -> str:
-        argv = self.argv
-        return argv[0] if argv else ""
-
-    def assignments(self) -> list[tuple[str, str, Word]]:
-        """The leading `NAME=value` words (the whole command when it is only assignments)."""
-        out = []
-        for w in self.words[: self.start]:
-            m = _ASSIGNMENT.match(w.raw)
-            if m and not w.quoted:
-                name = w.raw[: m.end()].rstrip("=").rstrip("+")
-                out.append((name, w.text[len(name) :].lstrip("+").removeprefix("="), w))
-        return out
 
 
 @dataclass(frozen=True)
@@ -294,13 +235,14 @@ def _instruction(lines: list[str], i: int, continuation: re.Pattern[str]) -> tup
 
 
 def _heredocs(instr: Instruction, lines: list[str], i: int) -> int:
-    marks = [m for m in _HEREDOC_MARK.finditer(instr.args) if not _in_quotes(instr.args, m.start())]
-    if not marks or instr.args.lstrip().startswith("["):
+    if "<<" not in instr.args or instr.args.lstrip().startswith("["):
+        return i
+    marks = [(name, strip) for name, strip in heredoc_markers(instr.args) if _HEREDOC_NAME.fullmatch(name)]
+    if not marks:
         return i
     docs: list[Heredoc] = []
     physical = list(instr.physical)
-    for m in marks:
-        strip_tabs, name = m.group(1) == "-", m.group(3)
+    for name, strip_tabs in marks:
         start = i
         body: list[str] = []
         while i < len(lines):
@@ -316,24 +258,6 @@ def _heredocs(instr: Instruction, lines: list[str], i: int) -> int:
     instr.physical = tuple(physical)
     instr.end_line = max(instr.end_line, physical[-1].number)
     return i
-
-
-def _in_quotes(text: str, pos: int) -> bool:
-    quote = ""
-    j = 0
-    while j < pos:
-        c = text[j]
-        if quote:
-            if c == quote:
-                quote = ""
-            elif c == "\\" and quote == '"':
-                j += 1
-        elif c in "'\"":
-            quote = c
-        elif c == "\\":
-            j += 1
-        j += 1
-    return bool(quote)
 
 
 # -- per-keyword details ----------------------------------------------------------------------------------
@@ -375,284 +299,29 @@ def _run(instr: Instruction) -> None:
             instr.json_args = tuple(value)
             instr.commands = _json_commands(instr, instr.json_args)
             return
-    commands = tokenize(instr.args, instr.line_at, start)
+    source = Source.joined((seg.line, seg.text) for seg in instr.segments).tail(start)
+    found = commands(source)
     # `RUN <<EOF` (or `RUN bash <<EOF`) runs the body as a script; `RUN cat <<EOF > f` writes data.
-    if instr.heredocs and all(c.name in _SHELLS for c in commands):
+    if instr.heredocs and all(c.name in _SHELLS for c in found):
         for doc in instr.heredocs:
-            lines = doc.body.split("\n")
-            starts = [0]
-            for ln in lines[:-1]:
-                starts.append(starts[-1] + len(ln) + 1)
-
-            def line_of(offset: int, starts: list[int] = starts, first: int = doc.line) -> int:
-                return first + max(bisect.bisect_right(starts, offset) - 1, 0)
-
-            commands.extend(Command(c.words, c.op, c.redirects, in_heredoc=True) for c in tokenize(doc.body, line_of))
-    instr.commands = tuple(commands)
+            found.extend(commands(Source.file(doc.body, doc.line), in_heredoc=True))
+    instr.commands = tuple(found)
 
 
 def _json_commands(instr: Instruction, argv: tuple[str, ...]) -> tuple[Command, ...]:
     if len(argv) >= 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-ec", "-ex", "-xc", "-exc", "-lc"):
-        line = instr.line
-        return tuple(tokenize(argv[2], lambda _o: line))
-    words = tuple(Word(a, a, 0, instr.line) for a in argv)
+        return tuple(commands(Source.single(argv[2], instr.line)))
+    # Exec form: each element is one word as it is; written quoted where the shell would read it otherwise.
+    words = tuple(Word(a if unquote(a) == a else shlex.quote(a), instr.line) for a in argv)
     return (Command(words, ""),) if words else ()
-
-
-# -- the shell tokenizer ----------------------------------------------------------------------------------
-
-
-def tokenize(text: str, line_of: Callable[[int], int], start: int = 0) -> list[Command]:
-    """Split shell text into simple commands on `&&`, `||`, `;`, `|`, `&` and newlines, outside quotes and
-    `$(…)`; `#` at the start of a word comments out the rest of the line. `line_of(offset)` maps an offset of
-    `text` to its physical line."""
-    commands: list[Command] = []
-    words: list[Word] = []
-    redirects: list[str] = []
-    n = len(text)
-    i = start
-    buf: list[str] = []  # unquoted text of the current word
-    wstart = -1
-    pending_redirect = False
-
-    def end_word() -> None:
-        nonlocal wstart, pending_redirect
-        if wstart < 0:
-            return
-        raw = text[wstart:i]
-        if pending_redirect:
-            redirects[-1] += " " + raw
-            pending_redirect = False
-        elif _REDIRECT.fullmatch(raw):
-            redirects.append(raw)
-            pending_redirect = True  # the next word is the target
-        elif (m := _REDIRECT.match(raw)) and m.end() < len(raw) and not raw[: m.end()].isdigit():
-            redirects.append(raw)
-        else:
-            words.append(Word("".join(buf), raw, wstart, line_of(wstart)))
-        buf.clear()
-        wstart = -1
-
-    def end_command(op: str) -> None:
-        nonlocal pending_redirect
-        end_word()
-        pending_redirect = False
-        if words:  # a command of redirections only (`> file`) is not a command a rule can judge
-            commands.append(Command(tuple(words), op, tuple(redirects)))
-        words.clear()
-        redirects.clear()
-
-    while i < n:
-        c = text[i]
-        if c in " \t":
-            end_word()
-            i += 1
-            continue
-        if c == "\n":
-            end_command("\n")
-            i += 1
-            continue
-        if c == "#" and wstart < 0:
-            while i < n and text[i] != "\n":
-                i += 1
-            continue
-        if c == "\\" and i + 1 < n and text[i + 1] == "\n":  # line continuation (heredoc scripts)
-            i += 2
-            continue
-        if wstart < 0:
-            wstart = i
-        if c == "\\":
-            if i + 1 < n:
-                buf.append(text[i + 1])
-            i += 2
-            continue
-        if c == "'":
-            j = text.find("'", i + 1)
-            j = n if j < 0 else j
-            buf.append(text[i + 1 : j])
-            i = j + 1
-            continue
-        if c == '"':
-            j = _skip_double(text, i + 1)
-            buf.append(_unescape_double(text[i + 1 : j]))
-            i = j + 1
-            continue
-        if c == "`":
-            j = _skip_backtick(text, i + 1)
-            buf.append(text[i : j + 1])
-            i = j + 1
-            continue
-        if c == "$" and i + 1 < n and text[i + 1] in "({":
-            j = _skip_group(text, i + 1)
-            buf.append(text[i : j + 1])
-            i = j + 1
-            continue
-        if c in "<>" and i + 1 < n and text[i + 1] == "(":  # process substitution
-            j = _skip_group(text, i + 1)
-            buf.append(text[i : j + 1])
-            i = j + 1
-            continue
-        current = text[wstart:i]
-        if c == "&":
-            if i + 1 < n and text[i + 1] == "&":
-                if wstart == i:
-                    wstart = -1
-                end_command("&&")
-                i += 2
-                continue
-            if (i + 1 < n and text[i + 1] == ">") or current.endswith((">", "<")):
-                buf.append(c)
-                i += 1
-                continue
-            if wstart == i:
-                wstart = -1
-            end_command("&")
-            i += 1
-            continue
-        if c == "|":
-            if current.endswith(">"):
-                buf.append(c)
-                i += 1
-                continue
-            if wstart == i:
-                wstart = -1
-            if i + 1 < n and text[i + 1] == "|":
-                end_command("||")
-                i += 2
-            else:
-                end_command("|")
-                i += 2 if i + 1 < n and text[i + 1] == "&" else 1
-            continue
-        if c == ";":
-            if wstart == i:
-                wstart = -1
-            if i + 1 < n and text[i + 1] == ";":
-                end_command(";;")
-                i += 2
-            else:
-                end_command(";")
-                i += 1
-            continue
-        if c in "()":
-            if wstart == i:
-                wstart = -1
-            end_word()
-            wstart = i
-            buf.append(c)
-            i += 1
-            end_word()
-            continue
-        buf.append(c)
-        i += 1
-        # The characters up to the next one that any branch above treats specially would each land here too:
-        # take them in one step (a word is already open).
-        plain = _PLAIN_RUN.match(text, i)
-        if plain is not None:
-            buf.append(plain.group())
-            i = plain.end()
-    end_command("")
-    return commands
-
-
-_PLAIN_RUN = re.compile(r"[^ \t\n#\\'\"`$<>&|;()]+")
-
-
-def _skip_double(text: str, i: int) -> int:
-    """Index of the closing `"` (or len(text)), honouring escapes and `$(…)` inside."""
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == '"':
-            return i
-        if c == "$" and i + 1 < n and text[i + 1] in "({":
-            i = _skip_group(text, i + 1) + 1
-            continue
-        if c == "`":
-            i = _skip_backtick(text, i + 1) + 1
-            continue
-        i += 1
-    return n
-
-
-def _unescape_double(s: str) -> str:
-    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), s)
-
-
-def _skip_backtick(text: str, i: int) -> int:
-    n = len(text)
-    while i < n:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == "`":
-            return i
-        i += 1
-    return n
-
-
-def _skip_group(text: str, i: int) -> int:
-    """`text[i]` is `(` or `{`: index of its matching closer (or len(text) - 1), skipping quotes inside."""
-    opener = text[i]
-    closer = ")" if opener == "(" else "}"
-    depth = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'" and opener == "(":
-            j = text.find("'", i + 1)
-            i = (n if j < 0 else j) + 1
-            continue
-        if c == '"':
-            i = _skip_double(text, i + 1) + 1
-            continue
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return n - 1
 
 
 # -- ENV / ARG / FROM -------------------------------------------------------------------------------------
 
 
 def _words(text: str) -> list[tuple[str, str, int]]:
-    """Whitespace-separated words with quotes honoured: (unquoted, raw, offset)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] in " \t":
-            i += 1
-            continue
-        start = i
-        buf: list[str] = []
-        while i < n and text[i] not in " \t":
-            c = text[i]
-            if c == "\\" and i + 1 < n:
-                buf.append(text[i + 1])
-                i += 2
-            elif c == '"':
-                j = _skip_double(text, i + 1)
-                buf.append(_unescape_double(text[i + 1 : j]))
-                i = j + 1
-            elif c == "'":
-                j = text.find("'", i + 1)
-                j = n if j < 0 else j
-                buf.append(text[i + 1 : j])
-                i = j + 1
-            else:
-                buf.append(c)
-                i += 1
-        out.append(("".join(buf), text[start:i], start))
-    return out
+    """Words separated by blanks, quotes and expansions kept together: (unquoted, raw, offset)."""
+    return [(unquote(text[a:b]), text[a:b], a) for a, b in split_words(text)]
 
 
 def _pairs(instr: Instruction) -> Iterator[EnvPair]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from checks.parsers.dockerfile import Command, Word, resolve_dir
+from checks.parsers.dockerfile import resolve_dir
+from checks.parsers.sh import Command, Word
 
 # git options that take a value, globally (`git -C dir …`) and for `git clone`.
 _GIT_GLOBAL_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
@@ -64,11 +65,11 @@ def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
     args = call.args
     i = 0
     while i < len(args):
-        a = args[i].text
+        a = args[i].unquoted
         if a.startswith("-") and len(a) > 1:
             name, eq, value = a.partition("=")
             if not eq and name in _CLONE_VALUE_OPTS and i + 1 < len(args):
-                value = args[i + 1].text
+                value = args[i + 1].unquoted
                 i += 1
             opts[name] = value
         else:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
-from checks.parsers.dockerfile import Command, Word
 from checks.parsers.requirements import Requirement, parse_requirement
+from checks.parsers.sh import Command, Word
 
 # pip options that take a value (a separate word unless written `--opt=value` or `-Xvalue`).
 _PIP_VALUE_OPTS = frozenset(
@@ -70,7 +71,7 @@ def pip_call(cmd: Command) -> PipCall | None:
     i += 1
     while i < len(words):
         w = words[i]
-        a = w.text
+        a = w.unquoted
         if a.startswith("-") and not w.quoted and len(a) > 1:
             name, eq, value = a.partition("=")
             val: str | None = value if eq else None
@@ -78,13 +79,13 @@ def pip_call(cmd: Command) -> PipCall | None:
                 name, val = a[:2], a[2:]  # `-e.`, `-rrequirements.txt`
             elif not eq and name in _PIP_VALUE_OPTS and i + 1 < len(words):
                 i += 1
-                val = words[i].text
+                val = words[i].unquoted
                 w = words[i]
             options.append((name, val, w))
             if name in ("-r", "--requirement") and val is not None:
-                files.append(Word(val, w.raw, w.offset, w.line))
+                files.append(_value_word(w, val))
             elif name in ("-e", "--editable") and val is not None:
-                editables.append(Word(val, w.raw, w.offset, w.line))
+                editables.append(_value_word(w, val))
             i += 1
             continue
         req = parse_requirement(a) if "$" not in a and "`" not in a else None
@@ -95,3 +96,13 @@ def pip_call(cmd: Command) -> PipCall | None:
         i += 1
     no_deps = any(o == "--no-deps" for o, _, _ in options)
     return PipCall(verb, tuple(packages), tuple(files), tuple(editables), tuple(others), tuple(options), no_deps, cmd)
+
+
+def _value_word(w: Word, value: str) -> Word:
+    """The word that holds an option's value: `w` itself (`-r file`), or its tail (`-rfile`, `--requirement=file`)."""
+    if w.unquoted == value:
+        return w
+    option = w.unquoted[: len(w.unquoted) - len(value)]
+    if w.raw.startswith(option):
+        return Word(w.raw[len(option) :], w.line, w.offset + len(option))
+    return Word(shlex.quote(value), w.line, w.offset)

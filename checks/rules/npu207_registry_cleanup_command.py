@@ -9,8 +9,8 @@ from checks.context import Context, SourceFile
 from checks.indexes.workflows import workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
-from checks.parsers.dockerfile import Command, tokenize
-from checks.parsers.gha.workflow import Job, Workflow, run_text
+from checks.parsers.gha.workflow import Job, Workflow
+from checks.parsers.sh import Command, Source, commands
 from checks.rule import Hit, Rule, register
 
 _PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
@@ -65,9 +65,8 @@ class RegistryCleanupCommand(Rule):
             for step in job.steps:
                 if step.run is None or not _PREFILTER.search(step.run.value):
                     continue
-                text, line_of = run_text(step.run)
-                commands = tokenize(text, line_of)
-                yield from self._commands(src, wf, commands, deletes, loggers, local)
+                found = commands(Source.lines(step.run.text_lines()))
+                yield from self._commands(src, wf, found, deletes, loggers, local)
 
     def _commands(
         self,

@@ -14,11 +14,12 @@ from checks.indexes.workflows import workflow, workflow_paths
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers import dockerfile as dfp
-from checks.parsers.gha.workflow import Job, Step, Workflow, legs, run_text
+from checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from checks.parsers.gitcli import clone_of, git_call
 from checks.parsers.imagetags import parse_ref
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name
+from checks.parsers.sh import Source, commands
 from checks.rule import Hit, Rule, register
 
 _GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
@@ -85,7 +86,7 @@ def pins_in(commands: Iterable[tuple[dfp.Command, str | None]], fw: Frameworks, 
             continue
         if git is not None and git.sub == "checkout":
             where = dfp.resolve_dir(cwd, git.directory) if git.directory else cwd
-            args = [a.text for a in git.args if not a.text.startswith("-")]
+            args = [a.unquoted for a in git.args if not a.unquoted.startswith("-")]
             if where in clones and args:
                 out.append(Pin(clones[where], args[0], path, cmd.line, "git checkout"))
             continue
@@ -93,7 +94,7 @@ def pins_in(commands: Iterable[tuple[dfp.Command, str | None]], fw: Frameworks, 
         if pip is None or pip.verb != "install":
             continue
         for word in (*pip.others, *(w for _, w in pip.packages), *pip.editables):
-            m = _GIT_URL.search(word.text)
+            m = _GIT_URL.search(word.unquoted)
             if m is not None and (name := fw.of_url(m.group("url"))) is not None:
                 out.append(Pin(name, m.group("ref"), path, word.line, "pip install @"))
         for req, word in pip.packages:
@@ -124,10 +125,9 @@ def dockerfile_pins(ctx: Context, path: str, fw: Frameworks, rev: str = "head") 
 def run_commands(step: Step) -> list[tuple[dfp.Command, str | None]]:
     """The commands of a `run:` block with the directory each runs in (absolute `cd` targets only)."""
     assert step.run is not None
-    text, line_of = run_text(step.run)
     out: list[tuple[dfp.Command, str | None]] = []
     cwd: str | None = None
-    for cmd in dfp.tokenize(text, line_of):
+    for cmd in commands(Source.lines(step.run.text_lines())):
         out.append((cmd, cwd))
         argv = cmd.argv
         if argv and argv[0] == "cd":

@@ -167,14 +167,14 @@ def _command_findings(cmd: Command, schemes: dict[str, set[str]]) -> Iterator[_F
     words = cmd.words[cmd.start :]
     if not words:
         return
-    prog = words[0].text.rsplit("/", 1)[-1]
+    prog = words[0].unquoted.rsplit("/", 1)[-1]
     args = words[1:]
     if prog == "export":
         for w in args:
-            name, eq, value = w.text.partition("=")
+            name, eq, value = w.unquoted.partition("=")
             msg = _env_message(name, value, schemes) if eq else None
             if msg is not None:
-                yield _Finding(w, f"`export {w.text}`: {msg}.")
+                yield _Finding(w, f"`export {w.unquoted}`: {msg}.")
     elif prog == "wget":
         yield from _wget(args, cmd.op == "|")
     elif prog == "curl":
@@ -183,10 +183,10 @@ def _command_findings(cmd: Command, schemes: dict[str, set[str]]) -> Iterator[_F
         yield from _git(args)
     elif prog in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", prog):
         yield from _pip(args, schemes)
-    elif prog in ("python", "python3") and [a.text for a in args[:2]] == ["-m", "pip"]:
+    elif prog in ("python", "python3") and [a.unquoted for a in args[:2]] == ["-m", "pip"]:
         yield from _pip(args[2:], schemes)
     elif prog == "conda":
-        texts = [a.text for a in args]
+        texts = [a.unquoted for a in args]
         if texts[:3] == ["config", "--set", "ssl_verify"] and len(texts) >= 4 and texts[3].lower() in _FALSE:
             yield _Finding(args[2], "`conda config --set ssl_verify false` switches certificate checks off.")
 
@@ -194,7 +194,7 @@ def _command_findings(cmd: Command, schemes: dict[str, set[str]]) -> Iterator[_F
 def _url_name(args: tuple[Word, ...]) -> str | None:
     """The file name a download saves to by default: the last path component of its URL."""
     for a in args:
-        t = a.text
+        t = a.unquoted
         if t.startswith("-") or not ("://" in t or (t.startswith("$") and "/" in t)):
             continue
         path = t.split("://", 1)[1] if "://" in t else t
@@ -207,9 +207,9 @@ def _url_name(args: tuple[Word, ...]) -> str | None:
 def _wget(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
     output: str | None = None
     bad: Word | None = None
-    texts = [a.text for a in args]
+    texts = [a.unquoted for a in args]
     for i, a in enumerate(args):
-        t = a.text
+        t = a.unquoted
         if t == "--no-check-certificate":
             bad = a
         elif t in ("-O", "--output-document") and i + 1 < len(texts):
@@ -226,10 +226,11 @@ def _wget(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
     download = (name, False) if name and name != "-" else None
     if name == "-" and piped:
         download = ("-", True)
-    remove: tuple[str, ...] = (bad.raw,) if bad.text == "--no-check-certificate" else ()
+    remove: tuple[str, ...] = (bad.raw,) if bad.unquoted == "--no-check-certificate" else ()
     yield _Finding(
         bad,
-        f"`wget {bad.text}` downloads without checking the server's certificate: anyone on the path can swap the file.",
+        f"`wget {bad.unquoted}` downloads without checking the server's certificate: "
+        "anyone on the path can swap the file.",
         remove=remove,
         download=download,
     )
@@ -247,7 +248,7 @@ def _curl(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
     remote_name = False
     skip_next = False
     for i, a in enumerate(args):
-        t = a.text
+        t = a.unquoted
         if skip_next:
             skip_next = False
             continue
@@ -258,7 +259,7 @@ def _curl(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
         elif t in ("-O", "--remote-name"):
             remote_name = True
         elif t == "--output" or t == "-o":
-            output = args[i + 1].text if i + 1 < len(args) else None
+            output = args[i + 1].unquoted if i + 1 < len(args) else None
             skip_next = True
         elif t.startswith("--output="):
             output = t.partition("=")[2]
@@ -275,7 +276,7 @@ def _curl(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
                 elif ch in _CURL_ARG_SHORT:
                     rest = letters[j + 1 :]
                     if ch == "o":
-                        output = rest or (args[i + 1].text if i + 1 < len(args) else None)
+                        output = rest or (args[i + 1].unquoted if i + 1 < len(args) else None)
                     skip_next = not rest
                     break
     if bad is None:
@@ -288,15 +289,16 @@ def _curl(args: tuple[Word, ...], piped: bool) -> Iterator[_Finding]:
     download = (name, False) if name else (("-", True) if piped else None)
     yield _Finding(
         bad,
-        f"`curl {bad.text}` downloads without checking the server's certificate: anyone on the path can swap the file.",
-        remove=(bad.raw,) if bad.text in ("-k", "--insecure") else (),
-        shrink=shrink if shrink and bad.raw == bad.text else None,
+        f"`curl {bad.unquoted}` downloads without checking the server's certificate: "
+        "anyone on the path can swap the file.",
+        remove=(bad.raw,) if bad.unquoted in ("-k", "--insecure") else (),
+        shrink=shrink if shrink and bad.raw == bad.unquoted else None,
         download=download,
     )
 
 
 def _git(args: tuple[Word, ...]) -> Iterator[_Finding]:
-    texts = [a.text for a in args]
+    texts = [a.unquoted for a in args]
     i = 0
     while i < len(texts) and texts[i].startswith("-"):
         if texts[i] == "-c" and i + 1 < len(texts):
@@ -313,7 +315,7 @@ def _git(args: tuple[Word, ...]) -> Iterator[_Finding]:
     if i < len(texts) and texts[i] == "config":
         rest = [t for t in texts[i + 1 :] if not t.startswith("--")]
         if len(rest) >= 2 and _ssl_verify_key(rest[0]) and rest[1].lower() in _FALSE:
-            key_word = next(a for a in args[i + 1 :] if a.text == rest[0])
+            key_word = next(a for a in args[i + 1 :] if a.unquoted == rest[0])
             yield _Finding(
                 key_word,
                 f"`git config {rest[0]} {rest[1]}` switches certificate checks off for every later git command, "
@@ -327,21 +329,21 @@ def _ssl_verify_key(key: str) -> bool:
 
 
 def _pip(args: tuple[Word, ...], schemes: dict[str, set[str]]) -> Iterator[_Finding]:
-    texts = [a.text for a in args]
+    texts = [a.unquoted for a in args]
     if texts[:2] == ["config", "set"] or (texts[:1] == ["config"] and "set" in texts):
-        pos = [a for a in args[texts.index("set") + 1 :] if not a.text.startswith("--")]
-        if len(pos) >= 2 and pos[0].text.split(".")[-1] == "trusted-host":
-            hosts = _https_only(" ".join(p.text for p in pos[1:]).split(), schemes)
+        pos = [a for a in args[texts.index("set") + 1 :] if not a.unquoted.startswith("--")]
+        if len(pos) >= 2 and pos[0].unquoted.split(".")[-1] == "trusted-host":
+            hosts = _https_only(" ".join(p.unquoted for p in pos[1:]).split(), schemes)
             if hosts:
                 yield _Finding(pos[0], _trusted_host_message(hosts) + ", and `pip config` keeps it in the image.")
         return
     for i, a in enumerate(args):
-        if a.text == "--trusted-host" and i + 1 < len(args):
-            hosts = _https_only([args[i + 1].text], schemes)
+        if a.unquoted == "--trusted-host" and i + 1 < len(args):
+            hosts = _https_only([args[i + 1].unquoted], schemes)
             if hosts:
                 yield _Finding(a, _trusted_host_message(hosts) + ".", remove=(a.raw, args[i + 1].raw))
-        elif a.text.startswith("--trusted-host="):
-            hosts = _https_only([a.text.partition("=")[2]], schemes)
+        elif a.unquoted.startswith("--trusted-host="):
+            hosts = _https_only([a.unquoted.partition("=")[2]], schemes)
             if hosts:
                 yield _Finding(a, _trusted_host_message(hosts) + ".", remove=(a.raw,))
 

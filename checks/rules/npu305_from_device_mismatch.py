@@ -175,7 +175,7 @@ def _facts(df: Dockerfile, src: SourceFile, dev: Devices) -> Iterator[_Fact]:
         argv = step.cmd.argv
         if argv and argv[0] == "export":
             for w in step.cmd.words[step.cmd.start + 1 :]:
-                name, eq, value = w.text.partition("=")
+                name, eq, value = w.unquoted.partition("=")
                 if eq and name == "SOC_VERSION" and value and "$" not in value:
                     yield from _soc(value, w.line, dev)
     # The ops package: one fact per device at its first line (wget, COPY, bash and rm name the same file).

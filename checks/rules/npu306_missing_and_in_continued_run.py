@@ -107,9 +107,9 @@ class MissingAndInContinuedRun(Rule):
                 if cmd.in_heredoc:
                     continue
                 for prev_line, word in _joined(instr, cmd):
-                    text = " ".join(w.text for w in cmd.words[cmd.start : cmd.start + 2])
+                    text = " ".join(w.unquoted for w in cmd.words[cmd.start : cmd.start + 2])
                     message = (
-                        f"Line {prev_line} ends with `{df.escape}` but no `&&`, so `{word.text} …` on line "
+                        f"Line {prev_line} ends with `{df.escape}` but no `&&`, so `{word.unquoted} …` on line "
                         f"{word.line} does not run as a command: its words become arguments of `{text} …`. "
                         f"End line {prev_line} with `&& {df.escape}`."
                     )
@@ -133,15 +133,15 @@ def _joined(instr: Instruction, cmd: Command) -> Iterator[tuple[int, Word]]:
     start = cmd.start
     if start >= len(words):
         return
-    prog = words[start].text.rsplit("/", 1)[-1]
-    if prog in _WRAPPERS or (prog == "git" and "foreach" in (w.text for w in words)):
+    prog = words[start].unquoted.rsplit("/", 1)[-1]
+    if prog in _WRAPPERS or (prog == "git" and "foreach" in (w.unquoted for w in words)):
         return
     offsets = [seg.offset for seg in instr.segments]
     by_line: dict[int, list[int]] = {}
     for i, w in enumerate(words):
         by_line.setdefault(w.line, []).append(i)
     # Index of the first word after the program that is not a flag (for `bash \` + script operand).
-    first_operand = next((k for k in range(start + 1, len(words)) if not _flag(words[k].text)), len(words))
+    first_operand = next((k for k in range(start + 1, len(words)) if not _flag(words[k].unquoted)), len(words))
     for k in range(start + 1, len(words)):
         seg = _line_start(instr, offsets, words[k])
         if seg is None:
@@ -171,15 +171,15 @@ def _line_start(instr: Instruction, offsets: list[int], word: Word) -> int | Non
 
 
 def _starts_command(w: Word, same_line: list[Word]) -> bool:
-    if w.quoted or w.raw != w.text:
+    if w.quoted or w.raw != w.unquoted:
         return False
     if _ASSIGN.match(w.raw):  # `VAR=value cmd …` on the new line
-        return bool(same_line) and _is_command(same_line[0].text, same_line[1:])
-    return _is_command(w.text, same_line)
+        return bool(same_line) and _is_command(same_line[0].unquoted, same_line[1:])
+    return _is_command(w.unquoted, same_line)
 
 
 def _is_command(word: str, rest: list[Word]) -> bool:
     if word in _COMMANDS or _LOCAL_SCRIPT.fullmatch(word):
         return True
     test = _AMBIGUOUS.get(word)
-    return test is not None and bool(rest) and test(rest[0].text)
+    return test is not None and bool(rest) and test(rest[0].unquoted)

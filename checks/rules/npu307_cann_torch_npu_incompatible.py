@@ -53,7 +53,7 @@ def pins(df: Dockerfile) -> list[Pin]:
             if req.name in TORCH_FAMILY and req.pinned:
                 out.append(Pin(req.name, req.pinned, word.line, step.index, word.raw))
         for word in call.others:
-            text, used = expand(word.text, defs, word.line)
+            text, used = expand(word.unquoted, defs, word.line)
             m = _WHEEL.search(text)
             if not m:
                 continue
@@ -91,7 +91,7 @@ def cann_versions(df: Dockerfile) -> list[Cann]:
         if not (argv[0] in _RUNNERS or argv[0].startswith("./") or argv[0].endswith(".run")):
             continue
         for word in step.cmd.words[step.cmd.start :]:
-            m = _CANN_RUN.search(word.text)
+            m = _CANN_RUN.search(word.unquoted)
             if m:
                 out.append(Cann(m.group(1).lower(), word.line, step.index + 1, "CANN installer"))
                 break

@@ -142,35 +142,35 @@ class _Installs:
             self.refs.pop(clone.path, None)
         elif git.sub in ("checkout", "switch"):
             where = resolve_dir(cwd, git.directory) if git.directory else cwd
-            ref = next((w.text for w in git.args if not w.text.startswith("-")), None)
+            ref = next((w.unquoted for w in git.args if not w.unquoted.startswith("-")), None)
             if where is not None and ref is not None:
                 self.refs[where] = ref
 
     def _pip(self, call: PipCall, index: int, cwd: str | None, env: dict[str, str]) -> Iterator[Install]:
         line = call.cmd.words[call.cmd.start].line
         for f in call.files:
-            base = posixpath.basename(f.text)
+            base = posixpath.basename(f.unquoted)
             if base in self.repo_files:
                 specs = _repo_requirements(self.ctx, base)
                 if specs is not None:
-                    yield Install(index, f.line, f"`pip install -r {f.text}`", "repo", specs)
+                    yield Install(index, f.line, f"`pip install -r {f.unquoted}`", "repo", specs)
                 continue
-            path = resolve_dir(cwd, f.text)
+            path = resolve_dir(cwd, f.unquoted)
             clone = self.clone_at(path, inside=True)
             if clone is None or clone.path is None or path is None:
                 continue
-            what = f"`pip install -r {f.text}`"
+            what = f"`pip install -r {f.unquoted}`"
             if clone.repo in self.va_repos and posixpath.relpath(path, clone.path) == "requirements.txt":
                 yield self.vllm_ascend(index, f.line, what, self.version_of(clone))
             elif clone.repo in self.other_repos:
                 yield Install(index, f.line, f"{what} of {clone.repo}", clone.repo, None)
         if call.no_deps:
             return  # the named projects come without their requirements
-        for t in [*call.editables, *(w for w in call.others if _is_path(w.text))]:
-            clone = self.clone_at(resolve_dir(cwd, re.sub(r"\[[^\]]*\]$", "", t.text)), inside=False)
+        for t in [*call.editables, *(w for w in call.others if _is_path(w.unquoted))]:
+            clone = self.clone_at(resolve_dir(cwd, re.sub(r"\[[^\]]*\]$", "", t.unquoted)), inside=False)
             if clone is None:
                 continue
-            what = f"`pip install {_show(call, t.text)}`"
+            what = f"`pip install {_show(call, t.unquoted)}`"
             if clone.repo in self.va_repos:
                 yield self.vllm_ascend(index, line, what, self.version_of(clone))
             elif clone.repo in self.other_repos:
@@ -180,7 +180,7 @@ class _Installs:
                 yield Install(index, line, f"{what} of {clone.repo}", clone.repo, None)
         for req, word in call.packages:
             if req.name in self.va_repos:
-                yield self.vllm_ascend(index, word.line, f"`pip install {word.text}`", req.pinned)
+                yield self.vllm_ascend(index, word.line, f"`pip install {word.unquoted}`", req.pinned)
 
 
 def _is_path(text: str) -> bool:
@@ -188,7 +188,7 @@ def _is_path(text: str) -> bool:
 
 
 def _show(call: PipCall, target: str) -> str:
-    editable = any(w.text == target for w in call.editables)
+    editable = any(w.unquoted == target for w in call.editables)
     return f"-e {target}" if editable else target
 
 

@@ -72,7 +72,7 @@ class ShallowCloneCheckout(Rule):
                 continue
             if git.sub not in ("checkout", "switch", "reset"):
                 continue
-            ref = _ref(git.sub, [w.text for w in git.args])
+            ref = _ref(git.sub, [w.unquoted for w in git.args])
             if ref is None:
                 continue
             clone = shallow[where]
@@ -122,7 +122,7 @@ def _suggest(src: SourceFile, cmd: Command, ref: str) -> str | None:
     text = " ".join(w.raw for w in words)
     if line.count(text) != 1:
         return None
-    sub_at = next((i for i, w in enumerate(words) if w.text in ("checkout", "switch", "reset")), None)
+    sub_at = next((i for i, w in enumerate(words) if w.unquoted in ("checkout", "switch", "reset")), None)
     if sub_at is None:
         return None
     prefix = " ".join(w.raw for w in words[:sub_at])

@@ -96,7 +96,7 @@ class TritonUninstalledAfterTritonAscend(Rule):
                 continue  # the first install is the one the uninstall undoes
             if TRITON_ASCEND in names:
                 word = next(w for req, w in call.packages if req.name == TRITON_ASCEND)
-                installed = (word.line, f"`pip install {word.text}`")
+                installed = (word.line, f"`pip install {word.unquoted}`")
                 continue
             for inst in by_step.get(step.index, []):
                 if brings_triton_ascend(inst, since):

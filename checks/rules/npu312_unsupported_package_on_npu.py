@@ -117,9 +117,9 @@ class UnsupportedPackageOnNpu(Rule):
             for req, word in call.packages:
                 why = pol.reason(req.name, req.pinned)
                 if why is not None:
-                    yield Hit(src.path, word.line, f"`pip install {word.text or req.spelled}`: {why}.")
+                    yield Hit(src.path, word.line, f"`pip install {word.unquoted or req.spelled}`: {why}.")
             for word in call.others:
-                text, _ = expand(word.text, defs, word.line)
+                text, _ = expand(word.unquoted, defs, word.line)
                 m = _WHEEL_NAME.search(text.split("#", 1)[0])
                 if m:
                     why = pol.reason(normalize_name(m.group(1)), m.group(2))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from checks.parsers.sh.lexer import REDIRECT, split_logical, tokens
+from checks.parsers.sh.lexer import REDIRECT, Token, split_logical, tokens
 from checks.parsers.sh.source import Source
 from checks.parsers.sh.words import Op, Word
 
@@ -93,34 +93,73 @@ class Command:
 
 
 def commands(source: Source, in_heredoc: bool = False) -> list[Command]:
-    """The simple commands of shell text, in order. A command of redirections only (`> file`) is left out."""
+    """The simple commands of shell text, in order. A command of redirections only (`> file`) is left out.
+
+    A `<` or `>` inside a word is part of it, as authors of `pip install torch>=2.1` mean (bash would write
+    to a file `=2.1`): redirections start a word (`>log`, `2>&1`, `> log`).
+    """
     out: list[Command] = []
     for ll in split_logical(source)[0]:
         words: list[Word] = []
         redirects: list[Redirect] = []
         pending: str | None = None  # a redirection waiting for its target
-        for t in tokens(ll, source.base):
-            if isinstance(t, Op):
-                if t.text in ("(", ")"):  # a subshell's or a case pattern's parenthesis: no word, no end
-                    continue
-                if pending is not None:
-                    redirects.append(Redirect(pending, None, len(words)))
-                    pending = None
-                if REDIRECT.fullmatch(t.text):
-                    pending = t.text
-                    continue
-                if words:
-                    out.append(Command(tuple(words), _OP_NAMES.get(t.text, t.text), tuple(redirects), in_heredoc))
-                words, redirects = [], []
+        pieces: list[Token] = []  # tokens that touch each other: one word (or redirection) as written
+        for t in [*tokens(ll, source.base), None]:
+            joins = t is not None and (not isinstance(t, Op) or REDIRECT.fullmatch(t.text) is not None)
+            if joins and pieces and t is not None and _touch(pieces[-1], t):
+                pieces.append(t)
                 continue
-            word = t if isinstance(t, Word) else Word(t.raw, t.line, t.offset)
+            if pieces:
+                first = pieces[0]
+                if isinstance(first, Op):  # a redirection, maybe with its target attached (`>log`)
+                    if pending is not None:
+                        redirects.append(Redirect(pending, None, len(words)))
+                    if len(pieces) == 1:
+                        pending = first.text
+                    else:
+                        rest = _joined(pieces[1:])
+                        redirects.append(Redirect(first.text, rest, len(words)))
+                        pending = None
+                else:
+                    word = _joined(pieces)
+                    if pending is not None:
+                        redirects.append(Redirect(pending, word, len(words)))
+                        pending = None
+                    else:
+                        words.append(word)
+                pieces = []
+            if t is None:
+                break
+            if not isinstance(t, Op) or REDIRECT.fullmatch(t.text):
+                pieces = [t]
+                continue
+            if t.text in ("(", ")"):  # a subshell's or a case pattern's parenthesis: no word, no end
+                continue
             if pending is not None:
-                redirects.append(Redirect(pending, word, len(words)))
+                redirects.append(Redirect(pending, None, len(words)))
                 pending = None
-            else:
-                words.append(word)
+            if words:
+                out.append(Command(tuple(words), _OP_NAMES.get(t.text, t.text), tuple(redirects), in_heredoc))
+            words, redirects = [], []
         if pending is not None:
             redirects.append(Redirect(pending, None, len(words)))
         if words:
             out.append(Command(tuple(words), "\n" if ll.newline else "", tuple(redirects), in_heredoc))
     return out
+
+
+def _end(t: Token) -> int:
+    return t.offset + len(t.text if isinstance(t, Op) else t.raw)
+
+
+def _touch(a: Token, b: Token) -> bool:
+    """`b` starts where `a` ends: no blank between them."""
+    return _end(a) == b.offset
+
+
+def _joined(pieces: list[Token]) -> Word:
+    first = pieces[0]
+    if len(pieces) == 1 and isinstance(first, Word):
+        return first
+    raw = "".join(p.text if isinstance(p, Op) else p.raw for p in pieces)
+    return Word(raw, first.line, first.offset)

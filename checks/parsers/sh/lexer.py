@@ -487,8 +487,10 @@ def tokens(ll: LogicalLine, base: int = 0) -> list[Token]:
         kind = m.lastgroup
         if kind == "redir" or kind == "op":
             text = m.group(kind)
-            line = one_line if one_line is not None else ll.line_at(m.start(kind))
-            out.append(Op(";" if text == "\n" else text, line))
+            start = m.start(kind)
+            line = one_line if one_line is not None else ll.line_at(start)
+            offset = origin + start if origin is not None else base + ll.source_offset(start)
+            out.append(Op(";" if text == "\n" else text, line, offset))
             i = m.end()
             continue
         if kind == "word":

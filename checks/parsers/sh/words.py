@@ -67,6 +67,7 @@ class Op:
 
     text: str
     line: int
+    offset: int = 0
 
 
 _QUOTING = re.compile(r"[\\'\"`$<>]")
