@@ -8,12 +8,14 @@ from typing import Any
 
 import yaml
 
+from checks import facts as facts_data
+from checks.facts import Facts, FactsError
 from checks.kinds import KNOWN_KINDS
 from checks.model import Severity
 
 CONFIG_PATH = ".github/npu-review.yml"
 
-_TOP_KEYS = ("rules", "ignore_paths", "paths", "knowledge")
+_TOP_KEYS = ("rules", "ignore_paths", "paths", "profile", "knowledge")
 
 
 class ConfigError(ValueError):
@@ -31,7 +33,9 @@ class Config:
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
     ignore_paths: tuple[str, ...] = ()
     paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    knowledge: Mapping[str, Any] = field(default_factory=dict)
+    knowledge: Mapping[str, Any] = field(default_factory=dict)  # the overrides as written
+    # The facts the rules read: the profile's, with the `knowledge:` overrides merged in and validated.
+    facts: Facts = field(default_factory=facts_data.default_facts, repr=False, compare=False)
 
     def enabled(self, rule_id: str, default: bool = True) -> bool:
         setting = self.rules.get(rule_id)
@@ -126,8 +130,15 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
             raise ConfigError(f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
         paths[str(kind)] = _str_list(value, f"{source}: paths.{kind}")
 
+    profile = data.get("profile", facts_data.DEFAULT_PROFILE)
+    if not isinstance(profile, str):
+        raise ConfigError(f"{source}: profile: expected a profile name ({', '.join(facts_data.profiles())})")
     knowledge = data.get("knowledge") or {}
     if not isinstance(knowledge, dict):
         raise ConfigError(f"{source}: knowledge: expected a mapping")
+    try:
+        facts = facts_data.load(knowledge, profile)
+    except FactsError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
-    return Config(rules=rules, ignore_paths=ignore_paths, paths=paths, knowledge=knowledge)
+    return Config(rules=rules, ignore_paths=ignore_paths, paths=paths, knowledge=knowledge, facts=facts)

@@ -1,4 +1,4 @@
-"""What a rule sees: the change, the config, the knowledge base and memoised parses of each file."""
+"""What a rule sees: the change, the config, the facts and memoised parses of each file."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 from checks.config import Config
 from checks.kinds import KindMap
-from checks.knowledge import Knowledge
 from checks.model import ChangeSet
 
 T = TypeVar("T")
@@ -37,11 +36,11 @@ class SourceFile:
 
 
 class Context:
-    def __init__(self, changeset: ChangeSet, config: Config, kinds: KindMap, knowledge: Knowledge) -> None:
+    def __init__(self, changeset: ChangeSet, config: Config, kinds: KindMap) -> None:
         self.changeset = changeset
         self.config = config
         self.kindmap = kinds
-        self.knowledge = knowledge
+        self.facts = config.facts  # read as `ctx.facts.<section>.<field>`
         self._memo: dict[tuple[str, str, str], Any] = {}
         # Keys of per-file entries (a file's text and its parses) by path, least recently used first: at most
         # `keep_files` paths are held, so memory follows a window of files, not the tree.

@@ -17,7 +17,6 @@ from checks import globs
 from checks.config import DEFAULT_CONFIG, Config
 from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, PYTHON, SHELL, KindMap
-from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
 from checks.rule import Hit, Rule, all_rules
 from checks.suppress import Suppressions, scan
@@ -97,8 +96,7 @@ def needed_paths(
     concerned = [r for r in rules if moved or (r.kinds | r.reads_context()) & touched_kinds]
     context = frozenset().union(*(r.reads_context() for r in concerned))
     wanted = file_kinds | context
-    kb = Knowledge(config.knowledge)
-    extra = tuple(g for r in concerned for g in r.context_paths(kb))
+    extra = tuple(g for r in concerned for g in r.context_paths(config.facts))
     head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}
     head |= {p for p in head_paths if keep(p, context) or (extra and globs.match_any(p, extra))}
     base = set()
@@ -137,7 +135,7 @@ class _Runner:
     ) -> None:
         self.known = known_rule_ids()
         self.kindmap = KindMap(config.paths)
-        self.ctx = Context(changeset, config, self.kindmap, Knowledge(config.knowledge))
+        self.ctx = Context(changeset, config, self.kindmap)
         self.active = active_rules(config)
         self.per_file = [r for r in self.active if r.is_per_file()]
         self.clock = clock

@@ -14,7 +14,7 @@ from checks.model import Related, Severity
 
 if TYPE_CHECKING:
     from checks.context import Context, SourceFile
-    from checks.knowledge import Knowledge
+    from checks.facts import Facts
 
 RULE_ID = re.compile(r"NPU\d{3}\Z")
 
@@ -85,7 +85,7 @@ class Rule:
         return cls.kinds if cls.is_project() else frozenset()
 
     @classmethod
-    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         """Globs of files the rule reads at head besides its kinds (e.g. a registry module)."""
         return ()
 

@@ -317,9 +317,24 @@ async def test_rerun_button_re_completes_the_check_run(fake_github: FakeGitHub, 
     assert fake.violations == []
 
 
-async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: FakeGitHub, app: AppProcess) -> None:
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        ("rules:\n  NPU999: off\n", "rules: unknown rule id 'NPU999' (see `npu-review rules`)"),
+        # The facts are validated with the config: a typo in a section name, a string where a list belongs.
+        ("knowledge:\n  laucnh: {}\n", "knowledge: unknown key 'laucnh' (did you mean 'launch'?)"),
+        (
+            "knowledge:\n  launch:\n    cudagraph_mode_keys: actor_rollout_ref.rollout.mode\n",
+            "knowledge.launch.cudagraph_mode_keys: expected a list of strings, got the string "
+            "'actor_rollout_ref.rollout.mode'",
+        ),
+    ],
+)
+async def test_broken_base_config_ends_neutral_with_the_reason(
+    fake_github: FakeGitHub, app: AppProcess, config: str, reason: str
+) -> None:
     fake = fake_github
-    repo = fake.add_repo("octo-org/verl", files={**BASE, ".github/npu-review.yml": "rules:\n  NPU999: off\n"})
+    repo = fake.add_repo("octo-org/verl", files={**BASE, ".github/npu-review.yml": config})
     pull = fake.add_pull(repo, head_files={**HEAD, ".github/npu-review.yml": "rules: {}\n"})
     status, _ = await app.post(
         fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
@@ -328,7 +343,10 @@ async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: Fake
     run = await wait_completed(fake, pull)
     await settle(app)
     assert run.conclusion == "neutral"
-    assert "unknown rule id 'NPU999'" in run.output["summary"]
+    assert run.output["summary"] == (
+        "The review did not finish: the repo config is invalid: .github/npu-review.yml on the base branch: "
+        f"{reason}\n\nUse **Re-run** to try again."
+    )
     assert fake.calls("pulls/create-review") == []
     assert fake.violations == []
 

@@ -187,6 +187,14 @@ def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         ("rules:\n  NPU301: loud\n", "rules.NPU301: expected on, off, error, warning or notice"),
         ("paths:\n  scripts: ['*.sh']\n", "unknown file kind 'scripts'"),
         ("ignore_paths: 3\n", "expected a list of strings"),
+        ("knowledge:\n  laucnh: {}\n", "knowledge: unknown key 'laucnh' (did you mean 'launch'?)"),
+        (
+            "knowledge:\n  launch:\n    cudagraph_mode_keys: actor_rollout_ref.rollout.mode\n",
+            "knowledge.launch.cudagraph_mode_keys: expected a list of strings, got the string",
+        ),
+        ("knowledge:\n  ascend_runners:\n    labels: {x-8: {device: a3, npus: '8'}}\n", "labels.x-8.npus: expected"),
+        ("knowledge:\n  fork_guard: {secret_pattern: '^QUAY_('}\n", "not a valid regular expression"),
+        ("profile: nemo\n", "profile: unknown profile 'nemo' (known: verl)"),
     ],
 )
 def test_bad_base_config_exits_2(repo: Path, capsys: pytest.CaptureFixture[str], config: str, message: str) -> None:

@@ -72,13 +72,12 @@ def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
     from checks.context import Context
     from checks.engine import _finalise
     from checks.kinds import KindMap
-    from checks.knowledge import Knowledge
     from checks.rule import Hit, all_rules
 
     base = {DF: BAD, "ci.yml": "image: x\n"}
     head = {DF: BAD + "RUN true\n", "ci.yml": "image: x\n"}
     cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head))
-    ctx = Context(cs, parse_config(None, known_rule_ids()), KindMap(), Knowledge())
+    ctx = Context(cs, parse_config(None, known_rule_ids()), KindMap())
     rule = all_rules()["NPU301"]
     hits = [(rule, Hit("ci.yml", 1, "old debt")), (rule, Hit("ci.yml", 1, "caused", caused_by_change=True))]
     assert [f.message for f in _finalise(hits, ctx, known_rule_ids(), {})] == ["caused"]
@@ -131,7 +130,6 @@ def test_context_is_read_only_for_rules_the_change_concerns() -> None:
 def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
     from checks.context import Context
     from checks.kinds import KindMap
-    from checks.knowledge import Knowledge
 
     reads: list[str] = []
 
@@ -141,9 +139,7 @@ def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
             return super().read(path)
 
     files = {f"f{i}.sh": f"echo {i}\n" for i in range(4)}
-    ctx = Context(
-        ChangeSet(head=CountingTree(files), audit=True), parse_config(None, known_rule_ids()), KindMap(), Knowledge()
-    )
+    ctx = Context(ChangeSet(head=CountingTree(files), audit=True), parse_config(None, known_rule_ids()), KindMap())
     ctx.keep_files = 2
     parses: list[str] = []
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from checks import engine
 from checks.config import DEFAULT_CONFIG
 from checks.context import Context
+from checks.facts import default_facts
 from checks.indexes.images import inventory
 from checks.kinds import KindMap
-from checks.knowledge import Knowledge
 from checks.model import ChangeSet, MemoryTree
 from checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
 from checks.parsers.gha.expressions import substitute
@@ -27,7 +27,7 @@ CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
 
 @pytest.fixture(scope="module")
 def g() -> Grammar:
-    return Grammar(Knowledge().section("image_tags"))
+    return Grammar(default_facts().image_tags)
 
 
 # -- references and families ------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_run_evaluator_models_only_what_it_knows() -> None:
 
 
 def _ctx(files: dict[str, str]) -> Context:
-    return Context(ChangeSet(head=MemoryTree(files), audit=True), DEFAULT_CONFIG, KindMap(), Knowledge())
+    return Context(ChangeSet(head=MemoryTree(files), audit=True), DEFAULT_CONFIG, KindMap())
 
 
 def test_inventory_resolves_env_and_matrix_in_consumers() -> None:

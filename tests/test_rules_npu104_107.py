@@ -8,7 +8,7 @@ from pathlib import Path
 
 from checks.config import DEFAULT_CONFIG
 from checks.engine import needed_paths
-from checks.knowledge import Knowledge
+from checks.facts import default_facts
 from checks.model import ChangeStatus, FileChange, Severity
 from checks.parsers import hydra_config
 from checks.parsers.shell import Invocation, npu_view, parse
@@ -65,7 +65,7 @@ def test_schema_refuses_broken_yaml() -> None:
 
 
 def test_config_choice_by_entry_point_name_and_engine() -> None:
-    facts = Knowledge().section("hydra_schema")
+    facts = default_facts().hydra_schema
     plain = _invocation("python3 -m verl.trainer.main_ppo a.b=1\n")
     assert hydra_config.config_file_for(plain, facts).file == "verl/trainer/config/_generated_ppo_trainer.yaml"
     named = _invocation(

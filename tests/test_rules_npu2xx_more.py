@@ -9,10 +9,10 @@ import pytest
 from checks import engine
 from checks.config import DEFAULT_CONFIG
 from checks.context import Context
+from checks.facts import default_facts
 from checks.indexes.images import built_files
 from checks.indexes.runners import ascend_jobs
 from checks.kinds import KindMap
-from checks.knowledge import Knowledge
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree
 from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
 from checks.parsers.gha.workflow import Workflow, build, trigger_filters
@@ -37,7 +37,7 @@ def wf(text: str, path: str = ".github/workflows/e2e_ascend.yml") -> Workflow:
 
 
 def ctx_for(cs: ChangeSet) -> Context:
-    return Context(cs, DEFAULT_CONFIG, KindMap(), Knowledge())
+    return Context(cs, DEFAULT_CONFIG, KindMap())
 
 
 def findings(
@@ -100,7 +100,7 @@ def test_runner_labels_scalar_list_group_and_matrix() -> None:
 
 
 def test_runner_catalog() -> None:
-    cat = RunnerCatalog(Knowledge().section("ascend_runners"))
+    cat = RunnerCatalog(default_facts().ascend_runners)
     a2 = cat.runner("linux-aarch64-a2b3-8")
     assert a2 is not None and (a2.device, a2.npus, a2.status) == ("910b", 8, "current")
     a3 = cat.runner("linux-aarch64-a3-16")
@@ -225,7 +225,7 @@ def test_pin_helpers() -> None:
     assert same_ref("releases/v0.23.0", "v0.23.0")
     assert same_ref("de93536e9028ecf1e4dc28608dc80f336dcdfe59", "de93536e")
     assert not same_ref("core_r0.16.0", "core_r0.18.0")
-    fw = Frameworks(Knowledge().section("framework_pins"))
+    fw = Frameworks(default_facts().framework_pins)
     text = textwrap.dedent(
         """\
         git clone https://gitcode.com/Ascend/MindSpeed.git /MindSpeed

@@ -24,7 +24,7 @@ from checks.parsers.yamlmarks import YamlDoc
 
 
 def grammar(ctx: Context) -> Grammar:
-    return ctx.memo(("image-grammar", "", ""), lambda: Grammar(ctx.knowledge.section("image_tags")))
+    return ctx.memo(("image-grammar", "", ""), lambda: Grammar(ctx.facts.image_tags))
 
 
 # -- producers and consumers --------------------------------------------------------------------------------------

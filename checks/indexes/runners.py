@@ -10,7 +10,7 @@ from checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
 
 
 def runner_catalog(ctx: Context) -> RunnerCatalog:
-    return ctx.memo(("runner-catalog", "", ""), lambda: RunnerCatalog(ctx.knowledge.section("ascend_runners")))
+    return ctx.memo(("runner-catalog", "", ""), lambda: RunnerCatalog(ctx.facts.ascend_runners))
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ Pure and bounded: the text is composed by `yamlmarks.parse` (safe loader, node a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from checks.facts.schema import HydraSchema
 from checks.parsers import yamlmarks
 from checks.parsers.shell import Invocation
 from checks.parsers.yamlmarks import Node
@@ -154,10 +155,6 @@ def _option(args: tuple[str, ...], names: Iterable[str]) -> tuple[bool, str | No
     return found, value
 
 
-def _strs(value: object) -> set[str]:
-    return {str(v) for v in value} if isinstance(value, list | tuple | set | frozenset) else set()
-
-
 def _clean(value: str | None) -> str | None:
     if value is None or "$" in value or "`" in value:
         return None
@@ -167,13 +164,9 @@ def _clean(value: str | None) -> str | None:
 _GROUP_CHOICE = re.compile(r"\A[\"']?(\+{0,2})([A-Za-z_][\w/@-]*)=(.*)\Z", re.S)
 
 
-def config_file_for(inv: Invocation, facts: Mapping[str, object]) -> ConfigChoice:
-    """The generated config file describing the config `inv` runs with (see knowledge.yml `hydra_schema`)."""
-    entry_points = facts.get("entry_points") or {}
-    files = facts.get("files") or {}
-    engines = facts.get("model_engine_files") or {}
-    config_paths = _strs(facts.get("config_paths"))
-    assert isinstance(entry_points, Mapping) and isinstance(files, Mapping) and isinstance(engines, Mapping)
+def config_file_for(inv: Invocation, facts: HydraSchema) -> ConfigChoice:
+    """The generated config file describing the config `inv` runs with (the facts' `hydra_schema`)."""
+    entry_points, files, engines = facts.entry_points, facts.files, facts.model_engine_files
     args = inv.args
     module = inv.module
     if module is None:
@@ -184,10 +177,10 @@ def config_file_for(inv: Invocation, facts: Mapping[str, object]) -> ConfigChoic
                 break
     if module is None or module not in entry_points:
         return ConfigChoice(None, f"entry point {module or inv.launcher!r} is not mapped to a config")
-    name: str | None = str(entry_points[module])
+    name: str | None = entry_points[module]
     has_path, path = _option(args, ("--config-path", "-cp"))
-    if has_path and _clean(path) not in config_paths:
-        return ConfigChoice(None, f"--config-path {path!r} is not verl's config folder")
+    if has_path and _clean(path) not in facts.config_paths:
+        return ConfigChoice(None, f"--config-path {path!r} is not the entry point's config folder")
     if _option(args, ("--config-dir", "-cd"))[0]:
         return ConfigChoice(None, "--config-dir adds config groups")
     has_name, raw_name = _option(args, ("--config-name", "-cn"))
@@ -210,13 +203,13 @@ def config_file_for(inv: Invocation, facts: Mapping[str, object]) -> ConfigChoic
             engine = value
         else:  # another config group (`data=...`, `actor@actor_rollout_ref.actor=...`) reshapes the config
             return ConfigChoice(None, f"the config group {group!r} is chosen on the command line")
-    if name not in files:
+    if name is None or name not in files:
         return ConfigChoice(None, f"config {name!r} has no generated reference file")
     target = files[name]
     if engine is not None:
-        if name not in _strs(facts.get("engine_configs")):
+        if name not in facts.engine_configs:
             return ConfigChoice(None, f"model_engine={engine} with config {name!r}")
         if engine not in engines:
             return ConfigChoice(None, f"model_engine={engine} has no generated reference file")
         target = engines[engine]
-    return ConfigChoice(str(target))
+    return ConfigChoice(target)

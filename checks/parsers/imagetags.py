@@ -1,6 +1,6 @@
 """Ascend image references and tags: `registry/repo:tag` parsing, tag classification by tokens, tags in prose.
 
-The tag grammar is data (knowledge.yml `image_tags`): tokens are classified by field (cann, torch_npu, device, ...)
+The tag grammar is data (the facts' `image_tags`): tokens are classified by field (cann, torch_npu, device, ...)
 and the field sequence is matched against the schemes (F1/F2/F3 floating, R1/R2 release, M1 model-specific).
 """
 
@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from checks.facts.schema import ImageTags
 from checks.parsers.gha.values import WILD
 
 # -- references -----------------------------------------------------------------------------------------------------
@@ -123,36 +124,25 @@ def _parse_shape(text: str) -> tuple[Any, ...]:
 
 
 class Grammar:
-    """Tag tokens, schemes, families and mirrors from knowledge.yml `image_tags`."""
+    """Tag tokens, schemes, families and mirrors from the facts' `image_tags`."""
 
-    def __init__(self, section: Mapping[str, Any]) -> None:
-        self.devices = [str(d) for d in section.get("devices", [])]
-        self.backends = [str(b) for b in section.get("backends", [])]
-        self.model_markers = sorted((str(m) for m in section.get("model_markers", [])), key=len, reverse=True)
-        self.families = [[tuple(str(s).split("/")) for s in fam] for fam in section.get("families", [])]
-        self.mirrors = {str(k): str(v) for k, v in (section.get("mirrors") or {}).items()}
-        self.temporary = [re.compile(p) for p in section.get("temporary", [])]
-        self.producer_markers = [str(m) for m in section.get("producer_markers", [])]
-        self.tokens = [(str(f), re.compile(str(p))) for f, p in section.get("tokens", [])]
+    def __init__(self, section: ImageTags) -> None:
+        self.devices = list(section.devices)
+        self.backends = list(section.backends)
+        self.model_markers = sorted(section.model_markers, key=len, reverse=True)
+        self.families = [[tuple(s.split("/")) for s in fam] for fam in section.families]
+        self.mirrors = dict(section.mirrors)
+        self.temporary = [re.compile(p) for p in section.temporary]
+        self.producer_markers = list(section.producer_markers)
+        self.tokens = [(f, re.compile(p)) for f, p in section.tokens]
         self.schemes = [
-            _Scheme(
-                str(s["name"]),
-                str(s.get("role", "floating")),
-                _parse_shape(str(s["shape"])),
-                str(s.get("format", s["shape"])),
-                s.get("default_backend"),
-            )
-            for s in section.get("schemes", [])
+            _Scheme(s.name, s.role, _parse_shape(s.shape), s.format, s.default_backend) for s in section.schemes
         ]
-        lenient = section.get("lenient") or {}
-        self.lenient_fields: dict[str, dict[str, str]] = {
-            str(f): {str(k): str(v) for k, v in (spec.get("fields") or {}).items()} for f, spec in lenient.items()
-        }
+        self.lenient_fields: dict[str, dict[str, str]] = {f: dict(spec.fields) for f, spec in section.lenient.items()}
         self.lenient_words: dict[str, dict[str, str | None]] = {
-            str(f): {str(k): (None if v is None else str(v)) for k, v in (spec.get("words") or {}).items()}
-            for f, spec in lenient.items()
+            f: dict(spec.words) for f, spec in section.lenient.items()
         }
-        self.post_spelling = str(section.get("post_spelling", ".post"))
+        self.post_spelling = section.post_spelling
         self._cache: dict[str, TagInfo] = {}
 
     # -- families and mirrors -----------------------------------------------------------------------------------

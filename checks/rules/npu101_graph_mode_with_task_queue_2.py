@@ -10,8 +10,6 @@ from checks.model import Severity
 from checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
 from checks.rule import Hit, Rule, register
 
-_DEFAULT_LEVELS = ("2",)
-
 
 @register
 class GraphModeWithTaskQueue2(Rule):
@@ -51,13 +49,11 @@ class GraphModeWithTaskQueue2(Rule):
         view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
         if view is None:
             return
-        facts = ctx.knowledge.section("launch")
-        levels = {str(v) for v in ctx.knowledge.get("task_queue", "graph_incompatible_levels", _DEFAULT_LEVELS)}
-        recommended = str(ctx.knowledge.get("task_queue", "graph_recommended_level", "1"))
-        tq_name = str(facts.get("task_queue_env", "TASK_QUEUE_ENABLE"))
-        rollout_tq_name = str(facts.get("rollout_task_queue_env", "VLLM_ASCEND_TASK_QUEUE_ENABLE"))
-        name_key = str(facts.get("rollout_name_key", "actor_rollout_ref.rollout.name"))
-        eager_key = str(facts.get("enforce_eager_key", "actor_rollout_ref.rollout.enforce_eager"))
+        launch, task_queue = ctx.facts.launch, ctx.facts.task_queue
+        levels = set(task_queue.graph_incompatible_levels)
+        recommended = task_queue.graph_recommended_level
+        tq_name, rollout_tq_name = task_queue.env, launch.rollout_task_queue_env
+        name_key, eager_key = launch.rollout_name_key, launch.enforce_eager_key
         reported: set[int] = set()
         targets: list[tuple[Invocation, Invocation | int, str]] = [(inv, inv, "") for inv in view.invocations]
         targets += list(_called_scripts(src, ctx, view, (tq_name, rollout_tq_name)))
@@ -181,7 +177,7 @@ def _repo_path(ctx: Context, here: str, argument: str) -> str | None:
 def _is_vllm(inv: Invocation, name_key: str) -> bool:
     name = inv.effective(name_key)
     if name.value is None or name.value is UNKNOWN:
-        return True  # missing (verl's historical default) or unresolved: vLLM is the usual backend
+        return True  # missing (the historical default) or unresolved: vLLM is the usual backend
     value = hydra_str(name.value)
     return isinstance(value, str) and value.lower() == "vllm"
 

@@ -10,12 +10,6 @@ from checks.model import Severity
 from checks.parsers.shell import as_bool, hydra_str, npu_view, parse
 from checks.rule import Hit, Rule, register
 
-_MODE_KEYS = ("actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode",)
-_CAPTURE_KEYS = (
-    "actor_rollout_ref.rollout.cudagraph_capture_sizes",
-    "actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_capture_sizes",
-)
-
 
 @register
 class GraphConfigDeadUnderEager(Rule):
@@ -49,23 +43,23 @@ class GraphConfigDeadUnderEager(Rule):
         view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
         if view is None:
             return
-        facts = ctx.knowledge.section("launch")
-        eager_key = str(facts.get("enforce_eager_key", "actor_rollout_ref.rollout.enforce_eager"))
-        keys = [*facts.get("cudagraph_mode_keys", _MODE_KEYS), *facts.get("cudagraph_capture_keys", _CAPTURE_KEYS)]
+        launch = ctx.facts.launch
+        eager_key = launch.enforce_eager_key
+        keys = [*launch.cudagraph_mode_keys, *launch.cudagraph_capture_keys]
         reported: set[int] = set()
         for inv in view.invocations:
             eager = inv.effective(eager_key)
             if eager.present is not True or eager.override is None or as_bool(eager.value) is not True:
                 continue
             for key in keys:
-                graph = inv.effective(str(key))
+                graph = inv.effective(key)
                 if graph.present is not True or graph.override is None:
                     continue
                 line = _first_added(ctx, src.path, (*graph.override.lines, *eager.override.lines))
                 if line in reported:
                     continue
                 reported.add(line)
-                short = str(key).rsplit(".", 1)[-1]
+                short = key.rsplit(".", 1)[-1]
                 shown = hydra_str(graph.value)
                 value = f"={shown}" if isinstance(shown, str) else ""
                 yield Hit(

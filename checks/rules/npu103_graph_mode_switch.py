@@ -11,8 +11,6 @@ from checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, h
 from checks.rule import Hit, Rule, register
 from checks.rules.npu108_invalid_cudagraph_mode import mode_issue, mode_keys
 
-_EAGER_KEY = "actor_rollout_ref.rollout.enforce_eager"
-_TITLE_WORDS = ("rollout", "perf", "cfg", "graph", "vllm", "eager")
 _CP_SUFFIX = "context_parallel_size"
 
 
@@ -61,14 +59,14 @@ class GraphModeSwitch(Rule):
         base_view = npu_view(ctx.parsed("shell", base, parse, rev="base"), base.kinds)
         if head_view is None or base_view is None or not base_view.invocations:
             return
-        eager_key = str(ctx.knowledge.get("launch", "enforce_eager_key", _EAGER_KEY))
+        eager_key = ctx.facts.launch.enforce_eager_key
         base_eager = [_eager(inv, eager_key) for inv in base_view.invocations]
         base_modes = {_mode(inv, key) for inv in base_view.invocations for key in mode_keys(ctx)}
         before = sorted(m for m in base_modes if m is not None)
         was = f"was {', '.join(before)}" if before else "was not set"
-        default = ctx.knowledge.get("launch", "cudagraph_mode_default")
+        default = ctx.facts.launch.cudagraph_mode_default
         if None in base_modes and default:
-            base_modes.add(str(default).upper())  # making verl's default explicit changes nothing
+            base_modes.add(default.upper())  # making the project's default explicit changes nothing
         reported: set[int] = set()
         for inv in head_view.invocations:
             eager = inv.effective(eager_key)
@@ -113,7 +111,7 @@ class GraphModeSwitch(Rule):
 
 
 def _eager(inv: Invocation, key: str) -> bool | None:
-    """True/False when known (absent = False, verl's default), None when unresolved or conditional."""
+    """True/False when known (absent = False, the default), None when unresolved or conditional."""
     eff = inv.effective(key)
     if eff.present is None:
         return None
@@ -149,7 +147,7 @@ def _context_parallel(inv: Invocation) -> list[tuple[str, int, int]]:
 def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
     reasons = []
     title = ctx.changeset.title.strip()
-    words = [str(w).lower() for w in ctx.knowledge.get("launch", "graph_change_title_words", _TITLE_WORDS)]
+    words = [w.lower() for w in ctx.facts.launch.graph_change_title_words]
     if title and not any(w in title.lower() for w in words):
         reasons.append(f'the title "{title}" does not say that it changes the rollout')
     if mode is not None:
@@ -157,7 +155,7 @@ def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
         if issue is not None:
             if not ctx.config.enabled("NPU108"):
                 reasons.append(issue.message)  # NPU108 would say it; here only when it is switched off
-        elif mode.upper() in {str(v) for v in ctx.knowledge.get("graph_modes", "full_with_prefill", ("FULL",))}:
+        elif mode.upper() in ctx.facts.graph_modes.full_with_prefill:
             cp = _context_parallel(inv)
             if cp:
                 key, size, line = cp[0]
@@ -166,8 +164,8 @@ def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
 
 
 def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | None, reasons: list[str]) -> str:
-    since = ctx.knowledge.get("vllm_ascend", "graph_mode_since", "0.9.1")
-    tq = view.env(str(ctx.knowledge.get("launch", "task_queue_env", "TASK_QUEUE_ENABLE")), inv)
+    since = ctx.facts.vllm_ascend.graph_mode_since
+    tq = view.env(ctx.facts.task_queue.env, inv)
     if tq is None:
         tq_text = "TASK_QUEUE_ENABLE is not exported here (graph mode needs level 1, never 2)"
     elif isinstance(tq.value, str):

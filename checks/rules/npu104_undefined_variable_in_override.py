@@ -60,13 +60,12 @@ class UndefinedVariableInOverride(Rule):
         view = npu_view(script, src.kinds)
         if view is None or not view.invocations:
             return
-        facts = ctx.knowledge.section("shell_env")
+        facts = ctx.facts.shell_env
         defined = _defined_names(ctx, src.path, script, 0, set())
         if defined is None:
             return  # something defines variables we cannot see
         defined |= _caller_exports(ctx).get(src.path, set())
-        known = {str(n) for n in facts.get("known", ())}
-        prefixes = tuple(str(p) for p in facts.get("known_prefixes", ()))
+        known, prefixes = set(facts.known), facts.known_prefixes
         seen: set[tuple[int, str]] = set()
         for o in _overrides(view):
             for name in _unguarded_refs(o.text):
@@ -186,7 +185,7 @@ def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, vis
     if script.error is not None:
         return None
     visiting = visiting | {path}
-    harmless = tuple(str(t) for t in ctx.knowledge.get("shell_env", "harmless_eval", ()))
+    harmless = ctx.facts.shell_env.harmless_eval
     names = {a.name for a in script.assignments}
     for ll in script.logical:
         names.update(_GUARDED.findall(ll.text))

@@ -58,6 +58,7 @@ class HydraPlusMismatch(Rule):
             schema = schema_for(ctx, inv)
             if schema is None:
                 continue
+            project = ctx.facts.project.name
             for o in inv.overrides:
                 if (o.line, o.text) in reported or o.prefix not in ("", "+"):
                     continue
@@ -69,7 +70,7 @@ class HydraPlusMismatch(Rule):
                     yield Hit(
                         src.path,
                         o.line,
-                        f"`+{o.key}` appends a key that already exists in verl's config ({schema.path}, "
+                        f"`+{o.key}` appends a key that already exists in {project}'s config ({schema.path}, "
                         f'line {_line(schema, o.key)}): Hydra stops with "Could not append to config. An item is '
                         f"already at '{o.key}'\". Drop the `+` (or use `++`).",
                         suggestion=_respell(src, o, ""),
@@ -79,7 +80,7 @@ class HydraPlusMismatch(Rule):
                     yield Hit(
                         src.path,
                         o.line,
-                        f"`{o.key}` is not in verl's config ({schema.path}{_nearest(schema, o.key)}): Hydra stops "
+                        f"`{o.key}` is not in {project}'s config ({schema.path}{_nearest(schema, o.key)}): Hydra stops "
                         f"with \"Key '{o.key.rsplit('.', 1)[-1]}' is not in struct\". Write `+{o.key}=...` to add "
                         "it, or check the key's spelling and whether it was renamed.",
                         suggestion=_respell(src, o, "+"),
@@ -88,7 +89,7 @@ class HydraPlusMismatch(Rule):
 
 def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
     """The generated config that describes `inv`'s config, parsed once per run; None when unknown or absent."""
-    choice = hydra_config.config_file_for(inv, ctx.knowledge.section("hydra_schema"))
+    choice = hydra_config.config_file_for(inv, ctx.facts.hydra_schema)
     if choice.file is None:
         return None
     path = choice.file
@@ -102,7 +103,7 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
 
 def _free_form(ctx: Context) -> list[re.Pattern[str]]:
     def build() -> list[re.Pattern[str]]:
-        return [re.compile(str(p)) for p in ctx.knowledge.get("hydra_schema", "free_form", ())]
+        return [re.compile(p) for p in ctx.facts.hydra_schema.free_form]
 
     return ctx.memo(("hydra-free-form", "head", ""), build)
 

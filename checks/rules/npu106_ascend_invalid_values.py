@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.facts import Facts
 from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
-from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers.hydra_config import Schema
 from checks.parsers.shell import (
@@ -85,8 +85,8 @@ class AscendInvalidValues(Rule):
     context_kinds = frozenset({HYDRA_CONFIG, SHELL, NPU_SCRIPT})
 
     @classmethod
-    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
-        return tuple(kb.section("ascend_values").get("checkpoint_engine_registry_files", []))
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return facts.ascend_values.checkpoint_engine_registry_files
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)
@@ -137,33 +137,35 @@ class _Facts:
     mbridge_default: str | None
     flash_key: str
     compile_key: str
+    project: str  # how messages name the project
 
     @classmethod
     def of(cls, ctx: Context) -> _Facts:
         def build() -> _Facts:
-            f = ctx.knowledge.section("ascend_values")
-            default = f.get("use_mbridge_default")
+            f = ctx.facts.ascend_values
+            default = f.use_mbridge_default
             return cls(
-                str(f.get("checkpoint_engine_suffix", "checkpoint_engine.backend")),
-                {str(k).lower(): str(v) for k, v in (f.get("checkpoint_engine_invalid") or {}).items()},
-                tuple(str(g) for g in f.get("checkpoint_engine_registry_files", ())),
-                str(f.get("checkpoint_engine_registry_pattern", r"register\(\s*[\"']([\w.-]+)[\"']")),
-                str(f.get("rollout_name_key", "actor_rollout_ref.rollout.name")),
-                str(f.get("sglang_attention_key", "actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend")),
-                str(f.get("sglang_attention_value", "ascend")),
-                str(f.get("cuda_visible_env", "CUDA_VISIBLE_DEVICES")),
-                str(f.get("ascend_visible_env", "ASCEND_RT_VISIBLE_DEVICES")),
-                str(f.get("ray_noset_env", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES")),
-                str(f.get("device_key", "trainer.device")),
-                {str(k).lower(): str(v) for k, v in (f.get("device_invalid") or {}).items()},
-                str(f.get("vpp_key", "virtual_pipeline_model_parallel_size")),
-                str(f.get("mbridge_key", "use_mbridge")),
-                str(f.get("cp_key", "context_parallel_size")),
-                str(f.get("cp_transformer_key", "override_transformer_config.context_parallel_size")),
-                {str(k): str(v) for k, v in (f.get("megatron_inherits") or {}).items()},
+                f.checkpoint_engine_suffix,
+                {k.lower(): v for k, v in f.checkpoint_engine_invalid.items()},
+                f.checkpoint_engine_registry_files,
+                f.checkpoint_engine_registry_pattern,
+                f.rollout_name_key,
+                f.sglang_attention_key,
+                f.sglang_attention_value,
+                f.cuda_visible_env,
+                f.ascend_visible_env,
+                f.ray_noset_env,
+                f.device_key,
+                {k.lower(): v for k, v in f.device_invalid.items()},
+                f.vpp_key,
+                f.mbridge_key,
+                f.cp_key,
+                f.cp_transformer_key,
+                dict(f.megatron_inherits),
                 None if default is None else str(default),
-                str(f.get("flash_attn_key", "override_transformer_config.use_flash_attn")),
-                str(f.get("torch_compile_key", "use_torch_compile")),
+                f.flash_attn_key,
+                f.torch_compile_key,
+                ctx.facts.project.name,
             )
 
         return ctx.memo(("npu106-facts", "head", ""), build)
@@ -308,7 +310,8 @@ def _device(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
         src.path,
         eff.override.line,
         f"`{facts.device_key}={value}` in a script that runs on Ascend NPU: the workers would look for CUDA "
-        f"devices. Use `{facts.device_key}={fix}` (or leave it out: verl detects NPU when torch_npu is installed).",
+        f"devices. Use `{facts.device_key}={fix}` (or leave it out: {facts.project} detects NPU when torch_npu is "
+        "installed).",
         suggestion=_with_value(src, eff.override, fix),
     )
 
@@ -392,9 +395,9 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
         where = (
             f"`{_short(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
             if mb.override is not None
-            else f"verl's default, {res.schema.path} line {mb.line}"
+            else f"{facts.project}'s default, {res.schema.path} line {mb.line}"
             if res.schema is not None
-            else "verl's default"
+            else f"{facts.project}'s default"
         )
         yield Hit(
             src.path,
@@ -475,8 +478,8 @@ def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{_short(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU (verl's NPU "
-            "scripts set it to False). Set it to False.",
+            f"`{_short(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU "
+            f"({facts.project}'s NPU scripts set it to False). Set it to False.",
             suggestion=_with_value(src, eff.override, "False"),
             severity=Severity.WARNING,
         )
@@ -525,7 +528,7 @@ def _sets(a: Assignment) -> bool:
 
 
 def _runs_ray(view: View) -> bool:
-    """The script starts verl's Ray trainer (not a torchrun job such as SFT) or a Ray node."""
+    """The script starts the project's Ray trainer (not a torchrun job such as SFT) or a Ray node."""
     for inv in view.invocations:
         if inv.launcher.rsplit("/", 1)[-1] in ("torchrun", "deepspeed", "accelerate"):
             continue

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from checks import globs
 from checks.context import Context
+from checks.facts.schema import HydraSchema
 from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from checks.model import ChangeStatus, Related, Severity
 from checks.parsers import hydra_config, yamlmarks
@@ -26,7 +27,7 @@ class DefaultChangeWithoutNpuSweep(Rule):
     Ascend script that relied on the old one. #6951 made Megatron-Bridge the default
     (`vanilla_mbridge: True -> False`) while the Ascend images still needed the vanilla bridge; the Ascend
     Megatron scripts had to be fixed afterwards (#7081, #7148). The list of watched keys is data
-    (knowledge.yml `default_sweep.watched`).
+    (the facts' `default_sweep.watched`).
 
     Bad (verl/trainer/config/engine/megatron.yaml):
         -vanilla_mbridge: True
@@ -52,11 +53,11 @@ class DefaultChangeWithoutNpuSweep(Rule):
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if ctx.audit:
             return
-        facts = ctx.knowledge.section("default_sweep")
-        watched = facts.get("watched") or {}
-        if not isinstance(watched, dict) or not watched:
+        facts = ctx.facts.default_sweep
+        watched = facts.watched
+        if not watched:
             return
-        config_globs = tuple(str(g) for g in facts.get("config_globs", ()))
+        config_globs = facts.config_globs
         changes: dict[str, list[_Change]] = {}
         for path, change in sorted(ctx.changeset.changes.items()):
             if change.status == ChangeStatus.DELETED or not globs.match_any(path, config_globs):
@@ -65,11 +66,10 @@ class DefaultChangeWithoutNpuSweep(Rule):
                 changes.setdefault(item.leaf, []).append(item)
         if not changes:
             return
-        limit = int(facts.get("max_listed", 12))
+        limit = facts.max_listed
         for leaf, items in sorted(changes.items()):
             anchor = min(items, key=_preference)
-            spec = watched.get(leaf) or {}
-            applies = re.compile(str(spec.get("applies_to", ".")) if isinstance(spec, dict) else ".")
+            applies = re.compile(watched[leaf].applies_to)
             unpinned = list(_unpinned_scripts(ctx, leaf, applies))
             if not unpinned:
                 continue
@@ -151,10 +151,10 @@ def _changed_defaults(ctx: Context, path: str, old_path: str, watched: set[str])
 
 def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iterator[tuple[str, int]]:
     """(path, line of the first concerned command) of NPU scripts whose commands leave `leaf` unset."""
-    facts = ctx.knowledge.section("hydra_schema")
+    facts, marker = ctx.facts.hydra_schema, ctx.facts.default_sweep.script_marker
     for path in ctx.paths_of_kind(SHELL):
         src = ctx.source(path)
-        if src is None or "verl" not in src.text:
+        if src is None or marker not in src.text:
             continue
         view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
         if view is None:
@@ -166,7 +166,7 @@ def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iter
             break
 
 
-def _concerned(inv: Invocation, applies: re.Pattern[str], facts: dict[str, object]) -> bool:
+def _concerned(inv: Invocation, applies: re.Pattern[str], facts: HydraSchema) -> bool:
     """The command uses the part of the config the key belongs to (for mbridge keys: Megatron)."""
     words = [o.key for o in inv.overrides]
     words += [f"{o.key}={hydra_str(o.value)}" for o in inv.overrides if o.key.endswith(".strategy")]

@@ -13,13 +13,6 @@ from checks.model import Severity
 from checks.parsers.shell import Invocation, Override, as_int, hydra_str, npu_view, parse
 from checks.rule import Hit, Rule, register
 
-_VALID = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
-_MODE_KEYS = ("actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode",)
-_CP_KEYS = (
-    "actor_rollout_ref.rollout.engine_kwargs.vllm.decode_context_parallel_size",
-    "actor_rollout_ref.rollout.engine_kwargs.vllm.prefill_context_parallel_size",
-)
-
 
 @dataclass(frozen=True)
 class ModeIssue:
@@ -30,14 +23,13 @@ class ModeIssue:
 
 
 def mode_keys(ctx: Context) -> list[str]:
-    return [str(k) for k in ctx.knowledge.get("launch", "cudagraph_mode_keys", _MODE_KEYS)]
+    return list(ctx.facts.launch.cudagraph_mode_keys)
 
 
 def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
     """Why `value` (already shell-resolved) is not a usable cudagraph_mode for this command, or None."""
-    valid = [str(v) for v in ctx.knowledge.get("graph_modes", "valid", _VALID)]
-    full = {str(v) for v in ctx.knowledge.get("graph_modes", "full_with_prefill", ("FULL",))}
-    insensitive = bool(ctx.knowledge.get("launch", "cudagraph_mode_case_insensitive", True))
+    modes = ctx.facts.graph_modes
+    valid, full, insensitive = list(modes.valid), set(modes.full_with_prefill), modes.case_insensitive
     v = value.strip()
     if v in ("", "null", "None", "~") or v.isdigit():
         return None  # vLLM's default, or an enum value given as a number
@@ -56,14 +48,13 @@ def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
             f"when vLLM parses its compilation config.{hint}"
         )
     if canon in full:
-        keys = ctx.knowledge.get("launch", "rollout_context_parallel_keys", _CP_KEYS)
-        for key in keys:
-            eff = inv.effective(str(key))
+        for key in ctx.facts.launch.rollout_context_parallel_keys:
+            eff = inv.effective(key)
             size = as_int(eff.value)
             if eff.present is True and eff.override is not None and size is not None and size > 1:
                 return ModeIssue(
                     f"`cudagraph_mode={v}` captures full graphs for prefill too, which vLLM(-Ascend) does not "
-                    f"support with rollout context parallel (`{str(key).rsplit('.', 1)[-1]}={size}` on line "
+                    f"support with rollout context parallel (`{key.rsplit('.', 1)[-1]}={size}` on line "
                     f"{eff.override.line}). Use FULL_DECODE_ONLY or PIECEWISE, or drop context parallel."
                 )
     return None

@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import kinds
+from checks import globs, kinds
 from checks.context import Context
+from checks.facts import Facts
 from checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
-from checks.knowledge import Knowledge
 from checks.messages import places
 from checks.model import Severity
 from checks.parsers.imagetags import Grammar, TagInfo
@@ -73,8 +73,8 @@ class ImageTagComponentNaming(Rule):
     context_kinds = INVENTORY_KINDS
 
     @classmethod
-    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
-        return ("docker/ascend/*.md",)
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return facts.image_tags.fetch_always
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         g = grammar(ctx)
@@ -118,14 +118,15 @@ class ImageTagComponentNaming(Rule):
         for c in inv.consumers:
             if c.info.known:
                 yield _Occurrence(c.path, c.line, c.tag, c.info, "workflow")
+        always, markers = ctx.facts.image_tags.read_always, ctx.facts.image_tags.text_markers
         for path in ctx.head_paths():
             file_kinds = ctx.kindmap.kinds(path)
             if kinds.DOCS not in file_kinds and kinds.SHELL not in file_kinds:
                 continue
-            if not ctx.audit and not ctx.touched(path) and not path.startswith("docker/ascend/"):
+            if not ctx.audit and not ctx.touched(path) and not globs.match_any(path, always):
                 continue  # on a change, read the docs it touches plus the supported-tags table
             src = ctx.source(path)
-            if src is None or ("verl" not in src.text and "cann" not in src.text and "latest-" not in src.text):
+            if src is None or not any(m in src.text for m in markers):
                 continue
             for line, tag, _, _ in head_documented_tags(ctx, src):
                 info = g.classify(tag)

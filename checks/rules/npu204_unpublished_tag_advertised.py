@@ -14,7 +14,6 @@ from checks.parsers.imagetags import Grammar, documented_tags
 from checks.rule import Hit, Rule, register
 
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_PREFILTER = ("verl:", "latest-", "-cann", "cann")
 
 
 @register
@@ -52,7 +51,7 @@ class UnpublishedTagAdvertised(Rule):
     context_kinds = INVENTORY_KINDS | {DOCS}
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if not any(m in src.text for m in _PREFILTER):
+        if not any(m in src.text for m in ctx.facts.published_tags.text_markers):
             return
         g = grammar(ctx)
         occurrences = list(self._tags(ctx, src, g))
@@ -60,7 +59,7 @@ class UnpublishedTagAdvertised(Rule):
             return
         inv = inventory(ctx)
         listed = _listed(ctx, g)
-        lists = [str(p) for p in ctx.knowledge.get("published_tags", "lists", [])]
+        lists = ctx.facts.published_tags.lists
         if not inv.producers and not listed:
             return  # nothing says what is published: unknown
         if src.path in lists:
@@ -104,7 +103,7 @@ class UnpublishedTagAdvertised(Rule):
         if not inv.producers:
             return
         built = {p.info.variant for p in inv.products() if p.info.known}
-        history = _history_lines(src, [str(w) for w in ctx.knowledge.get("published_tags", "history_sections", [])])
+        history = _history_lines(src, list(ctx.facts.published_tags.history_sections))
         for line, tag, _, _ in head_documented_tags(ctx, src):
             info = g.classify(tag)
             if line in history or info.role != "floating" or info.variant not in built:
@@ -179,8 +178,8 @@ def _listed(ctx: Context, g: Grammar) -> dict[str, tuple[str, int]]:
 
     def load() -> dict[str, tuple[str, int]]:
         out: dict[str, tuple[str, int]] = {}
-        for path in ctx.knowledge.get("published_tags", "lists", []) or []:
-            src = ctx.source(str(path))
+        for path in ctx.facts.published_tags.lists:
+            src = ctx.source(path)
             if src is None:
                 continue
             for line, tag, _, _ in head_documented_tags(ctx, src):
@@ -194,7 +193,7 @@ def _in_history(ctx: Context, path: str, line: int) -> bool:
     src = ctx.source(path)
     if src is None:
         return False
-    words = [str(w) for w in ctx.knowledge.get("published_tags", "history_sections", [])]
+    words = list(ctx.facts.published_tags.history_sections)
     return line in ctx.memo(("history-lines", "head", path), lambda: _history_lines(src, words))
 
 

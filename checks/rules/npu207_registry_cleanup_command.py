@@ -57,9 +57,8 @@ class RegistryCleanupCommand(Rule):
         wf = workflow(ctx, src.path)
         if wf is None:
             return
-        section = ctx.knowledge.section("registry_cleanup")
-        deletes = [tuple(str(w) for w in c) for c in section.get("delete_commands", [])]
-        loggers = [str(w) for w in section.get("log_commands", [])]
+        section = ctx.facts.registry_cleanup
+        deletes, loggers = list(section.delete_commands), list(section.log_commands)
         for job in wf.jobs.values():
             local = _makes_local(job)
             for step in job.steps:

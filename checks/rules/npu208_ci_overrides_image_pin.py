@@ -4,11 +4,11 @@ different ref than the Dockerfile of the image it runs in."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from checks.context import Context
+from checks.facts.schema import FrameworkPins
 from checks.indexes.images import dockerfiles_of, grammar
 from checks.indexes.workflows import workflow, workflow_paths
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
@@ -36,15 +36,15 @@ class Pin:
 
 
 class Frameworks:
-    def __init__(self, section: Mapping[str, Any]) -> None:
+    def __init__(self, section: FrameworkPins) -> None:
         self.by_repo: dict[str, str] = {}
         self.by_package: dict[str, str] = {}
-        for name, spec in (section.get("frameworks") or {}).items():
-            for repo in spec.get("repos", []) or []:
-                self.by_repo[str(repo).lower()] = str(name)
-            for pkg in spec.get("packages", []) or []:
-                self.by_package[normalize_name(str(pkg))] = str(name)
-        self.canary = [str(w).lower() for w in section.get("canary_words", [])]
+        for name, spec in section.frameworks.items():
+            for repo in spec.repos:
+                self.by_repo[repo.lower()] = name
+            for pkg in spec.packages:
+                self.by_package[normalize_name(pkg)] = name
+        self.canary = [w.lower() for w in section.canary_words]
 
     def of_url(self, url: str) -> str | None:
         name = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git").lower()
@@ -174,7 +174,7 @@ class CiOverridesImagePin(Rule):
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, ASCEND_DOCKERFILE})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        fw = Frameworks(ctx.knowledge.section("framework_pins"))
+        fw = Frameworks(ctx.facts.framework_pins)
         if not fw.by_repo:
             return
         for path in workflow_paths(ctx, "head"):

@@ -64,9 +64,8 @@ class ExportNotPersisted(Rule):
         wf = workflow(ctx, src.path)
         if wf is None:
             return
-        section = ctx.knowledge.section("env_persistence")
-        ambient = {str(n) for n in section.get("ambient", [])}
-        prefixes = tuple(str(p) for p in section.get("ambient_prefixes", []))
+        section = ctx.facts.env_persistence
+        ambient, prefixes = set(section.ambient), section.ambient_prefixes
         for job in wf.jobs.values():
             persisted = _persisted(job)
             defined = set(wf.env) | set(job.env) | persisted

@@ -47,11 +47,11 @@ class RunnerLabelMismatch(Rule):
     (fixed in #7456).
 
     The labels in use are those of at least two other Ascend jobs at the PR's base (a migration that renames
-    every job in one PR is compared with the base, not with the history), plus the labels in the knowledge
-    base. A2 images (`910b`) need an `a2b3` runner, A3 images an `a3-*` runner. The NPU count is read from
+    every job in one PR is compared with the base, not with the history), plus the labels the facts
+    list. A2 images (`910b`) need an `a2b3` runner, A3 images an `a3-*` runner. The NPU count is read from
     `trainer.n_gpus_per_node` in the job's commands and in the scripts it runs, with `NGPUS_PER_NODE`-style
     variables the job sets. Job names are not read: a job named `..._a3` that pulls the 910b image on an a2b3
-    runner is fine. At a revision whose Ascend jobs use none of the labels the knowledge base knows (an old
+    runner is fine. At a revision whose Ascend jobs use none of the labels the facts know (an old
     one), which labels had runners then is unknown, and only the image device and NPU count are checked.
 
     Bad:
@@ -115,10 +115,10 @@ class RunnerLabelMismatch(Rule):
         era = {aj.runner.label for aj in ascend_jobs(ctx, ctx.reference_rev)}
         if not era and not ctx.audit:
             # No Ascend job at the base (the first Ascend workflow of a repository): nothing says which labels
-            # are served at that time, and the knowledge base's retirements may postdate the change. Unknown.
+            # are served at that time, and the retirements in the facts may postdate the change. Unknown.
             return
         if era and not era & set(catalog.current):
-            # The repository predates the labels the knowledge base knows (an old revision): which labels were
+            # The repository predates the labels the facts know (an old revision): which labels were
             # served then is not known, so only the base's own usage could tell, and it says too little.
             return
         if not ctx.is_added_line(wf.path, line):
@@ -238,9 +238,8 @@ def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, 
 
 
 def _job_counts(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Count]:
-    section = ctx.knowledge.section("ascend_runners")
-    key = str(section.get("npu_count_key", "trainer.n_gpus_per_node"))
-    env_names = {str(n) for n in section.get("npu_count_env", [])}
+    section = ctx.facts.ascend_runners
+    key, env_names = section.npu_count_key, set(section.npu_count_env)
     scopes = list(legs(wf, job))
     scope = scopes[0] if len(scopes) == 1 else None
     for step in job.steps:

@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
+from checks.facts import Facts
 from checks.indexes.runners import ascend_jobs, runner_catalog
 from checks.indexes.workflows import workflow, workflow_at, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers.gha.runners import runner_label_sets
 from checks.parsers.gha.workflow import Job, Workflow
@@ -85,7 +85,7 @@ class MissingForkGuard(Rule):
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
 
     @classmethod
-    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return _PROJECT_FILES
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -94,14 +94,15 @@ class MissingForkGuard(Rule):
         wf = workflow(ctx, src.path)
         if wf is None:
             return
-        section = ctx.knowledge.section("fork_guard")
-        manual = {str(t) for t in section.get("manual_triggers", [])}
+        actions = ctx.facts.github_actions
         triggers = wf.triggers
-        if triggers and triggers <= manual:
+        if triggers and triggers <= set(actions.manual_triggers):
             return
         accepted, usual = self._owners(ctx)
-        secret = re.compile(str(section.get("secret_pattern", "^QUAY_")))
-        status = [str(s) for s in section.get("status_functions", [])]
+        if usual is None:
+            return  # no owner known and none in use: the project guards no job, nothing to compare with
+        secret = re.compile(ctx.facts.fork_guard.secret_pattern)
+        status = list(actions.status_functions)
         guarded: dict[str, bool] = {}
         for job in wf.jobs.values():
             why = self._needs_guard(ctx, wf, job, secret)
@@ -170,13 +171,13 @@ class MissingForkGuard(Rule):
         memo[job_id] = result
         return result
 
-    def _owners(self, ctx: Context) -> tuple[set[str], str]:
+    def _owners(self, ctx: Context) -> tuple[set[str], str | None]:
         """Accepted owners (the base's Ascend jobs' plus the known ones) and the one to suggest: the same for
         every workflow of the run, so worked out once."""
         return ctx.memo(("npu212-owners", "", ""), lambda: self._find_owners(ctx))
 
-    def _find_owners(self, ctx: Context) -> tuple[set[str], str]:
-        known = [str(o) for o in ctx.knowledge.get("fork_guard", "owners", [])]
+    def _find_owners(self, ctx: Context) -> tuple[set[str], str | None]:
+        known = ctx.facts.fork_guard.owners
         rev = ctx.reference_rev
         used: Counter[str] = Counter()
         for aj in ascend_jobs(ctx, rev):
@@ -192,7 +193,7 @@ class MissingForkGuard(Rule):
                     used.update(guard_owners(src.text))
         if not used:
             used.update(_project_owners(ctx, rev))
-        usual = used.most_common(1)[0][0] if used else (known[0] if known else "verl-project")
+        usual = used.most_common(1)[0][0] if used else (known[0] if known else None)
         return set(used) | set(known), usual
 
     # -- the finding -----------------------------------------------------------------------------------------

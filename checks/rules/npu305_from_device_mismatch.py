@@ -6,9 +6,9 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from checks.context import Context, SourceFile
+from checks.facts.schema import DockerfileNames, SocVersions
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
@@ -19,7 +19,7 @@ _NAMES = {"a2": "A2 (910b)", "a3": "A3"}
 
 @dataclass(frozen=True)
 class Devices:
-    """The device vocabulary of knowledge.yml `soc_versions`."""
+    """The device vocabulary of the facts' `soc_versions` and `dockerfile_names`."""
 
     soc: dict[str, frozenset[str]]
     default: dict[str, str]
@@ -28,18 +28,16 @@ class Devices:
     ops: dict[str, str]
 
     @classmethod
-    def load(cls, section: dict[str, Any]) -> Devices:
-        devs = ("a2", "a3")
-
-        def lower_set(value: Any) -> frozenset[str]:
-            return frozenset(str(v).lower() for v in (value or ()))
+    def load(cls, soc: SocVersions, names: DockerfileNames) -> Devices:
+        def lower_set(value: Iterable[str]) -> frozenset[str]:
+            return frozenset(v.lower() for v in value)
 
         return cls(
-            soc={d: lower_set(section.get(d)) for d in devs},
-            default={d: str(v) for d, v in (section.get("default") or {}).items()},
-            from_tokens={d: lower_set((section.get("from_tokens") or {}).get(d)) for d in devs},
-            file_tokens={d: lower_set((section.get("file_tokens") or {}).get(d)) for d in devs},
-            ops={d: str(v) for d, v in (section.get("ops_packages") or {}).items()},
+            soc={"a2": lower_set(soc.a2), "a3": lower_set(soc.a3)},
+            default=dict(soc.default),
+            from_tokens={d: lower_set(soc.from_tokens.get(d, ())) for d in ("a2", "a3")},
+            file_tokens={d: lower_set(names.device_tokens.get(d, ())) for d in ("a2", "a3")},
+            ops=dict(soc.ops_packages),
         )
 
     def of_file(self, path: str) -> str | None:
@@ -59,7 +57,8 @@ class Devices:
 
 
 def devices(ctx: Context) -> Devices:
-    return ctx.memo(("knowledge", "soc_versions", ""), lambda: Devices.load(ctx.knowledge.section("soc_versions")))
+    facts = ctx.facts
+    return ctx.memo(("facts", "devices", ""), lambda: Devices.load(facts.soc_versions, facts.dockerfile_names))
 
 
 @dataclass(frozen=True)

@@ -152,16 +152,10 @@ class Tables:
 
 def tables(ctx: Context) -> Tables:
     def load() -> Tables:
-        meta = {"source", "date"}
-        cann = {
-            str(k).lower(): [str(v) for v in vals]
-            for k, vals in ctx.knowledge.section("cann_torch_npu").items()
-            if k not in meta and isinstance(vals, list)
-        }
-        vision = {str(k): str(v) for k, v in ctx.knowledge.section("torch_torchvision").items() if k not in meta}
-        return Tables(cann, vision)
+        cann = {k.lower(): list(vals) for k, vals in ctx.facts.cann_torch_npu.table.items()}
+        return Tables(cann, dict(ctx.facts.torch_torchvision.table))
 
-    return ctx.memo(("knowledge", "torch_tables", ""), load)
+    return ctx.memo(("facts", "torch_tables", ""), load)
 
 
 def nearest(pins_: list[Pin], package: str, pin: Pin) -> Pin | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
@@ -50,7 +50,7 @@ def ref_version(ref: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def _specs_of(table: dict[str, object]) -> dict[str, Specs]:
+def _specs_of(table: Mapping[str, str]) -> dict[str, Specs]:
     out: dict[str, Specs] = {}
     for name, spec in table.items():
         req = parse_requirement(f"{name}{spec or ''}")
@@ -62,9 +62,8 @@ def _specs_of(table: dict[str, object]) -> dict[str, Specs]:
 def vllm_ascend_specs(ctx: Context, version: str | None) -> dict[str, Specs] | None:
     if version is None:
         return None
-    versions = ctx.knowledge.get("vllm_ascend_requirements", "versions", {}) or {}
-    table = versions.get(version)
-    return _specs_of(table) if isinstance(table, dict) else None
+    table = ctx.facts.vllm_ascend_requirements.versions.get(version)
+    return _specs_of(table) if table is not None else None
 
 
 def _repo_requirements(ctx: Context, name: str) -> dict[str, Specs] | None:
@@ -86,15 +85,13 @@ class _Installs:
     """Follows clones, checkouts and exports through the RUN steps and classifies each pip install."""
 
     def __init__(self, ctx: Context) -> None:
-        kb = ctx.knowledge
+        facts = ctx.facts
         self.ctx = ctx
-        self.va_repos = {str(r).lower() for r in kb.get("vllm_ascend_requirements", "repos", []) or []}
-        self.other_repos = {str(r).lower() for r in kb.get("torch_resolvers", "repos", []) or []}
-        self.repo_files = {str(f) for f in kb.get("torch_resolvers", "repo_requirement_files", []) or []}
+        self.va_repos = {r.lower() for r in facts.vllm_ascend_requirements.repos}
+        self.other_repos = {r.lower() for r in facts.torch_resolvers.repos}
+        self.repo_files = set(facts.project.requirement_files)
         self.no_torch_env: dict[str, dict[str, str]] = {
-            str(repo).lower(): {str(k): str(v) for k, v in env.items()}
-            for repo, env in (kb.get("torch_resolvers", "no_torch_env", {}) or {}).items()
-            if isinstance(env, dict)
+            repo.lower(): dict(env) for repo, env in facts.torch_resolvers.no_torch_env.items()
         }
         self.clones: list[Clone] = []
         self.refs: dict[str, str] = {}  # clone path -> the ref checked out in it
@@ -204,7 +201,7 @@ class TorchPinOverwritten(Rule):
     the newest torchvision, which requires a newer torch (verl #4142/#4143: torchvision==0.20.1 in
     requirements-npu.txt downgraded torch 2.7.1 on the 8.3.rc1 image).
 
-    The requirements of vllm-ascend releases are known data (knowledge.yml `vllm_ascend_requirements`), and
+    The requirements of vllm-ascend releases are known data (the facts' `vllm_ascend_requirements`), and
     requirements-npu.txt is read from the repository: a pin they satisfy is not reported. The install is one
     resolution: a `torch==X` it requires constrains the torchvision it picks, so an unpinned torchvision next
     to a torch pin is only reported when the chosen torchvision needs another torch. Installs with `--no-deps`

@@ -118,7 +118,7 @@ class A2A3TwinDrift(Rule):
     The files are compared after folding the device tokens (`910b`, `a2`, `a3` in tags and URLs), the
     SOC_VERSION values (`ascend910b1` / `ascend910_9392`) and the CANN ops package names
     (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines and indentation do not count, nor
-    do the known one-sided lines (knowledge.yml `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
+    do the known one-sided lines (the facts' `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
     Lines that only moved (the same block before instead of after another, in one twin) are not drift: the
     comparison matches moved lines, not lines by position. A change that makes both twins differ gets one
     finding, on the A2 file, naming the A3 file's unmatched lines.
@@ -143,7 +143,7 @@ class A2A3TwinDrift(Rule):
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         dev = devices(ctx)
-        one_sided = [str(p) for p in ctx.knowledge.get("twin_drift", "one_sided", []) or []]
+        one_sided = list(ctx.facts.twin_drift.one_sided)
         norm = Normaliser(dev, one_sided)
         for a2, a3 in twin_paths(ctx.paths_of_kind(ASCEND_DOCKERFILE), dev):
             if not (ctx.touched(a2) or ctx.touched(a3)):

@@ -64,7 +64,7 @@ class TritonUninstalledAfterTritonAscend(Rule):
         df = ctx.parsed("dockerfile", src, parse)
         if TRITON not in src.text:
             return
-        since = ctx.knowledge.get("vllm_ascend_requirements", "triton_ascend_since")
+        since = ctx.facts.vllm_ascend_requirements.triton_ascend_since
         by_step: dict[int, list[Install]] = {}
         for inst in ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx)):
             by_step.setdefault(inst.index, []).append(inst)

@@ -42,17 +42,17 @@ class Policy:
 
 def policy(ctx: Context) -> Policy:
     def load() -> Policy:
-        s = ctx.knowledge.section("npu_unsupported_packages")
+        s = ctx.facts.npu_unsupported_packages
         return Policy(
-            names={normalize_name(str(k)): str(v) for k, v in (s.get("names") or {}).items()},
-            cuda_wheel=re.compile(str(s.get("cuda_wheel_pattern", r"^nvidia-.+-cu\d+$"))),
-            cuda_local=re.compile(str(s.get("cuda_local_pattern", r"^cu\d+$"))),
-            cuda_index=re.compile(str(s.get("cuda_index_pattern", r"download\.pytorch\.org/whl/cu\d+"))),
-            allowed=frozenset(normalize_name(str(n)) for n in s.get("allowed") or ()),
-            files=re.compile(str(s.get("requirement_file_pattern", r"(^|/)requirements[^/]*npu[^/]*\.txt$"))),
+            names={normalize_name(k): v for k, v in s.names.items()},
+            cuda_wheel=re.compile(s.cuda_wheel_pattern),
+            cuda_local=re.compile(s.cuda_local_pattern),
+            cuda_index=re.compile(s.cuda_index_pattern),
+            allowed=frozenset(normalize_name(n) for n in s.allowed),
+            files=re.compile(s.requirement_file_pattern),
         )
 
-    return ctx.memo(("knowledge", "npu_unsupported_packages", ""), load)
+    return ctx.memo(("facts", "npu_unsupported_packages", ""), load)
 
 
 @register

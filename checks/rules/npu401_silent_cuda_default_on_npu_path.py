@@ -8,17 +8,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.facts import Facts
+from checks.facts.schema import DeviceApi
 from checks.kinds import PYTHON
-from checks.knowledge import Knowledge
 from checks.model import Severity
 from checks.parsers import pyast
 from checks.rule import Hit, Rule, register
-
-_SECTION = "device_api"
 
 
 @dataclass(frozen=True)
@@ -82,23 +80,23 @@ class SilentCudaDefaultOnNpuPath(Rule):
 
     id = "NPU401"
     name = "silent-cuda-default-on-npu-path"
-    # A notice, not the catalog's warning: calibrated on verl, 3 of 19 findings at HEAD sit in CUDA-only code
-    # the guard analysis cannot see (16% > the 10% a warning may cost).
+    # A notice, not the catalog's warning: in the calibration (the docstring's Severity line) 3 of 19 findings at
+    # HEAD sat in CUDA-only code the guard analysis cannot see (16% > the 10% a warning may cost).
     severity = Severity.NOTICE
     title = "Call takes a CUDA default on an NPU path, or CUDA literal in a file the device-API check skips"
     kinds = frozenset({PYTHON})
     context_kinds = frozenset()
 
     @classmethod
-    def context_paths(cls, kb: Knowledge) -> tuple[str, ...]:
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         # The index reads every Python file under index_dirs (see _build_index), so the App fetches them all.
-        section = kb.section(_SECTION)
-        dirs = tuple(str(d).rstrip("/") + "/**/*.py" for d in section.get("index_dirs", ["verl/"]))
-        return (*dirs, *section.get("app_context_files", []), _check_script(section))
+        section = facts.device_api
+        dirs = tuple(d.rstrip("/") + "/**/*.py" for d in section.index_dirs)
+        return (*dirs, *section.app_context_files, section.check_script)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        kb = ctx.knowledge.section(_SECTION)
-        if globs.match_any(src.path, [*kb.get("not_npu_paths", []), *kb.get("vendored_paths", [])]):
+        kb = ctx.facts.device_api
+        if globs.match_any(src.path, [*kb.not_npu_paths, *kb.vendored_paths]):
             return
         added = None if ctx.audit else ctx.added_lines(src.path)
         if added is not None and not added:
@@ -111,13 +109,13 @@ class SilentCudaDefaultOnNpuPath(Rule):
         if not call_lines and not literal_lines:
             return
         tree = ctx.parsed("pyast", src, pyast.parse)
-        if tree is None or _cuda_only_module(tree, kb.get("cuda_only_imports", [])):
+        if tree is None or _cuda_only_module(tree, kb.cuda_only_imports):
             return
         if call_lines:
             keys = {k: v for k, v in index.items() if k + "(" in src.text}
             yield from _call_sites(src, tree, keys, kb, call_lines)
         if whitelisted is not None and literal_lines:
-            yield from _literals(src, tree, whitelisted, _check_script(kb), literal_lines)
+            yield from _literals(src, tree, whitelisted, kb, literal_lines)
 
 
 def _needles(words: Iterable[str]) -> re.Pattern[str] | None:
@@ -156,10 +154,6 @@ def _lines_with(src: SourceFile, needles: re.Pattern[str] | None, added: frozens
 # -- the index of CUDA defaults ---------------------------------------------------------------------------------
 
 
-def _check_script(kb: dict[str, Any]) -> str:
-    return str(kb.get("check_script", "tests/special_sanity/check_device_api_usage.py"))
-
-
 def _index(ctx: Context) -> Index:
     return ctx.memo(("npu401-index", "head", ""), lambda: _build_index(ctx))
 
@@ -169,10 +163,10 @@ def _quoted(value: str) -> tuple[str, str]:
 
 
 def _build_index(ctx: Context) -> Index:
-    kb = ctx.knowledge.section(_SECTION)
-    dirs = tuple(str(d).rstrip("/") + "/" for d in kb.get("index_dirs", ["verl/"]))
-    params: dict[str, set[str]] = {str(v): set(ps) for v, ps in (kb.get("defaults") or {}).items()}
-    cuda_only = kb.get("not_npu_paths", [])
+    kb = ctx.facts.device_api
+    dirs = tuple(d.rstrip("/") + "/" for d in kb.index_dirs)
+    params: dict[str, set[str]] = {v: set(ps) for v, ps in kb.defaults.items()}
+    cuda_only = kb.not_npu_paths
     needles = [q for v in params for q in _quoted(v)]
     definitions: Counter[str] = Counter()  # `def name(`, `class name(` and `class name:` as written, in all files
     index = Index()
@@ -205,8 +199,8 @@ def _build_index(ctx: Context) -> Index:
 
 
 # What `text.count("def name(")` (or `class name(`, `class name:`) counts, found for every name in one pass: a name
-# (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no match can overlap another
-# spelling (the only space of a match is the one after `def`/`class`), so finditer meets every occurrence.
+# (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no two matches can share a
+# character (the only space of a match is the one after `def`/`class`), so finditer meets every occurrence.
 _DEFINITION = re.compile(r"(?:def|class) [^\s(:]*[(:]")
 
 
@@ -268,7 +262,7 @@ def _function_defaults(
                     yield CudaDefault(key, name.value, value, None, path, default.lineno, qual, method)
 
 
-def _cuda_only_module(tree: ast.Module, imports: list[str]) -> bool:
+def _cuda_only_module(tree: ast.Module, imports: Iterable[str]) -> bool:
     """A module that never runs on an NPU: it imports a CUDA-only package at its top level (cupy, pynvml), or
     registers its classes for CUDA alone (`@EngineRegistry.register(..., device=["cuda"])`)."""
     wanted = set(imports)
@@ -308,10 +302,9 @@ def _registered_devices(decorator: ast.expr) -> set[str] | None:
 
 
 def _call_sites(
-    src: SourceFile, tree: ast.Module, index: dict[str, list[CudaDefault]], kb: dict[str, Any], lines: set[int]
+    src: SourceFile, tree: ast.Module, index: dict[str, list[CudaDefault]], kb: DeviceApi, lines: set[int]
 ) -> Iterator[Hit]:
-    fixes = kb.get("fixes") or {}
-    assert isinstance(fixes, dict)
+    fixes = kb.fixes
     for v in pyast.walk_npu(tree, lines):
         node = v.node
         if not v.reach or not isinstance(node, ast.Call) or node.lineno not in lines:
@@ -342,7 +335,7 @@ def _call_sites(
                 f'`{shown}(...)` leaves out `{d.param}`, so it takes the default `{d.param}="{d.value}"` '
                 f"declared in {d.qualname} ({d.path}:{d.line}{also}): on Ascend this asks for "
                 f"{'CUDA' if d.value == 'cuda' else 'NCCL'}."
-                + (f" Pass `{d.param}={fix}` (verl.utils.device)." if fix else ""),
+                + (f" Pass `{d.param}={fix}` ({kb.fix_module})." if fix else ""),
             )
             break
 
@@ -365,8 +358,7 @@ def _omits(call: ast.Call, d: CudaDefault) -> bool:
 
 def _whitelist(ctx: Context) -> tuple[str, ...]:
     def load() -> tuple[str, ...]:
-        kb = ctx.knowledge.section(_SECTION)
-        src = ctx.source(_check_script(kb))
+        src = ctx.source(ctx.facts.device_api.check_script)
         if src is None:
             return ()
         tree = ctx.parsed("pyast", src, pyast.parse)
@@ -399,9 +391,10 @@ def _whitelist_entry(ctx: Context, path: str) -> str | None:
 _LOG_CALLS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "print", "log"})
 
 
-def _literals(src: SourceFile, tree: ast.Module, entry: str, script: str, lines: set[int]) -> Iterator[Hit]:
+def _literals(src: SourceFile, tree: ast.Module, entry: str, kb: DeviceApi, lines: set[int]) -> Iterator[Hit]:
     why = (
-        f"{src.path} is whitelisted in {script} (entry {entry!r}), which skips the whole file, so CI does not catch it"
+        f"{src.path} is whitelisted in {kb.check_script} (entry {entry!r}), which skips the whole file, so CI does "
+        "not catch it"
     )
     for v in pyast.walk_npu(tree, lines):
         node = v.node
@@ -414,22 +407,22 @@ def _literals(src: SourceFile, tree: ast.Module, entry: str, script: str, lines:
                     src.path,
                     node.lineno,
                     f"`.cuda()` moves to a CUDA device, which does not exist on Ascend; {why}. "
-                    "Use `.to(get_device_name())` (verl.utils.device).",
+                    f"Use `.to({kb.fixes['cuda']})` ({kb.fix_module}).",
                 )
             elif name.startswith("torch.cuda.") and name != "torch.cuda.is_available":
                 yield Hit(
                     src.path,
                     node.lineno,
                     f"`{name}()` is the CUDA API, a no-op or an error on Ascend; {why}. "
-                    "Use `get_torch_device()` (verl.utils.device).",
+                    f"Use `{kb.torch_device_fix}` ({kb.fix_module}).",
                 )
         elif isinstance(node, ast.Constant) and node.value in ("cuda", "nccl") and not _exempt(node, v.parents):
-            fix = "get_device_name()" if node.value == "cuda" else "get_nccl_backend()"
+            fix = kb.fixes[node.value]
             yield Hit(
                 src.path,
                 node.lineno,
                 f'`"{node.value}"` hard-codes {"CUDA" if node.value == "cuda" else "NCCL"} on a path that also '
-                f"runs on Ascend; {why}. Use `{fix}` (verl.utils.device).",
+                f"runs on Ascend; {why}. Use `{fix}` ({kb.fix_module}).",
             )
 
 

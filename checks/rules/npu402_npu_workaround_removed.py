@@ -11,16 +11,15 @@ import tokenize
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from checks import globs
 from checks.context import Context
+from checks.facts.schema import NpuWorkarounds
 from checks.kinds import PYTHON
 from checks.model import ChangeStatus, FileChange, Severity
 from checks.parsers import pyast
 from checks.rule import Hit, Rule, register
 
-_SECTION = "npu_workarounds"
 _ISSUE = re.compile(r"(?i)(?:github\.com/vllm-project/vllm-ascend/(?:issues|pull)/(\d+)|vllm[-_]ascend\s*#\s*(\d+))")
 
 
@@ -90,7 +89,7 @@ class NpuWorkaroundRemoved(Rule):
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if ctx.audit:
             return []
-        kb = ctx.knowledge.section(_SECTION)
+        kb = ctx.facts.npu_workarounds
         changes = [
             c
             for c in ctx.changeset.changes.values()
@@ -102,7 +101,7 @@ class NpuWorkaroundRemoved(Rule):
         removals = list(_removals(ctx, changes, sides, kb))
         if not removals:
             return []
-        nearby = int(kb.get("nearby_lines", 3))
+        nearby = kb.nearby_lines
         for r in removals:
             r.anchor = _anchor(ctx, r, sides, nearby)
         return _hits(ctx, removals, changes, sides, kb)
@@ -111,12 +110,12 @@ class NpuWorkaroundRemoved(Rule):
 # -- reading both sides ---------------------------------------------------------------------------------------------
 
 
-def _is_patch_module(path: str, kb: dict[str, Any]) -> bool:
+def _is_patch_module(path: str, kb: NpuWorkarounds) -> bool:
     base = path.rsplit("/", 1)[-1]
-    return any(globs.match(base, p) for p in kb.get("patch_modules", []))
+    return any(globs.match(base, p) for p in kb.patch_modules)
 
 
-def _side(ctx: Context, change: FileChange, rev: str, kb: dict[str, Any]) -> _Side | None:
+def _side(ctx: Context, change: FileChange, rev: str, kb: NpuWorkarounds) -> _Side | None:
     if rev == "base":
         if change.status == ChangeStatus.ADDED:
             return _Side()
@@ -132,8 +131,8 @@ def _side(ctx: Context, change: FileChange, rev: str, kb: dict[str, Any]) -> _Si
     if tree is None:
         return None
     side = _Side(text=src.text)
-    call_globs = [str(p) for p in kb.get("patch_calls", [])]
-    module_globs = [str(p).removesuffix(".py") for p in kb.get("patch_modules", [])]
+    call_globs = list(kb.patch_calls)
+    module_globs = [p.removesuffix(".py") for p in kb.patch_modules]
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             side.defs[stmt.name] = stmt.lineno
@@ -159,7 +158,7 @@ def _side(ctx: Context, change: FileChange, rev: str, kb: dict[str, Any]) -> _Si
         owner = pyast.dotted(node.func.value) if isinstance(node.func, ast.Attribute) else ""
         if name and (name in imported or owner in imported or any(globs.match(name, g) for g in call_globs)):
             side.calls.setdefault(name, []).append(node.lineno)
-    markers = [re.compile(str(m), re.IGNORECASE) for m in kb.get("markers", [])]
+    markers = [re.compile(m, re.IGNORECASE) for m in kb.markers]
     for line, text in _comments(src.text):
         side.all_comments.append((line, text))
         if any(m.search(text) for m in markers):
@@ -223,7 +222,7 @@ def _renamed(body: str, new_bodies: list[str]) -> bool:
 
 
 def _removals(
-    ctx: Context, changes: list[FileChange], sides: dict[str, tuple[_Side | None, _Side | None]], kb: dict[str, Any]
+    ctx: Context, changes: list[FileChange], sides: dict[str, tuple[_Side | None, _Side | None]], kb: NpuWorkarounds
 ) -> Iterator[Removal]:
     ok = {p: (b, h) for p, (b, h) in sides.items() if b is not None and h is not None}
     head_defs: set[str] = set()
@@ -348,7 +347,7 @@ def _hits(
     removals: list[Removal],
     changes: list[FileChange],
     sides: dict[str, tuple[_Side | None, _Side | None]],
-    kb: dict[str, Any],
+    kb: NpuWorkarounds,
 ) -> Iterator[Hit]:
     anchored = [r for r in removals if r.anchor is not None]
     fallback = anchored[0].anchor if anchored else _any_added_line(ctx, changes, removals)
@@ -361,7 +360,7 @@ def _hits(
             continue  # nothing in the change to annotate (pure deletions only)
         groups.setdefault(where[0], []).append(r)
         lines[where[0]] = min(lines.get(where[0], where[1]), where[1])
-    pins = ", ".join(str(p) for p in kb.get("pin_files", []))
+    pins = ", ".join(kb.pin_files)
     for path, items in groups.items():
         by_file: dict[str, list[str]] = {}
         for r in items:

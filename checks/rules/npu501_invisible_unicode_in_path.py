@@ -12,9 +12,6 @@ from checks.kinds import DOCS
 from checks.model import ChangeStatus, Severity
 from checks.rule import Hit, Rule, register
 
-_SECTION = "invisible_unicode"
-_DEFAULT_RANGES = ((0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x2060), (0xFEFF, 0xFEFF))
-
 
 @register
 class InvisibleUnicodeInPath(Rule):
@@ -93,13 +90,9 @@ def _paths(ctx: Context, ranges: re.Pattern[str]) -> Iterator[Hit]:
 
 def _ranges(ctx: Context) -> re.Pattern[str]:
     def load() -> re.Pattern[str]:
-        raw = ctx.knowledge.get(_SECTION, "ranges")
-        pairs = []
-        if isinstance(raw, list):
-            for item in raw:
-                if isinstance(item, list | tuple) and len(item) == 2 and all(isinstance(x, int) for x in item):
-                    pairs.append((int(item[0]), int(item[1])))
-        pairs = pairs or list(_DEFAULT_RANGES)
+        pairs = [(lo, hi) for lo, hi in ctx.facts.invisible_unicode.ranges if 0 <= lo <= hi <= 0x10FFFF]
+        if not pairs:
+            return re.compile("(?!)")  # no ranges: nothing is invisible
         return re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in pairs) + "]")
 
     return ctx.memo(("npu501-ranges", "", ""), load)

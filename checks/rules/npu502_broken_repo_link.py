@@ -9,17 +9,16 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.facts.schema import RepoLinks
 from checks.indexes.docs import document
 from checks.kinds import DOCS, WORKFLOW
 from checks.model import ChangeStatus, Related, Severity
 from checks.parsers.markdown import Link, Target, resolve
 from checks.rule import Hit, Rule, register
 
-_SECTION = "repo_links"
 _MAX_LISTED = 8
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
@@ -76,8 +75,8 @@ class BrokenRepoLink(Rule):
     reads_moved_files = True  # a deleted file and a similar added one are a rename (_renames)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        kb = ctx.knowledge.section(_SECTION)
-        if not globs.match_any(src.path, kb.get("check_paths", [])):
+        kb = ctx.facts.repo_links
+        if not globs.match_any(src.path, kb.check_paths):
             return
         doc = document(ctx, src)
         if doc is None:
@@ -101,7 +100,7 @@ class BrokenRepoLink(Rule):
         gone = {old: new for old, new in _renames(ctx, with_deleted=True).items() if not ctx.changeset.head.exists(old)}
         if not gone:
             return
-        kb = ctx.knowledge.section(_SECTION)
+        kb = ctx.facts.repo_links
         refs = _references(ctx, gone, kb)
         for old, places in refs.items():
             yield from _stale(ctx, old, gone[old], places, kb)
@@ -110,9 +109,8 @@ class BrokenRepoLink(Rule):
 # -- links in the checked docs --------------------------------------------------------------------------------------
 
 
-def _resolve(ctx: Context, doc_path: str, link: Link, kb: dict[str, Any]) -> Target | None:
-    repos = [str(r) for r in kb.get("repos", [])]
-    refs = [str(r) for r in kb.get("head_refs", ["main"])]
+def _resolve(ctx: Context, doc_path: str, link: Link, kb: RepoLinks) -> Target | None:
+    repos, refs = list(kb.repos), list(kb.head_refs)
     target = link.target
     if link.syntax in ("doc", "toctree") and target.startswith("/"):
         # Sphinx: an absolute document name starts at the source directory (the one with conf.py).
@@ -139,11 +137,11 @@ def _sphinx_root(ctx: Context, doc_path: str) -> str | None:
         d = posixpath.dirname(d)
 
 
-def _exists(ctx: Context, target: Target, link: Link, kb: dict[str, Any]) -> bool:
+def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks) -> bool:
     if ctx.exists_at_head(target.path):
         return True
     if not target.exact:
-        return any(ctx.changeset.head.exists(target.path + str(s)) for s in kb.get("doc_suffixes", [".rst", ".md"]))
+        return any(ctx.changeset.head.exists(target.path + s) for s in kb.doc_suffixes)
     return False
 
 
@@ -245,7 +243,7 @@ def _rewrite(text: str, old: str, new: str, doc_path: str, absolute: bool) -> st
 # -- references to files the change deletes or renames ----------------------------------------------------------------
 
 
-def _references(ctx: Context, gone: dict[str, str | None], kb: dict[str, Any]) -> dict[str, list[_Ref]]:
+def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dict[str, list[_Ref]]:
     out: dict[str, list[_Ref]] = {}
     removed = set(gone)
     for path in ctx.head_paths():
@@ -264,7 +262,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: dict[str, Any]) -
                     continue
                 hit = t.path if t.path in gone else None
                 if hit is None and not t.exact:
-                    hit = next((g for g in gone if g in (t.path + str(s) for s in kb.get("doc_suffixes", []))), None)
+                    hit = next((g for g in gone if g in (t.path + s for s in kb.doc_suffixes)), None)
                 if hit is not None:
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
@@ -298,8 +296,8 @@ def _mention(line: str, path: str) -> int | None:
     return None
 
 
-def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: dict[str, Any]) -> Iterator[Hit]:
-    check_paths = kb.get("check_paths", [])
+def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: RepoLinks) -> Iterator[Hit]:
+    check_paths = kb.check_paths
     what = f"renames `{old}` to `{new}`" if new else f"deletes `{old}`"
     leftover: list[_Ref] = []
     for ref in places:

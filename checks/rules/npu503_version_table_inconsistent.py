@@ -7,10 +7,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from checks import globs
 from checks.context import Context, SourceFile
+from checks.facts.schema import VersionTables
 from checks.indexes.docs import document
 from checks.kinds import ASCEND_DOCKERFILE, DOCS
 from checks.model import Related, Severity
@@ -18,7 +18,6 @@ from checks.parsers.dockerfile import parse as parse_dockerfile
 from checks.parsers.markdown import Document, Row, resolve
 from checks.rule import Hit, Rule, register
 
-_SECTION = "version_tables"
 _VERSION = re.compile(
     r"(?<![\w.])(?:v?\d+(?:\.(?:\d+|[Rr][Cc]\d+|post\d+))+|core_[rv]\d+(?:\.\d+)+)(?![\w])", re.IGNORECASE
 )
@@ -78,8 +77,8 @@ class VersionTableInconsistent(Rule):
     context_kinds = frozenset({DOCS, ASCEND_DOCKERFILE})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        kb = ctx.knowledge.section(_SECTION)
-        scope = [str(p) for p in kb.get("paths", [])]
+        kb = ctx.facts.version_tables
+        scope = list(kb.paths)
         for path in ctx.paths_of_kind(DOCS):
             if not globs.match_any(path, scope):
                 continue
@@ -108,15 +107,13 @@ def _history(doc: Document, line: int, words: list[str]) -> bool:
     return any(w in title.lower() for title in doc.section(line) for w in words)
 
 
-def _dockerfile_rows(ctx: Context, src: SourceFile, doc: Document, kb: dict[str, Any]) -> Iterator[Hit]:
-    links_kb = ctx.knowledge.section("repo_links")
-    repos = [str(r) for r in links_kb.get("repos", ["verl-project/verl"])]
-    refs = [str(r) for r in links_kb.get("head_refs", ["main"])]
-    history_words = [str(w).lower() for w in kb.get("history_sections", [])]
-    devices = {str(k): [str(w).lower() for w in v] for k, v in (kb.get("devices") or {}).items()}
+def _dockerfile_rows(ctx: Context, src: SourceFile, doc: Document, kb: VersionTables) -> Iterator[Hit]:
+    repos, refs = list(ctx.facts.repo_links.repos), list(ctx.facts.repo_links.head_refs)
+    history_words = [w.lower() for w in kb.history_sections]
+    devices = {k: [w.lower() for w in v] for k, v in kb.devices.items()}
     for table in doc.tables:
-        cann_col = _column(table.header, [str(w) for w in kb.get("cann_headers", ["cann"])])
-        dev_col = _column(table.header, [str(w) for w in kb.get("device_headers", [])], exclude=cann_col)
+        cann_col = _column(table.header, list(kb.cann_headers))
+        dev_col = _column(table.header, list(kb.device_headers), exclude=cann_col)
         if cann_col is None and dev_col is None:
             continue
         for row in table.rows:
@@ -255,9 +252,9 @@ class _Entry:
 _Dupes = list[tuple["_Entry", "_Entry"]]
 
 
-def _versions_tables(doc: Document, kb: dict[str, Any]) -> list[tuple[dict[str, _Entry], _Dupes]]:
+def _versions_tables(doc: Document, kb: VersionTables) -> list[tuple[dict[str, _Entry], _Dupes]]:
     """Per component-version table: its entries by lower-case name, and the components it lists twice."""
-    heads = {str(w).lower() for w in kb.get("version_headers", [])}
+    heads = {w.lower() for w in kb.version_headers}
     out = []
     for table in doc.tables:
         col = next((i for i, h in enumerate(table.header) if h.strip().lower() in heads), None)
@@ -282,7 +279,7 @@ def _versions_tables(doc: Document, kb: dict[str, Any]) -> list[tuple[dict[str, 
     return out
 
 
-def _component_tables(ctx: Context, src: SourceFile, doc: Document, kb: dict[str, Any]) -> Iterator[Hit]:
+def _component_tables(ctx: Context, src: SourceFile, doc: Document, kb: VersionTables) -> Iterator[Hit]:
     tables = _versions_tables(doc, kb)
     if not tables:
         return
@@ -298,9 +295,9 @@ def _component_tables(ctx: Context, src: SourceFile, doc: Document, kb: dict[str
     yield from _notes(ctx, src, doc, [e for e, _d in tables], kb)
 
 
-def _note_bullet(doc: Document, kb: dict[str, Any]) -> tuple[int, int] | None:
+def _note_bullet(doc: Document, kb: VersionTables) -> tuple[int, int] | None:
     """(first, last line) of the newest dated entry of the key-updates list."""
-    words = [str(w).lower() for w in kb.get("update_sections", [])]
+    words = [w.lower() for w in kb.update_sections]
     best: tuple[tuple[int, int, int], tuple[int, int]] | None = None
     for first, last in doc.bullets:
         if not any(w in t.lower() for t in doc.section(first) for w in words):
@@ -315,7 +312,7 @@ def _note_bullet(doc: Document, kb: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def _notes(
-    ctx: Context, src: SourceFile, doc: Document, tables: list[dict[str, _Entry]], kb: dict[str, Any]
+    ctx: Context, src: SourceFile, doc: Document, tables: list[dict[str, _Entry]], kb: VersionTables
 ) -> Iterator[Hit]:
     bullet = _note_bullet(doc, kb)
     if bullet is None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
+from checks.facts.schema import AscendRunners
 from checks.parsers.gha.workflow import Job, Scope, Workflow, legs
 from checks.parsers.yamlmarks import Node
 
@@ -46,7 +46,7 @@ def _labels_of(node: Node, scope: Scope) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class Runner:
-    """A self-hosted Ascend runner label and what the knowledge base (or its shape) says about it."""
+    """A self-hosted Ascend runner label and what the facts (or its shape) say about it."""
 
     label: str
     device: str | None  # image device it runs: "910b" or "a3"; None when unknown
@@ -56,29 +56,18 @@ class Runner:
 
 
 class RunnerCatalog:
-    """Ascend runner labels from knowledge.yml `ascend_runners`."""
+    """Ascend runner labels from the facts' `ascend_runners`."""
 
-    def __init__(self, section: Mapping[str, object]) -> None:
-        labels = section.get("labels") or {}
-        retired = section.get("retired") or {}
-        self.current: dict[str, tuple[str | None, int | None]] = {}
-        if isinstance(labels, Mapping):
-            for name, spec in labels.items():
-                spec = spec if isinstance(spec, Mapping) else {}
-                npus = spec.get("npus")
-                self.current[str(name)] = (
-                    str(spec["device"]) if spec.get("device") is not None else None,
-                    int(npus) if isinstance(npus, int) else None,
-                )
-        self.retired: dict[str, str] = (
-            {str(k): str(v) for k, v in retired.items()} if isinstance(retired, Mapping) else {}
-        )
-        pattern = section.get("label_pattern")
-        self.pattern = re.compile(str(pattern)) if pattern else None
-        families = section.get("families") or {}
-        self.families = {str(k): str(v) for k, v in families.items()} if isinstance(families, Mapping) else {}
-        others = section.get("other_patterns") or []
-        self.others = [re.compile(str(p)) for p in others] if isinstance(others, list) else []
+    def __init__(self, section: AscendRunners) -> None:
+        self.current: dict[str, tuple[str | None, int | None]] = {
+            name: (spec.device, spec.npus) for name, spec in section.labels.items()
+        }
+        self.retired: dict[str, str] = dict(section.retired)
+        pattern = re.compile(section.label_pattern) if section.label_pattern else None
+        # The shape names the family and the NPU count; a pattern without both groups describes no runner.
+        self.pattern = pattern if pattern is not None and {"family", "npus"} <= set(pattern.groupindex) else None
+        self.families = dict(section.families)
+        self.others = [re.compile(p) for p in section.other_patterns]
 
     def runner(self, label: str) -> Runner | None:
         """What `label` is when it names an Ascend runner, else None (`ubuntu-latest`, `self-hosted`)."""

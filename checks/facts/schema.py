@@ -1,0 +1,365 @@
+"""The shape of the facts: one frozen dataclass per section, and which sections are universal or a project's.
+
+The values live in the data files only (`ascend.yml`, `profiles/<name>.yml`); a field here has no default except
+"absent" (None, or an empty mapping) where the data may leave a key out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from checks.facts.typed import Regex
+
+UNIVERSAL = "universal"  # true of Ascend NPU, CANN, torch_npu, vLLM(-Ascend), GitHub Actions: any project
+PROJECT = "project"  # one project's layout and conventions: a profile
+
+
+def _universal() -> dict[str, str]:
+    return {"scope": UNIVERSAL}
+
+
+def _project() -> dict[str, str]:
+    return {"scope": PROJECT}
+
+
+@dataclass(frozen=True)
+class Section:
+    source: str  # where the facts were read
+    date: str  # when
+
+
+# -- universal -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GraphModes(Section):
+    valid: tuple[str, ...]
+    full_with_prefill: tuple[str, ...]
+    case_insensitive: bool
+
+
+@dataclass(frozen=True)
+class VllmAscend(Section):
+    graph_mode_since: str
+
+
+@dataclass(frozen=True)
+class TaskQueue(Section):
+    graph_incompatible_levels: tuple[str, ...]
+    graph_recommended_level: str
+    env: str
+
+
+@dataclass(frozen=True)
+class CannTorchNpu(Section):
+    table: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class TorchTorchvision(Section):
+    table: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class SocVersions(Section):
+    a2: tuple[str, ...]
+    a3: tuple[str, ...]
+    default: Mapping[str, str]
+    from_tokens: Mapping[str, tuple[str, ...]]
+    ops_packages: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class VllmAscendRequirements(Section):
+    versions: Mapping[str, Mapping[str, str]]
+    triton_ascend_since: str
+    repos: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NpuUnsupportedPackages(Section):
+    names: Mapping[str, str]
+    cuda_wheel_pattern: Regex
+    cuda_local_pattern: Regex
+    cuda_index_pattern: Regex
+    allowed: tuple[str, ...]
+    requirement_file_pattern: Regex
+
+
+@dataclass(frozen=True)
+class TorchResolvers(Section):
+    repos: tuple[str, ...]
+    no_torch_env: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class InvisibleUnicode(Section):
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class GithubActions(Section):
+    manual_triggers: tuple[str, ...]
+    status_functions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RegistryCleanup(Section):
+    delete_commands: tuple[tuple[str, ...], ...]
+    log_commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Framework:
+    repos: tuple[str, ...]
+    packages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FrameworkPins(Section):
+    frameworks: Mapping[str, Framework]
+    canary_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EnvPersistence(Section):
+    ambient: tuple[str, ...]
+    ambient_prefixes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ShellEnv(Section):
+    known: tuple[str, ...]
+    known_prefixes: tuple[str, ...]
+    harmless_eval: tuple[str, ...]
+
+
+# -- project ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Project(Section):
+    name: str  # how messages name the project ("<name>'s config")
+    requirement_files: tuple[str, ...]  # its own requirement files that `pip install -r <basename>` means
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    role: str
+    shape: str
+    format: str
+    default_backend: str | None = None  # absent: the scheme has no implied backend
+
+
+@dataclass(frozen=True)
+class Lenient:
+    fields: Mapping[str, str] = field(default_factory=dict)  # absent: none
+    words: Mapping[str, str | None] = field(default_factory=dict)  # absent: none
+
+
+@dataclass(frozen=True)
+class ImageTags(Section):
+    devices: tuple[str, ...]
+    backends: tuple[str, ...]
+    model_markers: tuple[str, ...]
+    families: tuple[tuple[str, ...], ...]
+    mirrors: Mapping[str, str]
+    temporary: tuple[Regex, ...]
+    producer_markers: tuple[str, ...]
+    text_markers: tuple[str, ...]
+    read_always: tuple[str, ...]
+    fetch_always: tuple[str, ...]
+    tokens: tuple[tuple[str, Regex], ...]
+    schemes: tuple[Scheme, ...]
+    lenient: Mapping[str, Lenient]
+    post_spelling: str
+
+
+@dataclass(frozen=True)
+class Launch(Section):
+    rollout_name_key: str
+    enforce_eager_key: str
+    cudagraph_mode_keys: tuple[str, ...]
+    cudagraph_capture_keys: tuple[str, ...]
+    rollout_context_parallel_keys: tuple[str, ...]
+    cudagraph_mode_default: str
+    rollout_task_queue_env: str
+    graph_change_title_words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DockerfileNames(Section):
+    device_tokens: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class TwinDrift(Section):
+    one_sided: tuple[Regex, ...]
+
+
+@dataclass(frozen=True)
+class DeviceApi(Section):
+    index_dirs: tuple[str, ...]
+    app_context_files: tuple[str, ...]
+    defaults: Mapping[str, tuple[str, ...]]
+    check_script: str
+    not_npu_paths: tuple[str, ...]
+    vendored_paths: tuple[str, ...]
+    cuda_only_imports: tuple[str, ...]
+    fix_module: str
+    fixes: Mapping[str, str]
+    torch_device_fix: str
+
+
+@dataclass(frozen=True)
+class NpuWorkarounds(Section):
+    patch_modules: tuple[str, ...]
+    patch_calls: tuple[str, ...]
+    markers: tuple[Regex, ...]
+    nearby_lines: int
+    pin_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RepoLinks(Section):
+    repos: tuple[str, ...]
+    head_refs: tuple[str, ...]
+    check_paths: tuple[str, ...]
+    doc_suffixes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VersionTables(Section):
+    paths: tuple[str, ...]
+    history_sections: tuple[str, ...]
+    cann_headers: tuple[str, ...]
+    device_headers: tuple[str, ...]
+    devices: Mapping[str, tuple[str, ...]]
+    version_headers: tuple[str, ...]
+    update_sections: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunnerLabel:
+    device: str
+    npus: int
+
+
+@dataclass(frozen=True)
+class AscendRunners(Section):
+    labels: Mapping[str, RunnerLabel]
+    retired: Mapping[str, str]
+    label_pattern: Regex
+    families: Mapping[str, str]
+    other_patterns: tuple[Regex, ...]
+    npu_count_env: tuple[str, ...]
+    npu_count_key: str
+
+
+@dataclass(frozen=True)
+class ForkGuard(Section):
+    owners: tuple[str, ...]
+    secret_pattern: Regex
+
+
+@dataclass(frozen=True)
+class HydraSchema(Section):
+    entry_points: Mapping[str, str]
+    config_paths: tuple[str, ...]
+    files: Mapping[str, str]
+    engine_configs: tuple[str, ...]
+    model_engine_files: Mapping[str, str]
+    free_form: tuple[Regex, ...]
+
+
+@dataclass(frozen=True)
+class AscendValues(Section):
+    checkpoint_engine_suffix: str
+    checkpoint_engine_invalid: Mapping[str, str]
+    checkpoint_engine_registry_files: tuple[str, ...]
+    checkpoint_engine_registry_pattern: Regex
+    rollout_name_key: str
+    sglang_attention_key: str
+    sglang_attention_value: str
+    cuda_visible_env: str
+    ascend_visible_env: str
+    ray_noset_env: str
+    device_key: str
+    device_invalid: Mapping[str, str]
+    vpp_key: str
+    mbridge_key: str
+    cp_key: str
+    cp_transformer_key: str
+    megatron_inherits: Mapping[str, str]
+    use_mbridge_default: bool | None
+    flash_attn_key: str
+    torch_compile_key: str
+
+
+@dataclass(frozen=True)
+class Watched:
+    applies_to: Regex
+
+
+@dataclass(frozen=True)
+class DefaultSweep(Section):
+    config_globs: tuple[str, ...]
+    script_marker: str
+    watched: Mapping[str, Watched]
+    max_listed: int
+
+
+@dataclass(frozen=True)
+class PublishedTags(Section):
+    lists: tuple[str, ...]
+    text_markers: tuple[str, ...]
+    history_sections: tuple[str, ...]
+
+
+# -- all of them -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Every section, read as `ctx.facts.<section>.<field>`. `profile` names the project profile in use."""
+
+    profile: str = field(metadata={"scope": "meta"})
+    # universal
+    graph_modes: GraphModes = field(metadata=_universal())
+    vllm_ascend: VllmAscend = field(metadata=_universal())
+    task_queue: TaskQueue = field(metadata=_universal())
+    cann_torch_npu: CannTorchNpu = field(metadata=_universal())
+    torch_torchvision: TorchTorchvision = field(metadata=_universal())
+    soc_versions: SocVersions = field(metadata=_universal())
+    vllm_ascend_requirements: VllmAscendRequirements = field(metadata=_universal())
+    npu_unsupported_packages: NpuUnsupportedPackages = field(metadata=_universal())
+    torch_resolvers: TorchResolvers = field(metadata=_universal())
+    invisible_unicode: InvisibleUnicode = field(metadata=_universal())
+    github_actions: GithubActions = field(metadata=_universal())
+    registry_cleanup: RegistryCleanup = field(metadata=_universal())
+    framework_pins: FrameworkPins = field(metadata=_universal())
+    env_persistence: EnvPersistence = field(metadata=_universal())
+    shell_env: ShellEnv = field(metadata=_universal())
+    # project
+    project: Project = field(metadata=_project())
+    image_tags: ImageTags = field(metadata=_project())
+    launch: Launch = field(metadata=_project())
+    dockerfile_names: DockerfileNames = field(metadata=_project())
+    twin_drift: TwinDrift = field(metadata=_project())
+    device_api: DeviceApi = field(metadata=_project())
+    npu_workarounds: NpuWorkarounds = field(metadata=_project())
+    repo_links: RepoLinks = field(metadata=_project())
+    version_tables: VersionTables = field(metadata=_project())
+    ascend_runners: AscendRunners = field(metadata=_project())
+    fork_guard: ForkGuard = field(metadata=_project())
+    hydra_schema: HydraSchema = field(metadata=_project())
+    ascend_values: AscendValues = field(metadata=_project())
+    default_sweep: DefaultSweep = field(metadata=_project())
+    published_tags: PublishedTags = field(metadata=_project())
+
+
+def sections(scope: str) -> tuple[str, ...]:
+    """The section names of one scope (UNIVERSAL or PROJECT), in declaration order."""
+    return tuple(f.name for f in fields(Facts) if f.metadata.get("scope") == scope)

@@ -1,0 +1,173 @@
+"""The typed facts: shipped data split into universal and project files, overrides validated, rules free of verl."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import io
+import re
+import tokenize
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from checks import facts as facts_data
+from checks.config import ConfigError, parse_config
+from checks.engine import known_rule_ids, run
+from checks.facts import FactsError, default_facts, load
+from checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
+from checks.model import ChangeSet, MemoryTree
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = sorted((ROOT / "checks" / "rules").glob("npu*.py"))
+
+
+def _yaml(*parts: str) -> dict[str, object]:
+    data = yaml.safe_load(resources.files("checks.facts").joinpath(*parts).read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_universal_and_project_facts_live_in_their_own_files() -> None:
+    assert list(_yaml("ascend.yml")) == list(sections(UNIVERSAL))
+    assert list(_yaml("profiles", "verl.yml")) == list(sections(PROJECT))
+    assert facts_data.profiles() == ("verl",)
+    assert {f.name for f in dataclasses.fields(Facts)} == {"profile", *sections(UNIVERSAL), *sections(PROJECT)}
+
+
+def test_shipped_facts_load_into_frozen_typed_sections() -> None:
+    facts = default_facts()
+    assert facts.profile == "verl"
+    assert facts.task_queue.graph_incompatible_levels == ("2",)
+    assert facts.task_queue.env == "TASK_QUEUE_ENABLE"
+    assert facts.cann_torch_npu.table["8.5.0"] == ("2.9.0", "2.8.0.post2", "2.7.1.post2", "2.6.0.post5")
+    assert facts.ascend_runners.labels["linux-aarch64-a3-16"].npus == 16
+    assert facts.invisible_unicode.ranges[0] == (0x200B, 0x200F)
+    assert facts.image_tags.schemes[0].default_backend is None and facts.image_tags.schemes[2].default_backend == "vllm"
+    assert facts.project.name == "verl"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.launch.enforce_eager_key = "x"  # type: ignore[misc]
+    assert load() is facts  # built once per process
+
+
+def test_every_section_records_its_source_and_date() -> None:
+    facts = default_facts()
+    for name in (*sections(UNIVERSAL), *sections(PROJECT)):
+        section = getattr(facts, name)
+        assert section.source.strip() and re.fullmatch(r"\d{4}-\d{2}-\d{2}", section.date), name
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"laucnh": {}}, "knowledge: unknown key 'laucnh' (did you mean 'launch'?)"),
+        ({"launch": {"enforce_eager_kye": "x"}}, "knowledge.launch: unknown key 'enforce_eager_kye' (did you mean "),
+        ({"launch": {"cudagraph_mode_keys": "a.b"}}, "knowledge.launch.cudagraph_mode_keys: expected a list of "),
+        ({"launch": 3}, "knowledge.launch: expected a mapping, got the number 3"),
+        ({"twin_drift": {"one_sided": [1]}}, "knowledge.twin_drift.one_sided[0]: expected a string, got the number 1"),
+        ({"image_tags": {"temporary": ["("]}}, "knowledge.image_tags.temporary[0]: not a valid regular expression"),
+        ({"cann_torch_npu": {"table": {8.5: ["2.9.0"]}}}, "knowledge.cann_torch_npu.table: key 8.5 is not a string"),
+        (
+            {"ascend_runners": {"labels": {"linux-x-8": {"device": "a3", "npus": "8"}}}},
+            "knowledge.ascend_runners.labels.linux-x-8.npus: expected an integer, got the string '8'",
+        ),
+        (
+            {"ascend_runners": {"labels": {"linux-x-8": {"device": "a3"}}}},
+            "knowledge.ascend_runners.labels.linux-x-8: missing key 'npus'",
+        ),
+        (
+            {"ascend_values": {"use_mbridge_default": "yes"}},
+            "knowledge.ascend_values.use_mbridge_default: expected true or false or null, got the string 'yes'",
+        ),
+        ({"image_tags": {"tokens": [["cann"]]}}, "knowledge.image_tags.tokens[0]: expected a list of 2 items"),
+        ({"default_sweep": {"max_listed": True}}, "knowledge.default_sweep.max_listed: expected an integer, got true"),
+        ({"profile": "verl"}, "knowledge: unknown key 'profile' (the profile is named by the top-level"),
+    ],
+)
+def test_bad_overrides_name_the_key(overrides: dict[str, object], message: str) -> None:
+    with pytest.raises(FactsError) as err:
+        load(overrides)
+    assert str(err.value).startswith(message), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_overrides_merge_mappings_and_replace_lists() -> None:
+    facts = load({"cann_torch_npu": {"table": {"9.2.0": ["2.13.0"]}}, "launch": {"cudagraph_mode_keys": ["a.b"]}})
+    assert facts.cann_torch_npu.table["9.2.0"] == ("2.13.0",)
+    assert facts.cann_torch_npu.table["8.5.0"] == default_facts().cann_torch_npu.table["8.5.0"]  # kept
+    assert facts.launch.cudagraph_mode_keys == ("a.b",)  # replaced
+    assert facts.launch.enforce_eager_key == default_facts().launch.enforce_eager_key
+    assert default_facts().cann_torch_npu.table.get("9.2.0") is None  # the shipped facts are untouched
+
+
+def test_config_errors_carry_the_source_and_stop_at_parse_time() -> None:
+    known = known_rule_ids()
+    with pytest.raises(ConfigError) as err:
+        parse_config("knowledge:\n  laucnh: {}\n", known, source="cfg.yml")
+    assert str(err.value) == "cfg.yml: knowledge: unknown key 'laucnh' (did you mean 'launch'?)"
+    with pytest.raises(ConfigError) as err:
+        parse_config("profile: [verl]\n", known, source="cfg.yml")
+    assert str(err.value) == "cfg.yml: profile: expected a profile name (verl)"
+    assert parse_config("profile: verl\n", known).facts is default_facts()
+
+
+SCRIPT = """\
+#!/bin/bash
+export TASK_QUEUE_ENABLE=3
+python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.rollout.enforce_eager=False
+"""
+
+
+def test_an_override_reaches_the_rules() -> None:
+    tree = MemoryTree({"examples/run_qwen_npu.sh": SCRIPT})
+    plain = run(ChangeSet(head=tree, audit=True))
+    assert [f.rule for f in plain.findings if f.rule == "NPU101"] == []  # level 3 is not known to clash
+    config = parse_config("knowledge:\n  task_queue: {graph_incompatible_levels: ['3']}\n", known_rule_ids())
+    found = [(f.rule, f.path, f.line) for f in run(ChangeSet(head=tree, audit=True), config).findings]
+    assert ("NPU101", "examples/run_qwen_npu.sh", 2) in found
+
+
+# -- verl out of the code paths ------------------------------------------------------------------------------------
+
+
+def _outside_docstrings(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every token of a module that is not a docstring: code, strings and comments."""
+    text = path.read_text(encoding="utf-8")
+    docstrings: set[tuple[int, int]] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                docstrings.add((first.lineno, first.col_offset))
+    return [
+        (tok.start[0], tok.string)
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.start not in docstrings
+    ]
+
+
+@pytest.mark.parametrize("path", RULES, ids=lambda p: p.stem)
+def test_rule_modules_name_no_project_outside_their_docstring(path: Path) -> None:
+    assert [(n, t) for n, t in _outside_docstrings(path) if "verl" in t.lower()] == []
+
+
+@pytest.mark.parametrize("path", RULES, ids=lambda p: p.stem)
+def test_rule_modules_read_facts_only_through_ctx_facts(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert "knowledge" not in "".join(t for _n, t in _outside_docstrings(path) if not t.startswith("#"))
+    # A `.get(key, default)` on a section would repeat a data value in code; typed fields have no defaults.
+    assert re.findall(r"facts\.\w+\.get\(", text) == []
+
+
+def test_the_readme_lists_every_section_with_its_scope() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (universal|project) \|", readme, re.M))
+    expected = {name: UNIVERSAL for name in sections(UNIVERSAL)} | {name: PROJECT for name in sections(PROJECT)}
+    assert rows == expected
