@@ -106,7 +106,7 @@ def _rollout_level(view: View, inv: Invocation | int, tq_name: str, rollout_tq_n
     return env if env is not None and env.exported is True else None
 
 
-# TorchAir graph mode (vLLM-Ascend's other graph mode, e.g. verl's r1_ascend recipe): no ACL Graph runs.
+# TorchAir graph mode (vLLM-Ascend's other graph mode, e.g. in an r1_ascend recipe): no ACL Graph runs.
 _TORCHAIR_ENV = "VLLM_ENABLE_GRAPH_MODE"
 _TORCHAIR_KEY = "torchair_graph_config"
 
