@@ -69,12 +69,13 @@ end
 return 'queued'
 """
 
-# May this worker run the job now? KEYS: job, waiting, running. ARGV: id, lease ms.
-# 'gone' (replaced or finished), 'busy' (another job of the PR runs), 'run', 'resume' (it had been started).
+# May this worker run the job now? KEYS: job, waiting, running. ARGV: id, lease ms, lease owner ("id|consumer").
+# 'gone' (replaced or finished), 'busy' (another job of the PR runs, or this one on a worker still renewing
+# its lease), 'run', 'resume' (it had been started).
 CLAIM = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 local running = redis.call('GET', KEYS[3])
-if running and running ~= ARGV[1] then return 'busy' end
+if running and running ~= ARGV[3] then return 'busy' end
 local started = redis.call('HGET', KEYS[1], 'started')
 if not started then
   if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'gone' end
@@ -82,18 +83,18 @@ if not started then
   redis.call('HSET', KEYS[1], 'started', '1')
 end
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[2])
 if started then return 'resume' end
 return 'run'
 """
 
-# Renew the PR lease if it is still ours. KEYS: running. ARGV: id, lease ms.
+# Renew the PR lease if it is still ours. KEYS: running. ARGV: lease owner, lease ms.
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
 
-# Finish a job. KEYS: job, running, head, delivery, digest. ARGV: id, ok (1/0), head ttl.
+# Finish a job. KEYS: job, running, head, delivery, digest. ARGV: lease owner, ok (1/0), head ttl.
 FINISH = """
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 redis.call('DEL', KEYS[1])
@@ -293,26 +294,33 @@ class RedisQueue:
                 self._spawn(entry_id, fields.get("id", ""))
 
     async def _takeover_loop(self) -> None:
-        """Claims the entries of workers that stopped renewing them (dead) for longer than the timeout."""
+        """Claims the entries of workers that stopped renewing them (dead) for longer than the timeout; only when
+        this worker has a free slot, so that a claimed entry starts its heartbeat at once."""
         assert self._gate is not None
         while not self._stopping:
             await asyncio.sleep(self._vt_ms / 2000)
-            if self._stopping:
-                return
+            await self._gate.acquire()
             try:
                 answer: Any = await self._r.xautoclaim(
-                    self._stream, GROUP, self._consumer, min_idle_time=self._vt_ms, start_id="0-0", count=10
+                    self._stream, GROUP, self._consumer, min_idle_time=self._vt_ms, start_id="0-0", count=1
                 )
-                claimed = answer[1]
             except (OSError, aioredis.RedisError) as exc:
+                self._gate.release()
                 log.warning("looking for abandoned jobs failed (%s)", exc)
                 continue
-            for entry_id, fields in claimed:
-                if fields is None:  # deleted meanwhile
-                    continue
-                log.info("taking over job %s (its worker stopped renewing it)", fields.get("id"))
-                await self._gate.acquire()
-                self._spawn(entry_id, fields.get("id", ""))
+            except BaseException:
+                self._gate.release()
+                raise
+            claimed = [(e, f) for e, f in answer[1] if f is not None]  # None: deleted meanwhile
+            if not claimed or self._stopping:
+                self._gate.release()
+                continue
+            entry_id, fields = claimed[0]
+            log.info("taking over job %s (its worker stopped renewing it)", fields.get("id"))
+            self._spawn(entry_id, fields.get("id", ""))
+
+    def _owner(self, job_id: str) -> str:
+        return f"{job_id}|{self._consumer}"
 
     def _spawn(self, entry_id: str, job_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self._handle(entry_id, job_id))
@@ -340,7 +348,7 @@ class RedisQueue:
                     raw = await self._r.hget(f"{self._p}job:{job_id}", "job")
                     if raw:
                         pr = json.loads(raw)["pr"]
-                        await self._renew(keys=[f"{self._p}running:{pr}"], args=[job_id, self._vt_ms])
+                        await self._renew(keys=[f"{self._p}running:{pr}"], args=[self._owner(job_id), self._vt_ms])
                 except (OSError, aioredis.RedisError) as exc:
                     log.warning("renewing job %s failed (%s)", job_id, exc)
 
@@ -360,7 +368,7 @@ class RedisQueue:
         job = Job.from_json(json.loads(raw))
         keys = [job_key, f"{self._p}waiting:{job.pr}", f"{self._p}running:{job.pr}"]
         while True:
-            verdict = await self._claim(keys=keys, args=[job.id, self._vt_ms])
+            verdict = await self._claim(keys=keys, args=[job.id, self._vt_ms, self._owner(job.id)])
             if verdict != "busy":
                 break
             if self._stopping:
@@ -396,7 +404,7 @@ class RedisQueue:
             f"{self._p}delivery:{job.delivery}",
             f"{self._p}delivery:{job.digest}",
         ]
-        await self._finish(keys=keys, args=[job.id, "1" if ok else "0", HEAD_TTL_S])
+        await self._finish(keys=keys, args=[self._owner(job.id), "1" if ok else "0", HEAD_TTL_S])
         await self._done_entry(entry_id)
 
     async def drain(self, timeout: float) -> None:

@@ -133,7 +133,7 @@ async def start_worker(
     fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str], name: str
 ) -> WorkerProcess:
     """`npu-review worker` on a Redis queue (extra_env carries NPU_REVIEW_QUEUE); returns once it consumes."""
-    env = app_env(fake, private_pem, app_id, secret, 0, extra_env)
+    env = app_env(fake, private_pem, app_id, secret, free_port(), extra_env)
     log_path = tmp / f"worker-{name}.log"
     log_file = log_path.open("wb")
     proc = await asyncio.create_subprocess_exec(

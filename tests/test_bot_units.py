@@ -280,3 +280,30 @@ def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]
 )
 def test_blob_from_graphql(node: object, expected: bytes | None) -> None:
     assert blob_from_graphql(node) == expected
+
+
+async def test_content_creating_windows_per_minute_and_per_hour() -> None:
+    from bot.limits import GITHUB_PER_HOUR, GITHUB_PER_MINUTE, LocalWindows, MutationLimiter
+
+    clock = [1000.0]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    limiter = MutationLimiter(LocalWindows(clock=lambda: clock[0]), per_minute=3, per_hour=5, sleep=sleep)
+    assert [await limiter.acquire(1) for _ in range(3)] == [0.0, 0.0, 0.0]  # a burst goes at once
+    assert await limiter.acquire(2) == 0.0  # each installation has its own windows
+    clock[0] += 10
+    assert await limiter.acquire(1) == pytest.approx(50.01)  # the minute is full: wait until its oldest leaves
+    assert await limiter.acquire(1) == 0.0  # 5 in the hour now
+    assert await limiter.budget(1) == {"per_minute_left": 1, "per_hour_left": 0, "per_minute": 3, "per_hour": 5}
+    clock[0] += 60
+    waited = await limiter.acquire(1)  # the hour is full although the minute is not: until 1000 + 3600
+    assert waited == pytest.approx(1000 + 3600 - 1120.01, abs=0.6)
+    assert max(slept) == pytest.approx(60.01)  # it looks again at least once a minute
+    assert 1000.0 + 3600 <= clock[0] < 1000.0 + 3600 + 61
+    # The defaults stay below GitHub's documented figures.
+    default = MutationLimiter()
+    assert default.limits[0][1] < GITHUB_PER_MINUTE and default.limits[1][1] < GITHUB_PER_HOUR
