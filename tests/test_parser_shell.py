@@ -360,8 +360,8 @@ DUAL = sh(
 
 def test_dual_device_script_npu_view_skips_the_gpu_arm() -> None:
     script = parse(DUAL)
-    assert is_npu_capable(script)
-    view = npu_view(script, {"shell"})
+    assert is_npu_capable(script, "trainer.device")
+    view = npu_view(script, {"shell"}, "trainer.device")
     assert view is not None
     [inv] = view.invocations
     assert inv.launcher == "python3"
@@ -386,7 +386,7 @@ def test_dual_device_script_npu_view_skips_the_gpu_arm() -> None:
     ],
 )
 def test_npu_context(text: str, kinds: set[str], npu: bool) -> None:
-    assert (npu_view(parse(text), kinds) is not None) is npu
+    assert (npu_view(parse(text), kinds, "trainer.device") is not None) is npu
 
 
 def test_values_helpers() -> None:
@@ -416,7 +416,7 @@ def test_values_helpers() -> None:
 )
 def test_never_raises_on_odd_input(text: str) -> None:
     script = parse(text)
-    npu_view(script, {"npu_script"})
+    npu_view(script, {"npu_script"}, "trainer.device")
     script.view(npu=False)
 
 
@@ -429,7 +429,7 @@ _PIECES += ["a.b.c=", "${X:-", "ARR=(", '"${ARR[@]}"', "export ", "python3 -m ve
 def test_never_raises_fuzz(pieces: list[str]) -> None:
     text = "".join(pieces)
     script = parse(text)
-    view = npu_view(script, {"npu_script"})
+    view = npu_view(script, {"npu_script"}, "trainer.device")
     if view is not None:
         for inv in view.invocations:
             inv.effective(EAGER)
@@ -449,7 +449,7 @@ def test_an_exit_reached_on_npu_ends_the_npu_view() -> None:
             """
         )
     )
-    view = npu_view(script, {"shell"})
+    view = npu_view(script, {"shell"}, "trainer.device")
     assert view is not None and view.invocations == [] and view.env("TASK_QUEUE_ENABLE") is None
     assert len(script.view(npu=False).invocations) == 1
 

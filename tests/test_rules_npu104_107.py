@@ -30,7 +30,7 @@ def _schema(name: str) -> hydra_config.Schema:
 
 
 def _invocation(text: str) -> Invocation:
-    view = npu_view(parse(textwrap.dedent(text).lstrip("\n")), {"shell", "npu_script"})
+    view = npu_view(parse(textwrap.dedent(text).lstrip("\n")), {"shell", "npu_script"}, "trainer.device")
     assert view is not None
     [inv] = view.invocations
     return inv

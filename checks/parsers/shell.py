@@ -1410,26 +1410,26 @@ def _array_content(
 # -- NPU context ----------------------------------------------------------------------------------------------
 
 
-def is_npu_capable(script: ShellScript) -> bool:
+def is_npu_capable(script: ShellScript, device_key: str) -> bool:
     """True when a generic script runs on NPU: it has an NPU arm, a device variable that defaults to
-    `npu`, or it passes `trainer.device=npu`."""
+    `npu`, or it passes `npu` to the launcher's device override (`device_key`, e.g. `trainer.device`)."""
     if script.npu_arms:
         return True
     view = script.view(npu=False)
     for name, evs in view._events.items():
         if _DEVICE_VAR.match(name) and any(isinstance(e.value, str) and _value_device(e.value) == "npu" for e in evs):
             return True
-    return any(o.key == "trainer.device" and hydra_str(o.value) == "npu" for o in view.overrides)
+    return any(o.key == device_key and hydra_str(o.value) == "npu" for o in view.overrides)
 
 
-def npu_view(script: ShellScript, kinds: Iterable[str]) -> View | None:
+def npu_view(script: ShellScript, kinds: Iterable[str], device_key: str) -> View | None:
     """The NPU reading of a script, or None when the script never runs on NPU (GPU-only scripts).
 
     A script whose path marks it as NPU (kind `npu_script`) is NPU throughout, minus arms for another
-    device; a generic shell script only when `is_npu_capable`.
+    device; a generic shell script only when `is_npu_capable` (`device_key`: the facts' `ascend_values.device_key`).
     """
     if script.error is not None:
         return None
-    if "npu_script" in set(kinds) or is_npu_capable(script):
+    if "npu_script" in set(kinds) or is_npu_capable(script, device_key):
         return script.view(npu=True)
     return None

@@ -46,7 +46,7 @@ class GraphModeWithTaskQueue2(Rule):
     context_kinds = frozenset({SHELL, NPU_SCRIPT})  # the scripts a launcher calls (_called_scripts)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
         if view is None:
             return
         launch, task_queue = ctx.facts.launch, ctx.facts.task_queue
@@ -133,7 +133,7 @@ def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
     other = ctx.source(path)
     if other is None:
         return False
-    view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"})
+    view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"}, ctx.facts.ascend_values.device_key)
     return view is not None and _torchair(view, inv, inv)
 
 
@@ -154,7 +154,9 @@ def _called_scripts(
         other = ctx.source(target)
         if other is None:
             continue
-        other_view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"})
+        other_view = npu_view(
+            ctx.parsed("shell", other, parse), other.kinds | {"npu_script"}, ctx.facts.ascend_values.device_key
+        )
         if other_view is None or any(other_view.env(n) is not None for n in env_names):
             continue  # the called script sets the level itself: its own check covers it
         for inv in other_view.invocations:

@@ -40,7 +40,7 @@ class GraphConfigDeadUnderEager(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
+        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
         if view is None:
             return
         launch = ctx.facts.launch

@@ -55,8 +55,10 @@ class GraphModeSwitch(Rule):
         base = ctx.source(change.old_path or src.path, rev="base")
         if base is None:
             return
-        head_view = npu_view(ctx.parsed("shell", src, parse), src.kinds)
-        base_view = npu_view(ctx.parsed("shell", base, parse, rev="base"), base.kinds)
+        head_view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        base_view = npu_view(
+            ctx.parsed("shell", base, parse, rev="base"), base.kinds, ctx.facts.ascend_values.device_key
+        )
         if head_view is None or base_view is None or not base_view.invocations:
             return
         eager_key = ctx.facts.launch.enforce_eager_key

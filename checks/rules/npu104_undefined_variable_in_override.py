@@ -57,7 +57,7 @@ class UndefinedVariableInOverride(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)
-        view = npu_view(script, src.kinds)
+        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key)
         if view is None or not view.invocations:
             return
         facts = ctx.facts.shell_env

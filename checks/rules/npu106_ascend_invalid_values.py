@@ -90,7 +90,7 @@ class AscendInvalidValues(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)
-        view = npu_view(script, src.kinds)
+        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key)
         if view is None:
             return
         facts = _Facts.of(ctx)
