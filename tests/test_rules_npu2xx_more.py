@@ -113,7 +113,7 @@ def test_runner_catalog() -> None:
     assert cat.runner("ubuntu-latest") is None and cat.runner("self-hosted") is None
 
 
-def test_trigger_filters_and_run_text_lines() -> None:
+def test_trigger_filters_and_run_block_command_lines() -> None:
     w = wf(
         """
         on:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from checks.parsers.gha.expressions import substitute
 from checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs
+from checks.parsers.sh import Command, Source, Word, commands, logical_lines, matching_close
 from checks.parsers.textfilters import filter_text
 from checks.parsers.yamlmarks import Node
 
@@ -23,146 +24,6 @@ Origins = frozenset[tuple[str, int]]
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 _KEYWORDS = frozenset({"then", "else", "do", "{", "}", "!", "time"})
 _VAR_SIMPLE = re.compile(r"[A-Za-z_]\w*")
-
-
-@dataclass
-class Word:
-    raw: str  # as written (quotes kept), used to find the word's physical line
-    is_redirect: bool = False
-
-
-def _logical_lines(run: Node) -> list[tuple[int, str, list[tuple[int, str]]]]:
-    """Join backslash continuations; drop comment lines. (first line, text, physical pieces)."""
-    out: list[tuple[int, str, list[tuple[int, str]]]] = []
-    buf: list[tuple[int, str]] = []
-    for line_no, text in run.text_lines():
-        stripped = text.strip()
-        if not buf and (not stripped or stripped.startswith("#")):
-            continue
-        if buf and stripped.startswith("#"):
-            continue  # comment inside a continuation
-        cont = text.rstrip().endswith("\\")
-        buf.append((line_no, text.rstrip()[:-1] if cont else text))
-        if not cont:
-            out.append((buf[0][0], " ".join(t for _, t in buf), buf))
-            buf = []
-    if buf:
-        out.append((buf[0][0], " ".join(t for _, t in buf), buf))
-    return out
-
-
-_SPLIT_SPECIAL = re.compile(r"""['"\\#]|\$[({]""")
-
-
-def _split_top(text: str, seps: tuple[str, ...]) -> list[str]:
-    """Split on separators outside quotes, `$(...)` and `${...}`; keeps order. Comments (` #`) end the text."""
-    if not _SPLIT_SPECIAL.search(text) and not any(s in text for s in seps):
-        # Nothing below would act: no quote, escape, expansion or comment, no separator (most commands).
-        return [text.strip()] if text.strip() else []
-    parts: list[str] = []
-    buf: list[str] = []
-    i, depth, quote = 0, 0, ""
-    while i < len(text):
-        c = text[i]
-        if quote:
-            buf.append(c)
-            if c == "\\" and quote == '"' and i + 1 < len(text):
-                buf.append(text[i + 1])
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-            buf.append(c)
-            i += 1
-            continue
-        if c == "\\" and i + 1 < len(text):
-            buf.append(text[i : i + 2])
-            i += 2
-            continue
-        if text.startswith("$(", i) or text.startswith("${", i):
-            depth += 1
-            buf.append(text[i : i + 2])
-            i += 2
-            continue
-        if c == "(" and depth:
-            depth += 1
-        elif c in ")}" and depth:
-            depth -= 1
-        elif depth == 0:
-            if c == "#" and (i == 0 or text[i - 1] in " \t"):
-                break
-            sep = next((s for s in seps if text.startswith(s, i)), None)
-            if sep is not None:
-                parts.append("".join(buf))
-                buf = []
-                i += len(sep)
-                continue
-        buf.append(c)
-        i += 1
-    parts.append("".join(buf))
-    return [p.strip() for p in parts if p.strip()]
-
-
-_WORDS_SPECIAL = re.compile(r"""['"<>]|\$[({]""")
-
-
-def _words(command: str) -> list[Word]:
-    """Shell words (quotes kept in `raw`); unquoted redirections become their own words."""
-    if not _WORDS_SPECIAL.search(command):
-        # No quote, expansion or redirection (most commands): the words are what lies between spaces and tabs.
-        return [Word(w) for w in command.replace("\t", " ").split(" ") if w]
-    words: list[Word] = []
-    buf: list[str] = []
-    i, depth, quote = 0, 0, ""
-
-    def flush() -> None:
-        if buf:
-            words.append(Word("".join(buf)))
-            buf.clear()
-
-    while i < len(command):
-        c = command[i]
-        if quote:
-            buf.append(c)
-            if c == "\\" and quote == '"' and i + 1 < len(command):
-                buf.append(command[i + 1])
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-        elif command.startswith("$(", i) or command.startswith("${", i):
-            depth += 1
-            buf.append(command[i : i + 2])
-            i += 2
-            continue
-        elif c == "(" and depth:
-            depth += 1
-        elif c in ")}" and depth:
-            depth -= 1
-        elif depth == 0 and c in " \t":
-            flush()
-            i += 1
-            continue
-        elif depth == 0 and c in "<>" and not (buf and buf[-1] in "0123456789&" and len(buf) == 1):
-            flush()
-            j = i
-            while j < len(command) and command[j] in "<>&":
-                j += 1
-            words.append(Word(command[i:j], is_redirect=True))
-            i = j
-            continue
-        buf.append(c)
-        i += 1
-    flush()
-    return words
 
 
 class RunEvaluator:
@@ -263,15 +124,14 @@ class RunEvaluator:
 
     # -- pipelines in $(...) -----------------------------------------------------------------------------
     def pipeline(self, text: str, origin: tuple[str, int]) -> list[Val]:
-        stages = _split_top(text, ("|",))
-        if not stages or any(s.startswith("|") for s in stages):
+        stages = commands(Source.single(text, origin[1]), glue=False)
+        if not stages or any(c.op not in ("|", "", "\n") for c in stages[:-1]) or stages[-1].op == "|":
             return [Val(WILD)]
         streams: list[Val] | None = None
         for stage in stages:
-            words = _words(stage)
-            if not words or any(w.is_redirect for w in words):
+            if stage.redirects:
                 return [Val(WILD)]
-            args: list[list[Val]] = [self.expand(w.raw, origin) for w in words]
+            args: list[list[Val]] = [self.expand(w.raw, origin) for w in stage.words]
             if any(len(a) != 1 for a in args[:1]) or not args[0][0].known:
                 return [Val(WILD)]
             streams = self._stage(args[0][0].text, args[1:], streams)
@@ -357,15 +217,18 @@ class RunEvaluator:
 
     # -- statements --------------------------------------------------------------------------------------
     def run(self, run: Node) -> None:
-        for first, text, pieces in _logical_lines(run):
-            alternatives = substitute(text, self.scope.lookup, (self.path, first))
+        physical = run.text_lines()
+        for ll in logical_lines(Source.lines(physical)):
+            first = ll.line
+            pieces = _pieces(physical, ll.line, ll.end_line)
+            alternatives = substitute(ll.text, self.scope.lookup, (self.path, first))
             for alt in alternatives[:MAX_ALTERNATIVES]:
-                base = set(alt.origins)
-                for command in _split_top(alt.text, ("&&", "||", ";")):
-                    self._command(command, first, pieces, frozenset(base))
+                base = frozenset(alt.origins)
+                for cmd in commands(Source.single(alt.text, first), glue=False):
+                    self._command(cmd, first, pieces, base)
 
-    def _command(self, command: str, first: int, pieces: list[tuple[int, str]], base: Origins) -> None:
-        words = _words(command)
+    def _command(self, cmd: Command, first: int, pieces: list[tuple[int, str]], base: Origins) -> None:
+        words = list(cmd.words)
         while words and words[0].raw in _KEYWORDS:
             words = words[1:]
         if not words:
@@ -388,7 +251,7 @@ class RunEvaluator:
             return
         line = _line_of(head, pieces, first)
         if head == "echo":
-            self._echo(words, line, base)
+            self._echo(cmd, words, line, base)
         elif head == "docker":
             self._docker(words, pieces, first, base)
 
@@ -403,11 +266,13 @@ class RunEvaluator:
             else:
                 self.vars[name] = values
 
-    def _echo(self, words: list[Word], line: int, base: Origins) -> None:
-        redirect = next((i for i, w in enumerate(words) if w.is_redirect), None)
-        args = words[1:redirect] if redirect is not None else words[1:]
+    def _echo(self, cmd: Command, words: list[Word], line: int, base: Origins) -> None:
+        redirect = cmd.redirects[0] if cmd.redirects else None
+        args = words[1:]
+        if redirect is not None:  # the words before the first redirection (`echo a >> "$GITHUB_OUTPUT"`)
+            args = args[: max(redirect.index - (len(cmd.words) - len(words)) - 1, 0)]
         args = [a for a in args if a.raw not in ("-n", "-e")]
-        target = words[redirect + 1].raw if redirect is not None and redirect + 1 < len(words) else ""
+        target = redirect.target.raw if redirect is not None and redirect.target is not None else ""
         origin = (self.path, line)
         texts = concat(self._spaced(args, origin))
         for val in texts:
@@ -461,23 +326,19 @@ def _tag_args(raw: list[str]) -> list[str]:
 
 
 def _matching(text: str, open_idx: int) -> int:
-    """Index of the parenthesis closing the one at `open_idx` (quote-aware); len(text) when unbalanced."""
-    depth, quote = 0, ""
-    for i in range(open_idx, len(text)):
-        c = text[i]
-        if quote:
-            if c == quote:
-                quote = ""
-            continue
-        if c in "'\"":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(text)
+    """Index of the parenthesis closing the one at `open_idx`; len(text) when unbalanced."""
+    end = matching_close(text, open_idx)
+    return end if text[end : end + 1] == ")" else len(text)
+
+
+def _pieces(physical: list[tuple[int, str]], first: int, last: int) -> list[tuple[int, str]]:
+    """The physical lines of a logical line (comment lines left out, a continuation's backslash cut), where
+    `_line_of` looks for a word."""
+    out = []
+    for line_no, text in physical:
+        if first <= line_no <= last and text.strip() and not text.lstrip().startswith("#"):
+            out.append((line_no, text.rstrip()[:-1] if text.rstrip().endswith("\\") else text))
+    return out
 
 
 def _line_of(raw: str, pieces: list[tuple[int, str]], default: int) -> int:

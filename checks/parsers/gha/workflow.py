@@ -265,33 +265,6 @@ def env_mapping(scope: Scope, nodes: Mapping[str, Node]) -> dict[str, list[Val]]
     return {k: scope.resolve(v) if v.is_scalar else [Val(WILD)] for k, v in nodes.items()}
 
 
-# -- run blocks as shell commands (for rules that judge commands, not values) -----------------------------------
-
-
-def run_text(run: Node) -> tuple[str, Callable[[int], int]]:
-    """The text of a `run:` scalar and a map from an offset of that text to its physical line in the workflow."""
-    lines = run.text_lines()
-    text = "\n".join(t for _, t in lines) + "\n"
-    starts: list[int] = []
-    pos = 0
-    for _, t in lines:
-        starts.append(pos)
-        pos += len(t) + 1
-    numbers = [n for n, _ in lines] or [run.line]
-
-    def line_of(offset: int) -> int:
-        lo, hi = 0, len(starts) - 1
-        while lo < hi:  # the last start <= offset
-            mid = (lo + hi + 1) // 2
-            if starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return numbers[min(lo, len(numbers) - 1)] if starts else run.line
-
-    return text, line_of
-
-
 # -- triggers ---------------------------------------------------------------------------------------------------
 
 

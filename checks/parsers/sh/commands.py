@@ -92,11 +92,12 @@ class Command:
         return out
 
 
-def commands(source: Source, in_heredoc: bool = False) -> list[Command]:
+def commands(source: Source, in_heredoc: bool = False, glue: bool = True) -> list[Command]:
     """The simple commands of shell text, in order. A command of redirections only (`> file`) is left out.
 
-    A `<` or `>` inside a word is part of it, as authors of `pip install torch>=2.1` mean (bash would write
-    to a file `=2.1`): redirections start a word (`>log`, `2>&1`, `> log`).
+    With `glue`, a `<` or `>` inside a word is part of it, as authors of `pip install torch>=2.1` mean (bash
+    would write to a file `=2.1`), and only a word that starts with one is a redirection (`>log`, `2>&1`,
+    `> log`); without, every `<` and `>` outside quotes starts one, as bash reads them.
     """
     out: list[Command] = []
     for ll in split_logical(source)[0]:
@@ -106,7 +107,7 @@ def commands(source: Source, in_heredoc: bool = False) -> list[Command]:
         pieces: list[Token] = []  # tokens that touch each other: one word (or redirection) as written
         for t in [*tokens(ll, source.base), None]:
             joins = t is not None and (not isinstance(t, Op) or REDIRECT.fullmatch(t.text) is not None)
-            if joins and pieces and t is not None and _touch(pieces[-1], t):
+            if joins and glue and pieces and t is not None and _touch(pieces[-1], t):
                 pieces.append(t)
                 continue
             if pieces:
