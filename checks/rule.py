@@ -1,10 +1,8 @@
-"""The Rule base class and the registry: one rule per module under checks/rules, one id per rule."""
+"""The Rule base class, and the registry: the explicit list in checks/rules/__init__.py, one id per rule."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -94,31 +92,28 @@ class Rule:
         return inspect.cleandoc(cls.__doc__ or cls.title)
 
 
-_REGISTRY: dict[str, type[Rule]] = {}
+def validate(rules: tuple[type[Rule], ...]) -> dict[str, type[Rule]]:
+    """The rules by id, refusing malformed or reused ids and names that are not kebab-case."""
+    out: dict[str, type[Rule]] = {}
+    for cls in rules:
+        if not RULE_ID.match(cls.id):
+            raise ValueError(f"bad rule id {cls.id!r}")
+        if cls.id in out:
+            raise ValueError(f"rule id {cls.id} listed twice")
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cls.name):
+            raise ValueError(f"rule name {cls.name!r} is not kebab-case")
+        out[cls.id] = cls
+    return dict(sorted(out.items()))
 
 
-def register(cls: type[Rule]) -> type[Rule]:
-    """Class decorator: adds a rule to the registry, refusing malformed or reused ids."""
-    if not RULE_ID.match(cls.id):
-        raise ValueError(f"bad rule id {cls.id!r}")
-    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
-        raise ValueError(f"rule id {cls.id} registered twice")
-    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cls.name):
-        raise ValueError(f"rule name {cls.name!r} is not kebab-case")
-    _REGISTRY[cls.id] = cls
-    return cls
-
-
-_loaded = False
+_ALL: dict[str, type[Rule]] | None = None
 
 
 def all_rules() -> dict[str, type[Rule]]:
-    """Every registered rule by id, importing every module of checks.rules once."""
-    global _loaded
-    if not _loaded:
-        import checks.rules as pkg
+    """Every rule by id: the explicit list `checks.rules.RULES`."""
+    global _ALL
+    if _ALL is None:
+        from checks.rules import RULES
 
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            importlib.import_module(f"{pkg.__name__}.{mod.name}")
-        _loaded = True
-    return dict(sorted(_REGISTRY.items()))
+        _ALL = validate(RULES)
+    return dict(_ALL)

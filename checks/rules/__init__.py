@@ -1,1 +1,87 @@
-"""One module per rule; every module here is imported by checks.rule.all_rules()."""
+"""Every rule, listed here explicitly: this tuple is the registry (`npu-review rules` prints it).
+
+One rule per module `npuXXX_<name>.py`, one id per rule, never reused. Adding a rule: write its module (see the
+README's Development section), import its class here and add it to RULES in id order.
+"""
+
+from __future__ import annotations
+
+from checks.rules.npu101_graph_mode_with_task_queue_2 import GraphModeWithTaskQueue2
+from checks.rules.npu102_graph_config_dead_under_eager import GraphConfigDeadUnderEager
+from checks.rules.npu103_graph_mode_switch import GraphModeSwitch
+from checks.rules.npu104_undefined_variable_in_override import UndefinedVariableInOverride
+from checks.rules.npu105_hydra_plus_mismatch import HydraPlusMismatch
+from checks.rules.npu106_ascend_invalid_values import AscendInvalidValues
+from checks.rules.npu107_default_change_without_npu_sweep import DefaultChangeWithoutNpuSweep
+from checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagraphMode
+from checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
+from checks.rules.npu201_mixed_image_tag_formats import MixedImageTagFormats
+from checks.rules.npu202_image_tag_not_produced import ImageTagNotProduced
+from checks.rules.npu203_image_tag_component_naming import ImageTagComponentNaming
+from checks.rules.npu204_unpublished_tag_advertised import UnpublishedTagAdvertised
+from checks.rules.npu205_gha_cache_scope_collision import GhaCacheScopeCollision
+from checks.rules.npu206_build_push_output_misconfigured import BuildPushOutputMisconfigured
+from checks.rules.npu207_registry_cleanup_command import RegistryCleanupCommand
+from checks.rules.npu208_ci_overrides_image_pin import CiOverridesImagePin
+from checks.rules.npu209_export_not_persisted import ExportNotPersisted
+from checks.rules.npu210_paths_filter_missing_file import PathsFilterMissingFile
+from checks.rules.npu211_runner_label_mismatch import RunnerLabelMismatch
+from checks.rules.npu212_missing_fork_guard import MissingForkGuard
+from checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
+from checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
+from checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
+from checks.rules.npu304_empty_continuation_line import EmptyContinuationLine
+from checks.rules.npu305_from_device_mismatch import FromDeviceMismatch
+from checks.rules.npu306_missing_and_in_continued_run import MissingAndInContinuedRun
+from checks.rules.npu307_cann_torch_npu_incompatible import CannTorchNpuIncompatible
+from checks.rules.npu308_torch_pin_overwritten import TorchPinOverwritten
+from checks.rules.npu309_shallow_clone_checkout import ShallowCloneCheckout
+from checks.rules.npu310_a2_a3_twin_drift import A2A3TwinDrift
+from checks.rules.npu311_triton_uninstalled_after_triton_ascend import TritonUninstalledAfterTritonAscend
+from checks.rules.npu312_unsupported_package_on_npu import UnsupportedPackageOnNpu
+from checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
+from checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
+from checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
+from checks.rules.npu502_broken_repo_link import BrokenRepoLink
+from checks.rules.npu503_version_table_inconsistent import VersionTableInconsistent
+
+RULES = (
+    GraphModeWithTaskQueue2,
+    GraphConfigDeadUnderEager,
+    GraphModeSwitch,
+    UndefinedVariableInOverride,
+    HydraPlusMismatch,
+    AscendInvalidValues,
+    DefaultChangeWithoutNpuSweep,
+    InvalidCudagraphMode,
+    InvalidWorkflowYaml,
+    MixedImageTagFormats,
+    ImageTagNotProduced,
+    ImageTagComponentNaming,
+    UnpublishedTagAdvertised,
+    GhaCacheScopeCollision,
+    BuildPushOutputMisconfigured,
+    RegistryCleanupCommand,
+    CiOverridesImagePin,
+    ExportNotPersisted,
+    PathsFilterMissingFile,
+    RunnerLabelMismatch,
+    MissingForkGuard,
+    TlsVerificationDisabled,
+    GlobalBuildParallelismEnv,
+    SourcingNotPersisted,
+    EmptyContinuationLine,
+    FromDeviceMismatch,
+    MissingAndInContinuedRun,
+    CannTorchNpuIncompatible,
+    TorchPinOverwritten,
+    ShallowCloneCheckout,
+    A2A3TwinDrift,
+    TritonUninstalledAfterTritonAscend,
+    UnsupportedPackageOnNpu,
+    SilentCudaDefaultOnNpuPath,
+    NpuWorkaroundRemoved,
+    InvisibleUnicodeInPath,
+    BrokenRepoLink,
+    VersionTableInconsistent,
+)

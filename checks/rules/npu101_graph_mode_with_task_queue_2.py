@@ -8,10 +8,9 @@ from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import Severity
 from checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class GraphModeWithTaskQueue2(Rule):
     """An NPU launch script exports `TASK_QUEUE_ENABLE=2` while the vLLM rollout runs in graph mode.
 

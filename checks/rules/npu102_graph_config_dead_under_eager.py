@@ -8,10 +8,9 @@ from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import Severity
 from checks.parsers.shell import as_bool, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class GraphConfigDeadUnderEager(Rule):
     """A launch script sets `cudagraph_mode` or `cudagraph_capture_sizes` while `enforce_eager=True`.
 

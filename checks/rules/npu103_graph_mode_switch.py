@@ -8,13 +8,12 @@ from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import ChangeStatus, Severity
 from checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 from checks.rules.npu108_invalid_cudagraph_mode import mode_issue, mode_keys
 
 _CP_SUFFIX = "context_parallel_size"
 
 
-@register
 class GraphModeSwitch(Rule):
     """A change turns on graph mode (ACL Graph) in an NPU launch script, or changes its cudagraph_mode.
 

@@ -9,7 +9,7 @@ from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import Severity
 from checks.parsers.shell import Override, ShellScript, View, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
 _SOURCERS = frozenset({"source", "."})
@@ -21,7 +21,6 @@ _ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
 _MAX_DEPTH = 3
 
 
-@register
 class UndefinedVariableInOverride(Rule):
     """A Hydra override in an NPU launch script uses a `$VAR` that the script never sets.
 

@@ -11,10 +11,9 @@ from checks.model import Severity
 from checks.parsers import hydra_config
 from checks.parsers.hydra_config import Schema
 from checks.parsers.shell import Invocation, Override, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class HydraPlusMismatch(Rule):
     """A Hydra override in an NPU launch script uses `+` for a key verl's config has, or omits it for one it lacks.
 

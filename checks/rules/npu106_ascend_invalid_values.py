@@ -27,7 +27,7 @@ from checks.parsers.shell import (
     npu_view,
     parse,
 )
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 from checks.rules.npu104_undefined_variable_in_override import _caller_exports, resolve_script
 from checks.rules.npu105_hydra_plus_mismatch import schema_for
 
@@ -35,7 +35,6 @@ _SOURCERS = frozenset({"source", "."})
 _MAX_HOPS = 6
 
 
-@register
 class AscendInvalidValues(Rule):
     """An NPU launch script sets a value that is invalid, or known to break or slow runs, on Ascend.
 

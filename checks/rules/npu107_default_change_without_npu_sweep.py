@@ -13,13 +13,12 @@ from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from checks.model import ChangeStatus, Related, Severity
 from checks.parsers import hydra_config, yamlmarks
 from checks.parsers.shell import Invocation, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _SELECT_DEFAULT = re.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
 _GENERATED = re.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
 
 
-@register
 class DefaultChangeWithoutNpuSweep(Rule):
     """A change flips a verl config default that NPU launch scripts inherit, and some of them do not pin it.
 

@@ -11,7 +11,7 @@ from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import Severity
 from checks.parsers.shell import Invocation, Override, as_int, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,6 @@ def deciding_overrides(inv: Invocation, key: str) -> list[tuple[Override, str]]:
     return out[::-1]
 
 
-@register
 class InvalidCudagraphMode(Rule):
     """`cudagraph_mode` is not a mode vLLM knows, or FULL graphs are combined with rollout context parallel.
 

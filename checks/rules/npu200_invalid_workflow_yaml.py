@@ -9,10 +9,9 @@ from checks.indexes.images import grammar
 from checks.indexes.workflows import workflow_doc
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class InvalidWorkflowYaml(Rule):
     """The workflow file cannot be loaded, so GitHub will not run it at all.
 

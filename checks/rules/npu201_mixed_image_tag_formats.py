@@ -12,10 +12,9 @@ from checks.kinds import ASCEND_WORKFLOW
 from checks.messages import places
 from checks.model import Severity
 from checks.parsers.imagetags import Grammar
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class MixedImageTagFormats(Rule):
     """Floating ("latest") image tags in the Ascend workflows use more than one tag format, or two mirrors
     pull different tags for the same device and backend.

@@ -10,10 +10,9 @@ from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, Product,
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.messages import places
 from checks.model import Severity
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class ImageTagNotProduced(Rule):
     """A workflow pulls an image tag that no build workflow pushes, or a change stops pushing a tag that
     workflows still pull.

@@ -14,7 +14,7 @@ from checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags
 from checks.messages import places
 from checks.model import Severity
 from checks.parsers.imagetags import Grammar, TagInfo
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _POST = re.compile(r"(?P<ver>\d+\.\d+\.\d+)(?P<post>\.?post\d+)")
 
@@ -32,7 +32,6 @@ class _Occurrence:
         return f"{self.path}:{self.line}"
 
 
-@register
 class ImageTagComponentNaming(Rule):
     """An Ascend image tag that the build pushes, a workflow pulls or the docs give names a component wrongly.
 

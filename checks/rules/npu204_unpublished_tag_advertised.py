@@ -11,12 +11,11 @@ from checks.kinds import DOCS, SHELL
 from checks.messages import places
 from checks.model import Severity
 from checks.parsers.imagetags import Grammar, documented_tags
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
-@register
 class UnpublishedTagAdvertised(Rule):
     """Documentation or a script header names an Ascend image tag that no build workflow pushes and that
     docker/ascend/supported_tags.md does not list.

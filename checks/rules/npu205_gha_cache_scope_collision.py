@@ -14,7 +14,7 @@ from checks.model import Severity
 from checks.parsers.gha.values import WILD
 from checks.parsers.gha.workflow import Scope, legs
 from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 # buildx's gha cache backend uses this scope when `scope=` is not given.
 DEFAULT_SCOPE = "buildkit"
@@ -35,7 +35,6 @@ class _Writer:
         return f"{self.path}:{self.line} (job `{self.job}`{leg})"
 
 
-@register
 class GhaCacheScopeCollision(Rule):
     """Two Ascend image builds export their layer cache to the same GitHub Actions cache scope.
 

@@ -12,7 +12,7 @@ from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.workflow import Job, Scope, Step, legs
 from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _DIGEST_REF = re.compile(r"steps\.([A-Za-z_][\w-]*)\.outputs\.digest\b")
 _DIGEST_ACTIONS = ("docker/build-push-action",)
@@ -78,7 +78,6 @@ def _tag_colon(name: str) -> int | None:
     return next((i for i, c in enumerate(name) if i > slash and c == ":" and not inside(i)), None)
 
 
-@register
 class BuildPushOutputMisconfigured(Rule):
     """`docker/build-push-action` is told to push by digest but also given a tag, or the step that exports the
     digest reads it from a step that does not produce one.

@@ -11,14 +11,13 @@ from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.workflow import Job, Workflow
 from checks.parsers.sh import Command, Source, commands
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
 # Commands after which an image is on the runner (a later `docker rmi` of it is local cleanup).
 _MAKES_LOCAL = re.compile(r"docker\s+(?:pull|build|tag|load|run|create|commit|import|compose)\b|--load\b")
 
 
-@register
 class RegistryCleanupCommand(Rule):
     """A step meant to delete image tags from the registry uses a command that deletes nothing, or swallows
     the failure with `|| true` without a word in the log.

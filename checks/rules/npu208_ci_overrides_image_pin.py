@@ -20,7 +20,7 @@ from checks.parsers.imagetags import parse_ref
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name
 from checks.parsers.sh import Source, commands
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
 _SHA = re.compile(r"[0-9a-f]{7,40}\Z")
@@ -137,7 +137,6 @@ def run_commands(step: Step) -> list[tuple[dfp.Command, str | None]]:
     return out
 
 
-@register
 class CiOverridesImagePin(Rule):
     """An Ascend CI job installs a framework at another version than the image it runs in was built with.
 

@@ -11,7 +11,7 @@ from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
 from checks.parsers.gha.workflow import Job, Step
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _EXPORT_LINE = re.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
 
@@ -24,7 +24,6 @@ def _env_expr(name: str) -> re.Pattern[str]:
     return re.compile(r"\$\{\{[^}]*\benv\." + re.escape(name) + r"\b")
 
 
-@register
 class ExportNotPersisted(Rule):
     """A `run:` step exports a variable and does not use it, while a later step of the job reads it.
 

@@ -11,14 +11,13 @@ from checks.kinds import ASCEND_WORKFLOW
 from checks.model import ChangeStatus, Severity
 from checks.parsers.gha.workflow import Workflow, trigger_filters
 from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 # GitHub's filter pattern characters; an entry without them names one path literally.
 _GLOB_CHARS = set("*?[]+!")
 MAX_SUGGEST_DISTANCE = 2
 
 
-@register
 class PathsFilterMissingFile(Rule):
     """A workflow's `paths:` (or `paths-ignore:`) filter names a file that does not exist in the repository.
 

@@ -17,7 +17,7 @@ from checks.parsers import shell
 from checks.parsers.gha.runners import Runner, runner_label_sets
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from checks.parsers.imagetags import parse_ref
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
 _DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
@@ -34,7 +34,6 @@ class _Count:
     what: str
 
 
-@register
 class RunnerLabelMismatch(Rule):
     """An Ascend job asks for a runner label that no runner serves, or a runner that does not fit the job.
 

@@ -15,7 +15,7 @@ from checks.model import Severity
 from checks.parsers.gha.runners import runner_label_sets
 from checks.parsers.gha.workflow import Job, Workflow
 from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _OWNER = re.compile(
     r"github\.repository_owner\s*==\s*(['\"])(?P<a>[^'\"]+)\1"
@@ -47,7 +47,6 @@ def guard_owners(text: str) -> list[str]:
     return [m.group("a") or m.group("b") or m.group("c") for m in _OWNER.finditer(text)]
 
 
-@register
 class MissingForkGuard(Rule):
     """A job that runs on a self-hosted Ascend runner, or logs in to Quay with the repository's secrets, has no
     `if: github.repository_owner == 'verl-project'`.

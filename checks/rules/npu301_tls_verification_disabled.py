@@ -11,7 +11,7 @@ from checks.context import Context, SourceFile
 from checks.kinds import DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Instruction, Word, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 # curl short options that take an argument: in a group like `-fsSLo`, what follows such a letter is its value.
 _CURL_ARG_SHORT = frozenset("AbcCdDeEFHKmoPQrtTuUwxXyYz")
@@ -37,7 +37,6 @@ class _Finding:
     download: tuple[str, bool] | None = None  # (saved file name or "-" for stdout, piped into the next command)
 
 
-@register
 class TlsVerificationDisabled(Rule):
     """Certificate verification is turned off while the image is built.
 

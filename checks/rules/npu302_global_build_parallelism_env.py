@@ -9,14 +9,13 @@ from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _ALWAYS = frozenset({"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL"})
 _MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
 _ENV_KEYWORD = re.compile(r"^([ \t]*)env([ \t]+)", re.IGNORECASE)
 
 
-@register
 class GlobalBuildParallelismEnv(Rule):
     """A build-parallelism setting is stored in the image with ENV.
 

@@ -9,7 +9,7 @@ from checks.context import Context, SourceFile
 from checks.kinds import DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 # Scripts whose only job is to set environment variables (sourcing anything else may have side effects).
 _ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)|activate|\.bashrc|\.profile|conda\.sh")
@@ -26,7 +26,6 @@ _CLEANUP_SUBCOMMANDS = {
 }
 
 
-@register
 class SourcingNotPersisted(Rule):
     """A RUN sources an environment script (or exports a variable) as its last step.
 

@@ -8,10 +8,9 @@ from checks.context import Context, SourceFile
 from checks.kinds import DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class EmptyContinuationLine(Rule):
     """A blank line sits inside a backslash-continued instruction (in practice: a long RUN).
 

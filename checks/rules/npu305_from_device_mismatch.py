@@ -12,7 +12,7 @@ from checks.facts.schema import DockerfileNames, SocVersions
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _NAMES = {"a2": "A2 (910b)", "a3": "A3"}
 
@@ -71,7 +71,6 @@ class _Fact:
     new: dict[str, str] | None = None  # device -> replacement of `old`
 
 
-@register
 class FromDeviceMismatch(Rule):
     """An `_a2` or `_a3` Dockerfile builds on the other device's base image, SOC_VERSION or CANN ops package.
 

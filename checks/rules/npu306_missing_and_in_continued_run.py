@@ -10,7 +10,7 @@ from checks.context import Context, SourceFile
 from checks.kinds import DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Instruction, Word, parse
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 # Words that are never an operand of a command in a Dockerfile RUN (nor a package name): a line that starts
 # with one of them starts a command.
@@ -66,7 +66,6 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 _ASSIGN = re.compile(r"[A-Z_][A-Z0-9_]*=")
 
 
-@register
 class MissingAndInContinuedRun(Rule):
     """A line of a continued RUN ends with `\\` but no `&&`, and the next line starts a new command.
 

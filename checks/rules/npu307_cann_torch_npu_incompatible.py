@@ -13,7 +13,7 @@ from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, ste
 from checks.parsers.pep440 import public_version, version_key
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 _WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
@@ -170,7 +170,6 @@ def nearest(pins_: list[Pin], package: str, pin: Pin) -> Pin | None:
     return after[0] if after else None
 
 
-@register
 class CannTorchNpuIncompatible(Rule):
     """torch_npu is built for another CANN than the image's, or torch, torch_npu and torchvision pins disagree.
 

@@ -15,7 +15,7 @@ from checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
 from checks.parsers.pep440 import public_version, spec_allows, version_key
 from checks.parsers.pipcli import PipCall, pip_call
 from checks.parsers.requirements import parse_requirement, parse_requirements_file
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 from checks.rules.npu307_cann_torch_npu_incompatible import (
     Pin,
     Tables,
@@ -189,7 +189,6 @@ def _show(call: PipCall, target: str) -> str:
     return f"-e {target}" if editable else target
 
 
-@register
 class TorchPinOverwritten(Rule):
     """A later install re-resolves torch, torch_npu or torchvision to other versions than the ones pinned.
 

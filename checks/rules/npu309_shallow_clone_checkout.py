@@ -10,7 +10,7 @@ from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, parse, resolve_dir, steps
 from checks.parsers.gitcli import Clone, clone_of, git_call
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?(?:rc|post|a|b)\d+)?")
@@ -18,7 +18,6 @@ _TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?(?:rc|post|a|b)\d+)?")
 _CHECKOUT_VALUE_OPTS = frozenset({"-b", "-B", "--orphan", "--conflict", "--pathspec-from-file", "-c", "--create"})
 
 
-@register
 class ShallowCloneCheckout(Rule):
     """A shallow clone (`git clone --depth 1`) is followed by a checkout of a commit it did not fetch.
 

@@ -12,7 +12,7 @@ from checks.context import Context
 from checks.diffing import differing_lines
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Related, Severity
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 from checks.rules.npu305_from_device_mismatch import Devices, devices
 
 MAX_LISTED = 5
@@ -107,7 +107,6 @@ def _listed(lines: list[int]) -> str:
     return f"{'line' if len(lines) == 1 else 'lines'} {shown}{more}"
 
 
-@register
 class A2A3TwinDrift(Rule):
     """A change edits one of a pair of `_a2`/`_a3` Dockerfiles so that the two no longer match.
 

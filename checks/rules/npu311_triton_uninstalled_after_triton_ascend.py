@@ -10,7 +10,7 @@ from checks.model import Severity
 from checks.parsers.dockerfile import parse, steps
 from checks.parsers.pep440 import version_key
 from checks.parsers.pipcli import pip_call
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 from checks.rules.npu308_torch_pin_overwritten import Install, installs
 
 TRITON = "triton"
@@ -27,7 +27,6 @@ def brings_triton_ascend(inst: Install, since: str | None) -> bool:
     return False
 
 
-@register
 class TritonUninstalledAfterTritonAscend(Rule):
     """`pip uninstall triton` runs after a step that installed triton-ascend.
 

@@ -12,7 +12,7 @@ from checks.model import Severity
 from checks.parsers.dockerfile import build_args, expand, parse, steps
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name, parse_requirements_file
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _WHEEL_NAME = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
@@ -55,7 +55,6 @@ def policy(ctx: Context) -> Policy:
     return ctx.memo(("facts", "npu_unsupported_packages", ""), load)
 
 
-@register
 class UnsupportedPackageOnNpu(Rule):
     """An NPU requirements file or Ascend Dockerfile installs a package that only works with CUDA.
 

@@ -16,7 +16,7 @@ from checks.facts.schema import DeviceApi
 from checks.kinds import PYTHON
 from checks.model import Severity
 from checks.parsers import pyast
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,6 @@ class Index:
         return {k: v for k, v in self.defaults.items() if k not in self.ambiguous}
 
 
-@register
 class SilentCudaDefaultOnNpuPath(Rule):
     """A call on an NPU path silently takes a CUDA default, or a CUDA literal enters a file CI never checks.
 

@@ -18,7 +18,7 @@ from checks.facts.schema import NpuWorkarounds
 from checks.kinds import PYTHON
 from checks.model import ChangeStatus, FileChange, Severity
 from checks.parsers import pyast
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _ISSUE = re.compile(r"(?i)(?:github\.com/vllm-project/vllm-ascend/(?:issues|pull)/(\d+)|vllm[-_]ascend\s*#\s*(\d+))")
 
@@ -46,7 +46,6 @@ class _Side:
     all_comments: list[tuple[int, str]] = field(default_factory=list)
 
 
-@register
 class NpuWorkaroundRemoved(Rule):
     """The change removes an NPU workaround: ask for proof that the upstream issue is fixed.
 

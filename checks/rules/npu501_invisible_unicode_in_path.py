@@ -10,10 +10,9 @@ from checks.context import Context, SourceFile
 from checks.indexes.docs import document
 from checks.kinds import DOCS
 from checks.model import ChangeStatus, Severity
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 
-@register
 class InvisibleUnicodeInPath(Rule):
     """A file name or a link target contains an invisible character.
 

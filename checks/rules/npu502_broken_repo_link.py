@@ -17,7 +17,7 @@ from checks.indexes.docs import document
 from checks.kinds import DOCS, WORKFLOW
 from checks.model import ChangeStatus, Related, Severity
 from checks.parsers.markdown import Link, Target, resolve
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _MAX_LISTED = 8
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
@@ -33,7 +33,6 @@ class _Ref:
     end: int
 
 
-@register
 class BrokenRepoLink(Rule):
     """A link in the Ascend docs points to a file of this repository that does not exist.
 

@@ -16,7 +16,7 @@ from checks.kinds import ASCEND_DOCKERFILE, DOCS
 from checks.model import Related, Severity
 from checks.parsers.dockerfile import parse as parse_dockerfile
 from checks.parsers.markdown import Document, Row, resolve
-from checks.rule import Hit, Rule, register
+from checks.rule import Hit, Rule
 
 _VERSION = re.compile(
     r"(?<![\w.])(?:v?\d+(?:\.(?:\d+|[Rr][Cc]\d+|post\d+))+|core_[rv]\d+(?:\.\d+)+)(?![\w])", re.IGNORECASE
@@ -36,7 +36,6 @@ class _Cann:
     shown: str
 
 
-@register
 class VersionTableInconsistent(Rule):
     """A version table in the Ascend image docs contradicts the Dockerfile it links, or itself.
 

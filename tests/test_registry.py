@@ -1,0 +1,66 @@
+"""The registry: the explicit list in checks/rules/__init__.py names every rule module's rule, in id order."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import checks.rules
+from checks.model import Severity
+from checks.rule import Rule, all_rules, validate
+from checks.rules import RULES
+
+
+def test_every_rule_module_has_one_rule_and_the_list_names_it() -> None:
+    found = []
+    for mod in pkgutil.iter_modules(checks.rules.__path__):
+        module = importlib.import_module(f"checks.rules.{mod.name}")
+        classes = [
+            c
+            for _, c in inspect.getmembers(module, inspect.isclass)
+            if issubclass(c, Rule) and c.__module__ == module.__name__
+        ]
+        assert len(classes) == 1, f"{mod.name}: {classes}"
+        cls = classes[0]
+        # The module is named after the id and the name: npu301_tls_verification_disabled.py for NPU301.
+        assert mod.name == f"{cls.id.lower()}_{cls.name.replace('-', '_')}"
+        found.append(cls)
+    assert list(RULES) == sorted(found, key=lambda c: c.id)
+    assert list(all_rules()) == [c.id for c in RULES]
+
+
+def test_every_rule_says_what_it_is() -> None:
+    for rid, cls in all_rules().items():
+        assert isinstance(cls.severity, Severity), rid
+        assert cls.title and "\n" not in cls.title, rid
+        assert cls.kinds or cls.is_project(), f"{rid} checks no kind of file"
+        assert cls.is_per_file() or cls.is_project(), f"{rid} implements neither check_file nor check_project"
+
+
+class _Rule(Rule):
+    id = "NPU999"
+    name = "some-rule"
+    severity = Severity.NOTICE
+    title = "t"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"id": "NPU99"}, "bad rule id 'NPU99'"),
+        ({"name": "Some_Rule"}, "rule name 'Some_Rule' is not kebab-case"),
+    ],
+)
+def test_malformed_rules_are_refused(change: dict[str, str], message: str) -> None:
+    bad = type("Bad", (_Rule,), change)
+    with pytest.raises(ValueError, match=message):
+        validate((bad,))
+
+
+def test_a_reused_id_is_refused() -> None:
+    twin = type("Twin", (_Rule,), {"name": "other-rule"})
+    with pytest.raises(ValueError, match="rule id NPU999 listed twice"):
+        validate((_Rule, twin))
