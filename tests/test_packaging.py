@@ -33,8 +33,62 @@ def test_our_dockerfile_passes_our_own_rules() -> None:
     for path in ("Dockerfile", "docker/ascend/Dockerfile.npu-review"):
         report = run(ChangeSet(head=MemoryTree({path: text}), audit=True))
         assert report.findings == [] and report.errors == [], [f.message for f in report.findings]
-    assert "USER npu-review" in text and "HEALTHCHECK" in text and "/healthz" in text
+    assert "HEALTHCHECK" in text and "/healthz" in text
     assert 'CMD ["npu-review", "serve"]' in text
+
+
+def test_the_image_runs_as_a_numeric_user_on_a_pinned_base_with_a_queue_volume() -> None:
+    import re
+
+    text = (ROOT / "Dockerfile").read_text()
+    (base,) = re.findall(r"^FROM (\S+)", text, re.M)
+    assert re.fullmatch(r"python:3\.12\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", base)
+    assert re.findall(r"^USER (\S+)", text, re.M) == ["10001:10001"]
+    assert "NPU_REVIEW_QUEUE=sqlite:////data/queue.sqlite3" in text and 'VOLUME ["/data"]' in text
+
+
+def test_compose_runs_the_app_redis_and_two_workers() -> None:
+    import re
+
+    from bot.app import SHUTDOWN_DEADLINE_S
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert sorted(services) == ["app", "redis", "worker"]
+    assert services["app"]["command"] == ["npu-review", "serve"]
+    assert services["worker"]["command"] == ["npu-review", "worker"]
+    assert services["worker"]["deploy"]["replicas"] == 2
+    for name in ("app", "worker"):
+        svc = services[name]
+        assert svc["environment"]["NPU_REVIEW_QUEUE"] == "redis://redis:6379/0"
+        # The private key is a mounted file, never an environment value.
+        assert svc["environment"]["GITHUB_PRIVATE_KEY_PATH"] == "/run/secrets/github-app-key"
+        assert "GITHUB_PRIVATE_KEY" not in svc["environment"]
+        assert svc["secrets"] == ["github-app-key"]
+        assert int(svc["stop_grace_period"].removesuffix("s")) >= SHUTDOWN_DEADLINE_S + 5
+    assert compose["secrets"]["github-app-key"]["file"] == "./secrets/github-app.pem"
+    assert re.fullmatch(r"redis:7\.\d+\.\d+-alpine", services["redis"]["image"])
+
+
+def test_worker_refuses_the_embedded_queue() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "NPU_REVIEW_"))},
+        "GITHUB_APP_ID": "1",
+        "GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
+        "GITHUB_WEBHOOK_SECRET": "s",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "npu_review", "worker"], env=env, capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.startswith("npu-review worker: NPU_REVIEW_QUEUE must be a redis:// URL")
+        and proc.stderr.count("\n") == 1
+    )
 
 
 def test_pre_commit_hook_runs_the_staged_check() -> None:
