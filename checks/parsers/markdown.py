@@ -19,7 +19,7 @@ import posixpath
 import re
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -758,9 +758,3 @@ def resolve(doc_path: str, target: str, repos: Iterable[str], refs: Iterable[str
     if path == "." or path.startswith("../") or path == "..":
         return Target("unknown")
     return Target("repo", path, None)
-
-
-def iter_rows(doc: Document) -> Iterator[tuple[Table, Row]]:
-    for t in doc.tables:
-        for r in t.rows:
-            yield t, r
