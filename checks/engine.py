@@ -81,7 +81,7 @@ def needed_paths(
     kinds, or deletes or renames a file (references to it may be left behind): otherwise the rule can report
     nothing on this change, since findings sit on changed lines or are caused by the change.
     """
-    kindmap = KindMap(config.paths)
+    kindmap = KindMap(config.paths, config.facts.file_kinds)
     rules = active_rules(config)
     # The changed files of every rule's kinds: per-file rules check them, project rules read them too.
     file_kinds = frozenset().union(*(r.kinds for r in rules))
@@ -134,7 +134,7 @@ class _Runner:
         self, changeset: ChangeSet, config: Config, clock: Callable[[], float] | None, rule_budget_s: float
     ) -> None:
         self.known = known_rule_ids()
-        self.kindmap = KindMap(config.paths)
+        self.kindmap = KindMap(config.paths, config.facts.file_kinds)
         self.ctx = Context(changeset, config, self.kindmap)
         self.active = active_rules(config)
         self.per_file = [r for r in self.active if r.is_per_file()]

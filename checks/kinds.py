@@ -1,10 +1,14 @@
-"""File kinds (which rules read a file), decided by path globs whose defaults fit verl's layout."""
+"""File kinds (which rules read a file), decided by path globs: the profile's (facts `file_kinds`), which the
+repo config's `paths:` replaces kind by kind."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 
 from checks import globs
+from checks.facts import default_facts
+from checks.facts.schema import FileKinds
 
 # Kinds. A file may have several (an NPU launch script is also a shell script).
 SHELL = "shell"  # every shell script; NPU1xx rules still require an NPU context inside it
@@ -16,44 +20,33 @@ ASCEND_DOCKERFILE = "ascend_dockerfile"
 DOCS = "docs"
 PYTHON = "python"
 REQUIREMENTS = "requirements"
-HYDRA_CONFIG = "hydra_config"  # verl's Hydra config tree, the generated reference files included (NPU105-107)
+HYDRA_CONFIG = "hydra_config"  # the project's Hydra config tree, generated reference files included (NPU105-107)
 
-DEFAULT_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
-    SHELL: ("**/*.sh", "**/*.bash"),
-    NPU_SCRIPT: (
-        "**/*_npu.sh",
-        "**/*_npu_*.sh",
-        "**/special_npu/**/*.sh",
-        "examples/ascend_extras/**/*.sh",
-        "**/ascend*.sh",
-        "**/*_ascend.sh",
-        "**/*_ascend_*.sh",
-        "scripts/*npu*.sh",
-        "docs/ascend_tutorial/**/*.sh",
-    ),
-    WORKFLOW: (".github/workflows/*.yml", ".github/workflows/*.yaml"),
-    ASCEND_WORKFLOW: (
-        ".github/workflows/*ascend*.yml",
-        ".github/workflows/*ascend*.yaml",
-        ".github/workflows/*npu*.yml",
-        ".github/workflows/*npu*.yaml",
-    ),
-    DOCKERFILE: ("**/Dockerfile", "**/Dockerfile.*", "**/*.Dockerfile", "**/*.dockerfile"),
-    ASCEND_DOCKERFILE: ("docker/ascend/**/Dockerfile*", "**/*ascend*/Dockerfile*", "**/Dockerfile*ascend*"),
-    DOCS: ("docs/**/*.md", "docs/**/*.rst", "docker/ascend/*.md", "**/README.md", "*.md"),
-    PYTHON: ("**/*.py",),
-    REQUIREMENTS: ("requirements*.txt", "**/requirements*.txt"),
-    HYDRA_CONFIG: ("verl/trainer/config/**/*.yaml", "verl/trainer/config/**/*.yml"),
-}
-
-KNOWN_KINDS = frozenset(DEFAULT_KIND_GLOBS)
+KNOWN_KINDS = frozenset(
+    {
+        SHELL,
+        NPU_SCRIPT,
+        WORKFLOW,
+        ASCEND_WORKFLOW,
+        DOCKERFILE,
+        ASCEND_DOCKERFILE,
+        DOCS,
+        PYTHON,
+        REQUIREMENTS,
+        HYDRA_CONFIG,
+    }
+)
 
 
 class KindMap:
-    """Classifies paths. `overrides` replaces the default globs of the kinds it names."""
+    """Classifies paths by the profile's globs (`defaults`: the facts' `file_kinds`, the default profile's when
+    not given). `overrides` replaces the globs of the kinds it names."""
 
-    def __init__(self, overrides: Mapping[str, tuple[str, ...]] | None = None) -> None:
-        merged = dict(DEFAULT_KIND_GLOBS)
+    def __init__(
+        self, overrides: Mapping[str, tuple[str, ...]] | None = None, defaults: FileKinds | None = None
+    ) -> None:
+        kinds = defaults if defaults is not None else default_facts().file_kinds
+        merged = {f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS}
         merged.update(overrides or {})
         self.globs: dict[str, tuple[str, ...]] = merged
         self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]

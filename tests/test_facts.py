@@ -171,3 +171,18 @@ def test_the_readme_lists_every_section_with_its_scope() -> None:
     rows = dict(re.findall(r"^\| `(\w+)` \| (universal|project) \|", readme, re.M))
     expected = {name: UNIVERSAL for name in sections(UNIVERSAL)} | {name: PROJECT for name in sections(PROJECT)}
     assert rows == expected
+
+
+def test_the_profile_gives_the_globs_of_every_file_kind() -> None:
+    from checks.facts.schema import FileKinds
+    from checks.kinds import KNOWN_KINDS, KindMap
+
+    named = {f.name for f in dataclasses.fields(FileKinds)} - {"source", "date"}
+    assert named == KNOWN_KINDS
+    assert KindMap().kinds("verl/trainer/config/ppo_trainer.yaml") == {"hydra_config"}
+    # `knowledge: file_kinds` replaces a kind's globs like `paths:` does; other kinds keep the profile's.
+    facts = load({"file_kinds": {"hydra_config": ["conf/**/*.yaml"]}})
+    kinds = KindMap(None, facts.file_kinds)
+    assert kinds.kinds("conf/a/b.yaml") == {"hydra_config"}
+    assert kinds.kinds("verl/trainer/config/ppo_trainer.yaml") == frozenset()
+    assert kinds.kinds("run_npu.sh") == {"shell", "npu_script"}

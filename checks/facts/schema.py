@@ -145,6 +145,22 @@ class Project(Section):
 
 
 @dataclass(frozen=True)
+class FileKinds(Section):
+    """Path globs of each file kind (checks/kinds.py names the kinds)."""
+
+    shell: tuple[str, ...]
+    npu_script: tuple[str, ...]
+    workflow: tuple[str, ...]
+    ascend_workflow: tuple[str, ...]
+    dockerfile: tuple[str, ...]
+    ascend_dockerfile: tuple[str, ...]
+    docs: tuple[str, ...]
+    python: tuple[str, ...]
+    requirements: tuple[str, ...]
+    hydra_config: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Scheme:
     name: str
     role: str
@@ -344,6 +360,7 @@ class Facts:
     shell_env: ShellEnv = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
+    file_kinds: FileKinds = field(metadata=_project())
     image_tags: ImageTags = field(metadata=_project())
     launch: Launch = field(metadata=_project())
     dockerfile_names: DockerfileNames = field(metadata=_project())
