@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checks.facts import default_facts
 from checks.parsers.sh.lexer import SIMPLE_WORD as _SIMPLE_WORD
 from checks.parsers.sh.lexer import read_word as _read_word
 from checks.parsers.shell import (
@@ -22,6 +23,8 @@ from checks.parsers.shell import (
     parse,
     split_override,
 )
+
+LAUNCHERS = default_facts().launchers  # verl's, the first profile
 
 EAGER = "actor_rollout_ref.rollout.enforce_eager"
 MODE = "actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode"
@@ -76,7 +79,7 @@ def test_multiline_quotes_arrays_and_heredocs() -> None:
     script = parse(text)
     assert [(ll.line, ll.end_line) for ll in script.logical] == [(1, 6), (7, 7), (10, 10)]
     assert script.heredocs == [(8, 9)]
-    inv = script.view(npu=False).invocations[0]
+    inv = script.view(False, LAUNCHERS).invocations[0]
     assert [(o.key, o.value, o.line) for o in inv.overrides] == [("a.b", "1", 2), ("c.d", "two\nlines", 4)]
 
 
@@ -92,7 +95,7 @@ def test_commented_line_inside_a_continuation() -> None:
         )
     )
     assert script.comment_breaks == [3]
-    inv = script.view(npu=False).invocations[0]
+    inv = script.view(False, LAUNCHERS).invocations[0]
     assert [(o.key, o.line) for o in inv.overrides] == [("a.b", 2), ("c.d", 4)]
 
 
@@ -157,7 +160,7 @@ def test_if_device_tests_and_and_lists() -> None:
     by_line = {a.line: a.device for a in script.assignments}
     # the else arm runs when DEVICE is not npu: never on NPU
     assert by_line == {2: "npu", 4: "other", 6: "other", 9: "npu", 11: "other", 12: "npu"}
-    view = script.view(npu=True)
+    view = script.view(True, LAUNCHERS)
     assert view.env("A") is not None and view.env("A").value == "1"  # type: ignore[union-attr]
     assert view.env("B").value == "1"  # type: ignore[union-attr]
     assert view.env("C") is None  # GPU only
@@ -195,7 +198,7 @@ def test_overrides_in_commands_and_arrays_in_hydra_order() -> None:
             """
         )
     )
-    view = script.view(npu=False)
+    view = script.view(False, LAUNCHERS)
     [inv] = view.invocations
     assert (inv.launcher, inv.module, inv.passes_args, inv.line) == ("python3", "verl.trainer.main_ppo", True, 9)
     got = [(o.prefix, o.key, o.raw, o.value, o.line, o.array) for o in inv.overrides]
@@ -229,7 +232,7 @@ def test_resolution_last_assignment_defaults_unknown_and_quotes() -> None:
             """
         )
     )
-    [inv] = script.view(npu=False).invocations
+    [inv] = script.view(False, LAUNCHERS).invocations
     values = {o.key: o.value for o in inv.overrides}
     assert values == {
         "x.a": "2",
@@ -263,7 +266,7 @@ def test_conditional_assignments_and_overrides_become_unknown() -> None:
             """
         )
     )
-    [inv] = script.view(npu=False).invocations
+    [inv] = script.view(False, LAUNCHERS).invocations
     assert inv.value("a.eager") is UNKNOWN
     assert inv.value("a.same") == "1"
     assert inv.value("a.mode") == "eager"
@@ -284,7 +287,7 @@ def test_string_of_overrides_word_splits_with_lines() -> None:
             """
         )
     )
-    [inv] = script.view(npu=False).invocations
+    [inv] = script.view(False, LAUNCHERS).invocations
     got = [(o.key, o.value, o.line) for o in inv.overrides]
     assert got == [
         (NAME, "vllm", 3),
@@ -299,7 +302,7 @@ def test_dict_valued_ancestor_override() -> None:
         "python3 -m verl.trainer.main_ppo "
         "+actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config='{cudagraph_mode: PIECEWISE}'\n"
     )
-    [inv] = script.view(npu=False).invocations
+    [inv] = script.view(False, LAUNCHERS).invocations
     assert inv.value(MODE) == "PIECEWISE"
     assert inv.value(MODE.replace("cudagraph_mode", "cudagraph_capture_sizes")) is None
 
@@ -310,7 +313,7 @@ def test_not_overrides_and_not_launchers() -> None:
     assert split_override('"+a.b=${X}"') == ("+", "a.b", "${X}")
     assert split_override("~a.b") == ("~", "a.b", None)
     script = parse("echo a.b=1\npip install zope.interface==5.0\nexport A=1\n")
-    assert script.view(npu=False).invocations == []
+    assert script.view(False, LAUNCHERS).invocations == []
 
 
 def test_env_exported_prefix_and_plain() -> None:
@@ -324,7 +327,7 @@ def test_env_exported_prefix_and_plain() -> None:
             """
         )
     )
-    view = script.view(npu=True)
+    view = script.view(True, LAUNCHERS)
     [inv] = view.invocations
     tq = view.env("TASK_QUEUE_ENABLE", inv)
     assert tq is not None and (tq.value, tq.line, tq.exported) == ("2", 1, True)
@@ -360,15 +363,15 @@ DUAL = sh(
 
 def test_dual_device_script_npu_view_skips_the_gpu_arm() -> None:
     script = parse(DUAL)
-    assert is_npu_capable(script, "trainer.device")
-    view = npu_view(script, {"shell"}, "trainer.device")
+    assert is_npu_capable(script, "trainer.device", LAUNCHERS)
+    view = npu_view(script, {"shell"}, "trainer.device", LAUNCHERS)
     assert view is not None
     [inv] = view.invocations
     assert inv.launcher == "python3"
     assert inv.value("a.tp") == "2"
     tq = view.env("TASK_QUEUE_ENABLE", inv)
     assert tq is not None and (tq.value, tq.line) == ("1", 9)
-    any_device = script.view(npu=False)
+    any_device = script.view(False, LAUNCHERS)
     assert any_device.invocations[0].value("a.tp") is UNKNOWN
     assert any_device.env("TASK_QUEUE_ENABLE") is not None
     assert any_device.env("TASK_QUEUE_ENABLE").value is UNKNOWN  # type: ignore[union-attr]
@@ -386,7 +389,7 @@ def test_dual_device_script_npu_view_skips_the_gpu_arm() -> None:
     ],
 )
 def test_npu_context(text: str, kinds: set[str], npu: bool) -> None:
-    assert (npu_view(parse(text), kinds, "trainer.device") is not None) is npu
+    assert (npu_view(parse(text), kinds, "trainer.device", LAUNCHERS) is not None) is npu
 
 
 def test_values_helpers() -> None:
@@ -416,8 +419,8 @@ def test_values_helpers() -> None:
 )
 def test_never_raises_on_odd_input(text: str) -> None:
     script = parse(text)
-    npu_view(script, {"npu_script"}, "trainer.device")
-    script.view(npu=False)
+    npu_view(script, {"npu_script"}, "trainer.device", LAUNCHERS)
+    script.view(False, LAUNCHERS)
 
 
 _PIECES = [*"ab.=$\"'`(){}[]|&;<>#\\ \n-+~:", "npu)", "case ", " in ", "if ", "then ", "fi", "esac", ";;", "<<EOF"]
@@ -429,7 +432,7 @@ _PIECES += ["a.b.c=", "${X:-", "ARR=(", '"${ARR[@]}"', "export ", "python3 -m ve
 def test_never_raises_fuzz(pieces: list[str]) -> None:
     text = "".join(pieces)
     script = parse(text)
-    view = npu_view(script, {"npu_script"}, "trainer.device")
+    view = npu_view(script, {"npu_script"}, "trainer.device", LAUNCHERS)
     if view is not None:
         for inv in view.invocations:
             inv.effective(EAGER)
@@ -449,9 +452,9 @@ def test_an_exit_reached_on_npu_ends_the_npu_view() -> None:
             """
         )
     )
-    view = npu_view(script, {"shell"}, "trainer.device")
+    view = npu_view(script, {"shell"}, "trainer.device", LAUNCHERS)
     assert view is not None and view.invocations == [] and view.env("TASK_QUEUE_ENABLE") is None
-    assert len(script.view(npu=False).invocations) == 1
+    assert len(script.view(False, LAUNCHERS).invocations) == 1
 
 
 # -- fast paths agree with the general code ------------------------------------------------------------------
@@ -491,7 +494,7 @@ def test_expansion_shortcuts_give_the_general_values() -> None:
             """
         )
     )
-    [inv] = script.view(npu=False).invocations
+    [inv] = script.view(False, LAUNCHERS).invocations
     assert [(o.key, o.value, o.line, o.sources) for o in inv.overrides] == [
         ("p.a", "plain", 4, ()),
         ("p.b", "1", 4, (1,)),
@@ -514,3 +517,72 @@ def test_a_here_string_is_not_a_here_document() -> None:
         (3, "tr a b <<<abc"),
         (4, "python3 -m verl.trainer.main_ppo a.b=$X"),
     ]
+
+
+# -- launchers as data -----------------------------------------------------------------------------------------
+
+
+def test_verl_launchers_recognise_its_modules_and_any_command_with_overrides() -> None:
+    script = parse(
+        sh(
+            """
+            python3 -m verl.trainer.main_ppo
+            torchrun --nproc_per_node 8 train.py trainer.n_gpus_per_node=8
+            echo trainer.n_gpus_per_node=8
+            python3 tools/convert.py --out x
+            """
+        )
+    )
+    view = script.view(False, LAUNCHERS)
+    assert [(i.line, i.launcher, i.module, [o.key for o in i.overrides]) for i in view.invocations] == [
+        (1, "python3", "verl.trainer.main_ppo", []),
+        (2, "torchrun", None, ["trainer.n_gpus_per_node"]),
+    ]
+
+
+def test_another_projects_launchers_are_a_data_change() -> None:
+    from checks.parsers.sh.launchers import EntryPoint, Launchers
+
+    mine = Launchers(
+        entry_points=(
+            EntryPoint("hydra", modules=("mypkg.",)),
+            EntryPoint("argparse", commands=("vllm",), subcommands=("serve",)),
+        ),
+        hydra_any_command=False,
+        not_launchers=("echo",),
+    )
+    text = sh(
+        """
+        python -m mypkg.train a.b=1
+        torchrun other.py a.b=2
+        vllm serve /models/q --tensor-parallel-size 2 --enforce-eager \\
+            --max-model-len=4096 -O3
+        vllm bench --tensor-parallel-size 4
+        """
+    )
+    view = parse(text).view(True, mine)
+    assert [(i.line, i.module, [(o.key, o.value) for o in i.overrides]) for i in view.invocations] == [
+        (1, "mypkg.train", [("a.b", "1")])
+    ]
+    [launch] = view.argparse_launches
+    assert (launch.program, launch.line) == ("vllm", 3)
+    assert launch.options == (
+        ("--tensor-parallel-size", "2", 3),
+        ("--enforce-eager", None, 3),
+        ("--max-model-len", "4096", 4),
+        ("-O3", None, 4),
+    )
+    assert launch.option("--max-model-len") == "4096" and launch.option("--enforce-eager") is None
+    # verl's declarations read the same text their way: both commands pass overrides, vllm is no Hydra launch
+    assert [i.line for i in parse(text).view(True, LAUNCHERS).invocations] == [1, 2]
+
+
+def test_a_launcher_declaration_with_a_wrong_style_stops_the_run() -> None:
+    from checks.facts import FactsError, load
+
+    with pytest.raises(FactsError) as err:
+        load({"launchers": {"entry_points": [{"style": "hidra", "modules": ["x"]}]}})
+    assert (
+        str(err.value)
+        == "knowledge.launchers.entry_points[0].style: expected one of 'hydra', 'argparse', got the string 'hidra'"
+    )

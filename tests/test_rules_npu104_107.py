@@ -14,6 +14,8 @@ from checks.parsers import hydra_config
 from checks.parsers.shell import Invocation, npu_view, parse
 from tests.fixture_support import FIXTURES, load_case, run_case
 
+LAUNCHERS = default_facts().launchers  # verl's, the first profile
+
 CFG = FIXTURES / "NPU105" / "bad_plus_and_bare_fsdp" / "head" / "verl" / "trainer" / "config"
 
 
@@ -30,7 +32,7 @@ def _schema(name: str) -> hydra_config.Schema:
 
 
 def _invocation(text: str) -> Invocation:
-    view = npu_view(parse(textwrap.dedent(text).lstrip("\n")), {"shell", "npu_script"}, "trainer.device")
+    view = npu_view(parse(textwrap.dedent(text).lstrip("\n")), {"shell", "npu_script"}, "trainer.device", LAUNCHERS)
     assert view is not None
     [inv] = view.invocations
     return inv

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 from checks.facts.typed import Regex
+from checks.parsers.sh.launchers import Launchers as LauncherDeclarations
 
 UNIVERSAL = "universal"  # true of Ascend NPU, CANN, torch_npu, vLLM(-Ascend), GitHub Actions: any project
 PROJECT = "project"  # one project's layout and conventions: a profile
@@ -206,6 +207,11 @@ class Launch(Section):
 
 
 @dataclass(frozen=True)
+class Launchers(Section, LauncherDeclarations):
+    """What counts as a launch command (the shell views read it; see checks/parsers/sh/launchers.py)."""
+
+
+@dataclass(frozen=True)
 class DockerfileNames(Section):
     device_tokens: Mapping[str, tuple[str, ...]]
 
@@ -363,6 +369,7 @@ class Facts:
     file_kinds: FileKinds = field(metadata=_project())
     image_tags: ImageTags = field(metadata=_project())
     launch: Launch = field(metadata=_project())
+    launchers: Launchers = field(metadata=_project())
     dockerfile_names: DockerfileNames = field(metadata=_project())
     twin_drift: TwinDrift = field(metadata=_project())
     device_api: DeviceApi = field(metadata=_project())

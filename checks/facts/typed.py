@@ -14,7 +14,7 @@ import types
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 T = TypeVar("T")
 
@@ -58,6 +58,8 @@ def _want(tp: Any) -> str:
     origin, args = get_origin(tp), get_args(tp)
     if origin is Annotated:
         return "a regular expression (a string)" if "regex" in args[1:] else _want(args[0])
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
     if tp is str:
         return "a string"
     if tp is bool:
@@ -106,6 +108,10 @@ def _convert(value: object, tp: Any, path: str) -> Any:
             except re.error as exc:
                 raise FactsError(f"{path}: not a valid regular expression ({exc})") from None
         return out
+    if origin is Literal:
+        if value in args:
+            return value
+        raise _fail(path, tp, value)
     if tp is str:
         if isinstance(value, str):
             return value

@@ -1,32 +1,35 @@
-"""Shell launch scripts: logical lines, assignments, `case`/`if` device branches and Hydra overrides.
+"""Shell launch scripts: assignments, `case`/`if` device branches, variables and launches with their overrides.
 
-The parser reads bash the way verl's launch scripts use it and never raises: what it cannot follow becomes
+The parser reads bash the way launch scripts use it and never raises: what it cannot follow becomes
 `UNKNOWN`, which rules must treat as "don't know, stay silent".
 
 API (everything below is a plain dataclass; nothing here touches the file system or the environment):
 
     script = parse(text)                       # ShellScript: structure only, values not resolved yet
-    view = npu_view(script, src.kinds)         # the script as it runs on Ascend, or None (a GPU-only script)
-    for inv in view.invocations:               # each command that passes Hydra overrides (python3 -m verl ...)
+    view = npu_view(script, src.kinds, facts.ascend_values.device_key, facts.launchers)
+                                               # the script as it runs on Ascend, or None (a GPU-only script)
+    for inv in view.invocations:               # each Hydra launch (`python3 -m verl... a.b=1`, torchrun ...)
         eff = inv.effective("actor_rollout_ref.rollout.enforce_eager")
         as_bool(eff.value)                     # True / False / None (absent, unknown or not a bool)
         eff.override.line                      # physical line of the override that decided it (last one wins)
     view.env("TASK_QUEUE_ENABLE", inv)         # the exported value that command sees (EnvValue or None)
     view.variable("TP", inv)                   # any shell variable there (exported or not)
     view.calls                                 # every plain command (`bash x.sh`, `source env.sh`, ...)
+    view.argparse_launches                     # commands of declared argparse launchers (`vllm serve --x 1`)
     script.assignments, script.npu_arms        # definitions (export, NAME=, ${X:=d}, for, read) and NPU arms
 
 Layers:
- 1. `logical_lines(text)`: backslash continuations joined, multi-line quotes/arrays/`$( )` kept together,
-    comments dropped, heredoc bodies skipped; each `LogicalLine` maps offsets back to physical lines.
- 2. `parse(text)`: tokens, then statements (simple commands and array assignments) with the stack of
+ 1. The shell layer (`checks.parsers.sh`): logical lines (continuations joined, multi-line quotes, arrays and
+    `$( )` kept together, comments dropped, heredoc bodies skipped) and their tokens.
+ 2. `parse(text)`: statements (simple commands and array assignments) with the stack of
     `if`/`case`/loop/function arms around each one. An arm whose test compares a device variable
     (`DEVICE`, `device_name`, ...) with `npu` is an NPU arm; with another device (`gpu`, `cuda`) an OTHER arm.
- 3. `ShellScript.view(npu=...)`: replays the statements in order. The NPU view skips OTHER arms and treats
+ 3. `ShellScript.view(npu, launchers)`: replays the statements in order. The NPU view skips OTHER arms and treats
     NPU arms as taken; every other arm (and loop or function body) is conditional: a value assigned in
     a conditional arm that differs from the value before it makes the variable UNKNOWN where it is used
     outside that arm. Bash arrays are expanded into the commands that use `"${NAME[@]}"`, in command order,
-    so that `Invocation.effective()` follows Hydra's "last override wins".
+    so that `Invocation.effective()` follows Hydra's "last override wins". What counts as a launch is the
+    project's data (`launchers` in the facts: entry points and their style), not this module's.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from typing import Final, Literal
 
 import yaml
 
-from checks.parsers.sh import REDIRECT, ArrayWord, LogicalLine, Op, Source, Token, Word, split_logical, tokens
+from checks.parsers.sh import REDIRECT, ArrayWord, LogicalLine, Op, Source, Token, Word, split_logical, tokens, unquote
 from checks.parsers.sh import logical_lines as _logical_lines
+from checks.parsers.sh.launchers import ArgparseLaunch, Launchers, argparse_options
 
 __all__ = [
     "UNKNOWN",
@@ -103,18 +107,6 @@ _OTHER_VALUES = frozenset({"gpu", "cuda", "nvidia", "cpu", "rocm", "amd", "xpu",
 _HYDRA_KEY = re.compile(r"(\+\+|\+|~)?([a-z_]\w*(?:\.\w+)+)\Z")
 _SHELL_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
-
-# Commands whose arguments are never Hydra overrides for a verl launcher.
-_NOT_LAUNCHERS = frozenset(
-    (
-        *("echo", "printf", "cat", "tee", "sed", "grep", "egrep", "awk", "cut", "sort", "head", "tail"),
-        *("test", "[", "[[", "pip", "pip3", "uv", "conda", "mamba", "apt", "apt-get", "yum", "dnf"),
-        *("wget", "curl", "git", "mkdir", "cd", "rm", "cp", "mv", "ln", "touch", "chmod", "chown", "ls"),
-        *("find", "source", ".", "set", "unset", "shift", "read", "exit", "return", "export", "local"),
-        *("declare", "typeset", "readonly", "alias", "trap", "wait", "sleep", "kill", "ulimit", "printenv"),
-        *("true", "false", ":", "let", "hf", "huggingface-cli", "modelscope", "tar", "unzip", "du", "df"),
-    )
-)
 
 _KEYWORDS_START = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until"})
 
@@ -1015,6 +1007,8 @@ class View:
     invocations: list[Invocation]
     overrides: list[Override]  # every override in the view, in source order, whether a command uses it or not
     calls: list[Call] = field(default_factory=list)  # every plain command, in order
+    # commands of the argparse-style launchers declared (`vllm serve --tensor-parallel-size 2`), in order
+    argparse_launches: list[ArgparseLaunch] = field(default_factory=list)
     _events: dict[str, list[_VarEvent]] = field(default_factory=dict, repr=False)
     _branches: dict[int, tuple[int, ...]] = field(default_factory=dict, repr=False)
     _assignments: list[Assignment] = field(default_factory=list, repr=False)
@@ -1073,7 +1067,7 @@ class ShellScript:
     heredocs: list[tuple[int, int]]  # physical line ranges of heredoc bodies (skipped)
     arms: list[Arm] = field(default_factory=list)  # every if/case/loop/function arm, in source order
     error: str | None = None  # set when the parser gave up; the script then looks empty
-    _views: dict[bool, View] = field(default_factory=dict, repr=False)
+    _views: dict[tuple[bool, Launchers], View] = field(default_factory=dict, repr=False)
 
     @property
     def assignments(self) -> list[Assignment]:
@@ -1085,15 +1079,17 @@ class ShellScript:
         """Arms that run only on NPU (`npu)` of a device case, `if [ "$DEVICE" = npu ]`, ...)."""
         return [a for a in self.arms if a.device == "npu"]
 
-    def view(self, npu: bool = True) -> View:
-        """The script as it runs on NPU (`npu=True`) or on any device (`npu=False`); memoised."""
-        v = self._views.get(npu)
+    def view(self, npu: bool, launchers: Launchers) -> View:
+        """The script as it runs on NPU (`npu=True`) or on any device (`npu=False`), its launches recognised
+        with the project's `launchers` (the facts' `launchers` section); memoised."""
+        key = (npu, launchers)
+        v = self._views.get(key)
         if v is None:
             try:
-                v = _simulate(self, npu)
+                v = _simulate(self, npu, launchers)
             except Exception:  # pragma: no cover - defensive: degrade to "nothing known"
                 v = View(npu, [], [])
-            self._views[npu] = v
+            self._views[key] = v
         return v
 
 
@@ -1161,12 +1157,14 @@ def _default_assigns(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((m.group(1), m.group(2)) for m in _ASSIGN_DEFAULT.finditer(text))
 
 
-def _simulate(script: ShellScript, npu: bool) -> View:
+def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
     """Replay the statements of one view in order: variables, arrays, then the commands that use them."""
     events: dict[str, list[_VarEvent]] = {}
     arrays: dict[str, list[_ArrayEvent]] = {}
     invocations: list[Invocation] = []
     calls: list[Call] = []
+    argparse_launches: list[ArgparseLaunch] = []
+    argparse_entries = launchers.of_style("argparse")
     seen_overrides: dict[tuple[int, str], Override] = {}
     branches_at: dict[int, tuple[int, ...]] = {}
     allexport = False
@@ -1274,14 +1272,21 @@ def _simulate(script: ShellScript, npu: bool) -> View:
         argument = next((w for w in words[1:] if not w.startswith("-")), "")
         calls.append(Call(cmd.strip("\"'").rsplit("/", 1)[-1], argument, tuple(words), st.line, st.index))
 
-        inv = _invocation(st, br, exp, arrays, make_override, prefix_env)
+        inv = _invocation(st, br, exp, arrays, make_override, prefix_env, launchers)
         if inv is not None:
             invocations.append(inv)
+        elif argparse_entries:
+            program = cmd.strip("\"'").rsplit("/", 1)[-1]
+            module = words[words.index("-m", 0, len(words) - 1) + 1].strip("\"'") if "-m" in words[:-1] else None
+            entry = next((e for e in argparse_entries if e.names(program, module, words)), None)
+            if entry is not None:
+                args = [(unquote(w.raw), w.line) for w in st.words[1:]]
+                argparse_launches.append(ArgparseLaunch(program, st.line, argparse_options(args), entry))
 
     # overrides carried by arrays that were built but maybe never expanded still belong to the view
     overrides = sorted(seen_overrides.values(), key=lambda o: (o.line, o.text))
     view_assignments = [a for a in _assignments(statements)]
-    return View(npu, invocations, overrides, calls, events, branches_at, view_assignments)
+    return View(npu, invocations, overrides, calls, argparse_launches, events, branches_at, view_assignments)
 
 
 def _invocation(
@@ -1291,8 +1296,10 @@ def _invocation(
     arrays: dict[str, list[_ArrayEvent]],
     make_override: Callable[[Word, _Expander, str | None], Override | None],
     prefix_env: list[EnvValue],
+    launchers: Launchers,
 ) -> Invocation | None:
-    """The command as a Hydra launch, or None when it passes no override and is no verl module."""
+    """The command as a Hydra launch: a declared Hydra entry point, or (with `hydra_any_command`) any command
+    but the `not_launchers` that passes overrides. None otherwise."""
     flat: list[tuple[str, Override | None]] = []  # (word text, override) in command order
     passes_args = False
     for k, w in enumerate(st.words):
@@ -1315,7 +1322,8 @@ def _invocation(
     if not flat:
         return None
     launcher = flat[0][0].strip("\"'")
-    if flat[0][1] is not None or launcher.rsplit("/", 1)[-1] in _NOT_LAUNCHERS:
+    program = launcher.rsplit("/", 1)[-1]
+    if flat[0][1] is not None or program in launchers.never:
         return None
     texts = [t for t, _o in flat]
     try:  # the word after the first `-m` that has one
@@ -1323,8 +1331,9 @@ def _invocation(
     except ValueError:
         module = None
     overrides = tuple(o for _t, o in flat[1:] if o is not None)
-    is_verl = bool(module and module.startswith("verl")) or any("verl/trainer/" in t for t in texts)
-    if not overrides and not is_verl:
+    if not (overrides and launchers.hydra_any_command) and not any(
+        e.names(program, module, texts) for e in launchers.of_style("hydra")
+    ):
         return None
     return Invocation(
         st.line, st.end_line, launcher, module, overrides, passes_args, st.index, tuple(prefix_env), tuple(texts)
@@ -1410,19 +1419,19 @@ def _array_content(
 # -- NPU context ----------------------------------------------------------------------------------------------
 
 
-def is_npu_capable(script: ShellScript, device_key: str) -> bool:
+def is_npu_capable(script: ShellScript, device_key: str, launchers: Launchers) -> bool:
     """True when a generic script runs on NPU: it has an NPU arm, a device variable that defaults to
     `npu`, or it passes `npu` to the launcher's device override (`device_key`, e.g. `trainer.device`)."""
     if script.npu_arms:
         return True
-    view = script.view(npu=False)
+    view = script.view(False, launchers)
     for name, evs in view._events.items():
         if _DEVICE_VAR.match(name) and any(isinstance(e.value, str) and _value_device(e.value) == "npu" for e in evs):
             return True
     return any(o.key == device_key and hydra_str(o.value) == "npu" for o in view.overrides)
 
 
-def npu_view(script: ShellScript, kinds: Iterable[str], device_key: str) -> View | None:
+def npu_view(script: ShellScript, kinds: Iterable[str], device_key: str, launchers: Launchers) -> View | None:
     """The NPU reading of a script, or None when the script never runs on NPU (GPU-only scripts).
 
     A script whose path marks it as NPU (kind `npu_script`) is NPU throughout, minus arms for another
@@ -1430,6 +1439,6 @@ def npu_view(script: ShellScript, kinds: Iterable[str], device_key: str) -> View
     """
     if script.error is not None:
         return None
-    if "npu_script" in set(kinds) or is_npu_capable(script, device_key):
-        return script.view(npu=True)
+    if "npu_script" in set(kinds) or is_npu_capable(script, device_key, launchers):
+        return script.view(True, launchers)
     return None

@@ -45,7 +45,9 @@ class GraphModeWithTaskQueue2(Rule):
     context_kinds = frozenset({SHELL, NPU_SCRIPT})  # the scripts a launcher calls (_called_scripts)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(
+            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
+        )
         if view is None:
             return
         launch, task_queue = ctx.facts.launch, ctx.facts.task_queue
@@ -132,7 +134,12 @@ def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
     other = ctx.source(path)
     if other is None:
         return False
-    view = npu_view(ctx.parsed("shell", other, parse), other.kinds | {"npu_script"}, ctx.facts.ascend_values.device_key)
+    view = npu_view(
+        ctx.parsed("shell", other, parse),
+        other.kinds | {"npu_script"},
+        ctx.facts.ascend_values.device_key,
+        ctx.facts.launchers,
+    )
     return view is not None and _torchair(view, inv, inv)
 
 
@@ -154,7 +161,10 @@ def _called_scripts(
         if other is None:
             continue
         other_view = npu_view(
-            ctx.parsed("shell", other, parse), other.kinds | {"npu_script"}, ctx.facts.ascend_values.device_key
+            ctx.parsed("shell", other, parse),
+            other.kinds | {"npu_script"},
+            ctx.facts.ascend_values.device_key,
+            ctx.facts.launchers,
         )
         if other_view is None or any(other_view.env(n) is not None for n in env_names):
             continue  # the called script sets the level itself: its own check covers it

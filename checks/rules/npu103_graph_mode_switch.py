@@ -54,9 +54,14 @@ class GraphModeSwitch(Rule):
         base = ctx.source(change.old_path or src.path, rev="base")
         if base is None:
             return
-        head_view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        head_view = npu_view(
+            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
+        )
         base_view = npu_view(
-            ctx.parsed("shell", base, parse, rev="base"), base.kinds, ctx.facts.ascend_values.device_key
+            ctx.parsed("shell", base, parse, rev="base"),
+            base.kinds,
+            ctx.facts.ascend_values.device_key,
+            ctx.facts.launchers,
         )
         if head_view is None or base_view is None or not base_view.invocations:
             return

@@ -56,7 +56,7 @@ class UndefinedVariableInOverride(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)
-        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None or not view.invocations:
             return
         facts = ctx.facts.shell_env
@@ -296,7 +296,7 @@ def _caller_exports(ctx: Context) -> dict[str, set[str]]:
             script = ctx.parsed("shell", src, parse)
             if script.error is not None:
                 continue
-            view = script.view(npu=False)
+            view = script.view(False, ctx.facts.launchers)
             for call in view.calls:
                 if call.program not in _RUNNERS:
                     continue

@@ -48,7 +48,9 @@ class HydraPlusMismatch(Rule):
     context_kinds = frozenset({HYDRA_CONFIG})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(
+            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
+        )
         if view is None:
             return
         free = _free_form(ctx)

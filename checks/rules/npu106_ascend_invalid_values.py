@@ -89,7 +89,7 @@ class AscendInvalidValues(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.parsed("shell", src, parse)
-        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None:
             return
         facts = _Facts.of(ctx)
@@ -544,7 +544,7 @@ def _defines(ctx: Context, path: str, script: ShellScript, name: str, depth: int
         return True
     if depth >= 3:
         return False
-    for call in script.view(npu=False).calls:
+    for call in script.view(False, ctx.facts.launchers).calls:
         if call.program not in _SOURCERS:
             continue
         target = resolve_script(ctx, path, call.argument)

@@ -155,7 +155,9 @@ def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iter
         src = ctx.source(path)
         if src is None or marker not in src.text:
             continue
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(
+            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
+        )
         if view is None:
             continue
         for inv in view.invocations:

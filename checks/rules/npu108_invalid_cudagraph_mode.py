@@ -106,7 +106,9 @@ class InvalidCudagraphMode(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key)
+        view = npu_view(
+            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
+        )
         if view is None:
             return
         reported: set[tuple[int, str]] = set()

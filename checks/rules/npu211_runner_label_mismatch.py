@@ -272,7 +272,7 @@ def _run_counts(
     script = run_script(ctx, "\n".join(t for _, t in lines) + "\n")
     if script.error is not None:
         return
-    view = script.view(npu=True)
+    view = script.view(True, ctx.facts.launchers)
 
     def phys(n: int) -> int:
         return lines[n - 1][0] if 1 <= n <= len(lines) else run_line
@@ -328,7 +328,7 @@ def _script_counts(
     script = ctx.parsed("shell", src, shell.parse)
     if script.error is not None:
         return
-    view = script.view(npu=True)
+    view = script.view(True, ctx.facts.launchers)
     for inv in view.invocations:
         eff = inv.effective(key)
         if eff.override is None or eff.override.raw is None:

@@ -1,0 +1,102 @@
+"""What counts as a launch command, as data: entry points and the style of arguments they take.
+
+The shell parser knows commands, not launchers. A project's facts declare its launchers (verl: Hydra
+overrides after `python3 -m verl...`; a vLLM server: argparse options after `vllm serve`), and the views
+recognise launches with these declarations:
+
+    Launchers(entry_points=(EntryPoint("hydra", modules=("verl",)),), hydra_any_command=True, not_launchers=())
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ArgparseLaunch", "EntryPoint", "Launchers", "argparse_options"]
+
+Style = Literal["hydra", "argparse"]
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """One launcher: `style` says how its arguments read; the other fields say which commands it is.
+
+    `modules`: `python -m MODULE` with MODULE starting with one of these; `paths`: a word of the command holds
+    one of these (a script path); `commands`: the program's name (a CLI on PATH, `vllm`), with `subcommands`
+    the first argument it must be followed by (`serve`) when given.
+    """
+
+    style: Style
+    modules: tuple[str, ...] = ()  # absent: none
+    paths: tuple[str, ...] = ()  # absent: none
+    commands: tuple[str, ...] = ()  # absent: none
+    subcommands: tuple[str, ...] = ()  # absent: any
+
+    def names(self, program: str, module: str | None, words: Sequence[str]) -> bool:
+        """The command (its program without a directory, `-m` module and words) is this entry point."""
+        if module is not None and any(module.startswith(m) for m in self.modules):
+            return True
+        if self.paths and any(p in w for w in words for p in self.paths):
+            return True
+        if program in self.commands:
+            return not self.subcommands or (len(words) > 1 and words[1] in self.subcommands)
+        return False
+
+
+@dataclass(frozen=True)
+class Launchers:
+    """A project's launchers. `hydra_any_command`: any command that passes Hydra overrides is a Hydra launch
+    (torchrun, `ray job submit -- ...`) unless its program is one of `not_launchers`."""
+
+    entry_points: tuple[EntryPoint, ...]
+    hydra_any_command: bool
+    not_launchers: tuple[str, ...]
+
+    def of_style(self, style: Style) -> tuple[EntryPoint, ...]:
+        return tuple(e for e in self.entry_points if e.style == style)
+
+    @functools.cached_property
+    def never(self) -> frozenset[str]:
+        """`not_launchers` as a set (asked for every command of every script)."""
+        return frozenset(self.not_launchers)
+
+
+@dataclass(frozen=True)
+class ArgparseLaunch:
+    """A command of an argparse-style launcher: its options in order, `(flag, value or None, line)`."""
+
+    program: str
+    line: int
+    options: tuple[tuple[str, str | None, int], ...]
+    entry: EntryPoint
+
+    def option(self, flag: str) -> str | None:
+        """The value of the last `flag` (argparse: the last one wins); None when absent or a bare switch."""
+        found = None
+        for name, value, _line in self.options:
+            if name == flag:
+                found = value
+        return found
+
+
+def argparse_options(words: Sequence[tuple[str, int]]) -> tuple[tuple[str, str | None, int], ...]:
+    """`--flag value`, `--flag=value`, `-f value` and bare switches among (unquoted word, line) pairs. A flag
+    takes the next word as its value unless that word is a flag itself."""
+    out: list[tuple[str, str | None, int]] = []
+    i = 0
+    while i < len(words):
+        text, line = words[i]
+        i += 1
+        if not text.startswith("-") or text in ("-", "--"):
+            continue
+        name, eq, value = text.partition("=")
+        if eq:
+            out.append((name, value, line))
+        elif i < len(words) and not words[i][0].startswith("-"):
+            out.append((name, words[i][0], line))
+            i += 1
+        else:
+            out.append((name, None, line))
+    return tuple(out)
