@@ -284,3 +284,19 @@ def _from_cann(ctx: Context, path: str) -> str | None:
         if image is not None and image.tag and image.image.rsplit("/", 1)[-1] == "cann":
             return image.tag.split("-", 1)[0]
     return None
+
+
+def unchanged_pullers(ctx: Context, inv: Inventory, consumer: Consumer) -> list[Consumer]:
+    """Other consumer lines, not added by the change, that pull the same tag as `consumer` (on a change).
+
+    A changed or new consumer that pulls what the untouched jobs pull copies the state it found (a migration
+    half done elsewhere); its tag is not this change's doing. Empty in an audit."""
+    if ctx.audit or not consumer.tag:
+        return []
+    return [
+        c
+        for c in inv.consumers
+        if c.tag == consumer.tag
+        and (c.path, c.line) != (consumer.path, consumer.line)
+        and not ctx.is_added_line(c.path, c.line)
+    ]

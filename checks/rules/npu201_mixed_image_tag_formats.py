@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from itertools import combinations
 
 from checks.context import Context
-from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory
+from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory, unchanged_pullers
 from checks.kinds import ASCEND_WORKFLOW
 from checks.messages import places
 from checks.model import Severity
@@ -27,7 +27,9 @@ class MixedImageTagFormats(Rule):
 
     Not reported: release tags (`v0.8.0-cann9.0.0-...`, `verl-8.5.0-...-v0.7.1`) and model-specific tags
     (`verl-8.5.2-a3-...-qwen3-5`) next to floating ones; they are pinned on purpose. A job named `..._a3` that
-    runs a 910b image on an a2b3 runner is not this rule's business (see NPU211).
+    runs a 910b image on an a2b3 runner is not this rule's business (see NPU211). A changed or new job that
+    pulls the same tag as jobs the change does not touch (a new consumer copying the others mid-migration) is
+    a notice only: the mix of formats is the state the change found.
 
     Bad (SWR_CN = swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci,
     SWR_AP = swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci):
@@ -66,8 +68,19 @@ class MixedImageTagFormats(Rule):
         suggestions: dict[tuple[str, int], str] = {}
         self._formats(ctx, g, inv, floating, messages, suggestions)
         self._mirrors(ctx, g, inv, floating, messages)
+        by_line = {(c.path, c.line): c for c in floating}
         for (path, line), texts in sorted(messages.items()):
-            yield Hit(path, line, " ".join(texts), suggestion=suggestions.get((path, line)))
+            c = by_line.get((path, line))
+            same = unchanged_pullers(ctx, inv, c) if c is not None else []
+            if same:  # a new job that pulls what the untouched jobs pull: the mix is not this change's doing
+                texts = [*texts, f"{len(same)} unchanged job line(s) pull the same tag: a migration not done yet."]
+            yield Hit(
+                path,
+                line,
+                " ".join(texts),
+                suggestion=suggestions.get((path, line)),
+                severity=Severity.NOTICE if same else None,
+            )
 
     # -- one format ------------------------------------------------------------------------------------------
     def _formats(

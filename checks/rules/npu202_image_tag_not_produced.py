@@ -6,7 +6,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context
-from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, Product, inventory, spelled_line
+from checks.indexes.images import (
+    INVENTORY_KINDS,
+    Consumer,
+    Inventory,
+    Product,
+    inventory,
+    spelled_line,
+    unchanged_pullers,
+)
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.messages import places
 from checks.model import Severity
@@ -31,6 +39,8 @@ class ImageTagNotProduced(Rule):
     (no changed line is left to carry the finding), each consumer still pulling its tags is reported, also
     when the change does not touch it (listed in the review summary, not inline). Untouched old state is not
     reported on a change; `--all` reports it.
+    A changed or new consumer that pulls the same tag as jobs the change does not touch (a new job copying
+    the others mid-migration) is a notice: the stale tag is the state the change found, not its doing.
     Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
     device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
     consumer (pinned on purpose). Builds that run only on `workflow_dispatch` count as producers.
@@ -97,12 +107,20 @@ class ImageTagNotProduced(Rule):
             src = ctx.source(c.path)
             if len(pushed) == 1 and src is not None and src.line(c.line).count(c.tag) == 1:
                 suggestion = src.line(c.line).replace(c.tag, pushed[0])
+            same = unchanged_pullers(ctx, inv, c)
+            also = (
+                f" {len(same)} unchanged job line(s) pull the same tag ({places(o.where for o in same)}): a "
+                "migration not done yet; move them all together."
+                if same
+                else ""
+            )
             yield Hit(
                 c.path,
                 c.line,
                 f"No build workflow pushes `{c.tag}`; the registry may still serve an old copy, which is never "
-                f"rebuilt.{hint}",
+                f"rebuilt.{hint}{also}",
                 suggestion=suggestion,
+                severity=Severity.NOTICE if same else None,
             )
 
     def _typo(self, ctx: Context, c: Consumer, near: str) -> Hit:
