@@ -234,7 +234,7 @@ def run(
     findings = _finalise(hits, ctx, runner.known, suppressions)
     if scan_unknown:
         findings.extend(_unknown_suppressions(suppressions, ctx))
-    findings = _with_fingerprints(findings, ctx)
+    findings = _with_fingerprints(merge_same_cause(findings), ctx)
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
@@ -327,15 +327,68 @@ def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -
     return out
 
 
+# Rules that say the same cause when they report on the same line: one finding (one comment) carries them all.
+# NPU201 (mixed formats) and NPU202 (tag not pushed) on one consumer line are one stale tag; NPU307 (pairing)
+# and NPU308 (pins re-resolved) on one pip line are one set of torch pins.
+SAME_CAUSE = (("NPU201", "NPU202"), ("NPU307", "NPU308"))
+_FAMILY = {rid: "+".join(family) for family in SAME_CAUSE for rid in family}
+
+
+def fingerprint_key(rule: str) -> str:
+    """What a fingerprint is keyed on: the rule, or its same-cause family, so that a finding keeps its
+    fingerprint whether one or several rules of the family report on its line."""
+    return _FAMILY.get(rule, rule)
+
+
+def merge_same_cause(findings: list[Finding]) -> list[Finding]:
+    """One finding per (path, line, same-cause family): the most severe rule first, every rule id listed."""
+    groups: dict[tuple[str, int, str], list[Finding]] = {}
+    out: list[Finding] = []
+    for f in findings:
+        family = _FAMILY.get(f.rule)
+        if family is None:
+            out.append(f)
+        else:
+            groups.setdefault((f.path, f.line, family), []).append(f)
+    for members in groups.values():
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        members.sort(key=lambda f: (-f.severity, f.rule))
+        lead, rest = members[0], members[1:]
+        ids = tuple(dict.fromkeys(f.rule for f in members))
+        message = " ".join([lead.message, *(f"Also {f.rule} ({f.name}): {f.message}" for f in rest)])
+        suggestion = (
+            lead.suggestion
+            if lead.suggestion is not None
+            else next((f.suggestion for f in rest if f.suggestion is not None), None)
+        )
+        related = tuple(dict.fromkeys(r for f in members for r in f.related))
+        out.append(
+            Finding(
+                **{
+                    **lead.__dict__,
+                    "end_line": max(f.end_line for f in members),
+                    "message": message,
+                    "suggestion": suggestion,
+                    "related": related,
+                    "rules": ids,
+                }
+            )
+        )
+    return out
+
+
 def _with_fingerprints(findings: list[Finding], ctx: Context) -> list[Finding]:
     occurrences: Counter[tuple[str, str, str]] = Counter()
     out = []
     for f in sorted(findings, key=Finding.sort_key):
         src: SourceFile | None = ctx.source(f.path)
         content = src.line(f.line) if src is not None else ""
-        key = (f.rule, f.path, re.sub(r"\s+", " ", content).strip())
+        rule = fingerprint_key(f.rule)
+        key = (rule, f.path, re.sub(r"\s+", " ", content).strip())
         n = occurrences[key]
         occurrences[key] += 1
-        fp = fingerprint(f.rule, f.path, content, n)
+        fp = fingerprint(rule, f.path, content, n)
         out.append(Finding(**{**f.__dict__, "fingerprint": fp}))
     return out

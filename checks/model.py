@@ -132,6 +132,13 @@ class Finding:
     suggestion: str | None = None
     fingerprint: str = ""
     related: tuple[Related, ...] = ()
+    # Every rule id in this finding when same-cause findings of several rules were merged into it (`rule` is
+    # the first of them, the most severe); empty for a finding of one rule.
+    rules: tuple[str, ...] = ()
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return self.rules or (self.rule,)
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.path, self.line, self.rule, self.message)
@@ -147,4 +154,5 @@ class Finding:
             "message": self.message,
             "suggestion": self.suggestion,
             "fingerprint": self.fingerprint,
+            "rules": list(self.rule_ids),
         }

@@ -40,7 +40,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED_FILE = "expected.txt"
 _MARK = re.compile(r"[ \t]*(?:#|<!--|//)?[ \t]*expect:[ \t]*(NPU\d{3}(?:[ \t]*,[ \t]*NPU\d{3})*)[ \t]*(?:-->)?[ \t]*$")
 _EXPECTED_LINE = re.compile(
-    r"(?P<path>\S.*?):(?P<line>\d+): (?P<rule>NPU\d{3}) (?P<severity>error|warning|notice): (?P<message>.+)"
+    r"(?P<path>\S.*?):(?P<line>\d+): (?P<rule>NPU\d{3}(?:\+NPU\d{3})*) (?P<severity>error|warning|notice): "
+    r"(?P<message>.+)"
 )
 
 Expected = set[tuple[str, str, int]]
@@ -52,12 +53,16 @@ class ExpectedFinding:
 
     path: str
     line: int
-    rule: str
+    rule: str  # `NPU201+NPU202` for a finding that merges same-cause findings of several rules
     severity: str
     message: str  # a prefix of the finding's message
 
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.rule.split("+"))
+
     def matches(self, f: Finding) -> bool:
-        return (f.path, f.line, f.rule, f.severity.label) == (
+        return (f.path, f.line, "+".join(f.rule_ids), f.severity.label) == (
             self.path,
             self.line,
             self.rule,
@@ -70,7 +75,7 @@ class ExpectedFinding:
 
 def expected_line(f: Finding) -> str:
     """A finding as a line of expected.txt (its whole message)."""
-    return str(ExpectedFinding(f.path, f.line, f.rule, f.severity.label, f.message))
+    return str(ExpectedFinding(f.path, f.line, "+".join(f.rule_ids), f.severity.label, f.message))
 
 
 def parse_expected(text: str, where: str = EXPECTED_FILE) -> list[ExpectedFinding]:
@@ -186,7 +191,7 @@ def run_case(case: Case, config: Config | None = None) -> Report:
 
 
 def actual(report: Report) -> Expected:
-    return {(f.rule, f.path, f.line) for f in report.findings}
+    return {(rid, f.path, f.line) for f in report.findings for rid in f.rule_ids}
 
 
 def only_rule(config: Config, rule: str) -> Config:
