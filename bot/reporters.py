@@ -41,7 +41,8 @@ def parse_marker(body: str | None) -> str | None:
 
 
 def comment_body(f: Finding) -> str:
-    parts = [f"{SEVERITY_ICON[f.severity]} **{f.rule}** `{f.name}` ({f.severity.label})", "", f.message]
+    ids = " + ".join(f.rule_ids)
+    parts = [f"{SEVERITY_ICON[f.severity]} **{ids}** `{f.name}` ({f.severity.label})", "", f.message]
     if f.related:
         parts.append("")
         parts.extend(f"- see `{r.path}` line {r.line}" + (f": {r.note}" if r.note else "") for r in f.related)
@@ -63,9 +64,22 @@ class ReviewPlan:
     overflow: tuple[Finding, ...]  # new findings that could not be inline comments (cap or outside the diff)
 
 
-def plan_review(head_sha: str, findings: Sequence[Finding], diffmap: DiffMap, already_posted: set[str]) -> ReviewPlan:
-    """One COMMENT review for the findings not posted before, inline where the diff allows."""
-    new = [f for f in findings if f.fingerprint not in already_posted]
+def plan_review(
+    head_sha: str,
+    findings: Sequence[Finding],
+    diffmap: DiffMap,
+    already_posted: set[str],
+    inline_notices: bool = False,
+) -> ReviewPlan:
+    """One COMMENT review for the findings not posted before, inline where the diff allows.
+
+    Inline comments ask the author to act: errors and warnings. Notices are left to the check run (its
+    annotations and summary) unless the repo config asks for them inline (`review: {inline_notices: true}`)."""
+    new = [
+        f
+        for f in findings
+        if f.fingerprint not in already_posted and (inline_notices or f.severity >= Severity.WARNING)
+    ]
     inline: list[Finding] = []
     overflow: list[Finding] = []
     for f in new:
@@ -123,7 +137,7 @@ def annotation(f: Finding) -> dict[str, Any]:
         "end_line": f.end_line,
         "annotation_level": ANNOTATION_LEVEL[f.severity],
         "message": f.message,
-        "title": f"{f.rule} {f.name}"[:ANNOTATION_TITLE_LIMIT],
+        "title": f"{'+'.join(f.rule_ids)} {f.name}"[:ANNOTATION_TITLE_LIMIT],
     }
     if f.suggestion is not None:
         a["raw_details"] = "Suggested replacement:\n" + f.suggestion

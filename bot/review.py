@@ -239,7 +239,9 @@ class Reviewer:
             post_error: Exception | None = None
             if await self.is_current(req, head_sha):
                 try:
-                    await self._post_review(repo, req.number, head_sha, report, diffmap, outcome, await existing)
+                    await self._post_review(
+                        repo, req.number, head_sha, report, diffmap, outcome, await existing, config.inline_notices
+                    )
                 except Exception as exc:  # the check run still carries every finding
                     log.exception("posting the review failed")
                     post_error = exc
@@ -394,6 +396,7 @@ class Reviewer:
         diffmap: DiffMap,
         outcome: Outcome,
         existing: list[dict[str, Any]],
+        inline_notices: bool = False,
     ) -> None:
         ours: dict[str, dict[str, Any]] = {}
         replied_to: set[int] = set()
@@ -403,7 +406,9 @@ class Reviewer:
             fp = reporters.parse_marker(c.get("body"))
             if fp and (c.get("user") or {}).get("type") == "Bot" and fp not in ours:
                 ours[fp] = c
-        outcome.posted = await self._post_new_comments(repo, number, head_sha, report, diffmap, set(ours))
+        outcome.posted = await self._post_new_comments(
+            repo, number, head_sha, report, diffmap, set(ours), inline_notices
+        )
         current = {f.fingerprint for f in report.findings}
         stale = [c for fp, c in ours.items() if fp not in current]
         if not stale:
@@ -424,12 +429,19 @@ class Reviewer:
                     outcome.resolved += 1
 
     async def _post_new_comments(
-        self, repo: RepoClient, number: int, head_sha: str, report: Report, diffmap: DiffMap, posted: set[str]
+        self,
+        repo: RepoClient,
+        number: int,
+        head_sha: str,
+        report: Report,
+        diffmap: DiffMap,
+        posted: set[str],
+        inline_notices: bool = False,
     ) -> int:
         """One review for the findings not yet commented. GitHub's answer can be lost after it made the review,
         so a failed attempt is followed by a look at the markers on the PR before anything is posted again."""
         for attempt in range(1, REVIEW_ATTEMPTS + 1):
-            plan = reporters.plan_review(head_sha, report.findings, diffmap, posted)
+            plan = reporters.plan_review(head_sha, report.findings, diffmap, posted, inline_notices)
             if plan.payload is None:
                 return 0
             try:
@@ -439,7 +451,7 @@ class Reviewer:
                 if getattr(exc, "status_code", None) == 422:
                     # GitHub refused a line (the diff moved under us): list the findings in the body instead.
                     log.warning("review refused with 422; posting the findings in the review body")
-                    fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), posted)
+                    fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), posted, inline_notices)
                     await repo.create_review(number, reporters.body_only_review(head_sha, fallback.overflow))
                     return 0
                 if attempt == REVIEW_ATTEMPTS:

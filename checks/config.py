@@ -15,7 +15,8 @@ from checks.model import Severity
 
 CONFIG_PATH = ".github/npu-review.yml"
 
-_TOP_KEYS = ("rules", "ignore_paths", "paths", "profile", "knowledge")
+_TOP_KEYS = ("rules", "ignore_paths", "paths", "profile", "knowledge", "review")
+_REVIEW_KEYS = ("inline_notices",)
 
 
 class ConfigError(ValueError):
@@ -36,6 +37,9 @@ class Config:
     knowledge: Mapping[str, Any] = field(default_factory=dict)  # the overrides as written
     # The facts the rules read: the profile's, with the `knowledge:` overrides merged in and validated.
     facts: Facts = field(default_factory=facts_data.default_facts, repr=False, compare=False)
+    # The App posts inline review comments for errors and warnings only; notices go to the check run
+    # (annotations and summary). `review: {inline_notices: true}` posts notices inline too.
+    inline_notices: bool = False
 
     def enabled(self, rule_id: str, default: bool = True) -> bool:
         setting = self.rules.get(rule_id)
@@ -141,4 +145,21 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
     except FactsError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
-    return Config(rules=rules, ignore_paths=ignore_paths, paths=paths, knowledge=knowledge, facts=facts)
+    review = data.get("review") or {}
+    if not isinstance(review, dict):
+        raise ConfigError(f"{source}: review: expected a mapping (known: {', '.join(_REVIEW_KEYS)})")
+    unknown = [k for k in review if k not in _REVIEW_KEYS]
+    if unknown:
+        raise ConfigError(f"{source}: review: unknown key {unknown[0]!r} (known: {', '.join(_REVIEW_KEYS)})")
+    inline_notices = review.get("inline_notices", False)
+    if not isinstance(inline_notices, bool):
+        raise ConfigError(f"{source}: review.inline_notices: expected true or false")
+
+    return Config(
+        rules=rules,
+        ignore_paths=ignore_paths,
+        paths=paths,
+        knowledge=knowledge,
+        facts=facts,
+        inline_notices=inline_notices,
+    )

@@ -490,3 +490,43 @@ async def test_blobs_a_query_answered_with_errors_did_not_give_are_read_through_
     assert len(fake.calls("graphql/post")) == 1
     assert [c.path.rsplit("/", 1)[1] for c in fake.calls("git/get-blob")] == [git_sha("blob", two)]
     assert fake.violations == []
+
+
+NOTICE_HEAD = BASE_DOCKERFILE + (
+    "RUN wget --no-check-certificate https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz\n"  # 4: NPU301 warning
+    "RUN pip install a \\\n"
+    "\n"  # 6: NPU304 notice (blank continuation line)
+    "    b\n"
+)
+
+
+@pytest.mark.parametrize("inline_notices", [False, True])
+async def test_notices_go_to_the_check_run_only_unless_the_config_asks(
+    fake_github: FakeGitHub, app: AppProcess, inline_notices: bool
+) -> None:
+    fake = fake_github
+    base = dict(BASE)
+    if inline_notices:
+        base[".github/npu-review.yml"] = "review:\n  inline_notices: true\n"
+    repo = fake.add_repo("octo-org/verl", files=base)
+    pull = fake.add_pull(repo, head_files={**base, DOCKERFILE: NOTICE_HEAD}, title="[ci] docker: add packages")
+    delivery = fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    status, _ = await app.post(delivery)
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    # The check run carries both, notice included, whatever the config says.
+    assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == [
+        (4, "warning", "NPU301 tls-verification-disabled"),
+        (6, "notice", "NPU304 empty-continuation-line"),
+    ]
+    assert run.conclusion == "neutral"
+    (review_call,) = fake.calls("pulls/create-review")
+    lines = [c["line"] for c in review_call.body["comments"]]
+    assert lines == ([4, 6] if inline_notices else [4])
+    assert review_call.body["body"] == (
+        "npu-review found 2 new issues in this change."
+        if inline_notices
+        else "npu-review found 1 new issue in this change."
+    )
+    assert fake.violations == []

@@ -49,3 +49,112 @@ def test_npu212_suggests_the_owner_of_the_repository_at_that_revision() -> None:
     assert (f.rule, f.line, f.severity) == ("NPU212", 10, Severity.ERROR)
     assert f.message.endswith("Add `if: github.repository_owner == 'volcengine'`.")
     assert f.suggestion is not None and "github.repository_owner == 'volcengine'" in f.suggestion
+
+
+# -- the notice policy and its config switch --------------------------------------------------------------------
+
+
+def test_review_config_switch_parses_and_refuses_bad_values() -> None:
+    import pytest
+
+    from checks.config import ConfigError, parse_config
+    from checks.engine import known_rule_ids
+
+    assert parse_config(None, known_rule_ids()).inline_notices is False
+    assert parse_config("review:\n  inline_notices: true\n", known_rule_ids()).inline_notices is True
+    with pytest.raises(ConfigError, match=r"review.inline_notices: expected true or false"):
+        parse_config("review:\n  inline_notices: sometimes\n", known_rule_ids())
+    with pytest.raises(ConfigError, match=r"review: unknown key 'notices'"):
+        parse_config("review:\n  notices: inline\n", known_rule_ids())
+
+
+# -- same-cause findings: one finding, every rule id, one stable fingerprint ------------------------------------
+
+
+WF = ".github/workflows/e2e.yml"
+
+
+def _f(rule: str, name: str, sev: Severity, message: str, line: int = 20) -> Finding:
+    return Finding(rule, name, sev, ".github/workflows/e2e.yml", line, line, message)
+
+
+def test_same_cause_findings_on_one_line_merge_into_one() -> None:
+    from checks.engine import merge_same_cause
+
+    merged = merge_same_cause(
+        [
+            _f("NPU202", "image-tag-not-produced", Severity.ERROR, "No build pushes `x`."),
+            _f("NPU201", "mixed-image-tag-formats", Severity.ERROR, "`x` uses F2."),
+            _f("NPU201", "mixed-image-tag-formats", Severity.ERROR, "`y` uses F1.", line=30),
+            _f("NPU301", "tls-verification-disabled", Severity.WARNING, "curl -k"),
+        ]
+    )
+    by_line = {(f.line, f.rule): f for f in merged}
+    assert len(merged) == 3
+    one = by_line[(20, "NPU201")]
+    assert one.rule_ids == ("NPU201", "NPU202")
+    assert one.message == "`x` uses F2. Also NPU202 (image-tag-not-produced): No build pushes `x`."
+    assert one.to_json()["rules"] == ["NPU201", "NPU202"]
+    assert by_line[(30, "NPU201")].rule_ids == ("NPU201",)  # alone on its line: unchanged
+    assert by_line[(20, "NPU301")].rule_ids == ("NPU301",)  # not of the family: not merged
+
+
+def test_merged_fingerprint_is_the_same_whichever_rules_of_the_family_fire() -> None:
+    both = case_findings_change("NPU202/bad_consumer_stale_tag")
+    (merged,) = [f for f in both if f.rule_ids == ("NPU201", "NPU202")]
+    from checks.config import RuleSetting
+    from tests.fixture_support import case_config, load_case, run_case
+
+    case = load_case(FIXTURES / "NPU202/bad_consumer_stale_tag")
+    cfg = case_config(case)
+    import dataclasses
+
+    only_202 = dataclasses.replace(cfg, rules={**cfg.rules, "NPU201": RuleSetting(enabled=False)})
+    (alone,) = [f for f in run_case(case, only_202).findings if f.line == merged.line]
+    assert alone.rule_ids == ("NPU202",)
+    assert alone.fingerprint == merged.fingerprint
+
+
+def case_findings_change(name: str) -> list[Finding]:
+    from tests.fixture_support import run_case
+
+    return run_case(load_case(FIXTURES / name)).findings
+
+
+def test_inline_comments_are_for_errors_and_warnings_unless_asked() -> None:
+    from bot import reporters
+    from bot.diffmap import from_file_patches
+
+    dm = from_file_patches({".github/workflows/e2e.yml": "@@ -0,0 +1,30 @@\n" + "+x\n" * 30})
+    fs = [
+        Finding(
+            "NPU304",
+            "empty-continuation-line",
+            Severity.NOTICE,
+            ".github/workflows/e2e.yml",
+            3,
+            3,
+            "n",
+            fingerprint="a" * 20,
+        ),
+        Finding(
+            "NPU301",
+            "tls-verification-disabled",
+            Severity.WARNING,
+            ".github/workflows/e2e.yml",
+            4,
+            4,
+            "w",
+            fingerprint="b" * 20,
+        ),
+        _f("NPU201", "mixed-image-tag-formats", Severity.ERROR, "e"),
+    ]
+    fs[2] = Finding(**{**fs[2].__dict__, "rules": ("NPU201", "NPU202"), "fingerprint": "c" * 20})
+    plan = reporters.plan_review("s", fs, dm, set())
+    assert plan.payload is not None
+    assert [c["line"] for c in plan.payload["comments"]] == [4, 20]
+    assert plan.overflow == ()  # the notice is not listed in the body either: it is in the check run
+    assert plan.payload["comments"][1]["body"].startswith("🛑 **NPU201 + NPU202** `mixed-image-tag-formats` (error)")
+    plan = reporters.plan_review("s", fs, dm, set(), inline_notices=True)
+    assert plan.payload is not None and [c["line"] for c in plan.payload["comments"]] == [3, 4, 20]
+    assert reporters.annotation(fs[2])["title"] == "NPU201+NPU202 mixed-image-tag-formats"
