@@ -8,7 +8,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PORT=8080 \
-    NPU_REVIEW_QUEUE=sqlite:////data/queue.sqlite3
+    NPU_REVIEW_QUEUE=sqlite:////data/queue.sqlite3 \
+    NPU_REVIEW_CREDENTIALS_FILE=/data/app-credentials.json
 
 # git is needed by `npu-review check` (the CLI); the server itself reads everything through the API.
 RUN apt-get update \
@@ -24,7 +25,8 @@ RUN pip install . \
     && mkdir -p /data \
     && chown 10001:10001 /data
 
-# The embedded queue's SQLite file lives here: mount a volume so accepted work survives a new container.
+# The embedded queue's SQLite file lives here, and the credentials the setup page stores (mode 0600): mount a
+# volume so that accepted work and the App's registration survive a new container.
 VOLUME ["/data"]
 USER 10001:10001
 EXPOSE 8080

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from aiohttp import web
 
@@ -17,11 +18,13 @@ def serve(host: str = "0.0.0.0", port: int | None = None) -> int:
     except SettingsError as exc:
         print(f"npu-review serve: {exc}", file=sys.stderr)
         return 2
+    if port is not None:
+        settings = replace(settings, port=port)
     logs.setup(json_lines=settings.log_json)
     web.run_app(
         create_app(settings),
         host=host,
-        port=port or settings.port,
+        port=settings.port,
         shutdown_timeout=SHUTDOWN_DEADLINE_S + 5,
         # aiohttp closes a connection whose request head has not arrived this long after it opened (and an
         # idle keep-alive one): the header read timeout. The body's is in bot/webhook.py.

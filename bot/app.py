@@ -1,18 +1,22 @@
-"""The aiohttp application: routes, start-up (HTTP session, queue, services) and graceful shutdown (drain)."""
+"""The aiohttp application: routes, start-up (HTTP session, queue, services, or the setup page while the App has
+no credentials) and graceful shutdown (drain)."""
 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator
 
 import aiohttp
 from aiohttp import web
 
+from bot import pages, setup
 from bot.jobs import JobQueue
 from bot.metrics import Metrics
+from bot.runtime import RUNTIME, Runtime
 from bot.services import Services
 from bot.settings import Settings
-from bot.webhook import MAX_BODY_BYTES, SERVICES, SHUTTING_DOWN, handle_webhook
+from bot.webhook import MAX_BODY_BYTES, handle_webhook
 from checks.engine import known_rule_ids
 
 log = logging.getLogger(__name__)
@@ -39,11 +43,13 @@ def make_queue(settings: Settings) -> JobQueue:
     return SqliteQueue(path_from_url(settings.queue_url), settings.max_concurrent_reviews)
 
 
-async def build_services(settings: Settings, session: aiohttp.ClientSession, queue: JobQueue) -> Services:
+async def build_services(
+    settings: Settings, session: aiohttp.ClientSession, queue: JobQueue, metrics: Metrics | None = None
+) -> Services:
     from bot.github import GitHubApp
     from bot.review import Reviewer
 
-    metrics = Metrics()
+    metrics = metrics or Metrics()
     github = GitHubApp(settings, session, metrics, shared=getattr(queue, "shared", None))
     reviewer = Reviewer(github, queue, settings.review_timeout_s, settings.completion_retry_s, settings.quick_review_s)
     metrics.pending_conclusions = reviewer.pending_conclusions
@@ -51,44 +57,64 @@ async def build_services(settings: Settings, session: aiohttp.ClientSession, que
 
 
 async def healthz(request: web.Request) -> web.Response:
-    if request.app[SHUTTING_DOWN][0]:
+    runtime = request.app[RUNTIME]
+    if runtime.shutting_down:
         return web.json_response({"status": "shutting down"}, status=503)
+    if runtime.services is None:
+        # Up and serving its setup page: a liveness probe must not restart it (that would change the setup URL).
+        return web.json_response({"status": "awaiting registration"})
     return web.json_response({"status": "ok"})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
-    services = request.app[SERVICES]
-    text = services.metrics.render(await services.queue.depth())
+    runtime = request.app[RUNTIME]
+    depth = await runtime.services.queue.depth() if runtime.services is not None else 0
+    text = runtime.metrics.render(depth)
     return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 
 def create_app(settings: Settings, run_jobs: bool | None = None) -> web.Application:
     """The webhook server. It runs the jobs itself with the embedded queue; with Redis it only accepts them
-    (`npu-review worker` processes run them), unless `run_jobs` says otherwise."""
+    (`npu-review worker` processes run them), unless `run_jobs` says otherwise. Without App credentials it
+    serves the setup page (bot/setup.py) until the App is registered, then the same as with them."""
     app = web.Application(client_max_size=MAX_BODY_BYTES)
-    app[SHUTTING_DOWN] = [False]
+    runtime = Runtime(settings, (not settings.uses_redis) if run_jobs is None else run_jobs)
+    app[RUNTIME] = runtime
     app.router.add_post("/webhook", handle_webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_handler)
-    runs = (not settings.uses_redis) if run_jobs is None else run_jobs
+    app.router.add_get("/", pages.status_page)
+    app.router.add_get("/status.json", pages.status_json)
+    setup_token = ""
+    if not settings.registered:
+        setup_token = settings.setup_token.reveal() if settings.setup_token else secrets.token_urlsafe(24)
+        setup.add_routes(app, setup_token)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-        session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
-        queue = make_queue(settings)
-        services = await build_services(settings, session, queue)
-        app[SERVICES] = services
+        runtime.session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
         known_rule_ids()  # import every rule now, not on the first delivery's critical path
-        await queue.open(services.run_job if runs else None)
-        log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
+        if settings.registered:
+            await runtime.activate(settings)
+        else:
+            where = settings.public_url or f"http://localhost:{settings.port}"
+            # The setup token is shown to the operator on purpose: it only opens the setup page, and only until
+            # the App is registered; it is no GitHub credential.
+            log.warning(
+                "npu-review has no GitHub App credentials yet. To register the App, open %s/setup?token=%s",
+                where,
+                setup_token,
+            )
         yield
-        await services.reviewer.close()
-        await queue.close()
-        await session.close()
+        if runtime.services is not None:
+            await runtime.services.reviewer.close()
+            await runtime.services.queue.close()
+        await runtime.session.close()
 
     async def on_shutdown(app: web.Application) -> None:
-        app[SHUTTING_DOWN][0] = True
-        log.info("shutting down: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
-        await app[SERVICES].queue.drain(SHUTDOWN_DEADLINE_S)
+        runtime.shutting_down = True
+        if runtime.services is not None:
+            log.info("shutting down: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
+            await runtime.services.queue.drain(SHUTDOWN_DEADLINE_S)
 
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(on_shutdown)

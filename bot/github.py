@@ -95,6 +95,8 @@ class Limits:
     gate: asyncio.Semaphore
     installation_id: int
     limiter: MutationLimiter | None  # None: not an installation's request (the App's own, with its JWT)
+    # The core rate-limit budget GitHub last reported for this installation: (remaining, limit, reset epoch s).
+    budget: tuple[int, int, int] | None = None
 
     @classmethod
     def new(cls, installation_id: int = 0, limiter: MutationLimiter | None = None) -> Limits:
@@ -162,6 +164,9 @@ class ResilientGitHubAPI(GitHubAPI):
         remaining = resp_headers.get("x-ratelimit-remaining")
         if remaining is not None and remaining.isdigit():
             self._metrics.rate_limit_remaining = int(remaining)
+            limit, reset = resp_headers.get("x-ratelimit-limit", ""), resp_headers.get("x-ratelimit-reset", "")
+            if limit.isdigit() and reset.isdigit() and resp_headers.get("x-ratelimit-resource", "core") == "core":
+                self._limits.budget = (int(remaining), int(limit), int(reset))
         wait = _rate_limit_wait(status, resp_headers, data, time.time())
         if wait is not None:
             raise RetryableResponse(status, wait, resp_headers, data)
@@ -317,6 +322,17 @@ class GitHubApp:
     def repo(self, installation_id: int, owner: str, name: str) -> RepoClient:
         return RepoClient(self, installation_id, owner, name)
 
+    async def list_installations(self) -> list[dict[str, Any]]:
+        """Every installation of the App (authenticated as the App, with its JWT)."""
+        app_jwt = make_jwt(self.settings.app_id, self.settings.private_key.reveal())
+        gh = self._api()
+        return [i async for i in gh.getiter(f"/app/installations?per_page={PER_PAGE}", jwt=app_jwt)]
+
+    def rate_budgets(self) -> dict[int, tuple[int, int, int]]:
+        """The core rate-limit budget GitHub last reported to this process, per installation:
+        (remaining, limit, reset epoch seconds)."""
+        return {iid: lim.budget for iid, lim in self._limits.items() if iid and lim.budget is not None}
+
     def cached_blob(self, installation_id: int, sha: str) -> bytes | None:
         key = (installation_id, sha)
         data = self._blobs.get(key)
@@ -328,6 +344,15 @@ class GitHubApp:
         self._blobs[(installation_id, sha)] = data
         while len(self._blobs) > BLOB_CACHE_ENTRIES:
             self._blobs.popitem(last=False)
+
+
+async def convert_manifest(session: aiohttp.ClientSession, api_url: str, code: str) -> dict[str, Any]:
+    """The manifest flow's last step: GitHub hands out the new App's id, key and webhook secret for the code
+    its redirect carried (unauthenticated; the code is single-use and expires after an hour, so not retried).
+    https://docs.github.com/en/apps/sharing-github-apps/registering-a-github-app-from-a-manifest"""
+    gh = GitHubAPI(session, USER_AGENT, base_url=api_url)
+    data: dict[str, Any] = await gh.post("/app-manifests/{code}/conversions", {"code": code}, data=b"")
+    return data
 
 
 class RepoClient:

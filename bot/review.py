@@ -85,6 +85,7 @@ class Outcome:
     deleted: int = 0
     superseded: bool = False
     already_done: bool = False  # a resumed job whose check run had been completed before the crash
+    private: bool = True  # the repository's visibility (the status page names only public ones to everyone)
 
 
 class CheckRunSlot:
@@ -199,6 +200,7 @@ class Reviewer:
         pull = dict(req.pull) if req.pull is not None else await repo.get_pull(req.number)
         head_sha = req.head_sha or str(pull["head"]["sha"])
         set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
+        private = bool((pull.get("base") or {}).get("repo", {}).get("private", True))
         if req.head_sha is None or req.pull is not None:
             await self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
         slot = CheckRunSlot(repo, head_sha, external_id or uuid.uuid4().hex, self.quick_review_s)
@@ -207,7 +209,7 @@ class Reviewer:
             found = await repo.find_check_run(head_sha, reporters.CHECK_NAME, external_id)
             if found is not None and found.get("status") == "completed":
                 log.info("check run %s of this job was completed before the restart", found["id"])
-                return Outcome(head_sha, str(found.get("conclusion") or ""), already_done=True)
+                return Outcome(head_sha, str(found.get("conclusion") or ""), already_done=True, private=private)
             if found is not None:
                 slot.id = int(found["id"])
                 if (found.get("output") or {}).get("annotations_count"):
@@ -223,7 +225,7 @@ class Reviewer:
             if isinstance(gathered, str):  # the repo config is broken: say so, review nothing
                 await slot.finish(reporters.check_run_failed(gathered), [])
                 completed = True
-                return Outcome(head_sha, "neutral")
+                return Outcome(head_sha, "neutral", private=private)
             changeset, config, diffmap, note = gathered
             # The bot's earlier comments are read while the engine runs: they do not depend on its result.
             existing = asyncio.ensure_future(self._existing_comments(repo, req.number))
@@ -234,7 +236,7 @@ class Reviewer:
             except BaseException:
                 existing.cancel()
                 raise
-            outcome = Outcome(head_sha, "", report.findings)
+            outcome = Outcome(head_sha, "", report.findings, private=private)
             notes = [note] if note else []
             post_error: Exception | None = None
             if await self.is_current(req, head_sha):

@@ -6,7 +6,8 @@ import contextvars
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from bot.github import GitHubApp
 from bot.jobs import CONCLUDE, Job, JobQueue
@@ -14,9 +15,12 @@ from bot.logs import log_context
 from bot.metrics import Metrics
 from bot.review import Reviewer, ReviewRequest
 from bot.settings import Settings
+from bot.status import ReviewLog
 
 log = logging.getLogger(__name__)
 
+# How long the status page reuses GitHub's list of installations (installation events refresh it at once).
+INSTALLATIONS_TTL_S = 60.0
 # The digest of the delivery being dispatched (each request runs in its own task, so its own copy).
 DELIVERY_DIGEST: contextvars.ContextVar[str] = contextvars.ContextVar("npu_review_delivery_digest", default="")
 
@@ -28,6 +32,25 @@ class Services:
     reviewer: Reviewer
     queue: JobQueue
     metrics: Metrics
+    # The reviews this process ran, for the status page.
+    history: ReviewLog = field(default_factory=ReviewLog)
+    _installations: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _installations_at: float = field(default=-INSTALLATIONS_TTL_S, repr=False)
+
+    async def installations(self) -> list[dict[str, Any]] | None:
+        """The App's installations as GitHub lists them (reused for a minute), None when GitHub could not say."""
+        if time.monotonic() - self._installations_at < INSTALLATIONS_TTL_S:
+            return self._installations
+        try:
+            self._installations = await self.github.list_installations()
+        except Exception as exc:
+            log.warning("could not list the App's installations: %s", type(exc).__name__)
+            self._installations = None
+        self._installations_at = time.monotonic()
+        return self._installations
+
+    def forget_installations(self) -> None:
+        self._installations_at = -INSTALLATIONS_TTL_S
 
     async def schedule_review(self, req: ReviewRequest, force: bool = False) -> str:
         """Queue a review: one per head unless forced (`/recheck`, Re-run); per PR one runs and the newest waits."""
@@ -54,8 +77,11 @@ class Services:
                 return
             started = time.monotonic()
             outcome = "error"
+            result = None
             try:
                 result = await self.reviewer.review(req, external_id=job.id, resumed=job.attempts > 0)
                 outcome = result.conclusion or "done"
             finally:
-                self.metrics.run(outcome, time.monotonic() - started)
+                seconds = time.monotonic() - started
+                self.metrics.run(outcome, seconds)
+                self.history.add(req, result, outcome, seconds)

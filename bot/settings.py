@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_WEB_URL = "https://github.com"
 DEFAULT_PORT = 8080
+# Where the setup page stores the App's credentials (mode 0600) when no other place is named.
+DEFAULT_CREDENTIALS_FILE = "~/.config/npu-review/app-credentials.json"
+# The variables that carry the App's credentials; with none of them set, the server runs its setup page.
+CREDENTIAL_VARIABLES = ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH", "GITHUB_WEBHOOK_SECRET")
 # The embedded queue's file, relative to the working directory (the Docker image sets /data/queue.sqlite3).
 DEFAULT_QUEUE = "sqlite:///npu-review-queue.sqlite3"
 
@@ -42,10 +47,23 @@ class Secret:
 
 @dataclass(frozen=True)
 class Settings:
+    """Everything the server needs. Before the App is registered (the setup page), app_id is "" and the two
+    secrets are empty; `with_credentials` gives the settings of the registered App."""
+
     app_id: str
     private_key: Secret
     webhook_secret: Secret
     api_url: str = DEFAULT_API_URL
+    # GitHub's web pages (the manifest form, the App's installation page); GitHub Enterprise: its host.
+    web_url: str = DEFAULT_WEB_URL
+    # This server's public address (for the manifest's webhook and redirect URLs); "" = the setup page's own.
+    public_url: str = ""
+    credentials_file: Path | None = None
+    # Shown on the status page only to who presents it; None = the status page shows summary counts only.
+    status_token: Secret | None = None
+    setup_token: Secret | None = None  # guards the setup page; None = one is made at start-up and logged
+    app_slug: str = ""  # known when the setup page registered the App (the installation link)
+    app_html_url: str = ""
     port: int = DEFAULT_PORT
     log_json: bool = False
     # Work limits (see bot/review.py): how many reviews run at once, and the longest a review may take.
@@ -80,6 +98,34 @@ class Settings:
     def graphql_url(self) -> str:
         return self.api_url.rstrip("/") + "/graphql"
 
+    @property
+    def registered(self) -> bool:
+        return bool(self.app_id)
+
+    def with_credentials(self, creds: AppCredentials) -> Settings:
+        return replace(
+            self,
+            app_id=str(creds.app_id),
+            private_key=creds.private_key,
+            webhook_secret=creds.webhook_secret,
+            app_slug=creds.slug,
+            app_html_url=creds.html_url,
+        )
+
+
+@dataclass(frozen=True)
+class AppCredentials:
+    """What GitHub's manifest conversion hands out and the credentials file keeps (the OAuth client secret,
+    which the App never uses, is not kept)."""
+
+    app_id: int
+    slug: str
+    name: str
+    html_url: str
+    owner: str
+    private_key: Secret
+    webhook_secret: Secret
+
 
 def _required(env: Mapping[str, str], name: str, hint: str) -> str:
     value = env.get(name, "").strip()
@@ -89,7 +135,17 @@ def _required(env: Mapping[str, str], name: str, hint: str) -> str:
 
 
 def from_env(env: Mapping[str, str] | None = None) -> Settings:
+    """The settings from the environment. With none of the credential variables set, the App's credentials come
+    from the credentials file the setup page wrote; without that file either, the settings are unregistered
+    (app_id "") and `npu-review serve` serves its setup page. A credential variable set alone is an error."""
     env = os.environ if env is None else env
+    server = _server_settings(env)
+    if not any(env.get(name, "").strip() for name in CREDENTIAL_VARIABLES):
+        assert server.credentials_file is not None
+        from bot.credentials import load_credentials  # the file format lives with its writer
+
+        creds = load_credentials(server.credentials_file)
+        return server if creds is None else server.with_credentials(creds)
     app_id = _required(env, "GITHUB_APP_ID", "the numeric App ID from the App's settings page")
     if not app_id.isdigit():
         raise SettingsError(f"GITHUB_APP_ID must be a number, got {app_id!r}")
@@ -105,22 +161,39 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     if "PRIVATE KEY" not in key:
         raise SettingsError("the private key is not a PEM private key (expected '-----BEGIN ... PRIVATE KEY-----')")
     secret = _required(env, "GITHUB_WEBHOOK_SECRET", "the webhook secret set in the App's settings")
-    api_url = env.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
-    if not api_url.startswith(("https://", "http://")):
-        raise SettingsError(f"GITHUB_API_URL must be an http(s) URL, got {api_url!r}")
+    return replace(server, app_id=app_id, private_key=Secret(key), webhook_secret=Secret(secret))
+
+
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
+    value = env.get(name, "").strip() or default
+    if value and not value.startswith(("https://", "http://")):
+        raise SettingsError(f"{name} must be an http(s) URL, got {value!r}")
+    return value.rstrip("/")
+
+
+def _server_settings(env: Mapping[str, str]) -> Settings:
+    """Everything but the App's credentials."""
     port_text = env.get("PORT", "").strip() or str(DEFAULT_PORT)
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise SettingsError(f"PORT must be a port number, got {port_text!r}")
+    status_token = env.get("NPU_REVIEW_STATUS_TOKEN", "").strip()
+    setup_token = env.get("NPU_REVIEW_SETUP_TOKEN", "").strip()
+    creds_path = env.get("NPU_REVIEW_CREDENTIALS_FILE", "").strip() or DEFAULT_CREDENTIALS_FILE
     queue_url = env.get("NPU_REVIEW_QUEUE", "").strip() or DEFAULT_QUEUE
     if not queue_url.startswith(("sqlite://", "redis://", "rediss://", "unix://")):
         raise SettingsError(
             "NPU_REVIEW_QUEUE must be sqlite:///path/to/file or redis://host:port/db, got " + repr(queue_url[:40])
         )
     return Settings(
-        app_id=app_id,
-        private_key=Secret(key),
-        webhook_secret=Secret(secret),
-        api_url=api_url.rstrip("/"),
+        app_id="",
+        private_key=Secret(""),
+        webhook_secret=Secret(""),
+        api_url=_url(env, "GITHUB_API_URL", DEFAULT_API_URL),
+        web_url=_url(env, "GITHUB_URL", DEFAULT_WEB_URL),
+        public_url=_url(env, "NPU_REVIEW_PUBLIC_URL", ""),
+        credentials_file=Path(creds_path).expanduser(),
+        status_token=Secret(status_token) if status_token else None,
+        setup_token=Secret(setup_token) if setup_token else None,
         port=int(port_text),
         log_json=env.get("NPU_REVIEW_LOG_FORMAT", "").lower() == "json",
         max_concurrent_reviews=_count(env, "NPU_REVIEW_CONCURRENCY", 4),

@@ -13,10 +13,8 @@ from gidgethub import ValidationFailure, sansio
 from bot.jobs import body_digest
 from bot.logs import log_context
 from bot.routers import router
-from bot.services import DELIVERY_DIGEST, Services
-
-SERVICES: web.AppKey[Services] = web.AppKey("services", Services)
-SHUTTING_DOWN: web.AppKey[list[bool]] = web.AppKey("shutting_down", list)
+from bot.runtime import RUNTIME
+from bot.services import DELIVERY_DIGEST
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +58,14 @@ def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 
 async def handle_webhook(request: web.Request) -> web.StreamResponse:
-    services = request.app[SERVICES]
+    runtime = request.app[RUNTIME]
+    if runtime.shutting_down:
+        return _error(503, "shutting down")
+    services = runtime.services
+    if services is None:
+        return _error(503, "the App is not registered yet: finish its setup page first")
     queue = services.queue
     metrics = services.metrics
-    if request.app[SHUTTING_DOWN][0]:
-        return _error(503, "shutting down")
     # Nothing from a delivery reaches the metrics before its signature is checked.
     if request.content_type != "application/json":
         return _error(400, "expected Content-Type: application/json")

@@ -42,6 +42,13 @@ def work() -> int:
     except SettingsError as exc:
         print(f"npu-review worker: {exc}", file=sys.stderr)
         return 2
+    if not settings.registered:
+        print(
+            "npu-review worker: no App credentials (set GITHUB_APP_ID, GITHUB_PRIVATE_KEY, GITHUB_WEBHOOK_SECRET, "
+            "or register the App through `npu-review serve`'s setup page and share its credentials file)",
+            file=sys.stderr,
+        )
+        return 2
     if not settings.uses_redis:
         print(
             "npu-review worker: NPU_REVIEW_QUEUE must be a redis:// URL (with the embedded queue, "

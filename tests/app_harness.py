@@ -51,14 +51,26 @@ class AppProcess:
 
 
 def app_env(
-    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, port: int, extra_env: dict[str, str] | None
+    fake: FakeGitHub,
+    private_pem: str,
+    app_id: int,
+    secret: str,
+    port: int,
+    extra_env: dict[str, str] | None,
+    credentials: bool = True,
 ) -> dict[str, str]:
+    creds = (
+        {"GITHUB_APP_ID": str(app_id), "GITHUB_PRIVATE_KEY": private_pem, "GITHUB_WEBHOOK_SECRET": secret}
+        if credentials
+        else {}
+    )
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")},
-        "GITHUB_APP_ID": str(app_id),
-        "GITHUB_PRIVATE_KEY": private_pem,
-        "GITHUB_WEBHOOK_SECRET": secret,
+        **creds,
         "GITHUB_API_URL": fake.base_url,
+        "GITHUB_URL": fake.base_url,
+        # Never the credentials file of the machine's user.
+        "NPU_REVIEW_CREDENTIALS_FILE": f"{ROOT}/.no-such-dir/app-credentials.json",
         "PORT": str(port),
         "PYTHONPATH": str(ROOT),
         # Retries back off from 10 ms instead of 500 ms: the fault tests wait on GitHub, not on timers.
@@ -68,13 +80,23 @@ def app_env(
 
 
 async def start_app(
-    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, tmp: Path, extra_env: dict[str, str] | None = None
+    fake: FakeGitHub,
+    private_pem: str,
+    app_id: int,
+    secret: str,
+    tmp: Path,
+    extra_env: dict[str, str] | None = None,
+    credentials: bool = True,
 ) -> AppProcess:
+    """The App as `npu-review serve`; credentials=False starts it with none (its setup page), its credentials
+    file in tmp/state/."""
     port = free_port()
     # Each App its own queue file, unless given one (a restart test passes the same file again).
-    env = app_env(
-        fake, private_pem, app_id, secret, port, {"NPU_REVIEW_QUEUE": queue_in(tmp, port), **(extra_env or {})}
-    )
+    own = {
+        "NPU_REVIEW_QUEUE": queue_in(tmp, port),
+        "NPU_REVIEW_CREDENTIALS_FILE": str(tmp / "state" / "app-credentials.json"),
+    }
+    env = app_env(fake, private_pem, app_id, secret, port, {**own, **(extra_env or {})}, credentials)
     log_path = tmp / f"app-{port}.log"
     log_file = log_path.open("wb")
     proc = await asyncio.create_subprocess_exec(

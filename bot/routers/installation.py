@@ -1,4 +1,5 @@
-"""Installation events: logged, nothing else to do (tokens are fetched on demand)."""
+"""Installation events: logged, and the status page's list of installations refreshed (tokens are fetched on
+demand)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ router = Router()
 @router.register("installation")
 @router.register("installation_repositories")
 async def on_installation(event: sansio.Event, services: Services) -> None:
+    services.forget_installations()
     inst = event.data.get("installation", {})
     repos = event.data.get("repositories") or event.data.get("repositories_added") or []
     log.info(

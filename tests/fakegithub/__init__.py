@@ -24,6 +24,8 @@ ends with `assert fake.violations == []`.  `fake.requests` logs every call (secr
 `fake.calls("checks/create")` filters by operation id or "METHOD /template".  Faults are queued per route with
 `fake.inject(route, Fault...)`.  Webhooks: `fake.pull_request_payload(pull)` etc. build payloads from GitHub's
 examples and the fake's state; `fake.delivery(event, payload, secret)` signs them.
+The App manifest flow (apps.py): the web pages a browser posts the manifest to, the conversion that makes the
+fake become the new App, its installation page.
 """
 
 from .auth import KeyPair, generate_key_pair, make_app_jwt

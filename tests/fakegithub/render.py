@@ -12,6 +12,7 @@ from urllib.parse import quote
 from .spec import DATA_DIR
 from .state import (
     CheckRun,
+    Installation,
     IssueComment,
     Pull,
     PullFile,
@@ -268,6 +269,34 @@ def integration(api: str, app_id: int, slug: str, owner: User) -> dict[str, Any]
         events=["check_run", "check_suite", "issue_comment", "pull_request"],
     )
     return out
+
+
+def installation(api: str, inst: Installation, app_id: int, slug: str) -> dict[str, Any]:
+    """An installation as GET /app/installations lists it."""
+    login = quote(inst.account.login)
+    where = f"organizations/{login}/settings" if inst.account.type == "Organization" else "settings"
+    return {
+        "id": inst.id,
+        "account": user(api, inst.account),
+        "repository_selection": "all" if inst.repositories is None else "selected",
+        "access_tokens_url": f"{api}/app/installations/{inst.id}/access_tokens",
+        "repositories_url": f"{api}/installation/repositories",
+        "html_url": f"{WEB}/{where}/installations/{inst.id}",
+        "app_id": app_id,
+        "client_id": f"Iv1.{app_id:016x}",
+        "target_id": inst.account.id,
+        "target_type": inst.account.type,
+        "permissions": dict(inst.permissions),
+        "events": ["check_run", "check_suite", "issue_comment", "pull_request"],
+        "created_at": "2024-01-01T00:00:00Z",
+        "updated_at": "2024-01-01T00:00:00Z",
+        "single_file_name": None,
+        "has_multiple_single_files": False,
+        "single_file_paths": [],
+        "app_slug": slug,
+        "suspended_by": None,
+        "suspended_at": None,
+    }
 
 
 def check_run(api: str, c: CheckRun, app: dict[str, Any], pulls: list[Pull]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
@@ -14,8 +15,8 @@ from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
-from . import graphql_api, render, webhooks
-from .auth import DEFAULT_TOKEN_LIFETIME, Token, allows, check_app_jwt, new_token_value
+from . import apps, graphql_api, render, webhooks
+from .auth import DEFAULT_TOKEN_LIFETIME, Token, allows, check_app_jwt, generate_key_pair, new_token_value
 from .diff import FileDiff
 from .faults import Fault, default_body
 from .spec import Operation, load_spec
@@ -79,6 +80,9 @@ NEEDS: dict[str, list[tuple[str, str]]] = {
     "reactions/create-for-issue-comment": [("issues", "write"), ("pull_requests", "write")],
     "repos/get-collaborator-permission-level": [("metadata", "read")],
 }
+APP_LEVEL_OPERATIONS = frozenset(
+    {"apps/create-installation-access-token", "apps/list-installations", "apps/create-from-manifest"}
+)
 ROLE_PERMISSION = {
     "admin": "admin",
     "maintain": "write",
@@ -244,8 +248,13 @@ class FakeGitHub:
         self.response_errors: list[str] = []  # the fake's own answers that break the description
         self.faults: dict[str, deque[Fault]] = defaultdict(deque)
         self.rate_limits = {"core": RateLimit("core"), "graphql": RateLimit("graphql")}
+        # The manifest flow (apps.py): the browser's pages as this user, the manifests posted, the Apps made.
+        self.signed_in_user = "octocat"
+        self.manifest_flow = apps.ManifestFlow()
         self._handlers: dict[str, Handler] = {
             "apps/create-installation-access-token": self._create_token,
+            "apps/create-from-manifest": self._create_from_manifest,
+            "apps/list-installations": self._list_installations,
             "pulls/get": self._get_pull,
             "pulls/list-files": self._list_files,
             "repos/get-content": self._get_content,
@@ -701,6 +710,9 @@ class FakeGitHub:
             from .control import handle_control
 
             return await handle_control(self, request)
+        page = await apps.handle_web(self, request)
+        if page is not None:
+            return page
         raw = await request.read()
         body: Any = None
         if raw:
@@ -722,6 +734,11 @@ class FakeGitHub:
 
     def _violation(self, kind: str, log: LoggedRequest, message: str) -> None:
         self.violations.append(Violation(kind, log.method, log.path, log.operation, message))
+
+    def web_violation(self, where: str, message: str) -> None:
+        """A request to one of GitHub's web pages (the manifest flow) that GitHub would refuse."""
+        method, _, path = where.partition(" ")
+        self.violations.append(Violation("manifest", method, path, None, message))
 
     def _error_response(self, request: web.Request, log: LoggedRequest, exc: ApiError) -> web.Response:
         op = self.spec.by_id.get(log.operation or "")
@@ -793,7 +810,8 @@ class FakeGitHub:
             self._violation("unexpected-body", log, f"{op.key} takes no request body")
         call = Call(request, op, values, query, body, self._api(request), log, alias_prefix=alias_prefix)
         resource = "graphql" if op.operation_id == "graphql/post" else "core"
-        if op.operation_id != "apps/create-installation-access-token":
+        # These authenticate with the App's JWT (or, the manifest conversion, not at all): their handlers check.
+        if op.operation_id not in APP_LEVEL_OPERATIONS:
             call.token = self._token(request, resource)
             self._check_rate_limit(call, resource)
             if "owner" in values and "repo" in values:
@@ -954,7 +972,7 @@ class FakeGitHub:
 
     # ------------------------------------------------------------------ handlers: auth
 
-    async def _create_token(self, call: Call) -> web.StreamResponse:
+    def _check_app_jwt(self, call: Call) -> None:
         header = call.request.headers.get("Authorization", "")
         scheme, _, value = header.partition(" ")
         if not header:
@@ -962,7 +980,7 @@ class FakeGitHub:
                 401,
                 "A JSON web token could not be decoded",
                 violation="auth",
-                detail="no Authorization header on the installation token request",
+                detail=f"no Authorization header on {call.op.operation_id} (it needs the App's JWT)",
             )
         if scheme.lower() != "bearer":
             raise ApiError(
@@ -971,6 +989,57 @@ class FakeGitHub:
         problem = check_app_jwt(value.strip(), self.public_key, self.app_id)
         if problem is not None:
             raise ApiError(401, problem, violation="auth", detail=f"App JWT: {problem}")
+
+    async def _list_installations(self, call: Call) -> web.StreamResponse:
+        self._check_app_jwt(call)
+        items = [render.installation(call.api, i, self.app_id, self.app_slug) for i in self.installations.values()]
+        page, per_page = call.page()
+        return self._reply(call, 200, items[(page - 1) * per_page : page * per_page])
+
+    async def _create_from_manifest(self, call: Call) -> web.StreamResponse:
+        if call.request.headers.get("Authorization"):
+            # GitHub needs no authentication here; a token sent along would be one the App should not have.
+            self._violation("auth", call.log, "the manifest conversion takes no Authorization header")
+        posted = apps.take_code(self.manifest_flow, call.params["code"])
+        if posted is None:
+            raise ApiError(404, "Not Found")
+        keys = generate_key_pair()
+        manifest = posted.manifest
+        app_id = self.ids.next("app")
+        slug = apps.slugify(str(manifest.get("name", "app")))
+        created = apps.CreatedApp(
+            app_id,
+            slug,
+            str(manifest.get("name", slug)),
+            posted.account,
+            manifest,
+            keys.private_pem,
+            secrets.token_hex(20),
+            secrets.token_hex(20),
+        )
+        self.manifest_flow.created.append(created)
+        # From now on the fake is this App: its JWTs, its bot user, its owner.
+        self.app_id, self.public_key, self.app_slug = app_id, keys.public_pem, slug
+        self.bot = self.user(f"{slug}[bot]", type="Bot")
+        self.bot.app_slug = slug
+        self.app_owner = self.user(posted.account, type=posted.account_type)
+        web_base = f"{call.request.scheme}://{call.request.host}"
+        data = render.integration(call.api, app_id, slug, self.app_owner)
+        data.update(
+            name=created.name,
+            description=str(manifest.get("description", "")),
+            external_url=str(manifest.get("url", "")),
+            html_url=f"{web_base}/apps/{slug}",
+            permissions=dict(manifest.get("default_permissions") or {}),
+            events=list(manifest.get("default_events") or []),
+            client_secret=created.client_secret,
+            webhook_secret=created.webhook_secret,
+            pem=created.private_pem,
+        )
+        return self._reply(call, 201, data)
+
+    async def _create_token(self, call: Call) -> web.StreamResponse:
+        self._check_app_jwt(call)
         inst = self.installations.get(call.params["installation_id"])
         if inst is None:
             raise ApiError(404, "Not Found", violation="scope", detail="no such installation")

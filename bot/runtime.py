@@ -1,0 +1,55 @@
+"""What the running server holds: its settings, the HTTP session, and the services once the App is registered.
+
+A server started without App credentials has no services until the setup page registers the App; `activate`
+then builds them in place, so the server switches to normal operation without a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from importlib import metadata
+
+import aiohttp
+from aiohttp import web
+
+from bot.metrics import Metrics
+from bot.services import Services
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def version() -> str:
+    try:
+        return metadata.version("npu-review")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
+class Runtime:
+    def __init__(self, settings: Settings, run_jobs: bool) -> None:
+        self.settings = settings
+        self.run_jobs = run_jobs
+        self.session: aiohttp.ClientSession | None = None
+        self.services: Services | None = None
+        self.shutting_down = False
+        self.started_at = time.time()
+        # Made before the services, so that /metrics answers while the setup page waits.
+        self.metrics = Metrics()
+
+    async def activate(self, settings: Settings) -> Services:
+        """Build the services of a registered App (at start-up, or when the setup page registered it)."""
+        from bot.app import build_services, make_queue  # bot.app imports this module
+
+        assert settings.registered and self.session is not None and self.services is None
+        self.settings = settings
+        queue = make_queue(settings)
+        services = await build_services(settings, self.session, queue, self.metrics)
+        await queue.open(services.run_job if self.run_jobs else None)
+        self.services = services  # deliveries are taken from now on
+        log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
+        return services
+
+
+RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
