@@ -175,7 +175,8 @@ async def one_run(
                 ) from None
             await settle(app, timeout=60)
             calls = [c for c in tf.calls[first:] if c.start >= t0]
-            updates = [c for c in calls if c.route == "checks/update"]
+            # The completing call: an update, or (a quick review) the creation of the already completed run.
+            updates = [c for c in calls if c.route in ("checks/update", "checks/create")]
             end_call = max(updates, key=lambda c: c.end)
             chain = critical_path(calls, end_call)
             marks = [("the delivery", t0)] + [(c.route, c.end) for c in chain]

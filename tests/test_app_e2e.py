@@ -529,4 +529,28 @@ async def test_notices_go_to_the_check_run_only_unless_the_config_asks(
         if inline_notices
         else "npu-review found 1 new issue in this change."
     )
+
+
+async def test_a_quick_review_with_60_findings_creates_50_annotations_and_adds_10(
+    fake_github: FakeGitHub, app: AppProcess
+) -> None:
+    fake = fake_github
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    lines = [f"RUN wget --no-check-certificate https://example.com/p{i}.tgz -O /tmp/p{i}.tgz\n" for i in range(60)]
+    pull = fake.add_pull(repo, head_files={**BASE, DOCKERFILE: BASE_DOCKERFILE + "".join(lines)})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    (create,) = fake.calls("checks/create")
+    (update,) = fake.calls("checks/update")
+    # GitHub takes 50 annotations a request: the creation (already completed) carries the first 50 with the
+    # output, one update the other 10 (GitHub appends them).
+    assert create.body["status"] == "completed" and create.body["conclusion"] == "neutral"
+    assert [a["start_line"] for a in create.body["output"]["annotations"]] == list(range(4, 54))
+    assert "status" not in update.body and update.body["output"]["title"] == create.body["output"]["title"]
+    assert [a["start_line"] for a in update.body["output"]["annotations"]] == list(range(54, 64))
+    assert [a["start_line"] for a in run.annotations] == list(range(4, 64))
     assert fake.violations == []
