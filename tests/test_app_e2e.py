@@ -180,6 +180,9 @@ async def test_recheck_by_a_collaborator(fake_github: FakeGitHub, app: AppProces
         ("/recheck", "ci-bot[bot]", "MEMBER", "Bot"),
         ("please /recheck this", "maintainer", "MEMBER", "User"),
         ("```\n/recheck\n```", "maintainer", "MEMBER", "User"),
+        ("Like this:\n\n    /recheck\n", "maintainer", "MEMBER", "User"),  # an indented code block
+        ("````\n```\n/recheck\n```\n````", "maintainer", "MEMBER", "User"),  # a fence inside a longer one
+        ("- try\n\n  ```\n  /recheck\n  ```\n", "maintainer", "MEMBER", "User"),  # a fence in a list item
     ],
 )
 async def test_recheck_ignored(
