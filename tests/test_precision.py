@@ -158,3 +158,15 @@ def test_inline_comments_are_for_errors_and_warnings_unless_asked() -> None:
     plan = reporters.plan_review("s", fs, dm, set(), inline_notices=True)
     assert plan.payload is not None and [c["line"] for c in plan.payload["comments"]] == [3, 4, 20]
     assert reporters.annotation(fs[2])["title"] == "NPU201+NPU202 mixed-image-tag-formats"
+
+
+def test_headline_7035_one_finding_says_what_changed_and_the_conditions() -> None:
+    """verl #7035: a CI image-tag PR switched an NPU script from eager to graph mode."""
+    (f,) = [f for f in case_findings_change("NPU103/bad_verl_incident") if f.rule == "NPU103"]
+    assert (f.line, f.severity) == (18, Severity.WARNING)
+    assert "`enforce_eager` goes from True to False (graph mode) and `cudagraph_mode` is now FULL_DECODE_ONLY" in (
+        f.message
+    )
+    for condition in ("TASK_QUEUE_ENABLE is not exported here", "no context parallel is set", "ACL Graph (>= 0.9.1)"):
+        assert condition in f.message
+    assert "Graph mode is supported on Ascend" in f.message and "unsupported" not in f.message

@@ -32,6 +32,10 @@ class GraphModeSwitch(Rule):
     Good: the same lines in a PR that says so ("[rollout, perf] feat: enable ACL graph for the Qwen3-8B NPU
     example"), with TASK_QUEUE_ENABLE=1 and a run on the target image.
 
+    One finding per command: an `enforce_eager` flip and the `cudagraph_mode` that comes with it are one
+    change, said once, with the conditions as they stand in the script (task-queue level, context parallel)
+    and the vLLM-Ascend version graph mode needs.
+
     Fix: make it a change of its own (or name it in the title), check the three points above, and show a
     run. The finding is a notice; it becomes a warning when the title does not mention the rollout, perf,
     cfg, graph or vllm, or when FULL is combined with context parallel. Invalid modes and FULL with rollout
@@ -101,19 +105,25 @@ class GraphModeSwitch(Rule):
                 if value.upper() in base_modes:
                     continue
                 items.append((eff.override.lines, f"`cudagraph_mode` is now {value} ({was})", value, False))
-            for lines, what, mode, deleted_only in items:
-                line = inv.line if deleted_only else _first_added(ctx, src.path, lines)
-                if line in reported:
-                    continue
-                reported.add(line)
-                reasons = _escalations(ctx, inv, mode)
-                yield Hit(
-                    src.path,
-                    line,
-                    _message(ctx, head_view, inv, what, mode, reasons),
-                    severity=Severity.WARNING if reasons else None,
-                    caused_by_change=deleted_only,
-                )
+            if not items:
+                continue
+            # One command, one cause: the switch and the mode it comes with are one finding.
+            deleted_only = all(d for *_, d in items)
+            all_lines = tuple(n for lines, *_ in items for n in lines)
+            line = inv.line if deleted_only else _first_added(ctx, src.path, all_lines)
+            if line in reported:
+                continue
+            reported.add(line)
+            what = " and ".join(dict.fromkeys(w for _, w, _, _ in items))
+            mode = next((m for _, _, m, _ in items if m is not None), None)
+            reasons = _escalations(ctx, inv, mode)
+            yield Hit(
+                src.path,
+                line,
+                _message(ctx, head_view, inv, what, mode, reasons),
+                severity=Severity.WARNING if reasons else None,
+                caused_by_change=deleted_only,
+            )
 
 
 def _eager(inv: Invocation, key: str) -> bool | None:
@@ -186,8 +196,9 @@ def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | N
     )
     mode_text = f" and cudagraph_mode={mode}" if mode else ""
     text = (
-        f"Graph-mode change on NPU: {what}. Verify before merging: {tq_text}; {cp_text}; the image's "
-        f"vLLM-Ascend supports ACL Graph (>= {since}){mode_text}; and show a run."
+        f"Graph-mode change on NPU: {what}. Graph mode is supported on Ascend; its conditions here: {tq_text}; "
+        f"{cp_text}; the image's vLLM-Ascend must support ACL Graph (>= {since}){mode_text}. Show a run on the "
+        "target image."
     )
     if reasons:
         text += " Raised to a warning: " + "; ".join(reasons) + "."
