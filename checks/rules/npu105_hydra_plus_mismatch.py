@@ -32,6 +32,8 @@ class HydraPlusMismatch(Rule):
         +actor_rollout_ref.model.override_config.attn_implementation=eager
         ++actor_rollout_ref.actor.megatron.override_transformer_config.attention_backend=auto
 
+    Keys under one parent the schema lacks are one cause, said in one finding that lists them.
+
     Fix: drop the `+` for an existing key, add it for a new one (or use `++`, which works either way). The
     keys are read from the repository's own `verl/trainer/config/_generated_ppo_trainer.yaml` and
     `_generated_ppo_megatron_trainer.yaml`, chosen by `--config-name` and `model_engine=`. Commands with
@@ -56,6 +58,8 @@ class HydraPlusMismatch(Rule):
         free = _free_form(ctx)
         reported: set[tuple[int, str]] = set()
         for inv in view.invocations:
+            # Bare keys under one missing parent are one cause (the parent is not in the schema): one finding.
+            missing: dict[str, list[Override]] = {}
             schema = schema_for(ctx, inv)
             if schema is None:
                 continue
@@ -78,14 +82,29 @@ class HydraPlusMismatch(Rule):
                     )
                 elif o.prefix == "" and status == "missing":
                     reported.add((o.line, o.text))
-                    yield Hit(
-                        src.path,
-                        o.line,
-                        f"`{o.key}` is not in {project}'s config ({schema.path}{_nearest(schema, o.key)}): Hydra stops "
-                        f"with \"Key '{o.key.rsplit('.', 1)[-1]}' is not in struct\". Write `+{o.key}=...` to add "
-                        "it, or check the key's spelling and whether it was renamed.",
-                        suggestion=_respell(src, o, "+"),
-                    )
+                    missing.setdefault(_missing_root(schema, o.key), []).append(o)
+            for root, group in missing.items():
+                first = group[0]
+                if len(group) == 1 or root == first.key:
+                    for o in group:
+                        yield Hit(
+                            src.path,
+                            o.line,
+                            f"`{o.key}` is not in {project}'s config ({schema.path}{_nearest(schema, o.key)}): Hydra "
+                            f"stops with \"Key '{o.key.rsplit('.', 1)[-1]}' is not in struct\". Write `+{o.key}=...` "
+                            "to add it, or check the key's spelling and whether it was renamed.",
+                            suggestion=_respell(src, o, "+"),
+                        )
+                    continue
+                at = next((o for o in group if ctx.is_added_line(src.path, o.line)), first)
+                keys = ", ".join(f"`{o.key}` (line {o.line})" for o in group)
+                yield Hit(
+                    src.path,
+                    at.line,
+                    f"{keys} are not in {project}'s config ({schema.path}{_nearest(schema, first.key)}): Hydra "
+                    f'stops with "Key ... is not in struct" at the first of them. `{root}` is not in the schema, '
+                    f"so write each of these keys with `+` to add them, or check whether `{root}` was renamed.",
+                )
 
 
 def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
@@ -107,6 +126,16 @@ def _free_form(ctx: Context) -> list[re.Pattern[str]]:
         return [re.compile(p) for p in ctx.facts.hydra_schema.free_form]
 
     return ctx.memo(("hydra-free-form", "head", ""), build)
+
+
+def _missing_root(schema: Schema, key: str) -> str:
+    """The shortest prefix of `key` the schema lacks (`a.b.c` when `a.b` exists, `a.b` when only `a` does)."""
+    parts = key.split(".")
+    for n in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:n])
+        if schema.status(prefix) == "missing":
+            return prefix
+    return key
 
 
 def _line(schema: Schema, key: str) -> int:
