@@ -89,5 +89,7 @@ def test_npu101_names_the_other_script_and_reports_the_changed_line() -> None:
 
 def test_npu102_names_the_eager_line() -> None:
     found = _findings("NPU102/bad_last_override_is_eager", "NPU102")
-    assert [(ln, sev) for ln, sev, _m, _s in found] == [(21, Severity.WARNING), (22, Severity.WARNING)]
-    assert "`enforce_eager=True` on line 24" in found[1][2]
+    # One enforce_eager=True, one finding for both dead graph settings.
+    assert [(ln, sev) for ln, sev, _m, _s in found] == [(21, Severity.WARNING)]
+    assert "(line 21) and `cudagraph_mode=FULL_DECODE_ONLY` (line 22) have no effect" in found[0][2]
+    assert "`enforce_eager=True` on line 24" in found[0][2]

@@ -27,6 +27,8 @@ class GraphConfigDeadUnderEager(Rule):
         actor_rollout_ref.rollout.enforce_eager=False \\
         +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL_DECODE_ONLY \\
 
+    One finding per `enforce_eager=True`: the graph settings it makes dead are listed together.
+
     Fix: remove the graph settings, or set `enforce_eager=False` if graph mode is meant (then use
     `TASK_QUEUE_ENABLE=1`). The last override of a key wins, as in Hydra; an `enforce_eager` that cannot be
     resolved (`enforce_eager=${ENFORCE_EAGER}` without a default) keeps the rule silent.
@@ -52,25 +54,38 @@ class GraphConfigDeadUnderEager(Rule):
             eager = inv.effective(eager_key)
             if eager.present is not True or eager.override is None or as_bool(eager.value) is not True:
                 continue
+            dead = []
             for key in keys:
                 graph = inv.effective(key)
                 if graph.present is not True or graph.override is None:
                     continue
-                line = _first_added(ctx, src.path, (*graph.override.lines, *eager.override.lines))
-                if line in reported:
-                    continue
-                reported.add(line)
-                short = key.rsplit(".", 1)[-1]
-                shown = hydra_str(graph.value)
-                value = f"={shown}" if isinstance(shown, str) else ""
-                yield Hit(
-                    src.path,
-                    line,
-                    f"`{short}{value}` (line {graph.override.line}) has no effect: `enforce_eager=True` on line "
-                    f"{eager.override.line} runs the vLLM rollout eagerly, so no graph is captured. Remove the "
-                    "graph settings, or set `enforce_eager=False` if graph mode is meant (and use "
-                    "TASK_QUEUE_ENABLE=1 with it).",
+                dead.append((key, graph))
+            if not dead:
+                continue
+            dead.sort(key=lambda kg: kg[1].override.line if kg[1].override is not None else 0)
+            # One `enforce_eager=True`, one cause: every graph setting it makes dead goes in one finding.
+            lines = [n for _, g in dead if g.override is not None for n in g.override.lines]
+            line = _first_added(ctx, src.path, (*lines, *eager.override.lines))
+            if line in reported:
+                continue
+            reported.add(line)
+            shown = []
+            for key, graph in dead:
+                assert graph.override is not None
+                value = hydra_str(graph.value)
+                shown.append(
+                    f"`{key.rsplit('.', 1)[-1]}{'=' + value if isinstance(value, str) else ''}` "
+                    f"(line {graph.override.line})"
                 )
+            what = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + f" and {shown[-1]}"
+            verb = "has" if len(shown) == 1 else "have"
+            yield Hit(
+                src.path,
+                line,
+                f"{what} {verb} no effect: `enforce_eager=True` on line {eager.override.line} runs the vLLM "
+                "rollout eagerly, so no graph is captured. Remove the graph settings, or set "
+                "`enforce_eager=False` if graph mode is meant (and use TASK_QUEUE_ENABLE=1 with it).",
+            )
 
 
 def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
