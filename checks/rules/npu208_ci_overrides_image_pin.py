@@ -210,6 +210,8 @@ class CiOverridesImagePin(Rule):
                 else:
                     image.setdefault(name, pin)
         src = ctx.source(wf.path)
+        # One step, one cause: the frameworks it installs over the image's pins go in one finding.
+        per_step: dict[int, list[tuple[Pin, Pin, bool]]] = {}
         for step, pin in ci_pins:
             want = image.get(pin.framework)
             if want is None or not want.ref or same_ref(want.ref, pin.ref):
@@ -221,10 +223,15 @@ class CiOverridesImagePin(Rule):
                 if not exact or not self._pin_changed(ctx, want, pin, fw):
                     continue
                 caused = True
-            via = "" if exact else " (the build for its device and backend; the tag itself is no longer pushed)"
+            per_step.setdefault(id(step), []).append((pin, want, caused))
+        via = "" if exact else " (the build for its device and backend; the tag itself is no longer pushed)"
+        for group in per_step.values():
+            pin, want, caused = group[0]
             text = src.line(pin.line) if src is not None else ""
             suggestion = (
-                text.replace(pin.ref, want.ref) if text.count(pin.ref) == 1 and not _SHA.match(pin.ref) else None
+                text.replace(pin.ref, want.ref)
+                if len(group) == 1 and text.count(pin.ref) == 1 and not _SHA.match(pin.ref)
+                else None
             )
             if caused:
                 message = (
@@ -233,11 +240,16 @@ class CiOverridesImagePin(Rule):
                     f"testing the old version. Update the step (or drop it) in the same PR."
                 )
             else:
+                parts = [
+                    f"{p.framework} `{w.ref}` ({w.path}:{w.line}); this step installs `{p.ref}` over it"
+                    + (f" (line {p.line})" if len(group) > 1 else "")
+                    for p, w, _ in group
+                ]
+                wants = ", ".join(dict.fromkeys(f"`{w.ref}`" for _, w, _ in group))
                 message = (
-                    f"Job `{job.id}` runs in `{tag}`, built from {want.path}{via}, which pins {pin.framework} "
-                    f"`{want.ref}` ({want.path}:{want.line}); this step installs `{pin.ref}` over it, so CI tests a "
-                    f"combination the image does not ship. Use `{want.ref}`, bump the Dockerfile in the same PR, or "
-                    "say in a comment that this is a deliberate canary."
+                    f"Job `{job.id}` runs in `{tag}`, built from {want.path}{via}, which pins "
+                    f"{'; and '.join(parts)}, so CI tests a combination the image does not ship. Use {wants}, bump "
+                    "the Dockerfile in the same PR, or say in a comment that this is a deliberate canary."
                 )
             yield Hit(
                 wf.path,
