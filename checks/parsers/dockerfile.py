@@ -129,8 +129,9 @@ class Dockerfile:
 # -- splitting into instructions -------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=128)  # a pure function of the text; cross-file rules read images again after release
 def parse(text: str) -> Dockerfile:
-    """Split a Dockerfile into instructions and parse RUN, ENV, ARG and FROM. Never raises."""
+    """Split a Dockerfile into instructions and parse RUN, ENV, ARG and FROM (memoised). Never raises."""
     lines = text.splitlines()
     directives, first = _directives(lines)
     escape = directives.get("escape", "\\")

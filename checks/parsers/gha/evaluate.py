@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from checks.parsers.gha.expressions import substitute
 from checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs
-from checks.parsers.sh import Command, Source, Word, commands, logical_lines, matching_close
+from checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
 from checks.parsers.textfilters import filter_text
 from checks.parsers.yamlmarks import Node
 
@@ -224,7 +224,7 @@ class RunEvaluator:
             alternatives = substitute(ll.text, self.scope.lookup, (self.path, first))
             for alt in alternatives[:MAX_ALTERNATIVES]:
                 base = frozenset(alt.origins)
-                for cmd in commands(Source.single(alt.text, first), glue=False):
+                for cmd in line_commands(alt.text, first, glue=False):
                     self._command(cmd, first, pieces, base)
 
     def _command(self, cmd: Command, first: int, pieces: list[tuple[int, str]], base: Origins) -> None:

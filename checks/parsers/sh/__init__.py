@@ -4,7 +4,7 @@ Shell scripts (`checks.parsers.shell`), Dockerfile RUN instructions, workflow `r
 docs are all read through it. See `lexer` for the tokens, `commands` for the command view rules use.
 """
 
-from checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands
+from checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands, line_commands
 from checks.parsers.sh.lexer import (
     REDIRECT,
     LogicalLine,
@@ -33,6 +33,7 @@ __all__ = [
     "Word",
     "commands",
     "heredoc_markers",
+    "line_commands",
     "logical_lines",
     "matching_close",
     "read_word",

@@ -11,14 +11,15 @@ This is the view rules that judge commands use (hadolint's `Shell.hs` shape); th
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from checks.parsers.sh.lexer import REDIRECT, Token, split_logical, tokens
+from checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, split_logical, tokens
 from checks.parsers.sh.source import Source
 from checks.parsers.sh.words import Op, Word
 
-__all__ = ["ASSIGNMENT", "PREFIX_WORDS", "Command", "Redirect", "commands"]
+__all__ = ["ASSIGNMENT", "PREFIX_WORDS", "Command", "Redirect", "commands", "line_commands"]
 
 # Reserved words and prefixes that come before a command's own name.
 PREFIX_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "(", "time"})
@@ -58,7 +59,7 @@ class Command:
     def end_line(self) -> int:
         return self.words[-1].line
 
-    @property
+    @functools.cached_property
     def start(self) -> int:
         """Index of the command's name in `words`: after reserved words (`then`, `do`, …) and `NAME=value`."""
         i = 0
@@ -70,7 +71,7 @@ class Command:
             break
         return i
 
-    @property
+    @functools.cached_property
     def argv(self) -> tuple[str, ...]:
         """The command's name and arguments, unquoted."""
         return tuple(w.unquoted for w in self.words[self.start :])
@@ -101,52 +102,64 @@ def commands(source: Source, in_heredoc: bool = False, glue: bool = True) -> lis
     """
     out: list[Command] = []
     for ll in split_logical(source)[0]:
-        words: list[Word] = []
-        redirects: list[Redirect] = []
-        pending: str | None = None  # a redirection waiting for its target
-        pieces: list[Token] = []  # tokens that touch each other: one word (or redirection) as written
-        for t in [*tokens(ll, source.base), None]:
-            joins = t is not None and (not isinstance(t, Op) or REDIRECT.fullmatch(t.text) is not None)
-            if joins and glue and pieces and t is not None and _touch(pieces[-1], t):
-                pieces.append(t)
-                continue
-            if pieces:
-                first = pieces[0]
-                if isinstance(first, Op):  # a redirection, maybe with its target attached (`>log`)
-                    if pending is not None:
-                        redirects.append(Redirect(pending, None, len(words)))
-                    if len(pieces) == 1:
-                        pending = first.text
-                    else:
-                        rest = _joined(pieces[1:])
-                        redirects.append(Redirect(first.text, rest, len(words)))
-                        pending = None
+        _line_commands(out, tokens(ll, source.base), "\n" if ll.newline else "", in_heredoc, glue)
+    return out
+
+
+def line_commands(text: str, line: int, glue: bool = True) -> list[Command]:
+    """`commands` of one logical line (continuations already joined, comments already gone), all on `line`."""
+    out: list[Command] = []
+    ll = LogicalLine(text, line, line, ((0, line),))
+    _line_commands(out, tokens(ll), "", False, glue)
+    return out
+
+
+def _line_commands(out: list[Command], toks: list[Token], end_op: str, in_heredoc: bool, glue: bool) -> None:
+    words: list[Word] = []
+    redirects: list[Redirect] = []
+    pending: str | None = None  # a redirection waiting for its target
+    pieces: list[Token] = []  # tokens that touch each other: one word (or redirection) as written
+    for t in [*toks, None]:
+        joins = t is not None and (not isinstance(t, Op) or REDIRECT.fullmatch(t.text) is not None)
+        if joins and glue and pieces and t is not None and _touch(pieces[-1], t):
+            pieces.append(t)
+            continue
+        if pieces:
+            first = pieces[0]
+            if isinstance(first, Op):  # a redirection, maybe with its target attached (`>log`)
+                if pending is not None:
+                    redirects.append(Redirect(pending, None, len(words)))
+                if len(pieces) == 1:
+                    pending = first.text
                 else:
-                    word = _joined(pieces)
-                    if pending is not None:
-                        redirects.append(Redirect(pending, word, len(words)))
-                        pending = None
-                    else:
-                        words.append(word)
-                pieces = []
-            if t is None:
-                break
-            if not isinstance(t, Op) or REDIRECT.fullmatch(t.text):
-                pieces = [t]
-                continue
-            if t.text in ("(", ")"):  # a subshell's or a case pattern's parenthesis: no word, no end
-                continue
-            if pending is not None:
-                redirects.append(Redirect(pending, None, len(words)))
-                pending = None
-            if words:
-                out.append(Command(tuple(words), _OP_NAMES.get(t.text, t.text), tuple(redirects), in_heredoc))
-            words, redirects = [], []
+                    redirects.append(Redirect(first.text, _joined(pieces[1:]), len(words)))
+                    pending = None
+            else:
+                word = _joined(pieces)
+                if pending is not None:
+                    redirects.append(Redirect(pending, word, len(words)))
+                    pending = None
+                else:
+                    words.append(word)
+            pieces = []
+        if t is None:
+            break
+        if joins:
+            pieces = [t]
+            continue
+        assert isinstance(t, Op)
+        if t.text in ("(", ")"):  # a subshell's or a case pattern's parenthesis: no word, no end
+            continue
         if pending is not None:
             redirects.append(Redirect(pending, None, len(words)))
+            pending = None
         if words:
-            out.append(Command(tuple(words), "\n" if ll.newline else "", tuple(redirects), in_heredoc))
-    return out
+            out.append(Command(tuple(words), _OP_NAMES.get(t.text, t.text), tuple(redirects), in_heredoc))
+        words, redirects = [], []
+    if pending is not None:
+        redirects.append(Redirect(pending, None, len(words)))
+    if words:
+        out.append(Command(tuple(words), end_op, tuple(redirects), in_heredoc))
 
 
 def _end(t: Token) -> int:
