@@ -61,6 +61,9 @@ class BrokenRepoLink(Rule):
         [8.3.rc1 (v0.7.0)](https://github.com/verl-project/verl/blob/release/v0.7.0/docker/ascend/Dockerfile.ascend_8.3.rc1_a2)
         `安装脚本 <../../../scripts/install_vllm_mcore_npu.sh>`_
 
+    When the only close file differs by an invisible character in its own name, the advice is to rename the
+    file (NPU501 reports it), never to copy the invisible character into the link.
+
     Fix: point the link at the file's current path, or at a release tag (`blob/release/vX.Y.Z/...`) for a file
     that only exists in an old release. When a file is renamed in this change, the suggestion rewrites the link.
     """
@@ -201,10 +204,27 @@ def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_t
             suggestion = line[: link.start] + new_target + line[link.end :]
     else:
         guess = _guess(ctx, target.path)
+        if guess and _visible(guess) == _visible(target.path):
+            # The link is spelled right: the file's own name carries an invisible character (NPU501 says so on
+            # the file). Pointing the link at that name would spread the character; renaming the file fixes both.
+            message += (
+                f" The file exists as `{_visible_marked(guess)}`, whose name carries an invisible character: "
+                "rename the file (`git mv`) rather than the link."
+            )
+            return Hit(src.path, link.line, message)
         if guess:
             message += f" Did you mean `{guess}`?"
     message += " Point it at the current path, or at a release tag for a file that only exists in an old release."
     return Hit(src.path, link.line, message, suggestion=suggestion)
+
+
+def _visible(text: str) -> str:
+    """`text` without format characters (zero-width, bidirectional marks: Unicode category Cf)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _visible_marked(text: str) -> str:
+    return "".join(f"<U+{ord(ch):04X}>" if unicodedata.category(ch) == "Cf" else ch for ch in text)
 
 
 def _guess(ctx: Context, path: str) -> str | None:
