@@ -169,13 +169,17 @@ class SqliteQueue:
         data = json.loads(row[1])
         return Job.from_json({**data, "attempts": row[2], "kind": row[3]})
 
+    def stopping(self) -> bool:
+        """Whether close() has begun (a call, so that type checkers do not narrow it across an await)."""
+        return self._stopping
+
     async def _pr_loop(self, pr: str) -> None:
         """Runs the PR's jobs one after the other, each taking a slot of the concurrency gate."""
         assert self._gate is not None and self._runner is not None
         try:
             while not self._stopping:
                 async with self._gate:
-                    if self._stopping:
+                    if self.stopping():  # close() may have run while this loop waited for the gate
                         return
                     job = self._next(pr)
                     if job is None:
