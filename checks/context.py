@@ -145,6 +145,15 @@ class Context:
     def is_added_line(self, path: str, line: int) -> bool:
         return self.changeset.is_added_line(path, line)
 
+    def first_added(self, path: str, lines: Iterable[int]) -> int:
+        """The first of `lines` the change added, else the first of them (1 when none is given): where a
+        finding spanning several lines goes, so that a change to any of them is reported."""
+        ordered = [n for n in lines if n > 0]
+        for n in ordered:
+            if self.is_added_line(path, n):
+                return n
+        return ordered[0] if ordered else 1
+
     def touched(self, path: str) -> bool:
         return self.changeset.touched(path)
 

@@ -13,3 +13,8 @@ def places(items: Iterable[str], limit: int = MAX_LISTED) -> str:
     shown = ", ".join(uniq[:limit])
     rest = len(uniq) - limit
     return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def short_key(key: str) -> str:
+    """A Hydra key as messages name it: the rollout role's `actor_rollout_ref.` prefix left out."""
+    return key.removeprefix("actor_rollout_ref.")

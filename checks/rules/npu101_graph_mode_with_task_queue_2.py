@@ -77,7 +77,7 @@ class GraphModeWithTaskQueue2(Rule):
             else:
                 where = f"`enforce_eager` is not set{where_file}, so graph mode is on by default"
                 candidates = env.lines
-            line = _first_added(ctx, src.path, candidates)
+            line = ctx.first_added(src.path, candidates)
             if line in reported:
                 continue
             reported.add(line)
@@ -191,12 +191,3 @@ def _is_vllm(inv: Invocation, name_key: str) -> bool:
         return True  # missing (the historical default) or unresolved: vLLM is the usual backend
     value = hydra_str(name.value)
     return isinstance(value, str) and value.lower() == "vllm"
-
-
-def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
-    """The first of `lines` the change added (so that a change to either side is reported), else the first."""
-    ordered = [n for n in lines if n > 0]
-    for n in ordered:
-        if ctx.is_added_line(path, n):
-            return n
-    return ordered[0] if ordered else 1

@@ -65,7 +65,7 @@ class GraphConfigDeadUnderEager(Rule):
             dead.sort(key=lambda kg: kg[1].override.line if kg[1].override is not None else 0)
             # One `enforce_eager=True`, one cause: every graph setting it makes dead goes in one finding.
             lines = [n for _, g in dead if g.override is not None for n in g.override.lines]
-            line = _first_added(ctx, src.path, (*lines, *eager.override.lines))
+            line = ctx.first_added(src.path, (*lines, *eager.override.lines))
             if line in reported:
                 continue
             reported.add(line)
@@ -86,11 +86,3 @@ class GraphConfigDeadUnderEager(Rule):
                 "rollout eagerly, so no graph is captured. Remove the graph settings, or set "
                 "`enforce_eager=False` if graph mode is meant (and use TASK_QUEUE_ENABLE=1 with it).",
             )
-
-
-def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
-    ordered = [n for n in lines if n > 0]
-    for n in ordered:
-        if ctx.is_added_line(path, n):
-            return n
-    return ordered[0] if ordered else 1

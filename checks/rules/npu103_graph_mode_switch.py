@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
+from checks.messages import short_key
 from checks.model import ChangeStatus, Severity
 from checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view, parse
 from checks.rule import Hit, Rule
@@ -110,7 +111,7 @@ class GraphModeSwitch(Rule):
             # One command, one cause: the switch and the mode it comes with are one finding.
             deleted_only = all(d for *_, d in items)
             all_lines = tuple(n for lines, *_ in items for n in lines)
-            line = inv.line if deleted_only else _first_added(ctx, src.path, all_lines)
+            line = inv.line if deleted_only else ctx.first_added(src.path, all_lines)
             if line in reported:
                 continue
             reported.add(line)
@@ -175,7 +176,9 @@ def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
             cp = _context_parallel(inv)
             if cp:
                 key, size, line = cp[0]
-                reasons.append(f"FULL graphs are combined with context parallel (`{_short(key)}={size}`, line {line})")
+                reasons.append(
+                    f"FULL graphs are combined with context parallel (`{short_key(key)}={size}`, line {line})"
+                )
     return reasons
 
 
@@ -190,7 +193,7 @@ def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | N
         tq_text = f"TASK_QUEUE_ENABLE on line {tq.line} cannot be resolved (graph mode needs 1, never 2)"
     cp = _context_parallel(inv)
     cp_text = (
-        "context parallel: " + ", ".join(f"`{_short(k)}={n}` (line {ln})" for k, n, ln in cp)
+        "context parallel: " + ", ".join(f"`{short_key(k)}={n}` (line {ln})" for k, n, ln in cp)
         if cp
         else "no context parallel is set (FULL graphs do not work with it)"
     )
@@ -203,15 +206,3 @@ def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | N
     if reasons:
         text += " Raised to a warning: " + "; ".join(reasons) + "."
     return text
-
-
-def _short(key: str) -> str:
-    return key.removeprefix("actor_rollout_ref.")
-
-
-def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
-    ordered = [n for n in lines if n > 0]
-    for n in ordered:
-        if ctx.is_added_line(path, n):
-            return n
-    return ordered[0] if ordered else 1

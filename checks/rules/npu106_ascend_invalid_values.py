@@ -10,6 +10,7 @@ from checks import globs
 from checks.context import Context, SourceFile
 from checks.facts import Facts
 from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from checks.messages import short_key
 from checks.model import Severity
 from checks.parsers.hydra_config import Schema
 from checks.parsers.shell import (
@@ -202,10 +203,6 @@ def _with_value(src: SourceFile, o: Override, new: str) -> str | None:
     return line.replace(o.text, f"{head}{quote}{new}{quote}", 1)
 
 
-def _short(key: str) -> str:
-    return key.removeprefix("actor_rollout_ref.")
-
-
 _DEFAULT_FORM = re.compile(r"\$\{[A-Za-z_]\w*:?-")
 
 
@@ -256,7 +253,7 @@ def _checkpoint_backend(ctx: Context, src: SourceFile, inv: Invocation, facts: _
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{_short(key)}={value}` is not a checkpoint-engine backend{known}: on Ascend the HCCL engine "
+            f"`{short_key(key)}={value}` is not a checkpoint-engine backend{known}: on Ascend the HCCL engine "
             f"registers as `{fix}` (since #5473), so the run fails when the engine is built. Use `{fix}`.",
             suggestion=_with_value(src, eff.override, fix),
         )
@@ -289,7 +286,7 @@ def _sglang_attention(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterat
     yield Hit(
         src.path,
         name.override.line,
-        f"`{_short(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
+        f"`{short_key(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
         "SGLang picks a CUDA attention backend and the rollout fails to start on Ascend (docs/ascend_tutorial "
         "quick_start). Add the override to this command.",
     )
@@ -392,7 +389,7 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
             continue
         assert eff.override is not None
         where = (
-            f"`{_short(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
+            f"`{short_key(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
             if mb.override is not None
             else f"{facts.project}'s default, {res.schema.path} line {mb.line}"
             if res.schema is not None
@@ -401,8 +398,8 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
         yield Hit(
             src.path,
             eff.override.line,
-            f"Virtual pipeline parallel (`{_short(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
-            f"VPP cannot be used together on Ascend (npu_advance_features.md). Set `{_short(prefix)}."
+            f"Virtual pipeline parallel (`{short_key(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
+            f"VPP cannot be used together on Ascend (npu_advance_features.md). Set `{short_key(prefix)}."
             f"{facts.mbridge_key}=False` when using VPP, or drop VPP.",
         )
 
@@ -430,9 +427,9 @@ def _context_parallel(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
             yield Hit(
                 src.path,
                 have.override.line,
-                f"Context parallel on NPU needs both `{_short(main_key)}` and `{_short(otc_key)}`; this command "
-                f"sets only `{_short(have_key)}={size}` (perf_tuning_on_ascend.rst: MindSpeed reads the "
-                f"transformer config). Add `{'+' if miss_key == otc_key else ''}{_short(miss_key)}={size}`.",
+                f"Context parallel on NPU needs both `{short_key(main_key)}` and `{short_key(otc_key)}`; this command "
+                f"sets only `{short_key(have_key)}={size}` (perf_tuning_on_ascend.rst: MindSpeed reads the "
+                f"transformer config). Add `{'+' if miss_key == otc_key else ''}{short_key(miss_key)}={size}`.",
             )
 
 
@@ -461,7 +458,7 @@ def _flash_attn(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{_short(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
+            f"`{short_key(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
             "(perf_tuning_on_ascend.rst) for the actor and the reference model. Set it to True.",
             suggestion=_with_value(src, eff.override, "True"),
             severity=Severity.WARNING,
@@ -477,7 +474,7 @@ def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{_short(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU "
+            f"`{short_key(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU "
             f"({facts.project}'s NPU scripts set it to False). Set it to False.",
             suggestion=_with_value(src, eff.override, "False"),
             severity=Severity.WARNING,

@@ -121,7 +121,7 @@ class InvalidCudagraphMode(Rule):
                     issue = mode_issue(ctx, inv, value)
                     if issue is None:
                         continue
-                    line = _first_added(ctx, src.path, o.lines)
+                    line = ctx.first_added(src.path, o.lines)
                     if (line, issue.message) in reported:
                         continue
                     reported.add((line, issue.message))
@@ -139,11 +139,3 @@ def _replace_literal(text: str, o: Override, value: str, canonical: str) -> str 
     if tail.count(value) != 1:
         return None
     return text.replace(o.text, head + sep + tail.replace(value, canonical))
-
-
-def _first_added(ctx: Context, path: str, lines: Iterable[int]) -> int:
-    ordered = [n for n in lines if n > 0]
-    for n in ordered:
-        if ctx.is_added_line(path, n):
-            return n
-    return ordered[0] if ordered else 1

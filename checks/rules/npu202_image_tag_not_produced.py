@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from rapidfuzz.distance import Levenshtein
+
 from checks.context import Context
 from checks.indexes.images import (
     INVENTORY_KINDS,
@@ -85,7 +87,7 @@ class ImageTagNotProduced(Rule):
             if not ctx.audit and not ctx.is_added_line(c.path, c.line):
                 continue
             if not c.info.known:
-                near = [t for t in literal if _distance(c.tag, t, 2) <= 2]
+                near = [t for t in literal if Levenshtein.distance(c.tag, t, score_cutoff=2) <= 2]
                 if len(near) == 1 and inv.produced(c.tag) is False:
                     yield self._typo(ctx, c, near[0])
                 continue
@@ -215,18 +217,3 @@ def _changed_line(ctx: Context, prod: Product) -> tuple[str, int] | None:
         if best is None or score > best[0]:
             best = (score, (path, line))
     return best[1] if best else None
-
-
-def _distance(a: str, b: str, cap: int) -> int:
-    """Levenshtein distance, giving up (cap + 1) as soon as it must exceed `cap`."""
-    if abs(len(a) - len(b)) > cap:
-        return cap + 1
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        cur = [i]
-        for j, cb in enumerate(b, start=1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        if min(cur) > cap:
-            return cap + 1
-        prev = cur
-    return prev[-1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from rapidfuzz.distance import Levenshtein
+
 from checks.context import Context
 from checks.globs import match
 from checks.indexes.workflows import workflow, workflow_paths
@@ -129,20 +131,20 @@ class PathsFilterMissingFile(Rule):
             )
         else:
             typo = ""
-            if _distance(entry, path, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE or path in (
+            if Levenshtein.distance(entry, path, score_cutoff=MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE or path in (
                 entry + ".yml",
                 entry + ".yaml",
             ):
                 target, typo = path, " (a typo of this workflow's own file name)"
             else:
-                # Only paths whose length is within the cap can be that close (_distance says so first anyway).
+                # Only paths whose length is within the cap can be that close (the distance stops early anyway).
                 by_length = _paths_by_length(ctx)
                 lengths = range(len(entry) - MAX_SUGGEST_DISTANCE, len(entry) + MAX_SUGGEST_DISTANCE + 1)
                 near = [
                     p
                     for n in lengths
                     for p in by_length.get(n, ())
-                    if _distance(entry, p, MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
+                    if Levenshtein.distance(entry, p, score_cutoff=MAX_SUGGEST_DISTANCE) <= MAX_SUGGEST_DISTANCE
                 ]
                 target = near[0] if len(near) == 1 else None  # the one close path, whatever the order
             if target:
@@ -181,18 +183,3 @@ def _directories(paths: Iterable[str]) -> set[str]:
         for i in range(1, len(parts)):
             out.add("/".join(parts[:i]))
     return out
-
-
-def _distance(a: str, b: str, cap: int) -> int:
-    """Levenshtein distance, giving up (cap + 1) as soon as it must exceed `cap`."""
-    if abs(len(a) - len(b)) > cap:
-        return cap + 1
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        cur = [i]
-        for j, cb in enumerate(b, start=1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        if min(cur) > cap:
-            return cap + 1
-        prev = cur
-    return prev[-1]
