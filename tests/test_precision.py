@@ -5,6 +5,7 @@ message) on small trees written here. The fixture cases under tests/fixtures/*/t
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from checks import engine
 from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
@@ -170,3 +171,25 @@ def test_headline_7035_one_finding_says_what_changed_and_the_conditions() -> Non
     for condition in ("TASK_QUEUE_ENABLE is not exported here", "no context parallel is set", "ACL Graph (>= 0.9.1)"):
         assert condition in f.message
     assert "Graph mode is supported on Ascend" in f.message and "unsupported" not in f.message
+
+
+def test_judge_sample_is_seeded_per_rule_and_skips_notices(tmp_path: Path) -> None:
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location(
+        "judge", Path(__file__).resolve().parent.parent / "bench" / "precision" / "judge.py"
+    )
+    assert spec is not None and spec.loader is not None
+    judge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(judge)
+    sample = judge.sample
+
+    findings = [
+        {"rule": "NPU301", "severity": "warning", "path": "D", "line": n, "fingerprint": f"fp{n}", "message": "m"}
+        for n in range(1, 21)
+    ] + [{"rule": "NPU304", "severity": "notice", "path": "D", "line": 1, "fingerprint": "n", "message": "m"}]
+    replay = tmp_path / "r.json"
+    replay.write_text(json.dumps({"commits": [{"sha": "a" * 40, "subject": "x (#1)", "findings": findings}]}))
+    first, again = sample(replay, "after"), sample(replay, "after")
+    assert first == again and len(first) == 8 and {e["rule"] for e in first} == {"NPU301"}
