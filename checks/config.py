@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 
@@ -34,9 +33,8 @@ class Config:
     rules: Mapping[str, RuleSetting] = field(default_factory=dict)
     ignore_paths: tuple[str, ...] = ()
     paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    knowledge: Mapping[str, Any] = field(default_factory=dict)  # the overrides as written
     # The facts the rules read: the profile's, with the `knowledge:` overrides merged in and validated.
-    facts: Facts = field(default_factory=facts_data.default_facts, repr=False, compare=False)
+    facts: Facts = field(default_factory=facts_data.default_facts, repr=False)
     # The App posts inline review comments for errors and warnings only; notices go to the check run
     # (annotations and summary). `review: {inline_notices: true}` posts notices inline too.
     inline_notices: bool = False
@@ -159,7 +157,6 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         rules=rules,
         ignore_paths=ignore_paths,
         paths=paths,
-        knowledge=knowledge,
         facts=facts,
         inline_notices=inline_notices,
     )
