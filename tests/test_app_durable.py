@@ -128,3 +128,43 @@ async def test_a_burst_of_200_deliveries_for_20_prs(
         print(f"\nburst: 20 heads completed in {elapsed:.1f} s, {len(calls)} mutating calls, {per_review:.2f} a review")
     assert per_review <= 2.2
     assert fake.violations == []
+
+
+async def test_a_check_run_left_in_progress_by_a_superseded_job_is_concluded_after_the_restart(
+    fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
+) -> None:
+    fake = fake_github
+    env = {"NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3", "NPU_REVIEW_QUICK_S": "0"}
+    repo = fake.add_repo("octo-org/verl", files=BASE)
+    pull = fake.add_pull(repo, head_files=HEAD)
+    old_head = pull.head_sha
+    fake.inject("git/get-tree", Fault.slow(30), times=2)
+    app = await start_app(fake, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env)
+    assert (
+        await app.post(fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET))
+    )[0] == 202
+    await wait_until(lambda: bool(fake.check_runs_for(pull.repo, old_head)), 10, "the in-progress run")
+    fake.push(pull, {**HEAD, "README.md": "# verl 2\n"})  # a newer head arrives while the first review runs
+    sync = fake.pull_request_payload(pull, "synchronize", before=old_head)
+    assert (await app.post(fake.delivery("pull_request", sync, FAKE_WEBHOOK_SECRET)))[0] == 202
+    await app.session.close()
+    await app.stop(signal.SIGKILL)
+    fake.faults.clear()
+
+    again = await start_app(fake, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env)
+    try:
+        newest = await wait_completed(fake, pull, timeout=30)
+        await wait_until(
+            lambda: [r.status for r in fake.check_runs_for(pull.repo, old_head)] == ["completed"], 10, "old run"
+        )
+        await settle(again)
+    finally:
+        await again.session.close()
+        await again.stop()
+    (old_run,) = fake.check_runs_for(pull.repo, old_head, "npu-review")
+    assert old_run.conclusion == "neutral" and old_run.output["title"] == "npu-review could not complete"
+    assert "a newer commit of this PR is reviewed instead" in old_run.output["summary"]
+    assert newest.conclusion == "failure" and len(newest.annotations) == 3
+    assert len(fake.check_runs_for(pull.repo, pull.head_sha, "npu-review")) == 1
+    assert {c.commit_id for c in bot_comments(fake)} == {pull.head_sha}
+    assert fake.violations == []
