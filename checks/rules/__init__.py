@@ -40,6 +40,7 @@ from checks.rules.npu309_shallow_clone_checkout import ShallowCloneCheckout
 from checks.rules.npu310_a2_a3_twin_drift import A2A3TwinDrift
 from checks.rules.npu311_triton_uninstalled_after_triton_ascend import TritonUninstalledAfterTritonAscend
 from checks.rules.npu312_unsupported_package_on_npu import UnsupportedPackageOnNpu
+from checks.rules.npu313_arg_used_before_declared import ArgUsedBeforeDeclared
 from checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -81,6 +82,7 @@ RULES = (
     A2A3TwinDrift,
     TritonUninstalledAfterTritonAscend,
     UnsupportedPackageOnNpu,
+    ArgUsedBeforeDeclared,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
