@@ -891,7 +891,7 @@ class _Expander:
                 out.append(v)
                 i = ref.end()
             elif word.startswith("${", i):
-                j = _matching_brace(word, i + 2)
+                j = closing_brace(word, i + 2)
                 if j < 0:
                     return UNKNOWN
                 v = self._param(word[i + 2 : j])
@@ -918,10 +918,11 @@ class _Expander:
         return UNKNOWN if dq else "".join(out)
 
 
-_BRACE_RUN = re.compile(r"[^'\"\\{}]+")  # characters `_matching_brace` steps over outside quotes
+_BRACE_RUN = re.compile(r"[^'\"\\{}]+")  # characters `closing_brace` steps over outside quotes
 
 
-def _matching_brace(word: str, i: int) -> int:
+def closing_brace(word: str, i: int) -> int:
+    """The `}` closing a `${` whose body starts at `i` (quotes and nested `${ }` followed), -1 when none."""
     depth, n, quote = 1, len(word), ""
     while i < n:
         if quote:  # nothing but the same quote ends it

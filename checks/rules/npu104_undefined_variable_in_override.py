@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from checks.context import Context, SourceFile
 from checks.kinds import NPU_SCRIPT, SHELL
 from checks.model import Severity
-from checks.parsers.shell import Override, ShellScript, View, npu_view, parse
+from checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view, parse
 from checks.rule import Hit, Rule
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -138,7 +138,7 @@ def _unguarded_refs(word: str) -> Iterator[str]:
             i += 2
             continue
         if word.startswith("${", i):
-            end = _closing_brace(word, i + 2)
+            end = closing_brace(word, i + 2)
             body = word[i + 2 : end if end >= 0 else n]
             i = end + 1 if end >= 0 else n
             m = re.match(r"#?([A-Za-z_]\w*)(.*)\Z", body, re.S)
@@ -156,27 +156,6 @@ def _unguarded_refs(word: str) -> Iterator[str]:
         else:
             i += 2  # `$@`, `$1`, `$?`, a lone `$`
     return
-
-
-def _closing_brace(word: str, i: int) -> int:
-    depth, quote = 1, ""
-    while i < len(word):
-        c = word[i]
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "\\":
-            i += 1
-        elif c == "{" and word[i - 1] == "$":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
 
 
 def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, visiting: set[str]) -> set[str] | None:
