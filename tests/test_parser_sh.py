@@ -9,6 +9,7 @@ from checks.parsers.sh import (
     Word,
     commands,
     heredoc_markers,
+    line_commands,
     logical_lines,
     split_logical,
     split_words,
@@ -184,3 +185,37 @@ def test_commands_have_words_argv_operators_and_redirects() -> None:
 
 def test_a_command_of_redirections_only_is_left_out() -> None:
     assert commands(Source.file("> file\n")) == []
+
+
+def test_glue_keeps_a_version_spec_in_its_word_and_bash_reading_splits_it() -> None:
+    text = 'pip install torch>=2.1 "x<3" >log\necho "k=v">>$GITHUB_OUTPUT\n'
+    glued = commands(Source.file(text))
+    assert [(c.argv, [r.text for r in c.redirects]) for c in glued] == [
+        (("pip", "install", "torch>=2.1", "x<3"), [">log"]),
+        (("echo", "k=v>>$GITHUB_OUTPUT"), []),
+    ]
+    bash = commands(Source.file(text), glue=False)
+    assert [(c.argv, [(r.op, r.target and r.target.raw, r.index) for r in c.redirects]) for c in bash] == [
+        (("pip", "install", "torch", "x<3"), [(">", "=2.1", 3), (">", "log", 4)]),
+        (("echo", "k=v"), [(">>", "$GITHUB_OUTPUT", 2)]),
+    ]
+
+
+def test_line_commands_reads_one_logical_line_on_one_line() -> None:
+    cmds = line_commands("A=1 docker push $A && echo 'a;b' | tee x", 12, glue=False)
+    assert [(c.argv, c.op, c.line, c.start) for c in cmds] == [
+        (("docker", "push", "$A"), "&&", 12, 1),
+        (("echo", "a;b"), "|", 12, 0),
+        (("tee", "x"), "", 12, 0),
+    ]
+
+
+def test_a_tail_inside_a_line_of_a_file_keeps_its_lines_and_offsets() -> None:
+    src = Source.file("x\nRUN a \\\n  b\n", first=5).tail(6)
+    assert (src.text, src.base, [src.line_at(i) for i in range(len(src.text))]) == (
+        "a \\\n  b\n",
+        6,
+        [6, 6, 6, 6, 7, 7, 7, 7],
+    )
+    [cmd] = commands(src)
+    assert [(w.raw, w.line, w.offset) for w in cmd.words] == [("a", 6, 6), ("b", 7, 12)]
