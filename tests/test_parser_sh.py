@@ -219,3 +219,14 @@ def test_a_tail_inside_a_line_of_a_file_keeps_its_lines_and_offsets() -> None:
     )
     [cmd] = commands(src)
     assert [(w.raw, w.line, w.offset) for w in cmd.words] == [("a", 6, 6), ("b", 7, 12)]
+
+
+def test_heredoc_bodies_can_be_read_as_shell() -> None:
+    text = "cat <<'EOF' > run.sh\npip install vllm-ascend==0.9.1\nEOF\nbash run.sh\n"
+    assert [c.argv for c in commands(Source.file(text))] == [("cat",), ("bash", "run.sh")]
+    assert [(c.argv, c.line) for c in commands(Source.file(text), heredoc_bodies=True)] == [
+        (("cat",), 1),
+        (("pip", "install", "vllm-ascend==0.9.1"), 2),
+        (("EOF",), 3),
+        (("bash", "run.sh"), 4),
+    ]

@@ -63,7 +63,7 @@ class RegistryCleanupCommand(Rule):
             for step in job.steps:
                 if step.run is None or not _PREFILTER.search(step.run.value):
                     continue
-                found = commands(Source.lines(step.run.text_lines()))
+                found = commands(Source.lines(step.run.text_lines()), heredoc_bodies=True)
                 yield from self._commands(src, wf, found, deletes, loggers, local)
 
     def _commands(

@@ -127,7 +127,7 @@ def run_commands(step: Step) -> list[tuple[dfp.Command, str | None]]:
     assert step.run is not None
     out: list[tuple[dfp.Command, str | None]] = []
     cwd: str | None = None
-    for cmd in commands(Source.lines(step.run.text_lines())):
+    for cmd in commands(Source.lines(step.run.text_lines()), heredoc_bodies=True):
         out.append((cmd, cwd))
         argv = cmd.argv
         if argv and argv[0] == "cd":

@@ -93,15 +93,18 @@ class Command:
         return out
 
 
-def commands(source: Source, in_heredoc: bool = False, glue: bool = True) -> list[Command]:
+def commands(
+    source: Source, in_heredoc: bool = False, glue: bool = True, heredoc_bodies: bool = False
+) -> list[Command]:
     """The simple commands of shell text, in order. A command of redirections only (`> file`) is left out.
 
     With `glue`, a `<` or `>` inside a word is part of it, as authors of `pip install torch>=2.1` mean (bash
     would write to a file `=2.1`), and only a word that starts with one is a redirection (`>log`, `2>&1`,
-    `> log`); without, every `<` and `>` outside quotes starts one, as bash reads them.
+    `> log`); without, every `<` and `>` outside quotes starts one, as bash reads them. `heredoc_bodies`: see
+    `split_logical`.
     """
     out: list[Command] = []
-    for ll in split_logical(source)[0]:
+    for ll in split_logical(source, heredoc_bodies)[0]:
         _line_commands(out, tokens(ll, source.base), "\n" if ll.newline else "", in_heredoc, glue)
     return out
 

@@ -218,9 +218,12 @@ def heredoc_markers(text: str) -> list[tuple[str, bool]]:
     return list(_scan_line(text, ())[2])
 
 
-def split_logical(source: Source) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
+def split_logical(
+    source: Source, heredoc_bodies: bool = False
+) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
     """Logical lines, the physical lines of comments skipped inside a continuation, and here-document body
-    ranges (first and last physical line)."""
+    ranges (first and last physical line). With `heredoc_bodies`, a here-document's body is read as lines of
+    shell like the rest (a CI step's `cat <<EOF > run.sh` writes a script that runs elsewhere)."""
     text = source.text
     physical = text.split("\n")
     plain = source.plain
@@ -284,7 +287,7 @@ def split_logical(source: Source) -> tuple[list[LogicalLine], list[int], list[tu
         buf.append(text_part)
         length += len(text_part)
         end_line = lineno
-        for word, strip_tabs in heredocs:
+        for word, strip_tabs in () if heredoc_bodies else heredocs:
             body_start = idx
             while idx < total:
                 body = physical[idx].rstrip("\r")
