@@ -1,0 +1,134 @@
+"""NPU111: a backslash continuation that the shell does not continue (blanks after the `\\`, a comment line
+inside the command)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context, SourceFile
+from checks.kinds import DOCS, NPU_SCRIPT, SHELL
+from checks.model import Severity
+from checks.parsers.codeblocks import shell_blocks
+from checks.parsers.markdown import flavor_of
+from checks.parsers.sh import Source, split_logical
+from checks.rule import Hit, Rule
+
+# An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
+_BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
+
+
+class ShellContinuationBroken(Rule):
+    """A multi-line shell command is cut where its author meant it to go on.
+
+    Why: a backslash continues a command only when it is the last character of the line. With a blank after
+    it (`\\ `, easy to miss in an editor and invisible in rendered docs) or a comment after it
+    (`-v /data:/data \\   # the weights`), the backslash escapes that blank and the command ends on this
+    line: the command gets an extra argument (a lone space) and every following line runs as a command of
+    its own (`-v: command not found`), so the container starts without the mounts and devices listed
+    below. A `# comment` line between continued lines ends the command the same way. vllm-ascend's
+    tutorials shipped all three in `docker run` and proxy launch commands (fixed as "broken docker run
+    command").
+
+    Bad:
+        docker run --rm \\
+            --device /dev/davinci0 \\
+            # the model weights
+            -v /data/models:/models \\·
+            -it $IMAGE bash
+
+    Good:
+        # the model weights are mounted at /models
+        docker run --rm \\
+            --device /dev/davinci0 \\
+            -v /data/models:/models \\
+            -it $IMAGE bash
+
+    Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
+    line).
+
+    Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs.
+    Not reported: a comment line after the command's last line (nothing follows it that the command would
+    lose), backslashes inside quotes or here-documents, `console` and unlabeled code blocks, Dockerfiles
+    (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
+    """
+
+    id = "NPU111"
+    name = "shell-continuation-broken"
+    severity = Severity.WARNING
+    title = "Shell line continuation broken by a trailing blank or a comment"
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if "\\" not in src.text:
+            return
+        flavor = flavor_of(src.path)
+        if flavor is not None:
+            for block in shell_blocks(src.text, flavor):
+                if any("\\" in t for _, t in block.lines):
+                    yield from _check(src.path, Source.lines(block.lines), dict(block.lines))
+            return
+        if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
+            yield from _check(src.path, Source.file(src.text), dict(enumerate(src.lines, start=1)))
+
+
+def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]:
+    logical, comment_breaks, heredocs = split_logical(source)
+    in_heredoc = {n for a, b in heredocs for n in range(a, b + 1)}
+    for ll in logical:
+        if ll.end_line in in_heredoc or not _BLANKS_AFTER_BACKSLASH.search(ll.text.rstrip("\n")):
+            continue
+        line = ll.end_line
+        text = physical.get(line, "")
+        comment = "#" in text[text.rfind("\\") :]
+        after = "a comment" if comment else "blanks"
+        nxt = _next_content(physical, line)
+        if nxt is not None and _continues(physical[nxt], physical.get(ll.line, "")):
+            effect = (
+                f"the command ends on this line and line {nxt} onwards run as separate commands"
+                " (the options there are lost)"
+            )
+        else:
+            effect = "the command gets an extra argument, a lone space"
+        yield Hit(
+            path,
+            line,
+            f"The `\\` here is followed by {after}, so it escapes a space instead of continuing the line: "
+            f"{effect}. Remove everything after the backslash"
+            + (" and put the comment above the command." if comment else "."),
+            suggestion=None,
+        )
+    for line in comment_breaks:
+        if line in in_heredoc:
+            continue
+        nxt = _next_content(physical, line, skip_comments=True)
+        first = max((ll.line for ll in logical if ll.line < line), default=None)
+        if nxt is None or first is None or not _continues(physical[nxt], physical.get(first, "")):
+            continue
+        yield Hit(
+            path,
+            line,
+            f"This comment line sits inside a command continued with `\\`: the shell ends the command at the "
+            f"comment, and line {nxt} onwards run as separate commands (the options there are lost). Move the "
+            "comment above the command.",
+        )
+
+
+def _next_content(physical: dict[int, str], line: int, skip_comments: bool = False) -> int | None:
+    """The next line after `line` in the same text, when it is not blank (a blank line ends a command anyway)."""
+    n = line + 1
+    while n in physical:
+        stripped = physical[n].strip()
+        if skip_comments and stripped.startswith("#"):
+            n += 1
+            continue
+        return n if stripped else None
+    return None
+
+
+def _continues(text: str, first: str) -> bool:
+    """A line that reads as more arguments of the command that starts with line `first`: an option, a line
+    indented deeper than the command, or one that itself ends with a backslash."""
+    stripped = text.strip()
+    deeper = len(text) - len(text.lstrip()) > len(first) - len(first.lstrip())
+    return stripped.startswith("-") or deeper or stripped.endswith("\\")
