@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
+from checks import ascend
 from checks.config import Config
-from checks.kinds import KindMap
+from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
 from checks.model import ChangeSet
+from checks.parsers import dockerfile as dfp
 
 T = TypeVar("T")
 
@@ -59,10 +61,30 @@ class Context:
         return self._head_paths
 
     def paths_of_kind(self, kind: str) -> Iterator[str]:
-        """Every path at head of the given kind (unchanged files included: cross-file context)."""
+        """Every path at head of the given kind (unchanged files included: cross-file context). For a content
+        kind, the candidates are read."""
         for p in self.head_paths():
-            if self.kindmap.has(p, kind):
+            if self.has_kind(p, kind):
                 yield p
+
+    def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
+        """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that
+        cannot be read has its path kinds only)."""
+        if self.kindmap.has(path, kind):
+            return True
+        base = CONTENT_KINDS.get(kind)
+        if base is None or not self.kindmap.has(path, base):
+            return False
+        src = self.source(path, rev)
+        return src is not None and kind in src.kinds
+
+    def ascend_only(self) -> bool:
+        """The repository is about Ascend as a whole (its own package is named so): every candidate file of a
+        content kind is of it. Decided from the head's paths alone, which the App has before fetching."""
+        return self.memo(
+            ("ascend-only", "head", ""),
+            lambda: ascend.ascend_only(self.head_paths(), ascend.markers(self.facts.ascend_content)),
+        )
 
     def source(self, path: str, rev: str = "head") -> SourceFile | None:
         """The file as a SourceFile at head (or base), None when absent or not text. At base, a file the change
@@ -70,15 +92,36 @@ class Context:
         if rev != "head" and not self.changeset.audit and not self.changeset.touched(path):
             rev = "head"
         tree = self.changeset.head if rev == "head" else self.changeset.base
-        return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path))
+        return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path, rev))
 
     def text(self, path: str, rev: str = "head") -> str | None:
         """The file's text (see `source`)."""
         src = self.source(path, rev)
         return None if src is None else src.text
 
-    def _load(self, text: str | None, path: str) -> SourceFile | None:
-        return None if text is None else SourceFile(path, text, self.kindmap.kinds(path))
+    def _load(self, text: str | None, path: str, rev: str) -> SourceFile | None:
+        if text is None:
+            return None
+        src = SourceFile(path, text, self.kindmap.kinds(path))
+        undecided = self.kindmap.candidates(path) - src.kinds
+        if undecided:
+            src.kinds = src.kinds | self._content_kinds(src, undecided, rev)
+        return src
+
+    def _content_kinds(self, src: SourceFile, undecided: frozenset[str], rev: str) -> frozenset[str]:
+        if self.ascend_only():
+            return undecided
+        m = ascend.markers(self.facts.ascend_content)
+        found: set[str] = set()
+        if ASCEND_DOCKERFILE in undecided and ascend.dockerfile_is_ascend(
+            self.parsed("dockerfile", src, dfp.parse, rev=rev), m
+        ):
+            found.add(ASCEND_DOCKERFILE)
+        if ASCEND_WORKFLOW in undecided and ascend.workflow_is_ascend(src.text, m):
+            found.add(ASCEND_WORKFLOW)
+        if NPU_SCRIPT in undecided and ascend.script_is_npu(src.text, m):
+            found.add(NPU_SCRIPT)
+        return frozenset(found)
 
     def memo(self, key: tuple[str, str, str], factory: Callable[[], T]) -> T:
         """Parse once, share: `ctx.memo(("shell", "head", path), lambda: parse(...))`."""

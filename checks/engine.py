@@ -86,11 +86,13 @@ def needed_paths(
     # The changed files of every rule's kinds: per-file rules check them, project rules read them too.
     file_kinds = frozenset().union(*(r.kinds for r in rules))
 
+    # Candidates, not path kinds: a file of a content kind (an Ascend Dockerfile anywhere) is known to be one only
+    # once read, so every file that may be one is fetched.
     def keep(path: str, kinds: frozenset[str]) -> bool:
-        return bool(kindmap.kinds(path) & kinds) and not globs.match_any(path, config.ignore_paths)
+        return bool(kindmap.candidates(path) & kinds) and not globs.match_any(path, config.ignore_paths)
 
     touched_kinds: frozenset[str] = frozenset().union(
-        *(kindmap.kinds(p) for c in changes.values() for p in (c.path, c.old_path) if p)
+        *(kindmap.candidates(p) for c in changes.values() for p in (c.path, c.old_path) if p)
     )
     moved = any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes.values())
     concerned = [r for r in rules if moved or (r.kinds | r.reads_context()) & touched_kinds]
@@ -170,10 +172,10 @@ class _Runner:
         if callable(announce):  # a tree that reads ahead (git) fetches in this order
             announce(paths)
         for path in paths:
-            wanted = [r for r in self.per_file if r.kinds & self.kindmap.kinds(path)]
             src = ctx.source(path)
             if src is None:
                 continue
+            wanted = [r for r in self.per_file if r.kinds & src.kinds]
             # Directives are read while the text is at hand; the file's text and parses go after its rules.
             text = src.text
             out.suppressions[path] = scan(text, self.known) if "npu-review:" in text else _NO_DIRECTIVES
@@ -208,7 +210,7 @@ def run(
     runner = _Runner(changeset, config, clock, rule_budget_s)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
     # The files the loop reads: those some per-file rule wants, and every one when NPU001 looks for directives.
-    paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.kinds(p) for r in runner.per_file)]
+    paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.candidates(p) for r in runner.per_file)]
     parts: list[Partial]
     if mapper is None or jobs <= 1 or len(paths) < 2 * MIN_FILES_PER_SHARE:
         parts = [runner.files(paths), runner.project()]

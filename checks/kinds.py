@@ -1,5 +1,11 @@
-"""File kinds (which rules read a file), decided by path globs: the profile's (facts `file_kinds`), which the
-repo config's `paths:` replaces kind by kind."""
+"""File kinds (which rules read a file): path globs (the profile's, facts `file_kinds`, which the repo config's
+`paths:` replaces kind by kind), and for the Ascend kinds the file's content as well.
+
+A path kind is decided by its globs alone. A content kind (`ascend_dockerfile`, `ascend_workflow`, `npu_script`)
+refines a path kind: every file of the base kind is a candidate, and its text decides (checks.ascend, read by
+Context when it loads the file); the content kind's globs are hints that decide without reading. The App fetches
+candidates, so the CLI and the App see the same kinds.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +43,9 @@ KNOWN_KINDS = frozenset(
     }
 )
 
+# Content kind -> the path kind whose files it is decided among.
+CONTENT_KINDS: Mapping[str, str] = {ASCEND_DOCKERFILE: DOCKERFILE, ASCEND_WORKFLOW: WORKFLOW, NPU_SCRIPT: SHELL}
+
 
 class KindMap:
     """Classifies paths by the profile's globs (`defaults`: the facts' `file_kinds`, the default profile's when
@@ -51,12 +60,24 @@ class KindMap:
         self.globs: dict[str, tuple[str, ...]] = merged
         self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]
         self._cache: dict[str, frozenset[str]] = {}
+        self._candidates: dict[str, frozenset[str]] = {}
 
     def kinds(self, path: str) -> frozenset[str]:
+        """The kinds the path's globs give (for a content kind: a hint that decides without reading)."""
         hit = self._cache.get(path)
         if hit is None:
             hit = frozenset(k for k, m in self._matchers if m.match(path))
             self._cache[path] = hit
+        return hit
+
+    def candidates(self, path: str) -> frozenset[str]:
+        """The kinds the file may have once its text is read: its path kinds and the content kinds they admit.
+        What the engine and the App select files by."""
+        hit = self._candidates.get(path)
+        if hit is None:
+            own = self.kinds(path)
+            hit = own | {k for k, base in CONTENT_KINDS.items() if base in own}
+            self._candidates[path] = hit
         return hit
 
     def has(self, path: str, kind: str) -> bool:

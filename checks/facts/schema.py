@@ -136,6 +136,16 @@ class ShellEnv(Section):
     harmless_eval: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class AscendContent(Section):
+    base_images: tuple[Regex, ...]
+    install_markers: tuple[Regex, ...]
+    runner_labels: tuple[Regex, ...]
+    workflow_markers: tuple[Regex, ...]
+    script_markers: tuple[Regex, ...]
+    package_names: tuple[Regex, ...]
+
+
 # -- project ---------------------------------------------------------------------------------------------------
 
 
@@ -364,6 +374,7 @@ class Facts:
     framework_pins: FrameworkPins = field(metadata=_universal())
     env_persistence: EnvPersistence = field(metadata=_universal())
     shell_env: ShellEnv = field(metadata=_universal())
+    ascend_content: AscendContent = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())

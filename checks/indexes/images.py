@@ -157,10 +157,10 @@ def products_of(wf: Workflow, g: Grammar, read: Any) -> list[Product]:
     return sorted(out.values(), key=lambda p: (p.line, p.tag))
 
 
-def _is_candidate_producer(path: str, text: str, ctx: Context, g: Grammar) -> bool:
-    if ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
+def _is_candidate_producer(src: SourceFile, g: Grammar) -> bool:
+    if kinds.ASCEND_WORKFLOW in src.kinds:
         return True
-    return any(m in text for m in g.producer_markers)
+    return any(m in src.text for m in g.producer_markers)
 
 
 # What the image inventory reads: the workflows, and the Ascend Dockerfiles their steps read tags from (`grep ARG
@@ -182,8 +182,8 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
         src = ctx.source(path, rev)
         if src is None:
             continue
-        ascend = ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW)
-        candidate = _is_candidate_producer(path, src.text, ctx, g)
+        ascend = kinds.ASCEND_WORKFLOW in src.kinds
+        candidate = _is_candidate_producer(src, g)
         if not ascend and not candidate:
             continue
         doc = workflow_doc(ctx, path, rev)

@@ -75,12 +75,17 @@ class EnvPair:
 
 @dataclass(frozen=True)
 class FromImage:
+    """The base image of a stage. `image`, `tag` and `digest` are read after the global ARG defaults are
+    substituted (`ARG BASE=quay.io/ascend/cann:8.5.0-...` + `FROM ${BASE}`, `${X:-default}`); `raw` is the
+    reference as written, and `args` the ARG lines the substitution used."""
+
     image: str
     tag: str | None
     digest: str | None
     stage: str | None
     platform: str | None
     raw: str
+    args: tuple[int, ...] = ()
 
 
 @dataclass
@@ -163,7 +168,30 @@ def parse(text: str) -> Dockerfile:
         elif instr.keyword == "RUN" and foreign:
             instr.commands = ()  # PowerShell or cmd: not shell syntax this parser reads
         out.append(instr)
+    _resolve_from(out)
     return Dockerfile(tuple(out), escape, directives)
+
+
+def _resolve_from(instructions: list[Instruction]) -> None:
+    """Substitute the global ARG defaults (the ARGs before the first FROM, the only ones a FROM sees) into
+    each FROM reference that uses a variable. A name with no default stays as written: unknown."""
+    defs: list[tuple[int, str, str]] = []
+    seen_from = False
+    for instr in instructions:
+        if instr.keyword == "ARG" and not seen_from:
+            defs.extend((p.line, p.name, p.value) for p in instr.pairs if p.value is not None)
+        elif instr.keyword == "FROM":
+            seen_from = True
+            image = instr.image
+            if image is None or "$" not in image.raw:
+                continue
+            text, used = expand(image.raw, defs, instr.line)
+            if text == image.raw:
+                continue
+            image_ref, tag, digest = _split_ref(text)
+            instr.image = FromImage(
+                image_ref, tag, digest, image.stage, image.platform, image.raw, tuple(sorted(used.values()))
+            )
 
 
 def _foreign_shell(instr: Instruction) -> bool:
@@ -355,6 +383,12 @@ def _from(instr: Instruction) -> FromImage | None:
         return None
     ref = words[0][0]
     stage = words[2][0] if len(words) >= 3 and words[1][0].lower() == "as" else None
+    image, tag, digest = _split_ref(ref)
+    return FromImage(image, tag, digest, stage, platform, ref)
+
+
+def _split_ref(ref: str) -> tuple[str, str | None, str | None]:
+    """`repo[:tag][@digest]` -> (repo, tag, digest)."""
     image, digest = ref, None
     if "@" in image:
         image, _, digest = image.partition("@")
@@ -363,7 +397,7 @@ def _from(instr: Instruction) -> FromImage | None:
     colon = image.rfind(":")
     if colon > slash:
         image, tag = image[:colon], image[colon + 1 :]
-    return FromImage(image, tag, digest, stage, platform, ref)
+    return image, tag, digest
 
 
 # -- the working directory (for the rules that follow an image's install steps) --------------------------

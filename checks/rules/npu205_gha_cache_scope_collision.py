@@ -105,7 +105,7 @@ class GhaCacheScopeCollision(Rule):
             src = ctx.source(path)
             if src is None or "type=gha" not in src.text:
                 continue
-            if not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW) and not any(m in src.text for m in g.producer_markers):
+            if kinds.ASCEND_WORKFLOW not in src.kinds and not any(m in src.text for m in g.producer_markers):
                 continue
             wf = workflow(ctx, path)
             if wf is None:

@@ -177,7 +177,7 @@ class CiOverridesImagePin(Rule):
         if not fw.by_repo:
             return
         for path in workflow_paths(ctx, "head"):
-            if not ctx.kindmap.has(path, ASCEND_WORKFLOW):
+            if not ctx.has_kind(path, ASCEND_WORKFLOW):
                 continue
             wf = workflow(ctx, path)
             if wf is None:

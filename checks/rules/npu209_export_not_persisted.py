@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.indexes.workflows import run_script, workflow
+from checks.indexes.workflows import ascend_job_ids, run_script, workflow
 from checks.kinds import ASCEND_WORKFLOW
 from checks.model import Severity
 from checks.parsers import shell
@@ -65,7 +65,10 @@ class ExportNotPersisted(Rule):
             return
         section = ctx.facts.env_persistence
         ambient, prefixes = set(section.ambient), section.ambient_prefixes
+        ascend_jobs = ascend_job_ids(ctx, src.path)
         for job in wf.jobs.values():
+            if ascend_jobs is not None and job.id not in ascend_jobs:
+                continue  # a CPU or GPU job of a workflow that also has NPU jobs
             persisted = _persisted(job)
             defined = set(wf.env) | set(job.env) | persisted
             for step in job.steps:

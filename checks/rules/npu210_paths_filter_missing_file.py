@@ -63,7 +63,7 @@ class PathsFilterMissingFile(Rule):
         removed = self._removed(ctx)
         dirs: set[str] | None = None
         for path in workflow_paths(ctx, "head"):
-            if not ctx.kindmap.has(path, ASCEND_WORKFLOW):
+            if not ctx.has_kind(path, ASCEND_WORKFLOW):
                 continue  # GPU workflows are not this App's business
             wf = workflow(ctx, path)
             if wf is None:

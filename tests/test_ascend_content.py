@@ -1,0 +1,198 @@
+"""Ascend by content (checks.ascend): Dockerfiles, workflows and scripts recognised whatever their path, and the
+FROM line read after the global ARG defaults are substituted."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from checks import ascend
+from checks.config import DEFAULT_CONFIG
+from checks.context import Context
+from checks.engine import needed_paths
+from checks.facts import default_facts
+from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
+from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from checks.parsers import dockerfile as dfp
+
+M = ascend.markers(default_facts().ascend_content)
+
+
+def _df(text: str) -> dfp.Dockerfile:
+    return dfp.parse(textwrap.dedent(text).lstrip("\n"))
+
+
+def test_from_reads_the_global_arg_default() -> None:
+    df = _df(
+        """
+        ARG BASE_IMAGE=quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11
+        FROM ${BASE_IMAGE} AS build
+        """
+    )
+    image = next(df.of("FROM")).image
+    assert image is not None
+    assert (image.image, image.tag, image.stage, image.raw, image.args) == (
+        "quay.io/ascend/cann",
+        "8.3.rc1-910b-ubuntu22.04-py3.11",
+        "build",
+        "${BASE_IMAGE}",
+        (1,),
+    )
+
+
+def test_from_reads_a_default_expansion_and_parts_of_a_reference() -> None:
+    df = _df(
+        """
+        ARG REGISTRY=swr.cn-south-1.myhuaweicloud.com/ascendhub
+        ARG CANN
+        FROM ${REGISTRY}/cann:${CANN:-8.5.0}-a3-ubuntu22.04-py3.11
+        """
+    )
+    image = next(df.of("FROM")).image
+    assert image is not None
+    assert image is not None
+    assert image.image == "swr.cn-south-1.myhuaweicloud.com/ascendhub/cann"
+    assert image.tag == "8.5.0-a3-ubuntu22.04-py3.11"
+
+
+def test_from_leaves_an_arg_without_default_unknown_and_ignores_stage_args() -> None:
+    df = _df(
+        """
+        ARG BASE
+        FROM ${BASE}
+        ARG LATER=quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11
+        FROM ${LATER}
+        """
+    )
+    images = [i.image for i in df.of("FROM")]
+    assert [(i.image, i.tag) for i in images if i is not None] == [("${BASE}", None), ("${LATER}", None)]
+    assert not ascend.dockerfile_is_ascend(df, M)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ARG B=quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\nFROM ${B}\n", True),
+        ("FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.5.0-a3-openeuler24.03-py3.11\n", True),
+        ("FROM quay.io/ascend/manylinux:8.0.0-910b-manylinux_2_28-py3.11\n", True),
+        ("FROM ghcr.io/acme/serve:latest-cann8.5.0-910b\n", True),
+        ("FROM ubuntu:22.04\nRUN pip install torch==2.7.1 torch_npu==2.7.1\n", True),
+        ("FROM ubuntu:22.04\nRUN bash Ascend-cann-toolkit_8.5.0_linux-aarch64.run --install\n", True),
+        ("FROM python:3.11\nRUN pip install triton-ascend==3.2.0\n", True),
+        ("FROM nvcr.io/nvidia/pytorch:25.01-py3\nRUN pip install flash-attn\n", False),
+        ("FROM ubuntu:22.04\n# torch_npu comes in the NPU image, not here\nRUN pip install torch\n", False),
+        ("ARG BASE=nvidia/cuda:12.4.1-devel-ubuntu22.04\nFROM ${BASE}\n", False),
+    ],
+)
+def test_dockerfile_is_ascend(text: str, expected: bool) -> None:
+    assert ascend.dockerfile_is_ascend(dfp.parse(text), M) is expected
+
+
+CI_YML = """
+name: ci
+on: [pull_request]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ruff check .
+  e2e-npu:
+    runs-on: [self-hosted, ascend-910b-8]
+    steps:
+      - run: pytest tests/npu
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (CI_YML, True),
+        ("jobs:\n  t:\n    runs-on: linux-aarch64-a2b3-4\n", True),
+        ("jobs:\n  t:\n    strategy:\n      matrix:\n        runner:\n          - linux-aarch64-a3-16\n", True),
+        ("jobs:\n  t:\n    runs-on: x\n    container:\n      image: quay.io/ascend/cann:8.5.0-910b\n", True),
+        ("jobs:\n  t:\n    runs-on: self-hosted\n    container:\n      options: --device /dev/davinci0\n", True),
+        ("jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: docker push quay.io/ascend/app:1\n", True),
+        ("jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n", False),
+        # A paths filter naming an Ascend folder is not a runner; a comment is not a job.
+        ("on:\n  pull_request:\n    paths:\n      - docker/ascend/**\njobs:\n  t:\n    runs-on: ubuntu\n", False),
+        ("jobs:\n  t:\n    # runs-on: linux-aarch64-a2b3-4 once we have one\n    runs-on: ubuntu-latest\n", False),
+    ],
+)
+def test_workflow_is_ascend(text: str, expected: bool) -> None:
+    assert ascend.workflow_is_ascend(text, M) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython serve.py\n", True),
+        ("export ASCEND_RT_VISIBLE_DEVICES=0,1\npython serve.py\n", True),
+        ("export HCCL_CONNECT_TIMEOUT=1500\npython3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8\n", True),
+        ('python -c "import torch_npu"\n', True),
+        ("python3 -m verl.trainer.main_ppo trainer.device=npu\n", True),
+        # A GPU script that kept TASK_QUEUE_ENABLE; a script for several devices; a comment.
+        ("export TASK_QUEUE_ENABLE=2\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\npython train.py\n", False),
+        ("export HCCL_CONNECT_TIMEOUT=1500\nif [ $D = cuda ]; then export NCCL_DEBUG=INFO; fi\n", False),
+        ("# on NPU: source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython train.py\n", False),
+    ],
+)
+def test_script_is_npu(text: str, expected: bool) -> None:
+    assert ascend.script_is_npu(text, M) is expected
+
+
+@pytest.mark.parametrize(
+    ("paths", "expected"),
+    [
+        (["vllm_ascend/__init__.py", "setup.py"], True),
+        (["src/mindie_ascend/__init__.py"], True),
+        (["verl/__init__.py", "docker/ascend/Dockerfile.ascend_9.1.0_a2"], False),
+        (["tools/ascend/__init__.py"], False),  # not the project's own package
+    ],
+)
+def test_ascend_only_repository(paths: list[str], expected: bool) -> None:
+    assert ascend.ascend_only(paths, M) is expected
+
+
+FILES = {
+    "docker/npu/Dockerfile": "ARG BASE_IMAGE=quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\nFROM ${BASE_IMAGE}\n",
+    "docker/gpu/Dockerfile": "FROM nvcr.io/nvidia/pytorch:25.01-py3\n",
+    ".github/workflows/ci.yml": CI_YML,
+    ".github/workflows/docs.yml": "jobs:\n  t:\n    runs-on: ubuntu-latest\n",
+    "train.sh": "source /usr/local/Ascend/ascend-toolkit/set_env.sh\npython train.py\n",
+    "tools/lint.sh": "ruff check .\n",
+}
+
+
+def _kinds(files: dict[str, str]) -> dict[str, set[str]]:
+    ctx = Context(ChangeSet(head=MemoryTree(files), audit=True), DEFAULT_CONFIG, KindMap())
+    wanted = (ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT)
+    return {p: {k for k in wanted if ctx.has_kind(p, k)} for p in files}
+
+
+def test_context_gives_content_kinds_whatever_the_path() -> None:
+    assert _kinds(FILES) == {
+        "docker/npu/Dockerfile": {ASCEND_DOCKERFILE},
+        "docker/gpu/Dockerfile": set(),
+        ".github/workflows/ci.yml": {ASCEND_WORKFLOW},
+        ".github/workflows/docs.yml": set(),
+        "train.sh": {NPU_SCRIPT},
+        "tools/lint.sh": set(),
+    }
+
+
+def test_an_ascend_only_repository_is_ascend_everywhere() -> None:
+    kinds = _kinds({**FILES, "acme_ascend/__init__.py": ""})
+    assert kinds["docker/gpu/Dockerfile"] == {ASCEND_DOCKERFILE}
+    assert kinds[".github/workflows/docs.yml"] == {ASCEND_WORKFLOW}
+    assert kinds["tools/lint.sh"] == {NPU_SCRIPT}
+
+
+def test_the_app_fetches_every_candidate_of_a_content_kind() -> None:
+    changes = {p: FileChange(p, ChangeStatus.MODIFIED) for p in ("docker/gpu/Dockerfile", ".github/workflows/docs.yml")}
+    head, base = needed_paths(FILES, changes, DEFAULT_CONFIG)
+    # Changed files are fetched whatever their content; unchanged Dockerfiles and workflows as the context that
+    # content-kind rules read (NPU310's twins, the image inventory).
+    assert {"docker/gpu/Dockerfile", ".github/workflows/docs.yml"} <= head
+    assert {"docker/npu/Dockerfile", ".github/workflows/ci.yml"} <= head
+    assert base == {"docker/gpu/Dockerfile", ".github/workflows/docs.yml"}
