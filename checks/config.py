@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
@@ -38,6 +39,19 @@ class Config:
     # The App posts inline review comments for errors and warnings only; notices go to the check run
     # (annotations and summary). `review: {inline_notices: true}` posts notices inline too.
     inline_notices: bool = False
+    # The profile the repo config names; None: the one checks.facts.detect chooses for the tree (for_tree).
+    profile: str | None = None
+
+    def for_tree(self, paths: Iterable[str]) -> Config:
+        """This config with the facts of the profile for a tree with these paths: the named one, else the
+        detected one (verl's for a repository that looks like verl, the generic one for an unknown layout)."""
+        if self.profile is not None:
+            return self
+        chosen = facts_data.detect(paths)
+        if chosen == self.facts.profile:
+            return self
+        # The overrides were validated against the same schema when the config was parsed.
+        return dataclasses.replace(self, facts=facts_data.load(self.knowledge, chosen))
 
     def enabled(self, rule_id: str, default: bool = True) -> bool:
         setting = self.rules.get(rule_id)
@@ -132,14 +146,14 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
             raise ConfigError(f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
         paths[str(kind)] = _str_list(value, f"{source}: paths.{kind}")
 
-    profile = data.get("profile", facts_data.DEFAULT_PROFILE)
-    if not isinstance(profile, str):
+    profile = data.get("profile")
+    if profile is not None and not isinstance(profile, str):
         raise ConfigError(f"{source}: profile: expected a profile name ({', '.join(facts_data.profiles())})")
     knowledge = data.get("knowledge") or {}
     if not isinstance(knowledge, dict):
         raise ConfigError(f"{source}: knowledge: expected a mapping")
     try:
-        facts = facts_data.load(knowledge, profile)
+        facts = facts_data.load(knowledge, profile or facts_data.DEFAULT_PROFILE)
     except FactsError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
@@ -159,4 +173,5 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         paths=paths,
         facts=facts,
         inline_notices=inline_notices,
+        profile=profile,
     )

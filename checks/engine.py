@@ -81,6 +81,8 @@ def needed_paths(
     kinds, or deletes or renames a file (references to it may be left behind): otherwise the rule can report
     nothing on this change, since findings sit on changed lines or are caused by the change.
     """
+    head_paths = list(head_paths)
+    config = config.for_tree(head_paths)
     kindmap = KindMap(config.paths, config.facts.file_kinds)
     rules = active_rules(config)
     # The changed files of every rule's kinds: per-file rules check them, project rules read them too.
@@ -206,6 +208,7 @@ def run(
     spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
     report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`) plus one
     share for the project rules, each handed to the mapper; the findings are the same as without."""
+    config = config.for_tree(changeset.head.paths())
     files = targets(changeset, config)
     runner = _Runner(changeset, config, clock, rule_budget_s)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])

@@ -194,7 +194,7 @@ def test_not_a_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         ),
         ("knowledge:\n  ascend_runners:\n    labels: {x-8: {device: a3, npus: '8'}}\n", "labels.x-8.npus: expected"),
         ("knowledge:\n  fork_guard: {secret_pattern: '^QUAY_('}\n", "not a valid regular expression"),
-        ("profile: nemo\n", "profile: unknown profile 'nemo' (known: verl)"),
+        ("profile: nemo\n", "profile: unknown profile 'nemo' (known: generic, verl, vllm-ascend)"),
     ],
 )
 def test_bad_base_config_exits_2(repo: Path, capsys: pytest.CaptureFixture[str], config: str, message: str) -> None:

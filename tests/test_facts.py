@@ -32,8 +32,9 @@ def _yaml(*parts: str) -> dict[str, object]:
 
 def test_universal_and_project_facts_live_in_their_own_files() -> None:
     assert list(_yaml("ascend.yml")) == list(sections(UNIVERSAL))
-    assert list(_yaml("profiles", "verl.yml")) == list(sections(PROJECT))
-    assert facts_data.profiles() == ("verl",)
+    assert facts_data.profiles() == ("generic", "verl", "vllm-ascend")
+    for name in facts_data.profiles():
+        assert list(_yaml("profiles", f"{name}.yml")) == list(sections(PROJECT)), name
     assert {f.name for f in dataclasses.fields(Facts)} == {"profile", *sections(UNIVERSAL), *sections(PROJECT)}
 
 
@@ -109,7 +110,7 @@ def test_config_errors_carry_the_source_and_stop_at_parse_time() -> None:
     assert str(err.value) == "cfg.yml: knowledge: unknown key 'laucnh' (did you mean 'launch'?)"
     with pytest.raises(ConfigError) as err:
         parse_config("profile: [verl]\n", known, source="cfg.yml")
-    assert str(err.value) == "cfg.yml: profile: expected a profile name (verl)"
+    assert str(err.value) == "cfg.yml: profile: expected a profile name (generic, verl, vllm-ascend)"
     assert parse_config("profile: verl\n", known).facts is default_facts()
 
 
@@ -186,3 +187,39 @@ def test_the_profile_gives_the_globs_of_every_file_kind() -> None:
     assert kinds.kinds("conf/a/b.yaml") == {"hydra_config"}
     assert kinds.kinds("verl/trainer/config/ppo_trainer.yaml") == frozenset()
     assert kinds.kinds("run_npu.sh") == {"shell", "npu_script"}
+
+
+@pytest.mark.parametrize(
+    ("paths", "profile"),
+    [
+        (["verl/__init__.py", "verl/trainer/main_ppo.py", "docker/ascend/Dockerfile.ascend_9.1.0_a2"], "verl"),
+        ([".github/workflows/docker-build-ascend-a2.yml", "README.md"], "verl"),
+        (["vllm_ascend/__init__.py", "vllm_ascend/envs.py", "Dockerfile.a3"], "vllm-ascend"),
+        (["docker/npu/Dockerfile", ".github/workflows/ci.yml", "train.sh"], "generic"),
+        ([], "generic"),
+    ],
+)
+def test_the_profile_is_detected_from_the_paths(paths: list[str], profile: str) -> None:
+    assert facts_data.detect(paths) == profile
+
+
+def test_a_config_without_profile_takes_the_detected_one_and_a_named_one_stays() -> None:
+    detected = parse_config("rules: {NPU301: warning}\n", known_rule_ids())
+    assert detected.profile is None
+    assert detected.for_tree(["vllm_ascend/__init__.py"]).facts.project.name == "vllm-ascend"
+    assert detected.for_tree(["acme/__init__.py"]).facts.fork_guard.owners == ()
+    assert detected.for_tree(["verl/__init__.py"]) is detected  # the facts it holds already
+    named = parse_config("profile: verl\n", known_rule_ids())
+    assert named.for_tree(["vllm_ascend/__init__.py"]) is named
+    overridden = parse_config("knowledge: {fork_guard: {owners: [acme]}}\n", known_rule_ids())
+    assert overridden.for_tree(["train.sh"]).facts.fork_guard.owners == ("acme",)
+    assert overridden.for_tree(["train.sh"]).facts.profile == "generic"
+
+
+def test_no_message_of_another_project_reaches_an_unknown_layout() -> None:
+    """The generic profile names no project's owners, images, paths or runner labels."""
+    text = resources.files("checks.facts").joinpath("profiles", "generic.yml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    for section in ("image_tags", "repo_links", "fork_guard", "published_tags", "npu_workarounds", "version_tables"):
+        values = yaml.safe_dump({k: v for k, v in data[section].items() if k != "source"})
+        assert "verl" not in values and "vllm-project" not in values, section

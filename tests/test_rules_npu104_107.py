@@ -144,7 +144,11 @@ def test_npu106_severities_and_suggestions() -> None:
     assert sev == Severity.ERROR and sug == "    trainer.device=npu \\"
 
     found = {line: (sev, msg, sug) for line, sev, msg, sug in _findings("NPU106/bad_megatron_vpp_cp_flash", "NPU106")}
-    assert found[13][0] == Severity.ERROR and "verl's default" in found[13][1] and "use_mbridge=False" in found[13][1]
+    assert (
+        found[13][0] == Severity.ERROR
+        and "the config's default" in found[13][1]
+        and "use_mbridge=False" in found[13][1]
+    )
     assert (
         found[15][0] == Severity.ERROR
         and "+actor.megatron.override_transformer_config.context_parallel_size=2" in (found[15][1])

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from checks import engine
-from checks.config import DEFAULT_CONFIG
+from checks.config import DEFAULT_CONFIG, parse_config
 from checks.context import Context
 from checks.facts import default_facts
 from checks.indexes.images import built_files
@@ -52,7 +52,11 @@ def findings(
             base=MemoryTree({k: textwrap.dedent(v).lstrip("\n") for k, v in base.items()}),
             changes=changes or {},
         )
-    return engine.run(cs).findings
+    return engine.run(cs, VERL).findings
+
+
+# The trees here are fragments of verl's layout, too small to be detected as verl: the profile is named.
+VERL = parse_config("profile: verl\n", engine.known_rule_ids())
 
 
 # -- documentation -------------------------------------------------------------------------------------------------

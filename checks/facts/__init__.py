@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
 import yaml
 
+from checks import globs
 from checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
 from checks.facts.typed import FactsError, build
 
-__all__ = ["DEFAULT_PROFILE", "Facts", "FactsError", "default_facts", "load", "profiles"]
+__all__ = ["DEFAULT_PROFILE", "FALLBACK_PROFILE", "Facts", "FactsError", "default_facts", "detect", "load", "profiles"]
 
-# The profile used when the repo config names none (the only one so far; issue 10 adds detection).
+# The facts a config holds before the repository is known (validation of `knowledge:`); a run replaces them with
+# the profile `detect` chooses for the tree unless the config names one (Config.for_tree).
 DEFAULT_PROFILE = "verl"
+# The profile of a repository that looks like no known project: universal facts, no project's layout.
+FALLBACK_PROFILE = "generic"
 
 
 def _read(*parts: str) -> dict[str, Any]:
@@ -73,6 +78,25 @@ def load(overrides: Mapping[str, Any] | None = None, profile: str = DEFAULT_PROF
 @functools.cache
 def _default(profile: str) -> Facts:
     return build(Facts, {"profile": profile, **_shipped(profile)}, "knowledge")
+
+
+@functools.cache
+def _looks_like() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+    return tuple((name, tuple(globs.compile_glob(g) for g in _default(name).project.looks_like)) for name in profiles())
+
+
+def detect(paths: Iterable[str]) -> str:
+    """The profile for a repository with these paths: the one with the most of its `project.looks_like` globs
+    matched (ties by name), FALLBACK_PROFILE when none matches. Paths only: the App has them before fetching."""
+    candidates = [(name, pats) for name, pats in _looks_like() if pats]
+    matched: dict[str, set[int]] = {name: set() for name, _ in candidates}
+    for path in paths:
+        for name, pats in candidates:
+            seen = matched[name]
+            if len(seen) < len(pats):
+                seen.update(i for i, pat in enumerate(pats) if i not in seen and pat.match(path))
+    best = max(candidates, key=lambda c: (len(matched[c[0]]), [-ord(ch) for ch in c[0]]), default=None)
+    return best[0] if best is not None and matched[best[0]] else FALLBACK_PROFILE
 
 
 def default_facts() -> Facts:

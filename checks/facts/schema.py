@@ -153,6 +153,8 @@ class AscendContent(Section):
 class Project(Section):
     name: str  # how messages name the project ("<name>'s config")
     requirement_files: tuple[str, ...]  # its own requirement files that `pip install -r <basename>` means
+    # Globs of paths that mark a repository as this project (the profile chosen when no config names one).
+    looks_like: tuple[str, ...]
 
 
 @dataclass(frozen=True)

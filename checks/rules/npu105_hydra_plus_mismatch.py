@@ -63,7 +63,6 @@ class HydraPlusMismatch(Rule):
             schema = schema_for(ctx, inv)
             if schema is None:
                 continue
-            project = ctx.facts.project.name
             for o in inv.overrides:
                 if (o.line, o.text) in reported or o.prefix not in ("", "+"):
                     continue
@@ -75,7 +74,7 @@ class HydraPlusMismatch(Rule):
                     yield Hit(
                         src.path,
                         o.line,
-                        f"`+{o.key}` appends a key that already exists in {project}'s config ({schema.path}, "
+                        f"`+{o.key}` appends a key that already exists in the trainer's config ({schema.path}, "
                         f'line {_line(schema, o.key)}): Hydra stops with "Could not append to config. An item is '
                         f"already at '{o.key}'\". Drop the `+` (or use `++`).",
                         suggestion=_respell(src, o, ""),
@@ -90,7 +89,7 @@ class HydraPlusMismatch(Rule):
                         yield Hit(
                             src.path,
                             o.line,
-                            f"`{o.key}` is not in {project}'s config ({schema.path}{_nearest(schema, o.key)}): Hydra "
+                            f"`{o.key}` is not in the trainer's config ({schema.path}{_nearest(schema, o.key)}): Hydra "
                             f"stops with \"Key '{o.key.rsplit('.', 1)[-1]}' is not in struct\". Write `+{o.key}=...` "
                             "to add it, or check the key's spelling and whether it was renamed.",
                             suggestion=_respell(src, o, "+"),
@@ -101,7 +100,7 @@ class HydraPlusMismatch(Rule):
                 yield Hit(
                     src.path,
                     at.line,
-                    f"{keys} are not in {project}'s config ({schema.path}{_nearest(schema, first.key)}): Hydra "
+                    f"{keys} are not in the trainer's config ({schema.path}{_nearest(schema, first.key)}): Hydra "
                     f'stops with "Key ... is not in struct" at the first of them. `{root}` is not in the schema, '
                     f"so write each of these keys with `+` to add them, or check whether `{root}` was renamed.",
                 )

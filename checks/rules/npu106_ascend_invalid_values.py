@@ -137,7 +137,6 @@ class _Facts:
     mbridge_default: str | None
     flash_key: str
     compile_key: str
-    project: str  # how messages name the project
 
     @classmethod
     def of(cls, ctx: Context) -> _Facts:
@@ -165,7 +164,6 @@ class _Facts:
                 None if default is None else str(default),
                 f.flash_attn_key,
                 f.torch_compile_key,
-                ctx.facts.project.name,
             )
 
         return ctx.memo(("npu106-facts", "head", ""), build)
@@ -306,8 +304,8 @@ def _device(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:
         src.path,
         eff.override.line,
         f"`{facts.device_key}={value}` in a script that runs on Ascend NPU: the workers would look for CUDA "
-        f"devices. Use `{facts.device_key}={fix}` (or leave it out: {facts.project} detects NPU when torch_npu is "
-        "installed).",
+        f"devices. Use `{facts.device_key}={fix}` (or leave it out: the trainer detects NPU when torch_npu "
+        "is installed).",
         suggestion=_with_value(src, eff.override, fix),
     )
 
@@ -391,9 +389,9 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
         where = (
             f"`{short_key(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
             if mb.override is not None
-            else f"{facts.project}'s default, {res.schema.path} line {mb.line}"
+            else f"the config's default, {res.schema.path} line {mb.line}"
             if res.schema is not None
-            else f"{facts.project}'s default"
+            else "the config's default"
         )
         yield Hit(
             src.path,
@@ -474,8 +472,8 @@ def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{short_key(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU "
-            f"({facts.project}'s NPU scripts set it to False). Set it to False.",
+            f"`{short_key(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU. "
+            "Set it to False.",
             suggestion=_with_value(src, eff.override, "False"),
             severity=Severity.WARNING,
         )

@@ -36,8 +36,9 @@ class GlobalBuildParallelismEnv(Rule):
     (the comment lines right above it) says why it is there is a deliberate setting: a notice, not a warning.
     Silent on `ARG MAX_JOBS` and on a variable set on one command (`MAX_JOBS=1 pip install …`).
 
-    Scope: Ascend Dockerfiles only (kind `ascend_dockerfile`, e.g. `docker/ascend/**`); GPU images are not this
-    App's business.
+    Scope: Ascend Dockerfiles only (kind `ascend_dockerfile`: built on an Ascend base image, `ARG` defaults
+    resolved, or installing CANN / torch_npu / triton-ascend, whatever the path); GPU images are not this App's
+    business.
 
     Fix: use `ARG` (its value is in the environment of the RUN steps of the stage, not in the image), or set
     the variable on the one command that needs it.

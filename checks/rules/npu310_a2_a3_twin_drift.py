@@ -55,8 +55,10 @@ class Normaliser:
         tokens = sorted({t for toks in (*dev.from_tokens.values(), *dev.file_tokens.values()) for t in toks})
         self._ops = re.compile("|".join(re.escape(p) for p in dev.ops.values()), re.I) if dev.ops else None
         self._soc = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(s) for s in socs) + r")(?![\w])", re.I)
+        # A device token goes with the separator before it: the default device's twin often has none
+        # (`nightly-${BRANCH}${OS}` beside `nightly-${BRANCH}-a3${OS}`), which is not drift.
         self._dev = re.compile(
-            r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(t) for t in tokens) + r")(?![A-Za-z0-9])", re.I
+            r"[-_.]?(?<![A-Za-z0-9])(?:" + "|".join(re.escape(t) for t in tokens) + r")(?![A-Za-z0-9])", re.I
         )
         self._skip = [re.compile(p) for p in one_sided]
 
@@ -71,7 +73,7 @@ class Normaliser:
             if self._ops is not None:
                 body = self._ops.sub("<OPS>", body)
             body = self._soc.sub("<SOC>", body)
-            body = self._dev.sub("<DEV>", body)
+            body = self._dev.sub("", body)
             lines.append(n)
             texts.append(body)
         return Normalised(lines, texts)
@@ -114,7 +116,8 @@ class A2A3TwinDrift(Rule):
     in what is device-specific. A fix applied to one twin and forgotten in the other gives two images that
     install different things under the same release (e.g. `mbridge==0.15.1` on A2, unpinned `mbridge` on A3).
 
-    The files are compared after folding the device tokens (`910b`, `a2`, `a3` in tags and URLs), the
+    The files are compared after dropping the device tokens (`910b`, `a2`, `a3` in tags and URLs, with the
+    separator before them: a twin whose default device has no token is no drift) and folding the
     SOC_VERSION values (`ascend910b1` / `ascend910_9392`) and the CANN ops package names
     (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines and indentation do not count, nor
     do the known one-sided lines (the facts' `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).

@@ -81,7 +81,7 @@ class NpuWorkaroundRemoved(Rule):
     id = "NPU402"
     name = "npu-workaround-removed"
     severity = Severity.NOTICE
-    title = "NPU workaround removed; show the upstream fix is in the pinned vllm-ascend"
+    title = "NPU workaround removed; show the upstream fix is in the pinned versions"
     kinds = frozenset({PYTHON})
     context_kinds = frozenset({PYTHON})  # a workaround may still be called or defined elsewhere (_elsewhere)
 
@@ -374,8 +374,9 @@ def _hits(
             + " / ".join(parts)
             + "."
             + tied
-            + " Please show that the upstream issue is fixed in the vllm-ascend/torch_npu version the Ascend "
-            + f"images pin ({pins or 'docker/ascend/Dockerfile.*'}), or keep the workaround.",
+            + " Please show that the upstream issue is fixed in the versions the project pins"
+            + (f" ({pins})" if pins else "")
+            + ", or keep the workaround.",
         )
 
 
