@@ -17,6 +17,9 @@ from collections.abc import Iterable
 from checks.facts.schema import AscendContent
 from checks.parsers import dockerfile as dfp
 
+# Words (lower case) every shipped script marker holds: only the lines with one of them are searched.
+_SCRIPT_WORDS = ("npu", "ascend", "hccl", "nnal")
+
 
 class Markers:
     """The compiled `ascend_content` facts."""
@@ -31,7 +34,22 @@ class Markers:
         self.runner = one(facts.runner_labels)
         self.workflow = one((*facts.workflow_markers, *facts.install_markers))
         self.script = one((*facts.script_markers, *facts.install_markers))
+        # Only the lines with one of these words need searching, while every marker holds one of them.
+        self.script_words = _words_of((*facts.script_markers, *facts.install_markers))
+        self.workflow_words = _words_of((*facts.workflow_markers, *facts.install_markers))
         self.package = one(facts.package_names)
+
+
+def _words_of(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    if all(any(w in p.lower() for w in _SCRIPT_WORDS) for p in patterns):
+        return re.compile("|".join(_SCRIPT_WORDS))
+    return None
+
+
+def _marked(pattern: re.Pattern[str] | None, words: re.Pattern[str] | None, lowered: str) -> bool:
+    """`pattern` (case-insensitive) found in the lower-cased text outside comments, searching only the lines
+    that hold one of `words` when given."""
+    return _search(pattern, _lines_with(lowered, words) if words is not None else _code(lowered))
 
 
 @functools.lru_cache(maxsize=8)
@@ -81,12 +99,15 @@ _IMAGE_KEY = re.compile(r"^\s*(?:-\s+)?(?:image|[\w-]*images?|container|tags|bas
 _DOCKER = re.compile(r"\b(?:docker|podman|crane|skopeo)\s+(?:buildx\s+)?(?:pull|push|run|build|tag|create|copy|cp)\b")
 
 
+_TOOLS = frozenset(("docker", "podman", "crane", "skopeo"))
+
+
 def workflow_is_ascend(text: str, m: Markers) -> bool:
     """A job runs on an Ascend runner label, in an Ascend container image, uses Ascend devices or software,
     or the workflow pulls or pushes an Ascend image."""
-    code = _code(text)
-    if _search(m.workflow, code):
+    if _marked(m.workflow, m.workflow_words, text.lower()):
         return True
+    code = _code(text)
     block: int | None = None  # indentation of a label key whose values follow as a list
     for line in code.splitlines():
         key = _LABEL_KEY.match(line)
@@ -104,7 +125,11 @@ def workflow_is_ascend(text: str, m: Markers) -> bool:
         image = _IMAGE_KEY.match(line)
         if image is not None and any(is_ascend_image(ref, m) for ref in _REF.findall(image.group(1))):
             return True
-        if _DOCKER.search(line) and any(is_ascend_image(ref, m) for ref in _REF.findall(line)):
+        if (
+            _TOOLS & set(line.split())
+            and _DOCKER.search(line)
+            and any(is_ascend_image(r, m) for r in _REF.findall(line))
+        ):
             return True  # docker pull / run / build -t of an Ascend image
     return False
 
@@ -113,16 +138,51 @@ def _has_label(value: str, m: Markers) -> bool:
     return any(_search(m.runner, word) for word in _WORD.findall(value))
 
 
-# A script that names another device is one for several devices (its NPU parts are found by its branches).
-# `CUDA_VISIBLE_DEVICES` counts; `n_gpus_per_node` (a key NPU scripts set too) does not.
-_OTHER_DEVICE = re.compile(r"(?<![A-Za-z0-9])(?:cuda|gpu|nvidia|rocm|xpu|mlu)(?![A-Za-z])", re.IGNORECASE)
+# A script that selects another device (a value `cuda`/`gpu`, a case arm `gpu)`, CUDA_VISIBLE_DEVICES) is one for
+# several devices: its NPU parts are found by its branches. Key names (`n_gpus_per_node`, `gpu_memory_utilization`)
+# do not count. Literal words first, their surroundings checked after: a regex with look-arounds over a whole long
+# script costs several times more.
+_DEVICE_WORD = re.compile(r"cuda|gpu|rocm|xpu|mlu|nvidia-smi|hip_visible|rocr_visible")  # on lower-cased text
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _selects_other_device(code: str) -> bool:
+    """`code`: lower-cased, without comments."""
+    for hit in _DEVICE_WORD.finditer(code):
+        word = hit.group(0)
+        if word in ("nvidia-smi", "hip_visible", "rocr_visible"):
+            return True
+        if word == "cuda" and code.startswith("_visible_devices", hit.end()):
+            return True
+        before = code[hit.start() - 1] if hit.start() else " "
+        after = code[hit.end()] if hit.end() < len(code) else " "
+        if before not in _WORD_CHARS and after not in _WORD_CHARS:
+            return True
+    return False
+
+
+def _lines_with(text: str, words: re.Pattern[str]) -> str:
+    """The non-comment lines of `text` that hold a match of `words`."""
+    out: list[str] = []
+    end = -1
+    for hit in words.finditer(text):
+        if hit.start() <= end:
+            continue
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.end())
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if not line.lstrip().startswith("#"):
+            out.append(line)
+    return "\n".join(out)
 
 
 def script_is_npu(text: str, m: Markers) -> bool:
     """An NPU-only script: it sets Ascend variables, sources CANN's set_env.sh, uses torch_npu or passes an NPU
-    device, and names no other device (a script for several devices keeps its NPU and GPU branches apart)."""
-    code = _code(text)
-    return _search(m.script, code) and not _OTHER_DEVICE.search(code)
+    device, and selects no other device (a script for several devices keeps its NPU and GPU branches apart).
+    The markers are case-insensitive, so the lower-cased text is searched (literal searches are faster on it)."""
+    lowered = text.lower()
+    return _marked(m.script, m.script_words, lowered) and not _selects_other_device(_code(lowered))
 
 
 # -- the repository -------------------------------------------------------------------------------------------
