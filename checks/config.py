@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
@@ -41,6 +42,9 @@ class Config:
     inline_notices: bool = False
     # The profile the repo config names; None: the one checks.facts.detect chooses for the tree (for_tree).
     profile: str | None = None
+    # The `knowledge:` overrides as written (validated into `facts` at parse time): for_tree applies them to the
+    # detected profile's facts.
+    knowledge: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def for_tree(self, paths: Iterable[str]) -> Config:
         """This config with the facts of the profile for a tree with these paths: the named one, else the
@@ -174,4 +178,5 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         facts=facts,
         inline_notices=inline_notices,
         profile=profile,
+        knowledge=knowledge,
     )
