@@ -193,3 +193,10 @@ def test_judge_sample_is_seeded_per_rule_and_skips_notices(tmp_path: Path) -> No
     replay.write_text(json.dumps({"commits": [{"sha": "a" * 40, "subject": "x (#1)", "findings": findings}]}))
     first, again = sample(replay, "after"), sample(replay, "after")
     assert first == again and len(first) == 8 and {e["rule"] for e in first} == {"NPU301"}
+
+
+def test_npu207_one_finding_for_the_same_mistake_on_consecutive_lines() -> None:
+    (f,) = [f for f in case_findings_change("NPU207/bad_same_mistake_per_tag") if f.rule == "NPU207"]
+    assert (f.line, f.end_line, f.severity) == (67, 68, Severity.WARNING)
+    assert f.message.endswith("The same goes for line 68 of this step.")
+    assert f.suggestion is not None and f.suggestion.count("./crane delete ") == 2

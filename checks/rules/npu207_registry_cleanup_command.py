@@ -40,6 +40,8 @@ class RegistryCleanupCommand(Rule):
     A correct delete (`crane delete IMG:TAG`) followed by `|| true` is a notice only: the cleanup works, and a
     temporary tag left behind by a failed run costs little.
 
+    The same mistake on several lines of one step is one finding (one comment), listing the lines.
+
     Fix: delete with `crane delete IMG:TAG` (or `regctl tag rm`, `skopeo delete`), and log a warning instead
     of `|| true` (a suggestion is attached when both are on one line).
     """
@@ -64,7 +66,7 @@ class RegistryCleanupCommand(Rule):
                 if step.run is None or not _PREFILTER.search(step.run.value):
                     continue
                 found = commands(Source.lines(step.run.text_lines()), heredoc_bodies=True)
-                yield from self._commands(src, wf, found, deletes, loggers, local)
+                yield from _one_per_cause(ctx, src, list(self._commands(src, wf, found, deletes, loggers, local)))
 
     def _commands(
         self,
@@ -126,6 +128,35 @@ class RegistryCleanupCommand(Rule):
                 suggestion=_suggest(src.line(cmd.line), ref, silenced),
                 severity=Severity.NOTICE if correct else None,
             )
+
+
+def _one_per_cause(ctx: Context, src: SourceFile, hits: list[Hit]) -> Iterator[Hit]:
+    """The same mistake on several lines of one step (one `crane tag delete` per temporary tag) is one cause:
+    one finding, on the first changed line, with one suggestion for the lines when they are consecutive."""
+    groups: dict[tuple[str, Severity | None], list[Hit]] = {}
+    for h in hits:
+        groups.setdefault((h.message, h.severity), []).append(h)
+    for (message, severity), group in groups.items():
+        if len(group) == 1:
+            yield group[0]
+            continue
+        lines = [h.line for h in group]
+        added = [n for n in lines if ctx.is_added_line(src.path, n)] or lines
+        consecutive = lines == list(range(lines[0], lines[0] + len(lines)))
+        if consecutive and added == lines and all(h.suggestion is not None for h in group):
+            suggestion: str | None = "\n".join(h.suggestion or "" for h in group)
+            end: int | None = lines[-1]
+        else:
+            suggestion, end = None, None
+        others = ", ".join(str(n) for n in lines if n != added[0])
+        yield Hit(
+            src.path,
+            added[0],
+            f"{message} The same goes for line{'s' if len(lines) > 2 else ''} {others} of this step.",
+            end_line=end,
+            suggestion=suggestion,
+            severity=severity,
+        )
 
 
 def _makes_local(job: Job) -> bool:
