@@ -3,8 +3,9 @@
     /work/venv/bin/python bench/ack.py [--deliveries 2000] [--senders 50] [--json bench/out/ack.json]
 
 The fake GitHub runs in its own process (FakeGitHubProcess) seeded with a repository and a pull request; the App
-runs as `python -m npu_review serve` against it. Every delivery has its own delivery id (so none is a duplicate)
-and is signed in advance; each sender POSTs one at a time and times the request until the answer's body is read.
+runs as `python -m npu_review serve` against it (embedded SQLite queue, committed before each 202). Every
+delivery has its own delivery id and body (so none is a duplicate; the head is, so one review runs) and is
+signed in advance; each sender POSTs one at a time and times the request until the answer's body is read.
 The App keeps reviewing in the background while it acknowledges (one run per PR, the newest head wins).
 Target: p99 < 50 ms. Everything listens on 127.0.0.1; the loop is bounded by the delivery count and a deadline.
 """
@@ -155,7 +156,11 @@ async def null_server_rows(payload: dict[str, Any], args: argparse.Namespace) ->
 
 
 def _deliveries(payload: dict[str, Any], n: int) -> list[Delivery]:
-    return [Delivery("pull_request", payload, SECRET, delivery_id=str(uuid.uuid4())) for _ in range(n)]
+    """Each its own delivery id and its own body (a `bench_seq` field), so that the App takes every one: the same
+    body under a new id is a duplicate since the per-head queue (answered 200 without queueing)."""
+    return [
+        Delivery("pull_request", {**payload, "bench_seq": i}, SECRET, delivery_id=str(uuid.uuid4())) for i in range(n)
+    ]
 
 
 # wrk (C, epoll) as a second client: the aiohttp senders share this machine's cores with the App, and at 50
