@@ -221,7 +221,8 @@ async def test_a_check_run_github_would_not_conclude_is_concluded_later(
         await deliver(fake, app, pull)
         run = await wait_completed(fake, pull, timeout=60)
         assert run.conclusion == "neutral" and run.output["title"] == "npu-review could not complete"
-        assert f"check run {run.id} concluded on a later attempt" in app.log()
+        # The App logs after GitHub's answer, which may come a moment after the fake changed the run.
+        await wait_until(lambda: f"check run {run.id} concluded on a later attempt" in app.log(), 10, "the log line")
         assert fake.violations == []
     finally:
         await app.session.close()
