@@ -185,6 +185,11 @@ def script_is_npu(text: str, m: Markers) -> bool:
     return _marked(m.script, m.script_words, lowered) and not _selects_other_device(_code(lowered))
 
 
+def requirements_is_npu(text: str, m: Markers) -> bool:
+    """A requirements file that lists an Ascend package (torch_npu, triton-ascend) is an NPU one."""
+    return _search(m.install, _code(text))
+
+
 # -- the repository -------------------------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from checks import ascend
 from checks.context import Context, SourceFile
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
@@ -55,6 +56,10 @@ def policy(ctx: Context) -> Policy:
     return ctx.memo(("facts", "npu_unsupported_packages", ""), load)
 
 
+def _markers(ctx: Context) -> ascend.Markers:
+    return ascend.markers(ctx.facts.ascend_content)
+
+
 class UnsupportedPackageOnNpu(Rule):
     """An NPU requirements file or Ascend Dockerfile installs a package that only works with CUDA.
 
@@ -66,7 +71,8 @@ class UnsupportedPackageOnNpu(Rule):
     Not reported: `flash-linear-attention` (FLA, Triton kernels that run through triton-ascend), and the
     nvidia-* packages that are not CUDA runtimes and are installed on NPU on purpose: `nvidia-modelopt`,
     `nvidia-ml-py` (the NVML binding, pure Python), `nvidia-resiliency-ext` (Megatron fault tolerance).
-    Only requirement files named for NPU (`requirements-npu.txt`) are read; `requirements-cuda.txt` is fine.
+    Only NPU requirement files are read: named for NPU (`requirements-npu.txt`), listing an Ascend package
+    (torch_npu, triton-ascend), or any in an Ascend-only repository; `requirements-cuda.txt` is fine.
 
     Bad (`requirements-npu.txt`):
         flash-attn==2.7.4.post1
@@ -89,7 +95,7 @@ class UnsupportedPackageOnNpu(Rule):
         pol = policy(ctx)
         if ASCEND_DOCKERFILE in src.kinds:
             yield from self._dockerfile(src, ctx, pol)
-        elif pol.files.search(src.path):
+        elif pol.files.search(src.path) or ctx.ascend_only() or ascend.requirements_is_npu(src.text, _markers(ctx)):
             yield from self._requirements(src, pol)
 
     def _requirements(self, src: SourceFile, pol: Policy) -> Iterator[Hit]:
