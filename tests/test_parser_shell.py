@@ -586,3 +586,14 @@ def test_a_launcher_declaration_with_a_wrong_style_stops_the_run() -> None:
         str(err.value)
         == "knowledge.launchers.entry_points[0].style: expected one of 'hydra', 'argparse', got the string 'hidra'"
     )
+
+
+def test_vllm_ascend_profile_declares_vllm_serve_as_an_argparse_launcher() -> None:
+    from checks.facts import load
+
+    launchers = load(profile="vllm-ascend").launchers
+    view = parse("vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2 --enforce-eager\n").view(True, launchers)
+    assert [(a.program, a.line, a.options) for a in view.argparse_launches] == [
+        ("vllm", 1, (("--tensor-parallel-size", "2", 1), ("--enforce-eager", None, 1)))
+    ]
+    assert view.invocations == []
