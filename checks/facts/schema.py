@@ -309,6 +309,17 @@ class HydraSchema(Section):
 
 
 @dataclass(frozen=True)
+class AscendValueDocs:
+    """Where the project documents each NPU106 case (named in the messages)."""
+
+    sglang_attention: str
+    vpp_mbridge: str
+    context_parallel: str
+    flash_attn: str
+    visible_devices: str
+
+
+@dataclass(frozen=True)
 class AscendValues(Section):
     checkpoint_engine_suffix: str
     checkpoint_engine_invalid: Mapping[str, str]
@@ -330,6 +341,7 @@ class AscendValues(Section):
     use_mbridge_default: bool | None
     flash_attn_key: str
     torch_compile_key: str
+    docs: AscendValueDocs
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from checks import globs
 from checks.context import Context, SourceFile
 from checks.facts import Facts
+from checks.facts.schema import AscendValueDocs
 from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from checks.messages import short_key
 from checks.model import Severity
@@ -137,6 +138,7 @@ class _Facts:
     mbridge_default: str | None
     flash_key: str
     compile_key: str
+    docs: AscendValueDocs  # where the project documents each case
 
     @classmethod
     def of(cls, ctx: Context) -> _Facts:
@@ -164,6 +166,7 @@ class _Facts:
                 None if default is None else str(default),
                 f.flash_attn_key,
                 f.torch_compile_key,
+                f.docs,
             )
 
         return ctx.memo(("npu106-facts", "head", ""), build)
@@ -285,8 +288,8 @@ def _sglang_attention(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterat
         src.path,
         name.override.line,
         f"`{short_key(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
-        "SGLang picks a CUDA attention backend and the rollout fails to start on Ascend (docs/ascend_tutorial "
-        "quick_start). Add the override to this command.",
+        f"SGLang picks a CUDA attention backend and the rollout fails to start on Ascend "
+        f"({facts.docs.sglang_attention}). Add the override to this command.",
     )
 
 
@@ -397,7 +400,7 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
             src.path,
             eff.override.line,
             f"Virtual pipeline parallel (`{short_key(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
-            f"VPP cannot be used together on Ascend (npu_advance_features.md). Set `{short_key(prefix)}."
+            f"VPP cannot be used together on Ascend ({facts.docs.vpp_mbridge}). Set `{short_key(prefix)}."
             f"{facts.mbridge_key}=False` when using VPP, or drop VPP.",
         )
 
@@ -426,7 +429,7 @@ def _context_parallel(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
                 src.path,
                 have.override.line,
                 f"Context parallel on NPU needs both `{short_key(main_key)}` and `{short_key(otc_key)}`; this command "
-                f"sets only `{short_key(have_key)}={size}` (perf_tuning_on_ascend.rst: MindSpeed reads the "
+                f"sets only `{short_key(have_key)}={size}` ({facts.docs.context_parallel}: MindSpeed reads the "
                 f"transformer config). Add `{'+' if miss_key == otc_key else ''}{short_key(miss_key)}={size}`.",
             )
 
@@ -457,7 +460,7 @@ def _flash_attn(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit
             src.path,
             eff.override.line,
             f"`{short_key(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
-            "(perf_tuning_on_ascend.rst) for the actor and the reference model. Set it to True.",
+            f"({facts.docs.flash_attn}) for the actor and the reference model. Set it to True.",
             suggestion=_with_value(src, eff.override, "True"),
             severity=Severity.WARNING,
         )
@@ -507,8 +510,8 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
             src.path,
             a.line,
             f"`{facts.ascend_env}` is set but `{facts.noset_env}` is not: Ray then overwrites "
-            f"{facts.ascend_env} for each worker and the job may land on other NPUs (faq.rst Q1). Add "
-            f"`export {facts.noset_env}=1`.",
+            f"{facts.ascend_env} for each worker and the job may land on other NPUs ({facts.docs.visible_devices}). "
+            f"Add `export {facts.noset_env}=1`.",
             severity=Severity.WARNING,
         )
 
