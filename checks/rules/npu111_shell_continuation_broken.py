@@ -16,6 +16,9 @@ from checks.rule import Hit, Rule
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
 _BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
+# A line that starts with a config override (`algorithm.adv_estimator=grpo \  # what it does`), not with a
+# program: a listing of options with notes, which no one runs as it is.
+_FRAGMENT = re.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 
 
 class ShellContinuationBroken(Rule):
@@ -48,7 +51,8 @@ class ShellContinuationBroken(Rule):
     line).
 
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs.
-    Not reported: a comment line after the command's last line (nothing follows it that the command would
+    Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
+    not with a program), a comment line after the command's last line (nothing follows it that the command would
     lose), backslashes inside quotes or here-documents, `console` and unlabeled code blocks, Dockerfiles
     (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
     """
@@ -78,6 +82,8 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]
     for ll in logical:
         if ll.end_line in in_heredoc or not _BLANKS_AFTER_BACKSLASH.search(ll.text.rstrip("\n")):
             continue
+        if _FRAGMENT.match(ll.text):
+            continue
         line = ll.end_line
         text = physical.get(line, "")
         comment = "#" in text[text.rfind("\\") :]
@@ -102,8 +108,10 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]
         if line in in_heredoc:
             continue
         nxt = _next_content(physical, line, skip_comments=True)
-        first = max((ll.line for ll in logical if ll.line < line), default=None)
-        if nxt is None or first is None or not _continues(physical[nxt], physical.get(first, "")):
+        command = max((ll for ll in logical if ll.line < line), key=lambda ll: ll.line, default=None)
+        if command is None or _FRAGMENT.match(command.text):
+            continue
+        if nxt is None or not _continues(physical[nxt], physical.get(command.line, "")):
             continue
         yield Hit(
             path,
