@@ -26,6 +26,7 @@ ASCEND_DOCKERFILE = "ascend_dockerfile"
 DOCS = "docs"
 PYTHON = "python"
 REQUIREMENTS = "requirements"
+YAML = "yaml"  # every YAML file (test configs, env maps); workflows are also WORKFLOW
 HYDRA_CONFIG = "hydra_config"  # the project's Hydra config tree, generated reference files included (NPU105-107)
 
 KNOWN_KINDS = frozenset(
@@ -39,12 +40,16 @@ KNOWN_KINDS = frozenset(
         DOCS,
         PYTHON,
         REQUIREMENTS,
+        YAML,
         HYDRA_CONFIG,
     }
 )
 
 # Content kind -> the path kind whose files it is decided among.
 CONTENT_KINDS: Mapping[str, str] = {ASCEND_DOCKERFILE: DOCKERFILE, ASCEND_WORKFLOW: WORKFLOW, NPU_SCRIPT: SHELL}
+# Kinds that a file's extension decides in every layout, so no profile needs to list them (a profile or the
+# repo config's `paths:` may still name them to replace these globs).
+UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {YAML: ("**/*.yaml", "**/*.yml")}
 
 
 class KindMap:
@@ -55,7 +60,8 @@ class KindMap:
         self, overrides: Mapping[str, tuple[str, ...]] | None = None, defaults: FileKinds | None = None
     ) -> None:
         kinds = defaults if defaults is not None else default_facts().file_kinds
-        merged = {f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS}
+        merged = dict(UNIVERSAL_KIND_GLOBS)
+        merged.update({f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS})
         merged.update(overrides or {})
         self.globs: dict[str, tuple[str, ...]] = merged
         self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]

@@ -89,7 +89,8 @@ def test_change_reports_only_added_lines_with_config_from_base(repo: Path, capsy
     assert findings(out) == [("NPU301", DOCKERFILE, 5)]
     doc = json.loads(out)
     assert doc["version"] == 1
-    assert doc["summary"] == {"error": 0, "warning": 1, "notice": 0, "files_checked": 1}
+    # The Dockerfile and the changed config (a YAML file, which NPU110 reads for env maps).
+    assert doc["summary"] == {"error": 0, "warning": 1, "notice": 0, "files_checked": 2}
     f = doc["findings"][0]
     assert f["name"] == "tls-verification-disabled" and f["severity"] == "warning" and f["end_line"] == 5
     assert len(f["fingerprint"]) >= 16
@@ -214,7 +215,7 @@ def test_text_format_shows_source_line_and_summary(repo: Path, capsys: pytest.Ca
     assert lines[0] == DOCKERFILE
     assert lines[1].startswith("  5: warning NPU301 tls-verification-disabled: ")
     assert lines[2] == "      | RUN wget --no-check-certificate https://example.com/pkg.tar.gz -O /tmp/pkg.tar.gz"
-    assert lines[-1] == "1 finding (0 errors, 1 warning, 0 notices) in 1 file checked"
+    assert lines[-1] == "1 finding (0 errors, 1 warning, 0 notices) in 2 files checked"  # + the YAML config
 
 
 def test_github_format_is_workflow_commands(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -176,16 +176,18 @@ def test_the_readme_lists_every_section_with_its_scope() -> None:
 
 def test_the_profile_gives_the_globs_of_every_file_kind() -> None:
     from checks.facts.schema import FileKinds
-    from checks.kinds import KNOWN_KINDS, KindMap
+    from checks.kinds import KNOWN_KINDS, UNIVERSAL_KIND_GLOBS, KindMap
 
     named = {f.name for f in dataclasses.fields(FileKinds)} - {"source", "date"}
-    assert named == KNOWN_KINDS
-    assert KindMap().kinds("verl/trainer/config/ppo_trainer.yaml") == {"hydra_config"}
+    # `yaml` is decided by the extension in every layout: no profile lists it.
+    assert named | set(UNIVERSAL_KIND_GLOBS) == KNOWN_KINDS and not named & set(UNIVERSAL_KIND_GLOBS)
+    assert KindMap().kinds("verl/trainer/config/ppo_trainer.yaml") == {"hydra_config", "yaml"}
+    assert KindMap().kinds("tests/e2e/configs/model.yml") == {"yaml"}
     # `knowledge: file_kinds` replaces a kind's globs like `paths:` does; other kinds keep the profile's.
     facts = load({"file_kinds": {"hydra_config": ["conf/**/*.yaml"]}})
     kinds = KindMap(None, facts.file_kinds)
-    assert kinds.kinds("conf/a/b.yaml") == {"hydra_config"}
-    assert kinds.kinds("verl/trainer/config/ppo_trainer.yaml") == frozenset()
+    assert kinds.kinds("conf/a/b.yaml") == {"hydra_config", "yaml"}
+    assert kinds.kinds("verl/trainer/config/ppo_trainer.yaml") == {"yaml"}
     assert kinds.kinds("run_npu.sh") == {"shell", "npu_script"}
 
 

@@ -146,6 +146,14 @@ class AscendContent(Section):
     package_names: tuple[Regex, ...]
 
 
+@dataclass(frozen=True)
+class AscendEnv(Section):
+    known: tuple[str, ...]  # real variables of CANN, HCCL, torch_npu, ATB and vLLM-Ascend (current and retired)
+    families: tuple[str, ...]  # prefixes of the names NPU110 checks (after `-` is read as `_`)
+    max_distance: int  # edits between a set name and a known one that still read as a typo
+    min_length: int  # shorter names are left alone (too many real names lie close together)
+
+
 # -- project ---------------------------------------------------------------------------------------------------
 
 
@@ -389,6 +397,7 @@ class Facts:
     env_persistence: EnvPersistence = field(metadata=_universal())
     shell_env: ShellEnv = field(metadata=_universal())
     ascend_content: AscendContent = field(metadata=_universal())
+    ascend_env: AscendEnv = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())

@@ -14,6 +14,7 @@ from checks.rules.npu105_hydra_plus_mismatch import HydraPlusMismatch
 from checks.rules.npu106_ascend_invalid_values import AscendInvalidValues
 from checks.rules.npu107_default_change_without_npu_sweep import DefaultChangeWithoutNpuSweep
 from checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagraphMode
+from checks.rules.npu110_misspelled_ascend_env_variable import MisspelledAscendEnvVariable
 from checks.rules.npu111_shell_continuation_broken import ShellContinuationBroken
 from checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
 from checks.rules.npu201_mixed_image_tag_formats import MixedImageTagFormats
@@ -57,6 +58,7 @@ RULES = (
     AscendInvalidValues,
     DefaultChangeWithoutNpuSweep,
     InvalidCudagraphMode,
+    MisspelledAscendEnvVariable,
     ShellContinuationBroken,
     InvalidWorkflowYaml,
     MixedImageTagFormats,

@@ -1,0 +1,179 @@
+"""NPU110: an Ascend environment variable is set under a misspelled name, so nothing reads it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Levenshtein
+
+from checks import globs
+from checks.context import Context, SourceFile
+from checks.facts import Facts
+from checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
+from checks.model import Severity
+from checks.parsers.codeblocks import shell_blocks
+from checks.parsers.dockerfile import parse as parse_dockerfile
+from checks.parsers.markdown import flavor_of
+from checks.parsers.sh import Source, commands
+from checks.parsers.yamlmarks import parse as parse_yaml
+from checks.rule import Hit, Rule
+
+# A project's own registry of variables (vLLM-Ascend's `vllm_ascend/envs.py` style): its names are real there.
+REGISTRY_GLOBS = ("**/envs.py",)
+# YAML mappings whose keys are environment variables (workflows, test configs, k8s/compose-like files).
+ENV_KEYS = frozenset({"env", "envs", "environment", "env_vars", "extra_env", "envVars"})
+_EXPORT_ARG = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:\+?=|$)")
+_REGISTRY_NAME = re.compile(r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
+
+
+@dataclass(frozen=True)
+class _Set:
+    name: str
+    line: int
+
+
+def _normal(name: str) -> str:
+    return re.sub("_+", "_", name.replace("-", "_"))
+
+
+class MisspelledAscendEnvVariable(Rule):
+    """An Ascend, HCCL, torch_npu or vLLM-Ascend environment variable is set under a name nothing reads.
+
+    Why: a misspelled variable is silently ignored: `export ASCEND_RT_VISIBLE_DEVICE=0,1` (no final S)
+    leaves every NPU visible, `VLLM-ASCEND_BALANCE_SCHEDULING: "1"` (a hyphen) or
+    `VLLM_ASCEND_ENABLE__FUSED_MC2` (two underscores) leave the feature off while the test or tutorial claims
+    to measure it. vllm-ascend's docs and nightly test configs carried all three for months.
+
+    An upper-case name set is reported when it is not a known variable but reads as one: with `-` taken as
+    `_` and runs of `_` as one it is a known name (warning), or it starts like an Ascend variable
+    (`ASCEND_`, `HCCL_`, `VLLM_ASCEND_`, …) and is one or two edits from exactly one known name (one edit: a
+    warning, two: a notice). The known names are facts (`ascend_env` in checks/facts/ascend.yml: CANN, HCCL,
+    torch_npu, ATB and vLLM-Ascend's registry, current and retired), plus the names the repository's own
+    `envs.py` registers.
+
+    Where: `export`/`NAME=value` in shell scripts and in shell code blocks of docs, `env:`/`envs:` mappings of
+    YAML files (workflows, test configs), and Dockerfile `ENV`.
+
+    Bad:
+        export ASCEND_RT_VISIBLE_DEVICE=0,1
+        envs:
+          VLLM-ASCEND_BALANCE_SCHEDULING: "1"
+
+    Good:
+        export ASCEND_RT_VISIBLE_DEVICES=0,1
+        export ASCEND_VISIBLE_DEVICES=0,1   # ascend-docker-runtime's own variable, not a typo
+        envs:
+          VLLM_ASCEND_BALANCE_SCHEDULING: "1"
+
+    Fix: use the name the message suggests.
+
+    Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
+    Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`), names shorter than
+    12 characters, names close to two known ones, variables that are only read, and names the repository's
+    `envs.py` defines.
+    """
+
+    id = "NPU110"
+    name = "misspelled-ascend-env-variable"
+    severity = Severity.WARNING
+    title = "Misspelled Ascend environment variable"
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return REGISTRY_GLOBS
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        facts = ctx.facts.ascend_env
+        text = src.text
+        if not any(f[:-1] in text.upper().replace("-", "_") for f in facts.families):
+            return
+        known = _known(ctx)
+        for found in _names_set(src):
+            verdict = _verdict(found.name, known, ctx)
+            if verdict is None:
+                continue
+            suggestion, distance = verdict
+            how = "is not a known variable" if distance else f"is `{suggestion}` misspelled"
+            near = f" (one edit from `{suggestion}`)" if distance == 1 else f" (two edits from `{suggestion}`)"
+            yield Hit(
+                src.path,
+                found.line,
+                f"`{found.name}` {how}{near if distance else ''}: nothing reads it, so the setting is silently "
+                f"ignored. Did you mean `{suggestion}`?",
+                severity=Severity.NOTICE if distance >= 2 else None,
+            )
+
+
+def _known(ctx: Context) -> frozenset[str]:
+    def build() -> frozenset[str]:
+        names = set(ctx.facts.ascend_env.known)
+        for path in ctx.head_paths():
+            if globs.match_any(path, REGISTRY_GLOBS):
+                src = ctx.source(path)
+                if src is not None:
+                    names.update(_REGISTRY_NAME.findall(src.text))
+        return frozenset(names)
+
+    return ctx.memo(("npu110-known", "head", ""), build)
+
+
+def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] | None:
+    """(the known name meant, edits away; 0 when only spelling of `-`, `_` or case differs), or None."""
+    if name in known or name != name.upper():  # lower-case names are the shell's own variables
+        return None
+    facts = ctx.facts.ascend_env
+    norm = _normal(name)
+    if norm in known:
+        return norm, 0
+    if len(norm) < facts.min_length or not norm.startswith(tuple(facts.families)):
+        return None
+    best: list[tuple[int, str]] = []
+    for k in known:
+        d = Levenshtein.distance(norm, k, score_cutoff=facts.max_distance)
+        if d <= facts.max_distance:
+            best.append((d, k))
+    if not best:
+        return None
+    low = min(d for d, _ in best)
+    closest = [k for d, k in best if d == low]
+    if len(closest) != 1:
+        return None
+    return closest[0], max(low, 1)
+
+
+def _names_set(src: SourceFile) -> Iterator[_Set]:
+    flavor = flavor_of(src.path)
+    if flavor is not None:
+        for block in shell_blocks(src.text, flavor):
+            yield from _shell_names(Source.lines(block.lines))
+        return
+    if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
+        yield from _shell_names(Source.file(src.text))
+    elif DOCKERFILE in src.kinds:
+        for instr in parse_dockerfile(src.text).of("ENV"):
+            for pair in instr.pairs:
+                yield _Set(pair.name, pair.line)
+    elif YAML in src.kinds or WORKFLOW in src.kinds:
+        doc = parse_yaml(src.text)
+        if doc.root is None:
+            return
+        for path, node in doc.root.walk():
+            if node.is_map and path and path[-1] in ENV_KEYS:
+                for key, key_node, _ in node.entries():
+                    yield _Set(key, key_node.line)
+
+
+def _shell_names(source: Source) -> Iterator[_Set]:
+    for cmd in commands(source):
+        for name, _, word in cmd.assignments():
+            yield _Set(name, word.line)
+        argv = cmd.argv
+        if argv and argv[0] in ("export", "declare", "typeset", "env"):
+            for word in cmd.words[cmd.start + 1 :]:
+                m = _EXPORT_ARG.match(word.unquoted)
+                if m is None or word.raw.startswith("-") or (argv[0] == "env" and "=" not in word.raw):
+                    continue
+                yield _Set(m.group(1), word.line)
