@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=FORMATS, default="text")
     c.add_argument("--fail-on", choices=FAIL_ON, default="error")
     c.add_argument(
+        "--sarif", metavar="FILE", help="also write the report as SARIF 2.1.0 to FILE (the GitHub Action uploads it)"
+    )
+    c.add_argument(
         "--jobs",
         type=int,
         default=0,
@@ -140,6 +143,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         mapper = process_mapper(jobs) if jobs > 1 and available() else None
         report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
         sys.stdout.write(RENDERERS[args.format](report, cs.head))
+        if args.sarif:
+            try:
+                Path(args.sarif).write_text(RENDERERS["sarif"](report, cs.head), encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write {args.sarif}: {exc.strerror or exc}") from None
     finally:
         gc.set_threshold(*thresholds)
         git.close()
