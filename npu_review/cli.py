@@ -78,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
     r.add_argument("--format", choices=("text", "markdown"), default="text", help="markdown: the README's table")
 
+    i = sub.add_parser("init", help=f"write a commented {CONFIG_PATH} for a repository, and show a first review")
+    i.add_argument("--repo", default=".", help="the git repository (default: .); the file goes into its work tree")
+    i.add_argument("--head", default="HEAD", help="the revision whose files are counted and reviewed (default: HEAD)")
+    i.add_argument("--force", action="store_true", help=f"replace an existing {CONFIG_PATH}")
+    i.add_argument("--jobs", type=int, default=0, metavar="N", help="processes for the review, as in check")
+
     s = sub.add_parser("serve", help="run the GitHub App webhook server")
     s.add_argument("--host", default="0.0.0.0")
     s.add_argument("--port", type=int, default=None, help="port (default: $PORT or 8080)")
@@ -203,6 +209,42 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return work()
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    import datetime as dt
+    from importlib import metadata
+
+    from npu_review.init import init
+
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
+    cs, git = changeset_audit(args.repo, args.head)
+    try:
+        if git.is_bare():
+            raise UsageError(f"{args.repo}: init writes {CONFIG_PATH} into the work tree, and this repository has none")
+        try:
+            version = metadata.version("npu-review")
+        except metadata.PackageNotFoundError:
+            version = "0+unknown"
+        jobs = args.jobs or default_jobs()
+        mapper = process_mapper(jobs) if jobs > 1 and available() else None
+
+        def review(changeset: ChangeSet, config: Config) -> Report:
+            return run(changeset, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
+
+        try:
+            path, look = init(cs, Path(git.toplevel()), version, args.force, dt.date.today(), review)
+        except FileExistsError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot write {CONFIG_PATH}: {exc.strerror or exc}") from None
+    finally:
+        git.close()
+    print(f"npu-review init: wrote {path}\n")
+    sys.stdout.write(look)
+    print(f"\nCommit {CONFIG_PATH}: the App and `npu-review check` read it from the base branch.")
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.__main__ import serve
 
@@ -214,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "check":
             return cmd_check(args)
+        if args.command == "init":
+            return cmd_init(args)
         if args.command == "rules":
             return cmd_rules(args)
         if args.command == "replay":
