@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from checks import facts as facts_data
 from checks.config import parse_config
 from checks.engine import known_rule_ids
+from checks.kinds import KindMap
 from checks.rule import all_rules
 from npu_review.cli import main
 
@@ -68,26 +70,28 @@ def check_json(capsys: pytest.CaptureFixture[str], repo: Path, *args: str) -> tu
     return code, json.loads(out)
 
 
+def counted(files: dict[str, str], profile: str) -> dict[str, list[str]]:
+    """What the profile's globs count as Ascend among the files, computed apart from init."""
+    kinds = KindMap(defaults=facts_data.load(None, profile).file_kinds)
+    return {
+        k: sorted(p for p in files if kinds.has(p, k)) for k in ("npu_script", "ascend_workflow", "ascend_dockerfile")
+    }
+
+
+VERL_ASCEND = {
+    "npu_script": ["tests/special_npu/run_qwen3_06b_ppo.sh"],
+    "ascend_workflow": [],
+    "ascend_dockerfile": ["docker/ascend/Dockerfile.ascend_9.1.0_a2"],
+}
+
+
 @pytest.mark.parametrize(
     ("files", "ascend"),
-    [
-        (
-            VERL,
-            {
-                "npu_script": ["tests/special_npu/run_qwen3_06b_ppo.sh"],
-                "ascend_workflow": [],
-                "ascend_dockerfile": ["docker/ascend/Dockerfile.ascend_9.1.0_a2"],
-            },
-        ),
-        (
-            VLLM_ASCEND,
-            {"npu_script": [], "ascend_workflow": [".github/workflows/vllm_ascend_test.yaml"], "ascend_dockerfile": []},
-        ),
-    ],
+    [(VERL, VERL_ASCEND), (VLLM_ASCEND, None)],
     ids=["verl", "vllm-ascend"],
 )
 def test_init_writes_a_config_check_accepts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], ascend: dict[str, list[str]]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], ascend: dict[str, list[str]] | None
 ) -> None:
     repo = make_repo(tmp_path / "project", files)
     code, out, err = cli(capsys, "init", "--repo", str(repo), "--jobs", "1")
@@ -99,10 +103,17 @@ def test_init_writes_a_config_check_accepts(
         out.splitlines()[-1]
         == "Commit .github/npu-review.yml: the App and `npu-review check` read it from the base branch."
     )
-    # The profile, what it counts as Ascend, every rule with its default (commented out).
-    assert re.search(r"^profile: verl$", text, re.M)
-    total = len({p for ps in ascend.values() for p in ps})
-    assert f"# Shipped profiles: verl. Ascend files each counts in this repository: verl: {total}." in text
+    # The profile that counts the most Ascend files (verl's for the verl-shaped tree), what it counts, every rule.
+    counts = {name: len({p for ps in counted(files, name).values() for p in ps}) for name in facts_data.profiles()}
+    best = max(counts, key=lambda name: (counts[name], name == facts_data.DEFAULT_PROFILE))
+    profile = re.search(r"^profile: (\S+)$", text, re.M)
+    assert profile is not None and profile.group(1) == best
+    if ascend is not None:
+        assert best == "verl" and counted(files, "verl") == ascend
+    ascend = counted(files, best)
+    listed = "; ".join(f"{name}: {n}" for name, n in sorted(counts.items()))
+    shipped = ", ".join(facts_data.profiles())
+    assert f"# Shipped profiles: {shipped}. Ascend files each counts in this repository: {listed}." in text
     for kind, paths in ascend.items():
         block = re.search(rf"^#   {kind}: (\d+) files?\n((?:#     .*\n)*)", text, re.M)
         assert block is not None, kind
