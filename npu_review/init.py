@@ -1,9 +1,9 @@
 """`npu-review init`: write a commented `.github/npu-review.yml` for the repository in front of it, and show what
 `check --all` reports there today, grouped by rule.
 
-The config names the project profile that counts the most Ascend files in the tree (the facts' shipped profiles;
-the default one on a tie), lists the files it counts as Ascend, and every rule with its default, commented out, so
-that the rules keep following the shipped defaults until someone sets one.
+The config names the project profile detected for the tree (the one check and the App would choose), lists the
+files it counts as Ascend, and every rule with its default, commented out, so that the rules keep following the
+shipped defaults until someone sets one.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ class Detected:
 
 
 def detect(paths: Iterable[str]) -> Detected:
-    """The shipped profile whose globs count the most Ascend files among `paths` (ties: the default)."""
+    """The profile check and the App choose for these paths when the config names none (checks.facts.detect),
+    and the Ascend files each shipped profile's globs count among them."""
     all_paths = sorted(paths)
     counts: dict[str, int] = {}
     found: dict[str, dict[str, list[str]]] = {}
@@ -45,7 +46,7 @@ def detect(paths: Iterable[str]) -> Detected:
         by_kind = {k: [p for p in all_paths if kinds.has(p, k)] for k in ASCEND_KINDS}
         found[profile] = by_kind
         counts[profile] = len({p for ps in by_kind.values() for p in ps})
-    best = max(counts, key=lambda name: (counts[name], name == facts_data.DEFAULT_PROFILE))
+    best = facts_data.detect(all_paths)
     return Detected(best, found[best], counts)
 
 
@@ -59,7 +60,8 @@ def config_text(detected: Detected, repo_name: str, version: str, today: dt.date
         "# Read from the pull request's base branch, so a PR cannot switch its own checks off. Reference: the",
         "# README's Configuration section, `npu-review rules` and `npu-review rules NPU301`.",
         "",
-        "# The project profile: the facts and file globs the rules use.",
+        "# The project profile: the facts and file globs the rules use (detected from the layout; without this key",
+        "# check and the App detect it the same way).",
         f"# Shipped profiles: {shipped}. Ascend files each counts in this repository: {counted}.",
         f"profile: {detected.profile}",
         "",

@@ -103,9 +103,9 @@ def test_init_writes_a_config_check_accepts(
         out.splitlines()[-1]
         == "Commit .github/npu-review.yml: the App and `npu-review check` read it from the base branch."
     )
-    # The profile that counts the most Ascend files (verl's for the verl-shaped tree), what it counts, every rule.
+    # The detected profile (verl's for the verl-shaped tree), what it counts as Ascend, every rule.
     counts = {name: len({p for ps in counted(files, name).values() for p in ps}) for name in facts_data.profiles()}
-    best = max(counts, key=lambda name: (counts[name], name == facts_data.DEFAULT_PROFILE))
+    best = facts_data.detect(files)  # what check and the App choose without a profile key
     profile = re.search(r"^profile: (\S+)$", text, re.M)
     assert profile is not None and profile.group(1) == best
     if ascend is not None:
