@@ -30,6 +30,7 @@ from checks.rules.npu210_paths_filter_missing_file import PathsFilterMissingFile
 from checks.rules.npu211_runner_label_mismatch import RunnerLabelMismatch
 from checks.rules.npu212_missing_fork_guard import MissingForkGuard
 from checks.rules.npu213_metadata_action_tag_rule_invalid import MetadataActionTagRuleInvalid
+from checks.rules.npu215_ci_test_config_missing import CiTestConfigMissing
 from checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -74,6 +75,7 @@ RULES = (
     RunnerLabelMismatch,
     MissingForkGuard,
     MetadataActionTagRuleInvalid,
+    CiTestConfigMissing,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
