@@ -20,6 +20,7 @@ class Scaffold:
     path: str
     template: str  # `{example}` is replaced by the example, indented by `indent`
     indent: str = ""
+    others: tuple[tuple[str, str], ...] = ()  # more files of the tree, as (path, text)
 
 
 _DF = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
@@ -36,10 +37,16 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU104": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU106": Scaffold(_SH, _LAUNCH, "    "),
     "NPU108": Scaffold(_SH, _LAUNCH, "    "),
+    "NPU111": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),  # (`·` in the docstring marks a blank)
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
     "NPU207": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n      - run: |\n{example}"), "          "),
     "NPU209": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
-    "NPU212": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
+    # The owner the guard names comes from the project's own URL when no workflow guards a job yet.
+    "NPU212": Scaffold(
+        _WF,
+        "name: e2e\non: [pull_request]\n{example}\n",
+        others=(("pyproject.toml", '[project.urls]\nHomepage = "https://github.com/verl-project/verl"\n'),),
+    ),
     "NPU213": Scaffold(
         _WF,
         _JOB.replace("{example}", "    steps:\n      - uses: docker/metadata-action@v5\n        with:\n{example}"),
@@ -101,7 +108,7 @@ def _examples(doc: str, kind: str) -> list[str]:
 def _run(rid: str, example: str) -> list[str]:
     scaffold = SCAFFOLDS[rid]
     body = textwrap.indent(example, scaffold.indent)
-    report = audit({scaffold.path: scaffold.template.format(example=body)})
+    report = audit({scaffold.path: scaffold.template.format(example=body), **dict(scaffold.others)})
     assert report.errors == []
     return [f"{f.line}: {f.message}" for f in report.findings if f.rule == rid]
 
