@@ -13,8 +13,9 @@ What every queue guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -106,6 +107,19 @@ class JobQueue(Protocol):
         runs). Jobs not started stay in the queue for the next start (or another worker)."""
 
     async def close(self) -> None: ...
+
+
+async def drain_tasks(tasks: Collection[asyncio.Task[None]], timeout: float) -> None:
+    """Give running reviews `timeout` seconds to finish, then cancel what is left and wait for it (10 s at most).
+
+    Both queues stop this way on shutdown (SIGTERM)."""
+    running = set(tasks)
+    if not running:
+        return
+    await asyncio.wait(running, timeout=timeout)
+    for task in running:
+        task.cancel()
+    await asyncio.wait(running, timeout=10)
 
 
 def pr_key(owner: str, repo: str, number: int) -> str:

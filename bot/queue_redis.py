@@ -38,7 +38,7 @@ from redis.exceptions import ResponseError
 
 from bot.auth import InstallationToken
 from bot.github import SharedState
-from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner
+from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
 
 log = logging.getLogger(__name__)
 
@@ -411,13 +411,7 @@ class RedisQueue:
         self._stopping = True
         for task in list(self._tasks):
             task.cancel()
-        running = set(self._running)
-        if running:
-            await asyncio.wait(running, timeout=timeout)
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(running, timeout=10)
+        await drain_tasks(self._running, timeout)
 
     async def close(self) -> None:
         await self._r.aclose()

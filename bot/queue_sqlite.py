@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner
+from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
 
 log = logging.getLogger(__name__)
 
@@ -209,13 +209,7 @@ class SqliteQueue:
 
     async def drain(self, timeout: float) -> None:
         self._stopping = True
-        loops = set(self._loops.values())
-        if loops:
-            await asyncio.wait(loops, timeout=timeout)
-        for task in loops:
-            task.cancel()
-        if loops:
-            await asyncio.wait(loops, timeout=10)
+        await drain_tasks(self._loops.values(), timeout)
 
     async def close(self) -> None:
         self._db.close()
