@@ -15,6 +15,7 @@ from checks.facts import default_facts
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
 from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from checks.parsers import dockerfile as dfp
+from tests.fixture_support import audit
 
 M = ascend.markers(default_facts().ascend_content)
 
@@ -196,3 +197,37 @@ def test_the_app_fetches_every_candidate_of_a_content_kind() -> None:
     assert {"docker/gpu/Dockerfile", ".github/workflows/docs.yml"} <= head
     assert {"docker/npu/Dockerfile", ".github/workflows/ci.yml"} <= head
     assert base == {"docker/gpu/Dockerfile", ".github/workflows/docs.yml"}
+
+
+# One mistake of each Dockerfile rule that reads Ascend Dockerfiles by content.
+_DOCKERFILE_MISTAKES = (
+    "RUN wget --no-check-certificate https://example.com/x.run -O x.run\n"  # NPU301
+    "RUN pip install a && \\\n"
+    "\n"  # NPU304
+    "    pip install b\n"
+    "RUN pip install c \\\n"
+    "    git clone https://example.com/d.git\n"  # NPU306
+    "RUN echo ${LATE}\n"  # NPU313
+    "ARG LATE=1\n"
+)
+_SOURCED_LAST = "RUN pip install e && source /usr/local/Ascend/ascend-toolkit/set_env.sh\n"  # NPU303 (Ascend itself)
+_DOCKERFILE_RULES = ["NPU301", "NPU303", "NPU304", "NPU306", "NPU313"]
+
+
+def test_dockerfile_rules_read_ascend_dockerfiles_only_in_a_mixed_repository() -> None:
+    files = {
+        "docker/npu/Dockerfile": "ARG BASE_IMAGE=quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
+        "FROM ${BASE_IMAGE}\n" + _DOCKERFILE_MISTAKES + _SOURCED_LAST,
+        "docker/gpu/Dockerfile": "FROM nvcr.io/nvidia/pytorch:25.01-py3\n" + _DOCKERFILE_MISTAKES,
+    }
+    report = audit(files)
+    assert report.errors == []
+    got = {(f.path, f.rule) for f in report.findings if f.rule in _DOCKERFILE_RULES}
+    # A CUDA image's Dockerfile is not this App's business, whatever it does.
+    assert got == {("docker/npu/Dockerfile", rule) for rule in _DOCKERFILE_RULES}
+
+
+def test_in_an_ascend_only_repository_every_dockerfile_is_read() -> None:
+    files = {"acme_ascend/__init__.py": "", "Dockerfile": "FROM python:3.11\n" + _DOCKERFILE_MISTAKES + _SOURCED_LAST}
+    report = audit(files)
+    assert {f.rule for f in report.findings if f.rule in _DOCKERFILE_RULES} == set(_DOCKERFILE_RULES)

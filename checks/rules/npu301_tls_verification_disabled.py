@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
-from checks.kinds import DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Instruction, Word, parse
 from checks.rule import Hit, Rule
@@ -70,7 +70,7 @@ class TlsVerificationDisabled(Rule):
     name = "tls-verification-disabled"
     severity = Severity.WARNING
     title = "TLS certificate verification disabled in a Dockerfile"
-    kinds = frozenset({DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.kinds import DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
 from checks.rule import Hit, Rule
@@ -57,7 +57,7 @@ class SourcingNotPersisted(Rule):
     name = "sourcing-not-persisted"
     severity = Severity.WARNING
     title = "Environment sourced or exported at the end of a RUN is lost"
-    kinds = frozenset({DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

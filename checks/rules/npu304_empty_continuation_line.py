@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.kinds import DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, parse
 from checks.rule import Hit, Rule
@@ -39,7 +39,7 @@ class EmptyContinuationLine(Rule):
     name = "empty-continuation-line"
     severity = Severity.NOTICE
     title = "Blank line inside a continued RUN"
-    kinds = frozenset({DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
-from checks.kinds import DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Command, Instruction, Word, parse
 from checks.rule import Hit, Rule
@@ -94,7 +94,7 @@ class MissingAndInContinuedRun(Rule):
     name = "missing-and-in-continued-run"
     severity = Severity.ERROR
     title = "Missing `&&` in a continued RUN joins two commands"
-    kinds = frozenset({DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

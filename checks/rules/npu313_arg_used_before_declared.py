@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from checks.context import Context, SourceFile
-from checks.kinds import DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Instruction, parse
 from checks.rule import Hit, Rule
@@ -132,7 +132,7 @@ class ArgUsedBeforeDeclared(Rule):
     name = "arg-used-before-declared"
     severity = Severity.WARNING
     title = "Dockerfile build argument used before it is declared"
-    kinds = frozenset({DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if "$" not in src.text:

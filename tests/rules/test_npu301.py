@@ -10,7 +10,7 @@ _MESSAGE = "`curl -fsSLk` downloads without checking the server's certificate: a
 def test_a_flag_group_twice_on_one_line_is_reported_without_a_suggestion() -> None:
     # `_suggest` once left `shrink` unbound when the group occurred twice: NameError, "could not check".
     dockerfile = (
-        "FROM python:3.11\n"
+        "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
         "RUN curl -fsSLk https://a.example.com/x -o x && curl -fsSLk https://b.example.com/y -o y\n"
         "RUN curl -fsSLk https://a.example.com/x -o x\n"
     )
