@@ -89,3 +89,11 @@ def redis_url() -> Iterator[str]:
 
 
 # ------------------------------------------------------------------------------------ end of Redis block
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per-rule modules (tests/rules/): their shared tests and helpers live in tests/rules/support.py, whose asserts
+# are rewritten as a test module's. The fixture trees (tests/fixtures/*/*/head/...) are data, never tests.
+# ---------------------------------------------------------------------------------------------------------
+pytest.register_assert_rewrite("tests.rules.support", "tests.fixture_support")
+collect_ignore = ["fixtures"]

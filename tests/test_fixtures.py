@@ -1,59 +1,42 @@
-"""Every fixture case: the findings equal its expected.txt (rule, path, line, severity, message prefix), and its
-rule alone sees the same through the App's file selection as through the whole tree (CLI = App)."""
+"""The fixture cases as a whole. Each case runs in its rule's module (tests/rules/test_npuXXX.py, through
+`tests.rules.support.fixture_tests`): the findings equal its expected.txt (rule, path, line, severity, message
+prefix), and its rule alone sees the same through the App's file selection as through the whole tree (CLI = App).
+Here: every rule has that module and both kinds of cases, and the expected-file matching itself."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
 
-from checks.engine import run
 from tests.fixture_support import (
     FIXTURES,
-    actual,
     all_cases,
-    app_changeset,
-    case_config,
     compare,
     load_case,
-    only_rule,
-    run_case,
 )
+from tests.rules.support import FIXTURE_RULES
 
 CASES = all_cases()
+RULE_TESTS = Path(__file__).parent / "rules"
 
 
-def _id(p: Path) -> str:
-    return p.relative_to(FIXTURES).as_posix()
+def test_every_rule_has_a_module_that_runs_its_cases() -> None:
+    """tests/rules/test_npuXXX.py for each rule in RULES: its fixture cases run there (`fixture_tests`), with what
+    the cases cannot say; and no case sits under a folder that names no rule (it would never run)."""
+    from checks.rules import RULES
 
-
-@pytest.mark.parametrize("folder", CASES, ids=_id)
-def test_fixture_case(folder: Path) -> None:
-    case = load_case(folder)
-    report = run_case(case)
-    assert report.errors == []
-    diff = compare(case.findings, report.findings)
-    assert diff == [], "\n".join(diff)
-    if case.expected:  # markers, when the case has them, sit on the lines expected.txt names
-        assert case.expected == {(rid, e.path, e.line) for e in case.findings for rid in e.ids}
-
-
-@pytest.mark.parametrize("folder", CASES, ids=_id)
-def test_fixture_case_through_the_app_file_selection(folder: Path) -> None:
-    """The case's rule alone: the whole tree (CLI) gives the lines expected.txt names for that rule (a message may
-    differ: NPU103 says more with NPU108 off); the files the App fetches (App) give exactly the CLI's findings;
-    and reading any file the App would not fetch fails the run (strict)."""
-    case = load_case(folder)
-    assert case.rule is not None, f"{case.name}: cases are filed under a rule id"
-    config = only_rule(case_config(case), case.rule)
-    want = [e for e in case.findings if case.rule in e.ids]
-    cli = run_case(case, config)
-    assert cli.errors == []
-    assert actual(cli) == {(case.rule, e.path, e.line) for e in want}
-    app = run(app_changeset(case, config), config)
-    assert [f.__dict__ for f in app.findings] == [f.__dict__ for f in cli.findings]
-    strict = run(app_changeset(case, config, strict=True), config)
-    assert strict.errors == []
+    rules = [cls.id for cls in RULES]
+    missing = [rid for rid in rules if not (RULE_TESTS / f"test_{rid.lower()}.py").is_file()]
+    assert missing == [], f"no tests/rules/test_npuXXX.py for {missing}"
+    for rid in rules:
+        importlib.import_module(f"tests.rules.test_{rid.lower()}")
+    unrun = [rid for rid in rules if rid not in FIXTURE_RULES]
+    assert unrun == [], f"these rules' modules do not call fixture_tests(rid): {unrun}"
+    assert {p.relative_to(FIXTURES).parts[0] for p in CASES} <= set(rules)
+    modules = {p.stem for p in RULE_TESTS.glob("test_npu*.py")}
+    assert modules == {f"test_{rid.lower()}" for rid in rules}, "a module under tests/rules/ names no rule"
 
 
 def test_every_rule_has_bad_and_good_fixtures() -> None:
@@ -82,3 +65,9 @@ def test_expected_files_are_checked_line_by_line() -> None:
     ]
     with pytest.raises(ValueError, match=r"x/expected.txt:1: expected `path:line: NPUxxx severity: message`"):
         parse_expected("Dockerfile:2: NPU301 loud: x\n", "x/expected.txt")
+
+
+def test_fixture_configs_are_hand_written() -> None:
+    # The fixtures' generated configs are small stand-ins, not copies of verl's 1,000-line files.
+    for path in Path(FIXTURES).glob("NPU10*/*/head/verl/trainer/config/_generated_*.yaml"):
+        assert len(path.read_text().splitlines()) < 120, path

@@ -1,56 +1,13 @@
-"""Issue 13: the false and noisy findings seen on verl's history, as exact findings (rule, line, severity,
-message) on small trees written here. The fixture cases under tests/fixtures/*/trap_* hold the same traps as
-(rule, path, line) sets; this module pins what the findings say."""
+"""Issue 13: the notice policy, same-cause findings merged into one, and the judge's sample. What one rule's
+findings say on verl's traps is pinned in that rule's module (tests/rules/test_npuXXX.py)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from checks import engine
-from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
+from checks.model import Finding, Severity
 from tests.fixture_support import FIXTURES, load_case
-
-
-def _dedent(files: dict[str, str]) -> dict[str, str | None]:
-    return {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()}
-
-
-def audit(files: dict[str, str]) -> list[Finding]:
-    return engine.run(ChangeSet(head=MemoryTree(_dedent(files)), audit=True)).findings
-
-
-def change(base: dict[str, str], head: dict[str, str], title: str = "") -> list[Finding]:
-    """Review base..head; every head file that differs from base is a change (all its lines added)."""
-    b, h = _dedent(base), _dedent(head)
-    changes = {}
-    for path, text in h.items():
-        old = b.get(path)
-        if old == text:
-            continue
-        old_lines = (old or "").split("\n")
-        added = frozenset(n for n, line in enumerate((text or "").split("\n"), 1) if line not in old_lines)
-        status = ChangeStatus.ADDED if old is None else ChangeStatus.MODIFIED
-        changes[path] = FileChange(path, status, added_lines=added)
-    for path in b:
-        if path not in h:
-            changes[path] = FileChange(path, ChangeStatus.DELETED)
-    cs = ChangeSet(head=MemoryTree(h), base=MemoryTree(b), changes=changes, title=title)
-    return engine.run(cs).findings
-
-
-def case_findings(name: str) -> list[Finding]:
-    case = load_case(FIXTURES / name)
-    assert case.base is None
-    return engine.run(ChangeSet(head=MemoryTree(case.head), audit=True)).findings
-
-
-def test_npu212_suggests_the_owner_of_the_repository_at_that_revision() -> None:
-    (f,) = case_findings("NPU212/trap_owner_from_project_url")
-    assert (f.rule, f.line, f.severity) == ("NPU212", 10, Severity.ERROR)
-    assert f.message.endswith("Add `if: github.repository_owner == 'volcengine'`.")
-    assert f.suggestion is not None and "github.repository_owner == 'volcengine'" in f.suggestion
-
+from tests.rules.support import case_findings_change
 
 # -- the notice policy and its config switch --------------------------------------------------------------------
 
@@ -104,7 +61,7 @@ def test_merged_fingerprint_is_the_same_whichever_rules_of_the_family_fire() -> 
     both = case_findings_change("NPU202/bad_consumer_stale_tag")
     (merged,) = [f for f in both if f.rule_ids == ("NPU201", "NPU202")]
     from checks.config import RuleSetting
-    from tests.fixture_support import case_config, load_case, run_case
+    from tests.fixture_support import case_config, run_case
 
     case = load_case(FIXTURES / "NPU202/bad_consumer_stale_tag")
     cfg = case_config(case)
@@ -114,12 +71,6 @@ def test_merged_fingerprint_is_the_same_whichever_rules_of_the_family_fire() -> 
     (alone,) = [f for f in run_case(case, only_202).findings if f.line == merged.line]
     assert alone.rule_ids == ("NPU202",)
     assert alone.fingerprint == merged.fingerprint
-
-
-def case_findings_change(name: str) -> list[Finding]:
-    from tests.fixture_support import run_case
-
-    return run_case(load_case(FIXTURES / name)).findings
 
 
 def test_inline_comments_are_for_errors_and_warnings_unless_asked() -> None:
@@ -161,18 +112,6 @@ def test_inline_comments_are_for_errors_and_warnings_unless_asked() -> None:
     assert reporters.annotation(fs[2])["title"] == "NPU201+NPU202 mixed-image-tag-formats"
 
 
-def test_headline_7035_one_finding_says_what_changed_and_the_conditions() -> None:
-    """verl #7035: a CI image-tag PR switched an NPU script from eager to graph mode."""
-    (f,) = [f for f in case_findings_change("NPU103/bad_verl_incident") if f.rule == "NPU103"]
-    assert (f.line, f.severity) == (18, Severity.WARNING)
-    assert "`enforce_eager` goes from True to False (graph mode) and `cudagraph_mode` is now FULL_DECODE_ONLY" in (
-        f.message
-    )
-    for condition in ("TASK_QUEUE_ENABLE is not exported here", "no context parallel is set", "ACL Graph (>= 0.9.1)"):
-        assert condition in f.message
-    assert "Graph mode is supported on Ascend" in f.message and "unsupported" not in f.message
-
-
 def test_judge_sample_is_seeded_per_rule_and_skips_notices(tmp_path: Path) -> None:
     import importlib.util
     import json
@@ -193,10 +132,3 @@ def test_judge_sample_is_seeded_per_rule_and_skips_notices(tmp_path: Path) -> No
     replay.write_text(json.dumps({"commits": [{"sha": "a" * 40, "subject": "x (#1)", "findings": findings}]}))
     first, again = sample(replay, "after"), sample(replay, "after")
     assert first == again and len(first) == 8 and {e["rule"] for e in first} == {"NPU301"}
-
-
-def test_npu207_one_finding_for_the_same_mistake_on_consecutive_lines() -> None:
-    (f,) = [f for f in case_findings_change("NPU207/bad_same_mistake_per_tag") if f.rule == "NPU207"]
-    assert (f.line, f.end_line, f.severity) == (67, 68, Severity.WARNING)
-    assert f.message.endswith("The same goes for line 68 of this step.")
-    assert f.suggestion is not None and f.suggestion.count("./crane delete ") == 2

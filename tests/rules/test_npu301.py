@@ -1,8 +1,11 @@
-"""NPU301 tls-verification-disabled: what the fixture cases do not say."""
+"""NPU301 tls-verification-disabled: its fixture cases (tests/fixtures/NPU301/), and what they cannot say."""
 
 from __future__ import annotations
 
 from tests.fixture_support import audit
+from tests.rules.support import fixture_tests, rule_findings
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU301")
 
 _MESSAGE = "`curl -fsSLk` downloads without checking the server's certificate: anyone on the path can swap the file."
 
@@ -21,3 +24,26 @@ def test_a_flag_group_twice_on_one_line_is_reported_without_a_suggestion() -> No
         ("NPU301", 2, "warning", _MESSAGE, None),  # two groups: which one to shrink is ambiguous
         ("NPU301", 3, "warning", _MESSAGE, "RUN curl -fsSL https://a.example.com/x -o x"),
     ]
+
+
+def test_npu301_error_only_when_the_download_is_run() -> None:
+    got = rule_findings("NPU301/bad_run_installer")
+    assert got[("NPU301", 10)] == (
+        "error",
+        "    wget -v https://ascend-repo.example.com/CANN/CANN%209.1.0/Ascend-cann-toolkit_9.1.0_linux-${ARCH}.run"
+        " && \\",
+    )
+    assert got[("NPU301", 13)] == (
+        "error",
+        "    curl -fsSL https://ascend-repo.example.com/CANN/CANN%209.1.0/Ascend-cann-nnal_9.1.0_linux-${ARCH}.run"
+        " -o nnal.run && \\",
+    )
+    assert got[("NPU301", 19)] == ("error", "RUN curl https://tools.example.com/install-npu-tools.sh | bash")
+    assert got[("NPU301", 22)][0] == "warning"  # a sha256sum -c check stands between download and run
+    settings = rule_findings("NPU301/bad_settings")
+    assert settings[("NPU301", 7)] == ("warning", "")
+    assert settings[("NPU301", 10)] == ("warning", None)
+    assert settings[("NPU301", 22)] == (
+        "warning",
+        "    pip install --extra-index-url https://wheels.example.net/simple mathruler && \\",
+    )

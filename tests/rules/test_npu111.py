@@ -1,0 +1,9 @@
+"""NPU111 shell-continuation-broken: its fixture cases (tests/fixtures/NPU111/)."""
+
+from __future__ import annotations
+
+from tests.rules.support import (
+    fixture_tests,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU111")

@@ -1,0 +1,9 @@
+"""NPU202 image-tag-not-produced: its fixture cases (tests/fixtures/NPU202/)."""
+
+from __future__ import annotations
+
+from tests.rules.support import (
+    fixture_tests,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU202")

@@ -1,0 +1,42 @@
+"""NPU208 ci-overrides-image-pin: its fixture cases (tests/fixtures/NPU208/), and what they cannot say."""
+
+from __future__ import annotations
+
+import textwrap
+
+from checks.facts import default_facts
+from checks.parsers.sh import Source, commands
+from checks.rules.npu208_ci_overrides_image_pin import Frameworks, pins_in, same_ref
+from tests.rules.support import (
+    fixture_tests,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU208")
+
+
+def test_pin_helpers() -> None:
+    assert same_ref("releases/v0.23.0", "v0.23.0")
+    assert same_ref("de93536e9028ecf1e4dc28608dc80f336dcdfe59", "de93536e")
+    assert not same_ref("core_r0.16.0", "core_r0.18.0")
+    fw = Frameworks(default_facts().framework_pins)
+    text = textwrap.dedent(
+        """\
+        git clone https://gitcode.com/Ascend/MindSpeed.git /MindSpeed
+        cd /MindSpeed && git checkout core_r0.16.0
+        pip install git+https://github.com/NVIDIA/Megatron-LM.git@core_r0.16.0 --no-deps
+        pip install vllm-ascend==0.23.0
+        git clone https://gitcode.com/Ascend/MindSpeed-LLM.git /MindSpeed-LLM
+        """
+    )
+    cwd = None
+    cmds = []
+    for c in commands(Source.file(text)):
+        cmds.append((c, cwd))
+        if c.argv and c.argv[0] == "cd":
+            cwd = c.argv[1]
+    pins = [(p.framework, p.ref, p.line) for p in pins_in(cmds, fw, "x")]
+    assert pins == [
+        ("MindSpeed", "core_r0.16.0", 2),
+        ("Megatron-LM", "core_r0.16.0", 3),
+        ("vllm-ascend", "0.23.0", 4),
+    ]

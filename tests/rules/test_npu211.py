@@ -1,0 +1,49 @@
+"""NPU211 runner-label-mismatch: its fixture cases (tests/fixtures/NPU211/), and what they cannot say."""
+
+from __future__ import annotations
+
+from checks.model import ChangeStatus, FileChange
+from tests.rules.support import (
+    fixture_tests,
+    tree_findings,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU211")
+
+
+CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
+
+
+def _jobs(label: str, n: int) -> str:
+    body = "\n".join(
+        f"""  job{i}:
+    if: github.repository_owner == 'verl-project'
+    runs-on: {label}
+    container:
+      image: {CN}:latest-vllm-a3-ubuntu
+    steps:
+      - run: npu-smi info
+"""
+        for i in range(n)
+    )
+    return "name: e2e_ascend\non:\n  pull_request:\njobs:\n" + body
+
+
+def test_runner_migration_to_an_unknown_label_is_a_notice() -> None:
+    path = ".github/workflows/e2e_ascend.yml"
+    base, head = _jobs("linux-aarch64-a3-16", 2), _jobs("linux-aarch64-a3-32", 2)
+    added = frozenset(n for n, line in enumerate(head.splitlines(), start=1) if "runs-on" in line)
+    got = tree_findings(
+        {path: head}, base={path: base}, changes={path: FileChange(path, ChangeStatus.MODIFIED, None, added)}
+    )
+    mine = [f for f in got if f.rule == "NPU211"]
+    assert len(mine) == 2 and all(f.severity.label == "notice" for f in mine)
+    # One job alone on an unknown label is an error.
+    head1 = base.replace("runs-on: linux-aarch64-a3-16", "runs-on: linux-aarch64-a3-32", 1)
+    line = next(n for n, t in enumerate(head1.splitlines(), start=1) if "a3-32" in t)
+    got = tree_findings(
+        {path: head1},
+        base={path: base},
+        changes={path: FileChange(path, ChangeStatus.MODIFIED, None, frozenset({line}))},
+    )
+    assert [(f.rule, f.line, f.severity.label) for f in got if f.rule == "NPU211"] == [("NPU211", line, "error")]

@@ -1,0 +1,38 @@
+"""NPU310 a2-a3-twin-drift: its fixture cases (tests/fixtures/NPU310/), and what they cannot say."""
+
+from __future__ import annotations
+
+from checks import run
+from checks.model import ChangeSet, MemoryTree
+from tests.fixture_support import FIXTURES, load_case, run_case
+from tests.rules.support import (
+    file_findings,
+    fixture_tests,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU310")
+
+
+def test_npu310_names_the_twin_and_its_history() -> None:
+    got = file_findings("NPU310/change_one_twin_edited", "NPU310")
+    sev, _, message = got[("Dockerfile.ascend.sglang_8.5.0_a3", 15)]
+    assert sev == "warning"
+    assert "docker/ascend/Dockerfile.ascend.sglang_8.5.0_a2" in message
+    assert "identical (up to device tokens) before this change" in message
+    report = run_case(load_case(FIXTURES / "NPU310/change_twins_edited_differently"))
+    related = {f.path.rsplit("/", 1)[-1]: f.related for f in report.findings if f.rule == "NPU310"}
+    assert [(r.path.rsplit("/", 1)[-1], r.line) for r in related["Dockerfile.ascend.sglang_8.5.0_a2"]] == [
+        ("Dockerfile.ascend.sglang_8.5.0_a3", 22)
+    ]
+
+
+def test_npu310_audit_reports_each_pair_once() -> None:
+    a2 = (
+        "FROM r/cann:9.1.0-910b-ubuntu22.04-py3.12\nARG SOC_VERSION=ascend910b1\nRUN pip install a\nRUN pip install b\n"
+    )
+    a3 = "FROM r/cann:9.1.0-a3-ubuntu22.04-py3.12\nARG SOC_VERSION=ascend910_9392\nRUN pip install c\nRUN pip install d"
+
+    files = {"docker/ascend/Dockerfile.ascend_x_a2": a2, "docker/ascend/Dockerfile.ascend_x_a3": a3}
+    report = run(ChangeSet(head=MemoryTree(files), audit=True))
+    found = [(f.path, f.line) for f in report.findings if f.rule == "NPU310"]
+    assert found == [("docker/ascend/Dockerfile.ascend_x_a2", 3)]

@@ -1,0 +1,42 @@
+"""NPU401 silent-cuda-default-on-npu-path: its fixture cases (tests/fixtures/NPU401/), and what they cannot say."""
+
+from __future__ import annotations
+
+from checks import run
+from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from tests.fixture_support import audit
+from tests.rules.support import (
+    fixture_tests,
+    locations,
+)
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU401")
+
+
+LIB = (
+    "class RayResourcePool:\n"
+    "    def get_placement_groups(self, strategy='STRICT_PACK', name=None, device_name='cuda'):\n"
+    "        return []\n"
+)
+
+
+def test_npu401_positional_argument_covers_the_default() -> None:
+    user = "def f(p, d):\n    p.get_placement_groups('PACK', None, d)\n    p.get_placement_groups('PACK')\n"
+    report = audit({"verl/single_controller/ray/base.py": LIB, "verl/trainer/u.py": user})
+    assert locations(report, "NPU401") == [("verl/trainer/u.py", 3)]
+
+
+def test_npu401_index_is_limited_to_index_dirs() -> None:
+    user = "def f(p):\n    p.get_placement_groups()\n"
+    report = audit({"recipe/pool.py": LIB, "verl/trainer/u.py": user})
+    assert locations(report, "NPU401") == []
+
+
+def test_npu401_only_added_lines_on_a_change() -> None:
+    old = "def f(p):\n    p.get_placement_groups()\n"
+    new = old + "\n\ndef g(p):\n    p.get_placement_groups()\n"
+    base = {"verl/single_controller/ray/base.py": LIB, "verl/trainer/u.py": old}
+    head = {"verl/single_controller/ray/base.py": LIB, "verl/trainer/u.py": new}
+    change = FileChange("verl/trainer/u.py", ChangeStatus.MODIFIED, added_lines=frozenset({3, 4, 5, 6}))
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes={change.path: change}))
+    assert locations(report, "NPU401") == [("verl/trainer/u.py", 6)]

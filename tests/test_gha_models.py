@@ -1,0 +1,151 @@
+"""The GitHub Actions models the workflow rules share (runner labels and catalog, trigger filters, run blocks),
+the indexes built on them (built files, Ascend jobs), and base-revision reads."""
+
+from __future__ import annotations
+
+import textwrap
+
+from checks.config import DEFAULT_CONFIG
+from checks.context import Context
+from checks.facts import default_facts
+from checks.indexes.images import built_files
+from checks.indexes.runners import ascend_jobs
+from checks.kinds import KindMap
+from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
+from checks.parsers.gha.workflow import Workflow, build, trigger_filters
+from checks.parsers.sh import Source, commands
+from checks.parsers.yamlmarks import parse as parse_yaml
+
+CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
+
+
+def wf(text: str, path: str = ".github/workflows/e2e_ascend.yml") -> Workflow:
+    w = build(parse_yaml(textwrap.dedent(text)), path)
+    assert w is not None
+    return w
+
+
+def ctx_for(cs: ChangeSet) -> Context:
+    return Context(cs, DEFAULT_CONFIG, KindMap())
+
+
+def test_runner_labels_scalar_list_group_and_matrix() -> None:
+    w = wf(
+        """
+        on: push
+        jobs:
+          a:
+            runs-on: linux-aarch64-a2b3-8
+          b:
+            runs-on: [self-hosted, npu-0]
+          c:
+            runs-on: {group: ascend, labels: [linux-aarch64-a3-16]}
+          d:
+            runs-on: ${{ matrix.runner }}
+            strategy:
+              matrix:
+                include:
+                  - runner: ubuntu-latest
+                  - runner: ubuntu-22.04-arm
+          e:
+            runs-on: ${{ inputs.runner }}
+        """
+    )
+    assert runner_label_sets(w, w.jobs["a"]) == [("linux-aarch64-a2b3-8",)]
+    assert runner_label_sets(w, w.jobs["b"]) == [("self-hosted", "npu-0")]
+    assert runner_label_sets(w, w.jobs["c"]) == [("linux-aarch64-a3-16",)]
+    assert runner_label_sets(w, w.jobs["d"]) == [("ubuntu-latest",), ("ubuntu-22.04-arm",)]
+    assert runner_label_sets(w, w.jobs["e"]) == [None]
+
+
+def test_runner_catalog() -> None:
+    cat = RunnerCatalog(default_facts().ascend_runners)
+    a2 = cat.runner("linux-aarch64-a2b3-8")
+    assert a2 is not None and (a2.device, a2.npus, a2.status) == ("910b", 8, "current")
+    a3 = cat.runner("linux-aarch64-a3-16")
+    assert a3 is not None and (a3.device, a3.npus) == ("a3", 16)
+    old = cat.runner("linux-aarch64-a2-8")
+    assert old is not None and old.status == "retired" and old.device == "910b"
+    shaped = cat.runner("linux-aarch64-a3-32")
+    assert shaped is not None and (shaped.status, shaped.npus) == ("shape", 32)
+    assert cat.of(("self-hosted", "npu-0")) is not None
+    assert cat.runner("ubuntu-latest") is None and cat.runner("self-hosted") is None
+
+
+def test_trigger_filters_and_run_block_command_lines() -> None:
+    w = wf(
+        """
+        on:
+          pull_request:
+            paths:
+              - "verl/**"
+              - ".github/workflows/e2e_ascend.yml"
+        jobs:
+          a:
+            runs-on: ubuntu-latest
+            steps:
+              - run: |
+                  echo one
+                  ./crane delete quay.io/ascend/verl:tmp-a2-amd64 \\
+                    || true
+        """
+    )
+    assert [(e, n.value, n.line) for e, n in trigger_filters(w, "paths")] == [
+        ("pull_request", "verl/**", 5),
+        ("pull_request", ".github/workflows/e2e_ascend.yml", 6),
+    ]
+    run = w.jobs["a"].steps[0].run
+    assert run is not None
+    cmds = commands(Source.lines(run.text_lines()))
+    assert [(c.line, c.argv[0]) for c in cmds] == [(12, "echo"), (13, "./crane"), (14, "true")]
+
+
+def test_source_at_base_reads_unchanged_files_from_head() -> None:
+    # The App's base tree holds only the changed files' text; unchanged ones are the same at head.
+    head = MemoryTree({"a.yml": "x: 1\n", "b.yml": "y: 2\n"})
+    base = MemoryTree({"b.yml": "y: 1\n"}, extra_paths=["a.yml"])
+    cs = ChangeSet(head=head, base=base, changes={"b.yml": FileChange("b.yml", ChangeStatus.MODIFIED)})
+    ctx = ctx_for(cs)
+    a = ctx.source_at("a.yml", "base")
+    b = ctx.source_at("b.yml", "base")
+    assert a is not None and a.text == "x: 1\n"
+    assert b is not None and b.text == "y: 1\n"
+
+
+def test_built_files_follow_needs_of_a_merge_job() -> None:
+    w = wf(
+        """
+        on: push
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: docker/build-push-action@v6
+                with:
+                  file: ./docker/ascend/Dockerfile.ascend_9.1.0_a2
+          merge:
+            runs-on: ubuntu-latest
+            needs: build
+            steps:
+              - run: docker buildx imagetools create -t quay.io/ascend/verl:latest-vllm-910b-ubuntu x
+        """,
+        ".github/workflows/docker-build-ascend-a2.yml",
+    )
+    assert built_files(w, "merge") == {"docker/ascend/Dockerfile.ascend_9.1.0_a2"}
+
+
+def test_ascend_jobs_at_a_revision() -> None:
+    text = f"""
+    on: push
+    jobs:
+      a:
+        runs-on: linux-aarch64-a2b3-8
+        container:
+          image: {CN}:latest-vllm-910b-ubuntu
+      b:
+        runs-on: ubuntu-latest
+    """
+    cs = ChangeSet(head=MemoryTree({".github/workflows/e2e_ascend.yml": textwrap.dedent(text)}), audit=True)
+    jobs = ascend_jobs(ctx_for(cs), "head")
+    assert [(j.job, j.runner.label) for j in jobs] == [("a", "linux-aarch64-a2b3-8")]
