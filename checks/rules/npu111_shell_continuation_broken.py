@@ -3,6 +3,7 @@ inside the command)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
@@ -50,6 +51,9 @@ class ShellContinuationBroken(Rule):
     Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
     line).
 
+    One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
+    each of those lines, but it has one fix; the finding is on the first cut and names the others.
+
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs.
     Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
     not with a program), a comment line after the command's last line (nothing follows it that the command would
@@ -70,13 +74,48 @@ class ShellContinuationBroken(Rule):
         if flavor is not None:
             for block in shell_blocks(src.text, flavor):
                 if any("\\" in t for _, t in block.lines):
-                    yield from _check(src.path, Source.lines(block.lines), dict(block.lines))
+                    physical = dict(block.lines)
+                    yield from _one_per_command(_check(src.path, Source.lines(block.lines), physical), physical)
             return
         if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
-            yield from _check(src.path, Source.file(src.text), dict(enumerate(src.lines, start=1)))
+            physical = dict(enumerate(src.lines, start=1))
+            yield from _one_per_command(_check(src.path, Source.file(src.text), physical), physical)
 
 
-def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]:
+# A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),
+# or it is a comment line.
+_MEANT_TO_CONTINUE = re.compile(r"^\s*#|(?<!\\)(?:\\\\)*\\[ \t]*(?:#.*)?$")
+
+
+def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) -> Iterator[Hit]:
+    """One finding per command its author wrote: a command annotated line by line (`--tp 2 \\  # TP size` on
+    every line) is cut on each of them, but the fix is one. Later cuts of the command are named in the first
+    finding."""
+    ordered = sorted(hits, key=lambda h: h[1].line)
+    i = 0
+    while i < len(ordered):
+        what, first = ordered[i]
+        j = i + 1
+        while j < len(ordered) and all(
+            _MEANT_TO_CONTINUE.search(physical.get(n, "")) for n in range(ordered[j - 1][1].line, ordered[j][1].line)
+        ):
+            j += 1
+        again = ordered[i + 1 : j]
+        if again:
+            lines = [hit.line for _, hit in again]
+            where = f"line{'s' if len(lines) > 1 else ''} {_series([str(n) for n in lines])}"
+            if any(kind != what for kind, _ in again):
+                where = _series([f"line {hit.line} ({kind})" for kind, hit in again])
+            first = dataclasses.replace(first, message=f"{first.message} The same command is cut again on {where}.")
+        yield first
+        i = j
+
+
+def _series(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[tuple[str, Hit]]:
     logical, comment_breaks, heredocs = split_logical(source)
     in_heredoc = {n for a, b in heredocs for n in range(a, b + 1)}
     for ll in logical:
@@ -96,13 +135,16 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]
             )
         else:
             effect = "the command gets an extra argument, a lone space"
-        yield Hit(
-            path,
-            line,
-            f"The `\\` here is followed by {after}, so it escapes a space instead of continuing the line: "
-            f"{effect}. Remove everything after the backslash"
-            + (" and put the comment above the command." if comment else "."),
-            suggestion=None,
+        yield (
+            "a comment after the `\\`" if comment else "blanks after the `\\`",
+            Hit(
+                path,
+                line,
+                f"The `\\` here is followed by {after}, so it escapes a space instead of continuing the line: "
+                f"{effect}. Remove everything after the backslash"
+                + (" and put the comment above the command." if comment else "."),
+                suggestion=None,
+            ),
         )
     for line in comment_breaks:
         if line in in_heredoc:
@@ -113,12 +155,15 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[Hit]
             continue
         if nxt is None or not _continues(physical[nxt], physical.get(command.line, "")):
             continue
-        yield Hit(
-            path,
-            line,
-            f"This comment line sits inside a command continued with `\\`: the shell ends the command at the "
-            f"comment, and line {nxt} onwards run as separate commands (the options there are lost). Move the "
-            "comment above the command.",
+        yield (
+            "a comment line",
+            Hit(
+                path,
+                line,
+                f"This comment line sits inside a command continued with `\\`: the shell ends the command at the "
+                f"comment, and line {nxt} onwards run as separate commands (the options there are lost). Move the "
+                "comment above the command.",
+            ),
         )
 
 
