@@ -38,7 +38,9 @@ class TritonUninstalledAfterTritonAscend(Rule):
 
     Not reported: uninstalling triton *before* triton-ascend is installed (the 8.3.rc1 images remove a stray
     triton first), uninstalling both in one command (`pip uninstall -y triton triton-ascend`, then
-    reinstalling), and installs whose requirements are unknown (vllm-ascend at an unknown commit).
+    reinstalling), an uninstall that a later fresh install of triton-ascend repairs (`pip uninstall -y
+    triton-ascend` then `pip install triton-ascend==…`, or `--force-reinstall`; a plain install sees it installed
+    and restores nothing), and installs whose requirements are unknown (vllm-ascend at an unknown commit).
 
     Bad:
         cd vllm-ascend && pip install -r requirements.txt && cd .. && \\
@@ -68,6 +70,10 @@ class TritonUninstalledAfterTritonAscend(Rule):
         for inst in ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx)):
             by_step.setdefault(inst.index, []).append(inst)
         installed: tuple[int, str] | None = None  # (line, how) of the step that installed triton-ascend
+        # Reported unless triton-ascend is then installed afresh (after `pip uninstall triton-ascend`, or with
+        # `--force-reinstall`): a plain `pip install -r …` that lists it sees it installed and restores nothing.
+        pending: list[Hit] = []
+        removed = False
         for step in steps(df):
             call = pip_call(step.cmd)
             if call is None:
@@ -76,21 +82,30 @@ class TritonUninstalledAfterTritonAscend(Rule):
             if call.verb == "uninstall":
                 if TRITON_ASCEND in names:
                     installed = None
+                    removed = bool(pending)
                     continue
                 if TRITON in names and installed is not None:
                     word = next(w for req, w in call.packages if req.name == TRITON)
                     line, how = installed
-                    yield Hit(
-                        src.path,
-                        word.line,
-                        f"`pip uninstall {TRITON}` runs after {how} installed triton-ascend (line {line}). Both "
-                        "ship the `triton` package directory, so this deletes triton-ascend's files and "
-                        "`import triton` breaks. Remove the uninstall or move it before line "
-                        f"{line}.",
+                    pending.append(
+                        Hit(
+                            src.path,
+                            word.line,
+                            f"`pip uninstall {TRITON}` runs after {how} installed triton-ascend (line {line}). Both "
+                            "ship the `triton` package directory, so this deletes triton-ascend's files and "
+                            "`import triton` breaks. Remove the uninstall or move it before line "
+                            f"{line}.",
+                        )
                     )
                 continue
             if call.verb != "install":
                 continue
+            if (
+                pending
+                and TRITON_ASCEND in names
+                and (removed or any(o == "--force-reinstall" for o, _, _ in call.options))
+            ):
+                pending.clear()  # installed afresh after the uninstall: its files are back
             if installed is not None:
                 continue  # the first install is the one the uninstall undoes
             if TRITON_ASCEND in names:
@@ -101,3 +116,4 @@ class TritonUninstalledAfterTritonAscend(Rule):
                 if brings_triton_ascend(inst, since):
                     installed = (inst.line, inst.what)
                     break
+        yield from pending
