@@ -370,6 +370,7 @@ class Reviewer:
             base=MemoryTree(base_files, base_sha_of.keys()),
             changes=changes,
             title=str(pull.get("title") or ""),
+            repository=repo.full_name,
         )
         return cs, config, diffmap, " ".join(notes)
 

@@ -158,6 +158,12 @@ class Context:
         for key in self._per_file.pop(path, ()):
             self._memo.pop(key, None)
 
+    @property
+    def repository_owner(self) -> str:
+        """The owner of the repository under review ("" when unknown): from the App's payload or the git remote."""
+        owner, sep, _ = self.changeset.repository.partition("/")
+        return owner if sep else ""
+
     # -- revisions: the base as far as the change leaves files alone is the head -----------------------
     @property
     def reference_rev(self) -> str:

@@ -96,6 +96,9 @@ class ChangeSet:
     changes: Mapping[str, FileChange] = field(default_factory=dict)
     audit: bool = False
     title: str = ""  # PR title (or commit subject) when known; some rules read the scope from it
+    # "owner/name" of the repository under review when known: the App's payload, or the git remote's GitHub
+    # address for the CLI; "" when unknown (a bare mirror, a local repository without a GitHub remote).
+    repository: str = ""
 
     def changed(self, path: str) -> FileChange | None:
         return self.changes.get(path)

@@ -7,6 +7,7 @@ Git runs as a subprocess with fixed arguments; nothing from the repository under
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import weakref
@@ -20,6 +21,11 @@ from checks.textio import decode_blob
 
 # Git must not consult the user's or the repository's pager, external diff or text conversion.
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+# A remote URL on github.com: https://github.com/o/n(.git), git@github.com:o/n.git, ssh://git@github.com/o/n.
+_GITHUB_URL = re.compile(
+    r"(?:https?://(?:[^@/]+@)?|ssh://(?:[^@/]+@)?|[^@/]+@)github\.com[:/](?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/"
+    r"(?P<name>[A-Za-z0-9._-]+?)(?:\.git)?/?$"
+)
 _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.hooksPath=/dev/null"]
 
 
@@ -43,6 +49,7 @@ class Git:
             raise GitError(f"{self.repo}: not a git repository")
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self._github_repository: str | None = None
         _OPEN.add(self)
 
     def _after_fork(self) -> None:
@@ -82,6 +89,20 @@ class Git:
 
     def has_commits(self) -> bool:
         return self._run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], check=False) is not None
+
+    def github_repository(self) -> str:
+        """ "owner/name" of the GitHub repository the remote points at (`origin` first, else the first remote
+        on github.com), "" when there is none. Read once from the repository's config."""
+        if self._github_repository is None:
+            out = self._run(["config", "--get-regexp", r"^remote\..*\.url$"], check=False) or b""
+            found: list[tuple[bool, str]] = []
+            for line in out.decode("utf-8", "replace").splitlines():
+                key, _, url = line.partition(" ")
+                m = _GITHUB_URL.match(url.strip())
+                if m is not None:
+                    found.append((key != "remote.origin.url", f"{m.group('owner')}/{m.group('name')}"))
+            self._github_repository = min(found)[1] if found else ""
+        return self._github_repository
 
     def is_bare(self) -> bool:
         out = self._run(["rev-parse", "--is-bare-repository"], check=False)
@@ -372,7 +393,9 @@ def changeset_from_git(
         subject = git._run(["log", "-1", "--format=%s", head_sha], check=False)
         title = subject.decode("utf-8", "replace").strip() if subject else ""
     base_tree = GitTree(git, base_sha) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
-    return ChangeSet(head=head_tree, base=base_tree, changes=changes, title=title), git
+    return ChangeSet(
+        head=head_tree, base=base_tree, changes=changes, title=title, repository=git.github_repository()
+    ), git
 
 
 def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
@@ -391,15 +414,18 @@ def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
             )
             for p in head_tree.paths()
         }
-        return ChangeSet(head=head_tree, changes=changes), git
+        return ChangeSet(head=head_tree, changes=changes, repository=git.github_repository()), git
     raw = git.raw_changes(base_sha, None, cached=True)
     changes = _merge_changes(raw, git.diff(base_sha, None, cached=True), head_tree)
-    return ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes), git
+    return (
+        ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, repository=git.github_repository()),
+        git,
+    )
 
 
 def changeset_audit(repo: str, head: str = "HEAD") -> tuple[ChangeSet, Git]:
     git = Git(repo)
-    return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True), git
+    return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True, repository=git.github_repository()), git
 
 
 def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
@@ -409,4 +435,4 @@ def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
         raise GitError(f"{repo}: --diff reads new content from the work tree, and this repository has none")
     changes = parse_unified_diff(diff_text)
     base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
-    return ChangeSet(head=WorkTree(git), base=base, changes=changes), git
+    return ChangeSet(head=WorkTree(git), base=base, changes=changes, repository=git.github_repository()), git

@@ -41,12 +41,9 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
     "NPU207": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n      - run: |\n{example}"), "          "),
     "NPU209": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
-    # The owner the guard names comes from the project's own URL when no workflow guards a job yet.
-    "NPU212": Scaffold(
-        _WF,
-        "name: e2e\non: [pull_request]\n{example}\n",
-        others=(("pyproject.toml", '[project.urls]\nHomepage = "https://github.com/verl-project/verl"\n'),),
-    ),
+    # The examples carry their triggers (NPU212 reports only jobs that forks run by themselves) and the project's
+    # other guards (it reports only in a project that guards jobs).
+    "NPU212": Scaffold(_WF, "name: e2e\n{example}\n"),
     "NPU213": Scaffold(
         _WF,
         _JOB.replace("{example}", "    steps:\n      - uses: docker/metadata-action@v5\n        with:\n{example}"),

@@ -102,6 +102,7 @@ class InvisibleUnicode(Section):
 @dataclass(frozen=True)
 class GithubActions(Section):
     manual_triggers: tuple[str, ...]
+    fork_triggers: tuple[str, ...]
     status_functions: tuple[str, ...]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
 from checks.facts import Facts
@@ -13,7 +14,7 @@ from checks.indexes.workflows import workflow, workflow_at, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.runners import runner_label_sets
-from checks.parsers.gha.workflow import Job, Workflow
+from checks.parsers.gha.workflow import Job, Workflow, legs
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule
 
@@ -47,39 +48,94 @@ def guard_owners(text: str) -> list[str]:
     return [m.group("a") or m.group("b") or m.group("c") for m in _OWNER.finditer(text)]
 
 
+# `!github.event.repository.fork` / `github.event.repository.fork == false`: a fork guard that names no owner.
+_NOT_FORK = re.compile(r"!\s*github\.event\.repository\.fork\b|github\.event\.repository\.fork\s*==\s*false")
+_EVENT_EQ = re.compile(
+    r"github\.event_name\s*==\s*(['\"])(?P<e>[\w-]+)\1|(['\"])(?P<f>[\w-]+)\3\s*==\s*github\.event_name"
+)
+_EVENT_NE = re.compile(r"github\.event_name\s*!=|!=\s*github\.event_name")
+_PR_LABEL = re.compile(r"contains\(\s*github\.event\.pull_request\.labels")
+
+
+def _if_text(node: Node) -> str:
+    if_node = node.get("if")
+    return if_node.value if if_node is not None and if_node.is_scalar else ""
+
+
+@dataclass(frozen=True)
+class _Owners:
+    accepted: frozenset[str]  # owners a guard may name here
+    uses: Counter[str]  # how often each owner is named in the reference revision's workflows
+    fixed: frozenset[str]  # owners accepted whatever the guards say (config, repository, project URL, renames)
+    suggest: str | None  # the owner a suggested guard names
+    guarding: bool  # the project guards some job or step against forks at the reference revision
+
+    def wrong(self, owner: str) -> bool:
+        """`owner`, named by a guard, is not this repository's: other guards name another owner more often (or
+        as often, when the repository or the project names that one), and nothing fixes `owner` itself."""
+        if owner in self.fixed:
+            return False
+        n = self.uses[owner]
+        return any(m > n or (m == n and p in self.fixed) for p, m in self.uses.items() if p != owner and m > 0)
+
+
 class MissingForkGuard(Rule):
-    """A job that runs on a self-hosted Ascend runner, or logs in to Quay with the repository's secrets, has no
-    `if: github.repository_owner == 'verl-project'`.
+    """A job that forks run by themselves asks for a self-hosted Ascend runner, or uses the registry secrets,
+    and has none of the fork guards the project uses elsewhere (`if: github.repository_owner == '<owner>'`).
 
-    Why: forks copy the workflows. Without the guard, every push to a fork queues the job for the Ascend runner
-    label, which no runner of the fork serves (the job waits until it times out, and fork owners get failure
-    mails), or runs the image build and push without the Quay credentials. verl guards every Ascend job; the
-    owner was `volcengine` before the move to `verl-project` (#5059). A job that `needs:` a guarded job is
-    skipped with it and needs no guard of its own (unless its `if:` uses `always()` or `failure()`).
+    Why: forks copy the workflows. Once a fork enables Actions, every push to it (a synced `main` included)
+    queues the job for the Ascend runner label, which no runner of the fork serves (the job waits until it
+    times out, and the fork's owner gets failure mails), or runs the image build and push without the
+    registry credentials. A project that guards its Ascend jobs wants every one of them guarded.
 
-    Not reported: workflows that run only on `workflow_dispatch` (someone starts them on purpose).
+    Only jobs a fork runs by itself are reported, following GitHub's rules: workflows triggered by `push`
+    (branch pushes; a `push` of tags only is not, "Sync fork" does not push tags), `create`, `delete`, and
+    `workflow_run` of such a workflow. Not reported: `schedule` (disabled in forks until their owner enables
+    it), `workflow_dispatch` and `repository_dispatch` (someone starts them in the fork on purpose), and
+    `pull_request*` (a pull request from a fork runs in the base repository). A reusable workflow
+    (`workflow_call`) runs with its caller's trigger: the caller job (`uses: ./.github/workflows/...`) is
+    reported when a job of the called workflow runs on an Ascend runner (its `runs-on: ${{ inputs.X }}`
+    read from the caller's `with:`). A job is guarded when its `if:` names the owner (or
+    `github.repository == 'owner/name'`, or `!github.event.repository.fork`), when it `needs:` a guarded job
+    (skipped with it, unless its `if:` uses `always()` or `failure()`), when its `if:` allows only events
+    forks do not run or requires a pull-request label, and for a secret, when the step that uses the secret
+    is guarded (or the caller passes an owner-guarded input such as `should_push:` to the reusable workflow).
+
+    Which owner: the one the repository's own guards name (its Ascend jobs' first, then any workflow's, then
+    the repository's owner as the App or the git remote knows it, then the owner in the project's own URL in
+    pyproject.toml, setup.py or setup.cfg); no owner is built in. Where the project guards no job or step
+    at all, it has chosen not to: nothing is reported on its existing jobs (nor with `--all`), and a change
+    that adds such a job gets a notice only.
 
     Bad:
+        on:
+          push:
+            branches: [main]
         jobs:
-          e2e_ascend:
+          unit_ascend:
+            if: github.repository_owner == 'verl-project'
             runs-on: linux-aarch64-a2b3-8
+          e2e_ascend:
+            runs-on: linux-aarch64-a2b3-8     # queued in every fork that syncs main
 
     Good:
+        on:
+          push:
+            branches: [main]
         jobs:
           e2e_ascend:
             if: github.repository_owner == 'verl-project'
             runs-on: linux-aarch64-a2b3-8
 
-    Fix: add the guard to the job's `if:` (`... && github.repository_owner == 'verl-project'` when it already
-    has a condition). The owner is the one the repository's other Ascend jobs use; when none is guarded yet,
-    the one the other workflows' guards name, else the owner in the project's own URL (pyproject.toml,
-    setup.py, setup.cfg) at that revision, so that a guard suggested for verl before #5059 names `volcengine`.
+    Fix: add the guard to the job's `if:` (`... && github.repository_owner == '<owner>'` when it already has
+    a condition). A guard that names another owner than the repository's guards (and its remote) do is
+    reported too: the job would never run in the repository itself.
     """
 
     id = "NPU212"
     name = "missing-fork-guard"
     severity = Severity.ERROR
-    title = "Ascend or Quay job without a repository-owner fork guard"
+    title = "Ascend or registry job that forks run without a repository-owner fork guard"
     kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
 
@@ -93,68 +149,129 @@ class MissingForkGuard(Rule):
         wf = workflow(ctx, src.path)
         if wf is None:
             return
-        actions = ctx.facts.github_actions
-        triggers = wf.triggers
-        if triggers and triggers <= set(actions.manual_triggers):
-            return
-        accepted, usual = self._owners(ctx)
-        if usual is None:
-            return  # no owner known and none in use: the project guards no job, nothing to compare with
+        owners = self._owners(ctx)
         secret = re.compile(ctx.facts.fork_guard.secret_pattern)
-        status = list(actions.status_functions)
+        status = list(ctx.facts.github_actions.status_functions)
+        events = _fork_events(ctx, src.path)
         guarded: dict[str, bool] = {}
         for job in wf.jobs.values():
-            why = self._needs_guard(ctx, wf, job, secret)
-            if why is None:
+            if_text = _if_text(job.node)
+            named = guard_owners(if_text)
+            if named:
+                # Wrong only against the project's other guards (the repository's own owner alone is no proof:
+                # a clone of a fork has the fork's remote).
+                ours = sorted(o for o, n in owners.uses.items() if n > 0 and not owners.wrong(o))
+                if ours and all(owners.wrong(o) for o in named):
+                    why = self._needs_guard(ctx, wf, job, secret, owners)
+                    if_node = job.node.get("if")
+                    if why is not None and if_node is not None:
+                        yield Hit(
+                            src.path,
+                            if_node.line,
+                            f"The fork guard of job `{job.id}` names owner `{named[0]}`, but this repository's "
+                            f"guards name {' or '.join(f'`{o}`' for o in ours)}: the job never runs here.",
+                        )
                 continue
-            if_node = job.node.get("if")
-            if_text = if_node.value if if_node is not None and if_node.is_scalar else ""
-            owners = guard_owners(if_text)
-            if owners:
-                wrong = [o for o in owners if o not in accepted]
-                if wrong and len(wrong) == len(owners) and if_node is not None:
-                    yield Hit(
-                        src.path,
-                        if_node.line,
-                        f"The fork guard of job `{job.id}` names owner `{wrong[0]}`, but this repository's Ascend "
-                        f"jobs run under {' or '.join(f'`{o}`' for o in sorted(accepted))}: the job never runs "
-                        "here.",
-                    )
+            if not events or owners.suggest is None or _NOT_FORK.search(if_text):
                 continue
-            if self._inherits_guard(wf, job, accepted, status, guarded):
+            if _skipped_in_forks(if_text, events):
                 continue
-            yield self._hit(ctx, src, wf, job, why, usual, accepted)
+            why = self._needs_guard(ctx, wf, job, secret, owners)
+            if why is None or self._inherits_guard(wf, job, owners, status, guarded):
+                continue
+            hit = self._hit(ctx, src, wf, job, why, owners, sorted(events))
+            # Where nothing is guarded, only a job the change adds gets a notice (never in an audit).
+            new = not ctx.audit and ctx.is_added_line(hit.path, hit.line) and not hit.caused_by_change
+            if owners.guarding or new:
+                yield hit
 
     # -- what needs a guard ----------------------------------------------------------------------------------
-    def _needs_guard(self, ctx: Context, wf: Workflow, job: Job, secret: re.Pattern[str]) -> tuple[str, int] | None:
+    def _needs_guard(
+        self, ctx: Context, wf: Workflow, job: Job, secret: re.Pattern[str], owners: _Owners
+    ) -> tuple[str, int] | None:
         catalog = runner_catalog(ctx)
         runs_on = job.node.get("runs-on")
         for labels in runner_label_sets(wf, job):
             runner = catalog.of(labels) if labels is not None else None
             if runner is not None and runs_on is not None:
                 return f"runs on the self-hosted Ascend runner `{runner.label}`", runs_on.line
-        for _, node in job.node.walk():
+        called = self._callee_runner(ctx, wf, job, owners)
+        if called is not None:
+            return called
+        with_node = job.node.get("with")
+        if with_node is not None and any(
+            n.is_scalar and (_NOT_FORK.search(n.value) or any(o in owners.accepted for o in guard_owners(n.value)))
+            for _, n in with_node.walk()
+        ):
+            return None  # the caller hands the reusable workflow an owner-guarded input (`should_push: ...`)
+        uses = job.node.scalar("uses")
+        for path, node in job.node.walk():
             if not node.is_scalar or "secrets" not in node.value:
                 continue
+            if len(path) >= 2 and path[0] == "steps" and isinstance(path[1], int):
+                step = job.node.get("steps")
+                step_node = step.items[path[1]] if step is not None and step.is_seq else None
+                step_if = _if_text(step_node) if step_node is not None and step_node.is_map else ""
+                if _NOT_FORK.search(step_if) or any(o in owners.accepted for o in guard_owners(step_if)):
+                    continue  # the step that uses the secret is guarded
             for m in _SECRET.finditer(node.value):
                 name = m.group(1) or m.group(2)
                 if secret.search(name):
                     line = next((n for n, t in node.text_lines() if name in t), node.line)
+                    if uses is not None and path[:1] == ("secrets",):
+                        return f"passes `secrets.{name}` to `{uses}`", line
                     return f"uses `secrets.{name}`", line
         return None
 
+    def _callee_runner(self, ctx: Context, wf: Workflow, job: Job, owners: _Owners) -> tuple[str, int] | None:
+        """A caller job (`uses: ./.github/workflows/X`): the first job of X that runs on an Ascend runner and
+        is not guarded in X itself; its `runs-on: ${{ inputs.N }}` is the caller's `with: N` (per matrix leg)."""
+        uses_node = job.node.get("uses")
+        uses = uses_node.value.strip() if uses_node is not None and uses_node.is_scalar else ""
+        if not uses.startswith("./.github/workflows/"):
+            return None
+        assert uses_node is not None
+        callee = workflow(ctx, uses[2:].split("@")[0])
+        if callee is None:
+            return None
+        catalog = runner_catalog(ctx)
+        with_node = job.node.get("with")
+        for cjob in callee.jobs.values():
+            cif = _if_text(cjob.node)
+            if guard_owners(cif) or _NOT_FORK.search(cif):
+                continue
+            runs_on = cjob.node.get("runs-on")
+            if runs_on is None:
+                continue
+            sets: list[tuple[str, ...] | None]
+            m = _INPUT_REF.fullmatch(runs_on.value.strip()) if runs_on.is_scalar else None
+            arg = with_node.get(m.group(1)) if m is not None and with_node is not None else None
+            if m is not None:
+                sets = []
+                if arg is not None and arg.is_scalar:
+                    for scope in legs(wf, job):
+                        vals = scope.resolve(arg)
+                        sets.append((vals[0].text.strip(),) if len(vals) == 1 and vals[0].known else None)
+            else:
+                sets = list(runner_label_sets(callee, cjob))
+            for labels in sets:
+                runner = catalog.of(labels) if labels is not None else None
+                if runner is not None:
+                    where = f"whose job `{cjob.id}` runs on the self-hosted Ascend runner `{runner.label}`"
+                    return f"calls `{uses}`, {where}", uses_node.line
+        return None
+
     def _inherits_guard(
-        self, wf: Workflow, job: Job, accepted: set[str], status: list[str], memo: dict[str, bool]
+        self, wf: Workflow, job: Job, owners: _Owners, status: list[str], memo: dict[str, bool]
     ) -> bool:
         """True when a job this one needs is guarded (then this one is skipped in forks too)."""
-        if_node = job.node.get("if")
-        if_text = if_node.value if if_node is not None and if_node.is_scalar else ""
+        if_text = _if_text(job.node)
         if any(s in if_text.replace(" ", "") for s in status):
             return False
-        return any(self._guarded(wf, need, accepted, status, memo, set()) for need in job.needs)
+        return any(self._guarded(wf, need, owners, status, memo, set()) for need in job.needs)
 
     def _guarded(
-        self, wf: Workflow, job_id: str, accepted: set[str], status: list[str], memo: dict[str, bool], busy: set[str]
+        self, wf: Workflow, job_id: str, owners: _Owners, status: list[str], memo: dict[str, bool], busy: set[str]
     ) -> bool:
         if job_id in memo:
             return memo[job_id]
@@ -162,38 +279,57 @@ class MissingForkGuard(Rule):
         if job is None or job_id in busy:
             return False
         busy.add(job_id)
-        if_node = job.node.get("if")
-        if_text = if_node.value if if_node is not None and if_node.is_scalar else ""
-        result = any(o in accepted for o in guard_owners(if_text))
+        if_text = _if_text(job.node)
+        result = bool(_NOT_FORK.search(if_text)) or any(o in owners.accepted for o in guard_owners(if_text))
         if not result and not any(s in if_text.replace(" ", "") for s in status):
-            result = any(self._guarded(wf, n, accepted, status, memo, busy) for n in job.needs)
+            result = any(self._guarded(wf, n, owners, status, memo, busy) for n in job.needs)
         memo[job_id] = result
         return result
 
-    def _owners(self, ctx: Context) -> tuple[set[str], str | None]:
-        """Accepted owners (the base's Ascend jobs' plus the known ones) and the one to suggest: the same for
-        every workflow of the run, so worked out once."""
+    # -- whose guard ---------------------------------------------------------------------------------------------
+    def _owners(self, ctx: Context) -> _Owners:
+        """The owners a guard may name and the one to suggest: the same for every workflow of the run."""
         return ctx.memo(("npu212-owners", "", ""), lambda: self._find_owners(ctx))
 
-    def _find_owners(self, ctx: Context) -> tuple[set[str], str | None]:
-        known = ctx.facts.fork_guard.owners
+    def _find_owners(self, ctx: Context) -> _Owners:
         rev = ctx.reference_rev
-        used: Counter[str] = Counter()
+        configured = ctx.facts.fork_guard.owners  # a config file may name them; no profile does
+        jobs: Counter[str] = Counter()
         for aj in ascend_jobs(ctx, rev):
             wf = workflow_at(ctx, aj.path, rev)
             job = wf.jobs.get(aj.job) if wf is not None else None
-            node = job.node.get("if") if job is not None else None
-            if node is not None and node.is_scalar:
-                used.update(guard_owners(node.value))
-        if not used:  # no Ascend job is guarded yet: what the other workflows name, else the project's URL
-            for path in workflow_paths(ctx, rev):
-                src = ctx.source_at(path, rev)
-                if src is not None and "repository" in src.text:
-                    used.update(guard_owners(src.text))
-        if not used:
-            used.update(_project_owners(ctx, rev))
-        usual = used.most_common(1)[0][0] if used else (known[0] if known else None)
-        return set(used) | set(known), usual
+            if job is not None:
+                jobs.update(guard_owners(_if_text(job.node)))
+        anywhere: Counter[str] = Counter()
+        fork_flag = False
+        for path in workflow_paths(ctx, rev):
+            src = ctx.source_at(path, rev)
+            if src is not None and "repository" in src.text:
+                anywhere.update(guard_owners(src.text))
+                fork_flag = fork_flag or bool(_NOT_FORK.search(src.text))
+        repo_owner = ctx.repository_owner
+        project = _project_owners(ctx, "head") + _project_owners(ctx, rev)
+        # A change that renames the owner in the guards of several jobs (a repository transfer) names the new one.
+        head_jobs: Counter[str] = Counter()
+        if not ctx.audit:
+            for aj in ascend_jobs(ctx, "head"):
+                wf = workflow_at(ctx, aj.path, "head")
+                job = wf.jobs.get(aj.job) if wf is not None else None
+                if job is not None:
+                    head_jobs.update(guard_owners(_if_text(job.node)))
+        fixed = set(configured) | set(project) | {o for o, n in head_jobs.items() if n >= 2}
+        if repo_owner:
+            fixed.add(repo_owner)
+        accepted = fixed | set(jobs) | set(anywhere)
+        order = [
+            *configured,
+            *(o for o, _ in jobs.most_common()),
+            *(o for o, _ in anywhere.most_common()),
+            *([repo_owner] if repo_owner else []),
+            *(o for o, _ in project.most_common()),
+        ]
+        guarding = bool(anywhere) or fork_flag
+        return _Owners(frozenset(accepted), anywhere, frozenset(fixed), order[0] if order else None, guarding)
 
     # -- the finding -----------------------------------------------------------------------------------------
     def _hit(
@@ -203,19 +339,33 @@ class MissingForkGuard(Rule):
         wf: Workflow,
         job: Job,
         why: tuple[str, int],
-        owner: str,
-        accepted: set[str],
+        owners: _Owners,
+        events: list[str],
     ) -> Hit:
         reason, reason_line = why
+        owner = owners.suggest
+        assert owner is not None
         if_node = job.node.get("if")
         runs_on = job.node.get("runs-on")
         guard = f"github.repository_owner == '{owner}'"
+        on = " or ".join(f"`{e}`" for e in events)
         effect = (
-            "in every fork it waits for a runner that never comes, until it times out"
-            if reason.startswith("runs on")
-            else "in every fork it runs without those secrets and fails"
+            "it waits for a runner that never comes, until it times out"
+            if "runs on" in reason
+            else "it runs without those secrets and fails"
         )
-        message = f"Job `{job.id}` {reason} but has no fork guard: {effect}. Add `if: {guard}`."
+        if owners.guarding:
+            what = (
+                f"has no fork guard and {reason}" if reason.startswith("calls") else f"{reason} but has no fork guard"
+            )
+            message = (
+                f"Job `{job.id}` {what}: in every fork with Actions enabled, on {on}, {effect}. Add `if: {guard}`."
+            )
+        else:
+            message = (
+                f"Job `{job.id}` {reason}: in every fork with Actions enabled, on {on}, {effect}. This project "
+                f"guards no job against forks yet (which may be its choice); to spare forks, add `if: {guard}`."
+            )
         key = wf.root.get("jobs")
         key_node = key.key_node(job.id) if key is not None else None
         candidates: list[tuple[int, str | None]] = []
@@ -229,18 +379,69 @@ class MissingForkGuard(Rule):
         line, suggestion = next(((n, s) for n, s in candidates if ctx.is_added_line(src.path, n)), candidates[0])
         caused = False
         if not ctx.audit and not ctx.is_added_line(src.path, line):
-            caused = self._guard_removed(ctx, src.path, job.id, accepted)
-        return Hit(src.path, line, message, suggestion=suggestion, caused_by_change=caused)
+            caused = self._guard_removed(ctx, src.path, job.id, owners)
+        severity = None if owners.guarding else Severity.NOTICE
+        return Hit(src.path, line, message, suggestion=suggestion, severity=severity, caused_by_change=caused)
 
-    def _guard_removed(self, ctx: Context, path: str, job_id: str, accepted: set[str]) -> bool:
+    def _guard_removed(self, ctx: Context, path: str, job_id: str, owners: _Owners) -> bool:
         """The change itself removed this job's guard (the base had one)."""
         change = ctx.changeset.changed(path)
         if change is None:
             return False
         base = workflow_at(ctx, change.old_path or path, "base")
         job = base.jobs.get(job_id) if base is not None else None
-        node = job.node.get("if") if job is not None else None
-        return node is not None and node.is_scalar and any(o in accepted for o in guard_owners(node.value))
+        return job is not None and any(o in owners.accepted for o in guard_owners(_if_text(job.node)))
+
+
+_INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
+
+
+def _fork_events(ctx: Context, path: str) -> frozenset[str]:
+    """The events under which a fork runs the workflow at `path` (head) by itself, once Actions are on there."""
+    return ctx.memo(("npu212-fork-events", "head", path), lambda: _find_fork_events(ctx, path, set()))
+
+
+def _find_fork_events(ctx: Context, path: str, busy: set[str]) -> frozenset[str]:
+    wf = workflow(ctx, path)
+    if wf is None or path in busy:
+        return frozenset()
+    busy.add(path)
+    fork = set(ctx.facts.github_actions.fork_triggers)
+    on = wf.root.get("on")
+    out: set[str] = set()
+    for event in sorted(wf.triggers & fork):
+        spec = on.get(event) if on is not None and on.is_map else None
+        tags_only = (
+            spec is not None
+            and spec.is_map
+            and spec.get("tags") is not None
+            and spec.get("branches") is None
+            and spec.get("branches-ignore") is None
+        )
+        if event == "push" and tags_only:
+            continue  # tag pushes only: a fork gets none by syncing
+        if event == "workflow_run":
+            watched = spec.get("workflows") if spec is not None and spec.is_map else None
+            names = {i.value for i in (watched.items if watched is not None and watched.is_seq else [])}
+            if watched is not None and watched.is_scalar:
+                names.add(watched.value)
+            for other in workflow_paths(ctx, "head"):
+                owf = workflow(ctx, other)
+                if owf is not None and owf.root.scalar("name") in names and _find_fork_events(ctx, other, busy):
+                    out.add(event)
+                    break
+            continue
+        out.add(event)
+    return frozenset(out)
+
+
+def _skipped_in_forks(if_text: str, events: frozenset[str]) -> bool:
+    """The job's `if:` lets it run only on events a fork does not run it for (`github.event_name == 'schedule'`),
+    or only with a pull-request label (a push event has no pull request)."""
+    if _PR_LABEL.search(if_text) and "||" not in if_text:
+        return True
+    named = {m.group("e") or m.group("f") for m in _EVENT_EQ.finditer(if_text)}
+    return bool(named) and not _EVENT_NE.search(if_text) and not named & events
 
 
 def _insert_if(src: SourceFile, runs_on: Node, guard: str) -> str | None:
