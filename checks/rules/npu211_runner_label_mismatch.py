@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from checks import globs
 from checks.context import Context
+from checks.facts import Facts
 from checks.indexes.images import grammar
-from checks.indexes.runners import AscendJob, ascend_jobs, runner_catalog
+from checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, AscendJob, ascend_jobs, runner_catalog
 from checks.indexes.workflows import run_script, workflow, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
 from checks.model import Severity
@@ -17,6 +20,7 @@ from checks.parsers import shell
 from checks.parsers.gha.runners import Runner, runner_label_sets
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from checks.parsers.imagetags import parse_ref
+from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import Hit, Rule
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
@@ -46,12 +50,25 @@ class RunnerLabelMismatch(Rule):
     (fixed in #7456).
 
     The labels in use are those of at least two other Ascend jobs at the PR's base (a migration that renames
-    every job in one PR is compared with the base, not with the history), plus the labels the facts
-    list. A2 images (`910b`) need an `a2b3` runner, A3 images an `a3-*` runner. The NPU count is read from
+    every job in one PR is compared with the base, not with the history), the labels the project lists itself
+    (`.github/actionlint.yaml` `self-hosted-runner: labels:`, and runner-label JSON files under `.github/`
+    such as `{"linux-aarch64-a2b3-4": {"chip": "a2", "npu_num": 4}}`, whose `npu_num` is the capacity and
+    `chip: cpu` marks a runner without NPUs), plus the labels the facts list. A `-0` label is a launcher
+    (capacity unknown). A2 images (`910b`) need an `a2b3` runner, A3 images an `a3-*` runner. The NPU count is read from
     `trainer.n_gpus_per_node` in the job's commands and in the scripts it runs, with `NGPUS_PER_NODE`-style
     variables the job sets. Job names are not read: a job named `..._a3` that pulls the 910b image on an a2b3
-    runner is fine. At a revision whose Ascend jobs use none of the labels the facts know (an old
-    one), which labels had runners then is unknown, and only the image device and NPU count are checked.
+    runner is fine. At a revision whose Ascend jobs use none of the labels the facts or the project's lists
+    know (an old one), which labels had runners then is unknown, and only the image device and NPU count are
+    checked.
+
+    A job that calls a reusable workflow with a matrix of test cases, each naming its runner and its test
+    config (`with: runner: ${{ matrix.test_config.os }}` and `config_file_path: ${{
+    matrix.test_config.config_file_path }}`, the callee running on `${{ inputs.runner }}`), is checked per
+    entry: the config (under `tests/**/config*/`: at the entry's `config_base_path`, or the only YAML file of
+    that name) starts a vLLM
+    server on `--tensor-parallel-size` x `--pipeline-parallel-size` x `--data-parallel-size` NPUs (data
+    parallel not counted when `--data-parallel-size-local` or `--headless` splits it over nodes), which must
+    fit the runner: vllm-ascend #8681 ran a TP 8 config on `linux-aarch64-a2b3-4` (fixed in #8957).
 
     Bad:
         runs-on: linux-aarch64-a2-8            # retired label
@@ -75,6 +92,10 @@ class RunnerLabelMismatch(Rule):
     title = "Ascend job runner label unknown, retired, or not matching the image or NPU count"
     kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, NPU_SCRIPT})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS + TEST_CONFIG_GLOBS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         rev = ctx.reference_rev
@@ -102,6 +123,41 @@ class RunnerLabelMismatch(Rule):
                     (runner,) = runners.values()
                     yield from self._image(ctx, wf, job, runner, runs_on.line)
                     yield from self._count(ctx, wf, job, runner, runs_on.line)
+
+        yield from self._test_configs(ctx)
+
+    # -- does a matrix entry's test config fit its runner? ----------------------------------------------------------
+    def _test_configs(self, ctx: Context) -> Iterator[Hit]:
+        """A caller job (`uses: ./.github/workflows/X`) whose matrix entries each name a runner and a test config
+        (`with: runner: ${{ matrix.test_config.os }}`, `config_file_path: ${{ matrix.test_config.config_file_path }}`):
+        the NPUs the config's vLLM server asks for (`--tensor-parallel-size` x `--pipeline-parallel-size` x
+        `--data-parallel-size`) against the runner's."""
+        catalog = runner_catalog(ctx)
+        for path in workflow_paths(ctx, "head"):
+            wf = workflow(ctx, path)
+            if wf is None:
+                continue
+            for job in wf.jobs.values():
+                for entry in matrix_test_entries(ctx, wf, job):
+                    runner = catalog.runner(entry.runner)
+                    if runner is None or runner.npus is None:
+                        continue
+                    need = config_npus(ctx, entry.config)
+                    if need is None or need.value <= runner.npus:
+                        continue
+                    at = _first_added(
+                        ctx, [(path, entry.runner_line), (path, entry.config_line), (need.path, need.line)]
+                    )
+                    if at is None:
+                        continue
+                    yield Hit(
+                        at[0],
+                        at[1],
+                        f"Matrix entry `{entry.name}` of job `{job.id}` runs on `{runner.label}`, which has "
+                        f"{runner.npus} NPUs, but its test config starts vLLM on {need.value} ({need.what}, "
+                        f"{need.path}:{need.line}): the server cannot start. Use a runner with at least "
+                        f"{need.value} NPUs or lower the parallel sizes.",
+                    )
 
     # -- is the label served? ------------------------------------------------------------------------------------
     def _label(
@@ -354,3 +410,140 @@ def _script_counts(
             continue
         at = eff.override.sources[0] if eff.override.sources else eff.override.line
         yield _Count(value, path, at, f"`{key}` resolves to {value}")
+
+
+# -- test configs named by matrix entries ------------------------------------------------------------------------
+
+# Where test configs named by matrix entries are read (the App fetches these with the workflows).
+TEST_CONFIG_GLOBS = ("tests/**/config*/**/*.yaml", "tests/**/config*/**/*.yml")
+_MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
+_INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
+_PARALLEL = {
+    "--tensor-parallel-size": "tp",
+    "-tp": "tp",
+    "--pipeline-parallel-size": "pp",
+    "-pp": "pp",
+    "--data-parallel-size": "dp",
+    "-dp": "dp",
+}
+# DP spread over nodes: the local share is not the whole size.
+_DP_ELSEWHERE = ("--data-parallel-size-local", "--data-parallel-address", "--headless", "--data-parallel-start-rank")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    runner: str
+    runner_line: int
+    config: str  # the config file's path at head
+    config_line: int
+
+
+def matrix_test_entries(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Entry]:
+    """The (runner, test config) pairs a caller job's matrix entries give a reusable workflow whose job runs on
+    `${{ inputs.<runner input> }}`, each config found at head (under the entry's `config_base_path`, as a path,
+    or as the only YAML file of that name)."""
+    uses = job.node.scalar("uses") or ""
+    with_node = job.node.get("with")
+    if not uses.startswith("./.github/workflows/") or with_node is None or job.matrix_node is None:
+        return
+    callee = workflow(ctx, uses[2:].split("@")[0])
+    if callee is None:
+        return
+    runner_inputs = set()
+    for cjob in callee.jobs.values():
+        runs_on = cjob.node.get("runs-on")
+        m = _INPUT_REF.fullmatch(runs_on.value.strip()) if runs_on is not None and runs_on.is_scalar else None
+        if m is not None:
+            runner_inputs.add(m.group(1))
+    refs: dict[str, tuple[str, str | None]] = {}
+    for key, _, node in with_node.entries():
+        m = _MATRIX_REF.fullmatch(node.value.strip()) if node.is_scalar else None
+        if m is not None:
+            refs[key] = (m.group(1), m.group(2))
+    runner_ref = next((refs[k] for k in sorted(runner_inputs) if k in refs), None)
+    config_ref = next((v for k, v in refs.items() if "config" in k and k not in runner_inputs), None)
+    if runner_ref is None or config_ref is None or runner_ref[0] != config_ref[0]:
+        return
+    group, runner_key, config_key = runner_ref[0], runner_ref[1], config_ref[1]
+    if runner_key is None or config_key is None:  # `matrix.os` + `matrix.config`: the entries are `include` maps
+        group, runner_key, config_key = "include", runner_ref[0], config_ref[0]
+    items = job.matrix_node.get(group)
+    for item in items.items if items is not None and items.is_seq else []:
+        if not item.is_map:
+            continue
+        r, c = item.get(runner_key), item.get(config_key)
+        if r is None or c is None or not r.is_scalar or not c.is_scalar or "${{" in r.value + c.value:
+            continue
+        config = _config_path(ctx, c.value.strip(), item.scalar("config_base_path"))
+        if config is not None:
+            yield _Entry(item.scalar("name") or c.value.strip(), r.value.strip(), r.line, config, c.line)
+
+
+def _config_path(ctx: Context, name: str, base: str | None) -> str | None:
+    if not name.endswith((".yaml", ".yml")) or name.startswith("/"):
+        return None
+    if base:
+        path = posixpath.normpath(posixpath.join(base.strip(), name))
+        return path if globs.match_any(path, TEST_CONFIG_GLOBS) and ctx.changeset.head.exists(path) else None
+    if "/" in name:
+        return name if globs.match_any(name, TEST_CONFIG_GLOBS) and ctx.changeset.head.exists(name) else None
+    index = ctx.memo(("yaml-by-name", "head", ""), lambda: _yaml_by_name(ctx))
+    found = index.get(name.rsplit("/", 1)[-1], [])
+    return found[0] if len(found) == 1 else None
+
+
+def _yaml_by_name(ctx: Context) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in ctx.head_paths():
+        if globs.match_any(p, TEST_CONFIG_GLOBS):
+            out.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+    return out
+
+
+def config_npus(ctx: Context, path: str) -> _Count | None:
+    """The most NPUs one vLLM server of a test config asks for: the product of its parallel sizes over each
+    argument list (`server_cmd:` and the like), where that list says so."""
+    src = ctx.source(path)
+    if (
+        src is None
+        or len(src.text) > MAX_SCRIPT_BYTES
+        or (not any(w in src.text for w in ("parallel-size", "-tp", "-pp", "-dp")))
+    ):
+        return None
+    doc = ctx.parsed("yamlmarks", src, parse_yaml)
+    if doc.root is None:
+        return None
+    best: _Count | None = None
+    for _, node in doc.root.walk():
+        if not node.is_seq or not node.items or not all(i.is_scalar for i in node.items):
+            continue
+        args = [(i.value.strip(), i.line) for i in node.items]
+        words: list[tuple[str, int]] = []
+        for text, line in args:
+            for w in text.split():
+                if w.startswith("-") and "=" in w:
+                    flag, given = w.split("=", 1)
+                    words += [(flag, line), (given, line)]
+                else:
+                    words.append((w, line))
+        sizes: dict[str, tuple[int, int]] = {}
+        for k, (w, line) in enumerate(words):
+            kind = _PARALLEL.get(w)
+            if kind is not None and k + 1 < len(words) and words[k + 1][0].isdigit():
+                sizes[kind] = (int(words[k + 1][0]), line)
+        if any(w in _DP_ELSEWHERE for w, _ in words):
+            sizes.pop("dp", None)
+        if not sizes:
+            continue
+        total = 1
+        for n, _ in sizes.values():
+            total *= n
+        what = " x ".join(f"{_FLAG[k]} {sizes[k][0]}" for k in ("tp", "pp", "dp") if k in sizes)
+        at = sizes.get("tp", next(iter(sizes.values())))[1]
+        if best is None or total > best.value:
+            best = _Count(total, path, at, f"`{what}`")
+    return best
+
+
+_FLAG = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size"}

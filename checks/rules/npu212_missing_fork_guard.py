@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
 from checks.facts import Facts
-from checks.indexes.runners import ascend_jobs, runner_catalog
+from checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
 from checks.indexes.workflows import workflow, workflow_at, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
@@ -141,7 +141,7 @@ class MissingForkGuard(Rule):
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return _PROJECT_FILES
+        return _PROJECT_FILES + ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from checks.facts.schema import AscendRunners
@@ -55,25 +56,51 @@ class Runner:
     note: str = ""
 
 
-class RunnerCatalog:
-    """Ascend runner labels from the facts' `ascend_runners`."""
+@dataclass(frozen=True)
+class ProjectLabel:
+    """A runner label the project itself lists (`.github/actionlint.yaml`, a runner-label JSON file)."""
 
-    def __init__(self, section: AscendRunners) -> None:
+    label: str
+    device: str | None  # image device, from the file's chip (None: not said, or a chip without one)
+    npus: int | None  # NPUs the file says the runner has (None: not said)
+    npu: bool  # False when the file says it is no NPU runner (`chip: cpu`, `npu_num: 0`)
+    source: str  # the file's path
+
+
+class RunnerCatalog:
+    """Ascend runner labels from the facts' `ascend_runners` and from the project's own label lists."""
+
+    def __init__(self, section: AscendRunners, project: Mapping[str, ProjectLabel] | None = None) -> None:
         self.current: dict[str, tuple[str | None, int | None]] = {
             name: (spec.device, spec.npus) for name, spec in section.labels.items()
         }
+        self.project = dict(project or {})
         self.retired: dict[str, str] = dict(section.retired)
         pattern = re.compile(section.label_pattern) if section.label_pattern else None
         # The shape names the family and the NPU count; a pattern without both groups describes no runner.
         self.pattern = pattern if pattern is not None and {"family", "npus"} <= set(pattern.groupindex) else None
         self.families = dict(section.families)
         self.others = [re.compile(p) for p in section.other_patterns]
+        # The NPU labels the project lists are current labels too (a label it lists is served).
+        for label in self.project:
+            found = self.runner(label)
+            if found is not None:
+                self.current.setdefault(label, (found.device, found.npus))
 
     def runner(self, label: str) -> Runner | None:
         """What `label` is when it names an Ascend runner, else None (`ubuntu-latest`, `self-hosted`)."""
         shape = self.pattern.match(label) if self.pattern is not None else None
         shaped_device = self.families.get(shape.group("family")) if shape else None
-        shaped_npus = int(shape.group("npus")) if shape else None
+        shaped_npus = int(shape.group("npus")) or None if shape else None  # `-0`: a launcher, capacity unknown
+        listed = self.project.get(label)
+        if listed is not None:
+            if not listed.npu:
+                return None
+            shaped = shape is not None or any(p.search(label) for p in self.others)
+            if listed.device is not None or listed.npus is not None or shaped or label in self.current:
+                device = listed.device or (self.current.get(label, (None, None))[0]) or shaped_device
+                npus = listed.npus if listed.npus is not None else self.current.get(label, (None, None))[1]
+                return Runner(label, device, npus or shaped_npus, "current", f"listed in {listed.source}")
         if label in self.current:
             device, npus = self.current[label]
             return Runner(label, device or shaped_device, npus or shaped_npus, "current")
