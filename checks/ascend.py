@@ -63,7 +63,8 @@ def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
 
 def _code(text: str) -> str:
     """The text without its comment lines (`#` first): a comment that names torch_npu makes nothing Ascend."""
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    # `"#" not in line` first: the cheap test decides most lines.
+    return "\n".join([line for line in text.splitlines() if "#" not in line or not line.lstrip().startswith("#")])
 
 
 # -- Dockerfiles ---------------------------------------------------------------------------------------------
@@ -110,7 +111,8 @@ def workflow_is_ascend(text: str, m: Markers) -> bool:
     code = _code(text)
     block: int | None = None  # indentation of a label key whose values follow as a list
     for line in code.splitlines():
-        key = _LABEL_KEY.match(line)
+        keyed = ":" in line  # both key patterns need one: most lines of a workflow's scripts have none
+        key = _LABEL_KEY.match(line) if keyed else None
         if key is not None:
             if _has_label(key.group(3), m):
                 return True
@@ -122,11 +124,12 @@ def workflow_is_ascend(text: str, m: Markers) -> bool:
                     return True
             elif stripped:
                 block = None
-        image = _IMAGE_KEY.match(line)
+        image = _IMAGE_KEY.match(line) if keyed else None
         if image is not None and any(is_ascend_image(ref, m) for ref in _REF.findall(image.group(1))):
             return True
         if (
-            _TOOLS & set(line.split())
+            any(tool in line for tool in _TOOLS)
+            and _TOOLS & set(line.split())
             and _DOCKER.search(line)
             and any(is_ascend_image(r, m) for r in _REF.findall(line))
         ):

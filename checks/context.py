@@ -49,6 +49,8 @@ class Context:
         self._per_file: OrderedDict[str, list[tuple[str, str, str]]] = OrderedDict()
         self.keep_files = KEEP_FILES
         self._head_paths: list[str] | None = None
+        # The content kinds found in each file read (by revision and path): small, kept for the run.
+        self._detected: dict[tuple[str, str], frozenset[str]] = {}
 
     # -- files -------------------------------------------------------------------------------------------
     @property
@@ -105,7 +107,11 @@ class Context:
         src = SourceFile(path, text, self.kindmap.kinds(path))
         undecided = self.kindmap.candidates(path) - src.kinds
         if undecided:
-            src.kinds = src.kinds | self._content_kinds(src, undecided, rev)
+            # Decided once per run: a file read again after the window let it go keeps its kinds.
+            found = self._detected.get((rev, path))
+            if found is None:
+                found = self._detected[(rev, path)] = self._content_kinds(src, undecided, rev)
+            src.kinds = src.kinds | found
         return src
 
     def _content_kinds(self, src: SourceFile, undecided: frozenset[str], rev: str) -> frozenset[str]:

@@ -36,6 +36,9 @@ def _language(info: str) -> str:
 
 
 def shell_blocks(text: str, flavor: Literal["md", "rst"]) -> list[Block]:
+    # The quick no: every fence holds ``` or ~~~, every directive `::`.
+    if ("```" not in text and "~~~" not in text) if flavor == "md" else "::" not in text:
+        return []
     try:
         lines = text.splitlines()
         return _md(lines) if flavor == "md" else _rst(lines)

@@ -122,7 +122,11 @@ def _is_null(node: Node) -> bool:
 
 def load(path: str, text: str) -> Schema | None:
     """The schema of one generated config file, or None when it is not a readable mapping."""
-    doc = yamlmarks.parse(text)
+    return from_doc(path, yamlmarks.parse(text))
+
+
+def from_doc(path: str, doc: yamlmarks.YamlDoc) -> Schema | None:
+    """`load` of a file already composed with `yamlmarks.parse` (shared with the other rules that read it)."""
     if doc.root is None or not doc.root.is_map:
         return None
     return Schema(path, doc.root)

@@ -43,7 +43,17 @@ from typing import Final, Literal
 
 import yaml
 
-from checks.parsers.sh import REDIRECT, ArrayWord, LogicalLine, Op, Source, Token, Word, split_logical, tokens, unquote
+from checks.parsers.sh import (
+    REDIRECT,
+    ArrayWord,
+    LogicalLine,
+    Op,
+    Source,
+    Token,
+    Word,
+    lex,
+    unquote,
+)
 from checks.parsers.sh import logical_lines as _logical_lines
 from checks.parsers.sh.launchers import ArgparseLaunch, Launchers, argparse_options
 
@@ -313,7 +323,7 @@ class _Builder:
         return top if top is not None and top.kind == "if" and top.state == "cond" else None
 
     # token stream --------------------------------------------------------------------------------------------
-    def feed(self, toks: list[Token]) -> None:
+    def feed(self, toks: Sequence[Token]) -> None:
         """One logical line."""
         cur: list[Token] = []
         for t in toks:
@@ -1110,11 +1120,18 @@ def parse(text: str) -> ShellScript:
     """Parse a shell script (memoised: a pure function of the text). Never raises: on trouble the result is
     empty and `error` says why."""
     try:
-        logical, breaks, heredocs = split_logical(Source.file(text))
+        lexed = lex(Source.file(text))
         builder = _Builder()
-        for ll in logical:
-            builder.feed(tokens(ll))
-        return ShellScript(text, logical, builder.statements, breaks, heredocs, builder.all_arms)
+        for toks in lexed.tokens():
+            builder.feed(toks)
+        return ShellScript(
+            text,
+            list(lexed.lines),
+            builder.statements,
+            list(lexed.comment_breaks),
+            list(lexed.heredocs),
+            builder.all_arms,
+        )
     except Exception as exc:  # pragma: no cover - defensive: a parser bug must not sink a review
         return ShellScript(text, [], [], [], [], error=f"{type(exc).__name__}: {exc}")
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from checks.context import Context, SourceFile
 from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from checks.model import Severity
-from checks.parsers import hydra_config
+from checks.parsers import hydra_config, yamlmarks
 from checks.parsers.hydra_config import Schema
 from checks.parsers.shell import Invocation, Override, npu_view, parse
 from checks.rule import Hit, Rule
@@ -115,7 +115,7 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
 
     def load() -> Schema | None:
         src = ctx.source(path)
-        return None if src is None else hydra_config.load(path, src.text)
+        return None if src is None else hydra_config.from_doc(path, ctx.parsed("yamlmarks", src, yamlmarks.parse))
 
     return ctx.memo(("hydra-schema", "head", path), load)
 

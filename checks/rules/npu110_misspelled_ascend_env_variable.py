@@ -16,7 +16,7 @@ from checks.model import Severity
 from checks.parsers.codeblocks import shell_blocks
 from checks.parsers.dockerfile import parse as parse_dockerfile
 from checks.parsers.markdown import flavor_of
-from checks.parsers.sh import Source, commands
+from checks.parsers.sh import ASSIGNMENT, Source, commands
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import Hit, Rule
 
@@ -87,11 +87,11 @@ class MisspelledAscendEnvVariable(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         facts = ctx.facts.ascend_env
-        text = src.text
-        if not any(f[:-1] in text.upper().replace("-", "_") for f in facts.families):
+        text = src.text.upper().replace("-", "_")
+        if not any(f[:-1] in text for f in facts.families):
             return
         known = _known(ctx)
-        for found in _names_set(src):
+        for found in _names_set(src, ctx):
             verdict = _verdict(found.name, known, ctx)
             if verdict is None:
                 continue
@@ -144,20 +144,20 @@ def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] 
     return closest[0], max(low, 1)
 
 
-def _names_set(src: SourceFile) -> Iterator[_Set]:
+def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     flavor = flavor_of(src.path)
     if flavor is not None:
-        for block in shell_blocks(src.text, flavor):
+        for block in ctx.parsed("shell-blocks", src, lambda text: shell_blocks(text, flavor)):
             yield from _shell_names(Source.lines(block.lines))
         return
     if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
         yield from _shell_names(Source.file(src.text))
     elif DOCKERFILE in src.kinds:
-        for instr in parse_dockerfile(src.text).of("ENV"):
+        for instr in ctx.parsed("dockerfile", src, parse_dockerfile).of("ENV"):
             for pair in instr.pairs:
                 yield _Set(pair.name, pair.line)
     elif YAML in src.kinds or WORKFLOW in src.kinds:
-        doc = parse_yaml(src.text)
+        doc = ctx.parsed("yamlmarks", src, parse_yaml)
         if doc.root is None:
             return
         for path, node in doc.root.walk():
@@ -168,8 +168,10 @@ def _names_set(src: SourceFile) -> Iterator[_Set]:
 
 def _shell_names(source: Source) -> Iterator[_Set]:
     for cmd in commands(source):
-        for name, _, word in cmd.assignments():
-            yield _Set(name, word.line)
+        for word in cmd.words[: cmd.start]:  # the names of cmd.assignments(), without unquoting the values
+            m = ASSIGNMENT.match(word.raw)
+            if m and not word.quoted:
+                yield _Set(word.raw[: m.end()].rstrip("=").rstrip("+"), word.line)
         argv = cmd.argv
         if argv and argv[0] in ("export", "declare", "typeset", "env"):
             for word in cmd.words[cmd.start + 1 :]:

@@ -72,7 +72,7 @@ class ShellContinuationBroken(Rule):
             return
         flavor = flavor_of(src.path)
         if flavor is not None:
-            for block in shell_blocks(src.text, flavor):
+            for block in ctx.parsed("shell-blocks", src, lambda text: shell_blocks(text, flavor)):
                 if any("\\" in t for _, t in block.lines):
                     physical = dict(block.lines)
                     yield from _one_per_command(_check(src.path, Source.lines(block.lines), physical), physical)

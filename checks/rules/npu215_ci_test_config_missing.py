@@ -51,7 +51,7 @@ class CiTestConfigMissing(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if FILE_KEY not in src.text or BASE_KEY not in src.text:
             return
-        doc = parse_yaml(src.text)
+        doc = ctx.parsed("yamlmarks", src, parse_yaml)
         if doc.root is None:
             return
         for _, node in doc.root.walk():

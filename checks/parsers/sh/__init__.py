@@ -7,9 +7,11 @@ docs are all read through it. See `lexer` for the tokens, `commands` for the com
 from checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands, line_commands
 from checks.parsers.sh.lexer import (
     REDIRECT,
+    Lexed,
     LogicalLine,
     Token,
     heredoc_markers,
+    lex,
     logical_lines,
     read_word,
     split_logical,
@@ -25,6 +27,7 @@ __all__ = [
     "REDIRECT",
     "ArrayWord",
     "Command",
+    "Lexed",
     "LogicalLine",
     "Op",
     "Redirect",
@@ -33,6 +36,7 @@ __all__ = [
     "Word",
     "commands",
     "heredoc_markers",
+    "lex",
     "line_commands",
     "logical_lines",
     "matching_close",

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, split_logical, tokens
+from checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
 from checks.parsers.sh.source import Source
 from checks.parsers.sh.words import Op, Word
 
@@ -104,8 +105,9 @@ def commands(
     `split_logical`.
     """
     out: list[Command] = []
-    for ll in split_logical(source, heredoc_bodies)[0]:
-        _line_commands(out, tokens(ll, source.base), "\n" if ll.newline else "", in_heredoc, glue)
+    lexed = lex(source, heredoc_bodies)
+    for ll, toks in zip(lexed.lines, lexed.tokens(), strict=True):
+        _line_commands(out, toks, "\n" if ll.newline else "", in_heredoc, glue)
     return out
 
 
@@ -117,7 +119,7 @@ def line_commands(text: str, line: int, glue: bool = True) -> list[Command]:
     return out
 
 
-def _line_commands(out: list[Command], toks: list[Token], end_op: str, in_heredoc: bool, glue: bool) -> None:
+def _line_commands(out: list[Command], toks: Sequence[Token], end_op: str, in_heredoc: bool, glue: bool) -> None:
     words: list[Word] = []
     redirects: list[Redirect] = []
     pending: str | None = None  # a redirection waiting for its target

@@ -3,6 +3,7 @@
     lines, breaks, heredocs = split_logical(Source.file(text))   # or logical_lines(source)
     for ll in lines:
         tokens(ll)        # [Word | ArrayWord | Op]: words as written, operators, redirections
+    lexed = lex(source)   # both, memoised for the last sources: every reader of one script shares one lexing
 
 Quotes, `$( )`, `$(( ))`, `${ }` and backticks are followed in both steps, so an operator or a `#` inside them
 is text. The scanner copies runs of characters that change nothing in one regex step; keep it that way (the
@@ -21,8 +22,10 @@ from checks.parsers.sh.words import ArrayWord, Op, Word
 
 __all__ = [
     "REDIRECT",
+    "Lexed",
     "LogicalLine",
     "Token",
+    "lex",
     "logical_lines",
     "read_word",
     "split_logical",
@@ -224,6 +227,54 @@ def split_logical(
     """Logical lines, the physical lines of comments skipped inside a continuation, and here-document body
     ranges (first and last physical line). With `heredoc_bodies`, a here-document's body is read as lines of
     shell like the rest (a CI step's `cat <<EOF > run.sh` writes a script that runs elsewhere)."""
+    lexed = lex(source, heredoc_bodies)
+    return list(lexed.lines), list(lexed.comment_breaks), list(lexed.heredocs)
+
+
+class Lexed:
+    """One source lexed: its logical lines, comment breaks and here-document ranges (see `split_logical`), and
+    the tokens of each logical line on first use. Shared by every reader of the source (read-only)."""
+
+    __slots__ = ("_tokens", "comment_breaks", "heredocs", "lines", "source")
+
+    def __init__(
+        self,
+        source: Source,
+        lines: tuple[LogicalLine, ...],
+        comment_breaks: tuple[int, ...],
+        heredocs: tuple[tuple[int, int], ...],
+    ) -> None:
+        self.source = source
+        self.lines = lines
+        self.comment_breaks = comment_breaks
+        self.heredocs = heredocs
+        self._tokens: tuple[tuple[Token, ...], ...] | None = None
+
+    def tokens(self) -> tuple[tuple[Token, ...], ...]:
+        """`tokens(ll, source.base)` of each logical line, in order."""
+        if self._tokens is None:
+            base = self.source.base
+            self._tokens = tuple(tuple(tokens(ll, base)) for ll in self.lines)
+        return self._tokens
+
+
+# Sources lexed lately: the rules that read one script (NPU101's launch model, NPU110's assignments, NPU111's
+# continuations) or one RUN (the Dockerfile parser, content detection) run one after the other on it.
+LEXED_SOURCES = 64
+
+
+def lex(source: Source, heredoc_bodies: bool = False) -> Lexed:
+    """`source` lexed (memoised: a pure function of the source); the parts are shared, never change them."""
+    return _lex(source, bool(heredoc_bodies))  # one key whichever way the caller spelled the arguments
+
+
+@functools.lru_cache(maxsize=LEXED_SOURCES)
+def _lex(source: Source, heredoc_bodies: bool) -> Lexed:
+    lines, breaks, heredocs = _split_logical(source, heredoc_bodies)
+    return Lexed(source, tuple(lines), tuple(breaks), tuple(heredocs))
+
+
+def _split_logical(source: Source, heredoc_bodies: bool) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
     text = source.text
     physical = text.split("\n")
     plain = source.plain
