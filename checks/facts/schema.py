@@ -155,6 +155,30 @@ class AscendEnv(Section):
     min_length: int  # shorter names are left alone (too many real names lie close together)
 
 
+@dataclass(frozen=True)
+class BuildEnv(Section):
+    parallelism: tuple[str, ...]  # variables that always set build parallelism
+    make_flags: tuple[str, ...]  # variables that do when they hold `-j` / `--jobs`
+    # Build switches of packages compiled in Ascend images (their setup reads them), with why ENV is wrong.
+    switches: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class DevicePackages(Section):
+    """What a device family lacks: packages that break its images (NPU312)."""
+
+    # Device family -> the FROM tag tokens and SOC_VERSION prefixes that mark an image for it.
+    markers: Mapping[str, DeviceMarkers]
+    # Device family -> normalised distribution name -> why it does not belong on that device.
+    unsupported: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class DeviceMarkers:
+    from_tokens: tuple[str, ...]  # tokens of the CANN base image tag (`cann:9.0.0-310p-ubuntu22.04-py3.11`)
+    soc_prefixes: tuple[str, ...]  # SOC_VERSION values (lower case) that start with one of these
+
+
 # -- project ---------------------------------------------------------------------------------------------------
 
 
@@ -399,6 +423,8 @@ class Facts:
     shell_env: ShellEnv = field(metadata=_universal())
     ascend_content: AscendContent = field(metadata=_universal())
     ascend_env: AscendEnv = field(metadata=_universal())
+    build_env: BuildEnv = field(metadata=_universal())
+    device_packages: DevicePackages = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())

@@ -451,6 +451,57 @@ def steps(df: Dockerfile) -> list[Step]:
     return out
 
 
+@dataclass(frozen=True)
+class Copy:
+    """A COPY or ADD from the build context (not `--from` another stage or image), with its destination
+    resolved against the WORKDIR: what of the context lands where in the image."""
+
+    line: int
+    stage: int  # how many FROMs come before it, minus one
+    sources: tuple[str, ...]  # as written, relative to the build context (`.`, `requirements.txt`, `src/`)
+    dest: str  # absolute, normalised
+    into_dir: bool  # the destination is a directory (written with a trailing `/`, or several sources)
+
+
+def copies(df: Dockerfile) -> list[Copy]:
+    """Every COPY/ADD of build-context files whose destination is known, in file order."""
+    out: list[Copy] = []
+    workdir: str | None = "/"
+    stage = -1
+    for instr in df.instructions:
+        if instr.keyword == "FROM":
+            workdir, stage = "/", stage + 1
+        elif instr.keyword == "WORKDIR":
+            workdir = resolve_dir(workdir, instr.args.strip().strip("\"'"))
+        elif instr.keyword in ("COPY", "ADD"):
+            rest, other = instr.args.strip(), False
+            while rest.startswith("--"):
+                flag, _, rest = rest.partition(" ")
+                other = other or flag.startswith("--from")
+                rest = rest.strip()
+            if other or not rest:
+                continue  # `--from=stage`: not the build context
+            words: list[str]
+            if rest.startswith("["):
+                try:
+                    value = json.loads(rest)
+                except ValueError:
+                    continue
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    continue
+                words = list(value)
+            else:
+                words = [unquote(w) for w in rest.split()]
+            if len(words) < 2 or any("$" in w or "://" in w or "*" in w for w in words):
+                continue
+            dest = resolve_dir(workdir, words[-1])
+            if dest is None:
+                continue
+            sources = tuple(words[:-1])
+            out.append(Copy(instr.line, max(stage, 0), sources, dest, words[-1].endswith("/") or len(sources) > 1))
+    return out
+
+
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 

@@ -1,4 +1,5 @@
-"""NPU302: build parallelism (`MAX_JOBS`, `MAKEFLAGS=-j…`, `CMAKE_BUILD_PARALLEL_LEVEL`) baked into an image."""
+"""NPU302: build-only settings (`MAX_JOBS`, `MAKEFLAGS=-j…`, build switches such as `COMPILE_CUSTOM_KERNELS`) baked
+into an image with ENV."""
 
 from __future__ import annotations
 
@@ -6,27 +7,32 @@ import re
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
+from checks.facts.schema import BuildEnv
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, parse
 from checks.rule import Hit, Rule
 
-_ALWAYS = frozenset({"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL"})
 _MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
 _ENV_KEYWORD = re.compile(r"^([ \t]*)env([ \t]+)", re.IGNORECASE)
 
 
 class GlobalBuildParallelismEnv(Rule):
-    """A build-parallelism setting is stored in the image with ENV.
+    """A build-only setting (build parallelism, a build switch) is stored in the image with ENV.
 
     Why: `ENV MAX_JOBS=1` (or `MAKEFLAGS=-j1`, `CMAKE_BUILD_PARALLEL_LEVEL=1`) is meant to keep one heavy
     compile step (vllm-ascend's custom kernels) from running out of memory, but ENV stays in the image: every
     later `pip install` of a C++ extension, every `make` in the container and every image built `FROM` this
-    one is throttled (or, with a large value, overcommitted) without anyone seeing why.
+    one is throttled (or, with a large value, overcommitted) without anyone seeing why. The same holds for the
+    build switches of packages compiled in Ascend images (the facts' `build_env.switches`):
+    `COMPILE_CUSTOM_KERNELS` means nothing at run time, and `VLLM_BATCH_INVARIANT=1`, which selects the
+    batch-invariant kernels vllm-ascend compiles, as ENV also turns vLLM's slower batch-invariant mode on in
+    every container (vllm-ascend moved it into the build RUN, #10423).
 
     Bad:
         ENV MAX_JOBS=1
         ENV MAKEFLAGS="-j1"
+        ENV VLLM_BATCH_INVARIANT=1
 
     Good:
         ARG MAX_JOBS=1
@@ -34,7 +40,8 @@ class GlobalBuildParallelismEnv(Rule):
 
     One finding per block of consecutive ENV instructions (one cause, one comment). A block whose own comment
     (the comment lines right above it) says why it is there is a deliberate setting: a notice, not a warning.
-    Silent on `ARG MAX_JOBS` and on a variable set on one command (`MAX_JOBS=1 pip install …`).
+    Silent on `ARG MAX_JOBS`, on a variable set on one command (`MAX_JOBS=1 pip install …`) or exported in
+    the RUN that builds, and on deliberate image settings (`TASK_QUEUE_ENABLE`, `SOC_VERSION`).
 
     Scope: Ascend Dockerfiles only (kind `ascend_dockerfile`: built on an Ascend base image, `ARG` defaults
     resolved, or installing CANN / torch_npu / triton-ascend, whatever the path); GPU images are not this App's
@@ -47,13 +54,14 @@ class GlobalBuildParallelismEnv(Rule):
     id = "NPU302"
     name = "global-build-parallelism-env"
     severity = Severity.WARNING
-    title = "Build parallelism set with ENV persists into the image"
+    title = "Build-only setting (parallelism, build switch) set with ENV persists into the image"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)
+        env = ctx.facts.build_env
         for block in _blocks(df):
-            found = [(instr, pair) for instr in block for pair in instr.pairs if _is_parallelism(pair)]
+            found = [(instr, pair) for instr in block for pair in instr.pairs if _is_build_only(pair, env)]
             if not found:
                 continue
             lines = [pair.line for _, pair in found]
@@ -66,10 +74,18 @@ class GlobalBuildParallelismEnv(Rule):
             example = (
                 f"{first.name}={first.value}" if len(found) == 1 else " ".join(f"{p.name}={p.value}" for _, p in found)
             )
+            switches = [pair.name for _, pair in found if pair.name in env.switches]
+            if not switches:
+                why = "every later build in the container and in images built FROM it inherits this parallelism"
+            else:
+                names = list(dict.fromkeys(switches))
+                parts = [env.switches[n] if len(found) == 1 else f"{n}: {env.switches[n]}" for n in names]
+                if len(switches) < len(found):
+                    parts.insert(0, "the build parallelism is inherited by every later build and image built FROM it")
+                why = "; ".join(parts)
             message = (
-                f"{what} {verb} in the image: every later build in the container and in images built FROM it "
-                f"inherits this parallelism. Use `ARG` for the build or set it on the command that needs it "
-                f"(`{example} pip install …`)."
+                f"{what} {verb} in the image: {why}. Use `ARG` for the build or set it on the command that needs "
+                f"it (`{example} pip install …`)."
             )
             reason = _own_comment(src, block[0].line)
             if reason:
@@ -133,10 +149,10 @@ def _as_args(
     return "\n".join(out)
 
 
-def _is_parallelism(pair: EnvPair) -> bool:
-    if pair.name in _ALWAYS:
+def _is_build_only(pair: EnvPair, env: BuildEnv) -> bool:
+    if pair.name in env.parallelism or pair.name in env.switches:
         return True
-    return pair.name == "MAKEFLAGS" and pair.value is not None and bool(_MAKE_JOBS.search(pair.value))
+    return pair.name in env.make_flags and pair.value is not None and bool(_MAKE_JOBS.search(pair.value))
 
 
 def _stage_not_reused(df: Dockerfile, instr: Instruction) -> bool:

@@ -7,12 +7,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
+from checks.facts import Facts
+from checks.indexes.installs import SELF_PATHS, Install, installs
+from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
 from checks.parsers.pep440 import public_version, version_key
 from checks.parsers.pipcli import pip_call
-from checks.parsers.requirements import normalize_name
+from checks.parsers.requirements import normalize_name, parse_requirement
 from checks.rule import Hit, Rule
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
@@ -31,6 +33,10 @@ class Pin:
     line: int  # where the version is written (the pip word, or the ARG that holds a wheel name)
     index: int  # order of the step (Step.index)
     old: str | None  # exact text on `line` that holds the version (for a suggestion)
+    # For a version the image gets from requirements a step installs (not written in the Dockerfile): that
+    # step, and where the repository states the version ("requirements.txt line 34").
+    via: str | None = None
+    stated: str = ""  # " (requirements.txt line 34)"
 
 
 @dataclass(frozen=True)
@@ -45,15 +51,27 @@ def pins(df: Dockerfile) -> list[Pin]:
     """Every exact torch-family version installed by a pip command, in file order (wheel names included)."""
     out: list[Pin] = []
     defs = build_args(df)
+    froms = [i.line for i in df.of("FROM")]
     for step in steps(df):
         call = pip_call(step.cmd)
         if call is None or call.verb != "install":
             continue
+        # A RUN sees the ARG and ENV values of its own stage only (an ARG before FROM must be declared again).
+        start = max((n for n in froms if n < step.instr.line), default=0)
+        stage_defs = [d for d in defs if d[0] > start]
         for req, word in call.packages:
             if req.name in TORCH_FAMILY and req.pinned:
                 out.append(Pin(req.name, req.pinned, word.line, step.index, word.raw))
         for word in call.others:
             text, used = expand(word.unquoted, defs, word.line)
+            staged, staged_used = expand(word.unquoted, stage_defs, word.line) if "$" in word.unquoted else (text, {})
+            expanded = parse_requirement(staged) if staged_used and "$" not in staged else None
+            if expanded is not None and expanded.name in TORCH_FAMILY and expanded.pinned:
+                # `torch_npu==${TORCH_NPU_VERSION}`: the version is the ARG's default; point at the ARG.
+                def_line = max(staged_used.values())
+                old = next((v for n, _name, v in defs if n == def_line and expanded.pinned in v), None)
+                out.append(Pin(expanded.name, expanded.pinned, def_line, step.index, old))
+                continue
             m = _WHEEL.search(text)
             if not m:
                 continue
@@ -65,6 +83,41 @@ def pins(df: Dockerfile) -> list[Pin]:
                     if used.get(name) == def_line and version in value:
                         line = def_line
             out.append(Pin(normalize_name(m.group(1)), version, line, step.index, None))
+    return out
+
+
+_TORCH_NPU_WORD = re.compile(r"torch[-_]npu", re.I)
+
+
+def _installs_of(ctx: Context, path: str, df: Dockerfile) -> list[Install]:
+    return ctx.memo(("npu3xx-installs", "head", path), lambda: installs(df, ctx))
+
+
+def _installs_torch_npu(df: Dockerfile) -> bool:
+    """A pip step names torch_npu itself (unpinned, or a wheel whose version is unknown): the image's torch_npu
+    may not be the one the requirements it installs state, so those are not judged."""
+    for step in steps(df):
+        call = pip_call(step.cmd)
+        if call is not None and call.verb in ("install", "download", "wheel"):
+            if any(req.name == "torch-npu" for req, _ in call.packages):
+                return True
+            if any(_TORCH_NPU_WORD.search(w.unquoted) for w in call.others):
+                return True
+    return False
+
+
+def installed_pins(found: list[Install]) -> list[Pin]:
+    """The exact torch_npu versions that install steps bring through requirements the facts or the repository
+    state (vllm-ascend at a known release, the repository's own requirements copied into the image)."""
+    out: list[Pin] = []
+    for inst in found:
+        spec = (inst.specs or {}).get("torch-npu")
+        exact = next((v for op, v in spec or () if op == "=="), None)
+        if exact is None or "*" in exact:
+            continue
+        stated = inst.stated.get("torch-npu")
+        where = f" ({stated[0]} line {stated[1]})" if stated else ""
+        out.append(Pin("torch-npu", exact, inst.line, inst.index, None, via=inst.what, stated=where))
     return out
 
 
@@ -202,11 +255,17 @@ class CannTorchNpuIncompatible(Rule):
     severity = Severity.ERROR
     title = "torch_npu / CANN / torch / torchvision versions do not belong together"
     kinds = frozenset({ASCEND_DOCKERFILE})
+    # The requirements a Dockerfile installs are read with it; a change to them is checked against the
+    # Dockerfiles that install them.
+    context_kinds = frozenset({ASCEND_DOCKERFILE, REQUIREMENTS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)
         found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
-        if not found:
+        derived: list[Pin] = []
+        if not any(p.package == "torch-npu" for p in found) and not _installs_torch_npu(df):
+            derived = installed_pins(_installs_of(ctx, src.path, df))
+        if not found and not derived:
             return
         t = tables(ctx)
         canns = cann_versions(df)
@@ -215,10 +274,50 @@ class CannTorchNpuIncompatible(Rule):
                 yield from self._torch_npu(src, pin, found, cann_at(canns, pin.index), t)
             elif pin.package == "torchvision":
                 yield from self._torchvision(src, pin, found, t)
+        for pin in derived:
+            yield from self._torch_npu(src, pin, [], cann_at(canns, pin.index), t)
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        """A change to the repository's requirements that an unchanged Dockerfile installs: reported on the
+        changed requirement line (check_file reports on the Dockerfiles the change touches)."""
+        if ctx.audit:
+            return
+        t: Tables | None = None
+        for path in ctx.paths_of_kind(ASCEND_DOCKERFILE):
+            if ctx.touched(path):
+                continue
+            src = ctx.source(path)
+            if src is None:
+                continue
+            df = ctx.parsed("dockerfile", src, parse)
+            if any(p.package == "torch-npu" for p in pins(df)) or _installs_torch_npu(df):
+                continue
+            for inst in _installs_of(ctx, src.path, df):
+                stated = inst.stated.get("torch-npu")
+                if stated is None or not ctx.is_added_line(*stated):
+                    continue
+                t = t or tables(ctx)
+                canns = cann_versions(df)
+                for pin in installed_pins([inst]):
+                    for hit in self._torch_npu(src, pin, [], cann_at(canns, pin.index), t):
+                        yield Hit(
+                            stated[0],
+                            stated[1],
+                            f"{path} line {hit.line}: {hit.message}",
+                            severity=hit.severity,
+                            caused_by_change=False,
+                        )
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return SELF_PATHS
 
     def _torch_npu(self, src: SourceFile, pin: Pin, found: list[Pin], cann: Cann | None, t: Tables) -> Iterator[Hit]:
         base = torch_npu_base(pin.version)
         torch = nearest(found, "torch", pin)
+        subject = f"torch_npu {pin.version}"
+        if pin.via is not None:
+            subject = f"{pin.via} installs torch_npu {pin.version}{pin.stated}, which"
         if torch is not None and version_key(public_version(torch.version)) != version_key(base):
             yield Hit(
                 src.path,
@@ -248,7 +347,7 @@ class CannTorchNpuIncompatible(Rule):
             yield Hit(
                 src.path,
                 pin.line,
-                f"torch_npu {pin.version} is built for CANN {built}, newer than CANN {cann.version} of {where}: "
+                f"{subject} is built for CANN {built}, newer than CANN {cann.version} of {where}: "
                 f"it needs operators this CANN does not have.{fix}",
                 suggestion=suggestion,
             )
@@ -256,7 +355,7 @@ class CannTorchNpuIncompatible(Rule):
             yield Hit(
                 src.path,
                 pin.line,
-                f"torch_npu {pin.version} is built for CANN {built}, older than CANN {cann.version} of {where}: "
+                f"{subject} is built for CANN {built}, older than CANN {cann.version} of {where}: "
                 f"an older pairing that usually runs, but not the one Ascend tests for this CANN.{fix}",
                 suggestion=suggestion,
                 severity=Severity.NOTICE,

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import posixpath
-import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
+from checks.facts import Facts
+from checks.indexes.installs import SELF_PATHS, Install, installs
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, parse, resolve_dir, steps
-from checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
+from checks.parsers.dockerfile import parse
 from checks.parsers.pep440 import public_version, spec_allows, version_key
-from checks.parsers.pipcli import PipCall, pip_call
-from checks.parsers.requirements import parse_requirement, parse_requirements_file
 from checks.rule import Hit, Rule
 from checks.rules.npu307_cann_torch_npu_incompatible import (
     Pin,
@@ -25,168 +21,6 @@ from checks.rules.npu307_cann_torch_npu_incompatible import (
     tables,
     torch_npu_build,
 )
-
-Specs = tuple[tuple[str, str], ...]
-_REF_VERSION = re.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
-
-
-@dataclass(frozen=True)
-class Install:
-    """A pip step that installs the requirements of a project or file (not only the packages it names)."""
-
-    index: int  # Step.index
-    line: int
-    what: str  # for messages: "`pip install -r requirements.txt` of vllm-ascend v0.18.0"
-    origin: str  # "vllm-ascend", "repo" (the repository's own requirements file), or a repository name
-    specs: dict[str, Specs] | None  # normalised name -> specifiers; None: not known
-    version: str | None = None  # vllm-ascend version when known
-
-
-def ref_version(ref: str | None) -> str | None:
-    """`releases/v0.18.0` -> `0.18.0`, `v0.11.0rc1` -> `0.11.0rc1`; None for a sha, a branch or nothing."""
-    if not ref:
-        return None
-    m = _REF_VERSION.search(ref)
-    return m.group(1) if m else None
-
-
-def _specs_of(table: Mapping[str, str]) -> dict[str, Specs]:
-    out: dict[str, Specs] = {}
-    for name, spec in table.items():
-        req = parse_requirement(f"{name}{spec or ''}")
-        if req is not None:
-            out[req.name] = req.specs
-    return out
-
-
-def vllm_ascend_specs(ctx: Context, version: str | None) -> dict[str, Specs] | None:
-    if version is None:
-        return None
-    table = ctx.facts.vllm_ascend_requirements.versions.get(version)
-    return _specs_of(table) if table is not None else None
-
-
-def _repo_requirements(ctx: Context, name: str) -> dict[str, Specs] | None:
-    src = ctx.source(name)
-    if src is None:
-        return None
-    out: dict[str, Specs] = {}
-    for _line, req in parse_requirements_file(src.text):
-        out[req.name] = req.specs
-    return out
-
-
-def installs(df: Dockerfile, ctx: Context) -> list[Install]:
-    """The steps that install a project's or a file's requirements, with those requirements when known."""
-    return _Installs(ctx).walk(df)
-
-
-class _Installs:
-    """Follows clones, checkouts and exports through the RUN steps and classifies each pip install."""
-
-    def __init__(self, ctx: Context) -> None:
-        facts = ctx.facts
-        self.ctx = ctx
-        self.va_repos = {r.lower() for r in facts.vllm_ascend_requirements.repos}
-        self.other_repos = {r.lower() for r in facts.torch_resolvers.repos}
-        self.repo_files = set(facts.project.requirement_files)
-        self.no_torch_env: dict[str, dict[str, str]] = {
-            repo.lower(): dict(env) for repo, env in facts.torch_resolvers.no_torch_env.items()
-        }
-        self.clones: list[Clone] = []
-        self.refs: dict[str, str] = {}  # clone path -> the ref checked out in it
-
-    def clone_at(self, path: str | None, inside: bool) -> Clone | None:
-        if path is None:
-            return None
-        for c in reversed(self.clones):
-            if c.path == path or (inside and c.path is not None and path.startswith(c.path + "/")):
-                return c
-        return None
-
-    def version_of(self, clone: Clone) -> str | None:
-        return ref_version(self.refs.get(clone.path or "", clone.branch))
-
-    def vllm_ascend(self, index: int, line: int, what: str, version: str | None) -> Install:
-        label = f"vllm-ascend v{version}" if version else "vllm-ascend (version unknown)"
-        return Install(index, line, f"{what} of {label}", "vllm-ascend", vllm_ascend_specs(self.ctx, version), version)
-
-    def walk(self, df: Dockerfile) -> list[Install]:
-        exported: dict[int, dict[str, str]] = {}  # RUN line -> variables exported so far in it
-        out: list[Install] = []
-        for step in steps(df):
-            env = exported.setdefault(step.instr.line, {})
-            argv = step.cmd.argv
-            if argv and argv[0] == "export":
-                for a in argv[1:]:
-                    name, eq, value = a.partition("=")
-                    if eq:
-                        env[name] = value
-            git = git_call(step.cmd)
-            if git is not None:
-                self._git(git, step.cwd)
-                continue
-            call = pip_call(step.cmd)
-            if call is not None and call.verb == "install":
-                local_env = {**env, **{name: value for name, value, _ in step.cmd.assignments()}}
-                out.extend(self._pip(call, step.index, step.cwd, local_env))
-        return out
-
-    def _git(self, git: GitCall, cwd: str | None) -> None:
-        clone = clone_of(git, cwd)
-        if clone is not None and clone.path is not None:
-            self.clones = [c for c in self.clones if c.path != clone.path] + [clone]
-            self.refs.pop(clone.path, None)
-        elif git.sub in ("checkout", "switch"):
-            where = resolve_dir(cwd, git.directory) if git.directory else cwd
-            ref = next((w.unquoted for w in git.args if not w.unquoted.startswith("-")), None)
-            if where is not None and ref is not None:
-                self.refs[where] = ref
-
-    def _pip(self, call: PipCall, index: int, cwd: str | None, env: dict[str, str]) -> Iterator[Install]:
-        line = call.cmd.words[call.cmd.start].line
-        for f in call.files:
-            base = posixpath.basename(f.unquoted)
-            if base in self.repo_files:
-                specs = _repo_requirements(self.ctx, base)
-                if specs is not None:
-                    yield Install(index, f.line, f"`pip install -r {f.unquoted}`", "repo", specs)
-                continue
-            path = resolve_dir(cwd, f.unquoted)
-            clone = self.clone_at(path, inside=True)
-            if clone is None or clone.path is None or path is None:
-                continue
-            what = f"`pip install -r {f.unquoted}`"
-            if clone.repo in self.va_repos and posixpath.relpath(path, clone.path) == "requirements.txt":
-                yield self.vllm_ascend(index, f.line, what, self.version_of(clone))
-            elif clone.repo in self.other_repos:
-                yield Install(index, f.line, f"{what} of {clone.repo}", clone.repo, None)
-        if call.no_deps:
-            return  # the named projects come without their requirements
-        for t in [*call.editables, *(w for w in call.others if _is_path(w.unquoted))]:
-            clone = self.clone_at(resolve_dir(cwd, re.sub(r"\[[^\]]*\]$", "", t.unquoted)), inside=False)
-            if clone is None:
-                continue
-            what = f"`pip install {_show(call, t.unquoted)}`"
-            if clone.repo in self.va_repos:
-                yield self.vllm_ascend(index, line, what, self.version_of(clone))
-            elif clone.repo in self.other_repos:
-                quiet = self.no_torch_env.get(clone.repo)
-                if quiet and all(env.get(k) == v for k, v in quiet.items()):
-                    continue  # e.g. VLLM_TARGET_DEVICE=empty: no torch requirement
-                yield Install(index, line, f"{what} of {clone.repo}", clone.repo, None)
-        for req, word in call.packages:
-            if req.name in self.va_repos:
-                yield self.vllm_ascend(index, word.line, f"`pip install {word.unquoted}`", req.pinned)
-
-
-def _is_path(text: str) -> bool:
-    return text.startswith((".", "/")) or ("/" in text and "://" not in text and not text.endswith(".whl"))
-
-
-def _show(call: PipCall, target: str) -> str:
-    editable = any(w.unquoted == target for w in call.editables)
-    return f"-e {target}" if editable else target
 
 
 class TorchPinOverwritten(Rule):
@@ -231,6 +65,10 @@ class TorchPinOverwritten(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
     # requirements-npu.txt is read even when the change does not touch it.
     context_kinds = frozenset({REQUIREMENTS})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return SELF_PATHS
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
+from checks.facts import Facts
+from checks.indexes.installs import SELF_PATHS, Install, installs
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
 from checks.parsers.dockerfile import parse, steps
 from checks.parsers.pep440 import version_key
 from checks.parsers.pipcli import pip_call
 from checks.rule import Hit, Rule
-from checks.rules.npu308_torch_pin_overwritten import Install, installs
 
 TRITON = "triton"
 TRITON_ASCEND = "triton-ascend"
@@ -60,6 +61,10 @@ class TritonUninstalledAfterTritonAscend(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
     # requirements-npu.txt is read even when the change does not touch it.
     context_kinds = frozenset({REQUIREMENTS})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return SELF_PATHS
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         df = ctx.parsed("dockerfile", src, parse)

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from checks import ascend
 from checks.context import Context, SourceFile
+from checks.facts.schema import DevicePackages
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import build_args, expand, parse, steps
+from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
 from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name, parse_requirements_file
 from checks.rule import Hit, Rule
@@ -71,6 +72,9 @@ class UnsupportedPackageOnNpu(Rule):
     Not reported: `flash-linear-attention` (FLA, Triton kernels that run through triton-ascend), and the
     nvidia-* packages that are not CUDA runtimes and are installed on NPU on purpose: `nvidia-modelopt`,
     `nvidia-ml-py` (the NVML binding, pure Python), `nvidia-resiliency-ext` (Megatron fault tolerance).
+    Per device: an image built for a device family (a FROM tag token such as `310p`, or its SOC_VERSION) must
+    not `pip install` what that family lacks (the facts' `device_packages`: 310P has no Triton backend, so
+    triton and triton-ascend break `import torch_npu` there, vllm-ascend #9249). Uninstalling them is fine.
     Only NPU requirement files are read: named for NPU (`requirements-npu.txt`), listing an Ascend package
     (torch_npu, triton-ascend), or any in an Ascend-only repository; `requirements-cuda.txt` is fine.
 
@@ -88,7 +92,7 @@ class UnsupportedPackageOnNpu(Rule):
     id = "NPU312"
     name = "unsupported-package-on-npu"
     severity = Severity.ERROR
-    title = "CUDA-only package in an NPU requirements file or Ascend image"
+    title = "CUDA-only package (or one the image's device lacks) in an NPU requirements file or Ascend image"
     kinds = frozenset({ASCEND_DOCKERFILE, REQUIREMENTS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -115,12 +119,16 @@ class UnsupportedPackageOnNpu(Rule):
     def _dockerfile(self, src: SourceFile, ctx: Context, pol: Policy) -> Iterator[Hit]:
         df = ctx.parsed("dockerfile", src, parse)
         defs = build_args(df)
+        device = image_device(df, ctx.facts.device_packages)
+        lacks = ctx.facts.device_packages.unsupported.get(device, {}) if device else {}
         for step in steps(df):
             call = pip_call(step.cmd)
             if call is None or call.verb not in ("install", "download", "wheel"):
                 continue
             for req, word in call.packages:
                 why = pol.reason(req.name, req.pinned)
+                if why is None and req.name in lacks and call.verb == "install":
+                    why = lacks[req.name]
                 if why is not None:
                     yield Hit(src.path, word.line, f"`pip install {word.unquoted or req.spelled}`: {why}.")
             for word in call.others:
@@ -135,6 +143,23 @@ class UnsupportedPackageOnNpu(Rule):
                     yield Hit(
                         src.path, word.line, f"`{opt} {value}` is a CUDA wheel index: torch from it is a CUDA build."
                     )
+
+
+def image_device(df: Dockerfile, facts: DevicePackages) -> str | None:
+    """The device family an image is built for, when the facts know what that family lacks: a token of a FROM
+    tag (`cann:9.0.0-310p-ubuntu22.04-py3.11`, ARG defaults substituted) or a SOC_VERSION default. None when
+    unknown or when the file names two families."""
+    found: set[str] = set()
+    for family, marks in facts.markers.items():
+        tokens = {t.lower() for t in marks.from_tokens}
+        for instr in df.of("FROM"):
+            tag = instr.image.tag if instr.image is not None else None
+            if tag and tokens & set(tag.lower().split("-")):
+                found.add(family)
+        for _line, name, value in build_args(df):
+            if name == "SOC_VERSION" and value.strip("\"'").lower().startswith(tuple(marks.soc_prefixes)):
+                found.add(family)
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _lone_requirement(body: str) -> bool:
