@@ -264,6 +264,13 @@ class DockerfileNames(Section):
 @dataclass(frozen=True)
 class TwinDrift(Section):
     one_sided: tuple[Regex, ...]
+    # OS twins (`Dockerfile` / `Dockerfile.openEuler`): the name suffixes of another OS's twin, the OS words
+    # folded before comparing, the instructions compared (the rest is package-manager work that differs by
+    # OS), and the lines that belong to one OS only.
+    os_suffixes: tuple[str, ...]
+    os_tokens: tuple[Regex, ...]
+    os_compared: tuple[str, ...]
+    os_only: tuple[Regex, ...]
 
 
 @dataclass(frozen=True)

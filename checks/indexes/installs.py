@@ -16,6 +16,7 @@ from checks.parsers.pipcli import PipCall, pip_call
 from checks.parsers.requirements import parse_requirement, parse_requirements_file
 
 Specs = tuple[tuple[str, str], ...]
+_TAG = re.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")
 _REF_VERSION = re.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
 
 
@@ -31,6 +32,9 @@ class Install:
     version: str | None = None  # vllm-ascend version when known
     # Where the repository states each requirement, for the repository's own files: name -> (path, line).
     stated: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # The requirements are those of one fixed revision: the repository's own files, a release tag or an
+    # exact pin. A release *branch* (`releases/v0.18.0`) moves on after the tag the facts describe.
+    fixed: bool = False
 
 
 def ref_version(ref: str | None) -> str | None:
@@ -169,7 +173,7 @@ class _Installs:
         stated, path = found
         specs = {name: spec for name, (spec, _n) in stated.items()}
         where = {name: (path, n) for name, (_spec, n) in stated.items() if n}
-        return Install(index, line, f"{what} of this repository", "repo", specs, stated=where)
+        return Install(index, line, f"{what} of this repository", "repo", specs, stated=where, fixed=True)
 
     def clone_at(self, path: str | None, inside: bool) -> Clone | None:
         if path is None:
@@ -182,9 +186,14 @@ class _Installs:
     def version_of(self, clone: Clone) -> str | None:
         return ref_version(self.refs.get(clone.path or "", clone.branch))
 
-    def vllm_ascend(self, index: int, line: int, what: str, version: str | None) -> Install:
+    def is_tag(self, clone: Clone) -> bool:
+        ref = self.refs.get(clone.path or "", clone.branch)
+        return ref is not None and _TAG.fullmatch(ref) is not None
+
+    def vllm_ascend(self, index: int, line: int, what: str, version: str | None, fixed: bool) -> Install:
         label = f"vllm-ascend v{version}" if version else "vllm-ascend (version unknown)"
-        return Install(index, line, f"{what} of {label}", "vllm-ascend", vllm_ascend_specs(self.ctx, version), version)
+        specs = vllm_ascend_specs(self.ctx, version)
+        return Install(index, line, f"{what} of {label}", "vllm-ascend", specs, version, fixed=fixed)
 
     def walk(self, df: Dockerfile) -> list[Install]:
         exported: dict[int, dict[str, str]] = {}  # RUN line -> variables exported so far in it
@@ -244,11 +253,12 @@ class _Installs:
                         "repo",
                         {name: spec for name, (spec, _n) in stated.items()},
                         stated={name: (copied, n) for name, (_spec, n) in stated.items()},
+                        fixed=True,
                     )
                 continue
             what = f"`pip install -r {f.unquoted}`"
             if clone.repo in self.va_repos and posixpath.relpath(path, clone.path) == "requirements.txt":
-                yield self.vllm_ascend(index, f.line, what, self.version_of(clone))
+                yield self.vllm_ascend(index, f.line, what, self.version_of(clone), self.is_tag(clone))
             elif clone.repo in self.other_repos:
                 yield Install(index, f.line, f"{what} of {clone.repo}", clone.repo, None)
         if call.no_deps:
@@ -265,7 +275,7 @@ class _Installs:
                     yield own
                 continue
             if clone.repo in self.va_repos:
-                yield self.vllm_ascend(index, line, what, self.version_of(clone))
+                yield self.vllm_ascend(index, line, what, self.version_of(clone), self.is_tag(clone))
             elif clone.repo in self.other_repos:
                 quiet = self.no_torch_env.get(clone.repo)
                 if quiet and all(env.get(k) == v for k, v in quiet.items()):
@@ -273,7 +283,7 @@ class _Installs:
                 yield Install(index, line, f"{what} of {clone.repo}", clone.repo, None)
         for req, word in call.packages:
             if req.name in self.va_repos:
-                yield self.vllm_ascend(index, word.line, f"`pip install {word.unquoted}`", req.pinned)
+                yield self.vllm_ascend(index, word.line, f"`pip install {word.unquoted}`", req.pinned, True)
 
 
 def _is_path(text: str) -> bool:

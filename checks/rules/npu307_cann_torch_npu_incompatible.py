@@ -108,9 +108,13 @@ def _installs_torch_npu(df: Dockerfile) -> bool:
 
 def installed_pins(found: list[Install]) -> list[Pin]:
     """The exact torch_npu versions that install steps bring through requirements the facts or the repository
-    state (vllm-ascend at a known release, the repository's own requirements copied into the image)."""
+    state (vllm-ascend at a release tag, the repository's own requirements copied into the image). Not from
+    a release branch: it moves on after its tag (verl's `releases/v0.18.0` clone pins another torch_npu than
+    the v0.18.0 tag)."""
     out: list[Pin] = []
     for inst in found:
+        if not inst.fixed:
+            continue
         spec = (inst.specs or {}).get("torch-npu")
         exact = next((v for op, v in spec or () if op == "=="), None)
         if exact is None or "*" in exact:

@@ -1,17 +1,20 @@
-"""NPU310: an `_a2`/`_a3` Dockerfile pair that a change makes differ beyond the device-specific tokens."""
+"""NPU310: a pair of Dockerfile twins (A2/A3 devices, or two OSes) that a change makes differ beyond what is
+device- or OS-specific."""
 
 from __future__ import annotations
 
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from checks.context import Context
 from checks.diffing import differing_lines
+from checks.facts.schema import TwinDrift
 from checks.kinds import ASCEND_DOCKERFILE
 from checks.model import Related, Severity
+from checks.parsers.dockerfile import parse
 from checks.rule import Hit, Rule
 from checks.rules.npu305_from_device_mismatch import Devices, devices
 
@@ -41,6 +44,83 @@ def twin_paths(paths: Iterable[str], dev: Devices) -> list[tuple[str, str]]:
         if twin in present and twin != path:
             pairs.append((path, twin))
     return pairs
+
+
+def untokened_twins(paths: Iterable[str], dev: Devices, ctx: Context, taken: set[str]) -> list[tuple[str, str]]:
+    """(a2 path, a3 path) where the A2 file's name has no device token at all (`Dockerfile` beside
+    `Dockerfile.a3`, `Dockerfile.openEuler` beside `Dockerfile.a3.openEuler`): pairs only when the untokened
+    file's base image is an A2 one (its FROM tag), so a name alone makes no pair."""
+    present = set(paths)
+    a3_tokens = sorted(dev.file_tokens.get("a3", ()))
+    if len(a3_tokens) != 1:
+        return []
+    pairs = []
+    for path in sorted(present - taken):
+        folder, base = posixpath.split(path)
+        spots = list(re.finditer(rf"[._-]{re.escape(a3_tokens[0])}(?=$|[._-])", base, re.I))
+        if len(spots) != 1:
+            continue
+        twin = posixpath.join(folder, base[: spots[0].start()] + base[spots[0].end() :])
+        if (
+            twin in taken
+            or twin not in present
+            or dev.of_file(twin) is not None
+            or _from_device(ctx, twin, dev) != "a2"
+        ):
+            continue
+        pairs.append((twin, path))
+    return pairs
+
+
+def _from_device(ctx: Context, path: str, dev: Devices) -> str | None:
+    """The one device of the file's FROM tags (ARG defaults substituted); None when none or several."""
+    src = ctx.source(path)
+    if src is None:
+        return None
+    found = set()
+    for instr in ctx.parsed("dockerfile", src, parse).of("FROM"):
+        tag = instr.image.tag if instr.image is not None else None
+        device = dev.of_tag(tag) if tag else None
+        if device is not None:
+            found.add(device)
+    return found.pop() if len(found) == 1 else None
+
+
+def os_twins(paths: Iterable[str], suffixes: Iterable[str]) -> list[tuple[str, str]]:
+    """(default path, other-OS path) for every `X` / `X.openEuler` pair."""
+    present = set(paths)
+    pairs = []
+    for path in sorted(present):
+        for suffix in suffixes:
+            if path.endswith(suffix) and path[: -len(suffix)] in present:
+                pairs.append((path[: -len(suffix)], path))
+                break
+    return pairs
+
+
+class OsNormaliser:
+    """Makes two OS twins comparable: only their build-context and configuration instructions (COPY, ADD, ARG,
+    ENV, WORKDIR), OS words folded, lines of one OS (ENV DEBIAN_FRONTEND) left out."""
+
+    def __init__(self, facts: TwinDrift) -> None:
+        self._compared = frozenset(k.upper() for k in facts.os_compared)
+        self._os = re.compile("|".join(f"(?:{p})" for p in facts.os_tokens), re.I) if facts.os_tokens else None
+        self._only = [re.compile(p) for p in facts.os_only]
+
+    def __call__(self, text: str) -> Normalised:
+        lines: list[int] = []
+        texts: list[str] = []
+        for instr in parse(text).instructions:
+            if instr.keyword not in self._compared:
+                continue
+            body = re.sub(r"\s+", " ", f"{instr.keyword} {instr.args}").strip()
+            if any(p.search(body) for p in self._only):
+                continue
+            if self._os is not None:
+                body = self._os.sub("<OS>", body)
+            lines.append(instr.line)
+            texts.append(body)
+        return Normalised(lines, texts)
 
 
 def _same_case(model: str, word: str) -> str:
@@ -128,6 +208,16 @@ class A2A3TwinDrift(Rule):
     the twin. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
     (or of the A3 file when only it has extra lines).
 
+    Twins come on two axes. Device twins are `X_a2` / `X_a3` (verl's names), and also `X` / `X.a3` when the
+    file without a device token is built on an A2 base image (vllm-ascend's `Dockerfile`, `Dockerfile.a3`):
+    compared as above. Images for other devices (310P, A5) differ on purpose and are not paired. OS twins
+    are `X` / `X.openEuler`: their package-manager steps differ by nature (apt-get / yum), so only their
+    COPY, ADD, ARG, ENV and WORKDIR instructions are compared, with the OS words (`ubuntu22.04`,
+    `openeuler24.03`) folded and the lines of one OS (`ENV DEBIAN_FRONTEND`) left out (the facts'
+    `twin_drift`): an openEuler twin that copies an installer to another directory than its Ubuntu twin
+    breaks its build (vllm-ascend #6708, fixed in #6871). A change to an OS twin is reported on the other
+    OS's file first.
+
     Bad: a change adds `pip install mbridge==0.15.1` to `Dockerfile.ascend_8.5.0_a2` only.
 
     Good: the same line added to both twins; or twins that differ in `FROM …cann:9.1.0-910b-…` vs
@@ -140,33 +230,46 @@ class A2A3TwinDrift(Rule):
     id = "NPU310"
     name = "a2-a3-twin-drift"
     severity = Severity.WARNING
-    title = "A2/A3 Dockerfile twins drift apart"
+    title = "Dockerfile twins (A2/A3, or two OSes) drift apart"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         dev = devices(ctx)
-        one_sided = list(ctx.facts.twin_drift.one_sided)
-        norm = Normaliser(dev, one_sided)
-        for a2, a3 in twin_paths(ctx.paths_of_kind(ASCEND_DOCKERFILE), dev):
-            if not (ctx.touched(a2) or ctx.touched(a3)):
-                continue
-            src2, src3 = ctx.source(a2), ctx.source(a3)
-            if src2 is None or src3 is None:
-                continue
-            n2, n3 = norm(src2.text), norm(src3.text)
-            only2, only3 = unmatched(n2, n3)
-            if not only2 and not only3:
-                continue
-            if ctx.audit:
-                yield self._audit(a2, a3, only2, only3)
-                continue
-            before = self._identical_at_base(ctx, norm, a2, a3)
-            # One drift, one finding: when the change adds unmatched lines to both twins, the A2 side says it
-            # (naming the A3 file's own unmatched lines).
-            first = list(self._change(ctx, a2, a3, only2, only3, before))
-            yield from first or self._change(ctx, a3, a2, only3, only2, before)
+        facts = ctx.facts.twin_drift
+        norm = Normaliser(dev, list(facts.one_sided))
+        paths = sorted(ctx.paths_of_kind(ASCEND_DOCKERFILE))
+        pairs = twin_paths(paths, dev)
+        pairs += untokened_twins(paths, dev, ctx, {p for pair in pairs for p in pair})
+        for a2, a3 in pairs:
+            yield from self._pair(ctx, a2, a3, norm, "A2/A3 twins", "beyond device tokens", "device")
+        os_norm = OsNormaliser(facts)
+        compared = "/".join(facts.os_compared)
+        for base, other in os_twins(paths, facts.os_suffixes):
+            # The file of the other OS is checked against the default one (the one the name extends).
+            yield from self._pair(ctx, other, base, os_norm, "OS twins", f"in their {compared} instructions", "OS")
 
-    def _identical_at_base(self, ctx: Context, norm: Normaliser, a2: str, a3: str) -> bool | None:
+    def _pair(
+        self, ctx: Context, a2: str, a3: str, norm: Callable[[str], Normalised], what: str, how: str, axis: str
+    ) -> Iterator[Hit]:
+        if not (ctx.touched(a2) or ctx.touched(a3)):
+            return
+        src2, src3 = ctx.source(a2), ctx.source(a3)
+        if src2 is None or src3 is None:
+            return
+        n2, n3 = norm(src2.text), norm(src3.text)
+        only2, only3 = unmatched(n2, n3)
+        if not only2 and not only3:
+            return
+        if ctx.audit:
+            yield self._audit(a2, a3, only2, only3, what, how, axis)
+            return
+        before = self._identical_at_base(ctx, norm, a2, a3)
+        # One drift, one finding: when the change adds unmatched lines to both twins, the A2 side says it
+        # (naming the A3 file's own unmatched lines).
+        first = list(self._change(ctx, a2, a3, only2, only3, before, axis))
+        yield from first or self._change(ctx, a3, a2, only3, only2, before, axis)
+
+    def _identical_at_base(self, ctx: Context, norm: Callable[[str], Normalised], a2: str, a3: str) -> bool | None:
         texts = []
         for path in (a2, a3):
             change = ctx.changeset.changed(path)
@@ -177,13 +280,21 @@ class A2A3TwinDrift(Rule):
         return texts[0] == texts[1]
 
     def _change(
-        self, ctx: Context, path: str, twin: str, mine: list[int], theirs: list[int], before: bool | None
+        self,
+        ctx: Context,
+        path: str,
+        twin: str,
+        mine: list[int],
+        theirs: list[int],
+        before: bool | None,
+        axis: str,
     ) -> Iterator[Hit]:
         added = [n for n in mine if ctx.is_added_line(path, n)]
         if not added:
             return
         name, twin_name = posixpath.basename(path), posixpath.basename(twin)
-        history = " The two were identical (up to device tokens) before this change." if before else ""
+        folded = "device tokens" if axis == "device" else "OS words"
+        history = f" The two were identical (up to {folded}) before this change." if before else ""
         other = f" ({twin_name} has its own unmatched {_listed(theirs)})" if theirs else ""
         verb = "has" if len(added) == 1 else "have"
         yield Hit(
@@ -191,11 +302,11 @@ class A2A3TwinDrift(Rule):
             added[0],
             f"This change edits {name} so that it differs from its twin {twin_name}: {_listed(added)} {verb} no "
             f"counterpart there{other}.{history} Make the same edit in {twin}, or suppress with the reason if "
-            "the difference is device-specific.",
+            f"the difference is {axis}-specific.",
             related=tuple(Related(twin, n, "unmatched in the twin") for n in theirs[:MAX_LISTED]),
         )
 
-    def _audit(self, a2: str, a3: str, only2: list[int], only3: list[int]) -> Hit:
+    def _audit(self, a2: str, a3: str, only2: list[int], only3: list[int], what: str, how: str, axis: str) -> Hit:
         path, line = (a2, only2[0]) if only2 else (a3, only3[0])
         parts = []
         if only2:
@@ -205,8 +316,8 @@ class A2A3TwinDrift(Rule):
         return Hit(
             path,
             line,
-            f"The A2/A3 twins {posixpath.basename(a2)} and {posixpath.basename(a3)} differ beyond device tokens: "
+            f"The {what} {posixpath.basename(a2)} and {posixpath.basename(a3)} differ {how}: "
             f"{'; '.join(parts)} without a counterpart in the other file. Make the twins match, or suppress with "
-            "the reason where the difference is device-specific.",
+            f"the reason where the difference is {axis}-specific.",
             related=tuple(Related(a3 if path == a2 else a2, n) for n in (only3 if path == a2 else only2)[:MAX_LISTED]),
         )
