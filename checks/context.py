@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
-from checks import ascend
+from checks import ascend, globs
 from checks.config import Config
 from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
 from checks.model import ChangeSet
@@ -94,7 +94,15 @@ class Context:
         if rev != "head" and not self.changeset.audit and not self.changeset.touched(path):
             rev = "head"
         tree = self.changeset.head if rev == "head" else self.changeset.base
+        # A file under `ignore_paths` is not read at all, neither checked nor as context: the App does not
+        # fetch it (checks.engine.needed_paths), so the CLI must not see it either.
+        if self._ignored(path):
+            return None
         return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path, rev))
+
+    def _ignored(self, path: str) -> bool:
+        patterns = self.config.ignore_paths
+        return bool(patterns) and globs.match_any(path, patterns)
 
     def text(self, path: str, rev: str = "head") -> str | None:
         """The file's text (see `source`)."""

@@ -15,6 +15,7 @@ def places(items: Iterable[str], limit: int = MAX_LISTED) -> str:
     return f"{shown} and {rest} more" if rest > 0 else shown
 
 
-def short_key(key: str) -> str:
-    """A Hydra key as messages name it: the rollout role's `actor_rollout_ref.` prefix left out."""
-    return key.removeprefix("actor_rollout_ref.")
+def short_key(key: str, prefix: str) -> str:
+    """A Hydra key as messages name it: the project's role prefix (the facts' `ascend_values.message_prefix`,
+    "" for none) left out."""
+    return key.removeprefix(prefix) if prefix else key

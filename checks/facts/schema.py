@@ -276,7 +276,6 @@ class TwinDrift(Section):
 @dataclass(frozen=True)
 class DeviceApi(Section):
     index_dirs: tuple[str, ...]
-    app_context_files: tuple[str, ...]
     defaults: Mapping[str, tuple[str, ...]]
     check_script: str
     not_npu_paths: tuple[str, ...]
@@ -363,6 +362,7 @@ class AscendValueDocs:
 class AscendValues(Section):
     checkpoint_engine_suffix: str
     checkpoint_engine_invalid: Mapping[str, str]
+    checkpoint_engine_since: str  # the change of the project that renamed the key ("#5473"; "" when not its own)
     checkpoint_engine_registry_files: tuple[str, ...]
     checkpoint_engine_registry_pattern: Regex
     rollout_name_key: str
@@ -382,6 +382,7 @@ class AscendValues(Section):
     flash_attn_key: str
     torch_compile_key: str
     docs: AscendValueDocs
+    message_prefix: str  # the role prefix messages leave out of a key ("" for none)
 
 
 @dataclass(frozen=True)

@@ -176,9 +176,8 @@ def _escalations(ctx: Context, inv: Invocation, mode: str | None) -> list[str]:
             cp = _context_parallel(inv)
             if cp:
                 key, size, line = cp[0]
-                reasons.append(
-                    f"FULL graphs are combined with context parallel (`{short_key(key)}={size}`, line {line})"
-                )
+                shown = short_key(key, ctx.facts.ascend_values.message_prefix)
+                reasons.append(f"FULL graphs are combined with context parallel (`{shown}={size}`, line {line})")
     return reasons
 
 
@@ -192,8 +191,9 @@ def _message(ctx: Context, view: View, inv: Invocation, what: str, mode: str | N
     else:
         tq_text = f"TASK_QUEUE_ENABLE on line {tq.line} cannot be resolved (graph mode needs 1, never 2)"
     cp = _context_parallel(inv)
+    prefix = ctx.facts.ascend_values.message_prefix
     cp_text = (
-        "context parallel: " + ", ".join(f"`{short_key(k)}={n}` (line {ln})" for k, n, ln in cp)
+        "context parallel: " + ", ".join(f"`{short_key(k, prefix)}={n}` (line {ln})" for k, n, ln in cp)
         if cp
         else "no context parallel is set (FULL graphs do not work with it)"
     )

@@ -139,6 +139,11 @@ class _Facts:
     flash_key: str
     compile_key: str
     docs: AscendValueDocs  # where the project documents each case
+    message_prefix: str  # left out of the keys messages show
+    ckpt_since: str  # " (since #5473)": when the registry key changed, in the project's own history
+
+    def short(self, key: str) -> str:
+        return short_key(key, self.message_prefix)
 
     @classmethod
     def of(cls, ctx: Context) -> _Facts:
@@ -167,6 +172,8 @@ class _Facts:
                 f.flash_attn_key,
                 f.torch_compile_key,
                 f.docs,
+                f.message_prefix,
+                f" (since {f.checkpoint_engine_since})" if f.checkpoint_engine_since else "",
             )
 
         return ctx.memo(("npu106-facts", "head", ""), build)
@@ -254,8 +261,8 @@ def _checkpoint_backend(ctx: Context, src: SourceFile, inv: Invocation, facts: _
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{short_key(key)}={value}` is not a checkpoint-engine backend{known}: on Ascend the HCCL engine "
-            f"registers as `{fix}` (since #5473), so the run fails when the engine is built. Use `{fix}`.",
+            f"`{facts.short(key)}={value}` is not a checkpoint-engine backend{known}: on Ascend the HCCL engine "
+            f"registers as `{fix}`{facts.ckpt_since}, so the run fails when the engine is built. Use `{fix}`.",
             suggestion=_with_value(src, eff.override, fix),
         )
 
@@ -287,7 +294,7 @@ def _sglang_attention(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterat
     yield Hit(
         src.path,
         name.override.line,
-        f"`{short_key(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
+        f"`{facts.short(facts.name_key)}=sglang` on NPU needs `+{facts.attn_key}={facts.attn_value}`: without it "
         f"SGLang picks a CUDA attention backend and the rollout fails to start on Ascend "
         f"({facts.docs.sglang_attention}). Add the override to this command.",
     )
@@ -390,7 +397,7 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
             continue
         assert eff.override is not None
         where = (
-            f"`{short_key(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
+            f"`{facts.short(mb.override.key)}={hydra_str(mb.override.value)}` on line {mb.override.line}"
             if mb.override is not None
             else f"the config's default, {res.schema.path} line {mb.line}"
             if res.schema is not None
@@ -399,8 +406,8 @@ def _vpp_with_mbridge(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
         yield Hit(
             src.path,
             eff.override.line,
-            f"Virtual pipeline parallel (`{short_key(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
-            f"VPP cannot be used together on Ascend ({facts.docs.vpp_mbridge}). Set `{short_key(prefix)}."
+            f"Virtual pipeline parallel (`{facts.short(vpp_key)}={size}`) with `use_mbridge` on ({where}): mbridge and "
+            f"VPP cannot be used together on Ascend ({facts.docs.vpp_mbridge}). Set `{facts.short(prefix)}."
             f"{facts.mbridge_key}=False` when using VPP, or drop VPP.",
         )
 
@@ -428,9 +435,9 @@ def _context_parallel(src: SourceFile, inv: Invocation, res: _Resolver, facts: _
             yield Hit(
                 src.path,
                 have.override.line,
-                f"Context parallel on NPU needs both `{short_key(main_key)}` and `{short_key(otc_key)}`; this command "
-                f"sets only `{short_key(have_key)}={size}` ({facts.docs.context_parallel}: MindSpeed reads the "
-                f"transformer config). Add `{'+' if miss_key == otc_key else ''}{short_key(miss_key)}={size}`.",
+                f"Context parallel on NPU needs both `{facts.short(main_key)}` and `{facts.short(otc_key)}`; this "
+                f"command sets only `{facts.short(have_key)}={size}` ({facts.docs.context_parallel}: MindSpeed reads "
+                f"the transformer config). Add `{'+' if miss_key == otc_key else ''}{facts.short(miss_key)}={size}`.",
             )
 
 
@@ -459,7 +466,7 @@ def _flash_attn(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{short_key(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
+            f"`{facts.short(key)}=False` in a Megatron NPU script: on Ascend, Megatron needs flash attention on "
             f"({facts.docs.flash_attn}) for the actor and the reference model. Set it to True.",
             suggestion=_with_value(src, eff.override, "True"),
             severity=Severity.WARNING,
@@ -475,7 +482,7 @@ def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[
         yield Hit(
             src.path,
             eff.override.line,
-            f"`{short_key(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU. "
+            f"`{facts.short(key)}=True` in a script that runs on Ascend NPU: torch.compile is not used on NPU. "
             "Set it to False.",
             suggestion=_with_value(src, eff.override, "False"),
             severity=Severity.WARNING,

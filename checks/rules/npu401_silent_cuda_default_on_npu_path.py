@@ -91,7 +91,7 @@ class SilentCudaDefaultOnNpuPath(Rule):
         # The index reads every Python file under index_dirs (see _build_index), so the App fetches them all.
         section = facts.device_api
         dirs = tuple(d.rstrip("/") + "/**/*.py" for d in section.index_dirs)
-        return (*dirs, *section.app_context_files, section.check_script)
+        return (*dirs, section.check_script)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.device_api
