@@ -145,6 +145,7 @@ class Normaliser:
     def __call__(self, text: str) -> Normalised:
         lines: list[int] = []
         texts: list[str] = []
+        settings: set[str] = set()
         for n, raw in enumerate(text.splitlines(), start=1):
             body = raw.strip()
             if not body or body.startswith("#") or any(p.search(body) for p in self._skip):
@@ -154,9 +155,17 @@ class Normaliser:
                 body = self._ops.sub("<OPS>", body)
             body = self._soc.sub("<SOC>", body)
             body = self._dev.sub("", body)
+            if _SETTING.match(body):
+                if body in settings:
+                    continue  # the same one-line ENV/ARG again: it changes nothing
+                settings.add(body)
             lines.append(n)
             texts.append(body)
         return Normalised(lines, texts)
+
+
+# A one-line ENV or ARG (no continuation): repeating it in the same file changes nothing.
+_SETTING = re.compile(r"(?i)^(?:ENV|ARG) [^\\]*$")
 
 
 def unmatched(a: Normalised, b: Normalised) -> tuple[list[int], list[int]]:
