@@ -1,7 +1,21 @@
 """Each rule's docstring `Bad:` example fires the rule and its `Good:` example does not (as pylint runs the bad.py
 and good.py of its message docs). An example is a fragment; SCAFFOLDS says where it goes (a path, the lines around
-it). A rule whose examples need more than one file or a change to show is listed in NOT_RUN with the reason; its
-fixture cases show the same (tests/fixtures/<RULE>/)."""
+it, the other files of the tree). What an example may hold, so that it reads as it runs:
+
+- several files: a line `# <path>` (optionally followed by a note in parentheses) starts the part of the example
+  that goes to that path; the text before the first such line goes to the scaffold's own path. A part's path may
+  have a template of its own (`Scaffold.parts`).
+- a change: with `Scaffold.change`, the example is a diff: lines starting with `-` are the base revision's, lines
+  starting with `+` the head's, lines starting with a space (context) are in both; the PR title is the one the
+  heading names (`Bad (in a PR titled "..."):`) or the scaffold's. A part noted `(deleted)` is in the base only,
+  one noted `(new)` in the head only.
+- an addition: with `Scaffold.added`, the example is what a change adds to the scaffold's files.
+- a shorthand the docstring defines (`SWR_CN = swr.cn-southwest-2...`): `Scaffold.names` spells it out.
+- a character the docs cannot show: `<U+200B>` stands for it, in a path as in the text.
+- several examples: every `Bad ...:` (or `Good ...:`) heading starts one, and each must fire (stay silent).
+
+A rule listed in NOT_RUN says why its examples cannot run; its fixture cases show the same (tests/fixtures/<RULE>/).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +25,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from checks.diffing import changes_between
+from checks.engine import run
+from checks.model import ChangeSet, MemoryTree
 from checks.rule import all_rules
 from tests.fixture_support import audit
 
@@ -18,9 +35,25 @@ from tests.fixture_support import audit
 @dataclass(frozen=True)
 class Scaffold:
     path: str
-    template: str  # `{example}` is replaced by the example, indented by `indent`
+    template: str = "{example}\n"  # `{example}` is replaced by the example, indented by `indent`
     indent: str = ""
-    others: tuple[tuple[str, str], ...] = ()  # more files of the tree, as (path, text)
+    others: tuple[tuple[str, str], ...] = ()  # more files of the tree, as (path, text), in both revisions
+    parts: tuple[tuple[str, str, str], ...] = ()  # (path, template, indent) of the example's `# <path>` parts
+    change: bool = False  # the example is a diff: `-` lines are the base's, `+` lines the head's
+    added: bool = False  # the example is what a change adds: the base has the files without it
+    title: str = ""  # the PR title when the example's heading names none
+    names: tuple[tuple[str, str], ...] = ()  # (short name, text) of the shorthand the docstring defines
+
+
+@dataclass(frozen=True)
+class Example:
+    heading: str
+    text: str
+
+    @property
+    def title(self) -> str | None:
+        m = re.search(r'titled "([^"]*)"', self.heading)
+        return m.group(1) if m else None
 
 
 _DF = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
@@ -31,16 +64,185 @@ _LAUNCH = "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo \\\n{example}\n
 _WF = ".github/workflows/e2e_ascend.yml"
 _JOB = "name: e2e\non: [pull_request]\njobs:\n  e2e_ascend:\n    runs-on: linux-aarch64-a2b3-8\n{example}\n"
 
+# A generated Hydra config (verl/trainer/config/_generated_*.yaml), cut to the keys the examples name.
+_HYDRA = (
+    "verl/trainer/config/_generated_ppo_trainer.yaml",
+    "actor_rollout_ref:\n  actor:\n    strategy: fsdp\n  rollout:\n    name: vllm\n    checkpoint_engine:\n"
+    "      backend: naive\n      update_weights_bucket_megabytes: 2048\n  model:\n    path: ~/models/x\n"
+    "    override_config: {}\ntrainer:\n  nnodes: 1\n",
+)
+# verl's ray base module (the functions with CUDA defaults) and its device-API check, which skips the module.
+_RAY_BASE = (
+    "from verl.utils.device import get_device_name\n\n\n"
+    "class RayResourcePool:\n"
+    '    def get_placement_groups(self, strategy="STRICT_PACK", name=None, device_name="cuda"):\n'
+    "        return []\n\n\n"
+    "class RayWorkerGroup:\n"
+    "    def __init__(self, resource_pool=None, ray_cls_with_init=None, **kwargs):\n"
+    '        self.device_name = kwargs.get("device_name", "cuda")\n\n\n'
+    "def _buffer(n):\n"
+)
+_DEVICE_API_CHECK = (
+    "tests/special_sanity/check_device_api_usage.py",
+    'CUDA_KEYWORD_CHECK_WHITELIST = [\n    "verl/utils/device.py",\n    "verl/single_controller/ray/base.py",\n]\n',
+)
+_MINDSPEED_SH = "tests/special_npu/run_qwen3_06b_grpo_mindspeed.sh"
+_MINDSPEED = (
+    "#!/usr/bin/env bash\nexport TASK_QUEUE_ENABLE=1\n\npython3 -m verl.trainer.main_ppo --config-path=config \\\n"
+    "{example}\n"
+    "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n    trainer.n_gpus_per_node=8\n"
+)
+# The A2 build workflow: it pushes `latest-vllm-910b-ubuntu` to quay.io/ascend/verl.
+_BUILD_A2 = (
+    ".github/workflows/docker-build-ascend-a2.yml",
+    "name: docker-build-ascend-a2\non:\n  push:\n    branches: [main]\nenv:\n  QUAY_REPO: quay.io/ascend/verl\njobs:\n"
+    "  build-push:\n    runs-on: ubuntu-22.04-arm\n    steps:\n      - uses: actions/checkout@v4\n"
+    '      - id: version\n        run: echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"\n'
+    "      - uses: docker/build-push-action@v6\n        with:\n          context: .\n"
+    "          file: ./docker/ascend/Dockerfile.ascend_9.1.0_a2\n          push: true\n"
+    "          tags: ${{ env.QUAY_REPO }}:${{ steps.version.outputs.tag }}\n",
+)
+_BUILD_A2_RUN = _BUILD_A2[1].replace(
+    '        run: echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"\n', "        run: |\n{example}\n"
+)
+_SWR = (
+    ("SWR_CN", "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci"),
+    ("SWR_AP", "swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci"),
+)
+
+
+def _pulls(name: str, runner: str = "linux-aarch64-a2b3-8") -> tuple[str, str, str]:
+    """A workflow whose job runs in the container the example names (`image: ...`)."""
+    return (
+        f".github/workflows/{name}.yml",
+        f"name: {name}\non: [pull_request]\njobs:\n  {name}:\n    runs-on: {runner}\n    container:\n{{example}}\n"
+        "    steps:\n      - run: npu-smi info\n",
+        "      ",
+    )
+
+
+def _merge(device: str) -> str:
+    """The merge job of a multi-arch build: the example's `docker buildx imagetools create` names the tags."""
+    return (
+        f"name: docker-build-ascend-{device}\non: workflow_dispatch\njobs:\n  merge:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - env:\n          IMAGE: quay.io/ascend/verl\n        run: |\n{example}\n"
+    )
+
+
+def _matrix_build(device: str) -> tuple[str, str, str]:
+    """A build workflow of `device`, a matrix over the architectures; the example goes under the build's `with:`."""
+    return (
+        f".github/workflows/docker-build-ascend-{device}.yml",
+        f"name: docker-build-ascend-{device}\non:\n  push:\n    branches: [main]\njobs:\n  build:\n"
+        "    strategy:\n      matrix:\n        tag: [amd64, arm64]\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: docker/build-push-action@v6\n        with:\n          context: .\n"
+        f"          file: ./docker/ascend/Dockerfile.ascend_9.1.0_{device}\n          push: true\n"
+        f"          tags: quay.io/ascend/verl:latest-vllm-{'910b' if device == 'a2' else device}-ubuntu\n{{example}}\n",
+        "          ",
+    )
+
+
+_DF_A2 = ("docker/ascend/Dockerfile.ascend_9.1.0_a2", _FROM)
+
 SCAFFOLDS: dict[str, Scaffold] = {
     "NPU101": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU102": Scaffold(_SH, _LAUNCH, "    "),
+    "NPU103": Scaffold(_SH, _LAUNCH, change=True),
     "NPU104": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU105": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n", others=(_HYDRA,)),
     "NPU106": Scaffold(_SH, _LAUNCH, "    "),
+    # The Megatron config the example changes, and an NPU Megatron script that inherits its default.
+    "NPU107": Scaffold(
+        "verl/trainer/config/engine/megatron.yaml",
+        "param_offload: False\nuse_mbridge: True\n{example}\nuse_remove_padding: True\n",
+        others=(
+            (
+                _MINDSPEED_SH,
+                _MINDSPEED.replace(
+                    "{example}",
+                    "    --config-name='ppo_megatron_trainer.yaml' \\\n"
+                    "    actor_rollout_ref.model.path=$HOME/models/Qwen/Qwen3-0.6B \\",
+                ),
+            ),
+        ),
+        parts=((_MINDSPEED_SH, _MINDSPEED, ""),),
+        change=True,
+        title="[BREAKING][megatron] chore: make Megatron-Bridge the default",
+    ),
     "NPU108": Scaffold(_SH, _LAUNCH, "    "),
+    "NPU110": Scaffold("tests/e2e/run_npu.sh", "#!/usr/bin/env bash\n{example}\n"),
     "NPU111": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),  # (`·` in the docstring marks a blank)
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
+    "NPU201": Scaffold(
+        *_pulls("e2e_ascend"),
+        others=(_BUILD_A2, _DF_A2),
+        parts=(_pulls("model_ascend"), _pulls("nightly_ascend"), _pulls("release_ascend")),
+        names=_SWR,
+    ),
+    "NPU202": Scaffold(
+        _BUILD_A2[0],
+        _BUILD_A2_RUN,
+        "          ",
+        others=(_DF_A2,),
+        parts=(_pulls("vllm_ascend"),),
+        names=_SWR,
+    ),
+    "NPU203": Scaffold(
+        ".github/workflows/docker-build-ascend-a2.yml",
+        _merge("a2"),
+        "          ",
+        others=(
+            (
+                ".github/workflows/docker-build-ascend-a3.yml",
+                _merge("a3").replace(
+                    "{example}",
+                    "          docker buildx imagetools create -t "
+                    '"$IMAGE:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-a3-ubuntu22.04-py3.11-vllm" $DIGESTS',
+                ),
+            ),
+        ),
+        parts=(("docs/ascend_tutorial/quick_start.md", "```bash\n{example}\n```\n", ""),),
+    ),
+    "NPU204": Scaffold(
+        "docs/ascend_tutorial/ci_guide.md", "# CI on Ascend\n\n```bash\n{example}\n```\n", others=(_BUILD_A2, _DF_A2)
+    ),
+    "NPU205": Scaffold(*_matrix_build("a2"), parts=(_matrix_build("a3"),)),
+    "NPU206": Scaffold(
+        ".github/workflows/docker-build-ascend-a2.yml",
+        "name: docker-build-ascend-a2\non:\n  push:\n    branches: [main]\nenv:\n  QUAY_REPO: quay.io/ascend/verl\n"
+        "jobs:\n  build:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        tag: [amd64, arm64]\n"
+        "    steps:\n{example}\n",
+        "      ",
+    ),
     "NPU207": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n      - run: |\n{example}"), "          "),
+    # The A3 sglang image is built from a Dockerfile that pins MindSpeed.
+    "NPU208": Scaffold(
+        _WF,
+        "name: e2e_ascend\non: [pull_request]\njobs:\n  e2e_sglang_a3:\n    runs-on: linux-aarch64-a3-16\n{example}\n",
+        "    ",
+        others=(
+            (
+                ".github/workflows/docker-build-ascend-a3-sglang.yml",
+                _matrix_build("a3")[1]
+                .replace("Dockerfile.ascend_9.1.0_a3", "Dockerfile.ascend.sglang_9.1.0_a3")
+                .replace("latest-vllm-a3-ubuntu", "latest-sglang-a3-ubuntu")
+                .replace("{example}", "          cache-to: type=gha,mode=max,scope=ascend-a3-sglang"),
+            ),
+            (
+                "docker/ascend/Dockerfile.ascend.sglang_9.1.0_a3",
+                _FROM.replace("-910b-", "-a3-")
+                + "RUN git clone --depth 1 --branch core_r0.16.0 https://gitcode.com/ascend/MindSpeed.git /MindSpeed\n",
+            ),
+        ),
+    ),
     "NPU209": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
+    "NPU210": Scaffold(
+        _WF,
+        "name: e2e_ascend\non:\n  pull_request:\n{example}\njobs:\n  e2e:\n    runs-on: linux-aarch64-a2b3-8\n"
+        "    steps:\n      - run: bash tests/special_npu/run_qwen3_06b_ppo.sh\n",
+        "    ",
+        others=(("tests/special_npu/run_qwen3_06b_ppo.sh", "#!/usr/bin/env bash\n"),),
+    ),
     # The examples carry their triggers (NPU212 reports only jobs that forks run by themselves) and the project's
     # other guards (it reports only in a project that guards jobs).
     "NPU212": Scaffold(_WF, "name: e2e\n{example}\n"),
@@ -49,47 +251,78 @@ SCAFFOLDS: dict[str, Scaffold] = {
         _JOB.replace("{example}", "    steps:\n      - uses: docker/metadata-action@v5\n        with:\n{example}"),
         "          ",
     ),
+    # A weekly test matrix; the config file the examples name exists under nightly/ only.
+    "NPU215": Scaffold(
+        ".github/workflows/configs/weekly_config.yaml",
+        "weekly:\n  multi_node:\n    test_config:\n{example}\n",
+        "      ",
+        others=(("tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml", "x: 1\n"),),
+    ),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),
     "NPU304": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU305": Scaffold("docker/ascend/Dockerfile.ascend_9.0.0_a3"),
     "NPU306": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU308": Scaffold(
+        "docker/ascend/Dockerfile.ascend_8.3.rc1_a2",
+        "FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n{example}\n",
+    ),
     "NPU309": Scaffold(_DF, _FROM + "RUN {example}\n"),
     # The vllm-ascend checkout says which release's requirements the example installs (one that brings triton-ascend).
     "NPU311": Scaffold(_DF, _FROM + _VLLM_ASCEND + "RUN {example}\n    true\n"),
     "NPU312": Scaffold("requirements-npu.txt", "{example}\n"),
     "NPU313": Scaffold("docker/Dockerfile", "{example}\n"),
+    "NPU401": Scaffold(
+        "verl/trainer/ppo/ray_trainer.py",
+        "from verl.single_controller.ray.base import RayWorkerGroup\n\n\n"
+        "def init_workers(resource_pool, pool, cls):\n{example}\n",
+        "    ",
+        others=(_DEVICE_API_CHECK,),
+        added=True,
+        parts=(("verl/single_controller/ray/base.py", _RAY_BASE + "{example}\n    return buf\n", "    "),),
+    ),
+    "NPU402": Scaffold(
+        "verl/utils/vllm/__init__.py",
+        "from .npu_vllm_patch import apply_npu_vllm_patches\n{example}\n",
+        others=(("verl/utils/vllm/npu_vllm_patch.py", "def apply_npu_vllm_patches():\n    pass\n"),),
+        change=True,
+    ),
+    "NPU501": Scaffold(
+        "docs/ascend_tutorial/get_start/quick_start.md",
+        others=(("docs/ascend_tutorial/get_start/install_guidance.md", "# 安装指南\n"),),
+    ),
+    "NPU502": Scaffold(
+        "docker/ascend/README.md",
+        others=(
+            ("docker/ascend/Dockerfile.ascend_9.1.0_a2", _FROM),
+            ("scripts/install_vllm_mcore_npu.sh", "#!/usr/bin/env bash\npip install vllm\n"),
+        ),
+    ),
+    "NPU503": Scaffold(
+        "docker/ascend/supported_tags.md",
+        "# Supported tags\n\n## Latest Images\n\n{example}\n",
+        others=(
+            ("docker/ascend/Dockerfile.ascend_9.1.0_a2", _FROM),
+            ("docker/ascend/Dockerfile.ascend_9.1.0_a3", _FROM.replace("-910b-", "-a3-")),
+        ),
+    ),
 }
 
-_CROSS = "the example needs other files (see its fixture cases)"
+# Rules whose examples cannot run here, and why (their fixture cases show the same).
 NOT_RUN: dict[str, str] = {
-    "NPU103": "a change (a diff between two revisions) with a PR title",
-    "NPU105": "the project's Hydra config schema: " + _CROSS,
-    "NPU107": "a change to the Hydra defaults and the NPU scripts that rely on them",
-    "NPU110": "not scaffolded yet (the rule came after this test): see its fixture cases",
-    "NPU215": "not scaffolded yet (the rule came after this test): see its fixture cases",
-    "NPU201": "several workflows that pull the same image (the docstring has no Bad example)",
-    "NPU202": "a build workflow and the workflow that pulls: " + _CROSS,
-    "NPU203": "the build workflow and a doc naming its tags: " + _CROSS,
-    "NPU204": "the published-tags table: " + _CROSS,
-    "NPU205": "the A2 and the A3 build workflows: " + _CROSS,
-    "NPU206": "a build step and the step reading its digest, elided with `...`",
-    "NPU208": "the Dockerfile behind the image the job runs in: " + _CROSS,
-    "NPU210": "the tree the paths filter names: " + _CROSS,
     "NPU211": "two alternative jobs in one fragment (a retired label, an A3 image on an A2 runner)",
-    "NPU305": "a Dockerfile name and base image of the other device: the fragment names them in prose",
     "NPU307": "the base image named in the heading (`cann:8.3.rc1-910b-…`), elided",
-    "NPU308": "the vllm-ascend release the image installs: " + _CROSS,
     "NPU310": "the A2/A3 twin Dockerfiles and a change to one of them",
-    "NPU401": "the index of functions with CUDA defaults: " + _CROSS,
-    "NPU402": "a change that removes a workaround",
-    "NPU501": "an invisible character, written `<U+200B>` in the docstring",
-    "NPU502": "the files the links point to: " + _CROSS,
-    "NPU503": "the Dockerfiles the version table links to: " + _CROSS,
 }
 
 
-def _examples(doc: str, kind: str) -> list[str]:
+# A line `# <path>` (a path with a folder, or a file name with an extension), perhaps with a note in parentheses.
+_PART = re.compile(r"# (?P<path>[\w.\-<+>]+(?:/[\w.\-<+>]+)+|[\w\-]+\.[\w.\-]+)(?: \((?P<note>[^)]*)\))?:?")
+_CHAR = re.compile(r"<U\+([0-9A-F]{4,6})>")
+
+
+def _examples(doc: str, kind: str) -> list[Example]:
     """The indented blocks under `Bad:` (or `Good:`) lines that end with the colon."""
     out = []
     lines = doc.splitlines()
@@ -100,16 +333,57 @@ def _examples(doc: str, kind: str) -> list[str]:
                 if nxt.strip() and not nxt.startswith("    "):
                     break
                 block.append(nxt)
-            out.append(textwrap.dedent("\n".join(block)).strip("\n"))
+            out.append(Example(line, textwrap.dedent("\n".join(block)).strip("\n")))
     return out
 
 
-def _run(rid: str, example: str) -> list[str]:
+def _parts(scaffold: Scaffold, text: str) -> dict[str, tuple[list[str], str]]:
+    """The example's text by path (lines, note): the part before any `# <path>` line goes to the scaffold's path."""
+    parts: dict[str, tuple[list[str], str]] = {}
+    path, note = scaffold.path, ""
+    for line in text.splitlines():
+        m = _PART.fullmatch(line)
+        if m:
+            path, note = m["path"], m["note"] or ""
+            parts.setdefault(path, ([], note))
+            continue
+        parts.setdefault(path, ([], note))[0].append(line)
+    return {p: (lines, note) for p, (lines, note) in parts.items() if any(s.strip() for s in lines)}
+
+
+def _fill(scaffold: Scaffold, path: str, lines: list[str]) -> str:
+    template, indent = scaffold.template, scaffold.indent
+    if path != scaffold.path:
+        template, indent = next(((t, i) for p, t, i in scaffold.parts if p == path), ("{example}\n", ""))
+    return template.replace("{example}", textwrap.indent("\n".join(lines), indent))
+
+
+def _run(rid: str, example: Example) -> list[str]:
     scaffold = SCAFFOLDS[rid]
-    body = textwrap.indent(example, scaffold.indent)
-    report = audit({scaffold.path: scaffold.template.format(example=body), **dict(scaffold.others)})
+    base: dict[str, str | None] = dict(scaffold.others)
+    head: dict[str, str | None] = dict(scaffold.others)
+    text = example.text
+    for short, full in scaffold.names:
+        text = text.replace(short, full)
+    for named, (named_lines, note) in _parts(scaffold, text).items():
+        path = _CHAR.sub(lambda m: chr(int(m[1], 16)), named)
+        lines = [_CHAR.sub(lambda m: chr(int(m[1], 16)), s) for s in named_lines]
+        if not scaffold.change:
+            head[path] = _fill(scaffold, path, lines)
+            if scaffold.added:
+                base[path] = _fill(scaffold, path, [])
+            continue
+        if note != "new":
+            base[path] = _fill(scaffold, path, [s[1:] for s in lines if s[:1] != "+"])
+        if note != "deleted":
+            head[path] = _fill(scaffold, path, [s[1:] for s in lines if s[:1] != "-"])
+    if scaffold.change or scaffold.added:
+        title = example.title if example.title is not None else scaffold.title
+        report = run(ChangeSet(MemoryTree(head), MemoryTree(base), changes_between(base, head), title=title))
+    else:
+        report = audit(head)
     assert report.errors == []
-    return [f"{f.line}: {f.message}" for f in report.findings if f.rule == rid]
+    return [f"{f.path}:{f.line}: {f.message}" for f in report.findings if f.rule == rid]
 
 
 @pytest.mark.parametrize("rid", sorted(SCAFFOLDS))
@@ -117,7 +391,7 @@ def test_the_bad_example_fires(rid: str) -> None:
     bad = _examples(all_rules()[rid].doc(), "Bad")
     assert bad, f"{rid} has no Bad: example"
     for example in bad:
-        assert _run(rid, example), f"{rid}'s Bad example gives no finding:\n{example}"
+        assert _run(rid, example), f"{rid}'s Bad example gives no finding:\n{example.text}"
 
 
 @pytest.mark.parametrize("rid", sorted(SCAFFOLDS))
@@ -125,9 +399,23 @@ def test_the_good_example_is_silent(rid: str) -> None:
     good = _examples(all_rules()[rid].doc(), "Good")
     assert good, f"{rid} has no Good: example"
     for example in good:
-        assert _run(rid, example) == [], f"{rid}'s Good example gives findings:\n{example}"
+        assert _run(rid, example) == [], f"{rid}'s Good example gives findings:\n{example.text}"
 
 
 def test_every_rule_is_run_or_says_why_not() -> None:
     assert set(SCAFFOLDS) | set(NOT_RUN) == set(all_rules())
     assert not set(SCAFFOLDS) & set(NOT_RUN)
+
+
+def test_an_example_can_name_files_and_be_a_change() -> None:
+    """The scaffolding itself: `# <path>` parts, `-`/`+` lines, the title from the heading, a deleted file."""
+    scaffold = Scaffold("a.sh", "#!/bin/sh\n{example}\n", change=True, others=(("c.txt", "c\n"),))
+    text = "-x=1\n+x=2\n y\n# docs/b.md (deleted)\n-gone\n# d.txt (new)\n+new"
+    parts = _parts(scaffold, text)
+    assert parts == {
+        "a.sh": (["-x=1", "+x=2", " y"], ""),
+        "docs/b.md": (["-gone"], "deleted"),
+        "d.txt": (["+new"], "new"),
+    }
+    assert Example('Bad (in a PR titled "[ci] fix: x"):', "").title == "[ci] fix: x"
+    assert _fill(scaffold, "a.sh", ["x=2"]) == "#!/bin/sh\nx=2\n" and _fill(scaffold, "d.txt", ["new"]) == "new\n"

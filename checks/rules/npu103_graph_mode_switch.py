@@ -30,8 +30,12 @@ class GraphModeSwitch(Rule):
         +    actor_rollout_ref.rollout.enforce_eager=False \\
         +    +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode="FULL_DECODE_ONLY" \\
 
-    Good: the same lines in a PR that says so ("[rollout, perf] feat: enable ACL graph for the Qwen3-8B NPU
-    example"), with TASK_QUEUE_ENABLE=1 and a run on the target image.
+    The same lines in a PR that says so ("[rollout, perf] feat: enable ACL graph for the Qwen3-8B NPU
+    example"), with TASK_QUEUE_ENABLE=1 and a run on the target image, are a notice instead.
+
+    Good (back to eager mode, in a PR titled "[ci] chore: fix npu ci failure"):
+        -    actor_rollout_ref.rollout.enforce_eager=False \\
+        +    actor_rollout_ref.rollout.enforce_eager=True \\
 
     One finding per command: an `enforce_eager` flip and the `cudagraph_mode` that comes with it are one
     change, said once, with the conditions as they stand in the script (task-queue level, context parallel)

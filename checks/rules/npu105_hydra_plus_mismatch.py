@@ -23,14 +23,16 @@ class HydraPlusMismatch(Rule):
     for NPUs. Keys move between releases (#5473, #6951 and others renamed or added keys), so a script that was
     right last month may be wrong today.
 
-    Bad:
-        +actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096   # key exists
-        actor_rollout_ref.model.override_config.attn_implementation=eager                   # key does not
+    Bad (the config has the first key, not the second):
+        python3 -m verl.trainer.main_ppo \\
+            +actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096 \\
+            actor_rollout_ref.model.override_config.attn_implementation=eager
 
     Good:
-        actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096
-        +actor_rollout_ref.model.override_config.attn_implementation=eager
-        ++actor_rollout_ref.actor.megatron.override_transformer_config.attention_backend=auto
+        python3 -m verl.trainer.main_ppo \\
+            actor_rollout_ref.rollout.checkpoint_engine.update_weights_bucket_megabytes=4096 \\
+            +actor_rollout_ref.model.override_config.attn_implementation=eager \\
+            ++actor_rollout_ref.actor.megatron.override_transformer_config.attention_backend=auto
 
     Keys under one parent the schema lacks are one cause, said in one finding that lists them.
 

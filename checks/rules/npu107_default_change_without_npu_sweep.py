@@ -28,13 +28,21 @@ class DefaultChangeWithoutNpuSweep(Rule):
     Megatron scripts had to be fixed afterwards (#7081, #7148). The list of watched keys is data
     (the facts' `default_sweep.watched`).
 
-    Bad (verl/trainer/config/engine/megatron.yaml):
+    Bad (and `tests/special_npu/run_qwen3_06b_grpo_mindspeed.sh`, a Megatron script, does not set it):
+        # verl/trainer/config/engine/megatron.yaml
         -vanilla_mbridge: True
         +vanilla_mbridge: False
-        # and tests/special_npu/run_qwen3_06b_grpo_mindspeed.sh does not set vanilla_mbridge
 
-    Good: the same change, plus `actor_rollout_ref.actor.megatron.vanilla_mbridge=True` in the NPU scripts
-    that still need the old behaviour (or a note that they were run with the new default).
+    Good (the NPU scripts that still need the old behaviour pin it, in the same change):
+        # verl/trainer/config/engine/megatron.yaml
+        -vanilla_mbridge: True
+        +vanilla_mbridge: False
+        # tests/special_npu/run_qwen3_06b_grpo_mindspeed.sh
+             --config-name='ppo_megatron_trainer.yaml' \\
+        +    actor_rollout_ref.actor.megatron.vanilla_mbridge=True \\
+             actor_rollout_ref.model.path=$HOME/models/Qwen/Qwen3-0.6B \\
+
+    Or say in the PR that they were run with the new default.
 
     Fix: pin the old value in the listed scripts, or run them with the new default and say so. Advisory: a
     notice on the changed default line, listing the NPU scripts (Megatron ones for the mbridge keys) whose

@@ -57,13 +57,17 @@ class MisspelledAscendEnvVariable(Rule):
     YAML files (workflows, test configs), and Dockerfile `ENV`.
 
     Bad:
+        # tests/e2e/run_npu.sh
         export ASCEND_RT_VISIBLE_DEVICE=0,1
+        # tests/e2e/nightly/configs/Qwen3-8B.yaml
         envs:
           VLLM-ASCEND_BALANCE_SCHEDULING: "1"
 
     Good:
+        # tests/e2e/run_npu.sh
         export ASCEND_RT_VISIBLE_DEVICES=0,1
         export ASCEND_VISIBLE_DEVICES=0,1   # ascend-docker-runtime's own variable, not a typo
+        # tests/e2e/nightly/configs/Qwen3-8B.yaml
         envs:
           VLLM_ASCEND_BALANCE_SCHEDULING: "1"
 

@@ -31,18 +31,23 @@ class MixedImageTagFormats(Rule):
     pulls the same tag as jobs the change does not touch (a new consumer copying the others mid-migration) is
     a notice only: the mix of formats is the state the change found.
 
-    Bad (SWR_CN = swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci,
-    SWR_AP = swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci):
-        # e2e_ascend.yml (migrated)
+    In the examples, SWR_CN stands for swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci and SWR_AP
+    for swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci.
+
+    Bad:
+        # .github/workflows/e2e_ascend.yml (migrated)
         image: SWR_CN/verl/verl:latest-vllm-910b-ubuntu
-        # model_ascend.yml (forgotten)
+        # .github/workflows/model_ascend.yml (forgotten)
         image: SWR_CN/verl/verl:latest-cann9.0.0-torch_npu2.9.0post2-910b-ubuntu22.04-py3.11-vllm
-        # nightly_ascend.yml (other mirror, other tag)
+        # .github/workflows/nightly_ascend.yml (other mirror, other tag)
         image: SWR_AP/verl/verl:latest-cann9.0.0-torch_npu2.9.0post2-910b-ubuntu22.04-py3.11-vllm
 
     Good:
+        # .github/workflows/e2e_ascend.yml
         image: SWR_CN/verl/verl:latest-vllm-910b-ubuntu
+        # .github/workflows/nightly_ascend.yml
         image: SWR_AP/verl/verl:latest-vllm-910b-ubuntu
+        # .github/workflows/release_ascend.yml (a release tag, pinned on purpose)
         image: SWR_CN/verl/verl:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-910b-ubuntu22.04-py3.11-vllm
 
     Fix: move every floating tag to the format the build pushes now (the message names it and the files still

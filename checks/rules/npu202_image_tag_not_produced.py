@@ -48,12 +48,15 @@ class ImageTagNotProduced(Rule):
     consumer (pinned on purpose). Builds that run only on `workflow_dispatch` count as producers.
 
     Bad:
-        # docker-build-ascend-a2.yml
+        # .github/workflows/docker-build-ascend-a2.yml
         echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"
-        # vllm_ascend.yml (SWR_CN = swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci)
+        # .github/workflows/vllm_ascend.yml (SWR_CN = swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci)
         image: SWR_CN/verl/verl:latest-cann9.0.0-torch_npu2.9.0post2-910b-ubuntu22.04-py3.11-vllm
 
     Good:
+        # .github/workflows/docker-build-ascend-a2.yml
+        echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"
+        # .github/workflows/vllm_ascend.yml
         image: SWR_CN/verl/verl:latest-vllm-910b-ubuntu
 
     Fix: pull the tag the build pushes for the same device and backend (the message names it), or rename the

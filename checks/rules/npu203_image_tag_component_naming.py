@@ -51,12 +51,18 @@ class ImageTagComponentNaming(Rule):
     at the PR head (the same tag up to the spelling), with the build's spelling as the reference.
 
     Bad:
-        -t "$IMAGE:v0.8.0-cann9.0.0-torch2.9.0post2-910b-ubuntu22.04-py3.11-vllm"
+        # .github/workflows/docker-build-ascend-a2.yml
+        docker buildx imagetools create \\
+          -t "$IMAGE:v0.8.0-cann9.0.0-torch2.9.0post2-910b-ubuntu22.04-py3.11-vllm" $DIGESTS
+        # docs/ascend_tutorial/quick_start.md (the A3 build pushes `...-torch_npu2.9.0.post2-a3-...`)
         docker pull quay.io/ascend/verl:v0.8.0-cann9.0.0-torch_npu2.9.0post2-a3-ubuntu22.04-py3.11-vllm
-            # while the build pushes ...-torch_npu2.9.0.post2-a3-...
 
     Good:
-        -t "$IMAGE:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-910b-ubuntu22.04-py3.11-vllm"
+        # .github/workflows/docker-build-ascend-a2.yml
+        docker buildx imagetools create \\
+          -t "$IMAGE:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-910b-ubuntu22.04-py3.11-vllm" $DIGESTS
+        # docs/ascend_tutorial/quick_start.md
+        docker pull quay.io/ascend/verl:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-a3-ubuntu22.04-py3.11-vllm
 
     Fix: rename the component as the message says (a suggestion is attached when the fix is exact) and use the
     build's `.postN` spelling everywhere.

@@ -47,15 +47,23 @@ class GhaCacheScopeCollision(Rule):
     Not reported: `cache-from` of another job's scope (reading a shared cache on purpose is fine), scopes that
     cannot be evaluated (`${{ github.ref_name }}`), and one matrix leg writing its own scope.
 
-    Bad:
-        # docker-build-ascend-a2.yml and docker-build-ascend-a3.yml, matrix tag: [amd64, arm64]
+    Bad (the A2 and the A3 build, each a matrix of `tag: [amd64, arm64]`, write the same scopes):
+        # .github/workflows/docker-build-ascend-a2.yml
         cache-to: type=gha,mode=max,scope=ascend-${{ matrix.tag }}
-        # or no scope at all
+        # .github/workflows/docker-build-ascend-a3.yml
+        cache-to: type=gha,mode=max,scope=ascend-${{ matrix.tag }}
+
+    Bad (no scope at all: every build writes the default scope `buildkit`):
+        # .github/workflows/docker-build-ascend-a2.yml
         cache-to: type=gha,mode=max
 
     Good:
+        # .github/workflows/docker-build-ascend-a2.yml
         cache-from: type=gha,scope=ascend-a2-${{ matrix.tag }}
         cache-to: type=gha,mode=max,scope=ascend-a2-${{ matrix.tag }}
+        # .github/workflows/docker-build-ascend-a3.yml
+        cache-from: type=gha,scope=ascend-a3-${{ matrix.tag }}
+        cache-to: type=gha,mode=max,scope=ascend-a3-${{ matrix.tag }}
 
     Fix: give every build job a scope of its own that includes the device, the image variant and the matrix
     leg, e.g. `scope=ascend-a3-v080-${{ matrix.tag }}`.

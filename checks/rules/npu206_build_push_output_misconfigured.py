@@ -91,12 +91,22 @@ class BuildPushOutputMisconfigured(Rule):
     build) writes an empty digest, and the merge creates a manifest from nothing.
 
     Bad:
-        outputs: type=image,name=${{ env.QUAY_REPO }}:temp-a2-${{ matrix.tag }},push-by-digest=true,push=true
-        digest="${{ steps.build.outputs.digest }}"      # the build step's id is build_main
+        - id: build_main
+          uses: docker/build-push-action@v6
+          with:
+            outputs: type=image,name=${{ env.QUAY_REPO }}:temp-a2-${{ matrix.tag }},push-by-digest=true,push=true
+        - run: |
+            digest="${{ steps.build.outputs.digest }}"      # the build step's id is build_main
+            touch "/tmp/digests/${digest#sha256:}"
 
     Good:
-        outputs: type=image,name=${{ env.QUAY_REPO }},push-by-digest=true,name-canonical=true,push=true
-        digest="${{ steps.build_main.outputs.digest }}"
+        - id: build_main
+          uses: docker/build-push-action@v6
+          with:
+            outputs: type=image,name=${{ env.QUAY_REPO }},push-by-digest=true,name-canonical=true,push=true
+        - run: |
+            digest="${{ steps.build_main.outputs.digest }}"
+            touch "/tmp/digests/${digest#sha256:}"
 
     Fix: keep `name=` to the repository (no tag) and drop `tags:` when pushing by digest, or push a
     temporary tag with `tags:` and no `push-by-digest`; reference the id of the build step (a suggestion is

@@ -151,15 +151,24 @@ class CiOverridesImagePin(Rule):
     and deliberate canary jobs that say so (a comment, step name or job name with "canary", "deliberately",
     "intentionally", ...).
 
-    Bad:
+    Bad (the image's Dockerfile clones MindSpeed at core_r0.16.0):
         container:
-          image: .../verl/verl:latest-sglang-a3-ubuntu      # Dockerfile: MindSpeed core_r0.16.0
+          image: quay.io/ascend/verl:latest-sglang-a3-ubuntu
         steps:
           - run: git clone --depth 1 --branch core_r0.18.0 https://gitcode.com/ascend/MindSpeed.git /MindSpeed
 
     Good:
+        container:
+          image: quay.io/ascend/verl:latest-sglang-a3-ubuntu
+        steps:
           - run: git clone --depth 1 --branch core_r0.16.0 https://gitcode.com/ascend/MindSpeed.git /MindSpeed
-          # or a canary job:  # canary: MindSpeed core_r0.18.0 ahead of the image bump
+
+    Good (a canary job that says so):
+        container:
+          image: quay.io/ascend/verl:latest-sglang-a3-ubuntu
+        steps:
+          - name: "canary: MindSpeed core_r0.18.0 ahead of the image bump"
+            run: git clone --depth 1 --branch core_r0.18.0 https://gitcode.com/ascend/MindSpeed.git /MindSpeed
 
     Fix: use the image's version (or drop the step), bump the Dockerfile in the same PR, or mark the job as a
     canary in a comment.

@@ -47,12 +47,18 @@ class TorchPinOverwritten(Rule):
     install the pins after it, which would break that install.
 
     Bad:
-        pip install torch==2.7.1 torch_npu==2.7.1 && \\
-        cd vllm-ascend && pip install -v -e . && cd ..        # v0.11.0 pulls the newest torchvision
+        # docker/ascend/Dockerfile.ascend_8.3.rc1_a2
+        RUN pip install torch==2.7.1 torch_npu==2.7.1 && \\
+            pip install -r requirements-npu.txt
+        # requirements-npu.txt
+        torchvision==0.20.1          # built for torch 2.5.1: pip replaces torch 2.7.1
 
     Good:
-        pip install torch==2.7.1 torch_npu==2.7.1 torchvision==0.22.1 && \\
-        cd vllm-ascend && pip install -v -e . && cd ..
+        # docker/ascend/Dockerfile.ascend_8.3.rc1_a2
+        RUN pip install torch==2.7.1 torch_npu==2.7.1 torchvision==0.22.1 && \\
+            pip install -r requirements-npu.txt
+        # requirements-npu.txt
+        torchvision==0.22.1
 
     Fix: pin torchvision together with torch, install the pins after the step that re-resolves them, or
     install that step with `--no-deps`.

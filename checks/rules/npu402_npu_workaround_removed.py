@@ -66,16 +66,27 @@ class NpuWorkaroundRemoved(Rule):
     an anchor of another removal in the change; a change that adds no line at all cannot be annotated.
 
     Bad:
+        # verl/utils/vllm/__init__.py
+         from .utils import TensorLoRARequest
         -# Remove this when https://github.com/vllm-project/vllm-ascend/issues/5915 is fixed.
         -apply_npu_vllm_patches()
+        +# vllm-ascend 0.23 loads FusedMoE weights in the NPU layout itself.
 
-    Good (say why in the PR, and keep the proof next to the change):
-        # vllm-ascend 0.23.0 (docker/ascend/Dockerfile.ascend_9.1.0_a2) contains the fix for
-        # vllm-project/vllm-ascend#5915, so the patch is no longer needed.
+    Good (the workaround moves and is still applied):
+        # verl/utils/vllm/__init__.py
+         from .utils import TensorLoRARequest
+        -# Remove this when https://github.com/vllm-project/vllm-ascend/issues/5915 is fixed.
+        -apply_npu_vllm_patches()
+        +
+        +
+        +def init_npu():
+        +    # Remove this when https://github.com/vllm-project/vllm-ascend/issues/5915 is fixed.
+        +    apply_npu_vllm_patches()
 
-    Fix: link the upstream fix and the vllm-ascend version that carries it, and check that every Ascend image
-    (`docker/ascend/Dockerfile.*`, `requirements-npu.txt`) pins that version or later; otherwise keep the
-    workaround.
+    Fix: link the upstream fix and the vllm-ascend version that carries it ("vllm-ascend 0.23.0, in
+    docker/ascend/Dockerfile.ascend_9.1.0_a2, contains the fix for vllm-project/vllm-ascend#5915"), and check
+    that every Ascend image (`docker/ascend/Dockerfile.*`, `requirements-npu.txt`) pins that version or later;
+    otherwise keep the workaround.
     """
 
     id = "NPU402"

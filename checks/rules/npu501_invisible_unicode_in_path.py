@@ -23,12 +23,13 @@ class InvisibleUnicodeInPath(Rule):
     They slip in when text is pasted from chat tools or rich-text editors, often next to Chinese text.
     Chinese punctuation (`，。、：（）`) and full-width spaces are visible and fine.
 
-    Bad (`<U+200B>` stands for the invisible character):
-        docs/ascend_tutorial/get_start/quick<U+200B>_start.rst       (file name)
-        [安装指南](./install<U+200B>_guidance.rst)                     (link target)
+    Bad (`<U+200B>` stands for the invisible character, in the file name and in the link target):
+        # docs/ascend_tutorial/get_start/quick<U+200B>_start.md
+        见[安装指南](./install<U+200B>_guidance.md)，请先阅读。
 
     Good:
-        [安装指南](./install_guidance.rst)，请先阅读。
+        # docs/ascend_tutorial/get_start/quick_start.md
+        见[安装指南](./install_guidance.md)，请先阅读。
 
     Fix: retype the name or delete the invisible character (the suggestion removes it from the link target);
     for a file name, `git mv` it to the clean name.

@@ -52,13 +52,17 @@ class BrokenRepoLink(Rule):
     line when the change adds that line, otherwise on a line the change adds for the renamed file (or that
     names the new path), listing the stale places.
 
-    Bad (the file was renamed to Dockerfile.ascend_9.1.0_a2):
+    Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
+        # docker/ascend/README.md
         [Dockerfile.ascend_9.1.0_a2](https://github.com/verl-project/verl/blob/main/docker/ascend/Dockerfile.ascend_9.0.0_a2)
-        `安装脚本 <../../scripts/install_vllm_mcore_npu.sh>`_       (one `../` short)
+        # docs/ascend_tutorial/get_start/install_guidance.rst
+        `安装脚本 <../../scripts/install_vllm_mcore_npu.sh>`_
 
     Good:
+        # docker/ascend/README.md
         [Dockerfile.ascend_9.1.0_a2](https://github.com/verl-project/verl/blob/main/docker/ascend/Dockerfile.ascend_9.1.0_a2)
         [8.3.rc1 (v0.7.0)](https://github.com/verl-project/verl/blob/release/v0.7.0/docker/ascend/Dockerfile.ascend_8.3.rc1_a2)
+        # docs/ascend_tutorial/get_start/install_guidance.rst
         `安装脚本 <../../../scripts/install_vllm_mcore_npu.sh>`_
 
     When the only close file differs by an invisible character in its own name, the advice is to rename the

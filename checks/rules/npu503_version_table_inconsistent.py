@@ -57,13 +57,17 @@ class VersionTableInconsistent(Rule):
       stack contradicts (e.g. the note says torch_npu `2.10.0.post2`, the table `2.10.0.post4`).
     When the change edits the Dockerfile but not the table, the finding goes on the Dockerfile's FROM line.
 
-    Bad (`docker/ascend/Dockerfile.ascend_9.1.0_a2` starts `FROM .../cann:9.1.0-910b-ubuntu22.04-py3.12`):
-        | 910b | 9.0.0   | vLLM | `latest-vllm-910b-ubuntu` | [Dockerfile.ascend_9.1.0_a2](../docker/...9.1.0_a2) |
-        | 910b | 8.3.RC1 | vLLM | `verl-8.3.rc1-910b-...`   | [Dockerfile.ascend_8.3.rc1_a3](.../8.3.rc1_a3)     |
+    Bad (`docker/ascend/supported_tags.md`; `Dockerfile.ascend_9.1.0_a2` builds on `cann:9.1.0-910b-...`):
+        | Device | CANN  | Backend | Image Tag                 | Dockerfile                               |
+        |--------|-------|---------|---------------------------|------------------------------------------|
+        | 910b   | 9.0.0 | vLLM    | `latest-vllm-910b-ubuntu` | [Dockerfile](Dockerfile.ascend_9.1.0_a2) |
+        | A3     | 9.1.0 | vLLM    | `latest-vllm-a3-ubuntu`   | [Dockerfile](Dockerfile.ascend_9.1.0_a2) |
 
     Good:
-        | 910b | 9.1.0   | vLLM | `latest-vllm-910b-ubuntu` | [Dockerfile.ascend_9.1.0_a2](../docker/...9.1.0_a2) |
-        | 910b | 8.3.RC1 | vLLM | `verl-8.3.rc1-910b-...`   | [Dockerfile.ascend_8.3.rc1_a2](.../8.3.rc1_a2)     |
+        | Device | CANN  | Backend | Image Tag                 | Dockerfile                               |
+        |--------|-------|---------|---------------------------|------------------------------------------|
+        | 910b   | 9.1.0 | vLLM    | `latest-vllm-910b-ubuntu` | [Dockerfile](Dockerfile.ascend_9.1.0_a2) |
+        | A3     | 9.1.0 | vLLM    | `latest-vllm-a3-ubuntu`   | [Dockerfile](Dockerfile.ascend_9.1.0_a3) |
 
     Fix: update the table from the Dockerfile (or the Dockerfile link), and keep one version per component.
     """
