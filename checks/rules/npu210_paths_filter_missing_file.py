@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
@@ -29,8 +30,8 @@ class PathsFilterMissingFile(Rule):
     itself or to the script the entry meant. A change that deletes or renames a file still named in a filter
     gets the finding on the filter line, listed in the review summary.
 
-    Only an entry that points next to a real file (a typo within two edits, the workflow's own name, a file
-    the change renames) is a warning. A dead entry that names nothing like an existing file (a file this or an
+    Only an entry that points next to a real file (a typo within two edits, the workflow's own name, also as
+    it was before a rename that added or dropped a suffix, a file the change renames) is a warning. A dead entry that names nothing like an existing file (a file this or an
     earlier change deleted, an entry copied from another workflow, one a glob of the same list already
     covers) is harmless cruft: a notice.
 
@@ -136,6 +137,8 @@ class PathsFilterMissingFile(Rule):
                 entry + ".yaml",
             ):
                 target, typo = path, " (a typo of this workflow's own file name)"
+            elif _older_own_name(entry, path):
+                target, typo = path, " (this workflow's own file under an older name)"
             else:
                 # Only paths whose length is within the cap can be that close (the distance stops early anyway).
                 by_length = _paths_by_length(ctx)
@@ -162,6 +165,17 @@ class PathsFilterMissingFile(Rule):
         # Only an entry that has a real file to point at (a typo, a rename) asks the author to act.
         severity = None if target else Severity.NOTICE
         return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused, severity=severity)
+
+
+def _older_own_name(entry: str, own: str) -> bool:
+    """`entry` is the workflow's own file before a rename that added or dropped a suffix
+    (`labled_download_model.yaml` for `labled_download_model_dataset.yaml`): same folder, one stem starts with
+    the other, and the shorter is most of the longer (so `e2e.yml` is not taken for `e2e_ascend.yml`)."""
+    if posixpath.dirname(entry) != posixpath.dirname(own):
+        return False
+    a, b = (posixpath.splitext(posixpath.basename(p))[0] for p in (entry, own))
+    short, long = sorted((a, b), key=len)
+    return short != long and long.startswith(short) and len(short) >= 10 and len(short) >= 0.6 * len(long)
 
 
 def _paths_by_length(ctx: Context) -> dict[int, list[str]]:
