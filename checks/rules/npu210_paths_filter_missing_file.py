@@ -31,9 +31,9 @@ class PathsFilterMissingFile(Rule):
     gets the finding on the filter line, listed in the review summary.
 
     Only an entry that points next to a real file (a typo within two edits, the workflow's own name, also as
-    it was before a rename that added or dropped a suffix, a file the change renames) is a warning. A dead entry that names nothing like an existing file (a file this or an
-    earlier change deleted, an entry copied from another workflow, one a glob of the same list already
-    covers) is harmless cruft: a notice.
+    it was before a rename that added or dropped a suffix, a file the change renames) is a warning. A dead
+    entry that names nothing like an existing file (a file this or an earlier change deleted, an entry copied
+    from another workflow, one a glob of the same list already covers) is harmless cruft: a notice.
 
     Not reported: glob entries (`verl/**`), directories, negated entries (`!verl/trainer/fsdp_sft_trainer.py`:
     excluding a file that no longer exists is harmless), and parked workflows in sub-folders such as
