@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from checks.config import DEFAULT_CONFIG, parse_config
 from checks.diffing import changes_between
-from checks.engine import run
+from checks.engine import known_rule_ids, run
 from checks.model import ChangeSet, MemoryTree
 from checks.rule import all_rules
 from tests.fixture_support import audit
@@ -43,6 +44,7 @@ class Scaffold:
     added: bool = False  # the example is what a change adds: the base has the files without it
     title: str = ""  # the PR title when the example's heading names none
     names: tuple[tuple[str, str], ...] = ()  # (short name, text) of the shorthand the docstring defines
+    config: str | None = None  # the repo config's text, for a tree too small to be recognised as its project
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,18 @@ def _matrix_build(device: str) -> tuple[str, str, str]:
 
 _DF_A2 = ("docker/ascend/Dockerfile.ascend_9.1.0_a2", _FROM)
 
+
+def _twin(device: str) -> tuple[str, str, str]:
+    """One of the A2/A3 twin Dockerfiles of CANN 8.5.0; the example follows its device lines."""
+    base, soc = ("910b", "ascend910b1") if device == "a2" else ("a3", "ascend910_9392")
+    return (
+        f"docker/ascend/Dockerfile.ascend_8.5.0_{device}",
+        f"FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.5.0-{base}-ubuntu22.04-py3.11\n"
+        f"ARG SOC_VERSION={soc}\n{{example}}\n",
+        "",
+    )
+
+
 SCAFFOLDS: dict[str, Scaffold] = {
     "NPU101": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU102": Scaffold(_SH, _LAUNCH, "    "),
@@ -243,6 +257,30 @@ SCAFFOLDS: dict[str, Scaffold] = {
         "    ",
         others=(("tests/special_npu/run_qwen3_06b_ppo.sh", "#!/usr/bin/env bash\n"),),
     ),
+    # The project's other Ascend jobs run on the current labels.
+    "NPU211": Scaffold(
+        _WF,
+        "name: e2e_ascend\non: [pull_request]\njobs:\n  e2e:\n{example}\n    steps:\n      - run: npu-smi info\n",
+        "    ",
+        others=(
+            (
+                ".github/workflows/nightly_ascend.yml",
+                "name: nightly_ascend\non: [pull_request]\njobs:\n"
+                + "".join(
+                    f"  {job}:\n    runs-on: {label}\n    container:\n"
+                    f"      image: {_SWR[0][1]}/verl/verl:latest-vllm-{device}-ubuntu\n"
+                    "    steps:\n      - run: npu-smi info\n"
+                    for job, label, device in (
+                        ("nightly_a2", "linux-aarch64-a2b3-8", "910b"),
+                        ("nightly_a2_ppo", "linux-aarch64-a2b3-8", "910b"),
+                        ("nightly_a3", "linux-aarch64-a3-16", "a3"),
+                    )
+                ),
+            ),
+        ),
+        names=_SWR,
+        config="profile: verl\n",  # a fragment of verl's layout, too small to be recognised as verl
+    ),
     # The examples carry their triggers (NPU212 reports only jobs that forks run by themselves) and the project's
     # other guards (it reports only in a project that guards jobs).
     "NPU212": Scaffold(_WF, "name: e2e\n{example}\n"),
@@ -264,11 +302,16 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU304": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU305": Scaffold("docker/ascend/Dockerfile.ascend_9.0.0_a3"),
     "NPU306": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU307": Scaffold(
+        "docker/ascend/Dockerfile.ascend_8.3.rc1_a2",
+        "FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.3.rc1-910b-ubuntu22.04-py3.11\nRUN {example}\n",
+    ),
     "NPU308": Scaffold(
         "docker/ascend/Dockerfile.ascend_8.3.rc1_a2",
         "FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n{example}\n",
     ),
     "NPU309": Scaffold(_DF, _FROM + "RUN {example}\n"),
+    "NPU310": Scaffold(*_twin("a2"), parts=(_twin("a3"),), change=True),
     # The vllm-ascend checkout says which release's requirements the example installs (one that brings triton-ascend).
     "NPU311": Scaffold(_DF, _FROM + _VLLM_ASCEND + "RUN {example}\n    true\n"),
     "NPU312": Scaffold("requirements-npu.txt", "{example}\n"),
@@ -310,11 +353,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
 }
 
 # Rules whose examples cannot run here, and why (their fixture cases show the same).
-NOT_RUN: dict[str, str] = {
-    "NPU211": "two alternative jobs in one fragment (a retired label, an A3 image on an A2 runner)",
-    "NPU307": "the base image named in the heading (`cann:8.3.rc1-910b-…`), elided",
-    "NPU310": "the A2/A3 twin Dockerfiles and a change to one of them",
-}
+NOT_RUN: dict[str, str] = {}
 
 
 # A line `# <path>` (a path with a folder, or a file name with an extension), perhaps with a note in parentheses.
@@ -379,9 +418,10 @@ def _run(rid: str, example: Example) -> list[str]:
             head[path] = _fill(scaffold, path, [s[1:] for s in lines if s[:1] != "-"])
     if scaffold.change or scaffold.added:
         title = example.title if example.title is not None else scaffold.title
-        report = run(ChangeSet(MemoryTree(head), MemoryTree(base), changes_between(base, head), title=title))
+        config = parse_config(scaffold.config, known_rule_ids()) if scaffold.config else DEFAULT_CONFIG
+        report = run(ChangeSet(MemoryTree(head), MemoryTree(base), changes_between(base, head), title=title), config)
     else:
-        report = audit(head)
+        report = audit(head, scaffold.config)
     assert report.errors == []
     return [f"{f.path}:{f.line}: {f.message}" for f in report.findings if f.rule == rid]
 

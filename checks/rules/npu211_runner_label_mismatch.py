@@ -70,16 +70,20 @@ class RunnerLabelMismatch(Rule):
     parallel not counted when `--data-parallel-size-local` or `--headless` splits it over nodes), which must
     fit the runner: vllm-ascend #8681 ran a TP 8 config on `linux-aarch64-a2b3-4` (fixed in #8957).
 
-    Bad:
-        runs-on: linux-aarch64-a2-8            # retired label
+    In the examples, SWR_CN stands for swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci.
+
+    Bad (a retired label, while the other Ascend jobs run on `linux-aarch64-a2b3-8`):
+        runs-on: linux-aarch64-a2-8
+
+    Bad (an A3 image on an A2 runner):
         runs-on: linux-aarch64-a2b3-8
         container:
-          image: .../verl/verl:latest-vllm-a3-ubuntu   # an A3 image on an A2 runner
+          image: SWR_CN/verl/verl:latest-vllm-a3-ubuntu
 
     Good:
         runs-on: linux-aarch64-a3-16
         container:
-          image: .../verl/verl:latest-vllm-a3-ubuntu
+          image: SWR_CN/verl/verl:latest-vllm-a3-ubuntu
 
     Fix: use a label the other Ascend jobs use for the same device, pull the image of the runner's device, and
     keep `NGPUS_PER_NODE`/`trainer.n_gpus_per_node` at most the runner's NPU count (8 on A2, 16 on

@@ -244,7 +244,7 @@ class CannTorchNpuIncompatible(Rule):
     `torch_npu==…`, `torchvision==…` (`+cpu` builds included) and torch_npu wheel names. Versions that only
     come through vllm-ascend's requirements are not judged, nor versions the tables do not list.
 
-    Bad (base `cann:8.3.rc1-910b-…`):
+    Bad (on `FROM .../cann:8.3.rc1-910b-ubuntu22.04-py3.11`):
         pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1
 
     Good:

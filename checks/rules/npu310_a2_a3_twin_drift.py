@@ -227,10 +227,22 @@ class A2A3TwinDrift(Rule):
     breaks its build (vllm-ascend #6708, fixed in #6871). A change to an OS twin is reported on the other
     OS's file first.
 
-    Bad: a change adds `pip install mbridge==0.15.1` to `Dockerfile.ascend_8.5.0_a2` only.
+    Bad (a change edits one twin only):
+        # docker/ascend/Dockerfile.ascend_8.5.0_a2
+         RUN pip install torch==2.8.0 torch_npu==2.8.0.post2
+        +RUN pip install mbridge==0.15.1
+        # docker/ascend/Dockerfile.ascend_8.5.0_a3
+         RUN pip install torch==2.8.0 torch_npu==2.8.0.post2
 
-    Good: the same line added to both twins; or twins that differ in `FROM …cann:9.1.0-910b-…` vs
-    `…-a3-…` and `ARG SOC_VERSION` only.
+    Good (the same line added to both twins):
+        # docker/ascend/Dockerfile.ascend_8.5.0_a2
+         RUN pip install torch==2.8.0 torch_npu==2.8.0.post2
+        +RUN pip install mbridge==0.15.1
+        # docker/ascend/Dockerfile.ascend_8.5.0_a3
+         RUN pip install torch==2.8.0 torch_npu==2.8.0.post2
+        +RUN pip install mbridge==0.15.1
+
+    Twins that differ only in their device (`FROM …cann:8.5.0-910b-…` and `…-a3-…`, `ARG SOC_VERSION`) are fine.
 
     Fix: make the same edit in the other twin (or, if the difference is meant, suppress with a reason:
     `# npu-review: ignore[NPU310] A3 needs …`). Edits that only delete lines from one twin are not seen.
