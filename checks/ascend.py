@@ -212,3 +212,16 @@ def ascend_only(paths: Iterable[str], m: Markers) -> bool:
         if _search(m.package, name):
             return True
     return False
+
+
+# -- other files (docs, YAML test configs, Python) ----------------------------------------------------------------
+
+
+def has_script_marker(text: str, m: Markers) -> bool:
+    """The text (outside comment lines) holds a script marker or an install marker of Ascend."""
+    return _marked(m.script, m.script_words, text.lower())
+
+
+def selects_other_device(text: str) -> bool:
+    """The text (outside comment lines) selects a device other than the NPU (`cuda`, CUDA_VISIBLE_DEVICES...)."""
+    return _selects_other_device(_code(text.lower()))

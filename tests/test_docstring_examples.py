@@ -184,6 +184,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         title="[BREAKING][megatron] chore: make Megatron-Bridge the default",
     ),
     "NPU108": Scaffold(_SH, _LAUNCH, "    "),
+    "NPU109": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU110": Scaffold("tests/e2e/run_npu.sh", "#!/usr/bin/env bash\n{example}\n"),
     "NPU111": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),  # (`·` in the docstring marks a blank)
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),

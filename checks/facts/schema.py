@@ -183,6 +183,25 @@ class DeviceMarkers:
 
 
 @dataclass(frozen=True)
+class VllmCli(Section):
+    """vLLM's server options and Python API as the launch rules read them (checks/parsers/vllm_cli.py)."""
+
+    eager_flag: str
+    json_options: Mapping[str, str]
+    json_only_when_braced: tuple[str, ...]
+    optimization_flags: tuple[str, ...]
+    no_graph_levels: tuple[str, ...]
+    compilation_flags: Mapping[str, str]
+    context_parallel_flags: tuple[str, ...]
+    torchair_key: str
+    yaml_command_keys: tuple[str, ...]
+    yaml_env_keys: tuple[str, ...]
+    yaml_ascend_markers: tuple[Regex, ...]
+    python_calls: tuple[str, ...]
+    python_config_classes: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Project(Section):
     name: str  # how messages name the project ("<name>'s config")
     requirement_files: tuple[str, ...]  # its own requirement files that `pip install -r <basename>` means
@@ -433,6 +452,7 @@ class Facts:
     ascend_env: AscendEnv = field(metadata=_universal())
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
+    vllm_cli: VllmCli = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())

@@ -55,7 +55,7 @@ from checks.parsers.sh import (
     unquote,
 )
 from checks.parsers.sh import logical_lines as _logical_lines
-from checks.parsers.sh.launchers import ArgparseLaunch, Launchers, argparse_options
+from checks.parsers.sh.launchers import ArgparseLaunch, ArgWord, Launchers, argparse_args, argparse_options
 
 __all__ = [
     "UNKNOWN",
@@ -759,6 +759,7 @@ class _ArrayEvent:
     elements: tuple[Override | None, ...]  # None: an element that is not an override
     words: tuple[str, ...]
     branches: tuple[int, ...]
+    lines: tuple[int, ...] = ()  # of each element
 
 
 def _resolve(events: Sequence[_VarEvent], index: int, branches: tuple[int, ...]) -> EnvValue | None:
@@ -1253,7 +1254,8 @@ def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
         for arr in st.arrays:
             elems = tuple(make_override(w, exp, arr.name) for w in arr.elements)
             texts = tuple(w.raw for w in arr.elements)
-            arrays.setdefault(arr.name, []).append(_ArrayEvent(st.index, arr.append, elems, texts, br))
+            lines = tuple(w.line for w in arr.elements)
+            arrays.setdefault(arr.name, []).append(_ArrayEvent(st.index, arr.append, elems, texts, br, lines))
 
         prefix_env: list[EnvValue] = []
         for a in st.assigns:
@@ -1307,17 +1309,84 @@ def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
         if inv is not None:
             invocations.append(inv)
         elif argparse_entries:
-            program = cmd.strip("\"'").rsplit("/", 1)[-1]
-            module = words[words.index("-m", 0, len(words) - 1) + 1].strip("\"'") if "-m" in words[:-1] else None
-            entry = next((e for e in argparse_entries if e.names(program, module, words)), None)
+            skip = 0
+            while skip < len(words) - 1 and words[skip].strip("\"'").rsplit("/", 1)[-1] in launchers.wrappers:
+                skip += 1  # `nohup vllm serve ...`
+            own = words[skip:]
+            program = own[0].strip("\"'").rsplit("/", 1)[-1]
+            module = own[own.index("-m", 0, len(own) - 1) + 1].strip("\"'") if "-m" in own[:-1] else None
+            entry = next((e for e in argparse_entries if e.names(program, module, own)), None)
             if entry is not None:
-                args = [(unquote(w.raw), w.line) for w in st.words[1:]]
-                argparse_launches.append(ArgparseLaunch(program, st.line, argparse_options(args), entry))
+                cmd_words = st.words[skip + 1 :]
+                args = [(unquote(w.raw), w.line) for w in cmd_words]
+                known = argparse_args(_argparse_words(cmd_words, st.index, br, exp, arrays))
+                prefix = tuple((e.name, e.value if isinstance(e.value, str) else None, e.line) for e in prefix_env)
+                argparse_launches.append(
+                    ArgparseLaunch(program, st.line, argparse_options(args), entry, known, st.index, prefix)
+                )
 
     # overrides carried by arrays that were built but maybe never expanded still belong to the view
     overrides = sorted(seen_overrides.values(), key=lambda o: (o.line, o.text))
     view_assignments = [a for a in _assignments(statements)]
     return View(npu, invocations, overrides, calls, argparse_launches, events, branches_at, view_assignments)
+
+
+def _argparse_words(
+    words: Sequence[Word], index: int, br: tuple[int, ...], exp: _Expander, arrays: dict[str, list[_ArrayEvent]]
+) -> list[ArgWord]:
+    """The words an argparse launcher receives: quotes removed, variables expanded, `"${ARRAY[@]}"` replaced by
+    its elements (those added in an arm that may not run marked conditional); None where a word is unknown."""
+    out: list[ArgWord] = []
+    for w in words:
+        raw = w.raw
+        if "$" not in raw:
+            value = exp.expand(raw)
+            out.append((value if isinstance(value, str) else None, w.line, False, False, False))
+            continue
+        am = _ARRAY_REF.fullmatch(raw)
+        if am:
+            if not any(ev.index < index for ev in arrays.get(am.group(1), [])):
+                out.append((None, w.line, False, True, True))  # an array this script does not fill
+                continue
+            for text, line, cond in _array_words(arrays.get(am.group(1), []), index, br):
+                value = exp.expand(text)
+                out.append((value if isinstance(value, str) else None, line, cond, "$" in text, False))
+            exp.take_sources()
+            continue
+        value = exp.expand(raw)
+        exp.take_sources()
+        quoted = raw.startswith('"') and raw.endswith('"')
+        if not quoted and _SCALAR_REF.fullmatch(raw):
+            if isinstance(value, str):  # `$ARGS` unquoted: split into words (no quote removal inside)
+                out.extend((piece, w.line, False, True, False) for piece in value.split())
+            else:
+                out.append((None, w.line, False, True, bool(_ARG_LIST_NAME.search(raw))))
+            continue
+        opaque = value is UNKNOWN and raw in _ARGS
+        out.append((value if isinstance(value, str) else None, w.line, False, True, opaque))
+    return out
+
+
+# Names of variables that hold several arguments (`$EXTRA_ARGS`, `${SERVE_OPTS}`): unknown, they may hold any.
+_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra")
+
+
+def _array_words(events: Sequence[_ArrayEvent], index: int, branches: tuple[int, ...]) -> list[tuple[str, int, bool]]:
+    """The array's element words at statement `index`: (text as written, line, added conditionally)."""
+    content: list[tuple[str, int, bool]] = []
+    for ev in events:
+        if ev.index >= index:
+            break
+        certain = ev.branches == branches[: len(ev.branches)]
+        lines = ev.lines or tuple(0 for _ in ev.words)
+        items = [(t, n, not certain) for t, n in zip(ev.words, lines, strict=False)]
+        if ev.append:
+            content.extend(items)
+        elif certain:
+            content = items
+        else:
+            content = [(t, n, True) for t, n, _c in content] + items
+    return content
 
 
 def _invocation(

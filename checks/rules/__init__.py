@@ -14,6 +14,7 @@ from checks.rules.npu105_hydra_plus_mismatch import HydraPlusMismatch
 from checks.rules.npu106_ascend_invalid_values import AscendInvalidValues
 from checks.rules.npu107_default_change_without_npu_sweep import DefaultChangeWithoutNpuSweep
 from checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagraphMode
+from checks.rules.npu109_launcher_json_invalid import LauncherJsonInvalid
 from checks.rules.npu110_misspelled_ascend_env_variable import MisspelledAscendEnvVariable
 from checks.rules.npu111_shell_continuation_broken import ShellContinuationBroken
 from checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
@@ -59,6 +60,7 @@ RULES = (
     AscendInvalidValues,
     DefaultChangeWithoutNpuSweep,
     InvalidCudagraphMode,
+    LauncherJsonInvalid,
     MisspelledAscendEnvVariable,
     ShellContinuationBroken,
     InvalidWorkflowYaml,

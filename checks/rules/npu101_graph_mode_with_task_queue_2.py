@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, SHELL
+from checks.indexes.vllm_launches import Launch, vllm_launches
+from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
 from checks.model import Severity
 from checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
+from checks.parsers.vllm_cli import Resolved, resolve
 from checks.rule import Hit, Rule
 
 
@@ -35,16 +37,30 @@ class GraphModeWithTaskQueue2(Rule):
     under TorchAir graph mode (`VLLM_ENABLE_GRAPH_MODE=1` exported, or a `torchair_graph_config` override that
     turns it on): TorchAir runs no ACL Graph, so level 2 is not in conflict. It does not follow `ray job submit`
     (the job gets the cluster's environment).
+
+    vLLM servers started directly are checked too, in any layout: `vllm serve MODEL ...` and `python -m
+    vllm.entrypoints.openai.api_server ...` in shell scripts and in shell code blocks of Markdown/reST docs,
+    and YAML test configs whose `server_cmd:` (a string or a list of arguments) gets `TASK_QUEUE_ENABLE: "2"`
+    from an `envs:`/`env_common:` mapping. There graph mode is on unless the command has `--enforce-eager`
+    (the `enforce_eager` key inside `--speculative-config` makes only the drafter eager and does not count);
+    `-O0`, `cudagraph_mode` NONE, compilation mode 0, TorchAir (`torchair_graph_config` enabled in
+    `--additional-config`) and options that cannot be read (`$EXTRA_ARGS`, an array filled in an arm that may not
+    run) keep it silent. `VLLM_ASCEND_TASK_QUEUE_ENABLE` is not read there (it is a trainer's setting for its
+    rollout workers).
     """
 
     id = "NPU101"
     name = "graph-mode-with-task-queue-2"
     severity = Severity.ERROR
     title = "TASK_QUEUE_ENABLE=2 exported while the vLLM rollout runs in graph mode"
-    kinds = frozenset({SHELL, NPU_SCRIPT})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML})
     context_kinds = frozenset({SHELL, NPU_SCRIPT})  # the scripts a launcher calls (_called_scripts)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        reported: set[int] = set()
+        yield from _vllm_servers(src, ctx, reported)
+        if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
+            return
         view = npu_view(
             ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
         )
@@ -55,7 +71,6 @@ class GraphModeWithTaskQueue2(Rule):
         recommended = task_queue.graph_recommended_level
         tq_name, rollout_tq_name = task_queue.env, launch.rollout_task_queue_env
         name_key, eager_key = launch.rollout_name_key, launch.enforce_eager_key
-        reported: set[int] = set()
         targets: list[tuple[Invocation, Invocation | int, str]] = [(inv, inv, "") for inv in view.invocations]
         targets += list(_called_scripts(src, ctx, view, (tq_name, rollout_tq_name)))
         for inv, at, where_file in targets:
@@ -191,3 +206,47 @@ def _is_vllm(inv: Invocation, name_key: str) -> bool:
         return True  # missing (the historical default) or unresolved: vLLM is the usual backend
     value = hydra_str(name.value)
     return isinstance(value, str) and value.lower() == "vllm"
+
+
+def _vllm_servers(src: SourceFile, ctx: Context, reported: set[int]) -> Iterable[Hit]:
+    """vLLM servers started directly (`vllm serve`, the OpenAI api_server, a YAML `server_cmd`) in graph mode,
+    vLLM's default, with the task-queue level 2 in their environment."""
+    task_queue, cli = ctx.facts.task_queue, ctx.facts.vllm_cli
+    levels = set(task_queue.graph_incompatible_levels)
+    for launch in vllm_launches(ctx, src):
+        env = launch.env.get(task_queue.env)
+        if env is None or env.value not in levels:
+            continue
+        config = resolve(launch.args, cli)
+        if config.eager is not False or config.no_graph is not None or _torchair_server(launch, config, ctx):
+            continue
+        mode = config.setting("compilation", "cudagraph_mode")
+        graph = f"`cudagraph_mode={mode.value}` on line {mode.line}" if mode is not None else "graph mode by default"
+        line = ctx.first_added(src.path, (*env.lines, launch.line))
+        if line in reported:
+            continue
+        reported.add(line)
+        via = f" (line {env.line})" if line != env.line else ""
+        yield Hit(
+            src.path,
+            line,
+            f"`{task_queue.env}={env.value}`{via} reaches the vLLM server started on line {launch.line}, which "
+            f"runs in graph mode (ACL Graph): no `{cli.eager_flag}`, {graph}. ACL Graph and task-queue level "
+            f"{env.value} cannot both be on. Export `{task_queue.env}={task_queue.graph_recommended_level}` for "
+            f"graph mode, or add `{cli.eager_flag}` to stay eager.",
+        )
+
+
+def _torchair_server(launch: Launch, config: Resolved, ctx: Context) -> bool:
+    """TorchAir graph mode (no ACL Graph): VLLM_ENABLE_GRAPH_MODE=1, or an additional config whose
+    torchair_graph_config is enabled; an additional config that cannot be read may be one."""
+    env = launch.env.get(_TORCHAIR_ENV)
+    if env is not None and env.value in (None, "1"):
+        return True
+    if "additional" in config.unknown_config:
+        return True
+    torchair = config.setting("additional", ctx.facts.vllm_cli.torchair_key)
+    if torchair is None:
+        return False
+    value = torchair.value
+    return not isinstance(value, dict) or value.get("enabled", value.get("enable")) not in (False, None)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, SHELL
+from checks.indexes.vllm_launches import vllm_launches
+from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from checks.model import Severity
 from checks.parsers.shell import as_bool, hydra_str, npu_view, parse
+from checks.parsers.vllm_cli import resolve
 from checks.rule import Hit, Rule
 
 
@@ -32,15 +34,27 @@ class GraphConfigDeadUnderEager(Rule):
     Fix: remove the graph settings, or set `enforce_eager=False` if graph mode is meant (then use
     `TASK_QUEUE_ENABLE=1`). The last override of a key wins, as in Hydra; an `enforce_eager` that cannot be
     resolved (`enforce_eager=${ENFORCE_EAGER}` without a default) keeps the rule silent.
+
+    vLLM servers and engines are checked too, in any layout: `vllm serve` / `python -m
+    vllm.entrypoints.openai.api_server` with `--enforce-eager` and a `--compilation-config` (or
+    `--cudagraph-capture-sizes`) that sets `cudagraph_mode` or `cudagraph_capture_sizes`, in shell scripts, docs
+    shell code blocks and YAML `server_cmd:` configs; and Python calls (`LLM(...)`, `VllmRunner(...)`,
+    `EngineArgs(...)`) with `enforce_eager=True` and such a `compilation_config={...}` or
+    `cudagraph_capture_sizes=[...]`. The `enforce_eager` inside `--speculative-config` is the drafter's, not the
+    model's; `cudagraph_mode` NONE is not reported; an `--enforce-eager` added in an arm that may not run, or an
+    `enforce_eager=` that is not a literal, keeps it silent.
     """
 
     id = "NPU102"
     name = "graph-config-dead-under-eager"
     severity = Severity.WARNING
     title = "cudagraph settings are ignored because enforce_eager=True"
-    kinds = frozenset({SHELL, NPU_SCRIPT})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, PYTHON})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        yield from _vllm_servers(src, ctx)
+        if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
+            return
         view = npu_view(
             ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
         )
@@ -86,3 +100,47 @@ class GraphConfigDeadUnderEager(Rule):
                 "rollout eagerly, so no graph is captured. Remove the graph settings, or set "
                 "`enforce_eager=False` if graph mode is meant (and use TASK_QUEUE_ENABLE=1 with it).",
             )
+
+
+# The compilation-config keys that only act on captured graphs.
+_GRAPH_KEYS = ("cudagraph_mode", "cudagraph_capture_sizes")
+
+
+def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    """vLLM servers and `LLM(...)` calls made eager (`--enforce-eager`, `enforce_eager=True`) that still set
+    graph keys of their compilation config."""
+    cli = ctx.facts.vllm_cli
+    reported: set[int] = set()
+    for launch in vllm_launches(ctx, src):
+        config = resolve(launch.args, cli)
+        if config.eager is not True or config.eager_line is None:
+            continue
+        dead = []
+        for key in _GRAPH_KEYS:
+            s = config.setting("compilation", key)
+            if s is None or s.conditional or (key == "cudagraph_mode" and str(s.value).upper() == "NONE"):
+                continue
+            dead.append((key, s))
+        if not dead:
+            continue
+        line = ctx.first_added(src.path, (*(s.line for _k, s in dead), config.eager_line))
+        if line in reported:
+            continue
+        reported.add(line)
+        shown = [f"`{key}={_show(s.value)}` (line {s.line})" for key, s in dead]
+        what = shown[0] if len(shown) == 1 else " and ".join(shown)
+        verb = "has" if len(shown) == 1 else "have"
+        eager = "`enforce_eager=True`" if launch.where == "python" else f"`{cli.eager_flag}`"
+        yield Hit(
+            src.path,
+            line,
+            f"{what} {verb} no effect: {eager} on line {config.eager_line} runs the vLLM server eagerly, so no "
+            f"graph is captured. Remove the graph settings, or drop {eager} if graph mode is meant (and use "
+            "TASK_QUEUE_ENABLE=1 with it).",
+        )
+
+
+def _show(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)

@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, SHELL
+from checks.indexes.vllm_launches import vllm_launches
+from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from checks.model import Severity
 from checks.parsers.shell import Invocation, Override, as_int, hydra_str, npu_view, parse
+from checks.parsers.vllm_cli import resolve
 from checks.rule import Hit, Rule
 
 
@@ -28,8 +30,34 @@ def mode_keys(ctx: Context) -> list[str]:
 
 def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
     """Why `value` (already shell-resolved) is not a usable cudagraph_mode for this command, or None."""
+    issue = mode_name_issue(ctx, value)
+    if issue is not None:
+        return issue
     modes = ctx.facts.graph_modes
-    valid, full, insensitive = list(modes.valid), set(modes.full_with_prefill), modes.case_insensitive
+    v = value.strip()
+    canon = v.upper() if modes.case_insensitive else v
+    if canon in set(modes.full_with_prefill):
+        for key in ctx.facts.launch.rollout_context_parallel_keys:
+            eff = inv.effective(key)
+            size = as_int(eff.value)
+            if eff.present is True and eff.override is not None and size is not None and size > 1:
+                shown = f"{key.rsplit('.', 1)[-1]}={size}"
+                return _full_with_cp(v, shown, eff.override.line, "rollout context parallel")
+    return None
+
+
+def _full_with_cp(value: str, shown: str, line: int, what: str = "context parallel") -> ModeIssue:
+    return ModeIssue(
+        f"`cudagraph_mode={value}` captures full graphs for prefill too, which vLLM(-Ascend) does not "
+        f"support with {what} (`{shown}` on line {line}). Use FULL_DECODE_ONLY or "
+        "PIECEWISE, or drop context parallel."
+    )
+
+
+def mode_name_issue(ctx: Context, value: str) -> ModeIssue | None:
+    """Why `value` is not a cudagraph_mode name vLLM knows, or None."""
+    modes = ctx.facts.graph_modes
+    valid, insensitive = list(modes.valid), modes.case_insensitive
     v = value.strip()
     if v in ("", "null", "None", "~") or v.isdigit():
         return None  # vLLM's default, or an enum value given as a number
@@ -47,16 +75,6 @@ def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
             f"`cudagraph_mode={v}` is not a vLLM CUDAGraphMode (valid: {', '.join(valid)}): the rollout fails "
             f"when vLLM parses its compilation config.{hint}"
         )
-    if canon in full:
-        for key in ctx.facts.launch.rollout_context_parallel_keys:
-            eff = inv.effective(key)
-            size = as_int(eff.value)
-            if eff.present is True and eff.override is not None and size is not None and size > 1:
-                return ModeIssue(
-                    f"`cudagraph_mode={v}` captures full graphs for prefill too, which vLLM(-Ascend) does not "
-                    f"support with rollout context parallel (`{key.rsplit('.', 1)[-1]}={size}` on line "
-                    f"{eff.override.line}). Use FULL_DECODE_ONLY or PIECEWISE, or drop context parallel."
-                )
     return None
 
 
@@ -97,15 +115,25 @@ class InvalidCudagraphMode(Rule):
     with context parallel, use FULL_DECODE_ONLY or PIECEWISE. Values that cannot be resolved are not
     checked. (Whether the image's vLLM-Ascend supports graph mode at all, >= 0.9.1, is not checked here:
     a launch script does not say which image runs it.)
+
+    vLLM servers and engines are checked too, in any layout: `--compilation-config '{"cudagraph_mode": ...}'`,
+    `-cc.cudagraph_mode=...` or `--compilation-config.cudagraph_mode ...` of `vllm serve` / `python -m
+    vllm.entrypoints.openai.api_server` in shell scripts, docs shell code blocks and YAML `server_cmd:` configs,
+    with `-dcp`/`-pcp` (`--decode-context-parallel-size`, `--prefill-context-parallel-size`) for the context
+    parallel check; and Python calls (`LLM(...)`) with `compilation_config={"cudagraph_mode": ...}` or
+    `CompilationConfig(cudagraph_mode=...)`.
     """
 
     id = "NPU108"
     name = "invalid-cudagraph-mode"
     severity = Severity.ERROR
     title = "cudagraph_mode is not a valid vLLM mode, or FULL is combined with context parallel"
-    kinds = frozenset({SHELL, NPU_SCRIPT})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, PYTHON})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        yield from _vllm_servers(src, ctx)
+        if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
+            return
         view = npu_view(
             ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
         )
@@ -139,3 +167,29 @@ def _replace_literal(text: str, o: Override, value: str, canonical: str) -> str 
     if tail.count(value) != 1:
         return None
     return text.replace(o.text, head + sep + tail.replace(value, canonical))
+
+
+def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    """The cudagraph_mode of vLLM servers and `LLM(...)` calls (`--compilation-config '{"cudagraph_mode": ...}'`,
+    `-cc.cudagraph_mode=...`, `compilation_config={...}`), with their context parallel options."""
+    modes = ctx.facts.graph_modes
+    reported: set[tuple[int, str]] = set()
+    for launch in vllm_launches(ctx, src):
+        config = resolve(launch.args, ctx.facts.vllm_cli)
+        mode = config.setting("compilation", "cudagraph_mode")
+        if mode is None or not isinstance(mode.value, str):
+            continue
+        issue = mode_name_issue(ctx, mode.value)
+        v = mode.value.strip()
+        if issue is None and (v.upper() if modes.case_insensitive else v) in set(modes.full_with_prefill):
+            cp = [(flag, size, line) for flag, size, line in config.context_parallel if size > 1]
+            if cp:
+                flag, size, line = cp[-1]
+                issue = _full_with_cp(v, f"{flag} {size}", line)
+        if issue is None:
+            continue
+        message = issue.message.replace("the rollout fails", "the server fails")
+        if (mode.line, message) in reported:
+            continue
+        reported.add((mode.line, message))
+        yield Hit(src.path, mode.line, message)

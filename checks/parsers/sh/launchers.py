@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ArgparseLaunch", "EntryPoint", "Launchers", "argparse_options"]
+__all__ = ["Arg", "ArgparseLaunch", "EntryPoint", "Launchers", "argparse_args", "argparse_options"]
 
 Style = Literal["hydra", "argparse"]
 
@@ -33,6 +33,8 @@ class EntryPoint:
     paths: tuple[str, ...] = ()  # absent: none
     commands: tuple[str, ...] = ()  # absent: none
     subcommands: tuple[str, ...] = ()  # absent: any
+    engine: str | None = None  # what it starts, for the rules that know it (`vllm`: checks/parsers/vllm_cli.py)
+    wrappers: tuple[str, ...] = ()  # programs that run it (`nohup vllm serve ...`, argparse style only)
 
     def names(self, program: str, module: str | None, words: Sequence[str]) -> bool:
         """The command (its program without a directory, `-m` module and words) is this entry point."""
@@ -58,19 +60,47 @@ class Launchers:
         return tuple(e for e in self.entry_points if e.style == style)
 
     @functools.cached_property
+    def wrappers(self) -> frozenset[str]:
+        """The `wrappers` of every argparse entry point."""
+        return frozenset(w for e in self.of_style("argparse") for w in e.wrappers)
+
+    @functools.cached_property
     def never(self) -> frozenset[str]:
         """`not_launchers` as a set (asked for every command of every script)."""
         return frozenset(self.not_launchers)
 
 
 @dataclass(frozen=True)
+class Arg:
+    """One option of an argparse launch as the program receives it.
+
+    `value`: the word after shell quote removal and expansion; None for a bare switch; `known` is False when a
+    word could not be resolved (then `value` is None). `line`: the flag's line; `value_line`: the line where the
+    value starts. `conditional`: the option comes from an array element added in an arm that may not run.
+    `via_variable`: the flag or value was written with a `$` expansion (what runs depends on the caller).
+    """
+
+    flag: str
+    value: str | None
+    line: int
+    value_line: int
+    known: bool = True
+    conditional: bool = False
+    via_variable: bool = False
+
+
+@dataclass(frozen=True)
 class ArgparseLaunch:
-    """A command of an argparse-style launcher: its options in order, `(flag, value or None, line)`."""
+    """A command of an argparse-style launcher: its options in order, `(flag, value or None, line)`, and the
+    same with what is known of each (`args`); `index` is the statement's order (for `View.env(..., at=index)`)."""
 
     program: str
     line: int
     options: tuple[tuple[str, str | None, int], ...]
     entry: EntryPoint
+    args: tuple[Arg, ...] = ()
+    index: int = -1
+    prefix: tuple[tuple[str, str | None, int], ...] = ()  # `NAME=value cmd`: (name, value or None if unknown, line)
 
     def option(self, flag: str) -> str | None:
         """The value of the last `flag` (argparse: the last one wins); None when absent or a bare switch."""
@@ -99,4 +129,37 @@ def argparse_options(words: Sequence[tuple[str, int]]) -> tuple[tuple[str, str |
             i += 1
         else:
             out.append((name, None, line))
+    return tuple(out)
+
+
+# A word of a command as the program gets it: (text or None when unknown, line, conditional, via_variable,
+# opaque: an unknown word that may stand for several options, such as an unquoted `$EXTRA_ARGS`).
+ArgWord = tuple[str | None, int, bool, bool, bool]
+
+
+def argparse_args(words: Sequence[ArgWord]) -> tuple[Arg, ...]:
+    """The options among the command's words, as `argparse_options` reads them, keeping what is known of each.
+    An opaque word is kept as an option named "" whose value is unknown (it may hold any option)."""
+    out: list[Arg] = []
+    i = 0
+    while i < len(words):
+        text, line, cond, via, opaque = words[i]
+        i += 1
+        if text is None:
+            if opaque:
+                out.append(Arg("", None, line, line, False, cond, via))
+            continue
+        if not text.startswith("-") or text in ("-", "--"):
+            continue
+        name, eq, value = text.partition("=")
+        if eq:
+            out.append(Arg(name, value, line, line, True, cond, via))
+            continue
+        nxt = words[i][0] if i < len(words) else "-"
+        if nxt is None or not nxt.startswith("-"):
+            vtext, vline, vcond, vvia, _opaque = words[i]
+            out.append(Arg(name, vtext, line, vline, vtext is not None, cond or vcond, via or vvia))
+            i += 1
+        else:
+            out.append(Arg(name, None, line, line, True, cond, via))
     return tuple(out)

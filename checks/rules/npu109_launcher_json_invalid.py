@@ -1,0 +1,78 @@
+"""NPU109: a vLLM JSON option (`--compilation-config`, `--additional-config`, `--speculative-config`, ...) whose
+value is not JSON once the shell has removed its quotes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from checks.context import Context, SourceFile
+from checks.indexes.vllm_launches import ascend_text, vllm_launches
+from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
+from checks.model import Severity
+from checks.parsers.codeblocks import shell_blocks
+from checks.parsers.markdown import flavor_of
+from checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
+from checks.rule import Hit, Rule
+
+
+class LauncherJsonInvalid(Rule):
+    """A vLLM server option that takes JSON is given something that is not JSON.
+
+    Why: vLLM parses `--compilation-config` (`-cc`), `--additional-config`, `--speculative-config` (`-sc`) and
+    `--kv-transfer-config` with a strict JSON parser (json.loads, pydantic's validate_json). A Python literal
+    (`True`, `'single quotes'`), a missing or stray double quote, a doubled or trailing comma: the server exits
+    with an argument error before it loads the model, and a docs reader who copies the command gets the same.
+    vllm-ascend's history has eight of them, in tutorials and in CI test configs (for example
+    `{"enable": True}`, `[8,,32]`, `"[3, 6, 9]"}`).
+
+    Bad:
+        vllm serve Qwen/Qwen3-8B \\
+            --additional-config '{"torchair_graph_config": {"enabled": True}}' \\
+            --compilation-config '{"cudagraph_capture_sizes": [8,,32]}'
+
+    Good:
+        vllm serve Qwen/Qwen3-8B \\
+            --additional-config '{"torchair_graph_config": {"enabled": true}}' \\
+            --compilation-config '{"cudagraph_capture_sizes": [8, 16, 32]}'
+
+    Fix: write the value as JSON (double quotes, true/false/null), inside single quotes for the shell.
+
+    Where: vLLM launches (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`) in shell scripts, in
+    `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reST docs, and in YAML test configs (`server_cmd:` as a
+    string, split as shlex does, or as a list of arguments). The value is judged after shell quote removal, so
+    `'{"a": 1}'` and `"{\\"a\\": 1}"` are the same JSON; a value spread over several lines inside quotes is one value.
+    Not reported: values that go through a variable (`$X`, `${X}`: the caller or the test harness substitutes
+    it), values with a placeholder (`<path>`, `...`, `{{ x }}`), `-O3` levels, values the parser cannot read
+    (unbalanced quotes), bare numbers with a k/m/g/t suffix (vLLM expands them).
+    """
+
+    id = "NPU109"
+    name = "launcher-json-invalid"
+    severity = Severity.ERROR
+    title = "A vLLM JSON option's value is not valid JSON"
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        facts = ctx.facts.vllm_cli
+        reported: set[int] = set()
+        problems: list[JsonProblem] = []
+        for launch in vllm_launches(ctx, src):
+            if launch.where != "python":  # keywords are Python values, not JSON text
+                problems.extend(json_problems(launch.args, facts))
+        flavor = flavor_of(src.path)
+        if flavor is not None and DOCS in src.kinds and "'{" in src.text and ascend_text(ctx, src.text):
+            in_blocks = {n for b in shell_blocks(src.text, flavor) for n, _t in b.lines}
+            rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks]
+            problems.extend(json_problems(fragments(rest, facts), facts))
+        for problem in sorted(problems, key=lambda p: p.line):
+            if problem.line in reported:
+                continue
+            reported.add(problem.line)
+            option = normalise(problem.arg.flag)[0]
+            hint = f" {problem.hint}" if problem.hint else ""
+            yield Hit(
+                src.path,
+                problem.line,
+                f"The value of `{problem.arg.flag}` is not valid JSON ({problem.reason}): vLLM refuses it and the "
+                f"server does not start.{hint} Give `{option}` valid JSON, inside single quotes for the shell.",
+            )
