@@ -97,7 +97,7 @@ def needed_paths(
         *(kindmap.candidates(p) for c in changes.values() for p in (c.path, c.old_path) if p)
     )
     moved = any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes.values())
-    concerned = [r for r in rules if moved or (r.kinds | r.reads_context()) & touched_kinds]
+    concerned = [r for r in rules if moved or r.triggers_context() & touched_kinds]
     context = frozenset().union(*(r.reads_context() for r in concerned))
     wanted = file_kinds | context
     extra = tuple(g for r in concerned for g in r.context_paths(config.facts))

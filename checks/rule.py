@@ -57,6 +57,9 @@ class Rule:
     # None: `kinds` for rules that implement check_project, nothing for the others. The App fetches only what
     # rules need, so keep this narrow; `context_paths` names single files or globs instead of whole kinds.
     context_kinds: ClassVar[frozenset[str] | None] = None
+    # The changed kinds that make the rule read its context (None: its kinds and context kinds). A rule that also
+    # checks docs on their own names the kinds whose change its context is about.
+    context_triggers: ClassVar[frozenset[str] | None] = None
     # True for a rule that pairs a deleted file with an added one as a rename (a diff without rename detection):
     # it reads the deleted files at base and the added files at head, whatever their kinds.
     reads_moved_files: ClassVar[bool] = False
@@ -81,6 +84,13 @@ class Rule:
         if cls.context_kinds is not None:
             return cls.context_kinds
         return cls.kinds if cls.is_project() else frozenset()
+
+    @classmethod
+    def triggers_context(cls) -> frozenset[str]:
+        """The kinds of changed files after which the rule reads its context."""
+        if cls.context_triggers is not None:
+            return cls.context_triggers
+        return cls.kinds | cls.reads_context()
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:

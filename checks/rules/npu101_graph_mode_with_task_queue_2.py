@@ -55,6 +55,7 @@ class GraphModeWithTaskQueue2(Rule):
     title = "TASK_QUEUE_ENABLE=2 exported while the vLLM rollout runs in graph mode"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML})
     context_kinds = frozenset({SHELL, NPU_SCRIPT})  # the scripts a launcher calls (_called_scripts)
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})  # docs and YAML configs call no script
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         reported: set[int] = set()
