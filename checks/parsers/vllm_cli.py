@@ -242,6 +242,11 @@ def json_problems(args: Sequence[Arg], facts: VllmCli) -> Iterator[JsonProblem]:
 
 def _hint(text: str) -> str:
     outside = _STRINGS.sub('""', text)
+    if re.search(r"\\[ \t]*\n", outside):
+        return (
+            "Inside single quotes a `\\` at the end of a line is kept as it is (it continues nothing): drop the "
+            "backslashes, JSON may span lines."
+        )
     if re.search(r"\b(True|False|None)\b", outside):
         return "Python's True/False/None are not JSON: write true/false/null."
     if "'" in text and '"' not in text:
@@ -322,7 +327,7 @@ def _command_args(node: yamlmarks.Node) -> tuple[Arg, ...] | None:
 
     if node.is_seq:
         words = [(i.value, i.line, False, "$" in i.value, False) for i in node.items if i.is_scalar]
-        if len(words) != len(node.items):
+        if len(words) != len(node.items) or not _is_vllm([w[0] for w in words]):
             return None
         return argparse_args(words)
     if not node.is_scalar:
@@ -330,6 +335,8 @@ def _command_args(node: yamlmarks.Node) -> tuple[Arg, ...] | None:
     try:
         pieces = shlex.split(node.value)
     except ValueError:
+        return None
+    if not _is_vllm(pieces):
         return None
     source = node._source  # the document's lines: each word is placed by searching them in order
     first = node.line + (1 if node.style in ("|", ">") else 0)
@@ -341,6 +348,17 @@ def _command_args(node: yamlmarks.Node) -> tuple[Arg, ...] | None:
             cursor = line
         placed.append((piece, line or cursor, False, "$" in piece, False))
     return argparse_args(placed)
+
+
+def _is_vllm(words: Sequence[str]) -> bool:
+    """A command that starts with an option (the arguments of a server the harness starts), `vllm`, or
+    `python -m vllm...`: not another program's command line."""
+    if not words or words[0].startswith("-"):
+        return True
+    program = words[0].rsplit("/", 1)[-1]
+    if program == "vllm":
+        return True
+    return program.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2].startswith("vllm")
 
 
 def _find(source: list[str], piece: str, start: int, end: int) -> int | None:

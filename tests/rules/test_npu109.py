@@ -158,3 +158,25 @@ def test_the_finding_names_the_option_and_the_cause() -> None:
             "valid JSON, inside single quotes for the shell.",
         )
     ]
+
+
+def test_a_backslash_inside_single_quotes_is_kept_and_named() -> None:
+    args = _launch_args(
+        """\
+        vllm serve m --speculative-config '{"method": "eagle3", \\
+            "num_speculative_tokens": 3}'
+        """
+    )
+    [problem] = json_problems(args, CLI)
+    assert problem.line == 1
+    assert problem.hint.startswith("Inside single quotes a `\\` at the end of a line is kept as it is")
+    # in double quotes the shell joins the lines: valid JSON
+    args = _launch_args('vllm serve m --speculative-config "{\\"method\\": \\"eagle3\\", \\\n  \\"k\\": 3}"\n')
+    assert list(json_problems(args, CLI)) == []
+
+
+def test_another_programs_server_cmd_is_not_read() -> None:
+    doc = yamlmarks.parse(
+        'server_cmd: python3 -m sglang.launch_server --enforce-eager\nother:\n  server_cmd: ["sglang", "serve"]\n'
+    )
+    assert yaml_commands(doc, CLI) == []
