@@ -22,13 +22,16 @@ from checks import ascend
 from checks.context import Context, SourceFile
 from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from checks.parsers import yamlmarks
-from checks.parsers.codeblocks import shell_blocks
+from checks.parsers.codeblocks import SHELL_LANGUAGES, console_commands, shell_blocks
 from checks.parsers.markdown import flavor_of
 from checks.parsers.sh.launchers import Arg
 from checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
 from checks.parsers.vllm_cli import python_calls, yaml_commands
 
-__all__ = ["EnvSeen", "Launch", "ascend_text", "vllm_launches"]
+__all__ = ["DOC_LANGUAGES", "EnvSeen", "Launch", "ascend_text", "vllm_launches"]
+
+# Docs code blocks read as commands: the shell ones, and `console` blocks (their `$ ` lines).
+DOC_LANGUAGES = SHELL_LANGUAGES | {"console", "shell-session"}
 
 # Environment variables the launch rules ask about (besides the facts' task_queue.env).
 _TORCHAIR_ENV = "VLLM_ENABLE_GRAPH_MODE"
@@ -128,7 +131,11 @@ def _docs(ctx: Context, src: SourceFile) -> list[Launch]:
     flavor = flavor_of(src.path)
     if flavor is None:
         return []
-    blocks = [b for b in shell_blocks(src.text, flavor) if any("vllm" in t for _, t in b.lines)]
+    blocks = [
+        b if b.language in SHELL_LANGUAGES else console_commands(b)
+        for b in shell_blocks(src.text, flavor, DOC_LANGUAGES)
+        if any("vllm" in t for _, t in b.lines)
+    ]
     if not blocks:
         return []
     doc_is_ascend = ascend_text(ctx, src.text)

@@ -35,18 +35,39 @@ def _language(info: str) -> str:
     return m.group(1).lower() if m else ""
 
 
-def shell_blocks(text: str, flavor: Literal["md", "rst"]) -> list[Block]:
+def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[str] = SHELL_LANGUAGES) -> list[Block]:
+    """The code blocks whose language is one of `languages` (the shell ones unless told)."""
     # The quick no: every fence holds ``` or ~~~, every directive `::`.
     if ("```" not in text and "~~~" not in text) if flavor == "md" else "::" not in text:
         return []
     try:
         lines = text.splitlines()
-        return _md(lines) if flavor == "md" else _rst(lines)
+        return _md(lines, languages) if flavor == "md" else _rst(lines, languages)
     except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
         return []
 
 
-def _md(lines: list[str]) -> list[Block]:
+_PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?\$ ")
+
+
+def console_commands(block: Block) -> Block:
+    """A `console` block's commands: the lines after a `$ ` prompt and the lines that continue them (after a
+    trailing backslash); every other line (output) blank, so that line numbers stay."""
+    out: list[tuple[int, str]] = []
+    continued = False
+    for n, text in block.lines:
+        m = _PROMPT.match(text)
+        if m is not None:
+            text = text[m.end() :]
+        elif not continued:
+            out.append((n, ""))
+            continue
+        out.append((n, text))
+        continued = text.rstrip().endswith("\\")
+    return Block(block.language, tuple(out))
+
+
+def _md(lines: list[str], languages: frozenset[str]) -> list[Block]:
     out: list[Block] = []
     i = 0
     while i < len(lines):
@@ -67,12 +88,12 @@ def _md(lines: list[str]) -> list[Block]:
             i += 1
         i += 1
         lang = _language(info)
-        if lang in SHELL_LANGUAGES:
+        if lang in languages:
             out.append(Block(lang, tuple(body)))
     return out
 
 
-def _rst(lines: list[str]) -> list[Block]:
+def _rst(lines: list[str], languages: frozenset[str]) -> list[Block]:
     out: list[Block] = []
     i = 0
     while i < len(lines):
@@ -98,6 +119,6 @@ def _rst(lines: list[str]) -> list[Block]:
             i += 1
         while body and not body[-1][1].strip():
             body.pop()
-        if lang in SHELL_LANGUAGES and indent is not None:
+        if lang in languages and indent is not None:
             out.append(Block(lang, tuple((n, t[indent:]) for n, t in body)))
     return out

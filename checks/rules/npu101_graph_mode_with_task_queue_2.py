@@ -39,11 +39,11 @@ class GraphModeWithTaskQueue2(Rule):
     (the job gets the cluster's environment).
 
     vLLM servers started directly are checked too, in any layout: `vllm serve MODEL ...` and `python -m
-    vllm.entrypoints.openai.api_server ...` in shell scripts and in shell code blocks of Markdown/reST docs,
-    and YAML test configs whose `server_cmd:` (a string or a list of arguments) gets `TASK_QUEUE_ENABLE: "2"`
-    from an `envs:`/`env_common:` mapping. There graph mode is on unless the command has `--enforce-eager`
-    (the `enforce_eager` key inside `--speculative-config` makes only the drafter eager and does not count);
-    `-O0`, `cudagraph_mode` NONE, compilation mode 0, TorchAir (`torchair_graph_config` enabled in
+    vllm.entrypoints.openai.api_server ...` in shell scripts, in shell code blocks (and the `$ ` lines of console
+    blocks) of Markdown/reST docs, and YAML test configs whose `server_cmd:` (a string or a list of arguments) gets
+    `TASK_QUEUE_ENABLE: "2"` from an `envs:`/`env_common:` mapping. There graph mode is on unless the command has
+    `--enforce-eager` (the `enforce_eager` key inside `--speculative-config` makes only the drafter eager and does
+    not count); `-O0`, `cudagraph_mode` NONE, compilation mode 0, TorchAir (`torchair_graph_config` enabled in
     `--additional-config`) and options that cannot be read (`$EXTRA_ARGS`, an array filled in an arm that may not
     run) keep it silent. `VLLM_ASCEND_TASK_QUEUE_ENABLE` is not read there (it is a trainer's setting for its
     rollout workers).

@@ -38,7 +38,7 @@ class GraphConfigDeadUnderEager(Rule):
     vLLM servers and engines are checked too, in any layout: `vllm serve` / `python -m
     vllm.entrypoints.openai.api_server` with `--enforce-eager` and a `--compilation-config` (or
     `--cudagraph-capture-sizes`) that sets `cudagraph_mode` or `cudagraph_capture_sizes`, in shell scripts, docs
-    shell code blocks and YAML `server_cmd:` configs; and Python calls (`LLM(...)`, `VllmRunner(...)`,
+    shell and console code blocks and YAML `server_cmd:` configs; and Python calls (`LLM(...)`, `VllmRunner(...)`,
     `EngineArgs(...)`) with `enforce_eager=True` and such a `compilation_config={...}` or
     `cudagraph_capture_sizes=[...]`. The `enforce_eager` inside `--speculative-config` is the drafter's, not the
     model's; `cudagraph_mode` NONE is not reported; an `--enforce-eager` added in an arm that may not run, or an

@@ -118,9 +118,9 @@ class InvalidCudagraphMode(Rule):
 
     vLLM servers and engines are checked too, in any layout: `--compilation-config '{"cudagraph_mode": ...}'`,
     `-cc.cudagraph_mode=...` or `--compilation-config.cudagraph_mode ...` of `vllm serve` / `python -m
-    vllm.entrypoints.openai.api_server` in shell scripts, docs shell code blocks and YAML `server_cmd:` configs,
-    with `-dcp`/`-pcp` (`--decode-context-parallel-size`, `--prefill-context-parallel-size`) for the context
-    parallel check; and Python calls (`LLM(...)`) with `compilation_config={"cudagraph_mode": ...}` or
+    vllm.entrypoints.openai.api_server` in shell scripts, docs shell and console code blocks and YAML `server_cmd:`
+    configs, with `-dcp`/`-pcp` (`--decode-context-parallel-size`, `--prefill-context-parallel-size`) for the
+    context parallel check; and Python calls (`LLM(...)`) with `compilation_config={"cudagraph_mode": ...}` or
     `CompilationConfig(cudagraph_mode=...)`.
     """
 

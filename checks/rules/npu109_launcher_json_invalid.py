@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.indexes.vllm_launches import ascend_text, vllm_launches
+from checks.indexes.vllm_launches import DOC_LANGUAGES, ascend_text, vllm_launches
 from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
 from checks.model import Severity
 from checks.parsers.codeblocks import shell_blocks
@@ -38,12 +38,14 @@ class LauncherJsonInvalid(Rule):
     Fix: write the value as JSON (double quotes, true/false/null), inside single quotes for the shell.
 
     Where: vLLM launches (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`) in shell scripts, in
-    `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reST docs, and in YAML test configs (`server_cmd:` as a
-    string, split as shlex does, or as a list of arguments). The value is judged after shell quote removal, so
-    `'{"a": 1}'` and `"{\\"a\\": 1}"` are the same JSON; a value spread over several lines inside quotes is one value.
-    Not reported: values that go through a variable (`$X`, `${X}`: the caller or the test harness substitutes
-    it), values with a placeholder (`<path>`, `...`, `{{ x }}`), `-O3` levels, values the parser cannot read
-    (unbalanced quotes), bare numbers with a k/m/g/t suffix (vLLM expands them).
+    `bash`/`sh`/`shell`/`zsh` code blocks and the `$ ` lines of `console` blocks of Markdown and reST docs, and in
+    YAML test configs (`server_cmd:` as a string, split as shlex does, or as a list of arguments); in Ascend docs
+    also an option written on its own in prose (`--additional-config '{...}'` with single quotes, on one line). The
+    value is judged after shell quote removal, so `'{"a": 1}'` and `"{\\"a\\": 1}"` are the same JSON; a value
+    spread over several lines inside quotes is one value. Not reported: values that go through a variable (`$X`,
+    `${X}`: the caller or the test harness substitutes it), values with a placeholder (`<path>`, `...`, `{{ x }}`, a
+    bare upper-case word such as `N`), `-O3` levels, values the parser cannot read (unbalanced quotes), bare numbers
+    with a k/m/g/t suffix (vLLM expands them).
     """
 
     id = "NPU109"
@@ -61,7 +63,7 @@ class LauncherJsonInvalid(Rule):
                 problems.extend(json_problems(launch.args, facts))
         flavor = flavor_of(src.path)
         if flavor is not None and DOCS in src.kinds and "'{" in src.text and ascend_text(ctx, src.text):
-            in_blocks = {n for b in shell_blocks(src.text, flavor) for n, _t in b.lines}
+            in_blocks = {n for b in shell_blocks(src.text, flavor, DOC_LANGUAGES) for n, _t in b.lines}
             rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks]
             problems.extend(json_problems(fragments(rest, facts), facts))
         for problem in sorted(problems, key=lambda p: p.line):
