@@ -22,13 +22,13 @@ from checks import ascend
 from checks.context import Context, SourceFile
 from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from checks.parsers import yamlmarks
-from checks.parsers.codeblocks import SHELL_LANGUAGES, console_commands, shell_blocks
+from checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
 from checks.parsers.markdown import flavor_of
 from checks.parsers.sh.launchers import Arg
 from checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
 from checks.parsers.vllm_cli import python_calls, yaml_commands
 
-__all__ = ["DOC_LANGUAGES", "EnvSeen", "Launch", "ascend_text", "vllm_launches"]
+__all__ = ["DOC_LANGUAGES", "EnvSeen", "Launch", "ascend_text", "doc_command_blocks", "vllm_launches"]
 
 # Docs code blocks read as commands: the shell ones, and `console` blocks (their `$ ` lines).
 DOC_LANGUAGES = SHELL_LANGUAGES | {"console", "shell-session"}
@@ -133,7 +133,7 @@ def _docs(ctx: Context, src: SourceFile) -> list[Launch]:
         return []
     blocks = [
         b if b.language in SHELL_LANGUAGES else console_commands(b)
-        for b in shell_blocks(src.text, flavor, DOC_LANGUAGES)
+        for b in doc_command_blocks(ctx, src)
         if any("vllm" in t for _, t in b.lines)
     ]
     if not blocks:
@@ -150,6 +150,14 @@ def _docs(ctx: Context, src: SourceFile) -> list[Launch]:
             continue
         out.extend(_from_view(src.path, script.view(True, ctx.facts.launchers), _names(ctx), "docs"))
     return out
+
+
+def doc_command_blocks(ctx: Context, src: SourceFile) -> list[Block]:
+    """The doc's shell and console code blocks (memoised per file)."""
+    flavor = flavor_of(src.path)
+    if flavor is None:
+        return []
+    return ctx.parsed("command-blocks", src, lambda text: shell_blocks(text, flavor, DOC_LANGUAGES))
 
 
 def _yaml(ctx: Context, src: SourceFile) -> list[Launch]:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
-from checks.indexes.vllm_launches import DOC_LANGUAGES, ascend_text, vllm_launches
+from checks.indexes.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
 from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
 from checks.model import Severity
-from checks.parsers.codeblocks import shell_blocks
 from checks.parsers.markdown import flavor_of
 from checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
 from checks.rule import Hit, Rule
@@ -63,7 +62,7 @@ class LauncherJsonInvalid(Rule):
                 problems.extend(json_problems(launch.args, facts))
         flavor = flavor_of(src.path)
         if flavor is not None and DOCS in src.kinds and "'{" in src.text and ascend_text(ctx, src.text):
-            in_blocks = {n for b in shell_blocks(src.text, flavor, DOC_LANGUAGES) for n, _t in b.lines}
+            in_blocks = {n for b in doc_command_blocks(ctx, src) for n, _t in b.lines}
             rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks]
             problems.extend(json_problems(fragments(rest, facts), facts))
         for problem in sorted(problems, key=lambda p: p.line):

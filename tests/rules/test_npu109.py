@@ -1,5 +1,6 @@
-"""NPU109 and the vLLM launch parser it shares with NPU101/102/108 (checks/parsers/vllm_cli.py): what a fixture
-cannot say (the options as read, the lines inside YAML and multi-line values, the Python API)."""
+"""NPU109 launcher-json-invalid: its fixture cases (tests/fixtures/NPU109/), and the vLLM launch parser it shares
+with NPU101/102/108 (checks/parsers/vllm_cli.py): what a fixture cannot say (the options as read, the lines inside
+YAML and multi-line values, the Python API)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from checks.parsers.sh.launchers import Arg
 from checks.parsers.shell import parse
 from checks.parsers.vllm_cli import json_problems, python_calls, resolve, yaml_commands
 from tests.fixture_support import audit
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU109")
 
 FACTS = load()
 CLI = FACTS.vllm_cli
