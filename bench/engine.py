@@ -2,9 +2,16 @@
 and over verl's HEAD when its clone is here. Reports files per second and the CLI process's peak RSS.
 
     /work/venv/bin/python bench/engine.py [--files 10000] [--runs 3] [--profile] [--json bench/out/engine.json]
+    /work/venv/bin/python bench/engine.py --base-code DIR [--runs 7] [--no-synthetic]   # DIR's code vs this one
 
 Targets: >= 2,000 files/s, peak RSS < 200 MB. Each run is a fresh `python -m npu_review check --repo DIR --all
 --format json` subprocess, so the wall time includes interpreter start-up, rule import, git reads and output.
+
+With `--base-code DIR` (another checkout of npu-review, e.g. a `git worktree` at an older commit), each tree is
+checked by DIR's code and by this checkout's in turn, run after run (so that load on a shared machine falls on
+both alike), with the default jobs and with `--jobs 1`; the table gives the median, fastest and slowest wall and
+CPU time of each, and current / base. DIR's code runs as `python -m npu_review` with DIR on PYTHONPATH, under this
+interpreter, byte-compiled first like this checkout.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ TARGET_PEAK_MB = 200.0
 
 def cli_command(repo: Path, jobs: int = 0) -> list[str]:
     cmd = [sys.executable, "-m", "npu_review", "check", "--repo", str(repo), "--all", "--format", "json"]
-    return cmd + (["--jobs", str(jobs)] if jobs else [])
+    return cmd + ["--fail-on", "never"] + (["--jobs", str(jobs)] if jobs else [])
 
 
 def _status_kb(pid: int, fields: tuple[str, ...]) -> dict[str, int]:
@@ -95,11 +102,13 @@ class TreeRss(threading.Thread):
             self.peak_kb = max(self.peak_kb, total)
 
 
-def run_cli(repo: Path, jobs: int = 0) -> dict[str, Any]:
-    """One CLI run as a child process; wall time, its own rusage (wait4: this child and what it reaped), summary."""
+def run_cli(repo: Path, jobs: int = 0, code: Path | None = None) -> dict[str, Any]:
+    """One CLI run as a child process; wall time, its own rusage (wait4: this child and what it reaped), summary.
+    With `code`, that checkout's npu-review runs instead of this one."""
+    env = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cli_command(repo, jobs), stdout=out, stderr=err)
+        proc = subprocess.Popen(cli_command(repo, jobs), stdout=out, stderr=err, cwd=code, env=env)
         sampler = TreeRss(proc.pid)
         sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -159,6 +168,100 @@ def measure(name: str, repo: Path, runs: int, jobs: int = 0) -> dict[str, Any]:
     }
 
 
+def versus(name: str, repo: Path, runs: int, jobs: int, base: Path) -> dict[str, Any]:
+    """`runs` runs of the base code and of this checkout on `repo`, alternating; each side's runs must agree."""
+    sides: dict[str, list[dict[str, Any]]] = {"base": [], "current": []}
+    for _ in range(runs):
+        sides["base"].append(run_cli(repo, jobs, base))
+        sides["current"].append(run_cli(repo, jobs))
+    row: dict[str, Any] = {"name": name, "jobs": jobs or "cores", "runs": runs}
+    for side, results in sides.items():
+        if len({r["output"] for r in results}) != 1:
+            raise RuntimeError(f"{name}: the {side} runs disagree")
+        for metric in ("wall_s", "cpu_s"):
+            values = [r[metric] for r in results]
+            row[f"{side}_{metric}"] = {
+                "median": statistics.median(values),
+                "min": min(values),
+                "max": max(values),
+                "all": [round(v, 3) for v in values],
+            }
+        row[f"{side}_findings"] = results[0]["findings"]
+    for metric in ("wall_s", "cpu_s"):
+        row[f"ratio_{metric}"] = row[f"current_{metric}"]["median"] / row[f"base_{metric}"]["median"]
+    return row
+
+
+def versus_table(rows: list[dict[str, Any]]) -> str:
+    def spread(d: dict[str, float]) -> str:
+        return f"{d['median']:.2f} ({d['min']:.2f}-{d['max']:.2f})"
+
+    return table(
+        [
+            "tree",
+            "jobs",
+            "runs",
+            "base wall s",
+            "current wall s",
+            "wall cur/base",
+            "base cpu s",
+            "current cpu s",
+            "cpu cur/base",
+        ],
+        [
+            [
+                r["name"],
+                r["jobs"],
+                r["runs"],
+                spread(r["base_wall_s"]),
+                spread(r["current_wall_s"]),
+                f"{r['ratio_wall_s']:.2f}",
+                spread(r["base_cpu_s"]),
+                spread(r["current_cpu_s"]),
+                f"{r['ratio_cpu_s']:.2f}",
+            ]
+            for r in rows
+        ],
+    )
+
+
+def main_versus(args: argparse.Namespace) -> int:
+    base = args.base_code.resolve()
+    if not (base / "npu_review" / "__main__.py").exists():
+        raise SystemExit(f"--base-code {base}: not an npu-review checkout (no npu_review/__main__.py)")
+    started = os.getloadavg()
+    for code in (ROOT, base):
+        for package in ("checks", "npu_review"):
+            compileall.compile_dir(str(code / package), quiet=1)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="npu-review-bench-") as tmp:
+        trees: list[tuple[str, Path]] = []
+        if not args.no_verl and args.verl.exists():
+            head = subprocess.run(
+                ["git", "-C", str(args.verl), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+            ).stdout.strip()
+            trees.append((f"verl HEAD {head}", args.verl))
+        if not args.no_synthetic:
+            synth = Path(tmp, "synthetic")
+            synth.mkdir()
+            generate(synth, args.files, args.seed)
+            commit(synth)
+            trees.append((f"synthetic tree ({args.files:,} files, seed {args.seed})", synth))
+        for name, repo in trees:
+            for jobs in (0, 1):
+                rows.append(versus(name, repo, args.runs, jobs, base))
+                print(f"{name}, jobs {jobs or 'cores'}: done", file=sys.stderr)
+    print(f"base code: {base}")
+    print(versus_table(rows))
+    print(
+        "median (fastest-slowest) of the runs; base and current alternate run by run; cpu = user + system time of "
+        "the CLI, its workers and git; cur/base = ratio of the medians"
+    )
+    print(load_note(started))
+    write_json(args.json, {"benchmark": "engine-versus", "base_code": str(base), "results": rows}, started)
+    return 0
+
+
 def profile(repo: Path, top: int) -> str:
     """cProfile of one CLI run in its own process (so this process stays small and the RSS figures clean): the
     functions with the most own time, then the rules' cumulative time."""
@@ -214,7 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=20, help="functions listed by --profile")
     ap.add_argument("--memory", action="store_true", help="also attribute Python allocations (tracemalloc, slow)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ap.add_argument("--base-code", type=Path, metavar="DIR", help="compare with the npu-review checkout in DIR")
+    ap.add_argument("--no-synthetic", action="store_true", help="with --base-code: verl's tree only")
     args = ap.parse_args(argv)
+    if args.base_code is not None:
+        return main_versus(args)
     started = os.getloadavg()
     # Byte-compile the package first, as pip does when it installs one: a machine that sets
     # PYTHONDONTWRITEBYTECODE (this one does) would otherwise compile every module at every start (~0.1 s).

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from checks import facts as facts_data
+from checks import globs
 from checks.config import ConfigError, parse_config
 from checks.engine import known_rule_ids, run
 from checks.facts import FactsError, default_facts, load
@@ -225,3 +226,12 @@ def test_no_message_of_another_project_reaches_an_unknown_layout() -> None:
     for section in ("image_tags", "repo_links", "fork_guard", "published_tags", "npu_workarounds", "version_tables"):
         values = yaml.safe_dump({k: v for k, v in data[section].items() if k != "source"})
         assert "verl" not in values and "vllm-project" not in values, section
+
+
+def test_every_shipped_profile_builds_and_detection_reads_its_globs() -> None:
+    # Detection reads `project.looks_like` from the data as shipped, without building each profile's facts.
+    detected = dict(facts_data._looks_like())
+    for name in facts_data.profiles():
+        facts = facts_data.load(None, name)
+        assert facts.profile == name
+        assert [p.pattern for p in detected[name]] == [globs.compile_glob(g).pattern for g in facts.project.looks_like]

@@ -41,22 +41,31 @@ class PipCall:
         return [v for o, v, _ in self.options if o in names and v is not None]
 
 
+_PIP = re.compile(r"pip(?:3(?:\.\d+)?)?")
+_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+
+
 def pip_call(cmd: Command) -> PipCall | None:
     """Read a pip command; None when `cmd` is not one (or names no verb)."""
-    argv = cmd.argv
     words = cmd.words[cmd.start :]
-    if not argv:
+    if not words:
         return None
-    prog = argv[0].rsplit("/", 1)[-1]
-    i = 1
-    if re.fullmatch(r"pip(?:3(?:\.\d+)?)?", prog):
-        pass
-    elif re.fullmatch(r"python(?:3(?:\.\d+)?)?", prog) and argv[1:3] == ("-m", "pip"):
-        i = 3
-    elif prog == "uv" and argv[1:2] == ("pip",):
-        i = 2
+    # The program first, from its word alone: most commands are not pip, and cmd.argv unquotes every word.
+    prog = words[0].unquoted.rsplit("/", 1)[-1]
+    if _PIP.fullmatch(prog):
+        i = 1
+    elif _PYTHON.fullmatch(prog) or prog == "uv":
+        i = 0
     else:
         return None
+    argv = cmd.argv
+    if i == 0:
+        if prog != "uv" and argv[1:3] == ("-m", "pip"):
+            i = 3
+        elif prog == "uv" and argv[1:2] == ("pip",):
+            i = 2
+        else:
+            return None
     while i < len(argv) and argv[i].startswith("-"):  # global options before the verb
         opt = argv[i].split("=", 1)[0]
         i += 2 if opt in _PIP_GLOBAL_VALUE_OPTS and "=" not in argv[i] else 1

@@ -963,26 +963,22 @@ def closing_brace(word: str, i: int) -> int:
     return -1
 
 
+_KEY_RUN = re.compile(r"[\w.+~'\"]*")  # always matches
+
+
 @functools.lru_cache(maxsize=16384)  # a pure function of the text; the two views split the same words
 def split_override(text: str) -> tuple[str, str, str | None] | None:
     """(prefix, key, raw value) when the shell word is a Hydra override, else None.
 
     Quotes around the key are tolerated (`"+a.b=${X}"`); `pkg.name==1.0` (a pip pin) is not an override.
     """
-    i, n = 0, len(text)
-    key_chars: list[str] = []
-    while i < n:
-        c = text[i]
-        if c in "'\"":
-            i += 1
-            continue
-        if c == "=":
-            break
-        if not (c.isalnum() or c in "_.+~"):
-            return None
-        key_chars.append(c)
-        i += 1
-    m = _HYDRA_KEY.match("".join(key_chars))
+    n = len(text)
+    # The key: letters, digits (str.isalnum, as `\w` less `_`), `_.+~`, and quotes, which are left out.
+    run = _KEY_RUN.match(text)
+    i = run.end() if run is not None else 0
+    if i < n and text[i] != "=":
+        return None
+    m = _HYDRA_KEY.match(text[:i].replace("'", "").replace('"', ""))
     if not m:
         return None
     prefix = m.group(1) or ""

@@ -71,6 +71,9 @@ class Op:
 
 
 _QUOTING = re.compile(r"[\\'\"`$<>]")
+# Runs of characters `unquote` copies as they are, and `_skip_double` steps over.
+_UNQUOTE_RUN = re.compile(r"[^\\'\"`$<>]+")
+_DOUBLE_RUN = re.compile(r'[^\\"$`]+')
 _DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
 
 
@@ -82,6 +85,11 @@ def unquote(raw: str) -> str:
     out: list[str] = []
     i, n = 0, len(raw)
     while i < n:
+        run = _UNQUOTE_RUN.match(raw, i)
+        if run is not None:  # characters that stand for themselves, copied in one slice
+            out.append(run.group())
+            i = run.end()
+            continue
         c = raw[i]
         if c == "\\":
             if i + 1 < n:
@@ -114,6 +122,11 @@ def _skip_double(text: str, i: int) -> int:
     """Index of the closing `"` (or len(text)), honouring escapes and `$(…)` inside."""
     n = len(text)
     while i < n:
+        run = _DOUBLE_RUN.match(text, i)
+        if run is not None:  # nothing in it ends the string or nests
+            i = run.end()
+            if i >= n:
+                break
         c = text[i]
         if c == "\\":
             i += 2
