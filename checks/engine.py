@@ -123,6 +123,8 @@ class Partial:
     suppressions: dict[str, Suppressions] = field(default_factory=dict)
     checked: int = 0
     errors: list[str] = field(default_factory=list)
+    # What the project rules found, when they ran in the same share (see `run`).
+    project: Partial | None = None
 
 
 # Runs a task for each share index 0..n-1, in any order and any process, and returns their results in index
@@ -206,8 +208,9 @@ def run(
 ) -> Report:
     """Run every enabled rule. With a `clock` (the caller's: the engine reads none itself), a rule that has
     spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
-    report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`) plus one
-    share for the project rules, each handed to the mapper; the findings are the same as without."""
+    report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`), each handed
+    to the mapper, the project rules with the first share of the files that are neither Python nor shell (or as
+    a share of their own when there is none); the findings are the same as without."""
     config = config.for_tree(changeset.head.paths())
     files = targets(changeset, config)
     runner = _Runner(changeset, config, clock, rule_budget_s)
@@ -219,6 +222,13 @@ def run(
         parts = [runner.files(paths), runner.project()]
     else:
         slices = _shares(paths, runner.kindmap, jobs)
+        # The project rules run in the process that checks the first share of the files that are neither Python
+        # nor shell scripts (workflows, Dockerfiles, docs), as the first task: both build the workflow models,
+        # the image inventory and the Ascend job list, which that process then builds once. Without such a
+        # share, they are a task of their own.
+        lead = next((k for k, s in enumerate(slices) if _family(s[0], runner.kindmap) == 1), None)
+        order = ([lead] if lead is not None else []) + [k for k in range(len(slices)) if k != lead]
+        tasks = order if lead is not None else [-1, *order]
         # Each process makes its own runner on first use (a forked child starts with this empty dict), so
         # the parses a process memoised serve every share it is given.
         local: dict[str, _Runner] = {}
@@ -227,12 +237,19 @@ def run(
             if "runner" not in local:
                 local["runner"] = _Runner(changeset, config, clock, rule_budget_s)
             mine = local["runner"]
-            return mine.project() if i == 0 else mine.files(slices[i - 1])
+            k = tasks[i]
+            if k < 0:
+                return mine.project()
+            out = mine.files(slices[k])
+            if k == lead:
+                out.project = mine.project()
+            return out
 
-        done = list(mapper(share, len(slices) + 1))
+        done = dict(zip(tasks, mapper(share, len(tasks)), strict=True))
         # Files, then the project rules, as in one process; findings are sorted in the end (by path, line, rule
         # and message, a total order), so the report does not depend on how the files were shared out.
-        parts = done[1:] + done[:1]
+        parts = [done[k] for k in range(len(slices))]
+        parts.append(done[-1] if lead is None else done[lead].project or Partial())
     suppressions = {path: found for part in parts for path, found in part.suppressions.items()}
     hits = [hit for part in parts for hit in part.hits]
     ctx = runner.ctx
@@ -250,6 +267,12 @@ _FINE_KINDS = frozenset({SHELL, NPU_SCRIPT})
 FINE_SHARES_PER_JOB = 4
 
 
+def _family(path: str, kindmap: KindMap) -> int:
+    """0: Python, 1: the rest, 2: shell scripts (see `_shares`)."""
+    kinds = kindmap.kinds(path)
+    return 2 if kinds & _FINE_KINDS else 0 if PYTHON in kinds else 1
+
+
 def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
     """Shares that follow what the rules build per process. Python files (NPU401's index of every module)
     and the rest (workflows, Dockerfiles, docs: the image inventory, the Ascend job list) go in as few shares
@@ -258,8 +281,7 @@ def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
     Each share keeps the files' order."""
     families: tuple[list[str], list[str], list[str]] = ([], [], [])
     for p in paths:
-        kinds = kindmap.kinds(p)
-        families[2 if kinds & _FINE_KINDS else 0 if PYTHON in kinds else 1].append(p)
+        families[_family(p, kindmap)].append(p)
     coarse = max(MIN_FILES_PER_SHARE, -(-len(paths) // jobs))
     fine = max(1, -(-len(families[2]) // (jobs * FINE_SHARES_PER_JOB)))
     out: list[list[str]] = []
