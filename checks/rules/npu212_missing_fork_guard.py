@@ -68,7 +68,13 @@ class _Owners:
     uses: Counter[str]  # how often each owner is named in the reference revision's workflows
     fixed: frozenset[str]  # owners accepted whatever the guards say (config, repository, project URL, renames)
     suggest: str | None  # the owner a suggested guard names
-    guarding: bool  # the project guards some job or step against forks at the reference revision
+    guards_jobs: bool  # some job's own `if:` keeps it out of forks at the reference revision
+    guards_any: bool  # some guard anywhere (a step using a secret, an input handed to a reusable workflow)
+
+    def guarding(self, reason: str) -> bool:
+        """Does the project guard what this finding is about? A runner: only job guards say so (guarded login
+        steps say the project cares about its secrets, not about forks queueing jobs); a secret: any guard."""
+        return self.guards_jobs or (self.guards_any and "secrets." in reason)
 
     def wrong(self, owner: str) -> bool:
         """`owner`, named by a guard, is not this repository's: other guards name another owner more often (or
@@ -103,9 +109,10 @@ class MissingForkGuard(Rule):
 
     Which owner: the one the repository's own guards name (its Ascend jobs' first, then any workflow's, then
     the repository's owner as the App or the git remote knows it, then the owner in the project's own URL in
-    pyproject.toml, setup.py or setup.cfg); no owner is built in. Where the project guards no job or step
-    at all, it has chosen not to: nothing is reported on its existing jobs (nor with `--all`), and a change
-    that adds such a job gets a notice only.
+    pyproject.toml, setup.py or setup.cfg); no owner is built in. Where the project guards none of its jobs
+    (for a secret: no job and no step), it has chosen not to: nothing is reported on its existing jobs (nor
+    with `--all`), and a change that adds such a job gets a notice only. Guarded login steps alone say a
+    project keeps its secrets out of forks, not that it keeps jobs from queueing there.
 
     Bad:
         on:
@@ -182,7 +189,7 @@ class MissingForkGuard(Rule):
             hit = self._hit(ctx, src, wf, job, why, owners, sorted(events))
             # Where nothing is guarded, only a job the change adds gets a notice (never in an audit).
             new = not ctx.audit and ctx.is_added_line(hit.path, hit.line) and not hit.caused_by_change
-            if owners.guarding or new:
+            if owners.guarding(why[0]) or new:
                 yield hit
 
     # -- what needs a guard ----------------------------------------------------------------------------------
@@ -328,8 +335,19 @@ class MissingForkGuard(Rule):
             *([repo_owner] if repo_owner else []),
             *(o for o, _ in project.most_common()),
         ]
-        guarding = bool(anywhere) or fork_flag
-        return _Owners(frozenset(accepted), anywhere, frozenset(fixed), order[0] if order else None, guarding)
+        guards_jobs = False
+        for path in workflow_paths(ctx, rev):
+            wf = workflow_at(ctx, path, rev)
+            for job in wf.jobs.values() if wf is not None else ():
+                text = _if_text(job.node)
+                if guard_owners(text) or _NOT_FORK.search(text):
+                    guards_jobs = True
+                    break
+            if guards_jobs:
+                break
+        guards_any = guards_jobs or bool(anywhere) or fork_flag
+        suggest = order[0] if order else None
+        return _Owners(frozenset(accepted), anywhere, frozenset(fixed), suggest, guards_jobs, guards_any)
 
     # -- the finding -----------------------------------------------------------------------------------------
     def _hit(
@@ -354,7 +372,8 @@ class MissingForkGuard(Rule):
             if "runs on" in reason
             else "it runs without those secrets and fails"
         )
-        if owners.guarding:
+        guarding = owners.guarding(reason)
+        if guarding:
             what = (
                 f"has no fork guard and {reason}" if reason.startswith("calls") else f"{reason} but has no fork guard"
             )
@@ -380,7 +399,7 @@ class MissingForkGuard(Rule):
         caused = False
         if not ctx.audit and not ctx.is_added_line(src.path, line):
             caused = self._guard_removed(ctx, src.path, job.id, owners)
-        severity = None if owners.guarding else Severity.NOTICE
+        severity = None if guarding else Severity.NOTICE
         return Hit(src.path, line, message, suggestion=suggestion, severity=severity, caused_by_change=caused)
 
     def _guard_removed(self, ctx: Context, path: str, job_id: str, owners: _Owners) -> bool:

@@ -180,3 +180,43 @@ def test_the_cli_reads_the_owner_from_the_git_remote(
     found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "NPU212"]
     assert [(f["path"], f["line"], f["severity"]) for f in found] == [(WF, 7, "error")]
     assert found[0]["message"].endswith("Add `if: github.repository_owner == 'acme'`.")
+
+
+LOGIN_GUARDED = """\
+    name: image
+    on: [push]
+    jobs:
+      image:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: docker/login-action@v3
+            if: github.repository_owner == 'acme'
+            with:
+              password: ${{ secrets.QUAY_PASSWORD }}
+    """
+RETAG = """\
+    name: retag
+    on: [push]
+    jobs:
+      retag:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: docker/login-action@v3
+            with:
+              password: ${{ secrets.QUAY_PASSWORD }}
+    """
+
+
+def test_guarded_login_steps_guard_secrets_not_runner_jobs() -> None:
+    """A project that guards only the steps using its registry secrets keeps those out of forks; it has not
+    chosen to keep jobs from queueing there (vllm-ascend before it guarded a job)."""
+    files = {WF: PUSH_JOB, ".github/workflows/image.yml": LOGIN_GUARDED, ".github/workflows/retag.yml": RETAG}
+    assert rows(audit(files)) == [
+        (
+            ".github/workflows/retag.yml",
+            5,
+            Severity.ERROR,
+            "Job `retag` uses `secrets.QUAY_PASSWORD` but has no fork guard: in every fork with Actions enabled, on "
+            "`push`, it runs without those secrets and fails. Add `if: github.repository_owner == 'acme'`.",
+        )
+    ]
