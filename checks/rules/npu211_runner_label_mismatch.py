@@ -14,10 +14,10 @@ from checks.facts import Facts
 from checks.indexes.images import grammar
 from checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, AscendJob, ascend_jobs, runner_catalog
 from checks.indexes.workflows import run_script, workflow, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
+from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from checks.model import Severity
 from checks.parsers import shell
-from checks.parsers.gha.runners import Runner, runner_label_sets
+from checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
 from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from checks.parsers.imagetags import parse_ref
 from checks.parsers.yamlmarks import parse as parse_yaml
@@ -68,7 +68,9 @@ class RunnerLabelMismatch(Rule):
     that name) starts a vLLM
     server on `--tensor-parallel-size` x `--pipeline-parallel-size` x `--data-parallel-size` NPUs (data
     parallel not counted when `--data-parallel-size-local` or `--headless` splits it over nodes), which must
-    fit the runner: vllm-ascend #8681 ran a TP 8 config on `linux-aarch64-a2b3-4` (fixed in #8957).
+    fit the runner: vllm-ascend #8681 ran a TP 8 config on `linux-aarch64-a2b3-4` (fixed in #8957). The
+    entries of a test matrix kept in a file under `.github/**/config*/` (`{name, os, config_file_path}`, as
+    vllm-ascend's `.github/workflows/configs/nightly_config.yaml`) are checked the same way.
 
     In the examples, SWR_CN stands for swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci.
 
@@ -94,12 +96,13 @@ class RunnerLabelMismatch(Rule):
     name = "runner-label-mismatch"
     severity = Severity.ERROR
     title = "Ascend job runner label unknown, retired, or not matching the image or NPU count"
-    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
+    # YAML: a change to a matrix file or a test config alone concerns the rule too (it reads them by path).
+    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, YAML})
     context_kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, NPU_SCRIPT})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS + TEST_CONFIG_GLOBS
+        return ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS + TEST_CONFIG_GLOBS + MATRIX_FILE_GLOBS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         rev = ctx.reference_rev
@@ -132,36 +135,38 @@ class RunnerLabelMismatch(Rule):
 
     # -- does a matrix entry's test config fit its runner? ----------------------------------------------------------
     def _test_configs(self, ctx: Context) -> Iterator[Hit]:
-        """A caller job (`uses: ./.github/workflows/X`) whose matrix entries each name a runner and a test config
-        (`with: runner: ${{ matrix.test_config.os }}`, `config_file_path: ${{ matrix.test_config.config_file_path }}`):
-        the NPUs the config's vLLM server asks for (`--tensor-parallel-size` x `--pipeline-parallel-size` x
-        `--data-parallel-size`) against the runner's."""
+        """Matrix entries that each name a runner and a test config: a caller job's (`uses:
+        ./.github/workflows/X` with `runner: ${{ matrix.test_config.os }}` and `config_file_path: ${{
+        matrix.test_config.config_file_path }}`), and the entries of a matrix file under `.github/**/config*/`
+        (`{name, os, config_file_path}`): the NPUs the config's vLLM server asks for against the runner's."""
         catalog = runner_catalog(ctx)
+        found: list[tuple[str, str, _Entry]] = []
         for path in workflow_paths(ctx, "head"):
             wf = workflow(ctx, path)
             if wf is None:
                 continue
             for job in wf.jobs.values():
-                for entry in matrix_test_entries(ctx, wf, job):
-                    runner = catalog.runner(entry.runner)
-                    if runner is None or runner.npus is None:
-                        continue
-                    need = config_npus(ctx, entry.config)
-                    if need is None or need.value <= runner.npus:
-                        continue
-                    at = _first_added(
-                        ctx, [(path, entry.runner_line), (path, entry.config_line), (need.path, need.line)]
-                    )
-                    if at is None:
-                        continue
-                    yield Hit(
-                        at[0],
-                        at[1],
-                        f"Matrix entry `{entry.name}` of job `{job.id}` runs on `{runner.label}`, which has "
-                        f"{runner.npus} NPUs, but its test config starts vLLM on {need.value} ({need.what}, "
-                        f"{need.path}:{need.line}): the server cannot start. Use a runner with at least "
-                        f"{need.value} NPUs or lower the parallel sizes.",
-                    )
+                found += [(path, f" of job `{job.id}`", e) for e in matrix_test_entries(ctx, wf, job)]
+        for path in ctx.head_paths():
+            if globs.match_any(path, MATRIX_FILE_GLOBS):
+                found += [(path, "", e) for e in matrix_file_entries(ctx, path, catalog)]
+        for path, of_job, entry in found:
+            runner = catalog.runner(entry.runner)
+            if runner is None or runner.npus is None:
+                continue
+            need = config_npus(ctx, entry.config)
+            if need is None or need.value <= runner.npus:
+                continue
+            at = _first_added(ctx, [(path, entry.runner_line), (path, entry.config_line), (need.path, need.line)])
+            if at is None:
+                continue
+            yield Hit(
+                at[0],
+                at[1],
+                f"Matrix entry `{entry.name}`{of_job} runs on `{runner.label}`, which has {runner.npus} NPUs, but "
+                f"its test config starts vLLM on {need.value} ({need.what}, {need.path}:{need.line}): the server "
+                f"cannot start. Use a runner with at least {need.value} NPUs or lower the parallel sizes.",
+            )
 
     # -- is the label served? ------------------------------------------------------------------------------------
     def _label(
@@ -420,6 +425,9 @@ def _script_counts(
 
 # Where test configs named by matrix entries are read (the App fetches these with the workflows).
 TEST_CONFIG_GLOBS = ("tests/**/config*/**/*.yaml", "tests/**/config*/**/*.yml")
+# Test matrices kept outside the workflows (vllm-ascend's .github/workflows/configs/nightly_config.yaml).
+MATRIX_FILE_GLOBS = (".github/**/config*/*.yaml", ".github/**/config*/*.yml")
+_RUNNER_KEYS = ("os", "runner", "runs-on", "runs_on")
 _MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
 _INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
 _PARALLEL = {
@@ -482,6 +490,28 @@ def matrix_test_entries(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Entry
         config = _config_path(ctx, c.value.strip(), item.scalar("config_base_path"))
         if config is not None:
             yield _Entry(item.scalar("name") or c.value.strip(), r.value.strip(), r.line, config, c.line)
+
+
+def matrix_file_entries(ctx: Context, path: str, catalog: RunnerCatalog) -> Iterator[_Entry]:
+    """Mappings of a matrix file that name an Ascend runner (`os:` / `runner:`) and a `config_file_path`."""
+    src = ctx.source(path)
+    if src is None or "config_file_path" not in src.text or len(src.text) > MAX_SCRIPT_BYTES:
+        return
+    doc = ctx.parsed("yamlmarks", src, parse_yaml)
+    if doc.root is None:
+        return
+    for _, node in doc.root.walk():
+        if not node.is_map:
+            continue
+        r = next((node.get(k) for k in _RUNNER_KEYS if node.get(k) is not None), None)
+        c = node.get("config_file_path")
+        if r is None or c is None or not r.is_scalar or not c.is_scalar or "${{" in r.value + c.value:
+            continue
+        if catalog.runner(r.value.strip()) is None:
+            continue
+        config = _config_path(ctx, c.value.strip(), node.scalar("config_base_path"))
+        if config is not None:
+            yield _Entry(node.scalar("name") or c.value.strip(), r.value.strip(), r.line, config, c.line)
 
 
 def _config_path(ctx: Context, name: str, base: str | None) -> str | None:
