@@ -299,55 +299,30 @@ class MissingForkGuard(Rule):
         return ctx.memo(("npu212-owners", "", ""), lambda: self._find_owners(ctx))
 
     def _find_owners(self, ctx: Context) -> _Owners:
-        rev = ctx.reference_rev
         configured = ctx.facts.fork_guard.owners  # a config file may name them; no profile does
-        jobs: Counter[str] = Counter()
-        for aj in ascend_jobs(ctx, rev):
-            wf = workflow_at(ctx, aj.path, rev)
-            job = wf.jobs.get(aj.job) if wf is not None else None
-            if job is not None:
-                jobs.update(guard_owners(_if_text(job.node)))
-        anywhere: Counter[str] = Counter()
-        fork_flag = False
-        for path in workflow_paths(ctx, rev):
-            src = ctx.source_at(path, rev)
-            if src is not None and "repository" in src.text:
-                anywhere.update(guard_owners(src.text))
-                fork_flag = fork_flag or bool(_NOT_FORK.search(src.text))
+        ref = _guards_at(ctx, ctx.reference_rev)
+        # The head too: a change that adds a project's first guards says it guards; and one that renames the owner
+        # in the guards of several jobs (a repository transfer) names the new one.
+        head = ref if ctx.audit else _guards_at(ctx, "head")
         repo_owner = ctx.repository_owner
-        project = _project_owners(ctx, "head") + _project_owners(ctx, rev)
-        # A change that renames the owner in the guards of several jobs (a repository transfer) names the new one.
-        head_jobs: Counter[str] = Counter()
-        if not ctx.audit:
-            for aj in ascend_jobs(ctx, "head"):
-                wf = workflow_at(ctx, aj.path, "head")
-                job = wf.jobs.get(aj.job) if wf is not None else None
-                if job is not None:
-                    head_jobs.update(guard_owners(_if_text(job.node)))
-        fixed = set(configured) | set(project) | {o for o, n in head_jobs.items() if n >= 2}
+        project = _project_owners(ctx, "head") + _project_owners(ctx, ctx.reference_rev)
+        fixed = set(configured) | set(project) | {o for o, n in head.jobs.items() if n >= 2}
         if repo_owner:
             fixed.add(repo_owner)
-        accepted = fixed | set(jobs) | set(anywhere)
+        accepted = fixed | set(ref.anywhere) | set(head.anywhere)
         order = [
             *configured,
-            *(o for o, _ in jobs.most_common()),
-            *(o for o, _ in anywhere.most_common()),
+            *(o for o, _ in ref.jobs.most_common()),
+            *(o for o, _ in ref.anywhere.most_common()),
+            *(o for o, _ in head.jobs.most_common()),
+            *(o for o, _ in head.anywhere.most_common()),
             *([repo_owner] if repo_owner else []),
             *(o for o, _ in project.most_common()),
         ]
-        guards_jobs = False
-        for path in workflow_paths(ctx, rev):
-            wf = workflow_at(ctx, path, rev)
-            for job in wf.jobs.values() if wf is not None else ():
-                text = _if_text(job.node)
-                if guard_owners(text) or _NOT_FORK.search(text):
-                    guards_jobs = True
-                    break
-            if guards_jobs:
-                break
-        guards_any = guards_jobs or bool(anywhere) or fork_flag
+        guards_jobs = ref.guards_jobs or head.guards_jobs
+        guards_any = guards_jobs or ref.guards_any or head.guards_any
         suggest = order[0] if order else None
-        return _Owners(frozenset(accepted), anywhere, frozenset(fixed), suggest, guards_jobs, guards_any)
+        return _Owners(frozenset(accepted), ref.anywhere, frozenset(fixed), suggest, guards_jobs, guards_any)
 
     # -- the finding -----------------------------------------------------------------------------------------
     def _hit(
@@ -410,6 +385,39 @@ class MissingForkGuard(Rule):
         base = workflow_at(ctx, change.old_path or path, "base")
         job = base.jobs.get(job_id) if base is not None else None
         return job is not None and any(o in owners.accepted for o in guard_owners(_if_text(job.node)))
+
+
+@dataclass(frozen=True)
+class _Guards:
+    """The fork guards of one revision's workflows."""
+
+    jobs: Counter[str]  # owners named by the `if:` of Ascend jobs
+    anywhere: Counter[str]  # owners named anywhere in the workflows (jobs, steps, inputs, scripts)
+    guards_jobs: bool  # some job's own `if:` keeps it out of forks
+    guards_any: bool  # some guard anywhere (an owner, or `!github.event.repository.fork`)
+
+
+def _guards_at(ctx: Context, rev: str) -> _Guards:
+    jobs: Counter[str] = Counter()
+    for aj in ascend_jobs(ctx, rev):
+        wf = workflow_at(ctx, aj.path, rev)
+        job = wf.jobs.get(aj.job) if wf is not None else None
+        if job is not None:
+            jobs.update(guard_owners(_if_text(job.node)))
+    anywhere: Counter[str] = Counter()
+    fork_flag = guards_jobs = False
+    for path in workflow_paths(ctx, rev):
+        src = ctx.source_at(path, rev)
+        if src is None or ("repository" not in src.text):
+            continue
+        anywhere.update(guard_owners(src.text))
+        fork_flag = fork_flag or bool(_NOT_FORK.search(src.text))
+        wf = workflow_at(ctx, path, rev)
+        if not guards_jobs and wf is not None:
+            guards_jobs = any(
+                guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values())
+            )
+    return _Guards(jobs, anywhere, guards_jobs, guards_jobs or bool(anywhere) or fork_flag)
 
 
 _INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")

@@ -220,3 +220,17 @@ def test_guarded_login_steps_guard_secrets_not_runner_jobs() -> None:
             "`push`, it runs without those secrets and fails. Add `if: github.repository_owner == 'acme'`.",
         )
     ]
+
+
+def test_a_change_adding_the_first_guards_makes_a_guarding_project() -> None:
+    """The change brings the project's CI with one job guarded and one not: the head says it guards."""
+    unit = NOT_FORK.replace("${{ !github.event.repository.fork }}", "github.repository_owner == 'acme'")
+    assert rows(add({"README.md": "# serve\n"}, {WF: PUSH_JOB, ".github/workflows/unit.yml": unit})) == [
+        (
+            WF,
+            7,
+            Severity.ERROR,
+            "Job `e2e_npu` runs on the self-hosted Ascend runner `linux-aarch64-a2b3-8` but has no fork guard: "
+            f"{WAITS} Add `if: github.repository_owner == 'acme'`.",
+        )
+    ]
