@@ -204,9 +204,10 @@ class JsonProblem:
 
 # Placeholders of docs (`<model path>`, `...`, `{{ var }}`): not meant to run as written.
 _PLACEHOLDER = re.compile(r"<[^<>\n]*>|\.\.\.|\u2026|\{\{\s*[\w.]+\s*\}\}")
-# A bare upper-case word outside strings (`{"max_size": N}`, `MAX_LEN`) stands for a value to fill in; Python's
-# True/False/None are not placeholders (they are a common mistake).
+# A bare upper-case word outside strings (`{"max_size": N}`, `MAX_LEN`) or a `{name}` stands for a value to fill
+# in; Python's True/False/None are not placeholders (they are a common mistake).
 _CAPS_WORD = re.compile(r"\b(?!(?:True|False|None|NaN|Infinity)\b)[A-Z][A-Z0-9_]*\b")
+_NAMED_SLOT = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 _STRINGS = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
@@ -223,8 +224,9 @@ def json_problems(args: Sequence[Arg], facts: VllmCli) -> Iterator[JsonProblem]:
         if name in facts.json_only_when_braced and not text.lstrip().startswith("{"):
             continue
         outside = _STRINGS.sub('""', text)
-        if not text.strip() or _PLACEHOLDER.search(outside) or _CAPS_WORD.search(outside):
+        if not text.strip() or _PLACEHOLDER.search(outside):
             continue
+        text = _fill_placeholders(text)  # `N`, `{ep_size}`: a value to fill in; what is around it must still hold
         try:
             json.loads(_HUMAN_NUMBER.sub(_expand_number, text))
             continue
@@ -238,6 +240,15 @@ def json_problems(args: Sequence[Arg], facts: VllmCli) -> Iterator[JsonProblem]:
         column = pos - (text.rfind("\n", 0, pos) + 1) + 1
         where = f"line {inner_line + 1} column {column}" if "\n" in text else f"column {column}"
         yield JsonProblem(a, a.value_line + inner_line, f"{msg} at {where}", _hint(text))
+
+
+def _fill_placeholders(text: str) -> str:
+    """The text with each bare upper-case word and `{name}` outside strings replaced by 0 (same length kept)."""
+    parts = re.split(r'("(?:[^"\\\n]|\\.)*")', text)
+    for i in range(0, len(parts), 2):
+        parts[i] = _NAMED_SLOT.sub(lambda m: "0".ljust(len(m.group(0))), parts[i])
+        parts[i] = _CAPS_WORD.sub(lambda m: "0".ljust(len(m.group(0))), parts[i])
+    return "".join(parts)
 
 
 def _hint(text: str) -> str:

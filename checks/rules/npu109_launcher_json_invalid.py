@@ -42,9 +42,10 @@ class LauncherJsonInvalid(Rule):
     also an option written on its own in prose (`--additional-config '{...}'` with single quotes, on one line). The
     value is judged after shell quote removal, so `'{"a": 1}'` and `"{\\"a\\": 1}"` are the same JSON; a value
     spread over several lines inside quotes is one value. Not reported: values that go through a variable (`$X`,
-    `${X}`: the caller or the test harness substitutes it), values with a placeholder (`<path>`, `...`, `{{ x }}`, a
-    bare upper-case word such as `N`), `-O3` levels, values the parser cannot read (unbalanced quotes), bare numbers
-    with a k/m/g/t suffix (vLLM expands them).
+    `${X}`: the caller or the test harness substitutes it), values with a placeholder (`<path>`, `...`, `{{ x }}`),
+    `-O3` levels, values the parser cannot read (unbalanced quotes), bare numbers with a k/m/g/t suffix (vLLM
+    expands them). A bare upper-case word (`N`) or a `{name}` outside strings stands for a number to fill in: the
+    rest of the value is still judged.
     """
 
     id = "NPU109"

@@ -184,3 +184,14 @@ def test_another_programs_server_cmd_is_not_read() -> None:
         'server_cmd: python3 -m sglang.launch_server --enforce-eager\nother:\n  server_cmd: ["sglang", "serve"]\n'
     )
     assert yaml_commands(doc, CLI) == []
+
+
+def test_placeholders_stand_for_a_value_and_the_rest_is_judged() -> None:
+    def problems(text: str) -> list[tuple[int, str]]:
+        return [(p.line, p.hint) for p in json_problems([Arg("--additional-config", text, 7, 7)], CLI)]
+
+    assert problems('{"max_cudagraph_capture_size": N}') == []
+    assert problems('{"num_redundant_experts": {ep_size}}') == []
+    assert problems('{"a": "<path>", "b": <sizes>}') == []  # `<...>` outside a string: not judged at all
+    trailing = '{"eplb": true,\n  "num_redundant_experts": {ep_size},\n}'
+    assert problems(trailing) == [(9, "JSON allows no trailing comma.")]
