@@ -105,7 +105,9 @@ class MissingForkGuard(Rule):
     `github.repository == 'owner/name'`, or `!github.event.repository.fork`), when it `needs:` a guarded job
     (skipped with it, unless its `if:` uses `always()` or `failure()`), when its `if:` allows only events
     forks do not run or requires a pull-request label, and for a secret, when the step that uses the secret
-    is guarded (or the caller passes an owner-guarded input such as `should_push:` to the reusable workflow).
+    is guarded. A caller job is guarded for the called workflow's Ascend job when that job's `if:` reads an
+    input the caller sets to an owner guard (`should_run: ${{ github.repository_owner == 'o' }}`), and for
+    the secrets it passes when it hands over any owner-guarded input (`should_push:`).
 
     Which owner: the one the repository's own guards name (its Ascend jobs' first, then any workflow's, then
     the repository's owner as the App or the git remote knows it, then the owner in the project's own URL in
@@ -210,7 +212,7 @@ class MissingForkGuard(Rule):
             n.is_scalar and (_NOT_FORK.search(n.value) or any(o in owners.accepted for o in guard_owners(n.value)))
             for _, n in with_node.walk()
         ):
-            return None  # the caller hands the reusable workflow an owner-guarded input (`should_push: ...`)
+            return None  # its secrets go with an owner-guarded input (`should_push: ...`) the callee gates on
         uses = job.node.scalar("uses")
         for path, node in job.node.walk():
             if not node.is_scalar or "secrets" not in node.value:
@@ -243,9 +245,15 @@ class MissingForkGuard(Rule):
             return None
         catalog = runner_catalog(ctx)
         with_node = job.node.get("with")
+        # Inputs the caller sets to an owner guard (`should_run: ${{ github.repository_owner == 'o' }}`).
+        gated = {
+            key
+            for key, _, node in (with_node.entries() if with_node is not None else ())
+            if node.is_scalar and (guard_owners(node.value) or _NOT_FORK.search(node.value))
+        }
         for cjob in callee.jobs.values():
             cif = _if_text(cjob.node)
-            if guard_owners(cif) or _NOT_FORK.search(cif):
+            if guard_owners(cif) or _NOT_FORK.search(cif) or any(f"inputs.{k}" in cif for k in gated):
                 continue
             runs_on = cjob.node.get("runs-on")
             if runs_on is None:
