@@ -132,3 +132,126 @@ def test_judge_sample_is_seeded_per_rule_and_skips_notices(tmp_path: Path) -> No
     replay.write_text(json.dumps({"commits": [{"sha": "a" * 40, "subject": "x (#1)", "findings": findings}]}))
     first, again = sample(replay, "after"), sample(replay, "after")
     assert first == again and len(first) == 8 and {e["rule"] for e in first} == {"NPU301"}
+
+
+def _judge_module():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "judge", Path(__file__).resolve().parent.parent / "bench" / "precision" / "judge.py"
+    )
+    assert spec is not None and spec.loader is not None
+    judge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(judge)
+    return judge
+
+
+def _replay(tmp_path: Path, name: str, commits: dict[str, list[dict[str, object]]]) -> Path:
+    import json
+
+    out = tmp_path / name
+    out.write_text(
+        json.dumps({"commits": [{"sha": sha, "subject": "s (#1)", "findings": fs} for sha, fs in commits.items()]})
+    )
+    return out
+
+
+def _f(rule: str, line: int, fp: str, severity: str = "warning", **extra: object) -> dict[str, object]:
+    return {"rule": rule, "severity": severity, "path": "D", "line": line, "fingerprint": fp, "message": "m", **extra}
+
+
+def test_judge_update_keeps_verdicts_of_unchanged_findings_and_hash_sample_is_stable(tmp_path: Path) -> None:
+    import yaml
+
+    judge = _judge_module()
+    a, b = "a" * 40, "b" * 40
+    first = _replay(tmp_path, "1.json", {a: [_f("NPU301", n, f"fp{n}") for n in range(1, 13)]})
+    judged = tmp_path / "j.yml"
+    entries, stats = judge.update(judged, first, "replay")
+    assert stats == {"to judge": 8, "dropped": 0} and len(entries) == 8
+    for e in entries:
+        e["verdict"], e["why"] = "true", f"line {e['line']}"
+    entries.append({**entries[0], "run": "other", "verdict": "false", "why": "kept as is"})
+    judged.write_text(yaml.safe_dump(entries, sort_keys=False))
+    picked = {e["fingerprint"] for e in entries[:8]}
+
+    # Same findings plus one on another commit and one notice: the sample of the 12 old ones stays the same
+    # (hash order), verdicts carry over, the other run is untouched, the notice is not sampled.
+    again = _replay(
+        tmp_path,
+        "2.json",
+        {
+            a: [_f("NPU301", n, f"fp{n}") for n in range(1, 13)],
+            b: [_f("NPU301", 1, "fp1"), _f("NPU304", 2, "n", "notice")],
+        },
+    )
+    entries2, stats2 = judge.update(judged, again, "replay")
+    run2 = [e for e in entries2 if e["run"] == "replay"]
+    old_kept = [e for e in run2 if e["sha"] == a]
+    assert {e["fingerprint"] for e in old_kept} <= picked
+    assert all(e["verdict"] == "true" and e["why"] == f"line {e['line']}" for e in old_kept)
+    assert [e["verdict"] for e in run2 if e["sha"] == b] in ([], [None])
+    assert stats2["reused"] == len(old_kept) and stats2["to judge"] == 8 - len(old_kept)
+    assert [e["why"] for e in entries2 if e["run"] == "other"] == ["kept as is"]
+
+    notices, nstats = judge.update(judged, again, "notices", notices=True)
+    assert [(e["rule"], e["verdict"]) for e in notices if e["run"] == "notices"] == [("NPU304", None)]
+    assert nstats["to judge"] == 1
+
+
+def test_judge_kept_matches_commit_rule_path_line_through_merged_rules(tmp_path: Path) -> None:
+    import yaml
+
+    judge = _judge_module()
+    a = "a" * 40
+    judged = tmp_path / "j.yml"
+    base = {"sha": a, "path": "D", "fingerprint": "x", "why": "w"}
+    judged.write_text(
+        yaml.safe_dump(
+            [
+                {**base, "run": "before", "rule": "NPU202", "line": 3, "verdict": "true"},
+                {**base, "run": "before", "rule": "NPU301", "line": 5, "verdict": "true"},
+                {**base, "run": "before", "rule": "NPU302", "line": 9, "verdict": "false"},
+                {**base, "run": "all", "rule": "NPU303", "line": 1, "verdict": "true"},
+            ]
+        )
+    )
+    new = _replay(
+        tmp_path, "n.json", {a: [_f("NPU201", 3, "y", "error", rules=["NPU201", "NPU202"]), _f("NPU301", 6, "z")]}
+    )
+    gone = judge.kept(judged, new, {"before"})
+    assert [(e["rule"], e["line"]) for e in gone] == [("NPU301", 5)]
+
+
+def test_judge_markdown_table_counts_findings_and_verdicts_per_rule(tmp_path: Path) -> None:
+    import yaml
+
+    judge = _judge_module()
+    a = "a" * 40
+    replay = _replay(
+        tmp_path,
+        "r.json",
+        {a: [_f("NPU212", n, f"f{n}", "error") for n in range(1, 4)] + [_f("NPU304", 1, "n", "notice")]},
+    )
+    judged = tmp_path / "j.yml"
+    judged.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "run": "r",
+                    "sha": a,
+                    "rule": "NPU212",
+                    "path": "D",
+                    "line": n,
+                    "fingerprint": f"f{n}",
+                    "verdict": v,
+                    "why": "",
+                }
+                for n, v in ((1, "true"), (2, "false"), (3, "unclear"))
+            ]
+        )
+    )
+    assert judge.markdown_table(judged, "r", replay).splitlines()[2:] == [
+        "| NPU212 | error | 3 | 3 | 1 | 1 | 0 | 1 | 33% |",
+        "| all | | 3 | 3 | 1 | 1 | 0 | 1 | 33% |",
+    ]

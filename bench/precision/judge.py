@@ -1,22 +1,31 @@
-"""Precision of npu-review on verl's Ascend history: a seeded sample of the replay's error/warning findings,
-judged by hand, and the table of verdicts.
+"""Precision of npu-review on a project's history: a seeded sample of the replay's findings, judged by hand,
+and the table of verdicts.
 
     python bench/precision/judge.py sample REPLAY.json --run after > sample.yml   # the seeded sample to judge
     python bench/precision/judge.py table bench/precision/verl-judged.yml          # rule, findings, judged, ...
     python bench/precision/judge.py comments REPLAY.json                           # inline comments per PR
+    python bench/precision/judge.py update JUDGED.yml REPLAY.json --run R          # re-sample, keep old verdicts
+    python bench/precision/judge.py kept JUDGED.yml --replay NEW.json              # true findings still there?
 
 The sample takes 8 error/warning findings per rule (all of them for a rule with 8 or fewer), seeded by the
-rule id, so that the same replay gives the same sample. Verdicts (in verl-judged.yml, our own judgement data:
-sha, rule, path, line, verdict, why, no verl file content beyond a short quoted line):
-  true   the finding is right and asks for something worth doing;
-  false  the finding is wrong (the claim or the suggested fix does not hold at that commit);
-  noise  right but not worth an inline comment (a deliberate setting, harmless cruft, the same cause said again).
+rule id, so that the same replay gives the same sample (`--notices`: the notices instead). `--order hash`
+(what `update` uses) ranks a rule's findings by a seeded hash of (commit, fingerprint) and takes the first 8,
+so that a later replay samples the same findings again wherever they are unchanged and `update` carries
+their verdicts over; only new findings (or changed ones: another line, another content) need judging.
+A REPLAY.json may also be the output of `check --all --format json`, with the tree's commit as `--sha`.
+Verdicts (in <project>-judged.yml, our own judgement data: sha, rule, path, line, verdict, why, no file content
+of the project beyond a short quoted name):
+  true     the finding is right and asks for something worth doing;
+  false    the finding is wrong (the claim or the suggested fix does not hold at that commit);
+  noise    right but not worth an inline comment (a deliberate setting, harmless cruft, the same cause said again);
+  unclear  cannot be decided from the files and the project's later history.
 Inline comments are the error/warning findings (notices go to the check run only, see README).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -29,26 +38,45 @@ import yaml
 
 PER_RULE = 8
 ACTIONABLE = ("error", "warning")
+VERDICTS = ("true", "false", "noise", "unclear")
 
 
-def _findings(replay: Path) -> list[dict[str, Any]]:
+def _findings(replay: Path, sha: str = "") -> list[dict[str, Any]]:
+    """Every finding of a replay (commit-qualified), or of a `check --all` report (as commit `sha`)."""
     doc = json.loads(replay.read_text())
     out = []
+    if "commits" not in doc:
+        return [{"sha": sha, "subject": "", **f} for f in doc["findings"]]
     for commit in doc["commits"]:
         for f in commit["findings"]:
             out.append({"sha": commit["sha"], "subject": commit["subject"], **f})
     return out
 
 
-def sample(replay: Path, run: str) -> list[dict[str, Any]]:
+def _wanted(f: dict[str, Any], notices: bool) -> bool:
+    return (f["severity"] == "notice") if notices else (f["severity"] in ACTIONABLE)
+
+
+def _rank(f: dict[str, Any]) -> str:
+    return hashlib.sha256(f"prec-10-{f['rule']}-{f['sha']}-{f['fingerprint']}".encode()).hexdigest()
+
+
+def sample(
+    replay: Path, run: str, *, order: str = "random", notices: bool = False, sha: str = ""
+) -> list[dict[str, Any]]:
     by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for f in _findings(replay):
-        if f["severity"] in ACTIONABLE:
+    for f in _findings(replay, sha):
+        if _wanted(f, notices):
             by_rule[f["rule"]].append(f)
     picked = []
     for rule in sorted(by_rule):
         items = by_rule[rule]
-        chosen = items if len(items) <= PER_RULE else random.Random(f"prec-13-{rule}").sample(items, PER_RULE)
+        if len(items) <= PER_RULE:
+            chosen = items
+        elif order == "hash":
+            chosen = sorted(items, key=_rank)[:PER_RULE]
+        else:
+            chosen = random.Random(f"prec-13-{rule}").sample(items, PER_RULE)
         for f in chosen:
             picked.append(
                 {
@@ -63,6 +91,87 @@ def sample(replay: Path, run: str) -> list[dict[str, Any]]:
                 }
             )
     return picked
+
+
+def _key(e: dict[str, Any]) -> tuple[str, str]:
+    return (e["sha"], e["fingerprint"])
+
+
+def update(
+    judged: Path, replay: Path, run: str, *, notices: bool = False, sha: str = ""
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """The judged entries with run `run` replaced by a fresh hash-ordered sample of `replay`; a sampled finding
+    with the same commit and fingerprint as an entry judged before (in any run) keeps that verdict."""
+    old = (yaml.safe_load(judged.read_text()) if judged.exists() else None) or []
+    known: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in old:
+        if e.get("verdict") in VERDICTS:
+            known.setdefault(_key(e), e)
+    fresh = sample(replay, run, order="hash", notices=notices, sha=sha)
+    stats: Counter[str] = Counter()
+    for e in fresh:
+        prev = known.get(_key(e))
+        if prev is not None:
+            e["verdict"], e["why"] = prev["verdict"], prev["why"]
+            stats["reused"] += 1
+        else:
+            stats["to judge"] += 1
+    kept = [e for e in old if e["run"] != run]
+    stats["dropped"] = sum(1 for e in old if e["run"] == run) - stats["reused"]
+    return kept + fresh, stats
+
+
+def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[dict[str, Any]]:
+    """Entries judged true (in `runs`) that `replay` no longer reports: no finding of that rule (alone or merged
+    with others, its `rules` list) at the same commit, path and line."""
+    have = set()
+    for f in _findings(replay, sha):
+        for rule in f.get("rules") or [f["rule"]]:
+            have.add((f["sha"], rule, f["path"], f["line"]))
+    entries = yaml.safe_load(judged.read_text()) or []
+    gone = []
+    for e in entries:
+        wanted = e["run"] in runs and e["verdict"] == "true" and (sha or e["sha"]) == e["sha"]
+        if wanted and not any((e["sha"], r, e["path"], e["line"]) in have for r in e["rule"].split("+")):
+            gone.append(e)
+    return gone
+
+
+def markdown_table(judged: Path, run: str, replay: Path, *, notices: bool = False, sha: str = "") -> str:
+    """Per rule: findings, judged, TP (true), FP (false), noise, unclear, FP% (false of judged)."""
+    entries = [e for e in (yaml.safe_load(judged.read_text()) or []) if e["run"] == run]
+    counts: Counter[str] = Counter()
+    severities: dict[str, set[str]] = defaultdict(set)
+    for f in _findings(replay, sha):
+        if _wanted(f, notices):
+            counts[f["rule"]] += 1
+            severities[f["rule"]].add(f["severity"])
+    verdicts: dict[str, Counter[str]] = defaultdict(Counter)
+    for e in entries:
+        verdicts[e["rule"].split("+")[0]][str(e["verdict"])] += 1
+    rows = [
+        "| rule | severity | findings | judged | TP | FP | noise | unclear | FP% |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    total: Counter[str] = Counter()
+    for rule in sorted(set(counts) | set(verdicts)):
+        v = verdicts[rule]
+        n = sum(v[k] for k in VERDICTS)
+        total.update({"findings": counts[rule], "judged": n, **v})
+        pct = f"{v['false'] / n:.0%}" if n else "—"
+        sev = "/".join(sorted(severities[rule])) or "—"
+        rows.append(
+            f"| {rule} | {sev} | {counts[rule]} | {n} | {v['true']} | {v['false']} | {v['noise']} | {v['unclear']} "
+            f"| {pct} |"
+        )
+    n = total["judged"]
+    rows.append(
+        f"| all | | {total['findings']} | {n} | {total['true']} | {total['false']} | {total['noise']} "
+        f"| {total['unclear']} | {total['false'] / n:.0%} |"
+        if n
+        else f"| all | | {total['findings']} | 0 | 0 | 0 | 0 | 0 | — |"
+    )
+    return "\n".join(rows)
 
 
 def table(judged: Path, replays: dict[str, Path]) -> str:
@@ -113,13 +222,46 @@ def main(argv: list[str]) -> int:
     t = sub.add_parser("table")
     t.add_argument("judged", type=Path)
     t.add_argument("--replay", action="append", default=[], help="RUN=REPLAY.json")
+    s.add_argument("--order", choices=("random", "hash"), default="random")
+    s.add_argument("--notices", action="store_true", help="sample the notices instead of errors and warnings")
+    s.add_argument("--sha", default="", help="the commit of a `check --all` report")
+    t.add_argument("--markdown", metavar="RUN=REPLAY.json", help="one run as a markdown table with FP%%")
+    t.add_argument("--notices", action="store_true")
+    t.add_argument("--sha", default="")
     c = sub.add_parser("comments")
     c.add_argument("replay", type=Path)
+    u = sub.add_parser("update", help="re-sample a run of JUDGED from a new replay, keeping known verdicts")
+    u.add_argument("judged", type=Path)
+    u.add_argument("replay", type=Path)
+    u.add_argument("--run", required=True)
+    u.add_argument("--notices", action="store_true")
+    u.add_argument("--sha", default="")
+    k = sub.add_parser("kept", help="list the findings judged true that a new replay no longer reports")
+    k.add_argument("judged", type=Path)
+    k.add_argument("--replay", type=Path, required=True)
+    k.add_argument("--runs", default="before,after", help="comma-separated runs of JUDGED to check")
+    k.add_argument("--sha", default="", help="for a `check --all` report: only entries of this commit")
     args = ap.parse_args(argv)
     if args.cmd == "sample":
-        yaml.safe_dump(sample(args.replay, args.run), sys.stdout, sort_keys=False, allow_unicode=True, width=200)
+        picked = sample(args.replay, args.run, order=args.order, notices=args.notices, sha=args.sha)
+        yaml.safe_dump(picked, sys.stdout, sort_keys=False, allow_unicode=True, width=200)
+    elif args.cmd == "table" and args.markdown:
+        run, replay = args.markdown.split("=", 1)
+        print(markdown_table(args.judged, run, Path(replay), notices=args.notices, sha=args.sha))
     elif args.cmd == "table":
         print(table(args.judged, {k: Path(v) for k, v in (r.split("=", 1) for r in args.replay)}))
+    elif args.cmd == "update":
+        entries, stats = update(args.judged, args.replay, args.run, notices=args.notices, sha=args.sha)
+        args.judged.write_text(
+            yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=200) if entries else "[]\n"
+        )
+        print(", ".join(f"{k}: {v}" for k, v in sorted(stats.items())), file=sys.stderr)
+    elif args.cmd == "kept":
+        gone = kept(args.judged, args.replay, set(args.runs.split(",")), args.sha)
+        for e in gone:
+            print(f"gone: {e['run']} {e['sha'][:10]} {e['rule']} {e['path']}:{e['line']} ({e['why']})")
+        print(f"{len(gone)} finding(s) judged true are gone", file=sys.stderr)
+        return 1 if gone else 0
     else:
         print(comments(args.replay))
     return 0
