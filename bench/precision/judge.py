@@ -9,9 +9,10 @@ and the table of verdicts.
 
 The sample takes 8 error/warning findings per rule (all of them for a rule with 8 or fewer), seeded by the
 rule id, so that the same replay gives the same sample (`--notices`: the notices instead). `--order hash`
-(what `update` uses) ranks a rule's findings by a seeded hash of (commit, fingerprint) and takes the first 8,
-so that a later replay samples the same findings again wherever they are unchanged and `update` carries
-their verdicts over; only new findings (or changed ones: another line, another content) need judging.
+(what `update` uses; `--every` takes all) ranks a rule's findings by a seeded hash of (commit, fingerprint)
+and takes the first 8, so that a later replay samples the same findings again wherever they are unchanged and
+`update` carries their verdicts over; only new findings (or changed ones: another line, another content) need
+judging.
 A REPLAY.json may also be the output of `check --all --format json`, with the tree's commit as `--sha`.
 Verdicts (in <project>-judged.yml, our own judgement data: sha, rule, path, line, verdict, why, no file content
 of the project beyond a short quoted name):
@@ -62,7 +63,7 @@ def _rank(f: dict[str, Any]) -> str:
 
 
 def sample(
-    replay: Path, run: str, *, order: str = "random", notices: bool = False, sha: str = ""
+    replay: Path, run: str, *, order: str = "random", notices: bool = False, sha: str = "", every: bool = False
 ) -> list[dict[str, Any]]:
     by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for f in _findings(replay, sha):
@@ -71,7 +72,7 @@ def sample(
     picked = []
     for rule in sorted(by_rule):
         items = by_rule[rule]
-        if len(items) <= PER_RULE:
+        if every or len(items) <= PER_RULE:
             chosen = items
         elif order == "hash":
             chosen = sorted(items, key=_rank)[:PER_RULE]
@@ -98,7 +99,7 @@ def _key(e: dict[str, Any]) -> tuple[str, str]:
 
 
 def update(
-    judged: Path, replay: Path, run: str, *, notices: bool = False, sha: str = ""
+    judged: Path, replay: Path, run: str, *, notices: bool = False, sha: str = "", every: bool = False
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The judged entries with run `run` replaced by a fresh hash-ordered sample of `replay`; a sampled finding
     with the same commit and fingerprint as an entry judged before (in any run) keeps that verdict."""
@@ -107,7 +108,7 @@ def update(
     for e in old:
         if e.get("verdict") in VERDICTS:
             known.setdefault(_key(e), e)
-    fresh = sample(replay, run, order="hash", notices=notices, sha=sha)
+    fresh = sample(replay, run, order="hash", notices=notices, sha=sha, every=every)
     stats: Counter[str] = Counter()
     for e in fresh:
         prev = known.get(_key(e))
@@ -236,6 +237,7 @@ def main(argv: list[str]) -> int:
     u.add_argument("--run", required=True)
     u.add_argument("--notices", action="store_true")
     u.add_argument("--sha", default="")
+    u.add_argument("--every", action="store_true", help="every finding, no sample (a `check --all` report)")
     k = sub.add_parser("kept", help="list the findings judged true that a new replay no longer reports")
     k.add_argument("judged", type=Path)
     k.add_argument("--replay", type=Path, required=True)
@@ -251,7 +253,9 @@ def main(argv: list[str]) -> int:
     elif args.cmd == "table":
         print(table(args.judged, {k: Path(v) for k, v in (r.split("=", 1) for r in args.replay)}))
     elif args.cmd == "update":
-        entries, stats = update(args.judged, args.replay, args.run, notices=args.notices, sha=args.sha)
+        entries, stats = update(
+            args.judged, args.replay, args.run, notices=args.notices, sha=args.sha, every=args.every
+        )
         args.judged.write_text(
             yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=200) if entries else "[]\n"
         )
