@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -117,9 +118,11 @@ def update(
             stats["reused"] += 1
         else:
             stats["to judge"] += 1
-    kept = [e for e in old if e["run"] != run]
+    at = next((i for i, e in enumerate(old) if e["run"] == run), len(old))
+    before = [e for e in old[:at] if e["run"] != run]
+    after = [e for e in old[at:] if e["run"] != run]
     stats["dropped"] = sum(1 for e in old if e["run"] == run) - stats["reused"]
-    return kept + fresh, stats
+    return before + fresh + after, stats
 
 
 def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[dict[str, Any]]:
@@ -256,9 +259,10 @@ def main(argv: list[str]) -> int:
         entries, stats = update(
             args.judged, args.replay, args.run, notices=args.notices, sha=args.sha, every=args.every
         )
-        args.judged.write_text(
-            yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=200) if entries else "[]\n"
-        )
+        old = args.judged.read_text().splitlines(keepends=True) if args.judged.exists() else []
+        header = "".join(line for line in itertools.takewhile(lambda x: x.startswith("#"), old))
+        body = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=200) if entries else "[]\n"
+        args.judged.write_text(header + body)
         print(", ".join(f"{k}: {v}" for k, v in sorted(stats.items())), file=sys.stderr)
     elif args.cmd == "kept":
         gone = kept(args.judged, args.replay, set(args.runs.split(",")), args.sha)
