@@ -219,8 +219,13 @@ def test_judge_kept_matches_commit_rule_path_line_through_merged_rules(tmp_path:
     new = _replay(
         tmp_path, "n.json", {a: [_f("NPU201", 3, "y", "error", rules=["NPU201", "NPU202"]), _f("NPU301", 6, "z")]}
     )
-    gone = judge.kept(judged, new, {"before"})
-    assert [(e["rule"], e["line"]) for e in gone] == [("NPU301", 5)]
+    assert [(e["rule"], e["line"], where) for e, where in judge.kept(judged, new, {"before"})] == [
+        ("NPU301", 5, "gone")
+    ]
+    spanning = _replay(tmp_path, "s.json", {a: [_f("NPU202", 3, "y", "error"), _f("NPU301", 4, "z", end_line=5)]})
+    assert [(e["rule"], where) for e, where in judge.kept(judged, spanning, {"before"})] == [
+        ("NPU301", "inside lines 4-5")
+    ]
 
 
 def test_judge_markdown_table_counts_findings_and_verdicts_per_rule(tmp_path: Path) -> None:

@@ -125,20 +125,26 @@ def update(
     return before + fresh + after, stats
 
 
-def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[dict[str, Any]]:
-    """Entries judged true (in `runs`) that `replay` no longer reports: no finding of that rule (alone or merged
-    with others, its `rules` list) at the same commit, path and line."""
+def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[tuple[dict[str, Any], str]]:
+    """Entries judged true (in `runs`) that `replay` no longer reports at the same commit, rule (alone or merged
+    with others, its `rules` list), path and line, each with where it went: "gone", or "inside lines A-B" when a
+    finding of that rule now spans that line from the line above (one finding for the same mistake)."""
     have = set()
+    spans: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
     for f in _findings(replay, sha):
         for rule in f.get("rules") or [f["rule"]]:
             have.add((f["sha"], rule, f["path"], f["line"]))
+            spans[(f["sha"], rule, f["path"])].append((f["line"], f.get("end_line") or f["line"]))
     entries = yaml.safe_load(judged.read_text()) or []
-    gone = []
+    lost = []
     for e in entries:
         wanted = e["run"] in runs and e["verdict"] == "true" and (sha or e["sha"]) == e["sha"]
-        if wanted and not any((e["sha"], r, e["path"], e["line"]) in have for r in e["rule"].split("+")):
-            gone.append(e)
-    return gone
+        rules = e["rule"].split("+")
+        if not wanted or any((e["sha"], r, e["path"], e["line"]) in have for r in rules):
+            continue
+        inside = [(a, b) for r in rules for a, b in spans[(e["sha"], r, e["path"])] if a <= e["line"] <= b]
+        lost.append((e, f"inside lines {inside[0][0]}-{inside[0][1]}" if inside else "gone"))
+    return lost
 
 
 def markdown_table(judged: Path, run: str, replay: Path, *, notices: bool = False, sha: str = "") -> str:
@@ -265,10 +271,11 @@ def main(argv: list[str]) -> int:
         args.judged.write_text(header + body)
         print(", ".join(f"{k}: {v}" for k, v in sorted(stats.items())), file=sys.stderr)
     elif args.cmd == "kept":
-        gone = kept(args.judged, args.replay, set(args.runs.split(",")), args.sha)
-        for e in gone:
-            print(f"gone: {e['run']} {e['sha'][:10]} {e['rule']} {e['path']}:{e['line']} ({e['why']})")
-        print(f"{len(gone)} finding(s) judged true are gone", file=sys.stderr)
+        lost = kept(args.judged, args.replay, set(args.runs.split(",")), args.sha)
+        for e, where in lost:
+            print(f"{where}: {e['run']} {e['sha'][:10]} {e['rule']} {e['path']}:{e['line']} ({e['why']})")
+        gone = sum(1 for _, where in lost if where == "gone")
+        print(f"{gone} finding(s) judged true are gone, {len(lost) - gone} inside a longer finding", file=sys.stderr)
         return 1 if gone else 0
     else:
         print(comments(args.replay))
