@@ -226,6 +226,8 @@ def test_judge_kept_matches_commit_rule_path_line_through_merged_rules(tmp_path:
     assert [(e["rule"], where) for e, where in judge.kept(judged, spanning, {"before"})] == [
         ("NPU301", "inside lines 4-5")
     ]
+    quieter = _replay(tmp_path, "q.json", {a: [_f("NPU202", 3, "y", "notice"), _f("NPU301", 5, "z")]})
+    assert [(e["rule"], where) for e, where in judge.kept(judged, quieter, {"before"})] == [("NPU202", "now a notice")]
 
 
 def test_judge_markdown_table_counts_findings_and_verdicts_per_rule(tmp_path: Path) -> None:

@@ -127,13 +127,15 @@ def update(
 
 def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[tuple[dict[str, Any], str]]:
     """Entries judged true (in `runs`) that `replay` no longer reports at the same commit, rule (alone or merged
-    with others, its `rules` list), path and line, each with where it went: "gone", or "inside lines A-B" when a
-    finding of that rule now spans that line from the line above (one finding for the same mistake)."""
+    with others, its `rules` list), path and line as an error or warning, each with where it went: "gone",
+    "now a notice" (check run only, no inline comment), or "inside lines A-B" when a finding of that rule now spans
+    that line from the line above (one finding for the same mistake)."""
     have = set()
+    notices = set()
     spans: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
     for f in _findings(replay, sha):
         for rule in f.get("rules") or [f["rule"]]:
-            have.add((f["sha"], rule, f["path"], f["line"]))
+            (have if f["severity"] in ACTIONABLE else notices).add((f["sha"], rule, f["path"], f["line"]))
             spans[(f["sha"], rule, f["path"])].append((f["line"], f.get("end_line") or f["line"]))
     entries = yaml.safe_load(judged.read_text()) or []
     lost = []
@@ -141,6 +143,9 @@ def kept(judged: Path, replay: Path, runs: set[str], sha: str = "") -> list[tupl
         wanted = e["run"] in runs and e["verdict"] == "true" and (sha or e["sha"]) == e["sha"]
         rules = e["rule"].split("+")
         if not wanted or any((e["sha"], r, e["path"], e["line"]) in have for r in rules):
+            continue
+        if any((e["sha"], r, e["path"], e["line"]) in notices for r in rules):
+            lost.append((e, "now a notice"))
             continue
         inside = [(a, b) for r in rules for a, b in spans[(e["sha"], r, e["path"])] if a <= e["line"] <= b]
         lost.append((e, f"inside lines {inside[0][0]}-{inside[0][1]}" if inside else "gone"))
@@ -275,7 +280,12 @@ def main(argv: list[str]) -> int:
         for e, where in lost:
             print(f"{where}: {e['run']} {e['sha'][:10]} {e['rule']} {e['path']}:{e['line']} ({e['why']})")
         gone = sum(1 for _, where in lost if where == "gone")
-        print(f"{gone} finding(s) judged true are gone, {len(lost) - gone} inside a longer finding", file=sys.stderr)
+        notice = sum(1 for _, where in lost if where == "now a notice")
+        print(
+            f"{gone} finding(s) judged true are gone, {notice} now a notice, {len(lost) - gone - notice} inside a "
+            "longer finding",
+            file=sys.stderr,
+        )
         return 1 if gone else 0
     else:
         print(comments(args.replay))
