@@ -156,7 +156,7 @@ def _replay(tmp_path: Path, name: str, commits: dict[str, list[dict[str, object]
     return out
 
 
-def _f(rule: str, line: int, fp: str, severity: str = "warning", **extra: object) -> dict[str, object]:
+def _jf(rule: str, line: int, fp: str, severity: str = "warning", **extra: object) -> dict[str, object]:
     return {"rule": rule, "severity": severity, "path": "D", "line": line, "fingerprint": fp, "message": "m", **extra}
 
 
@@ -165,7 +165,7 @@ def test_judge_update_keeps_verdicts_of_unchanged_findings_and_hash_sample_is_st
 
     judge = _judge_module()
     a, b = "a" * 40, "b" * 40
-    first = _replay(tmp_path, "1.json", {a: [_f("NPU301", n, f"fp{n}") for n in range(1, 13)]})
+    first = _replay(tmp_path, "1.json", {a: [_jf("NPU301", n, f"fp{n}") for n in range(1, 13)]})
     judged = tmp_path / "j.yml"
     entries, stats = judge.update(judged, first, "replay")
     assert stats == {"to judge": 8, "dropped": 0} and len(entries) == 8
@@ -181,8 +181,8 @@ def test_judge_update_keeps_verdicts_of_unchanged_findings_and_hash_sample_is_st
         tmp_path,
         "2.json",
         {
-            a: [_f("NPU301", n, f"fp{n}") for n in range(1, 13)],
-            b: [_f("NPU301", 1, "fp1"), _f("NPU304", 2, "n", "notice")],
+            a: [_jf("NPU301", n, f"fp{n}") for n in range(1, 13)],
+            b: [_jf("NPU301", 1, "fp1"), _jf("NPU304", 2, "n", "notice")],
         },
     )
     entries2, stats2 = judge.update(judged, again, "replay")
@@ -217,16 +217,16 @@ def test_judge_kept_matches_commit_rule_path_line_through_merged_rules(tmp_path:
         )
     )
     new = _replay(
-        tmp_path, "n.json", {a: [_f("NPU201", 3, "y", "error", rules=["NPU201", "NPU202"]), _f("NPU301", 6, "z")]}
+        tmp_path, "n.json", {a: [_jf("NPU201", 3, "y", "error", rules=["NPU201", "NPU202"]), _jf("NPU301", 6, "z")]}
     )
     assert [(e["rule"], e["line"], where) for e, where in judge.kept(judged, new, {"before"})] == [
         ("NPU301", 5, "gone")
     ]
-    spanning = _replay(tmp_path, "s.json", {a: [_f("NPU202", 3, "y", "error"), _f("NPU301", 4, "z", end_line=5)]})
+    spanning = _replay(tmp_path, "s.json", {a: [_jf("NPU202", 3, "y", "error"), _jf("NPU301", 4, "z", end_line=5)]})
     assert [(e["rule"], where) for e, where in judge.kept(judged, spanning, {"before"})] == [
         ("NPU301", "inside lines 4-5")
     ]
-    quieter = _replay(tmp_path, "q.json", {a: [_f("NPU202", 3, "y", "notice"), _f("NPU301", 5, "z")]})
+    quieter = _replay(tmp_path, "q.json", {a: [_jf("NPU202", 3, "y", "notice"), _jf("NPU301", 5, "z")]})
     assert [(e["rule"], where) for e, where in judge.kept(judged, quieter, {"before"})] == [("NPU202", "now a notice")]
 
 
@@ -238,7 +238,7 @@ def test_judge_markdown_table_counts_findings_and_verdicts_per_rule(tmp_path: Pa
     replay = _replay(
         tmp_path,
         "r.json",
-        {a: [_f("NPU212", n, f"f{n}", "error") for n in range(1, 4)] + [_f("NPU304", 1, "n", "notice")]},
+        {a: [_jf("NPU212", n, f"f{n}", "error") for n in range(1, 4)] + [_jf("NPU304", 1, "n", "notice")]},
     )
     judged = tmp_path / "j.yml"
     judged.write_text(
