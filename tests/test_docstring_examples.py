@@ -297,6 +297,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         "      ",
         others=(("tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml", "x: 1\n"),),
     ),
+    "NPU217": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),
@@ -351,10 +352,16 @@ SCAFFOLDS: dict[str, Scaffold] = {
             ("docker/ascend/Dockerfile.ascend_9.1.0_a3", _FROM.replace("-910b-", "-a3-")),
         ),
     ),
+    "NPU314": Scaffold(_DF, _FROM + "{example}\n"),
 }
 
 # Rules whose examples cannot run here, and why (their fixture cases show the same).
-NOT_RUN: dict[str, str] = {}
+NOT_RUN: dict[str, str] = {
+    "NPU214": "two workflows that push the same tag (the example names the other in a comment); see its fixture cases",
+    "NPU216": "the reusable workflow and the callers whose calls collide; see its fixture cases",
+    "NPU218": "the reusable workflow and its call sites; see its fixture cases",
+    "NPU219": "the other CI images and Dockerfiles the outlier differs from; see its fixture cases",
+}
 
 
 # A line `# <path>` (a path with a folder, or a file name with an extension), perhaps with a note in parentheses.

@@ -31,7 +31,12 @@ from checks.rules.npu210_paths_filter_missing_file import PathsFilterMissingFile
 from checks.rules.npu211_runner_label_mismatch import RunnerLabelMismatch
 from checks.rules.npu212_missing_fork_guard import MissingForkGuard
 from checks.rules.npu213_metadata_action_tag_rule_invalid import MetadataActionTagRuleInvalid
+from checks.rules.npu214_two_producers_of_one_tag import TwoProducersOfOneTag
 from checks.rules.npu215_ci_test_config_missing import CiTestConfigMissing
+from checks.rules.npu216_concurrency_group_collision import ConcurrencyGroupCollision
+from checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
+from checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
+from checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
 from checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -45,6 +50,7 @@ from checks.rules.npu310_a2_a3_twin_drift import A2A3TwinDrift
 from checks.rules.npu311_triton_uninstalled_after_triton_ascend import TritonUninstalledAfterTritonAscend
 from checks.rules.npu312_unsupported_package_on_npu import UnsupportedPackageOnNpu
 from checks.rules.npu313_arg_used_before_declared import ArgUsedBeforeDeclared
+from checks.rules.npu314_build_mirror_config_persisted import BuildMirrorConfigPersisted
 from checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -77,7 +83,12 @@ RULES = (
     RunnerLabelMismatch,
     MissingForkGuard,
     MetadataActionTagRuleInvalid,
+    TwoProducersOfOneTag,
     CiTestConfigMissing,
+    ConcurrencyGroupCollision,
+    CacheRestoredWithoutContentHash,
+    ReusableWorkflowInputNotForwarded,
+    CiImageVersionDrift,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
@@ -91,6 +102,7 @@ RULES = (
     TritonUninstalledAfterTritonAscend,
     UnsupportedPackageOnNpu,
     ArgUsedBeforeDeclared,
+    BuildMirrorConfigPersisted,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,

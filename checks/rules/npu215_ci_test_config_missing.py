@@ -4,11 +4,14 @@ exist."""
 from __future__ import annotations
 
 import posixpath
+import re
+from collections import Counter
 from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
 from checks.kinds import WORKFLOW, YAML
 from checks.model import Severity
+from checks.parsers.yamlmarks import Node
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import Hit, Rule
 
@@ -38,6 +41,11 @@ class CiTestConfigMissing(Rule):
 
     Fix: point the entry at the file as it is named at head (the message lists where a file of that name is).
 
+    A list without base paths (the loader searches its own directories) is judged by where its other entries'
+    files are: an entry whose file is under none of them (only elsewhere, or nowhere) is reported when at
+    least three of its siblings, and four in five, are found under one directory three levels deep, unless a
+    workflow that reads the list passes a `config_base_path` the file is in.
+
     Not reported: entries whose base path comes from elsewhere (a reusable workflow's input default: not
     resolved), values with `${{ }}` expressions, and entries whose path cannot be read as a repository path.
     """
@@ -47,12 +55,17 @@ class CiTestConfigMissing(Rule):
     severity = Severity.WARNING
     title = "CI test config file named by a matrix entry does not exist"
     kinds = frozenset({YAML, WORKFLOW})
+    # The workflows that read a list without base paths may pass one (`config_base_path: dir`) to the loader.
+    context_kinds = frozenset({WORKFLOW})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if FILE_KEY not in src.text or BASE_KEY not in src.text:
+        if FILE_KEY not in src.text:
             return
         doc = ctx.parsed("yamlmarks", src, parse_yaml)
         if doc.root is None:
+            return
+        yield from _without_base(src, ctx, doc.root)
+        if BASE_KEY not in src.text:
             return
         for _, node in doc.root.walk():
             if not node.is_map:
@@ -80,3 +93,80 @@ class CiTestConfigMissing(Rule):
                 name_node.line,
                 f"`{path}` does not exist: this test entry's job fails when it runs.{hint}",
             )
+
+
+MIN_SIBLINGS = 3  # entries of the list found in the repository before a missing one is judged
+MIN_PREFIX_PARTS = 3  # their common directory must be this deep (`tests/e2e/nightly`) to say where files live
+
+
+def _without_base(src: SourceFile, ctx: Context, root: Node) -> Iterable[Hit]:
+    """Lists of entries with a `config_file_path` and no base path (the loader searches its own directories):
+    an entry whose file is under none of the directories where the list's other files are."""
+    by_name: dict[str, list[str]] | None = None
+    for _, seq in root.walk():
+        if not seq.is_seq:
+            continue
+        entries = [i for i in seq.items if i.is_map and i.get(FILE_KEY) is not None]
+        if len(entries) <= MIN_SIBLINGS or any(i.get(BASE_KEY) is not None for i in seq.items if i.is_map):
+            continue
+        if by_name is None:
+            by_name = {}
+            for p in ctx.head_paths():
+                by_name.setdefault(posixpath.basename(p), []).append(p)
+        names = []
+        for item in entries:
+            node = item.get(FILE_KEY)
+            if node is None or not node.is_scalar:
+                continue
+            name = node.value.strip()
+            if name and "/" not in name and "${{" not in name and name.endswith((".yaml", ".yml")):
+                names.append((name, node))
+        found = {name: by_name.get(name, []) for name, _ in names}
+        for name, node in names:
+            # where the other entries' files are (each found once in the repository)
+            others = [posixpath.dirname(ps[0]) for n, ps in found.items() if n != name and len(ps) == 1]
+            tops = Counter("/".join(d.split("/")[:MIN_PREFIX_PARTS]) for d in others if d.count("/") >= 2)
+            if not tops:
+                continue
+            top, count = tops.most_common(1)[0]
+            if count < MIN_SIBLINGS or count * 5 < len(others) * 4:  # most of them under one directory
+                continue
+            dirs = {d for d in others if d == top or d.startswith(top + "/")}
+            prefix = posixpath.commonpath(sorted(dirs))
+            paths = found[name]
+            if any(posixpath.dirname(p) in dirs or p.startswith(prefix + "/") for p in paths):
+                continue
+            if any(posixpath.dirname(p) in _bases_passed(ctx, src.path) for p in paths):
+                continue  # a workflow that reads this list passes the base directory the file is in
+            if paths:
+                where = ", ".join(f"`{p}`" for p in paths[:3])
+                hint = f" A file of that name is at {where}: under another base directory than the list's."
+            else:
+                lower = name.lower()
+                other = [p for p in ctx.head_paths() if posixpath.basename(p).lower() == lower][:1]
+                hint = f" A file differs only in case: `{other[0]}` (paths are case-sensitive)." if other else ""
+            yield Hit(
+                src.path,
+                node.line,
+                f"`{name}` is not under `{prefix}/`, where this list's other test configs are: this test entry's "
+                f"job fails when it runs.{hint}",
+            )
+
+
+_PASSED_BASE = re.compile(r"^\s*-?\s*" + BASE_KEY + r"\s*:\s*['\"]?([^'\"\s#$]+)", re.M)
+
+
+def _bases_passed(ctx: Context, path: str) -> frozenset[str]:
+    """The literal `config_base_path:` directories passed by the workflows that name this file."""
+
+    def find() -> frozenset[str]:
+        leaf = posixpath.basename(path)
+        out: set[str] = set()
+        for wf in ctx.paths_of_kind(WORKFLOW):
+            text = ctx.text(wf)
+            if text is None or leaf not in text or wf == path:
+                continue
+            out.update(posixpath.normpath(m.group(1)) for m in _PASSED_BASE.finditer(text))
+        return frozenset(out)
+
+    return ctx.memo(("npu215-bases", "head", path), find)

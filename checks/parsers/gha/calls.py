@@ -1,0 +1,125 @@
+"""Reusable workflows: what a `workflow_call` (or `workflow_dispatch`) declares, where local workflows call it,
+and what each call passes."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from checks.parsers.gha.workflow import Job, Workflow
+from checks.parsers.yamlmarks import Node
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared input or secret of a `workflow_call` / `workflow_dispatch` trigger."""
+
+    name: str
+    line: int  # the key's line
+    required: bool
+    has_default: bool
+    event: str  # "workflow_call" or "workflow_dispatch"
+    kind: str  # "input" or "secret"
+
+
+@dataclass
+class Call:
+    """A job that calls a local reusable workflow (`uses: ./.github/workflows/x.yml`)."""
+
+    caller: Workflow
+    job: Job
+    target: str  # repository path of the called workflow
+    line: int  # the `uses:` line
+    with_: dict[str, Node] = field(default_factory=dict)
+    with_lines: dict[str, int] = field(default_factory=dict)
+    secrets: dict[str, Node] = field(default_factory=dict)
+    inherit: bool = False  # `secrets: inherit`
+    secrets_unknown: bool = False  # `secrets:` that is not a mapping nor `inherit`
+
+
+def declared(wf: Workflow, event: str, kind: str) -> list[Param]:
+    """The inputs (`kind="input"`) or secrets of `on.<event>` in declaration order."""
+    on = wf.root.get("on")
+    spec = on.get(event) if on is not None and on.is_map else None
+    block = spec.get("inputs" if kind == "input" else "secrets") if spec is not None and spec.is_map else None
+    out: list[Param] = []
+    for name, key, value in block.entries() if block is not None else ():
+        required = value.scalar("required") if value.is_map else None
+        out.append(
+            Param(
+                name=name,
+                line=key.line,
+                required=(required or "").strip().lower() == "true",
+                has_default=value.is_map and value.get("default") is not None,
+                event=event,
+                kind=kind,
+            )
+        )
+    return out
+
+
+def is_reusable(wf: Workflow) -> bool:
+    return "workflow_call" in wf.triggers
+
+
+def local_target(uses: str, caller_path: str) -> str | None:
+    """The repository path a job's `uses:` names when it is a workflow of this repository, else None."""
+    uses = uses.strip()
+    if not uses.startswith("./"):
+        return None
+    target = posixpath.normpath(uses.split("@", 1)[0])
+    if not target.startswith(".github/workflows/"):
+        return None
+    return target
+
+
+def calls(wf: Workflow) -> list[Call]:
+    """Every job of `wf` that calls a local reusable workflow."""
+    out: list[Call] = []
+    for job in wf.jobs.values():
+        uses_node = job.node.get("uses")
+        if uses_node is None or not uses_node.is_scalar:
+            continue
+        target = local_target(uses_node.value, wf.path)
+        if target is None:
+            continue
+        call = Call(wf, job, target, uses_node.line)
+        with_node = job.node.get("with")
+        for name, key, value in with_node.entries() if with_node is not None else ():
+            call.with_[name] = value
+            call.with_lines[name] = key.line
+        secrets = job.node.get("secrets")
+        if secrets is not None:
+            if secrets.is_scalar and secrets.value.strip() == "inherit":
+                call.inherit = True
+            elif secrets.is_map:
+                call.secrets = {k: v for k, _, v in secrets.entries()}
+            else:
+                call.secrets_unknown = True
+        out.append(call)
+    return out
+
+
+def passes(call: Call, param: Param) -> bool:
+    """Whether the call passes `param` (names are case-insensitive for GitHub)."""
+    if param.kind == "secret":
+        if call.inherit or call.secrets_unknown:
+            return True
+        return param.name.lower() in {k.lower() for k in call.secrets}
+    return param.name.lower() in {k.lower() for k in call.with_}
+
+
+def input_reference(name: str) -> re.Pattern[str]:
+    """`inputs.NAME`, `inputs['NAME']`, `github.event.inputs.NAME` (and jq's `.inputs.NAME`): a read of the input.
+    Context property names are case-insensitive."""
+    n = re.escape(name)
+    return re.compile(rf"inputs\s*(?:\.\s*{n}(?![\w-])|\[\s*['\"]{n}['\"]\s*\])", re.I)
+
+
+# Reads of the whole inputs object (or of the event payload) that may read any input.
+WHOLE_INPUTS = re.compile(
+    r"toJSON\(\s*(?:github\.event\.)?inputs\s*\)|inputs\s*\[\s*[^'\"\s]|\binputs\s*\}\}|GITHUB_EVENT_PATH"
+    r"|toJSON\(\s*github\.event\s*\)|\.inputs\s*\|",
+    re.I,
+)

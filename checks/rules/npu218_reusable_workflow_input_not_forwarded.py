@@ -1,0 +1,226 @@
+"""NPU218: a reusable workflow's input or secret that a call does not pass, or a declared input nothing reads."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from checks.context import Context
+from checks.indexes.workflows import workflow_at, workflow_paths
+from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from checks.model import Severity
+from checks.parsers.gha.calls import WHOLE_INPUTS, Call, Param, calls, declared, input_reference, passes
+from checks.parsers.gha.workflow import Workflow
+from checks.rule import Hit, Rule
+
+
+class ReusableWorkflowInputNotForwarded(Rule):
+    """A call of a reusable workflow leaves out an input or secret it needs, or a workflow declares an input
+    that nothing reads.
+
+    Why: a `workflow_call` input or secret reaches the called workflow only from each `uses:` call site that
+    passes it. A required one left out fails the call before any job starts (errors). An optional secret or
+    input added to the called workflow and passed at some call sites but not at another is empty there: the
+    step that needs it skips or fails only in that caller's runs, often a weekly or release schedule. And a
+    `workflow_dispatch` or `workflow_call` input that no expression reads (`inputs.X`,
+    `github.event.inputs.X`) silently drops the value given: a run started for a release branch builds main.
+    vllm-ascend shipped both: a new secret forwarded at two of the three calls of the multi-node test workflow,
+    and a dispatch input `vllm_ascend_branch` never passed to the image builds that accept it.
+
+    Bad:
+        # _e2e.yaml declares `on.workflow_call.secrets.UPLOAD_TOKEN`
+        weekly-multi-node:
+          uses: ./.github/workflows/_e2e.yaml
+          secrets:
+            KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}   # UPLOAD_TOKEN missing here, passed elsewhere
+
+    Good:
+        weekly-multi-node:
+          uses: ./.github/workflows/_e2e.yaml
+          secrets:
+            KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}
+            UPLOAD_TOKEN: ${{ secrets.UPLOAD_TOKEN }}
+
+    Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
+    (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
+
+    Not reported: optional inputs a call leaves to their default (only an input or secret the change adds, and
+    that another call passes, or a secret every other call passes), optional secrets of a call that passes no
+    secrets at all (it runs without them on purpose), calls with `secrets: inherit`, workflows
+    that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
+    were there before it.
+    """
+
+    id = "NPU218"
+    name = "reusable-workflow-input-not-forwarded"
+    severity = Severity.WARNING
+    title = "Reusable workflow input or secret not passed by a call, or declared input never read"
+    kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        head = _Revision(ctx, "head")
+        base = None if ctx.audit else _Revision(ctx, "base")
+        yield from self._forwarding(ctx, head, base)
+        yield from self._unread(ctx, head, base)
+
+    # -- call sites that leave a declared input or secret out -------------------------------------------------
+    def _forwarding(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
+        for target, target_calls in sorted(head.calls_by_target().items()):
+            wf = head.workflows.get(target)
+            if wf is None or "workflow_call" not in wf.triggers:
+                continue
+            params = declared(wf, "workflow_call", "input") + declared(wf, "workflow_call", "secret")
+            base_wf = base.workflows.get(target) if base is not None else None
+            base_params = (
+                {(p.kind, p.name.lower()): p for p in declared(base_wf, "workflow_call", "input")}
+                | {(p.kind, p.name.lower()): p for p in declared(base_wf, "workflow_call", "secret")}
+                if base_wf is not None
+                else {}
+            )
+            for call in target_calls:
+                for param in params:
+                    if passes(call, param):
+                        continue
+                    others = [c for c in target_calls if c is not call]
+                    passing = [c for c in others if passes(c, param)]
+                    needed = param.required and not (param.kind == "input" and param.has_default)
+                    new_param = base is not None and (param.kind, param.name.lower()) not in base_params
+                    if base is not None and not self._new_gap(call, param, base):
+                        continue
+                    if needed:
+                        message = (
+                            f"This call of `{target}` does not pass the required {param.kind} `{param.name}`: "
+                            "the run fails before the called workflow starts."
+                        )
+                        yield Hit(call.caller.path, call.line, message, severity=Severity.ERROR, caused_by_change=True)
+                        continue
+                    if not passing:
+                        continue
+                    if param.kind == "secret" and call.job.node.get("secrets") is None:
+                        continue  # a call that passes no secrets at all runs without them on purpose
+                    # An old optional parameter: only a secret every other call passes (at least two).
+                    old_optional = base is None or not new_param
+                    if old_optional and (param.kind != "secret" or len(passing) < 2 or len(passing) < len(others)):
+                        continue
+                    shown = ", ".join(f"`{c.caller.path}` job `{c.job.id}`" for c in passing[:2])
+                    more = f" and {len(passing) - 2} more" if len(passing) > 2 else ""
+                    how = "secrets" if param.kind == "secret" else "with"
+                    yield Hit(
+                        call.caller.path,
+                        call.line,
+                        f"This call of `{target}` does not pass {param.kind} `{param.name}`, which {shown}{more} "
+                        f"pass: here it is empty, so what needs it is skipped or fails only in this caller's runs. "
+                        f"Add it under `{how}:`.",
+                        caused_by_change=True,
+                    )
+
+    @staticmethod
+    def _new_gap(call: Call, param: Param, base: _Revision) -> bool:
+        """In a change: the call did not leave the parameter out before it (new parameter, call or omission)."""
+        base_wf = base.workflows.get(call.target)
+        if base_wf is None:
+            return True
+        base_params = declared(base_wf, "workflow_call", param.kind)
+        match = [p for p in base_params if p.name.lower() == param.name.lower()]
+        if not match:
+            return True
+        needed_now = param.required and not (param.kind == "input" and param.has_default)
+        needed_then = match[0].required and not (match[0].kind == "input" and match[0].has_default)
+        if needed_now and not needed_then:
+            return True
+        old = [c for c in base.calls_by_target().get(call.target, []) if c.caller.path == call.caller.path]
+        old_call = next((c for c in old if c.job.id == call.job.id), None)
+        return old_call is None or passes(old_call, param)
+
+    # -- declared inputs nothing reads ------------------------------------------------------------------------
+    def _unread(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
+        for path, wf in sorted(head.workflows.items()):
+            unread = head.unread_inputs(wf)
+            if not unread:
+                continue
+            base_wf = base.workflows.get(path) if base is not None else None
+            before = base.unread_inputs(base_wf) if base is not None and base_wf is not None else None
+            before_names = {p.name.lower() for p in before or ()}
+            for param in unread:
+                if base is not None and param.name.lower() in before_names:
+                    continue  # unread before the change too
+                accepting = head.targets_accepting(wf, param.name)
+                hint = (
+                    " The workflows it calls accept it: pass it on with "
+                    f"`{param.name}: ${{{{ inputs.{param.name} }}}}` to "
+                    + ", ".join(f"`{t}`" for t in accepting[:3])
+                    + "."
+                    if accepting
+                    else ""
+                )
+                source = "given when the run is started" if param.event == "workflow_dispatch" else "callers pass"
+                yield Hit(
+                    path,
+                    param.line,
+                    f"Input `{param.name}` of `{param.event}` is declared but nothing reads it (no "
+                    f"`inputs.{param.name}` in the workflow): the value {source} is silently ignored.{hint}",
+                    caused_by_change=True,
+                )
+
+
+class _Revision:
+    """The workflows of one revision, their calls and the inputs they leave unread."""
+
+    def __init__(self, ctx: Context, rev: str) -> None:
+        self.workflows: dict[str, Workflow] = {}
+        self.texts: dict[str, str] = {}
+        for path in workflow_paths(ctx, rev):
+            wf = workflow_at(ctx, path, rev)
+            src = ctx.source_at(path, rev)
+            if wf is not None and src is not None:
+                self.workflows[path] = wf
+                self.texts[path] = src.text
+        self._calls: dict[str, list[Call]] | None = None
+
+    def calls_by_target(self) -> dict[str, list[Call]]:
+        if self._calls is None:
+            out: dict[str, list[Call]] = {}
+            for _, wf in sorted(self.workflows.items()):
+                for call in calls(wf):
+                    out.setdefault(call.target, []).append(call)
+            self._calls = out
+        return self._calls
+
+    def targets_accepting(self, wf: Workflow, name: str) -> list[str]:
+        """Local workflows `wf` calls that declare a `workflow_call` input `name`."""
+        out: list[str] = []
+        for call in calls(wf):
+            target = self.workflows.get(call.target)
+            if target is None or call.target in out:
+                continue
+            if any(p.name.lower() == name.lower() for p in declared(target, "workflow_call", "input")):
+                out.append(call.target)
+        return out
+
+    def unread_inputs(self, wf: Workflow) -> list[Param]:
+        text = self.texts.get(wf.path, "")
+        if WHOLE_INPUTS.search(text):
+            return []
+        called = [self.texts[c.target] for c in calls(wf) if c.target in self.texts]
+        out: list[Param] = []
+        seen: set[str] = set()
+        for event in ("workflow_dispatch", "workflow_call"):
+            for param in declared(wf, event, "input"):
+                key = param.name.lower()
+                if key in seen:
+                    continue
+                seen.add(key)
+                ref = input_reference(param.name)
+                if ref.search(text):
+                    continue
+                # A dispatch input is also `github.event.inputs.X` inside the workflows this one calls.
+                if event == "workflow_dispatch" and any(
+                    WHOLE_INPUTS.search(t) or _event_input(param.name, t) for t in called
+                ):
+                    continue
+                out.append(param)
+        return out
+
+
+def _event_input(name: str, text: str) -> bool:
+    return re.search(rf"event\s*\.\s*inputs\s*\.\s*{re.escape(name)}(?![\w-])", text, re.I) is not None

@@ -1,0 +1,159 @@
+"""NPU219: one CI image or Dockerfile is on another CANN version or Python minor than the rest, for one device."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context
+from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
+from checks.model import Severity
+from checks.rule import Hit, Rule
+
+# `8.3.rc2-910b-ubuntu22.04-py3.11`, `9.0.0-a3-openeuler24.03-py3.12`: the CANN image tag scheme.
+_TAG = re.compile(
+    r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
+    r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
+    r"-py(?P<py>3\.\d+)(?![\d])",
+    re.I,
+)
+_DEVICES = {"a2": "910b"}
+# A comment that says why a line differs on purpose.
+_WHY = re.compile(
+    r"#.*\b(?:keep|kept|pin|pinned|old|older|still|until|legacy|because|compat\w*|purpose|deliberate\w*|"
+    r"not yet|only supports?|requires?)\b",
+    re.I,
+)
+NEAR = 3  # lines: two values for one device this close are a matrix of versions, on purpose
+MIN_AGREEING = 3  # files that must agree before one is an outlier
+
+
+@dataclass(frozen=True)
+class _Use:
+    path: str
+    line: int
+    device: str
+    cann: str
+    py: str
+    text: str
+
+    @property
+    def values(self) -> tuple[str, str]:
+        return (self.cann, self.py)
+
+
+class CiImageVersionDrift(Rule):
+    """A CI image or Dockerfile uses another CANN version or Python minor than every other one, for one device.
+
+    Why: CI is meant to test what ships. The CANN base image tag (`<cann>-<device>-<os>-py3.N`) appears in the
+    Dockerfiles, in the workflows' `container.image`, matrices and scripts; an upgrade updates them all at once
+    and usually misses one. That job then tests on the old CANN or Python, green while the shipped image
+    breaks (or red for reasons nobody else sees). vllm-ascend left its unit-test job on `cann:8.2.rc2-910b`
+    while every other image was on 8.3.rc2, and its PR-comment test launcher on `py3.11` after the move to
+    3.12.
+
+    Bad:
+        # Dockerfile, ci.yml, nightly.yml: cann:8.3.rc2-910b-ubuntu22.04-py3.11
+        container:
+          image: quay.io/ascend/cann:8.2.rc2-910b-ubuntu22.04-py3.11
+
+    Good:
+        container:
+          image: quay.io/ascend/cann:8.3.rc2-910b-ubuntu22.04-py3.11
+
+    Fix: bring every file to one version per device, or say on the line (a comment) why it differs.
+
+    Not reported: devices with fewer than three files agreeing, values two files or more share against a
+    majority under four times as large, two versions for one device within a few lines of each other (a
+    matrix of versions), lines with a comment saying why (`# keep …`, `# still …`, `# older …`), files whose
+    path names a release, and in a change, outliers that were outliers before it.
+    """
+
+    id = "NPU219"
+    name = "ci-image-version-drift"
+    severity = Severity.WARNING
+    title = "CI image or Dockerfile on another CANN version or Python minor than the rest"
+    kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW, DOCKERFILE, ASCEND_DOCKERFILE})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        found = list(_outliers(ctx, "head"))
+        if not found:
+            return
+        before = set() if ctx.audit else {(u.path, u.text, field) for u, field, _, _ in _outliers(ctx, "base")}
+        for use, field, value, agreeing in found:
+            if (use.path, use.text, field) in before:
+                continue
+            what = "CANN" if field == "cann" else "Python"
+            mine = use.cann if field == "cann" else f"py{use.py}"
+            theirs = value if field == "cann" else f"py{value}"
+            names = [f"`{p}`" for p in agreeing]
+            if len(names) > 3:
+                shown = ", ".join(names[:3]) + f" and {len(names) - 3} more"
+            else:
+                shown = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            yield Hit(
+                use.path,
+                use.line,
+                f"`{use.text}` is on {what} {mine} for {use.device}, while {shown} use {theirs}: CI tests another "
+                f"{what} here than the rest. Bring them to one version, or say in a comment why this one differs.",
+                caused_by_change=True,
+            )
+
+
+def _uses(ctx: Context, rev: str) -> list[_Use]:
+    out: list[_Use] = []
+    for path in ctx.paths_at(rev):
+        if not (ctx.kindmap.has(path, WORKFLOW) or ctx.kindmap.has(path, DOCKERFILE)):
+            continue
+        if "release" in path.lower():
+            continue
+        src = ctx.source_at(path, rev)
+        if src is None or "-py3." not in src.text:
+            continue
+        lines = src.text.splitlines()
+        found: list[_Use] = []
+        for n, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if stripped.startswith("#") or "-py3." not in line:
+                continue
+            if _WHY.search(line) or (n > 1 and _WHY.search(lines[n - 2]) and lines[n - 2].strip().startswith("#")):
+                continue
+            for m in _TAG.finditer(line):
+                device = m.group("dev").lower()
+                found.append(
+                    _Use(path, n, _DEVICES.get(device, device), m.group("cann").lower(), m.group("py"), m.group(0))
+                )
+        # two values for one device a few lines apart: a version matrix, never an outlier
+        out.extend(
+            u
+            for u in found
+            if not any(
+                o.device == u.device and abs(o.line - u.line) <= NEAR and (o.cann, o.py) != (u.cann, u.py)
+                for o in found
+            )
+        )
+    return out
+
+
+def _outliers(ctx: Context, rev: str) -> Iterator[tuple[_Use, str, str, list[str]]]:
+    """(use, field, the value the rest agree on, the files that agree) for each outlying use."""
+    uses = ctx.memo(("npu219-uses", rev, ""), lambda: _uses(ctx, rev))
+    for device in sorted({u.device for u in uses}):
+        mine = [u for u in uses if u.device == device]
+        for field in ("cann", "py"):
+            files: dict[str, set[str]] = {}
+            for u in mine:
+                files.setdefault(getattr(u, field), set()).add(u.path)
+            if len(files) < 2:
+                continue
+            ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            value, agreeing = ranked[0]
+            if len(agreeing) < MIN_AGREEING or len(ranked[1][1]) == len(agreeing):
+                continue
+            for other, holders in ranked[1:]:
+                if len(holders) > 1 and 4 * len(holders) > len(agreeing):
+                    continue
+                for u in mine:
+                    if getattr(u, field) == other:
+                        yield u, field, value, sorted(agreeing - {u.path})

@@ -1,0 +1,238 @@
+"""NPU314: a build-time mirror or proxy (from a build argument) written into the image's pip, git or apt config."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from checks.context import Context, SourceFile
+from checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE
+from checks.model import Severity
+from checks.parsers import dockerfile as dfp
+from checks.parsers.sh import Command
+from checks.rule import Hit, Rule
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)[^}]*\}|([A-Za-z_]\w*))")
+# Hosts no user of the image can reach: private addresses, cluster-local and internal names.
+_INTERNAL = re.compile(
+    r"(?:^|[/@.])(?:10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(?:1[6-9]|2\d|3[01])\.\d+\.\d+|localhost|127\.0\.0\.1)"
+    r"|\.(?:local|internal|lan|intranet|corp|svc)(?:[:/]|$)|cluster\.local",
+    re.I,
+)
+_HOST = re.compile(r"(?:[a-z][\w+.-]*://)?(?:[^@/\s'\"]+@)?([A-Za-z0-9][\w.-]*\.[\w.-]*[A-Za-z0-9]|localhost)(?::\d+)?")
+_CONFIG_FILES = re.compile(r"(?:^|/)(?:pip\.conf|pip\.ini|sources\.list(?:\.d/\S*)?|\.gitconfig|gitconfig|\.npmrc)$")
+_PIP_KEYS = re.compile(r"(?:index-url|extra-index-url|trusted-host|proxy|find-links)$", re.I)
+_GIT_KEYS = re.compile(r"^url\..*\.(?:insteadof|pushinsteadof)$|^https?\.(?:[^.]+\.)*proxy$", re.I)
+
+
+@dataclass(frozen=True)
+class _Write:
+    line: int
+    what: str  # "pip config set global.index-url", "git config --global url.….insteadOf", "/etc/apt/sources.list"
+    target: str  # the config it lands in: pip, git or a file path
+    args: tuple[str, ...]  # the build arguments the value comes from
+    literal: str | None  # an internal host written literally
+
+
+class BuildMirrorConfigPersisted(Rule):
+    """A Dockerfile writes a build-time mirror or proxy into the image's pip, git or apt configuration.
+
+    Why: a CI that builds images behind a firewall passes its package mirror, pip cache or git proxy as build
+    arguments (`--build-arg PIP_INDEX_URL=http://10.0.0.5/…`, `GIT_PROXY=…`). Used for one command, that is
+    fine; written with `pip config set`, `git config --global url.….insteadOf`, or into `/etc/pip.conf` or
+    `/etc/apt/sources.list`, it stays in the published image, and every user's `pip install`, `git clone` or
+    `apt-get` then goes to a host they cannot reach (or trust). vllm-ascend's Dockerfiles configure pip, git
+    and apt from `PIP_TRUSTED_HOST`, `GIT_PROXY` and `APTMIRROR` build arguments and never reset them.
+
+    Bad:
+        ARG GIT_PROXY=""
+        RUN git config --global url."${GIT_PROXY}https://github.com/".insteadOf https://github.com/ && \\
+            git clone https://github.com/org/kernels.git /opt/kernels
+
+    Good:
+        ARG GIT_PROXY=""
+        RUN git config --global url."${GIT_PROXY}https://github.com/".insteadOf https://github.com/ && \\
+            git clone https://github.com/org/kernels.git /opt/kernels && \\
+            git config --global --unset url."${GIT_PROXY}https://github.com/".insteadOf
+
+    Fix: pass the mirror for the command only (`pip install --index-url "$PIP_INDEX_URL"`, `git -c
+    url.….insteadOf=… clone`, `PIP_INDEX_URL=… pip install`), or undo the setting in the same RUN.
+
+    Not reported: values that are literal public hosts or build arguments whose default is a public host (a
+    mirror chosen for the image's users on purpose), settings undone later in the stage (`pip config unset`,
+    `git config --unset`, `rm` of the file, a restored backup), and stages the final image is not built from.
+    """
+
+    id = "NPU314"
+    name = "build-mirror-config-persisted"
+    severity = Severity.WARNING
+    title = "Build-time mirror or proxy written into the image's pip, git or apt configuration"
+    kinds = frozenset({DOCKERFILE, ASCEND_DOCKERFILE})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        text = src.text
+        if not any(k in text for k in ("pip config", "pip3 config", "git config", "pip.conf", "sources.list")):
+            return
+        df = ctx.parsed("dockerfile", src, dfp.parse)
+        globals_: dict[str, str | None] = {}
+        for instr in df.instructions:
+            if instr.keyword == "FROM":
+                break
+            if instr.keyword == "ARG":
+                globals_.update((p.name, p.value) for p in instr.pairs)
+        for stage in _shipped_stages(df):
+            yield from _stage_hits(src.path, stage, globals_)
+
+
+def _stages(df: dfp.Dockerfile) -> list[tuple[dfp.Instruction, list[dfp.Instruction]]]:
+    out: list[tuple[dfp.Instruction, list[dfp.Instruction]]] = []
+    for instr in df.instructions:
+        if instr.keyword == "FROM":
+            out.append((instr, []))
+        elif out:
+            out[-1][1].append(instr)
+    return out
+
+
+def _shipped_stages(df: dfp.Dockerfile) -> list[list[dfp.Instruction]]:
+    """The final stage and the stages it is built FROM (a builder stage's config does not ship)."""
+    stages = _stages(df)
+    if not stages:
+        return []
+    names = {(s[0].image.stage or "").lower(): i for i, s in enumerate(stages) if s[0].image and s[0].image.stage}
+    chain: list[list[dfp.Instruction]] = []
+    i: int | None = len(stages) - 1
+    seen: set[int] = set()
+    while i is not None and i not in seen:
+        seen.add(i)
+        head, body = stages[i]
+        chain.append(body)
+        base = (head.image.image if head.image else "").lower()
+        i = names.get(base)
+    return chain
+
+
+def _stage_hits(path: str, body: list[dfp.Instruction], globals_: dict[str, str | None]) -> Iterator[Hit]:
+    args: dict[str, str | None] = {}
+    runs: list[tuple[dfp.Instruction, list[Command]]] = []
+    for instr in body:
+        if instr.keyword == "ARG":
+            for pair in instr.pairs:
+                # a global ARG re-declared without a value keeps the global default
+                args[pair.name] = pair.value if pair.value is not None else globals_.get(pair.name)
+        elif instr.keyword == "RUN":
+            runs.append((instr, list(instr.commands)))
+    flat = [c for _, cmds in runs for c in cmds]
+    for k, cmd in enumerate(flat):
+        write = _write(cmd, args)
+        if write is None or any(_undoes(c, write) for c in flat[k + 1 :]):
+            continue
+        source = (
+            "build argument" + ("s " if len(write.args) > 1 else " ") + ", ".join(f"`{a}`" for a in write.args)
+            if write.args
+            else f"the internal host `{write.literal}`"
+        )
+        yield Hit(
+            path,
+            write.line,
+            f"{write.what} with {source} stays in the image: every user's "
+            f"{_tool(write.target)} then goes to the build's mirror or proxy, which they cannot reach. Pass it "
+            "for the command only, or undo it in the same RUN.",
+        )
+
+
+def _tool(target: str) -> str:
+    if target == "pip" or "pip" in target:
+        return "`pip install`"
+    if target == "git" or "git" in target:
+        return "`git clone`"
+    if "sources.list" in target:
+        return "`apt-get`"
+    return "package install"
+
+
+def _from_build(value: str, args: dict[str, str | None]) -> tuple[tuple[str, ...], str | None]:
+    """The build arguments a value takes from (without a public default), or an internal host it names."""
+    names = []
+    for m in _VAR.finditer(value):
+        name = m.group(1) or m.group(2)
+        if name not in args:
+            continue
+        default = args[name]
+        if default and not _INTERNAL.search(default) and "proxy" not in name.lower():
+            continue  # a public mirror chosen as the default: on purpose
+        names.append(name)
+    literal = None
+    if not names:
+        for m in _HOST.finditer(_VAR.sub("", value)):
+            if _INTERNAL.search("/" + m.group(1) + "/"):
+                literal = m.group(1)
+                break
+    return tuple(dict.fromkeys(names)), literal
+
+
+def _write(cmd: Command, args: dict[str, str | None]) -> _Write | None:
+    argv = cmd.argv
+    if not argv:
+        return None
+    raw = [w.raw for w in cmd.words[cmd.start :]]
+    line = cmd.words[cmd.start].line
+    name = argv[0].rsplit("/", 1)[-1]
+    # pip config set KEY VALUE (pip, pip3, python -m pip)
+    rest = list(argv[1:])
+    raw_rest = raw[1:]
+    if name.startswith("python") and rest[:2] == ["-m", "pip"]:
+        rest, raw_rest, name = rest[2:], raw_rest[2:], "pip"
+    if re.fullmatch(r"pip3?(?:\.\d+)?", name):
+        opts = [a for a in rest if not a.startswith("-")]
+        if opts[:2] == ["config", "set"] and len(opts) >= 4 and _PIP_KEYS.search(opts[2]):
+            value = " ".join(w for w in raw_rest if not w.startswith("-"))
+            names, literal = _from_build(value, args)
+            if names or literal:
+                return _Write(line, f"`pip config set {opts[2]}`", "pip", names, literal)
+        return None
+    if name == "git" and "config" in rest:
+        scope = [a for a in rest if a in ("--global", "--system")]
+        if not scope or any(a.startswith("--unset") or a == "--remove-section" for a in rest):
+            return None
+        i = rest.index("config")
+        keys = [a for a in rest[i + 1 :] if not a.startswith("-")]
+        if len(keys) >= 2 and _GIT_KEYS.search(keys[0]):
+            value = " ".join(raw_rest[i + 1 :])
+            names, literal = _from_build(value, args)
+            if names or literal:
+                short = re.sub(r"^url\..*\.", "url.….", keys[0], flags=re.I)
+                return _Write(line, f"`git config {scope[0]} {short}`", "git", names, literal)
+        return None
+    # writes into a config file: `sed -i … FILE`, `echo … > FILE`, `tee FILE`
+    targets = [r.target.unquoted for r in cmd.redirects if r.op in (">", ">>") and r.target is not None]
+    in_place = any(re.fullmatch(r"-[A-Za-z]*i\S*", a) or a.startswith("--in-place") for a in rest)
+    if name == "tee" or (name == "sed" and in_place):
+        targets += [a for a in rest if not a.startswith("-")]
+    for target in targets:
+        if _CONFIG_FILES.search(target):
+            names, literal = _from_build(" ".join(raw), args)
+            if names or literal:
+                return _Write(line, f"writing `{target}`", target, names, literal)
+    return None
+
+
+def _undoes(cmd: Command, write: _Write) -> bool:
+    argv = cmd.argv
+    if not argv:
+        return False
+    name = argv[0].rsplit("/", 1)[-1]
+    text = " ".join(argv)
+    if write.target == "pip":
+        return bool(re.search(r"\bconfig\s+(?:unset|--\S+\s+unset)\b", text)) or (
+            name == "rm" and any("pip.conf" in a or a.endswith("/pip") for a in argv[1:])
+        )
+    if write.target == "git":
+        return (name == "git" and any(a.startswith("--unset") or a == "--remove-section" for a in argv)) or (
+            name == "rm" and any("gitconfig" in a for a in argv[1:])
+        )
+    leaf = write.target.rsplit("/", 1)[-1]
+    if name == "rm" and any(a.endswith(leaf) for a in argv[1:]):
+        return True
+    return name in ("mv", "cp") and len(argv) >= 3 and argv[-1].endswith(leaf)

@@ -1,0 +1,63 @@
+"""NPU214 two-producers-of-one-tag: what the fixture cases do not say."""
+
+from __future__ import annotations
+
+from tests.fixture_support import audit
+from tests.rules._change import got
+
+
+def _producer(name: str, tags: str, images: str = "ghcr.io/org/app", on: str = "push:\n    branches: [main]") -> str:
+    return (
+        f"name: {name}\non:\n  {on}\njobs:\n  image:\n    runs-on: ubuntu-latest\n    steps:\n"
+        f"      - id: meta\n        uses: docker/metadata-action@v5\n        with:\n          images: {images}\n"
+        f"          tags: {tags}\n"
+        "      - uses: docker/build-push-action@v6\n        with:\n          push: true\n"
+        "          tags: ${{ steps.meta.outputs.tags }}\n"
+    )
+
+
+def test_a_mirror_of_the_same_repository_is_the_same_image() -> None:
+    files = {
+        ".github/workflows/a2.yml": _producer("a2", "type=ref,event=branch"),
+        ".github/workflows/a3.yml": _producer("a3", "type=ref,event=branch", images="mirror.example.cn/org/app"),
+    }
+    assert got(audit(files), "NPU214") == [
+        (
+            ".github/workflows/a2.yml",
+            13,
+            "warning",
+            "This rule tags `org/app` as `<branch>` like `.github/workflows/a3.yml` job `image`: the variants "
+            "overwrite each other's image under one tag. Give each variant its own suffix.",
+        ),
+        (
+            ".github/workflows/a3.yml",
+            13,
+            "warning",
+            "This rule tags `org/app` as `<branch>` like `.github/workflows/a2.yml` job `image`: the variants "
+            "overwrite each other's image under one tag. Give each variant its own suffix.",
+        ),
+    ]
+
+
+def test_a_flavor_suffix_tells_variants_apart_and_branch_filters_that_never_meet_are_silent() -> None:
+    a3 = _producer("a3", "type=ref,event=branch").replace(
+        "          tags:", "          flavor: suffix=-a3\n          tags:"
+    )
+    release = _producer("rel", "type=ref,event=branch", on="push:\n    branches: ['releases/v*']")
+    files = {
+        ".github/workflows/a2.yml": _producer("a2", "type=ref,event=branch"),
+        ".github/workflows/a3.yml": a3,
+        ".github/workflows/release.yml": release,
+    }
+    assert got(audit(files), "NPU214") == []
+
+
+def test_two_raw_tags_collide_whatever_the_events() -> None:
+    files = {
+        ".github/workflows/a2.yml": _producer("a2", "type=raw,value=nightly", on="schedule:\n    - cron: '0 1 * * *'"),
+        ".github/workflows/310p.yml": _producer("310p", "type=raw,value=nightly", on="workflow_dispatch:"),
+    }
+    assert [(p, n, s) for p, n, s, _ in got(audit(files), "NPU214")] == [
+        (".github/workflows/310p.yml", 12, "warning"),
+        (".github/workflows/a2.yml", 13, "warning"),
+    ]

@@ -1,0 +1,91 @@
+"""NPU216 concurrency-group-collision: what the fixture cases do not say."""
+
+from __future__ import annotations
+
+from tests.fixture_support import audit
+from tests.rules._change import change, got
+
+_REUSABLE = """\
+name: reusable
+on:
+  workflow_call:
+    inputs:
+      suite:
+        type: string
+      branch:
+        type: string
+        default: main
+concurrency:
+  group: e2e-${{ github.workflow }}-${{ inputs.suite }}
+  cancel-in-progress: true
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pytest ${{ inputs.suite }}
+"""
+
+_DYNAMIC = """\
+name: nightly
+on: [schedule]
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo
+  e2e:
+    needs: plan
+    strategy:
+      matrix:
+        branch: ${{ fromJSON(needs.plan.outputs.branches) }}
+        suite: [models, ops]
+    uses: ./.github/workflows/reusable.yml
+    with:
+      suite: ${{ matrix.suite }}
+      branch: ${{ matrix.branch }}
+"""
+
+
+def test_legs_that_a_dynamic_matrix_may_tell_apart_are_a_notice() -> None:
+    report = audit({".github/workflows/reusable.yml": _REUSABLE, ".github/workflows/nightly.yml": _DYNAMIC})
+    assert got(report, "NPU216") == [
+        (
+            ".github/workflows/reusable.yml",
+            11,
+            "notice",
+            "This concurrency group cancels in progress but leaves out `branch`, which tells apart calls that run "
+            "side by side: the matrix legs of `.github/workflows/nightly.yml` job `e2e` differ in `branch` only. They "
+            "get the same group and cancel each other: add it to the group.",
+        )
+    ]
+
+
+def test_two_call_jobs_of_one_caller_collide_unless_ordered() -> None:
+    caller = """\
+name: ci
+on: [push]
+jobs:
+  main:
+    uses: ./.github/workflows/reusable.yml
+    with:
+      suite: models
+  release:
+    uses: ./.github/workflows/reusable.yml
+    with:
+      suite: models
+      branch: releases/v1
+"""
+    files = {".github/workflows/reusable.yml": _REUSABLE, ".github/workflows/ci.yml": caller}
+    assert [(p, n, s) for p, n, s, _ in got(audit(files), "NPU216")] == [
+        (".github/workflows/reusable.yml", 11, "warning")
+    ]
+    ordered = caller.replace("  release:\n", "  release:\n    needs: main\n")
+    assert got(audit(dict(files, **{".github/workflows/ci.yml": ordered})), "NPU216") == []
+
+
+def test_a_change_reports_a_new_caller_on_the_group_it_did_not_touch() -> None:
+    base = {".github/workflows/reusable.yml": _REUSABLE}
+    head = dict(base, **{".github/workflows/nightly.yml": _DYNAMIC})
+    assert [(p, n) for p, n, _, _ in got(change(base, head), "NPU216")] == [(".github/workflows/reusable.yml", 11)]
+    # the same collision, already there before the change, is not reported again
+    assert got(change(head, dict(head, **{"README.md": "x\n"})), "NPU216") == []

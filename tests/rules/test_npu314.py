@@ -1,0 +1,43 @@
+"""NPU314 build-mirror-config-persisted: what the fixture cases do not say."""
+
+from __future__ import annotations
+
+from tests.fixture_support import audit
+from tests.rules._change import got
+
+_FROM = "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
+
+
+def test_python_m_pip_and_sed_with_clustered_flags_are_read() -> None:
+    df = _FROM + (
+        'ARG APTMIRROR=""\nARG PIP_INDEX_URL=""\n'
+        'RUN sed -Ei "s@archive.ubuntu.com@${APTMIRROR#http://}@g" /etc/apt/sources.list\n'
+        "RUN python3 -m pip config set global.index-url ${PIP_INDEX_URL}\n"
+    )
+    assert got(audit({"docker/npu/Dockerfile": df}), "NPU314") == [
+        (
+            "docker/npu/Dockerfile",
+            4,
+            "warning",
+            "writing `/etc/apt/sources.list` with build argument `APTMIRROR` stays in the image: every user's "
+            "`apt-get` then goes to the build's mirror or proxy, which they cannot reach. Pass it for the command "
+            "only, or undo it in the same RUN.",
+        ),
+        (
+            "docker/npu/Dockerfile",
+            5,
+            "warning",
+            "`pip config set global.index-url` with build argument `PIP_INDEX_URL` stays in the image: every user's "
+            "`pip install` then goes to the build's mirror or proxy, which they cannot reach. Pass it for the "
+            "command only, or undo it in the same RUN.",
+        ),
+    ]
+
+
+def test_a_global_arg_with_a_public_default_redeclared_in_the_stage_is_left_alone() -> None:
+    df = (
+        "ARG PIP_INDEX_URL=https://pypi.example.org/simple\n"
+        + _FROM
+        + "ARG PIP_INDEX_URL\nRUN pip config set global.index-url ${PIP_INDEX_URL}\n"
+    )
+    assert got(audit({"Dockerfile": df}), "NPU314") == []
