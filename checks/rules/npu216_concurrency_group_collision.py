@@ -79,7 +79,8 @@ class ConcurrencyGroupCollision(Rule):
 
     Not reported: groups without `cancel-in-progress: true` (a literal; an expression is not evaluated),
     groups that include `github.run_id`, calls ordered by `needs:`, and calls whose differing inputs cannot be
-    told apart statically. A difference that only a dynamic matrix (`fromJSON(...)`) may make is a notice.
+    told apart statically, among them differences only a dynamic matrix (`fromJSON(...)`) makes (it may have
+    a single leg).
     """
 
     id = "NPU216"
@@ -311,15 +312,14 @@ def _ordered(caller: Workflow, a: str, b: str) -> bool:
 def _within_run(
     target: str, group: _Group, caller: Workflow, target_calls: list[Call], defaults: dict[str, str]
 ) -> Iterator[_Collision]:
-    expanded: list[tuple[Call, list[dict[str, str]], bool]] = []
+    expanded: list[tuple[Call, list[dict[str, str]]]] = []
     for call in target_calls:
         got = _legs(call.job.id, call.job.matrix_node)
         if got is None:
             continue
-        legs, dynamic = got
-        expanded.append((call, [_values(call, leg, defaults) for leg in legs], dynamic))
-    for i, (call, values, dynamic) in enumerate(expanded):
-        # the legs of one call job
+        expanded.append((call, [_values(call, leg, defaults) for leg in got[0]]))
+    for i, (call, values) in enumerate(expanded):
+        # the legs of one call job (a difference only a dynamic matrix makes is unknown: it may have one leg)
         diff = _first_difference(values, group.inputs)
         if diff:
             yield _Collision(
@@ -329,10 +329,10 @@ def _within_run(
                 call.job.id,
                 diff,
                 f"the matrix legs of `{caller.path}` job `{call.job.id}` differ in {_names(diff)} only",
-                Severity.NOTICE if dynamic and _only_dynamic(values, group.inputs, diff) else Severity.WARNING,
+                Severity.WARNING,
             )
         # two call jobs of one caller that run at the same time
-        for other, other_values, _ in expanded[i + 1 :]:
+        for other, other_values in expanded[i + 1 :]:
             if _ordered(caller, call.job.id, other.job.id):
                 continue
             diff = _pair_difference(values, other_values, group.inputs)
@@ -358,14 +358,21 @@ def _first_difference(values: list[dict[str, str]], keys: frozenset[str]) -> tup
         key = tuple(v.get(k, "") for k in sorted(keys))
         first = seen.setdefault(key, v)
         if first is not v:
-            diff = tuple(sorted(k for k in set(first) | set(v) if k not in keys and first.get(k) != v.get(k)))
+            diff = tuple(
+                sorted(
+                    k
+                    for k in set(first) | set(v)
+                    if k not in keys and first.get(k) != v.get(k) and not _dynamic(first.get(k), v.get(k))
+                )
+            )
             if diff:
                 return diff
     return ()
 
 
-def _only_dynamic(values: list[dict[str, str]], keys: frozenset[str], diff: tuple[str, ...]) -> bool:
-    return all("<dynamic:" in v.get(k, "") for v in values for k in diff)
+def _dynamic(a: str | None, b: str | None) -> bool:
+    """Two values that differ only by what a dynamic matrix gives (unknown: it may have a single leg)."""
+    return "<dynamic:" in (a or "") or "<dynamic:" in (b or "")
 
 
 def _pair_difference(a: list[dict[str, str]], b: list[dict[str, str]], keys: frozenset[str]) -> tuple[str, ...]:

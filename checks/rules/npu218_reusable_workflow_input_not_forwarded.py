@@ -44,9 +44,9 @@ class ReusableWorkflowInputNotForwarded(Rule):
     Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
 
-    Not reported: optional inputs a call leaves to their default (only an input or secret the change adds, and
-    that another call passes, or a secret every other call passes), optional secrets of a call that passes no
-    secrets at all (it runs without them on purpose), calls with `secrets: inherit`, workflows
+    Not reported: optional inputs with a default a call leaves out, optional ones that fewer than two other
+    calls pass (a new one: two in three of them; an old one, only a secret: every other call), optional secrets
+    of a call that passes no secrets at all (it runs without them on purpose), calls with `secrets: inherit`, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
     were there before it.
     """
@@ -78,39 +78,47 @@ class ReusableWorkflowInputNotForwarded(Rule):
                 else {}
             )
             for call in target_calls:
+                others = [c for c in target_calls if c is not call]
+                optional: list[tuple[Param, list[Call]]] = []
                 for param in params:
                     if passes(call, param):
                         continue
-                    others = [c for c in target_calls if c is not call]
-                    passing = [c for c in others if passes(c, param)]
-                    needed = param.required and not (param.kind == "input" and param.has_default)
-                    new_param = base is not None and (param.kind, param.name.lower()) not in base_params
                     if base is not None and not self._new_gap(call, param, base):
                         continue
-                    if needed:
+                    if param.required and not (param.kind == "input" and param.has_default):
                         message = (
                             f"This call of `{target}` does not pass the required {param.kind} `{param.name}`: "
                             "the run fails before the called workflow starts."
                         )
                         yield Hit(call.caller.path, call.line, message, severity=Severity.ERROR, caused_by_change=True)
                         continue
-                    if not passing:
-                        continue
+                    if param.kind == "input" and param.has_default:
+                        continue  # left to its default
                     if param.kind == "secret" and call.job.node.get("secrets") is None:
                         continue  # a call that passes no secrets at all runs without them on purpose
-                    # An old optional parameter: only a secret every other call passes (at least two).
-                    old_optional = base is None or not new_param
-                    if old_optional and (param.kind != "secret" or len(passing) < 2 or len(passing) < len(others)):
+                    passing = [c for c in others if passes(c, param)]
+                    # most of the other calls pass it (a new one: two in three; an old one: every other, two or more)
+                    new_param = base is not None and (param.kind, param.name.lower()) not in base_params
+                    if len(passing) < 2 or (3 * len(passing) < 2 * len(others) if new_param else passing != others):
                         continue
+                    if not new_param and param.kind != "secret":
+                        continue
+                    optional.append((param, passing))
+                if optional:
+                    names = ", ".join(f"{p.kind} `{p.name}`" for p, _ in optional)
+                    passing = optional[0][1]
                     shown = ", ".join(f"`{c.caller.path}` job `{c.job.id}`" for c in passing[:2])
                     more = f" and {len(passing) - 2} more" if len(passing) > 2 else ""
-                    how = "secrets" if param.kind == "secret" else "with"
+                    how = " and ".join(
+                        dict.fromkeys(f"`{'secrets' if p.kind == 'secret' else 'with'}:`" for p, _ in optional)
+                    )
+                    it = "it" if len(optional) == 1 else "them"
                     yield Hit(
                         call.caller.path,
                         call.line,
-                        f"This call of `{target}` does not pass {param.kind} `{param.name}`, which {shown}{more} "
-                        f"pass: here it is empty, so what needs it is skipped or fails only in this caller's runs. "
-                        f"Add it under `{how}:`.",
+                        f"This call of `{target}` does not pass {names}, which {shown}{more} pass: here "
+                        f"{'it is' if len(optional) == 1 else 'they are'} empty, so what needs {it} is skipped or "
+                        f"fails only in this caller's runs. Add {it} under {how}.",
                         caused_by_change=True,
                     )
 

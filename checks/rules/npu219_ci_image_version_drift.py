@@ -64,8 +64,9 @@ class CiImageVersionDrift(Rule):
 
     Fix: bring every file to one version per device, or say on the line (a comment) why it differs.
 
-    Not reported: devices with fewer than three files agreeing, values two files or more share against a
-    majority under four times as large, two versions for one device within a few lines of each other (a
+    Not reported: devices with fewer than three files agreeing or without a two-thirds majority, values two
+    files or more share against a majority under four times as large, files named for their version
+    (`Dockerfile.cann_8.2.rc1_a2`), two versions for one device within a few lines of each other (a
     matrix of versions), lines with a comment saying why (`# keep …`, `# still …`, `# older …`), files whose
     path names a release, and in a change, outliers that were outliers before it.
     """
@@ -121,6 +122,8 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
                 continue
             for m in _TAG.finditer(line):
                 device = m.group("dev").lower()
+                if m.group("cann").lower() in path.lower():
+                    continue  # a file named for its version (`Dockerfile.cann_8.2.rc1_a2`) is that version on purpose
                 found.append(
                     _Use(path, n, _DEVICES.get(device, device), m.group("cann").lower(), m.group("py"), m.group(0))
                 )
@@ -149,8 +152,9 @@ def _outliers(ctx: Context, rev: str) -> Iterator[tuple[_Use, str, str, list[str
                 continue
             ranked = sorted(files.items(), key=lambda kv: (-len(kv[1]), kv[0]))
             value, agreeing = ranked[0]
-            if len(agreeing) < MIN_AGREEING or len(ranked[1][1]) == len(agreeing):
-                continue
+            total = sum(len(h) for _, h in ranked)
+            if len(agreeing) < MIN_AGREEING or 3 * len(agreeing) < 2 * total:
+                continue  # no clear majority: several versions on purpose
             for other, holders in ranked[1:]:
                 if len(holders) > 1 and 4 * len(holders) > len(agreeing):
                     continue

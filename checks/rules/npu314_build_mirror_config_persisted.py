@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE
+from checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, WORKFLOW
 from checks.model import Severity
 from checks.parsers import dockerfile as dfp
 from checks.parsers.sh import Command
@@ -59,6 +59,9 @@ class BuildMirrorConfigPersisted(Rule):
     Fix: pass the mirror for the command only (`pip install --index-url "$PIP_INDEX_URL"`, `git -c
     url.….insteadOf=… clone`, `PIP_INDEX_URL=… pip install`), or undo the setting in the same RUN.
 
+    A build argument no workflow of the repository sets (`build-args:`, `--build-arg`) is a notice: the image
+    carries the setting only when someone builds it with that argument.
+
     Not reported: values that are literal public hosts or build arguments whose default is a public host (a
     mirror chosen for the image's users on purpose), settings undone later in the stage (`pip config unset`,
     `git config --unset`, `rm` of the file, a restored backup), and stages the final image is not built from.
@@ -69,6 +72,8 @@ class BuildMirrorConfigPersisted(Rule):
     severity = Severity.WARNING
     title = "Build-time mirror or proxy written into the image's pip, git or apt configuration"
     kinds = frozenset({DOCKERFILE, ASCEND_DOCKERFILE})
+    # The workflows say which build arguments the CI sets (a warning then; a notice when none does).
+    context_kinds = frozenset({WORKFLOW})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         text = src.text
@@ -81,8 +86,19 @@ class BuildMirrorConfigPersisted(Rule):
                 break
             if instr.keyword == "ARG":
                 globals_.update((p.name, p.value) for p in instr.pairs)
+        passed = _passed_build_args(ctx)
         for stage in _shipped_stages(df):
-            yield from _stage_hits(src.path, stage, globals_)
+            for hit, write in _stage_hits(src.path, stage, globals_):
+                if write.args and not set(write.args) & passed:
+                    shown = ", ".join(f"`{a}`" for a in write.args)
+                    yield Hit(
+                        hit.path,
+                        hit.line,
+                        hit.message + f" (No workflow here sets {shown}: this holds for images built with it.)",
+                        severity=Severity.NOTICE,
+                    )
+                else:
+                    yield hit
 
 
 def _stages(df: dfp.Dockerfile) -> list[tuple[dfp.Instruction, list[dfp.Instruction]]]:
@@ -113,7 +129,26 @@ def _shipped_stages(df: dfp.Dockerfile) -> list[list[dfp.Instruction]]:
     return chain
 
 
-def _stage_hits(path: str, body: list[dfp.Instruction], globals_: dict[str, str | None]) -> Iterator[Hit]:
+_SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A-Za-z_]\w*)=\S", re.M)
+
+
+def _passed_build_args(ctx: Context) -> frozenset[str]:
+    """Names the workflows set as build arguments (`build-args:` lines, `--build-arg NAME=`)."""
+
+    def find() -> frozenset[str]:
+        out: set[str] = set()
+        for path in ctx.paths_of_kind(WORKFLOW):
+            text = ctx.text(path)
+            if text is not None and ("build-arg" in text or "build_arg" in text):
+                out.update(a or b for a, b in _SETS_ARG.findall(text))
+        return frozenset(out)
+
+    return ctx.memo(("npu314-build-args", "head", ""), find)
+
+
+def _stage_hits(
+    path: str, body: list[dfp.Instruction], globals_: dict[str, str | None]
+) -> Iterator[tuple[Hit, _Write]]:
     args: dict[str, str | None] = {}
     runs: list[tuple[dfp.Instruction, list[Command]]] = []
     for instr in body:
@@ -133,13 +168,12 @@ def _stage_hits(path: str, body: list[dfp.Instruction], globals_: dict[str, str 
             if write.args
             else f"the internal host `{write.literal}`"
         )
-        yield Hit(
-            path,
-            write.line,
-            f"{write.what} with {source} stays in the image: every user's "
-            f"{_tool(write.target)} then goes to the build's mirror or proxy, which they cannot reach. Pass it "
-            "for the command only, or undo it in the same RUN.",
+        message = (
+            f"{write.what} with {source} stays in the image: every user's {_tool(write.target)} then goes to the "
+            "build's mirror or proxy, which they cannot reach. Pass it for the command only, or undo it in the same "
+            "RUN."
         )
+        yield Hit(path, write.line, message), write
 
 
 def _tool(target: str) -> str:

@@ -8,13 +8,24 @@ from tests.rules._change import got
 _FROM = "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
 
 
-def test_python_m_pip_and_sed_with_clustered_flags_are_read() -> None:
+_CI = """\
+name: image
+on: [push]
+jobs:
+  b:
+    runs-on: ubuntu-latest
+    steps:
+      - run: docker build --build-arg APTMIRROR=http://10.0.0.2:8081 -f docker/npu/Dockerfile .
+"""
+
+
+def test_python_m_pip_and_sed_with_clustered_flags_are_read_and_an_arg_no_workflow_sets_is_a_notice() -> None:
     df = _FROM + (
         'ARG APTMIRROR=""\nARG PIP_INDEX_URL=""\n'
         'RUN sed -Ei "s@archive.ubuntu.com@${APTMIRROR#http://}@g" /etc/apt/sources.list\n'
         "RUN python3 -m pip config set global.index-url ${PIP_INDEX_URL}\n"
     )
-    assert got(audit({"docker/npu/Dockerfile": df}), "NPU314") == [
+    assert got(audit({"docker/npu/Dockerfile": df, ".github/workflows/image.yml": _CI}), "NPU314") == [
         (
             "docker/npu/Dockerfile",
             4,
@@ -26,10 +37,11 @@ def test_python_m_pip_and_sed_with_clustered_flags_are_read() -> None:
         (
             "docker/npu/Dockerfile",
             5,
-            "warning",
+            "notice",
             "`pip config set global.index-url` with build argument `PIP_INDEX_URL` stays in the image: every user's "
             "`pip install` then goes to the build's mirror or proxy, which they cannot reach. Pass it for the "
-            "command only, or undo it in the same RUN.",
+            "command only, or undo it in the same RUN. (No workflow here sets `PIP_INDEX_URL`: this holds for "
+            "images built with it.)",
         ),
     ]
 
