@@ -1,9 +1,12 @@
-"""NPU216 concurrency-group-collision: what the fixture cases do not say."""
+"""NPU216 concurrency-group-collision: its fixture cases, and what they do not say."""
 
 from __future__ import annotations
 
 from tests.fixture_support import audit
 from tests.rules._change import change, got
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU216")
 
 _REUSABLE = """\
 name: reusable

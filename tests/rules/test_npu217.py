@@ -1,9 +1,12 @@
-"""NPU217 cache-restored-without-content-hash: what the fixture cases do not say."""
+"""NPU217 cache-restored-without-content-hash: its fixture cases, and what they do not say."""
 
 from __future__ import annotations
 
 from tests.fixture_support import audit
 from tests.rules._change import got
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU217")
 
 _WF = """\
 name: ci

@@ -1,8 +1,11 @@
-"""NPU219 ci-image-version-drift: what the fixture cases do not say."""
+"""NPU219 ci-image-version-drift: its fixture cases, and what they do not say."""
 
 from __future__ import annotations
 
 from tests.rules._change import change, got
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU219")
 
 
 def _wf(tag: str) -> str:

@@ -1,9 +1,12 @@
-"""NPU314 build-mirror-config-persisted: what the fixture cases do not say."""
+"""NPU314 build-mirror-config-persisted: its fixture cases, and what they do not say."""
 
 from __future__ import annotations
 
 from tests.fixture_support import audit
 from tests.rules._change import got
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU314")
 
 _FROM = "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
 
