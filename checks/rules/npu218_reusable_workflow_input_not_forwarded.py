@@ -44,9 +44,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
     Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
 
-    Not reported: optional inputs with a default a call leaves out, optional ones that fewer than two other
+    Not reported: an optional `workflow_call` input no call passes (a dead declaration: nothing is lost),
+    optional inputs with a default a call leaves out, optional ones that fewer than two other
     calls pass (a new one: two in three of them; an old one, only a secret: every other call), optional secrets
-    of a call that passes no secrets at all (it runs without them on purpose), calls with `secrets: inherit`, workflows
+    of a call that passes no secrets at all (it runs without them on purpose) or whose job has a comment
+    saying it leaves something out (`# … intentionally omitted`), calls with `secrets: inherit`, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
     were there before it.
     """
@@ -104,6 +106,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
                     if not new_param and param.kind != "secret":
                         continue
                     optional.append((param, passing))
+                if optional and head.says_why(call):
+                    optional = []  # a comment in the call job says it leaves something out on purpose
                 if optional:
                     names = ", ".join(f"{p.kind} `{p.name}`" for p, _ in optional)
                     passing = optional[0][1]
@@ -152,6 +156,10 @@ class ReusableWorkflowInputNotForwarded(Rule):
             for param in unread:
                 if base is not None and param.name.lower() in before_names:
                     continue  # unread before the change too
+                if param.event == "workflow_call" and not param.required:
+                    callers = head.calls_by_target().get(path, [])
+                    if not any(passes(c, param) for c in callers):
+                        continue  # no call gives it a value: a dead declaration, nothing is lost
                 accepting = head.targets_accepting(wf, param.name)
                 hint = (
                     " The workflows it calls accept it: pass it on with "
@@ -171,6 +179,9 @@ class ReusableWorkflowInputNotForwarded(Rule):
                 )
 
 
+_WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
+
+
 class _Revision:
     """The workflows of one revision, their calls and the inputs they leave unread."""
 
@@ -184,6 +195,11 @@ class _Revision:
                 self.workflows[path] = wf
                 self.texts[path] = src.text
         self._calls: dict[str, list[Call]] | None = None
+
+    def says_why(self, call: Call) -> bool:
+        """A comment inside the call job says it leaves something out on purpose."""
+        lines = self.texts.get(call.caller.path, "").splitlines()[call.job.node.line - 1 : call.job.node.end_line]
+        return any(_WHY.search(line.partition("#")[2]) for line in lines if "#" in line)
 
     def calls_by_target(self) -> dict[str, list[Call]]:
         if self._calls is None:
