@@ -8,15 +8,21 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from checks import globs
 from checks.context import Context, SourceFile
+from checks.facts import Facts
 from checks.kinds import WORKFLOW, YAML
-from checks.model import Severity
+from checks.model import ChangeStatus, Severity
 from checks.parsers.yamlmarks import Node
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import Hit, Rule
 
 FILE_KEY = "config_file_path"
 BASE_KEY = "config_base_path"
+TESTS_KEY = "tests"
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+# Where CI test matrices live: the App fetches them when a change deletes test files.
+CONFIG_GLOBS = (".github/**/*.yaml", ".github/**/*.yml")
 
 
 class CiTestConfigMissing(Rule):
@@ -46,6 +52,9 @@ class CiTestConfigMissing(Rule):
     least three of its siblings, and four in five, are found under one directory three levels deep, unless a
     workflow that reads the list passes a `config_base_path` the file is in.
 
+    A change that deletes (or moves) the last test files of a directory that a `tests:` entry of a CI matrix
+    under `.github/` still names is reported on that entry: pytest collects nothing and exits 5.
+
     Not reported: entries whose base path comes from elsewhere (a reusable workflow's input default: not
     resolved), values with `${{ }}` expressions, and entries whose path cannot be read as a repository path.
     """
@@ -57,6 +66,50 @@ class CiTestConfigMissing(Rule):
     kinds = frozenset({YAML, WORKFLOW})
     # The workflows that read a list without base paths may pass one (`config_base_path: dir`) to the loader.
     context_kinds = frozenset({WORKFLOW})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return CONFIG_GLOBS
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        """A change that deletes the last test files of a directory a CI matrix's `tests:` still names."""
+        if ctx.audit:
+            return
+        gone = [
+            c.old_path or c.path
+            for c in ctx.changeset.changes.values()
+            if c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) and TEST_FILE.search(c.old_path or c.path)
+        ]
+        if not gone:
+            return
+        head = ctx.head_paths()
+        for path in head:
+            if not globs.match_any(path, CONFIG_GLOBS):
+                continue
+            src = ctx.source(path)
+            if src is None or "tests:" not in src.text:
+                continue
+            doc = ctx.parsed("yamlmarks", src, parse_yaml)
+            for _, node in doc.root.walk() if doc.root is not None else ():
+                value = node.get(TESTS_KEY) if node.is_map else None
+                if value is None or not value.is_scalar or "${{" in value.value:
+                    continue
+                target = value.value.strip().rstrip("/")
+                if not target or " " in target or target.endswith(".py"):
+                    continue
+                emptied = [g for g in gone if g.startswith(target + "/")]
+                if not emptied:
+                    continue
+                if any(p.startswith(target + "/") and TEST_FILE.search(p) for p in head):
+                    continue
+                yield Hit(
+                    path,
+                    value.line,
+                    f"`{target}/` has no test files left after this change (it deletes `{emptied[0]}`): pytest "
+                    "collects nothing there and the job fails (exit code 5). Remove the entry or point it at the "
+                    "tests' new place.",
+                    caused_by_change=True,
+                )
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if FILE_KEY not in src.text:
