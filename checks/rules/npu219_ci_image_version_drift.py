@@ -15,9 +15,12 @@ from checks.rule import Hit, Rule
 _TAG = re.compile(
     r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
     r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
-    r"-py(?P<py>3\.\d+)(?![\d])",
+    r"-py(?P<py>3\.\d+)(?![\d])(?P<post>(?:-[A-Za-z0-9][\w.]*)*)",
     re.I,
 )
+# A version in a file's path: the file is for that version (`Dockerfile.ascend_8.5.0_a2`), on purpose.
+_VERSIONED_PATH = re.compile(r"\d+\.\d+(?:\.\d+|\.?rc\d+)", re.I)
+_RELEASE_SUFFIX = re.compile(r"^-v?\d+(?:\.\d+)+")
 _DEVICES = {"a2": "910b"}
 # A comment that says why a line differs on purpose.
 _WHY = re.compile(
@@ -34,6 +37,7 @@ class _Use:
     path: str
     line: int
     device: str
+    family: str  # the image the tag belongs to: `cann::` (the CANN base images), `verl:verl-sglang-:`, …
     cann: str
     py: str
     text: str
@@ -64,11 +68,14 @@ class CiImageVersionDrift(Rule):
 
     Fix: bring every file to one version per device, or say on the line (a comment) why it differs.
 
+    Tags are compared within one image: the CANN base images (`…/cann:<tag>`, a bare `<tag>`) with each other,
+    a project's own variants (`app:app-sglang-<tag>`, `<tag>-qwen3-5`) each apart.
+
     Not reported: devices with fewer than three files agreeing or without a two-thirds majority, values two
-    files or more share against a majority under four times as large, files named for their version
-    (`Dockerfile.cann_8.2.rc1_a2`), two versions for one device within a few lines of each other (a
-    matrix of versions), lines with a comment saying why (`# keep …`, `# still …`, `# older …`), files whose
-    path names a release, and in a change, outliers that were outliers before it.
+    files or more share against a majority under four times as large, files whose path names a release or a
+    version (`Dockerfile.cann_8.2.rc1_a2`), release images (`…-py3.11-v0.7.1`), two versions for one device
+    within a few lines of each other (a matrix of versions), lines with a comment saying why (`# keep …`,
+    `# still …`, `# older …`), and in a change, outliers that were outliers before it.
     """
 
     id = "NPU219"
@@ -107,8 +114,8 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
     for path in ctx.paths_at(rev):
         if not (ctx.kindmap.has(path, WORKFLOW) or ctx.kindmap.has(path, DOCKERFILE)):
             continue
-        if "release" in path.lower():
-            continue
+        if "release" in path.lower() or _VERSIONED_PATH.search(path):
+            continue  # a release's files, or files named for their version, keep their versions on purpose
         src = ctx.source_at(path, rev)
         if src is None or "-py3." not in src.text:
             continue
@@ -122,10 +129,23 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
                 continue
             for m in _TAG.finditer(line):
                 device = m.group("dev").lower()
-                if m.group("cann").lower() in path.lower():
-                    continue  # a file named for its version (`Dockerfile.cann_8.2.rc1_a2`) is that version on purpose
+                post = m.group("post") or ""
+                if _RELEASE_SUFFIX.match(post):
+                    continue  # a release's image (`…-py3.11-v0.7.1`) keeps that release's versions
+                token = re.search(r"[^\s'\"=(,]*$", line[: m.start()])
+                lead = token.group(0) if token else ""
+                repo, _, pre = lead.rpartition(":") if ":" in lead else ("", "", lead)
+                family = f"{repo.rsplit('/', 1)[-1] or 'cann'}:{pre}:{'' if post == '-latest' else post}"
                 found.append(
-                    _Use(path, n, _DEVICES.get(device, device), m.group("cann").lower(), m.group("py"), m.group(0))
+                    _Use(
+                        path,
+                        n,
+                        _DEVICES.get(device, device),
+                        family,
+                        m.group("cann").lower(),
+                        m.group("py"),
+                        m.group(0),
+                    )
                 )
         # two values for one device a few lines apart: a version matrix, never an outlier
         out.extend(
@@ -142,8 +162,8 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
 def _outliers(ctx: Context, rev: str) -> Iterator[tuple[_Use, str, str, list[str]]]:
     """(use, field, the value the rest agree on, the files that agree) for each outlying use."""
     uses = ctx.memo(("npu219-uses", rev, ""), lambda: _uses(ctx, rev))
-    for device in sorted({u.device for u in uses}):
-        mine = [u for u in uses if u.device == device]
+    for device, family in sorted({(u.device, u.family) for u in uses}):
+        mine = [u for u in uses if u.device == device and u.family == family]
         for field in ("cann", "py"):
             files: dict[str, set[str]] = {}
             for u in mine:
