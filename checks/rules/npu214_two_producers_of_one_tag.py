@@ -102,7 +102,7 @@ class TwoProducersOfOneTag(Rule):
         per_line: dict[tuple[str, int], list[tuple[_Tag, list[_Tag]]]] = {}
         for group in by_key.values():
             for t in group:
-                others = [o for o in group if o.producer != t.producer and _overlap(t, o)]
+                others = [o for o in group if o.producer != t.producer and _meet(t, o)]
                 if others:
                     per_line.setdefault((t.path, t.line), []).append((t, others))
         for (path, line), entries in sorted(per_line.items()):
@@ -136,7 +136,7 @@ def _and(items: list[str], limit: int = 4) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _overlap(a: _Tag, b: _Tag) -> bool:
+def _meet(a: _Tag, b: _Tag) -> bool:
     if a.enable != b.enable:
         return False
     if a.event != b.event:

@@ -37,7 +37,7 @@ class _Use:
     path: str
     line: int
     device: str
-    family: str  # the image the tag belongs to: `cann::` (the CANN base images), `verl:verl-sglang-:`, …
+    family: str  # the image the tag belongs to: `cann::` (the CANN base images), `app:app-sglang-:`, …
     cann: str
     py: str
     text: str
