@@ -99,9 +99,26 @@ class Instruction:
     heredocs: tuple[Heredoc, ...] = ()
     flags: tuple[str, ...] = ()  # `--mount=…`, `--platform=…`
     json_args: tuple[str, ...] | None = None  # exec form `["a", "b"]`
-    commands: tuple[Command, ...] = ()  # RUN only
     pairs: tuple[EnvPair, ...] = ()  # ENV and ARG
     image: FromImage | None = None  # FROM
+    # RUN's commands, read on first use of `commands` (content detection and most rules never ask); `_start`:
+    # the offset in `args` after the leading flags.
+    _commands: tuple[Command, ...] | None = field(default=None, repr=False, compare=False)
+    _start: int = field(default=0, repr=False, compare=False)
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        """RUN only: the simple commands of its shell form (here-document scripts included) or exec form."""
+        if self._commands is None:
+            try:
+                self._commands = _shell_commands(self) if self.keyword == "RUN" else ()
+            except Exception:  # a parser bug: no commands, hence silent (as for other parts, see `parse`)
+                self._commands = ()
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: tuple[Command, ...]) -> None:
+        self._commands = value
 
     def line_at(self, offset: int) -> int:
         """The physical line that holds `offset` of `args`."""
@@ -328,13 +345,17 @@ def _run(instr: Instruction) -> None:
             instr.json_args = tuple(value)
             instr.commands = _json_commands(instr, instr.json_args)
             return
-    source = Source.joined((seg.line, seg.text) for seg in instr.segments).tail(start)
+    instr._start = start  # the shell form's commands are read when asked for (Instruction.commands)
+
+
+def _shell_commands(instr: Instruction) -> tuple[Command, ...]:
+    source = Source.joined((seg.line, seg.text) for seg in instr.segments).tail(instr._start)
     found = commands(source)
     # `RUN <<EOF` (or `RUN bash <<EOF`) runs the body as a script; `RUN cat <<EOF > f` writes data.
     if instr.heredocs and all(c.name in _SHELLS for c in found):
         for doc in instr.heredocs:
             found.extend(commands(Source.file(doc.body, doc.line), in_heredoc=True))
-    instr.commands = tuple(found)
+    return tuple(found)
 
 
 def _json_commands(instr: Instruction, argv: tuple[str, ...]) -> tuple[Command, ...]:

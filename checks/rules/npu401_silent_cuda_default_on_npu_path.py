@@ -37,6 +37,9 @@ class CudaDefault:
 class Index:
     defaults: dict[str, list[CudaDefault]] = field(default_factory=dict)
     ambiguous: set[str] = field(default_factory=set)
+    # Modules the index parsed, kept for check_file (path -> (text, tree)): the index reads them long before the
+    # engine reaches them, when the Context has let their parse go. At most KEEP_TREES_CHARS of source.
+    trees: dict[str, tuple[str, ast.Module | None]] = field(default_factory=dict)
 
     def usable(self) -> dict[str, list[CudaDefault]]:
         return {k: v for k, v in self.defaults.items() if k not in self.ambiguous}
@@ -111,7 +114,8 @@ class SilentCudaDefaultOnNpuPath(Rule):
         literal_lines = _lines_with(src, _LITERAL_NEEDLES, added) if whitelisted is not None else set()
         if not call_lines and not literal_lines:
             return
-        tree = ctx.parsed("pyast", src, pyast.parse)
+        kept = _index(ctx).trees.pop(src.path, None)
+        tree = kept[1] if kept is not None and kept[0] == src.text else ctx.parsed("pyast", src, pyast.parse)
         if tree is None or _cuda_only_module(tree, kb.cuda_only_imports):
             return
         if call_lines:
@@ -135,8 +139,17 @@ def _usable(ctx: Context) -> tuple[dict[str, list[CudaDefault]], re.Pattern[str]
     """The usable index and the needles of its call sites (`name(`), built once per run."""
 
     def build() -> tuple[dict[str, list[CudaDefault]], re.Pattern[str] | None]:
-        index = _index(ctx).usable()
-        return index, _needles(k + "(" for k in index)
+        full = _index(ctx)
+        index = full.usable()
+        needles = _needles(k + "(" for k in index)
+        # Keep only the trees check_file may need: a call line holds a needle, a literal line a literal needle.
+        full.trees = {
+            path: (text, tree)
+            for path, (text, tree) in full.trees.items()
+            if (needles is not None and needles.search(text))
+            or (_LITERAL_NEEDLES is not None and _LITERAL_NEEDLES.search(text))
+        }
+        return index, needles
 
     return ctx.memo(("npu401-usable", "head", ""), build)
 
@@ -157,6 +170,10 @@ def _lines_with(src: SourceFile, needles: re.Pattern[str] | None, added: frozens
 # -- the index of CUDA defaults ---------------------------------------------------------------------------------
 
 
+# Source characters whose parse the index keeps for check_file (an AST takes ~30 times its source in memory).
+KEEP_TREES_CHARS = 400_000
+
+
 def _index(ctx: Context) -> Index:
     return ctx.memo(("npu401-index", "head", ""), lambda: _build_index(ctx))
 
@@ -173,6 +190,7 @@ def _build_index(ctx: Context) -> Index:
     needles = [q for v in params for q in _quoted(v)]
     definitions: Counter[str] = Counter()  # `def name(`, `class name(` and `class name:` as written, in all files
     index = Index()
+    budget = KEEP_TREES_CHARS
     for path in ctx.paths_of_kind(PYTHON):
         if not path.startswith(dirs):
             continue
@@ -183,6 +201,9 @@ def _build_index(ctx: Context) -> Index:
         if globs.match_any(path, cuda_only) or not any(n in src.text for n in needles):
             continue
         tree = ctx.parsed("pyast", src, pyast.parse)
+        if len(src.text) <= budget:
+            index.trees[path] = (src.text, tree)
+            budget -= len(src.text)
         if tree is None:
             continue
         for d in _defaults_in(tree, path, params):
