@@ -3,7 +3,8 @@
     python bench/same_findings.py snapshot --out DIR [--code DIR]   # record findings of the code in DIR
     python bench/same_findings.py compare BEFORE AFTER               # compare two snapshots, exit 1 on a difference
 
-A snapshot holds, for the code under test (default: this checkout), run as `python -m npu_review`:
+A snapshot holds, for the code under test (default: this checkout), run as `python -m npu_review` with the rules'
+time budget lifted (it counts wall time, which a loaded machine stretches):
 - `check --all --format json` on each repository given with --repo NAME=PATH (default: the verl and vllm-ascend
   mirrors under /work/.mirror, where they exist);
 - `replay --format json` over verl's Ascend history (the first-parent commits that touch Ascend Dockerfiles,
@@ -41,11 +42,26 @@ ASCEND_PATHS = (
 )
 
 
+# `python -m npu_review` with the rules' time budget lifted: the budget counts wall time, so on a loaded machine a
+# rule stopped in one snapshot and not in the other would show as findings gone or new (and an error).
+_UNBUDGETED = """
+import inspect, sys
+import checks.engine as engine
+names = list(inspect.signature(engine.run).parameters)
+if "rule_budget_s" in names and engine.run.__defaults__:
+    defaults = list(engine.run.__defaults__)
+    defaults[names.index("rule_budget_s") - (len(names) - len(defaults))] = float("inf")
+    engine.run.__defaults__ = tuple(defaults)
+from npu_review.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def _run(code: Path, args: list[str], out: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(code))
     with out.open("w") as fh:
         proc = subprocess.run(
-            [sys.executable, "-m", "npu_review", *args], cwd=code, env=env, stdout=fh, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", _UNBUDGETED, *args], cwd=code, env=env, stdout=fh, stderr=subprocess.PIPE, text=True
         )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(args[:1])} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
