@@ -156,6 +156,7 @@ class Normaliser:
             body = self._soc.sub("<SOC>", body)
             body = self._dev.sub("", body)
             if _SETTING.match(body):
+                body = _QUOTED_VALUE.sub(r"=\2", body)  # `ARG TAG="v1"` is `ARG TAG=v1`: Docker strips the quotes
                 if body in settings:
                     continue  # the same one-line ENV/ARG again: it changes nothing
                 settings.add(body)
@@ -166,6 +167,7 @@ class Normaliser:
 
 # A one-line ENV or ARG (no continuation): repeating it in the same file changes nothing.
 _SETTING = re.compile(r"(?i)^(?:ENV|ARG) [^\\]*$")
+_QUOTED_VALUE = re.compile(r"""=(["'])([^"'$\\\s]*)\1""")
 
 
 def unmatched(a: Normalised, b: Normalised) -> tuple[list[int], list[int]]:
@@ -208,8 +210,9 @@ class A2A3TwinDrift(Rule):
     The files are compared after dropping the device tokens (`910b`, `a2`, `a3` in tags and URLs, with the
     separator before them: a twin whose default device has no token is no drift) and folding the
     SOC_VERSION values (`ascend910b1` / `ascend910_9392`) and the CANN ops package names
-    (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines and indentation do not count, nor
-    do the known one-sided lines (the facts' `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
+    (`Ascend-cann-910b-ops` / `Ascend-cann-A3-ops`); comments, blank lines, indentation and quotes around a
+    one-line `ARG`/`ENV` value (`ARG TAG="v1"` is `ARG TAG=v1`) do not count, nor do the known one-sided lines
+    (the facts' `twin_drift`: DeepEP's `build.sh -a deepep2` is A2-only).
     Lines that only moved (the same block before instead of after another, in one twin) are not drift: the
     comparison matches moved lines, not lines by position. A change that makes both twins differ gets one
     finding, on the A2 file, naming the A3 file's unmatched lines.
