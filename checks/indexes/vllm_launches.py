@@ -26,7 +26,7 @@ from checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, 
 from checks.parsers.markdown import flavor_of
 from checks.parsers.sh.launchers import Arg
 from checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
-from checks.parsers.vllm_cli import python_calls, yaml_commands
+from checks.parsers.vllm_cli import python_arg_lists, python_calls, yaml_commands
 
 __all__ = ["DOC_LANGUAGES", "EnvSeen", "Launch", "ascend_text", "doc_command_blocks", "vllm_launches"]
 
@@ -53,12 +53,17 @@ class Launch:
     line: int  # the command's first line (the call's, for Python)
     args: tuple[Arg, ...]
     env: dict[str, EnvSeen]
-    where: str  # "shell", "docs", "yaml", "python"
+    where: str  # "shell", "docs", "yaml", "python" (a call's keywords), "python-args" (a list of CLI words)
 
 
 def vllm_launches(ctx: Context, src: SourceFile, rev: str = "head") -> list[Launch]:
-    text = src.text
-    if "vllm" not in text and "LLM(" not in text and not any(k in text for k in ctx.facts.vllm_cli.yaml_command_keys):
+    text, cli = src.text, ctx.facts.vllm_cli
+    if (
+        "vllm" not in text
+        and "LLM(" not in text
+        and not any(k in text for k in cli.yaml_command_keys)
+        and not any(o in text for o in cli.json_options if o.startswith("--"))
+    ):
         return []
     return ctx.parsed("vllm-launches", src, lambda _text: _collect(ctx, src), rev=rev)
 
@@ -176,10 +181,15 @@ def _yaml(ctx: Context, src: SourceFile) -> list[Launch]:
 
 def _python(ctx: Context, src: SourceFile) -> list[Launch]:
     facts = ctx.facts.vllm_cli
-    if not any(f"{c}(" in src.text for c in facts.python_calls) or not ascend_text(ctx, src.text):
+    calls = any(f"{c}(" in src.text for c in facts.python_calls)
+    lists = any(f'"{o}' in src.text for o in facts.json_options if o.startswith("--"))
+    if not (calls or lists) or not ascend_text(ctx, src.text):
         return []
     try:
         tree = ast.parse(src.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    return [Launch(src.path, line, args, {}, "python") for line, args in python_calls(tree, facts)]
+    out = [Launch(src.path, line, args, {}, "python") for line, args in python_calls(tree, facts)] if calls else []
+    if lists:  # server command lines built in Python: their strings are what the server gets
+        out += [Launch(src.path, line, args, {}, "python-args") for line, args in python_arg_lists(tree, facts)]
+    return out

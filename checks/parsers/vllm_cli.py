@@ -36,6 +36,7 @@ __all__ = [
     "fragments",
     "json_problems",
     "normalise",
+    "python_arg_lists",
     "python_calls",
     "resolve",
     "yaml_commands",
@@ -420,6 +421,30 @@ def python_calls(tree: ast.AST, facts: VllmCli) -> list[tuple[int, tuple[Arg, ..
         if args:
             out.append((node.lineno, tuple(args)))
     out.sort(key=lambda x: x[0])
+    return out
+
+
+def python_arg_lists(tree: ast.AST, facts: VllmCli) -> list[tuple[int, tuple[Arg, ...]]]:
+    """(line, options) of each list literal of command-line words that holds a vLLM JSON option or the eager
+    switch (`server_args = ["--enforce-eager", "--compilation-config", '{...}']`): string items are words,
+    any other item (`json.dumps(...)`, a name) an unknown word."""
+    from checks.parsers.sh.launchers import argparse_args
+
+    names = {*facts.json_options, facts.eager_flag}
+    out: list[tuple[int, tuple[Arg, ...]]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.List) or not node.elts:
+            continue
+        words: list[tuple[str | None, int, bool, bool, bool]] = []
+        hit = False
+        for e in node.elts:
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                words.append((e.value, e.lineno, False, "$" in e.value, False))
+                hit = hit or normalise(e.value.partition("=")[0])[0] in names
+            else:
+                words.append((None, e.lineno, False, True, isinstance(e, ast.Starred)))
+        if hit:
+            out.append((node.lineno, argparse_args(words)))
     return out
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from checks.context import Context, SourceFile
 from checks.indexes.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
-from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
+from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from checks.model import Severity
 from checks.parsers.markdown import flavor_of
 from checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
@@ -39,7 +39,8 @@ class LauncherJsonInvalid(Rule):
     Where: vLLM launches (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`) in shell scripts, in
     `bash`/`sh`/`shell`/`zsh` code blocks and the `$ ` lines of `console` blocks of Markdown and reST docs, and in
     YAML test configs (`server_cmd:` as a string, split as shlex does, or as a list of arguments); in Ascend docs
-    also an option written on its own in prose (`--additional-config '{...}'` with single quotes, on one line). The
+    also an option written on its own in prose (`--additional-config '{...}'` with single quotes, on one line); in
+    Python, a list of command-line strings that holds such an option (`["--compilation-config", '{...}']`). The
     value is judged after shell quote removal, so `'{"a": 1}'` and `"{\\"a\\": 1}"` are the same JSON; a value
     spread over several lines inside quotes is one value. Not reported: values that go through a variable (`$X`,
     `${X}`: the caller or the test harness substitutes it), values with a placeholder (`<path>`, `...`, `{{ x }}`),
@@ -52,21 +53,21 @@ class LauncherJsonInvalid(Rule):
     name = "launcher-json-invalid"
     severity = Severity.ERROR
     title = "A vLLM JSON option's value is not valid JSON"
-    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, PYTHON})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         facts = ctx.facts.vllm_cli
         reported: set[int] = set()
-        problems: list[JsonProblem] = []
+        problems: list[tuple[JsonProblem, str]] = []
         for launch in vllm_launches(ctx, src):
             if launch.where != "python":  # keywords are Python values, not JSON text
-                problems.extend(json_problems(launch.args, facts))
+                problems.extend((p, launch.where) for p in json_problems(launch.args, facts))
         flavor = flavor_of(src.path)
         if flavor is not None and DOCS in src.kinds and "'{" in src.text and ascend_text(ctx, src.text):
             in_blocks = {n for b in doc_command_blocks(ctx, src) for n, _t in b.lines}
             rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks]
-            problems.extend(json_problems(fragments(rest, facts), facts))
-        for problem in sorted(problems, key=lambda p: p.line):
+            problems.extend((p, "docs") for p in json_problems(fragments(rest, facts), facts))
+        for problem, where in sorted(problems, key=lambda pw: pw[0].line):
             if problem.line in reported:
                 continue
             reported.add(problem.line)
@@ -76,5 +77,6 @@ class LauncherJsonInvalid(Rule):
                 src.path,
                 problem.line,
                 f"The value of `{problem.arg.flag}` is not valid JSON ({problem.reason}): vLLM refuses it and the "
-                f"server does not start.{hint} Give `{option}` valid JSON, inside single quotes for the shell.",
+                f"server does not start.{hint} Give `{option}` valid JSON, "
+                + ("or build it with json.dumps." if where == "python-args" else "inside single quotes for the shell."),
             )
