@@ -158,6 +158,59 @@ def _twin(device: str) -> tuple[str, str, str]:
     )
 
 
+def _meta_build(name: str) -> tuple[str, str, str]:
+    """An image build whose metadata-action step takes the example's `tags:` rules."""
+    return (
+        f".github/workflows/{name}.yml",
+        f"name: {name}\non:\n  push:\n    branches: [main]\n  pull_request:\njobs:\n  image:\n"
+        "    runs-on: ubuntu-24.04-arm\n    steps:\n      - uses: actions/checkout@v4\n      - id: meta\n"
+        "        uses: docker/metadata-action@v5\n        with:\n"
+        "          images: quay.io/ascend/vllm-ascend\n{example}\n"
+        "      - uses: docker/build-push-action@v6\n        with:\n"
+        f"          file: docker/Dockerfile.{name.removeprefix('image_').replace('_', '.')}\n"
+        "          push: ${{ github.event_name == 'push' }}\n          tags: ${{ steps.meta.outputs.tags }}\n",
+        "          ",
+    )
+
+
+# A workflow that runs the reusable e2e workflow once per request, side by side.
+_PR_COMMAND = (
+    ".github/workflows/pr_command.yaml",
+    "name: pr command\non:\n  workflow_dispatch:\n    inputs:\n      request_id:\n        type: string\n"
+    "        required: true\nconcurrency:\n  group: pr-command-${{ inputs.request_id }}\n  cancel-in-progress: false\n"
+    "jobs:\n  run:\n    uses: ./.github/workflows/_e2e.yaml\n    with:\n"
+    "      config_file: tests/e2e/configs/Qwen3-8B.yaml\n"
+    "      request_id: ${{ inputs.request_id }}\n",
+)
+# The multi-node e2e workflow and two of its calls, which pass both its secrets.
+_E2E_SECRETS = (
+    ".github/workflows/_e2e.yaml",
+    "name: e2e (multi-node)\non:\n  workflow_call:\n    secrets:\n      KUBECONFIG_B64:\n        required: true\n"
+    "      UPLOAD_TOKEN:\n        required: false\njobs:\n  test:\n    runs-on: linux-aarch64-a3-16\n    steps:\n"
+    "      - run: ./tests/e2e/run_multi_node.sh\n        env:\n"
+    "          KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}\n"
+    "          UPLOAD_TOKEN: ${{ secrets.UPLOAD_TOKEN }}\n",
+)
+_NIGHTLY_CALLS = (
+    ".github/workflows/nightly_multi_node.yaml",
+    "name: nightly multi-node\non:\n  schedule:\n    - cron: '0 2 * * *'\njobs:\n"
+    + "".join(
+        f"  {job}:\n    uses: ./.github/workflows/_e2e.yaml\n    secrets:\n"
+        "      KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}\n      UPLOAD_TOKEN: ${{ secrets.UPLOAD_TOKEN }}\n"
+        for job in ("nightly-dp", "nightly-pd")
+    ),
+)
+_CANN_83 = "quay.io/ascend/cann:8.3.rc2-910b-ubuntu22.04-py3.11"
+
+
+def _cann_job(name: str) -> tuple[str, str]:
+    return (
+        f".github/workflows/{name}.yml",
+        f"name: {name}\non: [pull_request]\njobs:\n  test:\n    runs-on: linux-aarch64-a2b3-1\n    container:\n"
+        f"      image: {_CANN_83}\n    steps:\n      - run: pytest tests/e2e\n",
+    )
+
+
 SCAFFOLDS: dict[str, Scaffold] = {
     "NPU101": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU102": Scaffold(_SH, _LAUNCH, "    "),
@@ -353,15 +406,32 @@ SCAFFOLDS: dict[str, Scaffold] = {
         ),
     ),
     "NPU314": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU214": Scaffold(*_meta_build("image_openeuler"), parts=(_meta_build("image_310p_openeuler"),)),
+    "NPU216": Scaffold(
+        ".github/workflows/_e2e.yaml",
+        "name: e2e (reusable)\non:\n  workflow_call:\n    inputs:\n      config_file:\n        type: string\n"
+        '        required: true\n      request_id:\n        type: string\n        default: ""\n{example}\njobs:\n'
+        "  test:\n    runs-on: linux-aarch64-a2b3-4\n    steps:\n"
+        '      - run: pytest tests/e2e --config ${{ inputs.config_file }} --id "${{ inputs.request_id }}"\n',
+        others=(_PR_COMMAND,),
+    ),
+    "NPU218": Scaffold(
+        ".github/workflows/weekly_multi_node.yaml",
+        "name: weekly multi-node\non:\n  schedule:\n    - cron: '0 3 * * 0'\njobs:\n{example}\n",
+        "  ",
+        others=(_E2E_SECRETS, _NIGHTLY_CALLS),
+    ),
+    "NPU219": Scaffold(
+        ".github/workflows/unit.yml",
+        "name: unit\non: [pull_request]\njobs:\n  unit:\n    runs-on: linux-aarch64-a2b3-1\n{example}\n"
+        "    steps:\n      - run: pytest tests/unit\n",
+        "    ",
+        others=(("Dockerfile", f"FROM {_CANN_83}\nRUN pip install -e .\n"), _cann_job("ci"), _cann_job("nightly")),
+    ),
 }
 
 # Rules whose examples cannot run here, and why (their fixture cases show the same).
-NOT_RUN: dict[str, str] = {
-    "NPU214": "two workflows that push the same tag (the example names the other in a comment); see its fixture cases",
-    "NPU216": "the reusable workflow and the callers whose calls collide; see its fixture cases",
-    "NPU218": "the reusable workflow and its call sites; see its fixture cases",
-    "NPU219": "the other CI images and Dockerfiles the outlier differs from; see its fixture cases",
-}
+NOT_RUN: dict[str, str] = {}
 
 
 # A line `# <path>` (a path with a folder, or a file name with an extension), perhaps with a note in parentheses.

@@ -64,12 +64,21 @@ class TwoProducersOfOneTag(Rule):
     build's tag.
 
     Bad:
-        # image_310p_openeuler.yml (image_openeuler.yml has type=ref,event=pr,suffix=-openeuler)
+        # .github/workflows/image_openeuler.yml
+        tags: |
+          type=ref,event=branch,suffix=-openeuler
+          type=ref,event=pr,suffix=-openeuler
+        # .github/workflows/image_310p_openeuler.yml
         tags: |
           type=ref,event=branch,suffix=-310p-openeuler
           type=ref,event=pr,suffix=-openeuler
 
     Good:
+        # .github/workflows/image_openeuler.yml
+        tags: |
+          type=ref,event=branch,suffix=-openeuler
+          type=ref,event=pr,suffix=-openeuler
+        # .github/workflows/image_310p_openeuler.yml
         tags: |
           type=ref,event=branch,suffix=-310p-openeuler
           type=ref,event=pr,suffix=-310p-openeuler

@@ -64,12 +64,13 @@ class ConcurrencyGroupCollision(Rule):
     while callers started parallel runs per `/nightly` request id: the requests cancelled each other.
 
     Bad:
-        # _e2e.yaml (called with `request_id: ${{ inputs.request_id }}` by a caller grouped by request id)
+        # .github/workflows/_e2e.yaml (a caller grouped by request id passes `request_id`)
         concurrency:
           group: e2e-${{ github.workflow_ref }}-${{ inputs.config_file }}
           cancel-in-progress: true
 
     Good:
+        # .github/workflows/_e2e.yaml
         concurrency:
           group: e2e-${{ github.workflow_ref }}-${{ inputs.config_file }}-${{ inputs.request_id }}
           cancel-in-progress: true

@@ -27,12 +27,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
     vllm-ascend shipped both: a new secret forwarded at two of the three calls of the multi-node test workflow,
     and a dispatch input `vllm_ascend_branch` never passed to the image builds that accept it.
 
-    Bad:
-        # _e2e.yaml declares `on.workflow_call.secrets.UPLOAD_TOKEN`
+    Bad (the other calls of `_e2e.yaml` pass its optional secret `UPLOAD_TOKEN`):
         weekly-multi-node:
           uses: ./.github/workflows/_e2e.yaml
           secrets:
-            KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}   # UPLOAD_TOKEN missing here, passed elsewhere
+            KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}
 
     Good:
         weekly-multi-node:

@@ -57,8 +57,7 @@ class CiImageVersionDrift(Rule):
     while every other image was on 8.3.rc2, and its PR-comment test launcher on `py3.11` after the move to
     3.12.
 
-    Bad:
-        # Dockerfile, ci.yml, nightly.yml: cann:8.3.rc2-910b-ubuntu22.04-py3.11
+    Bad (`Dockerfile`, `ci.yml` and `nightly.yml` are on `cann:8.3.rc2-910b-ubuntu22.04-py3.11`):
         container:
           image: quay.io/ascend/cann:8.2.rc2-910b-ubuntu22.04-py3.11
 
