@@ -8,13 +8,17 @@ from dataclasses import dataclass
 
 from checks.context import Context, SourceFile
 from checks.facts import Facts
-from checks.indexes.installs import SELF_PATHS, Install, installs
-from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from checks.indexes.installs import SELF_PATHS, Install, installs, project_requirements
+from checks.indexes.workflows import workflow
+from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
 from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
+from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, resolve_dir, steps
+from checks.parsers.gha.values import WILD
+from checks.parsers.gha.workflow import Job, Workflow, legs
 from checks.parsers.pep440 import public_version, version_key
-from checks.parsers.pipcli import pip_call
-from checks.parsers.requirements import normalize_name, parse_requirement
+from checks.parsers.pipcli import PipCall, pip_call
+from checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
+from checks.parsers.sh import Source, Word, commands
 from checks.rule import Hit, Rule
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
@@ -123,6 +127,111 @@ def installed_pins(found: list[Install]) -> list[Pin]:
         where = f" ({stated[0]} line {stated[1]})" if stated else ""
         out.append(Pin("torch-npu", exact, inst.line, inst.index, None, via=inst.what, stated=where))
     return out
+
+
+def _cann_of(ref: str) -> str | None:
+    """`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11` -> `8.5.0`; None for any other image."""
+    image, _, tag = ref.strip().partition(":")
+    if not tag or image.rsplit("/", 1)[-1].lower() != "cann":
+        return None
+    first = tag.split("-", 1)[0]
+    return first.lower() if _CANN_VERSION.fullmatch(first) else None
+
+
+def job_cann(wf: Workflow, job: Job) -> Cann | None:
+    """The CANN of the job's container image (`container: …/cann:<version>-…`), when every matrix leg resolves
+    to the same one."""
+    node = job.field("container")
+    if node is not None and not node.is_scalar:
+        node = node.get("image")
+    if node is None or not node.is_scalar:
+        return None
+    seen: set[str | None] = set()
+    for scope in legs(wf, job):
+        for val in scope.resolve(node):
+            seen.add(None if WILD in val.text else _cann_of(val.text))
+    if len(seen) != 1:
+        return None
+    version = seen.pop()
+    return None if version is None else Cann(version, node.line, 0, "job's container image")
+
+
+def job_pins(ctx: Context, job: Job) -> list[Pin]:
+    """The torch_npu a job's `run:` steps install: exact pins, or else the repository's own requirements
+    (`pip install -e .`, `pip install -r requirements.txt` in the checkout). Nothing when a step names
+    torch_npu without an exact version, or when the checkout is moved (`path:`, another `repository:`,
+    `working-directory:`)."""
+    explicit: list[Pin] = []
+    derived: list[Pin] = []
+    named = False
+    moved = job.field("defaults") is not None
+    for step in job.steps:
+        if (
+            step.uses
+            and step.uses.split("@", 1)[0] == "actions/checkout"
+            and ("path" in step.with_ or "repository" in step.with_)
+        ):
+            moved = True
+        if step.run is None or step.node.get("working-directory") is not None:
+            continue
+        cwd: str | None = "/"  # the checkout's root
+        for cmd in commands(Source.lines(step.run.text_lines()), heredoc_bodies=True):
+            argv = cmd.argv
+            if argv and argv[0] == "cd":
+                cwd = resolve_dir(cwd, argv[1]) if len(argv) > 1 else None
+                continue
+            call = pip_call(cmd)
+            if call is None or call.verb != "install":
+                continue
+            for req, word in call.packages:
+                if req.name == "torch-npu":
+                    named = True
+                    if req.pinned:
+                        explicit.append(Pin(req.name, req.pinned, word.line, 0, word.raw))
+            if any(_TORCH_NPU_WORD.search(w.unquoted) for w in call.others):
+                named = True
+            if moved or cwd is None or call.no_deps:
+                continue
+            derived.extend(_own_pins(ctx, call, cwd))
+    if explicit:
+        return explicit
+    return [] if named else derived
+
+
+def _own_pins(ctx: Context, call: PipCall, cwd: str) -> Iterator[Pin]:
+    """torch_npu from the repository's own files a job step installs in its checkout."""
+    line = call.cmd.words[call.cmd.start].line
+    for f in call.files:
+        path = resolve_dir(cwd, f.unquoted)
+        rel = path.lstrip("/") if path else ""
+        req = ctx.source(rel) if rel else None
+        if req is None:
+            continue
+        for n, r in parse_requirements_file(req.text):
+            exact = next((v for op, v in r.specs if op == "=="), None)
+            if r.name == "torch-npu" and exact:
+                yield Pin(
+                    r.name, exact, f.line, 0, None, via=f"`pip install -r {f.unquoted}`", stated=f" ({rel} line {n})"
+                )
+    for t in [*call.editables, *(w for w in call.others if w.unquoted.startswith((".", "/")))]:
+        where = resolve_dir(cwd, re.sub(r"\[[^\]]*\]$", "", t.unquoted))
+        if where is None:
+            continue
+        found = project_requirements(ctx, where.lstrip("/"))
+        if found is None:
+            continue
+        stated, path = found
+        spec, n = stated.get("torch-npu", ((), 0))
+        exact = next((v for op, v in spec if op == "=="), None)
+        if exact:
+            at = f" ({path} line {n})" if n else ""
+            yield Pin(
+                "torch-npu", exact, line, 0, None, via=f"`pip install {_shown(call, t)}` of this repository", stated=at
+            )
+
+
+def _shown(call: PipCall, target: Word) -> str:
+    return f"-e {target.unquoted}" if target in call.editables else target.unquoted
 
 
 def cann_versions(df: Dockerfile) -> list[Cann]:
@@ -239,10 +348,25 @@ class CannTorchNpuIncompatible(Rule):
     must also match the torch version it extends, and torchvision must be the release paired with torch (2.7.1
     with 0.22.1, …), else pip replaces torch to satisfy torchvision.
 
-    The CANN version is read from the `…/cann:<version>-…` FROM tag and from CANN toolkit `.run` installers run
-    later (`Ascend-cann-toolkit_8.5.2_linux-…run --install`); pins from `pip install torch==…`,
-    `torch_npu==…`, `torchvision==…` (`+cpu` builds included) and torch_npu wheel names. Versions that only
-    come through vllm-ascend's requirements are not judged, nor versions the tables do not list.
+    The CANN version is read from the `…/cann:<version>-…` FROM tag (ARG defaults substituted: `ARG
+    BASE_IMAGE=…` + `FROM ${BASE_IMAGE}`) and from CANN toolkit `.run` installers run later
+    (`Ascend-cann-toolkit_8.5.2_linux-…run --install`); pins from `pip install torch==…`, `torch_npu==…`,
+    `torchvision==…` (`+cpu` builds included, a version from an ARG or ENV of the stage pointed at where it
+    is set) and torch_npu wheel names.
+
+    Where the image gets torch_npu from requirements instead, the version stated there is judged against the
+    same image's CANN: a requirements file COPY'd into the image and `pip install -r`'d, the repository's own
+    project COPY'd and `pip install`'d (the static `[project] dependencies` of its pyproject.toml, or the
+    requirements.txt its setup.py reads), or vllm-ascend cloned at a release tag (its requirements are
+    facts). Only when no pip step names torch_npu itself, and never from a release branch (it moves on
+    after its tag), a dynamic dependency list or a checkout by sha: unknown stays silent. A change to such a
+    requirement line is reported on that line, against the unchanged Dockerfile that installs it.
+
+    A CI job is one environment too: a workflow job whose `container:` image is a CANN image (every matrix
+    leg resolving to the same version) is checked against the torch_npu its `run:` steps pin, or else the
+    one the repository's own requirements state when a step installs them in the checkout (`pip install -e
+    .`, `pip install -r requirements.txt`; not when the checkout is moved or a working directory is set).
+    Versions the tables do not list are not judged.
 
     Bad (on `FROM .../cann:8.3.rc1-910b-ubuntu22.04-py3.11`):
         pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1
@@ -258,12 +382,16 @@ class CannTorchNpuIncompatible(Rule):
     name = "cann-torch-npu-incompatible"
     severity = Severity.ERROR
     title = "torch_npu / CANN / torch / torchvision versions do not belong together"
-    kinds = frozenset({ASCEND_DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE, ASCEND_WORKFLOW})
     # The requirements a Dockerfile installs are read with it; a change to them is checked against the
     # Dockerfiles that install them.
     context_kinds = frozenset({ASCEND_DOCKERFILE, REQUIREMENTS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if ASCEND_WORKFLOW in src.kinds:
+            yield from self._workflow(src, ctx)
+        if ASCEND_DOCKERFILE not in src.kinds:
+            return
         df = ctx.parsed("dockerfile", src, parse)
         found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
         derived: list[Pin] = []
@@ -315,6 +443,24 @@ class CannTorchNpuIncompatible(Rule):
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return SELF_PATHS
+
+    def _workflow(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
+        """A job that runs in a CANN container and installs torch_npu in its steps (a pin, or the repository's
+        own requirements): the two are used together."""
+        wf = workflow(ctx, src.path)
+        if wf is None:
+            return
+        t: Tables | None = None
+        for job in wf.jobs.values():
+            cann = job_cann(wf, job)
+            if cann is None:
+                continue
+            found = job_pins(ctx, job)
+            if not found:
+                continue
+            t = t or tables(ctx)
+            for pin in found:
+                yield from self._torch_npu(src, pin, [], cann, t)
 
     def _torch_npu(self, src: SourceFile, pin: Pin, found: list[Pin], cann: Cann | None, t: Tables) -> Iterator[Hit]:
         base = torch_npu_base(pin.version)
