@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from checks.indexes.installs import in_context
+from checks.parsers.dockerfile import copies, parse
+from tests.fixture_support import audit
 from tests.rules.support import (
     file_findings,
     fixture_tests,
@@ -37,3 +40,55 @@ def test_npu307_installer_updates_cann_and_arg_wheel_has_no_fix() -> None:
     sev, suggestion, message = got[("Dockerfile.ascend.sglang_8.5.2_a2", 5)]
     assert (sev, suggestion) == ("error", None)
     assert "CANN 8.5.2 of the CANN installer (line 10)" in message
+
+
+def test_npu307_arg_pin_suggests_the_fitting_version_on_the_arg_line() -> None:
+    got = file_findings("NPU307/bad_pin_from_stage_arg", "NPU307")
+    sev, suggestion, message = got[("Dockerfile", 3)]
+    assert (sev, suggestion) == ("error", "ARG TORCH_NPU_VERSION=2.7.1")
+    assert message.startswith("torch_npu 2.7.1.post2 is built for CANN 8.5.0, newer than CANN 8.3.rc1")
+
+
+def test_npu307_a_pin_from_an_arg_before_from_is_not_seen_in_the_stage() -> None:
+    # `ARG X=…` before FROM is not visible to RUN unless declared again after it (NPU313 says so): unknown.
+    dockerfile = (
+        "ARG TORCH_NPU_VERSION=2.7.1.post2\n"
+        "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\n"
+        "RUN pip install torch==2.7.1 torch_npu==${TORCH_NPU_VERSION}\n"
+    )
+    assert [f for f in audit({"Dockerfile": dockerfile}).findings if f.rule == "NPU307"] == []
+
+
+def test_npu307_requirement_change_names_the_dockerfile_that_installs_it() -> None:
+    got = file_findings("NPU307/bad_change_bumps_requirement_not_base", "NPU307")
+    sev, suggestion, message = got[("requirements.txt", 2)]
+    assert (sev, suggestion) == ("error", None)
+    assert message.startswith(
+        "docker/npu/Dockerfile line 4: `pip install -e /workspace/app` of this repository installs torch_npu "
+        "2.10.0.post4 (requirements.txt line 2), which is built for CANN 9.1.0, newer than CANN 9.0.0"
+    )
+
+
+def test_in_context_maps_image_paths_back_to_the_repository() -> None:
+    df = parse(
+        "FROM cann:9.1.0-910b\n"
+        "WORKDIR /w\n"
+        "COPY . app/\n"
+        "COPY requirements-npu.txt tools/setup.sh /opt/\n"
+        "COPY --from=builder /out /w/app/out\n"
+        "FROM ubuntu:22.04\n"
+        "COPY docs /docs\n"
+    )
+    copied = copies(df)
+    assert [(c.line, c.stage, c.sources, c.dest, c.into_dir) for c in copied] == [
+        (3, 0, (".",), "/w/app", True),
+        (4, 0, ("requirements-npu.txt", "tools/setup.sh"), "/opt", True),
+        (7, 1, ("docs",), "/docs", False),
+    ]
+    assert in_context(copied, 0, 9, "/w/app") == ""
+    assert in_context(copied, 0, 9, "/w/app/python/pyproject.toml") == "python/pyproject.toml"
+    assert in_context(copied, 0, 9, "/opt/requirements-npu.txt") == "requirements-npu.txt"
+    assert in_context(copied, 0, 9, "/opt/other.txt") is None
+    assert in_context(copied, 0, 3, "/w/app") is None  # not copied yet
+    assert in_context(copied, 1, 9, "/w/app") is None  # another stage
+    assert in_context(copied, 1, 9, "/docs/index.md") == "docs/index.md"

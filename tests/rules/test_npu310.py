@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks import run
 from checks.model import ChangeSet, MemoryTree
-from tests.fixture_support import FIXTURES, load_case, run_case
+from tests.fixture_support import FIXTURES, audit, load_case, run_case
 from tests.rules.support import (
     file_findings,
     fixture_tests,
@@ -36,3 +36,30 @@ def test_npu310_audit_reports_each_pair_once() -> None:
     report = run(ChangeSet(head=MemoryTree(files), audit=True))
     found = [(f.path, f.line) for f in report.findings if f.rule == "NPU310"]
     assert found == [("docker/ascend/Dockerfile.ascend_x_a2", 3)]
+
+
+def test_npu310_os_twins_compare_configuration_only_and_say_which_instructions() -> None:
+    ubuntu = (
+        "FROM quay.io/ascend/cann:9.0.0-910b-ubuntu22.04-py3.11\n"
+        "ENV DEBIAN_FRONTEND=noninteractive\n"
+        "COPY tools/installer.sh /workspace/\n"
+        "RUN apt-get update && apt-get install -y gcc\n"
+    )
+    openeuler = (
+        "FROM quay.io/ascend/cann:9.0.0-910b-openeuler24.03-py3.11\n"
+        "COPY tools/installer.sh /workspace/app/\n"
+        "RUN yum install -y gcc gcc-c++\n"
+    )
+    report = audit({"Dockerfile": ubuntu, "Dockerfile.openEuler": openeuler})
+    got = [(f.rule, f.path, f.line, f.severity.label, f.message) for f in report.findings if f.rule == "NPU310"]
+    assert got == [
+        (
+            "NPU310",
+            "Dockerfile.openEuler",
+            2,
+            "warning",
+            "The OS twins Dockerfile.openEuler and Dockerfile differ in their COPY/ADD/ARG/ENV/WORKDIR "
+            "instructions: Dockerfile.openEuler line 2; Dockerfile line 3 without a counterpart in the other "
+            "file. Make the twins match, or suppress with the reason where the difference is OS-specific.",
+        )
+    ]
