@@ -118,6 +118,7 @@ class OsNormaliser:
                 continue
             if self._os is not None:
                 body = self._os.sub("<OS>", body)
+            body = _unquoted_settings(body)
             lines.append(instr.line)
             texts.append(body)
         return Normalised(lines, texts)
@@ -155,6 +156,7 @@ class Normaliser:
                 body = self._ops.sub("<OPS>", body)
             body = self._soc.sub("<SOC>", body)
             body = self._dev.sub("", body)
+            body = _unquoted_settings(body)
             if _SETTING.match(body):
                 body = _QUOTED_VALUE.sub(r"=\2", body)  # `ARG TAG="v1"` is `ARG TAG=v1`: Docker strips the quotes
                 if body in settings:
@@ -163,6 +165,17 @@ class Normaliser:
             lines.append(n)
             texts.append(body)
         return Normalised(lines, texts)
+
+
+_QUOTED_VALUE = re.compile(r"""=(["'])([^"'\s$]*)\1""")
+
+
+def _unquoted_settings(body: str) -> str:
+    """`ARG TAG="v0.3.8"` as `ARG TAG=v0.3.8`: Docker strips the quotes of a value without blanks, so twins
+    that quote it differently set the same thing."""
+    if body[:4].upper() not in ("ARG ", "ENV "):
+        return body
+    return _QUOTED_VALUE.sub(r"=\2", body)
 
 
 # A one-line ENV or ARG (no continuation): repeating it in the same file changes nothing.
