@@ -56,9 +56,10 @@ class ShellContinuationBroken(Rule):
 
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs.
     Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
-    not with a program), a comment line after the command's last line (nothing follows it that the command would
-    lose), backslashes inside quotes or here-documents, `console` and unlabeled code blocks, Dockerfiles
-    (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
+    not with a program; blanks alone after the `\\` of such a listing are still reported), a comment line after
+    the command's last line (nothing follows it that the command would lose), backslashes inside quotes or
+    here-documents, `console` and unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a
+    continued instruction and allows blanks after its `\\`).
     """
 
     id = "NPU111"
@@ -121,11 +122,11 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[tupl
     for ll in logical:
         if ll.end_line in in_heredoc or not _BLANKS_AFTER_BACKSLASH.search(ll.text.rstrip("\n")):
             continue
-        if _FRAGMENT.match(ll.text):
-            continue
         line = ll.end_line
         text = physical.get(line, "")
         comment = "#" in text[text.rfind("\\") :]
+        if comment and _FRAGMENT.match(ll.text):
+            continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"
         nxt = _next_content(physical, line)
         if nxt is not None and _continues(physical[nxt], physical.get(ll.line, "")):
