@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from checks import engine
-from checks.config import parse_config
+from checks.config import DEFAULT_CONFIG, parse_config
+from checks.diffing import changes_between
 from checks.engine import Report, run
 from checks.model import ChangeSet, FileChange, Finding, MemoryTree, Severity
 from tests.fixture_support import (
@@ -133,3 +134,19 @@ def tree_findings(
 def locations(report: Report, rule: str) -> list[tuple[str, int]]:
     """`rule`'s findings of a report as sorted (path, line)."""
     return sorted((f.path, f.line) for f in report.findings if f.rule == rule)
+
+
+# -- a change between two small trees, with no config ---------------------------------------------------------
+
+
+def change(base: dict[str, str | None], head: dict[str, str | None]) -> Report:
+    """Review base..head as a pull request with no config."""
+    return run(
+        ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head)), DEFAULT_CONFIG
+    )
+
+
+def got(report: Report, rule: str) -> list[tuple[str, int, str, str]]:
+    """`rule`'s findings of a report as (path, line, severity, message); the run must have had no errors."""
+    assert report.errors == []
+    return [(f.path, f.line, f.severity.label, f.message) for f in report.findings if f.rule == rule]

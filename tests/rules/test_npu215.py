@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from tests.fixture_support import audit
-from tests.rules._change import got
-from tests.rules.support import fixture_tests
+from tests.rules.support import fixture_tests, got
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU215")
 
