@@ -93,11 +93,10 @@ class GraphModeWithTaskQueue2(Rule):
             else:
                 where = f"`enforce_eager` is not set{where_file}, so graph mode is on by default"
                 candidates = env.lines
-            line = ctx.first_added(src.path, candidates)
-            if line in reported:
+            place = _new_place(ctx, src.path, env.line, candidates, reported)
+            if place is None:
                 continue
-            reported.add(line)
-            via = f" (line {env.line})" if line != env.line else ""
+            line, via = place
             yield Hit(
                 src.path,
                 line,
@@ -209,6 +208,18 @@ def _is_vllm(inv: Invocation, name_key: str) -> bool:
     return isinstance(value, str) and value.lower() == "vllm"
 
 
+def _new_place(
+    ctx: Context, path: str, env_line: int, candidates: Iterable[int], reported: set[int]
+) -> tuple[int, str] | None:
+    """The line to report on (the first the change adds among `candidates`) and how the message names the
+    export's own line when it is another; None when a finding of this file is already on that line."""
+    line = ctx.first_added(path, candidates)
+    if line in reported:
+        return None
+    reported.add(line)
+    return line, f" (line {env_line})" if line != env_line else ""
+
+
 def _vllm_servers(src: SourceFile, ctx: Context, reported: set[int]) -> Iterable[Hit]:
     """vLLM servers started directly (`vllm serve`, the OpenAI api_server, a YAML `server_cmd`) in graph mode,
     vLLM's default, with the task-queue level 2 in their environment."""
@@ -223,11 +234,10 @@ def _vllm_servers(src: SourceFile, ctx: Context, reported: set[int]) -> Iterable
             continue
         mode = config.setting("compilation", "cudagraph_mode")
         graph = f"`cudagraph_mode={mode.value}` on line {mode.line}" if mode is not None else "graph mode by default"
-        line = ctx.first_added(src.path, (*env.lines, launch.line))
-        if line in reported:
+        place = _new_place(ctx, src.path, env.line, (*env.lines, launch.line), reported)
+        if place is None:
             continue
-        reported.add(line)
-        via = f" (line {env.line})" if line != env.line else ""
+        line, via = place
         yield Hit(
             src.path,
             line,
