@@ -100,6 +100,11 @@ class Context:
             return None
         return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path, rev))
 
+    def held(self, path: str) -> SourceFile | None:
+        """The file at head if it is in memory now (read and not yet let go), else None; never reads."""
+        src: SourceFile | None = self._memo.get(("source", "head", path))
+        return src
+
     def _ignored(self, path: str) -> bool:
         patterns = self.config.ignore_paths
         return bool(patterns) and globs.match_any(path, patterns)

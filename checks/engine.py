@@ -125,6 +125,9 @@ class Partial:
     errors: list[str] = field(default_factory=list)
     # What the project rules found, when they ran in the same share (see `run`).
     project: Partial | None = None
+    # The text of each hit's line, where its file was at hand when the hit came (the fingerprint's input): the
+    # process that merges the shares then reads again only the files it was not taken from.
+    lines: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 # Runs a task for each share index 0..n-1, in any order and any process, and returns their results in index
@@ -155,7 +158,14 @@ class _Runner:
         clock = self.clock
         start = clock() if clock else 0.0
         try:
+            before = len(out.hits)
             out.hits.extend((type(rule), h) for h in work())
+            for _, hit in out.hits[before:]:
+                key = (hit.path, hit.line)
+                if key not in out.lines:
+                    src = self.ctx.held(hit.path)
+                    if src is not None:
+                        out.lines[key] = src.line(hit.line)
         except Exception as exc:  # one broken rule must not sink the run
             log.exception("rule %s failed on %s", rule.id, where)
             out.errors.append(f"{rule.id} could not check {where}: {type(exc).__name__}: {exc}")
@@ -229,14 +239,11 @@ def run(
         lead = next((k for k, s in enumerate(slices) if _family(s[0], runner.kindmap) == 1), None)
         order = ([lead] if lead is not None else []) + [k for k in range(len(slices)) if k != lead]
         tasks = order if lead is not None else [-1, *order]
-        # Each process makes its own runner on first use (a forked child starts with this empty dict), so
-        # the parses a process memoised serve every share it is given.
-        local: dict[str, _Runner] = {}
+        # Each process works with its copy of this runner (a forked child starts with the state it has now:
+        # rules, facts, the kinds of every path), so the parses a process memoised serve every share it is given.
 
         def share(i: int) -> Partial:
-            if "runner" not in local:
-                local["runner"] = _Runner(changeset, config, clock, rule_budget_s)
-            mine = local["runner"]
+            mine = runner
             k = tasks[i]
             if k < 0:
                 return mine.project()
@@ -256,7 +263,8 @@ def run(
     findings = _finalise(hits, ctx, runner.known, suppressions)
     if scan_unknown:
         findings.extend(_unknown_suppressions(suppressions, ctx))
-    findings = _with_fingerprints(merge_same_cause(findings), ctx)
+    lines = {key: text for part in parts for key, text in part.lines.items()}
+    findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
@@ -406,12 +414,18 @@ def merge_same_cause(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _with_fingerprints(findings: list[Finding], ctx: Context) -> list[Finding]:
+def _with_fingerprints(
+    findings: list[Finding], ctx: Context, lines: Mapping[tuple[str, int], str] | None = None
+) -> list[Finding]:
+    """Each finding with its fingerprint; `lines`: the text of lines already known (see `Partial.lines`)."""
     occurrences: Counter[tuple[str, str, str]] = Counter()
+    known = lines or {}
     out = []
     for f in sorted(findings, key=Finding.sort_key):
-        src: SourceFile | None = ctx.source(f.path)
-        content = src.line(f.line) if src is not None else ""
+        content = known.get((f.path, f.line))
+        if content is None:
+            src: SourceFile | None = ctx.source(f.path)
+            content = src.line(f.line) if src is not None else ""
         rule = fingerprint_key(f.rule)
         key = (rule, f.path, re.sub(r"\s+", " ", content).strip())
         n = occurrences[key]

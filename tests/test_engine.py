@@ -171,3 +171,34 @@ def test_shares_keep_python_and_the_rest_together_and_cut_shell_scripts_fine() -
     assert [len(s) for s in got] == [245, 55, 150] + [5] * 8
     assert got[0] + got[1] == sorted(py) and got[2] == sorted(docs)
     assert [p for share in got[3:] for p in share] == sorted(sh)
+
+
+class _CountingTree(MemoryTree):
+    def __init__(self, files: dict[str, str | None]) -> None:
+        super().__init__(files)
+        self.reads: list[str] = []
+
+    def read(self, path: str) -> str | None:
+        self.reads.append(path)
+        return super().read(path)
+
+
+def test_shares_hand_back_the_lines_of_their_findings_so_no_file_is_read_again() -> None:
+    # 400 Ascend Dockerfiles: two shares. Once the shares are done, the engine reads nothing more (the
+    # fingerprints' lines came back with the findings).
+    files: dict[str, str | None] = {f"docker/ascend/Dockerfile.{i:03d}": BAD for i in range(400)}
+    tree = _CountingTree(files)
+    after_shares: list[str] = []
+
+    def in_process(task, count):  # type: ignore[no-untyped-def]
+        parts = [task(i) for i in range(count)]
+        tree.reads = after_shares
+        return parts
+
+    report = run(ChangeSet(head=tree, audit=True), mapper=in_process, jobs=2)
+    assert len(report.findings) == 400
+    assert {f.rule for f in report.findings} == {"NPU301"}
+    assert after_shares == []
+    # The fingerprints are those of the lines: as the same audit in one process gives them.
+    alone = run(ChangeSet(head=MemoryTree(files), audit=True))
+    assert [f.fingerprint for f in report.findings] == [f.fingerprint for f in alone.findings]
