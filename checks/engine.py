@@ -151,6 +151,14 @@ class _Runner:
         self.budget = rule_budget_s
         self.spent: dict[str, float] = {}
         self.stopped: set[str] = set()
+        # The per-file rules that read a file of these kinds (a handful of kind sets cover a whole tree).
+        self._wanted: dict[frozenset[str], list[Rule]] = {}
+
+    def wanted(self, kinds: frozenset[str]) -> list[Rule]:
+        found = self._wanted.get(kinds)
+        if found is None:
+            found = self._wanted[kinds] = [r for r in self.per_file if r.kinds & kinds]
+        return found
 
     def _timed(self, out: Partial, rule: Rule, where: str, work: Callable[[], Iterable[Hit]]) -> None:
         if rule.id in self.stopped:
@@ -189,7 +197,7 @@ class _Runner:
             src = ctx.source(path)
             if src is None:
                 continue
-            wanted = [r for r in self.per_file if r.kinds & src.kinds]
+            wanted = self.wanted(src.kinds)
             # Directives are read while the text is at hand; the file's text and parses go after its rules.
             text = src.text
             out.suppressions[path] = scan(text, self.known) if "npu-review:" in text else _NO_DIRECTIVES
