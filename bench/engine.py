@@ -11,7 +11,8 @@ With `--base-code DIR` (another checkout of npu-review, e.g. a `git worktree` at
 checked by DIR's code and by this checkout's in turn, run after run (so that load on a shared machine falls on
 both alike), with the default jobs and with `--jobs 1`; the table gives the median, fastest and slowest wall and
 CPU time of each, and current / base. DIR's code runs as `python -m npu_review` with DIR on PYTHONPATH, under this
-interpreter, byte-compiled first like this checkout.
+interpreter, byte-compiled first like this checkout. These runs sample no memory, so that the sampler takes no
+CPU from them.
 """
 
 from __future__ import annotations
@@ -102,19 +103,22 @@ class TreeRss(threading.Thread):
             self.peak_kb = max(self.peak_kb, total)
 
 
-def run_cli(repo: Path, jobs: int = 0, code: Path | None = None) -> dict[str, Any]:
+def run_cli(repo: Path, jobs: int = 0, code: Path | None = None, sample: bool = True) -> dict[str, Any]:
     """One CLI run as a child process; wall time, its own rusage (wait4: this child and what it reaped), summary.
-    With `code`, that checkout's npu-review runs instead of this one."""
+    With `code`, that checkout's npu-review runs instead of this one. Without `sample`, no memory is sampled
+    (the sampler's /proc walks take CPU from the run it measures: on 2 cores, ~0.1-0.3 s of a 1 s run)."""
     env = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cli_command(repo, jobs), stdout=out, stderr=err, cwd=code, env=env)
         sampler = TreeRss(proc.pid)
-        sampler.start()
+        if sample:
+            sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        sampler.stop.set()
-        sampler.join()
+        if sample:
+            sampler.stop.set()
+            sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -172,8 +176,8 @@ def versus(name: str, repo: Path, runs: int, jobs: int, base: Path) -> dict[str,
     """`runs` runs of the base code and of this checkout on `repo`, alternating; each side's runs must agree."""
     sides: dict[str, list[dict[str, Any]]] = {"base": [], "current": []}
     for _ in range(runs):
-        sides["base"].append(run_cli(repo, jobs, base))
-        sides["current"].append(run_cli(repo, jobs))
+        sides["base"].append(run_cli(repo, jobs, base, sample=False))
+        sides["current"].append(run_cli(repo, jobs, sample=False))
     row: dict[str, Any] = {"name": name, "jobs": jobs or "cores", "runs": runs}
     for side, results in sides.items():
         if len({r["output"] for r in results}) != 1:
