@@ -28,7 +28,15 @@ from checks.parsers.sh.launchers import Arg
 from checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
 from checks.parsers.vllm_cli import python_arg_lists, python_calls, yaml_commands
 
-__all__ = ["DOC_LANGUAGES", "EnvSeen", "Launch", "ascend_text", "doc_command_blocks", "vllm_launches"]
+__all__ = [
+    "DOC_LANGUAGES",
+    "EnvSeen",
+    "Launch",
+    "ascend_text",
+    "doc_command_blocks",
+    "doc_shell_blocks",
+    "vllm_launches",
+]
 
 # Docs code blocks read as commands: the shell ones, and `console` blocks (their `$ ` lines).
 DOC_LANGUAGES = SHELL_LANGUAGES | {"console", "shell-session"}
@@ -57,15 +65,19 @@ class Launch:
 
 
 def vllm_launches(ctx: Context, src: SourceFile, rev: str = "head") -> list[Launch]:
-    text, cli = src.text, ctx.facts.vllm_cli
-    if (
-        "vllm" not in text
-        and "LLM(" not in text
-        and not any(k in text for k in cli.yaml_command_keys)
-        and not any(o in text for o in cli.json_options if o.startswith("--"))
-    ):
-        return []
-    return ctx.parsed("vllm-launches", src, lambda _text: _collect(ctx, src), rev=rev)
+    # Memoised per file with its text test: four rules ask for every file, most of which start no server.
+    return ctx.parsed("vllm-launches", src, lambda text: _collect(ctx, src) if _may_launch(ctx, text) else [], rev=rev)
+
+
+def _may_launch(ctx: Context, text: str) -> bool:
+    """The quick no: every launch `_collect` finds has one of these in the file's text."""
+    cli = ctx.facts.vllm_cli
+    return (
+        "vllm" in text
+        or "LLM(" in text
+        or any(k in text for k in cli.yaml_command_keys)
+        or any(o in text for o in cli.json_options if o.startswith("--"))
+    )
 
 
 def _names(ctx: Context) -> tuple[str, ...]:
@@ -165,12 +177,20 @@ def doc_command_blocks(ctx: Context, src: SourceFile) -> list[Block]:
     return ctx.parsed("command-blocks", src, lambda text: shell_blocks(text, flavor, DOC_LANGUAGES))
 
 
+def doc_shell_blocks(ctx: Context, src: SourceFile) -> list[Block]:
+    """The doc's shell code blocks, `shell_blocks(text, flavor)`: those of `doc_command_blocks` in a shell
+    language (the scan is the same, the language only picks the blocks), memoised per file."""
+    return ctx.parsed(
+        "shell-blocks", src, lambda _text: [b for b in doc_command_blocks(ctx, src) if b.language in SHELL_LANGUAGES]
+    )
+
+
 def _yaml(ctx: Context, src: SourceFile) -> list[Launch]:
     if not ascend_text(ctx, src.text) and not any(
         re.search(p, src.text) for p in ctx.facts.vllm_cli.yaml_ascend_markers
     ):
         return []
-    doc = ctx.parsed("yaml", src, yamlmarks.parse)
+    doc = ctx.parsed("yamlmarks", src, yamlmarks.parse)  # the key the other readers of YAML use
     names = _names(ctx)
     out: list[Launch] = []
     for cmd in yaml_commands(doc, ctx.facts.vllm_cli):

@@ -1077,11 +1077,18 @@ class ShellScript:
     arms: list[Arm] = field(default_factory=list)  # every if/case/loop/function arm, in source order
     error: str | None = None  # set when the parser gave up; the script then looks empty
     _views: dict[tuple[bool, Launchers], View] = field(default_factory=dict, repr=False)
+    _assignments: tuple[Assignment, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def assignments(self) -> list[Assignment]:
         """Every assignment in source order, in every arm (see `View.assignments` for one reading)."""
-        return list(_assignments(self.statements))
+        return list(self._all_assignments())
+
+    def _all_assignments(self) -> tuple[Assignment, ...]:
+        """`assignments`, built once (several rules and both views ask)."""
+        if self._assignments is None:
+            self._assignments = tuple(_assignments(self.statements))
+        return self._assignments
 
     @property
     def npu_arms(self) -> list[Arm]:
@@ -1323,7 +1330,9 @@ def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
 
     # overrides carried by arrays that were built but maybe never expanded still belong to the view
     overrides = sorted(seen_overrides.values(), key=lambda o: (o.line, o.text))
-    view_assignments = [a for a in _assignments(statements)]
+    # every statement runs in this view (no arm for another device): the script's own list
+    whole = len(statements) == len(script.statements)
+    view_assignments = list(script._all_assignments()) if whole else list(_assignments(statements))
     return View(npu, invocations, overrides, calls, argparse_launches, events, branches_at, view_assignments)
 
 

@@ -63,12 +63,18 @@ class UndefinedVariableInOverride(Rule):
         defined = _defined_names(ctx, src.path, script, 0, set())
         if defined is None:
             return  # something defines variables we cannot see
-        defined |= _caller_exports(ctx).get(src.path, set())
         known, prefixes = set(facts.known), facts.known_prefixes
+        callers: set[str] | None = None  # what the scripts that run this one define: read only when needed
         seen: set[tuple[int, str]] = set()
         for o in _overrides(view):
+            if "$" not in o.text:
+                continue  # nothing is expanded (most overrides)
             for name in _unguarded_refs(o.text):
                 if name in defined or name in known or name.startswith(prefixes):
+                    continue
+                if callers is None:
+                    callers = _caller_exports(ctx).get(src.path, set())
+                if name in callers:
                     continue
                 if (o.line, name) in seen:
                     continue

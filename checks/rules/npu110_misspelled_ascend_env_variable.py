@@ -11,9 +11,9 @@ from rapidfuzz.distance import Levenshtein
 from checks import globs
 from checks.context import Context, SourceFile
 from checks.facts import Facts
+from checks.indexes.vllm_launches import doc_shell_blocks
 from checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from checks.model import Severity
-from checks.parsers.codeblocks import shell_blocks
 from checks.parsers.dockerfile import parse as parse_dockerfile
 from checks.parsers.markdown import flavor_of
 from checks.parsers.sh import ASSIGNMENT, Source, commands
@@ -151,7 +151,7 @@ def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] 
 def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     flavor = flavor_of(src.path)
     if flavor is not None:
-        for block in ctx.parsed("shell-blocks", src, lambda text: shell_blocks(text, flavor)):
+        for block in doc_shell_blocks(ctx, src):
             yield from _shell_names(Source.lines(block.lines))
         return
     if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
@@ -176,10 +176,11 @@ def _shell_names(source: Source) -> Iterator[_Set]:
             m = ASSIGNMENT.match(word.raw)
             if m and not word.quoted:
                 yield _Set(word.raw[: m.end()].rstrip("=").rstrip("+"), word.line)
-        argv = cmd.argv
-        if argv and argv[0] in ("export", "declare", "typeset", "env"):
-            for word in cmd.words[cmd.start + 1 :]:
+        start = cmd.start
+        name = cmd.words[start].unquoted if start < len(cmd.words) else ""  # cmd.name, the other words left quoted
+        if name in ("export", "declare", "typeset", "env"):
+            for word in cmd.words[start + 1 :]:
                 m = _EXPORT_ARG.match(word.unquoted)
-                if m is None or word.raw.startswith("-") or (argv[0] == "env" and "=" not in word.raw):
+                if m is None or word.raw.startswith("-") or (name == "env" and "=" not in word.raw):
                     continue
                 yield _Set(m.group(1), word.line)

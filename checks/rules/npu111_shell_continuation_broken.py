@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Iterator
 
 from checks.context import Context, SourceFile
+from checks.indexes.vllm_launches import doc_shell_blocks
 from checks.kinds import DOCS, NPU_SCRIPT, SHELL
 from checks.model import Severity
-from checks.parsers.codeblocks import shell_blocks
 from checks.parsers.markdown import flavor_of
 from checks.parsers.sh import Source, split_logical
 from checks.rule import Hit, Rule
@@ -73,7 +73,7 @@ class ShellContinuationBroken(Rule):
             return
         flavor = flavor_of(src.path)
         if flavor is not None:
-            for block in ctx.parsed("shell-blocks", src, lambda text: shell_blocks(text, flavor)):
+            for block in doc_shell_blocks(ctx, src):
                 if any("\\" in t for _, t in block.lines):
                     physical = dict(block.lines)
                     yield from _one_per_command(_check(src.path, Source.lines(block.lines), physical), physical)
@@ -120,7 +120,9 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[tupl
     logical, comment_breaks, heredocs = split_logical(source)
     in_heredoc = {n for a, b in heredocs for n in range(a, b + 1)}
     for ll in logical:
-        if ll.end_line in in_heredoc or not _BLANKS_AFTER_BACKSLASH.search(ll.text.rstrip("\n")):
+        text = ll.text.rstrip("\n")
+        # (the pattern ends with a blank: a line that does not cannot match, and most lines are long)
+        if not text.endswith((" ", "\t")) or ll.end_line in in_heredoc or not _BLANKS_AFTER_BACKSLASH.search(text):
             continue
         line = ll.end_line
         text = physical.get(line, "")
