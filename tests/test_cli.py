@@ -356,9 +356,40 @@ def test_a_worker_that_dies_does_not_hang_the_run(caplog: pytest.LogCaptureFixtu
     assert "a worker process died; reviewing in this process instead" in caplog.text
 
 
-def test_check_leaves_the_garbage_collector_as_it_found_it(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_reviews_without_cyclic_collection_and_restores_the_collector(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gc
 
-    before = gc.get_threshold()
-    run_cli(capsys, "check", "--repo", str(repo), "--all", "--format", "json")
-    assert gc.get_threshold() == before
+    from npu_review import cli
+
+    before = (gc.get_threshold(), gc.isenabled())
+    reviewing: list[bool] = []  # whether the collector was on, at each review
+    active: list[bool] = []
+    collected_during_review: list[int] = []
+    real_run = cli.run
+
+    def review(*args, **kwargs):  # type: ignore[no-untyped-def]
+        reviewing.append(gc.isenabled())
+        active.append(True)
+        try:
+            keep = [[object()] for _ in range(100_000)]  # far more new objects than a collection threshold
+            del keep
+            return real_run(*args, **kwargs)
+        finally:
+            active.clear()
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if active and phase == "start":
+            collected_during_review.append(info["generation"])
+
+    monkeypatch.setattr(cli, "run", review)
+    gc.callbacks.append(on_gc)
+    try:
+        code, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--all", "--format", "json")
+    finally:
+        gc.callbacks.remove(on_gc)
+    assert code == 0 and json.loads(out)["findings"]  # warnings: below the default --fail-on
+    assert reviewing == [False]  # the collector is off while the rules run
+    assert collected_during_review == []
+    assert (gc.get_threshold(), gc.isenabled()) == before
