@@ -102,7 +102,7 @@ class SilentCudaDefaultOnNpuPath(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.device_api
-        if globs.match_any(src.path, [*kb.not_npu_paths, *kb.vendored_paths]):
+        if _skipped(ctx, src.path):
             return
         added = None if ctx.audit else ctx.added_lines(src.path)
         if added is not None and not added:
@@ -119,26 +119,41 @@ class SilentCudaDefaultOnNpuPath(Rule):
         if tree is None or _cuda_only_module(tree, kb.cuda_only_imports):
             return
         if call_lines:
-            keys = {k: v for k, v in index.items() if k + "(" in src.text}
-            yield from _call_sites(src, tree, keys, kb, call_lines)
+            yield from _call_sites(src, tree, index, kb, call_lines)
         if whitelisted is not None and literal_lines:
             yield from _literals(src, tree, whitelisted, kb, literal_lines)
 
 
-def _needles(words: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex that finds any of `words` (plain substrings), None when there are none. `search` on it is
-    None exactly when no word is a substring of the text: one pass instead of one `in` per word."""
-    words = sorted(set(words))
-    return re.compile("|".join(map(re.escape, words))) if words else None
+class _Needles:
+    """Plain substrings to find in a text: whether any is there, and where (one regex for all of them)."""
+
+    # Up to this many words, one `in` per word is faster than the regex's search (which tries every position
+    # whose character starts a word); beyond, the regex is (one pass, and it shares the words' common prefix).
+    FEW = 8
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = tuple(sorted(set(words)))
+        self.pattern = re.compile("|".join(map(re.escape, self.words)))
+
+    def found_in(self, text: str) -> bool:
+        if len(self.words) <= self.FEW:
+            return any(w in text for w in self.words)
+        return self.pattern.search(text) is not None
+
+
+def _needles(words: Iterable[str]) -> _Needles | None:
+    """The needles of `words`, None when there are none."""
+    needles = _Needles(words)
+    return needles if needles.words else None
 
 
 _LITERAL_NEEDLES = _needles((".cuda", '"cuda"', "'cuda'", '"nccl"', "'nccl'"))
 
 
-def _usable(ctx: Context) -> tuple[dict[str, list[CudaDefault]], re.Pattern[str] | None]:
+def _usable(ctx: Context) -> tuple[dict[str, list[CudaDefault]], _Needles | None]:
     """The usable index and the needles of its call sites (`name(`), built once per run."""
 
-    def build() -> tuple[dict[str, list[CudaDefault]], re.Pattern[str] | None]:
+    def build() -> tuple[dict[str, list[CudaDefault]], _Needles | None]:
         full = _index(ctx)
         index = full.usable()
         needles = _needles(k + "(" for k in index)
@@ -146,23 +161,55 @@ def _usable(ctx: Context) -> tuple[dict[str, list[CudaDefault]], re.Pattern[str]
         full.trees = {
             path: (text, tree)
             for path, (text, tree) in full.trees.items()
-            if (needles is not None and needles.search(text))
-            or (_LITERAL_NEEDLES is not None and _LITERAL_NEEDLES.search(text))
+            if (needles is not None and needles.found_in(text))
+            or (_LITERAL_NEEDLES is not None and _LITERAL_NEEDLES.found_in(text))
         }
         return index, needles
 
     return ctx.memo(("npu401-usable", "head", ""), build)
 
 
-def _lines_with(src: SourceFile, needles: re.Pattern[str] | None, added: frozenset[int] | None) -> set[int]:
-    """Lines (not comments; added ones when `added` is given) that contain one of the needles."""
-    if needles is None or needles.search(src.text) is None:
+def _skipped(ctx: Context, path: str) -> bool:
+    """A path under `not_npu_paths` or `vendored_paths`: not reviewed (one regex for all the globs, built once)."""
+    kb = ctx.facts.device_api
+    pattern = ctx.memo(
+        ("npu401-skipped", "head", ""), lambda: globs.compile_any([*kb.not_npu_paths, *kb.vendored_paths])
+    )
+    return pattern is not None and pattern.match(path) is not None
+
+
+# Line breaks of `str.splitlines` besides "\n" (and the "\r" of "\r\n"): a text without any is numbered by its "\n".
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _lines_with(src: SourceFile, needles: _Needles | None, added: frozenset[int] | None) -> set[int]:
+    """Lines (not comments; added ones when `added` is given) that contain one of the needles.
+
+    One `finditer` over the text, each match numbered by the "\n" before it: a needle (a name and `(`, a quoted
+    literal, `.cuda`) holds no line break, so a match lies within one line, and a line that holds a needle holds
+    the first match finditer meets in it (an earlier match overlapping it would lie in the same line)."""
+    text = src.text
+    if needles is None or not needles.found_in(text):
         return set()
-    out = set()
-    for n, line in enumerate(src.lines, start=1):
-        if added is not None and n not in added:
-            continue
-        if needles.search(line) and not line.lstrip().startswith("#"):
+    out: set[int] = set()
+    if any(b in text for b in _OTHER_BREAKS):
+        for n, line in enumerate(src.lines, start=1):  # numbered as splitlines numbers them
+            if added is not None and n not in added:
+                continue
+            if needles.pattern.search(line) and not line.lstrip().startswith("#"):
+                out.add(n)
+        return out
+    n, counted, end = 1, 0, -1  # line number of offset `counted`; end of the line last looked at
+    for hit in needles.pattern.finditer(text):
+        pos = hit.start()
+        if pos <= end:
+            continue  # another match on a line already looked at
+        n += text.count("\n", counted, pos)
+        counted = pos
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if (added is None or n in added) and not text[start:end].lstrip().startswith("#"):
             out.add(n)
     return out
 
@@ -187,23 +234,29 @@ def _build_index(ctx: Context) -> Index:
     dirs = tuple(d.rstrip("/") + "/" for d in kb.index_dirs)
     params: dict[str, set[str]] = {v: set(ps) for v, ps in kb.defaults.items()}
     cuda_only = kb.not_npu_paths
+    values = tuple(params)
     needles = [q for v in params for q in _quoted(v)]
     definitions: Counter[str] = Counter()  # `def name(`, `class name(` and `class name:` as written, in all files
     index = Index()
     budget = KEEP_TREES_CHARS
-    for path in ctx.paths_of_kind(PYTHON):
-        if not path.startswith(dirs):
+    for path in ctx.head_paths():  # ctx.paths_of_kind(PYTHON) under `dirs`, the cheap test first
+        if not path.startswith(dirs) or not ctx.has_kind(path, PYTHON):
             continue
         src = ctx.source(path)
         if src is None:
             continue
-        definitions.update(m.group() for m in _DEFINITION.finditer(src.text))
-        if globs.match_any(path, cuda_only) or not any(n in src.text for n in needles):
+        text = src.text
+        definitions.update(_DEF.findall(text))
+        definitions.update(_CLASS.findall(text))
+        # A quoted value holds the value: the bare search (fewer hits) rules most files out first.
+        if not (any(v in text for v in values) and any(n in text for n in needles)):
+            continue
+        if globs.match_any(path, cuda_only):
             continue
         tree = ctx.parsed("pyast", src, pyast.parse)
-        if len(src.text) <= budget:
-            index.trees[path] = (src.text, tree)
-            budget -= len(src.text)
+        if len(text) <= budget:
+            index.trees[path] = (text, tree)
+            budget -= len(text)
         if tree is None:
             continue
         for d in _defaults_in(tree, path, params):
@@ -222,10 +275,12 @@ def _build_index(ctx: Context) -> Index:
     return index
 
 
-# What `text.count("def name(")` (or `class name(`, `class name:`) counts, found for every name in one pass: a name
-# (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no two matches can share a
-# character (the only space of a match is the one after `def`/`class`), so finditer meets every occurrence.
-_DEFINITION = re.compile(r"(?:def|class) [^\s(:]*[(:]")
+# What `text.count("def name(")` (or `class name(`, `class name:`) counts, found for every name in one pass each: a
+# name (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no two matches can share a
+# character (the only space of a match is the one after `def`/`class`), so findall meets every occurrence. Two
+# patterns with a literal start (`def `, `class `) scan several times faster than one alternation.
+_DEF = re.compile(r"def [^\s(:]*[(:]")
+_CLASS = re.compile(r"class [^\s(:]*[(:]")
 
 
 def _defaults_in(tree: ast.Module, path: str, params: dict[str, set[str]]) -> Iterator[CudaDefault]:
@@ -329,6 +384,8 @@ def _call_sites(
     src: SourceFile, tree: ast.Module, index: dict[str, list[CudaDefault]], kb: DeviceApi, lines: set[int]
 ) -> Iterator[Hit]:
     fixes = kb.fixes
+    # Only the names written as `name(` somewhere in the file count (asked once per name met).
+    written: dict[str, bool] = {}
     for v in pyast.walk_npu(tree, lines):
         node = v.node
         if not v.reach or not isinstance(node, ast.Call) or node.lineno not in lines:
@@ -340,6 +397,11 @@ def _call_sites(
             continue
         name = pyast.callee_name(node)
         defs = index.get(name, [])
+        if defs:
+            if name not in written:
+                written[name] = name + "(" in src.text
+            if not written[name]:
+                continue
         for d in defs:
             if d.method and not isinstance(node.func, ast.Attribute):
                 continue

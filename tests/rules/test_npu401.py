@@ -40,3 +40,20 @@ def test_npu401_only_added_lines_on_a_change() -> None:
     change = FileChange("verl/trainer/u.py", ChangeStatus.MODIFIED, added_lines=frozenset({3, 4, 5, 6}))
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes={change.path: change}))
     assert locations(report, "NPU401") == [("verl/trainer/u.py", 6)]
+
+
+def test_npu401_lines_of_call_sites_whatever_the_line_breaks() -> None:
+    """A call is reported on its line whether the lines end in "\\n" or "\\r\\n" (numbered by `str.splitlines`);
+    a commented-out call is not reported, and two calls on one line are one finding."""
+    body = (
+        "def f(p):\n"
+        "    p.get_placement_groups(); p.get_placement_groups()\n"
+        "    # p.get_placement_groups()\n"
+        "    x = 1\n"
+        "    p.get_placement_groups()\n"
+    )
+    plain = audit({"verl/single_controller/ray/base.py": LIB, "verl/trainer/u.py": body})
+    assert locations(plain, "NPU401") == [("verl/trainer/u.py", 2), ("verl/trainer/u.py", 5)]
+    windows = body.replace("\n", "\r\n")
+    other = audit({"verl/single_controller/ray/base.py": LIB, "verl/trainer/u.py": windows})
+    assert locations(other, "NPU401") == [("verl/trainer/u.py", 2), ("verl/trainer/u.py", 5)]
