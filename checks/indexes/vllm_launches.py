@@ -72,12 +72,11 @@ def vllm_launches(ctx: Context, src: SourceFile, rev: str = "head") -> list[Laun
 def _may_launch(ctx: Context, text: str) -> bool:
     """The quick no: every launch `_collect` finds has one of these in the file's text."""
     cli = ctx.facts.vllm_cli
-    return (
-        "vllm" in text
-        or "LLM(" in text
-        or any(k in text for k in cli.yaml_command_keys)
-        or any(o in text for o in cli.json_options if o.startswith("--"))
-    )
+
+    def needles() -> tuple[str, ...]:
+        return ("vllm", "LLM(", *cli.yaml_command_keys, *(o for o in cli.json_options if o.startswith("--")))
+
+    return any(needle in text for needle in ctx.memo(("vllm-launch-needles", "head", ""), needles))
 
 
 def _names(ctx: Context) -> tuple[str, ...]:

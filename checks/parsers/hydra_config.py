@@ -143,11 +143,13 @@ class ConfigChoice:
     reason: str = ""  # when `file` is None: what could not be mapped
 
 
-def _option(args: tuple[str, ...], names: Iterable[str]) -> tuple[bool, str | None]:
-    """(present, value as written) of `--name X` / `--name=X`; the last one wins."""
+def _option(args: tuple[str, ...], names: Iterable[str], at: Iterable[int] | None = None) -> tuple[bool, str | None]:
+    """(present, value as written) of `--name X` / `--name=X`; the last one wins. `at`: the indexes of the only
+    words of `args` that may be one (in order)."""
     found, value = False, None
     names = tuple(names)
-    for k, word in enumerate(args):
+    for k in range(len(args)) if at is None else at:
+        word = args[k]
         bare = word.strip("\"'")
         if not bare.startswith(names):
             continue  # both tests below need `bare` to start with a name (most words of a command do not)
@@ -182,12 +184,13 @@ def config_file_for(inv: Invocation, facts: HydraSchema) -> ConfigChoice:
     if module is None or module not in entry_points:
         return ConfigChoice(None, f"entry point {module or inv.launcher!r} is not mapped to a config")
     name: str | None = entry_points[module]
-    has_path, path = _option(args, ("--config-path", "-cp"))
+    at = [k for k, word in enumerate(args) if "-c" in word]  # every name of the three options has it
+    has_path, path = _option(args, ("--config-path", "-cp"), at)
     if has_path and _clean(path) not in facts.config_paths:
         return ConfigChoice(None, f"--config-path {path!r} is not the entry point's config folder")
-    if _option(args, ("--config-dir", "-cd"))[0]:
+    if _option(args, ("--config-dir", "-cd"), at)[0]:
         return ConfigChoice(None, "--config-dir adds config groups")
-    has_name, raw_name = _option(args, ("--config-name", "-cn"))
+    has_name, raw_name = _option(args, ("--config-name", "-cn"), at)
     if has_name:
         name = _clean(raw_name)
         if name is None:

@@ -712,10 +712,14 @@ class Invocation:
         present: bool | None = False
         last: Override | None = None
         used: list[Override] = []
+        tail = "." + key
+        # the keys K with `key.startswith(K + ".")`: the dotted prefixes of `key`
+        ancestors = () if suffix else {key[:i] for i, c in enumerate(key) if c == "."}
         for o in self.overrides:
-            if o.matches(key, suffix):
+            okey = o.key
+            if okey == key or (suffix and okey.endswith(tail)):  # o.matches(key, suffix)
                 new: Value | None = None if o.prefix == "~" else o.value
-            elif not suffix and o.prefix != "~" and key.startswith(o.key + "."):
+            elif okey in ancestors and o.prefix != "~":
                 found = _dict_lookup(o.value, key[len(o.key) + 1 :])
                 if found is _ABSENT:
                     continue
@@ -1078,6 +1082,7 @@ class ShellScript:
     error: str | None = None  # set when the parser gave up; the script then looks empty
     _views: dict[tuple[bool, Launchers], View] = field(default_factory=dict, repr=False)
     _assignments: tuple[Assignment, ...] | None = field(default=None, repr=False, compare=False)
+    _capable: dict[tuple[str, Launchers], bool] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def assignments(self) -> list[Assignment]:
@@ -1529,6 +1534,23 @@ def is_npu_capable(script: ShellScript, device_key: str, launchers: Launchers) -
     `npu`, or it passes `npu` to the launcher's device override (`device_key`, e.g. `trainer.device`)."""
     if script.npu_arms:
         return True
+    key = (device_key, launchers)
+    found = script._capable.get(key)
+    if found is None:
+        found = script._capable[key] = _npu_capable(script, device_key, launchers)
+    return found
+
+
+_QUOTES = str.maketrans("", "", "'\"")
+
+
+def _npu_capable(script: ShellScript, device_key: str, launchers: Launchers) -> bool:
+    # The quick no, without replaying the script: every variable of a view is one the script assigns (see
+    # `_assignments`), and an override's key is in a logical line's text once quotes are taken out.
+    if not any(_DEVICE_VAR.match(a.name) for a in script._all_assignments()) and not any(
+        device_key in ll.text.translate(_QUOTES) for ll in script.logical
+    ):
+        return False
     view = script.view(False, launchers)
     for name, evs in view._events.items():
         if _DEVICE_VAR.match(name) and any(isinstance(e.value, str) and _value_device(e.value) == "npu" for e in evs):

@@ -19,6 +19,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 _GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
 _ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
 _MAX_DEPTH = 3
+_PLAIN = re.compile(r"[^'\"\\$]+")  # all but what `_unguarded_refs` looks at
 
 
 class UndefinedVariableInOverride(Rule):
@@ -120,6 +121,11 @@ def _unguarded_refs(word: str) -> Iterator[str]:
     i, n = 0, len(word)
     dq = False
     while i < n:
+        run = _PLAIN.match(word, i)
+        if run is not None:  # characters that change nothing here, stepped over in one go
+            i = run.end()
+            if i == n:
+                return
         c = word[i]
         if c == "'" and not dq:
             j = word.find("'", i + 1)
@@ -171,9 +177,10 @@ def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, vis
     visiting = visiting | {path}
     harmless = ctx.facts.shell_env.harmless_eval
     names = {a.name for a in script.assignments}
-    for ll in script.logical:
-        names.update(_GUARDED.findall(ll.text))
-        names.update(_ARITH_ASSIGN.findall(ll.text))
+    # neither pattern matches a NUL, so over the lines joined by one they find what they find line by line
+    text = "\0".join(ll.text for ll in script.logical)
+    names.update(_GUARDED.findall(text))
+    names.update(_ARITH_ASSIGN.findall(text))
     for st in script.statements:
         words = [w.raw for w in st.words]
         if not words:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
@@ -16,7 +16,7 @@ from checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from checks.model import Severity
 from checks.parsers.dockerfile import parse as parse_dockerfile
 from checks.parsers.markdown import flavor_of
-from checks.parsers.sh import ASSIGNMENT, Source, commands
+from checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
 from checks.parsers.yamlmarks import parse as parse_yaml
 from checks.rule import Hit, Rule
 
@@ -151,16 +151,19 @@ def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] 
 def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     flavor = flavor_of(src.path)
     if flavor is not None:
+        keep = _may_report(ctx)
         for block in doc_shell_blocks(ctx, src):
-            yield from _shell_names(Source.lines(block.lines))
+            yield from _shell_names(Source.lines(block.lines), keep)
         return
     if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
-        yield from _shell_names(Source.file(src.text))
+        yield from _shell_names(Source.file(src.text), _may_report(ctx))
     elif DOCKERFILE in src.kinds:
         for instr in ctx.parsed("dockerfile", src, parse_dockerfile).of("ENV"):
             for pair in instr.pairs:
                 yield _Set(pair.name, pair.line)
     elif YAML in src.kinds or WORKFLOW in src.kinds:
+        if "\\" not in src.text and not any(k in src.text for k in ENV_KEYS):
+            return  # a key is in the text as written unless a double-quoted key's escapes spell it
         doc = ctx.parsed("yamlmarks", src, parse_yaml)
         if doc.root is None:
             return
@@ -170,8 +173,55 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
                     yield _Set(key, key_node.line)
 
 
-def _shell_names(source: Source) -> Iterator[_Set]:
-    for cmd in commands(source):
+# The quick no for a logical line of shell, so that the commands of most lines are never built. A name set there
+# (below) is a whole run of [A-Za-z0-9_-] in the line's text: an assignment's name starts a word and ends at
+# `=`, `+=` or `[`; an export's argument starts a word, and its name, unquoted, ends at `=` or the word's end.
+# Only quotes or backslashes inside an export's argument can join pieces into a name (`export "ASCEND"_X=1`),
+# so a line with an export-like word (quotes and backslashes taken out) and one of them is read in full. A name
+# with a verdict has no lower-case letter, and `-`, `__` or a family at its start (`_verdict`: without the
+# first two its normal form is itself, not known, so it must start with a family); `NAME[i]=` sets `NAME[i]`,
+# whose verdict needs a family at the start of NAME. `_candidates` finds those runs.
+_EXPORTISH = re.compile(r"(?<![^ \t\r\n;&|()<>])(?:export|declare|typeset|env)(?![^ \t\r\n;&|()<>])")
+_QUOTING = str.maketrans("", "", "\\'\"")
+
+
+def _candidates(families: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole runs of [A-Z0-9_-] that start with a letter or `_` (as names do) and then a family, or that have a
+    `-` or `__`. The first character is matched before the look-behind, so that the scan skips fast to where
+    a run may start."""
+    first = "A-Z_" + "".join(re.escape(f[0]) for f in families if f)
+    family = "|".join(f"(?<={re.escape(f[0])}){re.escape(f[1:])}" for f in families if f)
+    return re.compile(
+        rf"[{first}](?<![A-Za-z0-9_-][{first}])(?:{family}|(?<=_)_|[A-Z0-9_]*(?:-|__))[A-Z0-9_-]*(?![A-Za-z0-9_-])"
+    )
+
+
+def _may_report(ctx: Context) -> Callable[[LogicalLine], bool]:
+    """Whether a logical line may set a name that gets a verdict (a superset: see `_candidates`)."""
+    known = _known(ctx)
+    families = tuple(ctx.facts.ascend_env.families)
+    candidates = ctx.memo(("npu110-candidates", "head", ""), lambda: _candidates(families))
+    runs: dict[tuple[str, bool], bool] = ctx.memo(("npu110-runs", "head", ""), dict)
+
+    def relevant(run: str, indexed: bool) -> bool:
+        found = runs.get((run, indexed))
+        if found is None:
+            found = runs[(run, indexed)] = _verdict(run, known, ctx) is not None or (
+                indexed and _normal(run).startswith(families)
+            )
+        return found
+
+    def keep(ll: LogicalLine) -> bool:
+        text = ll.text
+        if ("'" in text or '"' in text or "\\" in text) and _EXPORTISH.search(text.translate(_QUOTING)):
+            return True
+        return any(relevant(m.group(), text[m.end() : m.end() + 1] == "[") for m in candidates.finditer(text))
+
+    return keep
+
+
+def _shell_names(source: Source, keep: Callable[[LogicalLine], bool]) -> Iterator[_Set]:
+    for cmd in commands(source, keep=keep):
         for word in cmd.words[: cmd.start]:  # the names of cmd.assignments(), without unquoting the values
             m = ASSIGNMENT.match(word.raw)
             if m and not word.quoted:

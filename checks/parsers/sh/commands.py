@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
@@ -95,19 +95,28 @@ class Command:
 
 
 def commands(
-    source: Source, in_heredoc: bool = False, glue: bool = True, heredoc_bodies: bool = False
+    source: Source,
+    in_heredoc: bool = False,
+    glue: bool = True,
+    heredoc_bodies: bool = False,
+    keep: Callable[[LogicalLine], bool] | None = None,
 ) -> list[Command]:
     """The simple commands of shell text, in order. A command of redirections only (`> file`) is left out.
 
     With `glue`, a `<` or `>` inside a word is part of it, as authors of `pip install torch>=2.1` mean (bash
     would write to a file `=2.1`), and only a word that starts with one is a redirection (`>log`, `2>&1`,
     `> log`); without, every `<` and `>` outside quotes starts one, as bash reads them. `heredoc_bodies`: see
-    `split_logical`.
+    `split_logical`. With `keep`, only the commands of the logical lines it accepts (no command spans two).
     """
     out: list[Command] = []
     lexed = lex(source, heredoc_bodies)
-    for ll, toks in zip(lexed.lines, lexed.tokens(), strict=True):
-        _line_commands(out, toks, "\n" if ll.newline else "", in_heredoc, glue)
+    if keep is None:
+        for ll, toks in zip(lexed.lines, lexed.tokens(), strict=True):
+            _line_commands(out, toks, "\n" if ll.newline else "", in_heredoc, glue)
+        return out
+    for k, ll in enumerate(lexed.lines):
+        if keep(ll):
+            _line_commands(out, lexed.line_tokens(k), "\n" if ll.newline else "", in_heredoc, glue)
     return out
 
 

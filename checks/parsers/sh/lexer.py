@@ -257,6 +257,12 @@ class Lexed:
             self._tokens = tuple(tuple(tokens(ll, base)) for ll in self.lines)
         return self._tokens
 
+    def line_tokens(self, index: int) -> tuple[Token, ...]:
+        """`tokens()[index]`, read alone when no reader has asked for every line's tokens yet."""
+        if self._tokens is not None:
+            return self._tokens[index]
+        return tuple(tokens(self.lines[index], self.source.base))
+
 
 # Sources lexed lately: the rules that read one script (NPU101's launch model, NPU110's assignments, NPU111's
 # continuations) or one RUN (the Dockerfile parser, content detection) run one after the other on it.
@@ -531,9 +537,14 @@ def tokens(ll: LogicalLine, base: int = 0) -> list[Token]:
     s = ll.text
     n = len(s)
     out: list[Token] = []
+    marks, starts = ll.marks, ll.starts
     # A logical line from one physical line (the first mark is at offset 0): every token is on that line.
-    one_line = ll.marks[0][1] if len(ll.marks) == 1 and ll.marks[0][0] == 0 else None
-    origin = base + ll.starts[0][1] if len(ll.starts) == 1 else None  # source offset of s[0], one piece
+    one_line = marks[0][1] if len(marks) == 1 and marks[0][0] == 0 else None
+    origin = base + starts[0][1] if len(starts) == 1 else None  # source offset of s[0], one piece
+    # Otherwise: tokens come in order, so `mk` and `sk` walk forward to the first mark and the first piece
+    # after the token's start (what ll.line_at and ll.source_offset find by bisection).
+    mk = sk = 0
+    nmarks, nstarts = len(marks), len(starts)
     i = 0
     while i < n:
         m = _TOKEN.match(s, i)
@@ -542,8 +553,19 @@ def tokens(ll: LogicalLine, base: int = 0) -> list[Token]:
         if kind == "redir" or kind == "op":
             text = m.group(kind)
             start = m.start(kind)
-            line = one_line if one_line is not None else ll.line_at(start)
-            offset = origin + start if origin is not None else base + ll.source_offset(start)
+            if one_line is not None:
+                line = one_line
+            else:
+                while mk < nmarks and marks[mk][0] <= start:
+                    mk += 1
+                line = marks[mk - 1][1] if mk > 0 else ll.line
+            if origin is not None:
+                offset = origin + start
+            else:
+                while sk < nstarts and starts[sk][0] <= start:
+                    sk += 1
+                ll_off, src_off = starts[max(sk - 1, 0)]
+                offset = base + src_off + start - ll_off
             out.append(Op(";" if text == "\n" else text, line, offset))
             i = m.end()
             continue
@@ -568,8 +590,20 @@ def tokens(ll: LogicalLine, base: int = 0) -> list[Token]:
             continue
         if one_line is not None and origin is not None:
             out.append(Word(s[i:end], one_line, origin + i))
+            i = end
+            continue
+        # `_word(ll, i, end, base)` with the walking indexes
+        while mk < nmarks and marks[mk][0] <= i:
+            mk += 1
+        line = marks[mk - 1][1] if mk > 0 else ll.line
+        while sk < nstarts and starts[sk][0] <= i:
+            sk += 1
+        ll_off, src_off = starts[max(sk - 1, 0)]
+        offset = base + src_off + i - ll_off
+        if mk == nmarks or marks[mk] >= (end, 0):  # no mark inside the word (words rarely span lines)
+            out.append(Word(s[i:end], line, offset))
         else:
-            out.append(_word(ll, i, end, base))
+            out.append(Word(s[i:end], line, offset, tuple((off - i, phys) for off, phys in ll.marks_between(i, end))))
         i = end
     return out
 
