@@ -12,6 +12,7 @@ from checks.indexes.images import built_files
 from checks.indexes.runners import ascend_jobs
 from checks.kinds import KindMap
 from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from checks.parsers.gha.calls import WHOLE_INPUTS, reads_whole_inputs
 from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
 from checks.parsers.gha.workflow import Workflow, build, trigger_filters
 from checks.parsers.sh import Source, commands
@@ -149,3 +150,20 @@ def test_ascend_jobs_at_a_revision() -> None:
     cs = ChangeSet(head=MemoryTree({".github/workflows/e2e_ascend.yml": textwrap.dedent(text)}), audit=True)
     jobs = ascend_jobs(ctx_for(cs), "head")
     assert [(j.job, j.runner.label) for j in jobs] == [("a", "linux-aarch64-a2b3-8")]
+
+
+def test_reads_whole_inputs_answers_as_the_pattern_does() -> None:
+    texts = {
+        "run: echo '${{ toJSON(inputs) }}'": True,
+        "run: jq .inputs | tee x": True,
+        "run: cat $GITHUB_EVENT_PATH": True,
+        "run: echo ${{ toJson(github.event) }}": True,
+        "run: echo ${{ inputs.tag }}": False,
+        "on: push\njobs: {}": False,
+        "run: echo ${{ INPUTS }}": True,
+        # re.I folds the dotless ı to i: non-ASCII text goes to the pattern itself
+        "run: echo ${{ ınputs }}": True,
+    }
+    for text, expected in texts.items():
+        assert reads_whole_inputs(text) is expected, text
+        assert (WHOLE_INPUTS.search(text) is not None) is expected, text

@@ -70,3 +70,22 @@ def test_sections_nest_by_heading_level() -> None:
 def test_resolve(target: str, kind: str, path: str) -> None:
     t = resolve("docs/ascend_tutorial/get_start/x.rst", target, REPOS, ["main"])
     assert (t.kind, t.path) == (kind, path)
+
+
+def test_tables_and_list_items_are_read_on_first_use_and_stay_unknown_after_a_parser_bug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "# T\n\n- one\n  more\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    doc = parse(text, "md")
+    assert [(t.line, t.header, [c.text for c in t.rows[0].cells]) for t in doc.tables] == [(7, ("a", "b"), ["1", "2"])]
+    assert doc.bullets == [(3, 4), (5, 5)]
+
+    import checks.parsers.markdown as md
+
+    def broken(doc: md.Document, out: list[md.Table]) -> None:
+        raise ValueError("bug")
+
+    monkeypatch.setattr(md, "_md_tables", broken)
+    doc = parse(text, "md")
+    assert [k.line for k in doc.links] == [] and doc.headings[0].title == "T"  # read before the tables
+    assert doc.tables == [] and doc.bullets == []  # a bug in the tables: they and the list items are unknown

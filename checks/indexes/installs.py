@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from checks.context import Context
 from checks.parsers.dockerfile import Copy, Dockerfile, copies, resolve_dir, steps
 from checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
-from checks.parsers.pipcli import PipCall, pip_call
+from checks.parsers.pipcli import PipCall
 from checks.parsers.requirements import parse_requirement, parse_requirements_file
 
 Specs = tuple[tuple[str, str], ...]
@@ -214,7 +214,7 @@ class _Installs:
             if git is not None:
                 self._git(git, step.cwd)
                 continue
-            call = pip_call(step.cmd)
+            call = step.pip
             if call is not None and call.verb == "install":
                 local_env = {**env, **{name: value for name, value, _ in step.cmd.assignments()}}
                 out.extend(self._pip(call, step.index, step.cwd, local_env))

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from checks.parsers.pipcli import PipCall, pip_call
 from checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
 
 __all__ = ["Command", "Word"]  # the shell layer's, re-exported for the Dockerfile rules
@@ -142,6 +143,8 @@ class Dockerfile:
     instructions: tuple[Instruction, ...] = ()
     escape: str = "\\"
     directives: dict[str, str] = field(default_factory=dict)
+    # `steps`, built on first use: most of the Dockerfile rules walk them, each in its own pass.
+    _steps: tuple[Step, ...] | None = field(default=None, repr=False, compare=False)
 
     def of(self, *keywords: str) -> Iterator[Instruction]:
         wanted = {k.upper() for k in keywords}
@@ -444,6 +447,11 @@ class Step:
     cwd: str | None  # absolute, normalised; None when unknown
     index: int
 
+    @functools.cached_property
+    def pip(self) -> PipCall | None:
+        """`pip_call(self.cmd)`, read once: the install index and several rules ask of every step."""
+        return pip_call(self.cmd)
+
 
 def steps(df: Dockerfile) -> list[Step]:
     """Every RUN command of the file in order, with its working directory (WORKDIR, then `cd` within the RUN).
@@ -452,8 +460,14 @@ def steps(df: Dockerfile) -> list[Step]:
     rules (a clone and the install that uses it are resolved against the same root). Branches of `if`/`case`
     are followed as if each ran, in order.
     """
-    out: list[Step] = []
+    if df._steps is None:
+        df._steps = tuple(_steps(df))
+    return list(df._steps)  # a copy: the caller may change its list
+
+
+def _steps(df: Dockerfile) -> Iterator[Step]:
     workdir: str | None = "/"
+    index = 0
     for instr in df.instructions:
         if instr.keyword == "FROM":
             workdir = "/"
@@ -463,13 +477,13 @@ def steps(df: Dockerfile) -> list[Step]:
         elif instr.keyword == "RUN":
             cwd = workdir
             for cmd in instr.commands:
-                out.append(Step(instr, cmd, cwd, len(out)))
+                yield Step(instr, cmd, cwd, index)
+                index += 1
                 argv = cmd.argv
                 if argv and argv[0] == "cd":
                     cwd = resolve_dir(cwd, argv[1]) if len(argv) > 1 else None
                 elif argv and argv[0] in ("pushd", "popd"):
                     cwd = None
-    return out
 
 
 @dataclass(frozen=True)

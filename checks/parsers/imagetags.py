@@ -144,6 +144,10 @@ class Grammar:
         }
         self.post_spelling = section.post_spelling
         self._cache: dict[str, TagInfo] = {}
+        # What an explicit family reference holds (`.../verl:`): its repository's last segment ends a family suffix,
+        # between a `/` and the tag's `:` (see `documented_tags`).
+        self.family_marks = tuple(sorted({f"/{suffix[-1]}:" for fam in self.families for suffix in fam if suffix}))
+        self._explicit: dict[str, str | None] = {}  # an explicit reference as written -> its family tag, or None
 
     # -- families and mirrors -----------------------------------------------------------------------------------
     def family(self, ref: ImageRef) -> str | None:
@@ -326,19 +330,32 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
     Explicit references (`quay.io/ascend/verl:<tag>`) always count; with `bare`, so do stand-alone words that
     classify into a tag scheme (`v0.8.0-cann9.0.0-...` in a table).
     """
+    # An explicit reference of the family holds one of `g.family_marks` (its repository ends with a family suffix,
+    # and a match of _EXPLICIT has a `/` before its last segment and its tag's `:` after): text without any has none.
+    marks = tuple(k for k in g.family_marks if k in text)
+    if not marks and not bare:
+        return
+    known = g._explicit
+    mark = marks[0] if len(marks) == 1 else None  # the usual case: one family
     for n, line in enumerate(text.splitlines(), start=1):
-        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl).
-        explicit = ":" in line and "/" in line
+        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl). A bare tag
+        # has three `-` of its own.
+        explicit = mark in line if mark is not None else bool(marks) and any(k in line for k in marks)
         if not explicit and (not bare or line.count("-") < 3):
             continue
         seen: set[tuple[int, int]] = set()
         for m in _EXPLICIT.finditer(line) if explicit else ():
-            ref = parse_ref(m.group(0))
-            if ref is None or ref.tag is None or g.family(ref) is None:
+            written = m.group(0)
+            if written in known:
+                tag = known[written]
+            else:
+                ref = parse_ref(written)
+                tag = known[written] = None if ref is None or ref.tag is None or g.family(ref) is None else ref.tag
+            if tag is None:
                 continue
-            start = m.end() - len(ref.tag)
+            start = m.end() - len(tag)
             seen.add((start, m.end()))
-            yield n, ref.tag, start, m.end()
+            yield n, tag, start, m.end()
         if not bare:
             continue
         for m in _BARE.finditer(line):

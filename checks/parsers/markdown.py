@@ -21,6 +21,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Flavor = Literal["md", "rst"]
@@ -72,9 +73,39 @@ class Document:
     lines: list[str]
     links: list[Link] = field(default_factory=list)
     headings: list[Heading] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
     code: frozenset[int] = frozenset()  # lines inside code blocks (fenced, literal, code directives)
-    bullets: list[tuple[int, int]] = field(default_factory=list)  # list items: (first line, last line)
+    # False once the parse stopped at a parser bug: what it reads after that point (tables, list items) stays
+    # unknown, what it read before stays.
+    complete: bool = True
+
+    # The tables and the list items are read after the rest, on first use: one rule asks for them, of a few docs.
+    @cached_property
+    def tables(self) -> list[Table]:
+        out: list[Table] = []
+        if not self.complete:
+            return out
+        try:
+            if self.flavor == "md":
+                _md_tables(self, out)
+            else:
+                _rst_simple_tables(self, out)
+                _rst_grid_tables(self, out)
+                _rst_list_tables(self, out)
+                out.sort(key=lambda t: t.line)
+        except Exception:  # as in `parse`: the tables read so far stay, the list items are unknown
+            self.complete = False
+        return out
+
+    @cached_property
+    def bullets(self) -> list[tuple[int, int]]:
+        """List items: (first line, last line)."""
+        _ = self.tables  # read first, as the parse reads them: a parser bug there leaves the list items unknown
+        if not self.complete:
+            return []
+        try:
+            return _bullets(self, _MD_BULLET if self.flavor == "md" else _RST_BULLET)
+        except Exception:
+            return []
 
     def section(self, line: int) -> tuple[str, ...]:
         """Titles of the headings that enclose `line`, outermost first."""
@@ -114,7 +145,7 @@ def parse(text: str, flavor: Flavor) -> Document:
         else:
             _parse_rst(doc)
     except Exception:  # a parser bug must not sink a rule: what was read so far stays, the rest is unknown
-        pass
+        doc.complete = False
     doc.links.sort(key=lambda k: (k.line, k.start))
     return doc
 
@@ -187,8 +218,10 @@ def _parse_md(doc: Document) -> None:
     lines = doc.lines
     code: set[int] = set()
     fence: str | None = None
+    # Each pattern below is tried only on lines holding the characters any match of it holds (a fence its three
+    # backticks or tildes, a heading its `#`, `=` or `-`): the same matches, read faster.
     for n, line in enumerate(lines, start=1):
-        m = _FENCE.match(line)
+        m = _FENCE.match(line) if "```" in line or "~~~" in line else None
         if fence is not None:
             code.add(n)
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(fence) :]:
@@ -204,11 +237,12 @@ def _parse_md(doc: Document) -> None:
         if n in doc.code:
             prev = ""
             continue
-        m = _ATX.match(line)
+        m = _ATX.match(line) if "#" in line else None
         if m:
             doc.headings.append(Heading(n, len(m.group(1)), _clean(m.group(2))))
         elif (
-            _SETEXT.match(line)
+            ("=" in line or "-" in line)
+            and _SETEXT.match(line)
             and prev.strip()
             and "|" not in prev
             and not prev.lstrip().startswith(("-", "*", ">"))
@@ -221,8 +255,10 @@ def _parse_md(doc: Document) -> None:
     for n, line in enumerate(lines, start=1):
         if n not in doc.code:
             _md_links(doc, n, line)
-    _md_tables(doc)
-    doc.bullets = _bullets(doc, re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+"))
+
+
+_MD_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_RST_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
 
 
 _LINK_HINT = re.compile(r"\]\(|://|<|\]:|=")  # a line without any of these holds no link
@@ -231,7 +267,9 @@ _LINK_HINT = re.compile(r"\]\(|://|<|\]:|=")  # a line without any of these hold
 def _md_links(doc: Document, n: int, line: str) -> None:
     if not _LINK_HINT.search(line):
         return
-    masked = _mask(line, _CODE_SPAN)
+    # As below, a pattern is tried only where the characters every match of it holds are: a code span its "`", a
+    # reference definition its "]:", an autolink its "<", an HTML attribute its "=", a bare URL its "://".
+    masked = _mask(line, _CODE_SPAN) if "`" in line else line
     taken: list[tuple[int, int]] = []
     first = len(doc.links)  # the links of this line are appended from here on
 
@@ -246,19 +284,20 @@ def _md_links(doc: Document, n: int, line: str) -> None:
         if start is not None and end is not None:
             add(start, end, "inline")
         i = masked.find("](", i + 2)
-    m = _REF_DEF.match(masked)
+    m = _REF_DEF.match(masked) if "]:" in masked else None
     if m:
         s, e = m.span(1)
         if masked[s] == "<":
             s, e = s + 1, e - 1
         add(s, e, "reference")
-    for m in _AUTOLINK.finditer(masked):
+    for m in _AUTOLINK.finditer(masked) if "<" in masked else ():
         if not any(a <= m.start(1) < b for a, b in taken):
             add(m.start(1), m.end(1), "autolink")
-    for m in _HTML_ATTR.finditer(masked):
+    for m in _HTML_ATTR.finditer(masked) if "=" in masked else ():
         g = 1 if m.group(1) is not None else 2
         add(m.start(g), m.end(g), "html")
-    _bare_urls(doc, n, masked, taken)
+    if "://" in masked:
+        _bare_urls(doc, n, masked, taken)
     # _bare_urls read the masked line: take the real text back for the links it added
     for k in range(first, len(doc.links)):
         link = doc.links[k]
@@ -315,7 +354,7 @@ def _cell(line: str, n: int, start: int, end: int) -> Cell:
     return Cell(text, ((n, start + lead, start + lead + len(text)),))
 
 
-def _md_tables(doc: Document) -> None:
+def _md_tables(doc: Document, out: list[Table]) -> None:
     lines = doc.lines
     n = 1
     while n < len(lines):
@@ -330,7 +369,7 @@ def _md_tables(doc: Document) -> None:
             line = lines[k - 1]
             rows.append(Row(k, k, tuple(_cell(line, k, s, e) for s, e in _split_pipe_row(line))))
             k += 1
-        doc.tables.append(Table(n, header, tuple(rows), "pipe"))
+        out.append(Table(n, header, tuple(rows), "pipe"))
         n = k
 
 
@@ -380,7 +419,7 @@ def _parse_rst(doc: Document) -> None:
     i = 0
     while i < len(lines):
         line = lines[i]
-        m = _DIRECTIVE.match(line)
+        m = _DIRECTIVE.match(line) if ".." in line else None  # a directive's `..` (as in `_rst_links`)
         if m:
             name = m.group(2).lower()
             end = _block_end(lines, i, len(m.group(1)))
@@ -417,17 +456,14 @@ def _parse_rst(doc: Document) -> None:
             _rst_links(doc, n, line)
     for n, line in toctree:
         _toctree_entry(doc, n, line)
-    _rst_simple_tables(doc)
-    _rst_grid_tables(doc)
-    _rst_list_tables(doc)
-    doc.tables.sort(key=lambda t: t.line)
-    doc.bullets = _bullets(doc, re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+"))
 
 
 def _rst_links(doc: Document, n: int, line: str) -> None:
-    if not any(c in line for c in ("<", "://", "..", ":doc:")):
+    if not ("<" in line or "://" in line or ".." in line or ":doc:" in line):
         return
-    masked = _mask(line, _INLINE_LITERAL)
+    # A pattern is tried only where the characters every match of it holds are: an inline literal its "``", an
+    # embedded target its ">`", a target or a directive its "..", a `:doc:` role its name, a bare URL its "://".
+    masked = _mask(line, _INLINE_LITERAL) if "``" in line else line
     taken: list[tuple[int, int]] = []
 
     def add(start: int, end: int, syntax: str) -> None:
@@ -435,28 +471,30 @@ def _rst_links(doc: Document, n: int, line: str) -> None:
             doc.links.append(Link(line[start:end], n, start, end, syntax))
             taken.append((start, end))
 
-    for m in _RST_EMBEDDED.finditer(masked):
+    for m in _RST_EMBEDDED.finditer(masked) if ">`" in masked else ():
         target = m.group(1)
         if target.endswith("_") and not target.endswith("\\_"):
             continue  # `text <name_>`_ refers to another target by name
         add(m.start(1), m.end(1), "rst")
-    t = _RST_TARGET.match(masked)
+    dots = ".." in masked
+    t = _RST_TARGET.match(masked) if dots else None
     if t:
         add(t.start(1), t.end(1), "rst-target")
-    d = _DIRECTIVE.match(masked)
+    d = _DIRECTIVE.match(masked) if dots else None
     if d and d.group(2).lower() in _PATH_DIRECTIVES:
         arg = d.group(3).strip()
         if arg:
             start = masked.index(arg, d.start(3))
             add(start, start + len(arg), "directive")
-    for m in _RST_DOC_ROLE.finditer(masked):
+    for m in _RST_DOC_ROLE.finditer(masked) if ":doc:" in masked else ():
         inner, base = m.group(1), m.start(1)
         e = re.search(r"<([^<>]+)>\s*$", inner)
         if e:
             add(base + e.start(1), base + e.end(1), "doc")
         else:
             add(base, base + len(inner), "doc")
-    _bare_urls(doc, n, masked, taken)
+    if "://" in masked:
+        _bare_urls(doc, n, masked, taken)
 
 
 def _toctree_entry(doc: Document, n: int, line: str) -> None:
@@ -500,7 +538,7 @@ def _assign_tokens(line: str, n: int, columns: list[tuple[int, int]]) -> list[Ce
     return cells
 
 
-def _rst_simple_tables(doc: Document) -> None:
+def _rst_simple_tables(doc: Document, out: list[Table]) -> None:
     lines = doc.lines
     i = 0
     while i < len(lines):
@@ -550,11 +588,11 @@ def _rst_simple_tables(doc: Document) -> None:
                 rows[-1] = Row(prev.line, b + 1, merged)
             else:
                 rows.append(Row(b + 1, b + 1, tuple(cells)))
-        doc.tables.append(Table(i + 1, header, tuple(rows), "simple"))
+        out.append(Table(i + 1, header, tuple(rows), "simple"))
         i = borders[-1] + 1
 
 
-def _rst_grid_tables(doc: Document) -> None:
+def _rst_grid_tables(doc: Document, out: list[Table]) -> None:
     lines = doc.lines
     i = 0
     while i < len(lines):
@@ -606,11 +644,11 @@ def _rst_grid_tables(doc: Document) -> None:
                 header = tuple(c.text for c in cells)
             else:
                 rows.append(Row(group[0] + 1, group[-1] + 1, cells))
-        doc.tables.append(Table(i + 1, header, tuple(rows), "grid"))
+        out.append(Table(i + 1, header, tuple(rows), "grid"))
         i = k + 1 if k > i else i + 1
 
 
-def _rst_list_tables(doc: Document) -> None:
+def _rst_list_tables(doc: Document, out: list[Table]) -> None:
     lines = doc.lines
     for i, line in enumerate(lines):
         m = _DIRECTIVE.match(line)
@@ -641,7 +679,7 @@ def _rst_list_tables(doc: Document) -> None:
             Row(r[0][0], r[-1][1][-1][0], tuple(Cell(" ".join(t), tuple(sp)) for _l, sp, t in r)) for r in rows if r
         ]
         header = tuple(c.text for c in built[0].cells) if header_rows and built else ()
-        doc.tables.append(Table(i + 1, header, tuple(built[1:] if header else built), "list"))
+        out.append(Table(i + 1, header, tuple(built[1:] if header else built), "list"))
 
 
 def _bullets(doc: Document, marker: re.Pattern[str]) -> list[tuple[int, int]]:

@@ -38,7 +38,7 @@ class DuplicateKey:
     first_line: int  # where it was first defined
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     """One YAML node. `line`/`end_line` are 1-based; for a block scalar `line` is the line of `|` or `>`."""
 
@@ -191,21 +191,22 @@ class _Converter:
                 f"the document nests deeper than {MAX_DEPTH} levels (or an alias refers to itself)",
                 self._top_line or line,
             )
-        end = max(line, node.end_mark.line + (0 if node.end_mark.column == 0 else 1))
-        if isinstance(node, yaml.ScalarNode):
+        end_mark = node.end_mark
+        end = max(line, end_mark.line + (0 if end_mark.column == 0 else 1))
+        if isinstance(node, _SCALAR_NODE):
             return Node(SCALAR, line, end, value=str(node.value), style=node.style or None, _source=self.source)
-        if isinstance(node, yaml.SequenceNode):
-            items = [self.convert(child, depth + 1) for child in node.value]
-            return Node(SEQ, line, end, items=items, _source=self.source)
+        convert = self.convert
+        if isinstance(node, _SEQUENCE_NODE):
+            return Node(SEQ, line, end, items=[convert(child, depth + 1) for child in node.value], _source=self.source)
         assert isinstance(node, yaml.MappingNode)
         pairs: list[tuple[Node, Node]] = []
         merged: list[tuple[Node, Node]] = []
         for key, value in node.value:
             if depth == 0:
                 self._top_line = key.start_mark.line + 1
-            k = self.convert(key, depth + 1)
-            v = self.convert(value, depth + 1)
-            if k.kind == SCALAR and k.value == "<<" and key.tag == "tag:yaml.org,2002:merge":
+            k = convert(key, depth + 1)
+            v = convert(value, depth + 1)
+            if k.kind == SCALAR and k.value == "<<" and key.tag == _MERGE_TAG:
                 sources = [v] if v.kind == MAP else [i for i in v.items if i.kind == MAP]
                 for src in sources:
                     merged.extend(src.pairs)
@@ -239,8 +240,23 @@ def _error_text(exc: yaml.YAMLError) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-# libyaml's safe loader when PyYAML was built with it (about ten times faster); the same nodes and marks.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SCALAR_NODE, _SEQUENCE_NODE = yaml.ScalarNode, yaml.SequenceNode
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader when PyYAML was built with it (about ten times faster); the same nodes and marks.
+
+    Only the `<<` merge key's tag is read of the tags the loader resolves (`_Converter`), and the safe resolver
+    gives it to a plain `<<` alone: the other scalars need not be matched against the resolver's patterns."""
+
+    def resolve(self, kind: type[yaml.Node], value: str | None, implicit: tuple[bool, bool]) -> str:
+        if kind is _SCALAR_NODE and implicit[0] and value == "<<":
+            return _MERGE_TAG
+        return "tag:yaml.org,2002:str" if kind is _SCALAR_NODE else super().resolve(kind, value, implicit)
+
+
+_LOADER = _Loader
 
 
 def parse(text: str) -> YamlDoc:

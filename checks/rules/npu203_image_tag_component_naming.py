@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from checks import globs, kinds
-from checks.context import Context
+from checks.context import Context, SourceFile
 from checks.facts import Facts
 from checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
 from checks.messages import places
@@ -30,6 +30,11 @@ class _Occurrence:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
+
+
+def _noted(ctx: Context) -> dict[str, list[tuple[int, str, TagInfo]]]:
+    """The tags each doc and script read in the per-file pass names (see `check_file`), by path; kept for the run."""
+    return ctx.memo(("npu203-doc-tags", "head", ""), dict)
 
 
 class ImageTagComponentNaming(Rule):
@@ -81,6 +86,13 @@ class ImageTagComponentNaming(Rule):
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return facts.image_tags.fetch_always
 
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        # Nothing is reported here: the tags of a doc or a script are noted while the engine holds its text, so that
+        # check_project, which weighs them against the build's, need not read every doc and script again.
+        if self._reads(ctx, src.path):
+            _noted(ctx)[src.path] = self._doc_tags(ctx, src)
+        return ()
+
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         g = grammar(ctx)
         occurrences = list(self._occurrences(ctx, g))
@@ -123,20 +135,35 @@ class ImageTagComponentNaming(Rule):
         for c in inv.consumers:
             if c.info.known:
                 yield _Occurrence(c.path, c.line, c.tag, c.info, "workflow")
-        always, markers = ctx.facts.image_tags.read_always, ctx.facts.image_tags.text_markers
+        noted = _noted(ctx)
         for path in ctx.head_paths():
-            file_kinds = ctx.kindmap.kinds(path)
-            if kinds.DOCS not in file_kinds and kinds.SHELL not in file_kinds:
+            if not self._reads(ctx, path):
                 continue
-            if not ctx.audit and not ctx.touched(path) and not globs.match_any(path, always):
-                continue  # on a change, read the docs it touches plus the supported-tags table
-            src = ctx.source(path)
-            if src is None or not any(m in src.text for m in markers):
-                continue
-            for line, tag, _, _ in head_documented_tags(ctx, src):
-                info = g.classify(tag)
-                if info.known:
-                    yield _Occurrence(path, line, tag, info, "docs")
+            found = noted.get(path)
+            if found is None:
+                src = ctx.source(path)
+                if src is None:
+                    continue
+                found = self._doc_tags(ctx, src)
+            for line, tag, info in found:
+                yield _Occurrence(path, line, tag, info, "docs")
+
+    @staticmethod
+    def _reads(ctx: Context, path: str) -> bool:
+        """The docs and scripts whose tags count: all in an audit; on a change, the ones it touches plus the
+        supported-tags table."""
+        file_kinds = ctx.kindmap.kinds(path)
+        if kinds.DOCS not in file_kinds and kinds.SHELL not in file_kinds:
+            return False
+        return ctx.audit or ctx.touched(path) or globs.match_any(path, ctx.facts.image_tags.read_always)
+
+    @staticmethod
+    def _doc_tags(ctx: Context, src: SourceFile) -> list[tuple[int, str, TagInfo]]:
+        if not any(m in src.text for m in ctx.facts.image_tags.text_markers):
+            return []
+        g = grammar(ctx)
+        infos = ((line, tag, g.classify(tag)) for line, tag, _, _ in head_documented_tags(ctx, src))
+        return [(line, tag, info) for line, tag, info in infos if info.known]
 
     # -- one `.postN` spelling per image ------------------------------------------------------------------------
     def _spellings(

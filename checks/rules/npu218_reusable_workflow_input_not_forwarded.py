@@ -9,7 +9,7 @@ from checks.context import Context
 from checks.indexes.workflows import workflow_at, workflow_paths
 from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
-from checks.parsers.gha.calls import WHOLE_INPUTS, Call, Param, calls, declared, input_reference, passes
+from checks.parsers.gha.calls import Call, Param, calls, declared, input_reference, passes, reads_whole_inputs
 from checks.parsers.gha.workflow import Workflow
 from checks.rule import Hit, Rule
 
@@ -194,6 +194,14 @@ class _Revision:
                 self.workflows[path] = wf
                 self.texts[path] = src.text
         self._calls: dict[str, list[Call]] | None = None
+        self._whole_inputs: dict[str, bool] = {}  # by text: each is asked for itself and by its callers
+
+    def _whole(self, text: str) -> bool:
+        """The text reads the whole `inputs` object or the event payload (see WHOLE_INPUTS)."""
+        found = self._whole_inputs.get(text)
+        if found is None:
+            found = self._whole_inputs[text] = reads_whole_inputs(text)
+        return found
 
     def says_why(self, call: Call) -> bool:
         """A comment inside the call job says it leaves something out on purpose."""
@@ -222,7 +230,7 @@ class _Revision:
 
     def unread_inputs(self, wf: Workflow) -> list[Param]:
         text = self.texts.get(wf.path, "")
-        if WHOLE_INPUTS.search(text):
+        if self._whole(text):
             return []
         called = [self.texts[c.target] for c in calls(wf) if c.target in self.texts]
         out: list[Param] = []
@@ -237,9 +245,7 @@ class _Revision:
                 if ref.search(text):
                     continue
                 # A dispatch input is also `github.event.inputs.X` inside the workflows this one calls.
-                if event == "workflow_dispatch" and any(
-                    WHOLE_INPUTS.search(t) or _event_input(param.name, t) for t in called
-                ):
+                if event == "workflow_dispatch" and any(self._whole(t) or _event_input(param.name, t) for t in called):
                     continue
                 out.append(param)
         return out

@@ -57,7 +57,7 @@ def pins(df: Dockerfile) -> list[Pin]:
     defs = build_args(df)
     froms = [i.line for i in df.of("FROM")]
     for step in steps(df):
-        call = pip_call(step.cmd)
+        call = step.pip
         if call is None or call.verb != "install":
             continue
         # A RUN sees the ARG and ENV values of its own stage only (an ARG before FROM must be declared again).
@@ -101,7 +101,7 @@ def _installs_torch_npu(df: Dockerfile) -> bool:
     """A pip step names torch_npu itself (unpinned, or a wheel whose version is unknown): the image's torch_npu
     may not be the one the requirements it installs state, so those are not judged."""
     for step in steps(df):
-        call = pip_call(step.cmd)
+        call = step.pip
         if call is not None and call.verb in ("install", "download", "wheel"):
             if any(req.name == "torch-npu" for req, _ in call.packages):
                 return True

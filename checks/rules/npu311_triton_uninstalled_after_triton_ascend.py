@@ -11,7 +11,6 @@ from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
 from checks.parsers.dockerfile import parse, steps
 from checks.parsers.pep440 import version_key
-from checks.parsers.pipcli import pip_call
 from checks.rule import Hit, Rule
 
 TRITON = "triton"
@@ -80,7 +79,7 @@ class TritonUninstalledAfterTritonAscend(Rule):
         pending: list[Hit] = []
         removed = False
         for step in steps(df):
-            call = pip_call(step.cmd)
+            call = step.pip
             if call is None:
                 continue
             names = {req.name for req, _ in call.packages}

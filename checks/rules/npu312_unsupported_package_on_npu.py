@@ -12,7 +12,6 @@ from checks.facts.schema import DevicePackages
 from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from checks.model import Severity
 from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
-from checks.parsers.pipcli import pip_call
 from checks.parsers.requirements import normalize_name, parse_requirements_file
 from checks.rule import Hit, Rule
 
@@ -122,7 +121,7 @@ class UnsupportedPackageOnNpu(Rule):
         device = image_device(df, ctx.facts.device_packages)
         lacks = ctx.facts.device_packages.unsupported.get(device, {}) if device else {}
         for step in steps(df):
-            call = pip_call(step.cmd)
+            call = step.pip
             if call is None or call.verb not in ("install", "download", "wheel"):
                 continue
             for req, word in call.packages:

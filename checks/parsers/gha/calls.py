@@ -123,3 +123,13 @@ WHOLE_INPUTS = re.compile(
     r"|toJSON\(\s*github\.event\s*\)|\.inputs\s*\|",
     re.I,
 )
+
+
+def reads_whole_inputs(text: str) -> bool:
+    """`WHOLE_INPUTS.search(text)`, with a cheap test first: every match holds `inputs`, `GITHUB_EVENT_PATH` or
+    `toJSON(` in some case, and in ASCII text (where `re.I` folds only ASCII letters) `lower()` finds it."""
+    if text.isascii():
+        low = text.lower()
+        if "inputs" not in low and "github_event_path" not in low and "tojson(" not in low:
+            return False
+    return WHOLE_INPUTS.search(text) is not None
