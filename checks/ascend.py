@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import re
+import re._parser as sre_parse  # `re`'s own parser: what a pattern asks of every match (see _needs)
 from collections.abc import Iterable
+from typing import Any
 
 from checks.facts.schema import AscendContent
 from checks.parsers import dockerfile as dfp
@@ -38,17 +40,107 @@ class Markers:
         self.script_words = _words_of((*facts.script_markers, *facts.install_markers))
         self.workflow_words = _words_of((*facts.workflow_markers, *facts.install_markers))
         self.package = one(facts.package_names)
+        # What a match of the workflow markers needs in the text (see _needs): a few `in` tests that most
+        # workflows fail, before the search of their whole code (they have no words to pick lines by). The script
+        # markers do: their lines are picked first, which costs less than these tests.
+        self.workflow_needs = _needs(self.workflow) if self.workflow_words is None else None
+        # ... and of the install markers, searched in every RUN, ENV, COPY and ADD of a Dockerfile.
+        self.install_needs = _needs(self.install)
 
 
-def _words_of(patterns: Iterable[str]) -> re.Pattern[str] | None:
+def _words_of(patterns: Iterable[str]) -> tuple[str, ...] | None:
     if all(any(w in p.lower() for w in _SCRIPT_WORDS) for p in patterns):
-        return re.compile("|".join(_SCRIPT_WORDS))
+        return _SCRIPT_WORDS
     return None
 
 
-def _marked(pattern: re.Pattern[str] | None, words: re.Pattern[str] | None, lowered: str) -> bool:
+# What a pattern needs of a text, from _needs: for each alternative of the pattern, pieces that every match of it
+# holds; a piece is one or more strings, and one of them is in the text.
+Needs = tuple[tuple[tuple[str, ...], ...], ...]
+
+# Non-ASCII characters that an ignore-case ASCII literal of `re` matches (`i` the dotless ı and İ, `s` the long
+# ſ, `k` the Kelvin sign), as that letter: a probe text with them replaced holds every string such a match
+# holds (tests/test_ascend_content.py asks `re` for every character).
+_FOLDED = (("\u0131", "i"), ("\u0130", "i"), ("\u017f", "s"), ("\u212a", "k"))
+# At most this many strings for one piece (`torch[-_]npu` is two).
+_MAX_SPELLINGS = 16
+
+
+def _needs(pattern: re.Pattern[str] | None) -> Needs | None:
+    """For each alternative of `pattern`, what every match of it holds: pieces (lower case, ASCII, no line
+    break; one of a piece's spellings is in the text). None when some alternative needs nothing, or the
+    pattern is not understood: then the search alone decides.
+
+    Read from the pattern's parse by `re` itself (its ops), sure steps only: consecutive literal characters
+    (or small sets of them, `[-_]`) match consecutive characters of the text, so they make one piece; a group,
+    or a repeat of at least one, needs what its body needs; any other op (a range or category, `.`, an
+    assertion, an alternation inside) needs nothing and ends the piece. An (ignore-case) ASCII literal matches
+    only itself, its other case and the characters of _FOLDED; a non-ASCII literal ends the piece. No piece
+    holds a line break, so one found in lines cut out of a text and joined again (what _marked searches) is
+    in the text itself."""
+    if pattern is None:
+        return None
+    try:
+        items = list(sre_parse.parse(pattern.pattern, pattern.flags))
+        alternatives = items[0][1][1] if len(items) == 1 and items[0][0] is sre_parse.BRANCH else [items]
+        needs = tuple(tuple(_needed(list(alt))) for alt in alternatives)
+    except (AttributeError, IndexError, TypeError, ValueError, re.error):  # a parse not understood: no cheap test
+        return None
+    return needs if all(needs) else None
+
+
+def _plain(code: int) -> str | None:
+    """The lower-case character a literal of this code point stands for, None when it may stand for others."""
+    ch = chr(code)
+    return ch.lower() if ch.isascii() and ch not in "\r\n" else None
+
+
+def _needed(items: list[tuple[Any, Any]]) -> list[tuple[str, ...]]:
+    """The pieces every match of the op sequence `items` holds (see _needs)."""
+    out: list[tuple[str, ...]] = []
+    run = [""]  # the spellings of the piece being read
+    for op, av in items:
+        chars: list[str | None] = []
+        if op is sre_parse.LITERAL:
+            chars = [_plain(av)]
+        elif op is sre_parse.IN and all(o is sre_parse.LITERAL for o, _ in av):
+            chars = [_plain(a) for _, a in av]
+        if chars and None not in chars and len(run) * len(chars) <= _MAX_SPELLINGS:
+            run = [r + c for r in run for c in dict.fromkeys(c for c in chars if c is not None)]
+            continue
+        if run != [""]:
+            out.append(tuple(run))
+        run = [""]
+        if op is sre_parse.SUBPATTERN:
+            out.extend(_needed(list(av[3])))
+        elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT) and av[0] >= 1:
+            out.extend(_needed(list(av[2])))
+        elif op is sre_parse.ATOMIC_GROUP:
+            out.extend(_needed(list(av)))
+    if run != [""]:
+        out.append(tuple(run))
+    return out
+
+
+def _may_match(needs: Needs | None, lowered: str) -> bool:
+    """False when the pattern of `needs` cannot match in the lower-cased text: a few `in` tests."""
+    if needs is None:
+        return True
+    probe = lowered
+    if not probe.isascii():
+        for ch, letter in _FOLDED:
+            if ch in probe:  # rare: replace() only then (str.translate would cost more than the search)
+                probe = probe.replace(ch, letter)
+    return any(all(any(s in probe for s in piece) for piece in alternative) for alternative in needs)
+
+
+def _marked(
+    pattern: re.Pattern[str] | None, words: tuple[str, ...] | None, lowered: str, needs: Needs | None = None
+) -> bool:
     """`pattern` (case-insensitive) found in the lower-cased text outside comments, searching only the lines
-    that hold one of `words` when given."""
+    that hold one of `words` when given. `needs` (the pattern's, from _needs) rules most texts out first."""
+    if not _may_match(needs, lowered):
+        return False
     return _search(pattern, _lines_with(lowered, words) if words is not None else _code(lowered))
 
 
@@ -63,8 +155,13 @@ def _search(pattern: re.Pattern[str] | None, text: str) -> bool:
 
 def _code(text: str) -> str:
     """The text without its comment lines (`#` first): a comment that names torch_npu makes nothing Ascend."""
+    return "\n".join(_code_lines(text))
+
+
+def _code_lines(text: str) -> list[str]:
+    """The lines of `_code(text)`."""
     # `"#" not in line` first: the cheap test decides most lines.
-    return "\n".join([line for line in text.splitlines() if "#" not in line or not line.lstrip().startswith("#")])
+    return [line for line in text.splitlines() if "#" not in line or not line.lstrip().startswith("#")]
 
 
 # -- Dockerfiles ---------------------------------------------------------------------------------------------
@@ -78,12 +175,17 @@ def is_ascend_image(ref: str, m: Markers) -> bool:
 def dockerfile_is_ascend(df: dfp.Dockerfile, m: Markers) -> bool:
     """Some stage is built on an Ascend base image, or a RUN, ENV, COPY or ADD installs or sets up Ascend
     software."""
+    installing = [instr for instr in df.instructions if instr.keyword in ("RUN", "ENV", "COPY", "ADD")]
+    # The cheap test once for all of them: a piece it looks for holds no line break, so one found in the joined
+    # text is in one instruction; an ASCII text is read lower-cased (an ignore-case match stays one there).
+    joined = "\n".join(instr.args for instr in installing)
+    searched = not joined.isascii() or _may_match(m.install_needs, joined.lower())
     for instr in df.instructions:
         if instr.keyword == "FROM" and instr.image is not None:
             image = instr.image
             if is_ascend_image(image.image + (f":{image.tag}" if image.tag else ""), m):
                 return True
-        elif instr.keyword in ("RUN", "ENV", "COPY", "ADD") and _search(m.install, instr.args):
+        elif searched and instr.keyword in ("RUN", "ENV", "COPY", "ADD") and _search(m.install, instr.args):
             return True
     return False
 
@@ -106,11 +208,14 @@ _TOOLS = frozenset(("docker", "podman", "crane", "skopeo"))
 def workflow_is_ascend(text: str, m: Markers) -> bool:
     """A job runs on an Ascend runner label, in an Ascend container image, uses Ascend devices or software,
     or the workflow pulls or pushes an Ascend image."""
-    if _marked(m.workflow, m.workflow_words, text.lower()):
+    if _marked(m.workflow, m.workflow_words, text.lower(), m.workflow_needs):
         return True
-    code = _code(text)
+    lines = _code_lines(text)
+    # A tool in a line is in the code: most workflows name none, and their lines need no look for one.
+    code = "\n".join(lines)
+    tools = any(tool in code for tool in _TOOLS)
     block: int | None = None  # indentation of a label key whose values follow as a list
-    for line in code.splitlines():
+    for line in lines:
         keyed = ":" in line  # both key patterns need one: most lines of a workflow's scripts have none
         key = _LABEL_KEY.match(line) if keyed else None
         if key is not None:
@@ -128,7 +233,8 @@ def workflow_is_ascend(text: str, m: Markers) -> bool:
         if image is not None and any(is_ascend_image(ref, m) for ref in _REF.findall(image.group(1))):
             return True
         if (
-            any(tool in line for tool in _TOOLS)
+            tools
+            and any(tool in line for tool in _TOOLS)
             and _TOOLS & set(line.split())
             and _DOCKER.search(line)
             and any(is_ascend_image(r, m) for r in _REF.findall(line))
@@ -164,17 +270,22 @@ def _selects_other_device(code: str) -> bool:
     return False
 
 
-def _lines_with(text: str, words: re.Pattern[str]) -> str:
-    """The non-comment lines of `text` that hold a match of `words`."""
+def _lines_with(text: str, words: tuple[str, ...]) -> str:
+    """The non-comment lines of `text` (cut at "\\n") that hold one of `words` (which hold no "\\n"), in order.
+
+    Each word is found with `str.find`, skipping to the next line after a hit: one C scan per word (a regex
+    alternation of the words tried every position that starts one, several times slower)."""
+    starts: set[int] = set()
+    for word in words:
+        pos = text.find(word)
+        while pos >= 0:
+            starts.add(text.rfind("\n", 0, pos) + 1)
+            end = text.find("\n", pos)
+            pos = -1 if end < 0 else text.find(word, end)
     out: list[str] = []
-    end = -1
-    for hit in words.finditer(text):
-        if hit.start() <= end:
-            continue
-        start = text.rfind("\n", 0, hit.start()) + 1
-        end = text.find("\n", hit.end())
-        end = len(text) if end < 0 else end
-        line = text[start:end]
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
         if not line.lstrip().startswith("#"):
             out.append(line)
     return "\n".join(out)

@@ -3,6 +3,10 @@ FROM line read after the global ARG defaults are substituted."""
 
 from __future__ import annotations
 
+import random
+import re
+import string
+import sys
 import textwrap
 
 import pytest
@@ -84,6 +88,10 @@ def test_from_leaves_an_arg_without_default_unknown_and_ignores_stage_args() -> 
         ("FROM nvcr.io/nvidia/pytorch:25.01-py3\nRUN pip install flash-attn\n", False),
         ("FROM ubuntu:22.04\n# torch_npu comes in the NPU image, not here\nRUN pip install torch\n", False),
         ("ARG BASE=nvidia/cuda:12.4.1-devel-ubuntu22.04\nFROM ${BASE}\n", False),
+        # Any case; an instruction after others; a non-ASCII one (searched without the cheap test).
+        ("FROM ubuntu:22.04\nRUN apt-get update\nENV PATH=/USR/LOCAL/ASCEND/bin:$PATH\n", True),
+        ("FROM ubuntu:22.04\nRUN echo 安装 && pip install Torch-NPU\n", True),
+        ("FROM ubuntu:22.04\nRUN pip install torch\nCOPY npu/ /opt/npu/\n", False),
     ],
 )
 def test_dockerfile_is_ascend(text: str, expected: bool) -> None:
@@ -122,6 +130,114 @@ jobs:
 )
 def test_workflow_is_ascend(text: str, expected: bool) -> None:
     assert ascend.workflow_is_ascend(text, M) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An install marker in any case, in a workflow with non-ASCII text (whose cheap test reads ſ as s).
+        ("jobs:\n  t:\n    runs-on: x\n    steps:\n      - run: pip install TORCH_NPU  # 安装\n", True),
+        (
+            "name: ſetup\njobs:\n  t:\n    steps:\n      - run: source /usr/local/Ascend/ascend-toolkit/ſet_env.sh\n",
+            True,
+        ),
+        ("jobs:\n  t:\n    steps:\n      - run: pip install torch-npu==2.5.1\n", True),
+        # torch and npu both there, not torch_npu: the cheap test passes, the search says no.
+        ("jobs:\n  t:\n    steps:\n      - run: pip install torch  # npu later\n      - run: pytest\n", False),
+        ("jobs:\n  t:\n    steps:\n      - run: pip install torch_npu\n".replace("torch_npu", "torch_npux"), False),
+    ],
+)
+def test_workflow_markers_whatever_the_case_and_characters(text: str, expected: bool) -> None:
+    assert ascend.workflow_is_ascend(text, M) is expected
+
+
+def test_what_the_workflow_markers_need_of_a_text() -> None:
+    """Read from the shipped markers' parse: each alternative's pieces (one spelling of each must be there)."""
+    assert M.workflow_needs == (
+        (("/dev/davinci",),),
+        (("ascend_rt_visible_devices",),),
+        (("ascend-cann-",),),
+        (("torch-npu", "torch_npu"),),
+        (("triton-ascend", "triton_ascend"),),
+        (("/usr/local/ascend/",),),
+        (("ascend-toolkit/",), ("set_env.sh",)),
+        (("nnal/atb/set_env.sh",),),
+    )
+    # An alternative that needs no literal (`\d+`) leaves no cheap test.
+    assert ascend._needs(re.compile(r"(?:/dev/davinci)|(?:\d+)", re.IGNORECASE)) is None
+
+
+def test_what_a_pattern_needs_is_in_every_text_it_matches() -> None:
+    """Random patterns (literals, small classes, groups, repeats, assertions, alternations, case switches) and
+    random texts (both cases, ı ſ K İ, line breaks, comments): where the search of the text's code finds the
+    pattern, the cheap test never rules the text out; and it does rule many texts out."""
+    rnd = random.Random(7)
+    leaves = ["a", "b", "s", "k", "i", "K", "S", "-", "_", "=", "/", r"\.", "ab", "sk", "ı", "ſ", "\u212a", "é", r"\n"]
+    others = [r"\b", r"\s*", r"\s+", ".", r"\w+", "[^a]", "^", "$", "(?=a)", "(?<!b)", "[ks]", "[-_]", "[aS=]"]
+
+    def gen(depth: int) -> str:
+        r = rnd.random()
+        if depth > 3 or r < 0.35:
+            return rnd.choice(leaves)
+        if r < 0.5:
+            return rnd.choice(others)
+        if r < 0.6:
+            return f"(?:{gen(depth + 1)}|{gen(depth + 1)})"
+        if r < 0.7:
+            return f"({gen(depth + 1)})" + rnd.choice(["", "?", "*", "+", "{2}", "{0,2}", "+?", "*+"])
+        if r < 0.75:
+            return f"(?-i:{gen(depth + 1)})"
+        if r < 0.78:
+            return f"(?>{gen(depth + 1)})"
+        return gen(depth + 1) + gen(depth + 1)
+
+    chars = [
+        "a",
+        "b",
+        "s",
+        "k",
+        "i",
+        "A",
+        "S",
+        "K",
+        "ı",
+        "ſ",
+        "\u212a",
+        "İ",
+        "é",
+        "-",
+        "_",
+        "=",
+        "/",
+        ".",
+        " ",
+        "\n",
+        "#",
+    ]
+    ruled_out = 0
+    for _ in range(3000):
+        try:
+            pattern = re.compile("|".join(f"(?:{gen(0)})" for _ in range(rnd.randint(1, 3))), re.IGNORECASE)
+        except re.error:
+            continue
+        needs = ascend._needs(pattern)
+        for _ in range(10):
+            lowered = "".join(rnd.choice(chars) for _ in range(rnd.randint(0, 12))).lower()
+            if not ascend._may_match(needs, lowered):
+                ruled_out += 1
+                assert pattern.search(ascend._code(lowered)) is None, (pattern.pattern, lowered)
+    assert ruled_out > 3000
+
+
+def test_the_non_ascii_characters_an_ascii_literal_matches_ignoring_case() -> None:
+    """Asked of `re` for every code point: an ignore-case ASCII literal (alone or in a class) matches no other
+    non-ASCII character than those _FOLDED replaces by that literal's letter."""
+    every = "".join(chr(c) for c in range(0x80, sys.maxunicode + 1) if not 0xD800 <= c < 0xE000)
+    folded = dict(ascend._FOLDED)
+    for ch in string.printable:
+        for source in (re.escape(ch), f"[{re.escape(ch)}]"):
+            matched = set(re.compile(source, re.IGNORECASE).findall(every))
+            assert {folded.get(m) for m in matched} <= {ch.lower()}, (source, matched)
 
 
 @pytest.mark.parametrize(
