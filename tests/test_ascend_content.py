@@ -259,6 +259,22 @@ def test_script_is_npu(text: str, expected: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("case $DEVICE in\n  gpu) export X=1 ;;\nesac\n", True),
+        ("export CUDA_VISIBLE_DEVICES=0,1\n", True),
+        ("nvidia-smi -L\n", True),
+        ("python train.py --device=cuda\n", True),
+        ("python train.py trainer.n_gpus_per_node=8 rollout.gpu_memory_utilization=0.6\n", False),
+        ("export ROCMLU=1 CUDAX=2 XPUS=3\n", False),  # words inside longer names
+        ("# use cuda here\npython train.py\n", False),  # a comment
+    ],
+)
+def test_selects_other_device(text: str, expected: bool) -> None:
+    assert ascend.selects_other_device(text) is expected
+
+
+@pytest.mark.parametrize(
     ("paths", "expected"),
     [
         (["vllm_ascend/__init__.py", "setup.py"], True),
