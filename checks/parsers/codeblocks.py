@@ -69,56 +69,77 @@ def console_commands(block: Block) -> Block:
 
 def _md(lines: list[str], languages: frozenset[str]) -> list[Block]:
     out: list[Block] = []
+    # Only a line with ``` or ~~~ opens or closes a fence: the others are stepped over, or copied into a body.
+    fences = [k for k, line in enumerate(lines) if "```" in line or "~~~" in line]
+    n = len(lines)
+    f = 0  # fences[f]: the next candidate line
     i = 0
-    while i < len(lines):
+    while f < len(fences):
+        i = fences[f]
+        f += 1
         m = _FENCE.match(lines[i])
         if m is None:
-            i += 1
             continue
         indent, fence, info = len(m.group(1)), m.group(2), m.group(3)
-        body: list[tuple[int, str]] = []
-        i += 1
-        while i < len(lines):
-            close = _FENCE.match(lines[i])
+        end = n  # an unclosed fence runs to the end of the file
+        while f < len(fences):
+            k = fences[f]
+            f += 1
+            close = _FENCE.match(lines[k])
             if close and close.group(2)[0] == fence[0] and len(close.group(2)) >= len(fence) and not close.group(3):
+                end = k
                 break
-            raw = lines[i]
-            strip = min(indent, len(raw) - len(raw.lstrip(" ")))
-            body.append((i + 1, raw[strip:]))
-            i += 1
-        i += 1
         lang = _language(info)
         if lang in languages:
-            out.append(Block(lang, tuple(body)))
+            if indent:
+                body = []
+                for k in range(i + 1, end):
+                    raw = lines[k]
+                    strip = min(indent, len(raw) - len(raw.lstrip(" ")))
+                    body.append((k + 1, raw[strip:]))
+                out.append(Block(lang, tuple(body)))
+            else:
+                out.append(Block(lang, tuple((k + 1, lines[k]) for k in range(i + 1, end))))
     return out
 
 
 def _rst(lines: list[str], languages: frozenset[str]) -> list[Block]:
     out: list[Block] = []
+    # Only a line with `::` can open a directive: the others are stepped over (a body's lines are not looked at).
+    directives = [k for k, line in enumerate(lines) if "::" in line]
+    n = len(lines)
+    d = 0  # directives[d]: the next candidate line
     i = 0
-    while i < len(lines):
+    while d < len(directives):
+        if directives[d] < i:
+            d += 1
+            continue
+        i = directives[d]
+        d += 1
         m = _RST_DIRECTIVE.match(lines[i])
         if m is None:
             i += 1
             continue
         base = len(m.group(1).expandtabs())
         lang = m.group(2).lower()
+        keep = lang in languages  # the body of another language is stepped over, not copied
         i += 1
-        while i < len(lines) and re.match(r"^[ \t]+:[\w-]+:", lines[i]):  # directive options
+        while i < n and re.match(r"^[ \t]+:[\w-]+:", lines[i]):  # directive options
             i += 1
         body: list[tuple[int, str]] = []
         indent: int | None = None
-        while i < len(lines):
+        while i < n:
             raw = lines[i]
             if raw.strip():
                 width = len(raw) - len(raw.lstrip())
                 if width <= base:
                     break
                 indent = width if indent is None else min(indent, width)
-            body.append((i + 1, raw))
+            if keep:
+                body.append((i + 1, raw))
             i += 1
         while body and not body[-1][1].strip():
             body.pop()
-        if lang in languages and indent is not None:
+        if keep and indent is not None:
             out.append(Block(lang, tuple((n, t[indent:]) for n, t in body)))
     return out

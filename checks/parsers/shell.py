@@ -713,13 +713,13 @@ class Invocation:
         last: Override | None = None
         used: list[Override] = []
         tail = "." + key
-        # the keys K with `key.startswith(K + ".")`: the dotted prefixes of `key`
-        ancestors = () if suffix else {key[:i] for i, c in enumerate(key) if c == "."}
         for o in self.overrides:
             okey = o.key
             if okey == key or (suffix and okey.endswith(tail)):  # o.matches(key, suffix)
                 new: Value | None = None if o.prefix == "~" else o.value
-            elif okey in ancestors and o.prefix != "~":
+            elif (  # key.startswith(o.key + "."), without building that string
+                not suffix and o.prefix != "~" and key.startswith(okey) and key[len(okey) : len(okey) + 1] == "."
+            ):
                 found = _dict_lookup(o.value, key[len(o.key) + 1 :])
                 if found is _ABSENT:
                     continue
@@ -1221,6 +1221,8 @@ def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
         events.setdefault(ev.name, []).append(ev)
 
     def make_override(w: Word, exp: _Expander, array: str | None) -> Override | None:
+        if "=" not in w.raw and "~" not in w.raw:
+            return None  # split_override's answer: neither `key=value` nor `~key`
         parts = split_override(w.raw)
         if parts is None:
             return None
@@ -1255,6 +1257,8 @@ def _simulate(script: ShellScript, npu: bool, launchers: Launchers) -> View:
 
         # ${NAME:=default} assigns NAME when it is unset
         for w in st.words:
+            if "${" not in w.raw:
+                continue  # (what _default_assigns says first)
             for name, default in _default_assigns(w.raw):
                 if exp.lookup(name) is None:
                     add(_VarEvent(name, st.index, exp.expand(default), False, w.line, br))

@@ -20,6 +20,9 @@ _GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
 _ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
 _MAX_DEPTH = 3
 _PLAIN = re.compile(r"[^'\"\\$]+")  # all but what `_unguarded_refs` looks at
+_BRACED = re.compile(r"#?([A-Za-z_]\w*)(.*)\Z", re.S)  # the inside of `${...}`
+_GUARD_OP = re.compile(r":?[-=?+]")
+_REF = re.compile(r"[A-Za-z_]\w*")
 
 
 class UndefinedVariableInOverride(Rule):
@@ -64,7 +67,8 @@ class UndefinedVariableInOverride(Rule):
         defined = _defined_names(ctx, src.path, script, 0, set())
         if defined is None:
             return  # something defines variables we cannot see
-        known, prefixes = set(facts.known), facts.known_prefixes
+        known = ctx.memo(("npu104-known", "head", ""), lambda: frozenset(facts.known))
+        prefixes = facts.known_prefixes
         callers: set[str] | None = None  # what the scripts that run this one define: read only when needed
         seen: set[tuple[int, str]] = set()
         for o in _overrides(view):
@@ -153,18 +157,18 @@ def _unguarded_refs(word: str) -> Iterator[str]:
             end = closing_brace(word, i + 2)
             body = word[i + 2 : end if end >= 0 else n]
             i = end + 1 if end >= 0 else n
-            m = re.match(r"#?([A-Za-z_]\w*)(.*)\Z", body, re.S)
+            m = _BRACED.match(body)
             if not m or body.startswith("!"):
                 continue
             rest = m.group(2)
-            if re.match(r":?[-=?+]", rest):
+            if _GUARD_OP.match(rest):
                 continue  # guarded: a default, an assignment, an error message, or "if set"
             yield m.group(1)
             continue
-        m2 = re.match(r"[A-Za-z_]\w*", word[i + 1 :])
+        m2 = _REF.match(word, i + 1)
         if m2:
             yield m2.group(0)
-            i += 1 + m2.end()
+            i = m2.end()
         else:
             i += 2  # `$@`, `$1`, `$?`, a lone `$`
     return

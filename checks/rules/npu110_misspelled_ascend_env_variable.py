@@ -162,7 +162,8 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
             for pair in instr.pairs:
                 yield _Set(pair.name, pair.line)
     elif YAML in src.kinds or WORKFLOW in src.kinds:
-        if "\\" not in src.text and not any(k in src.text for k in ENV_KEYS):
+        text = src.text
+        if "\\" not in text and (not any(k in text for k in ENV_KEYS) or not _yaml_may_report(ctx, text)):
             return  # a key is in the text as written unless a double-quoted key's escapes spell it
         doc = ctx.parsed("yamlmarks", src, parse_yaml)
         if doc.root is None:
@@ -196,8 +197,9 @@ def _candidates(families: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
-def _may_report(ctx: Context) -> Callable[[LogicalLine], bool]:
-    """Whether a logical line may set a name that gets a verdict (a superset: see `_candidates`)."""
+def _relevance(ctx: Context) -> tuple[re.Pattern[str], Callable[[str, bool], bool]]:
+    """`_candidates` for the facts, and whether a run found may get a verdict (`True` for `NAME[i]`: whether
+    `NAME[i]` may), memoised per run."""
     known = _known(ctx)
     families = tuple(ctx.facts.ascend_env.families)
     candidates = ctx.memo(("npu110-candidates", "head", ""), lambda: _candidates(families))
@@ -211,13 +213,44 @@ def _may_report(ctx: Context) -> Callable[[LogicalLine], bool]:
             )
         return found
 
+    return candidates, relevant
+
+
+def _may_report(ctx: Context) -> Callable[[LogicalLine], bool]:
+    """Whether a logical line may set a name that gets a verdict (a superset: see `_candidates`)."""
+    candidates, relevant = _relevance(ctx)
+    # Scripts repeat most of their short lines (exports, `set -x`, ...): the answer is a function of the text.
+    answers: dict[str, bool] = ctx.memo(("npu110-lines", "head", ""), dict)
+
     def keep(ll: LogicalLine) -> bool:
         text = ll.text
+        found = answers.get(text)
+        if found is not None:
+            return found
         if ("'" in text or '"' in text or "\\" in text) and _EXPORTISH.search(text.translate(_QUOTING)):
-            return True
-        return any(relevant(m.group(), text[m.end() : m.end() + 1] == "[") for m in candidates.finditer(text))
+            found = True
+        else:
+            found = any(relevant(m.group(), text[m.end() : m.end() + 1] == "[") for m in candidates.finditer(text))
+        if len(text) <= _REMEMBERED:
+            answers[text] = found
+        return found
 
     return keep
+
+
+_REMEMBERED = 200  # longer lines (a launch command with its overrides) rarely repeat
+
+
+# A plain key that ends here (`NAME: value`, `NAME:` at the end of a line) is the whole run before it.
+_KEY_END = re.compile(r":(?:[ \t\r\n]|\Z)")
+
+
+def _yaml_may_report(ctx: Context, text: str) -> bool:
+    """The quick no for a YAML file without backslash escapes: a key with a verdict is written as it is, and
+    starts a run of [A-Za-z0-9_-] (a plain scalar starts after a blank or an indicator, a quoted one after its
+    quote) that `_candidates` finds; a key there is that run when `: ` follows it, else it may go on."""
+    candidates, relevant = _relevance(ctx)
+    return any(not _KEY_END.match(text, m.end()) or relevant(m.group(), False) for m in candidates.finditer(text))
 
 
 def _shell_names(source: Source, keep: Callable[[LogicalLine], bool]) -> Iterator[_Set]:

@@ -40,8 +40,10 @@ class EntryPoint:
         """The command (its program without a directory, `-m` module and words) is this entry point."""
         if module is not None and any(module.startswith(m) for m in self.modules):
             return True
-        if self.paths and any(p in w for w in words for p in self.paths):
-            return True
+        if self.paths:
+            text = "\0".join(words)  # a path without a NUL is in this text where it is in one of the words
+            if any(p in text if "\0" not in p else any(p in w for w in words) for p in self.paths):
+                return True
         if program in self.commands:
             return not self.subcommands or (len(words) > 1 and words[1] in self.subcommands)
         return False
@@ -57,7 +59,15 @@ class Launchers:
     not_launchers: tuple[str, ...]
 
     def of_style(self, style: Style) -> tuple[EntryPoint, ...]:
-        return tuple(e for e in self.entry_points if e.style == style)
+        return self._by_style.get(style, ())
+
+    @functools.cached_property
+    def _by_style(self) -> dict[str, tuple[EntryPoint, ...]]:
+        """The entry points of each style, in order (`of_style` is asked for every command of every script)."""
+        return {
+            style: tuple(e for e in self.entry_points if e.style == style)
+            for style in {e.style for e in self.entry_points}
+        }
 
     @functools.cached_property
     def wrappers(self) -> frozenset[str]:

@@ -306,6 +306,8 @@ def _split_logical(source: Source, heredoc_bodies: bool) -> tuple[list[LogicalLi
     total = len(physical)
     has_cr = "\r" in text
     src_pos = 0  # offset of the current physical line in a plain source
+    if plain:  # leading empty lines give nothing (a docs block is read at its own line numbers): skip them at once
+        idx = src_pos = len(text) - len(text.lstrip("\n"))
     while idx < total:
         raw = physical[idx]
         if plain:
