@@ -7,7 +7,7 @@ and the field sequence is matched against the schemes (F1/F2/F3 floating, R1/R2 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,15 +333,17 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
     # An explicit reference of the family holds one of `g.family_marks` (its repository ends with a family suffix,
     # and a match of _EXPLICIT has a `/` before its last segment and its tag's `:` after): text without any has none.
     marks = tuple(k for k in g.family_marks if k in text)
+    # A bare tag holds three `-` of its own, each followed by a character of its own (_BARE_HINT).
+    bare = bare and _BARE_HINT.search(text) is not None
     if not marks and not bare:
         return
     known = g._explicit
     mark = marks[0] if len(marks) == 1 else None  # the usual case: one family
-    for n, line in enumerate(text.splitlines(), start=1):
-        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl). A bare tag
-        # has three `-` of its own.
+    for n, line in _candidate_lines(text, marks, bare):
+        # Cheap guards first: most lines of most files can hold neither kind of tag (profiled on verl).
         explicit = mark in line if mark is not None else bool(marks) and any(k in line for k in marks)
-        if not explicit and (not bare or line.count("-") < 3):
+        maybe_bare = bare and line.count("-") >= 3 and _BARE_HINT.search(line) is not None
+        if not explicit and not maybe_bare:
             continue
         seen: set[tuple[int, int]] = set()
         for m in _EXPLICIT.finditer(line) if explicit else ():
@@ -356,7 +358,7 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
             start = m.end() - len(tag)
             seen.add((start, m.end()))
             yield n, tag, start, m.end()
-        if not bare:
+        if not maybe_bare:
             continue
         for m in _BARE.finditer(line):
             if any(s <= m.start() < e for s, e in seen):
@@ -366,6 +368,34 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
                 yield n, m.group(0), m.start(), m.end()
 
 
+# Line breaks other than "\n" (str.splitlines breaks at these too).
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _candidate_lines(text: str, marks: tuple[str, ...], bare: bool) -> Iterable[tuple[int, str]]:
+    """(number, text) of the lines (numbered as str.splitlines does) that hold one of `marks` or, with `bare`, a
+    match of _BARE_HINT: found by scanning the text, not line by line. Every line, when the text breaks lines
+    otherwise than with "\n"."""
+    if _OTHER_BREAKS.search(text):
+        return enumerate(text.splitlines(), start=1)
+    starts: set[int] = set()
+    for mark in marks:
+        i = text.find(mark)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            i = text.find(mark, i + 1)
+    if bare:  # neither a mark nor a hint spans lines; finditer finds a hint in every line that holds one
+        starts.update(text.rfind("\n", 0, m.start()) + 1 for m in _BARE_HINT.finditer(text))
+    out: list[tuple[int, str]] = []
+    n, prev = 1, 0
+    for start in sorted(starts):
+        n += text.count("\n", prev, start)
+        prev = start
+        end = text.find("\n", start)
+        out.append((n, text[start:] if end < 0 else text[start:end]))
+    return out
+
+
 # The lookbehind changes no match, it only spares the regex a retry at every letter of a long word: a match that
 # would start right after a letter or digit could start at that letter too, and finditer takes the leftmost
 # (a previous match cannot end just before one: it ends before a character outside [A-Za-z0-9._-]).
@@ -373,3 +403,5 @@ _EXPLICIT = re.compile(
     r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?(?:/[A-Za-z0-9._-]+)+:[A-Za-z0-9_][A-Za-z0-9._-]*"
 )
 _BARE = re.compile(r"(?<![\w./:-])[a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,}(?![\w/-])")
+# What every match of _BARE holds (its last three `-[a-z0-9._]+`), found fast: the search starts at a `-`.
+_BARE_HINT = re.compile(r"-[a-z0-9._]+-[a-z0-9._]+-[a-z0-9._]")

@@ -192,7 +192,9 @@ class _Converter:
                 self._top_line or line,
             )
         end_mark = node.end_mark
-        end = max(line, end_mark.line + (0 if end_mark.column == 0 else 1))
+        end = end_mark.line + (0 if end_mark.column == 0 else 1)
+        if end < line:
+            end = line
         if isinstance(node, _SCALAR_NODE):
             return Node(SCALAR, line, end, value=str(node.value), style=node.style or None, _source=self.source)
         convert = self.convert
@@ -222,8 +224,9 @@ class _Converter:
                     self.duplicates.append(DuplicateKey(k.value, k.line, first[k.value]))
                 else:
                     first[k.value] = k.line
-        own = {k.value for k, _ in pairs if k.kind == SCALAR}
-        pairs.extend((k, v) for k, v in merged if not (k.kind == SCALAR and k.value in own))
+        if merged:
+            own = {k.value for k, _ in pairs if k.kind == SCALAR}
+            pairs.extend((k, v) for k, v in merged if not (k.kind == SCALAR and k.value in own))
         return Node(MAP, line, end, pairs=pairs, _source=self.source)
 
 
@@ -254,6 +257,14 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         if kind is _SCALAR_NODE and implicit[0] and value == "<<":
             return _MERGE_TAG
         return "tag:yaml.org,2002:str" if kind is _SCALAR_NODE else super().resolve(kind, value, implicit)
+
+    # The safe loader has no path resolvers, so these do nothing (PyYAML's own return at once); the composer calls
+    # them around every node.
+    def descend_resolver(self, current_node: yaml.Node | None, current_index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
 
 
 _LOADER = _Loader

@@ -122,6 +122,17 @@ def dockerfile_pins(ctx: Context, path: str, fw: Frameworks, rev: str = "head") 
     return out
 
 
+# What line joining and quote removal take out of a run block's text: a command's words, unquoted, are what is left.
+_NOT_IN_WORDS = str.maketrans("", "", "\\'\"\n\r")
+
+
+def _may_pin(run: str) -> bool:
+    """Whether a run block can hold the `git` or `pip` command `pins_in` looks for (`python -m pip` and `uv pip`
+    included): not when its text, less the characters above, holds neither name. Most blocks do not."""
+    flat = run.translate(_NOT_IN_WORDS)
+    return "git" in flat or "pip" in flat
+
+
 def run_commands(step: Step) -> list[tuple[dfp.Command, str | None]]:
     """The commands of a `run:` block with the directory each runs in (absolute `cd` targets only)."""
     assert step.run is not None
@@ -198,7 +209,7 @@ class CiOverridesImagePin(Rule):
         ci_pins = [
             (step, pin)
             for step in job.steps
-            if step.run is not None
+            if step.run is not None and _may_pin(step.run.value)
             for pin in pins_in(run_commands(step), fw, wf.path)
         ]
         if not ci_pins:

@@ -102,10 +102,11 @@ class MissingAndInContinuedRun(Rule):
         for instr in df.of("RUN"):
             if instr.json_args is not None or not instr.continued:
                 continue
+            offsets = [seg.offset for seg in instr.segments]  # once per RUN, for each of its commands
             for cmd in instr.commands:
                 if cmd.in_heredoc:
                     continue
-                for prev_line, word in _joined(instr, cmd):
+                for prev_line, word in _joined(instr, cmd, offsets):
                     text = " ".join(w.unquoted for w in cmd.words[cmd.start : cmd.start + 2])
                     message = (
                         f"Line {prev_line} ends with `{df.escape}` but no `&&`, so `{word.unquoted} …` on line "
@@ -123,8 +124,9 @@ class MissingAndInContinuedRun(Rule):
                     yield Hit(src.path, prev_line, message, suggestion=suggestion)
 
 
-def _joined(instr: Instruction, cmd: Command) -> Iterator[tuple[int, Word]]:
-    """(line that lacks the operator, the command word that starts the next line) for each join in `cmd`.
+def _joined(instr: Instruction, cmd: Command, offsets: list[int]) -> Iterator[tuple[int, Word]]:
+    """(line that lacks the operator, the command word that starts the next line) for each join in `cmd`;
+    `offsets` are those of the RUN's segments.
 
     Linear in the words: segment lookup by bisection, words grouped by line once (a RUN of 20,000
     continued lines must not take minutes)."""
@@ -135,7 +137,6 @@ def _joined(instr: Instruction, cmd: Command) -> Iterator[tuple[int, Word]]:
     prog = words[start].unquoted.rsplit("/", 1)[-1]
     if prog in _WRAPPERS or (prog == "git" and "foreach" in (w.unquoted for w in words)):
         return
-    offsets = [seg.offset for seg in instr.segments]
     by_line: dict[int, list[int]] = {}
     for i, w in enumerate(words):
         by_line.setdefault(w.line, []).append(i)

@@ -46,17 +46,27 @@ class _Stage:
     instructions: list[Instruction] = field(default_factory=list)
 
 
+_SPECIAL = re.compile(r"[\\'\"$]")
+
+
 def refs(text: str) -> Iterator[Ref]:
     """`$X` and `${X…}` in `text` that a shell or Docker expands: not inside single quotes, not escaped."""
     i, n = 0, len(text)
     single = double = False
     while i < n:
-        c = text[i]
+        # Only quotes, backslashes and `$` change anything: go from one to the next (in single quotes, to its end).
         if single:
-            if c == "'":
-                single = False
+            i = text.find("'", i)
+            if i < 0:
+                return
+            single = False
             i += 1
             continue
+        special = _SPECIAL.search(text, i)
+        if special is None:
+            return
+        i = special.start()
+        c = text[i]
         if c == "\\":
             i += 2
             continue

@@ -216,9 +216,15 @@ class RunEvaluator:
         return out
 
     # -- statements --------------------------------------------------------------------------------------
-    def run(self, run: Node) -> None:
+    def run(self, run: Node, outputs: bool = True) -> None:
+        """Evaluate the block; without `outputs` (a step without an id: nothing reads them), only what it pushes
+        is wanted, so a block that names no `docker` command and holds no expression is not evaluated at all (a
+        command's name is a slice of its line's text, and an expression could make one)."""
         physical = run.text_lines()
-        for ll in logical_lines(Source.lines(physical)):
+        lines = logical_lines(Source.lines(physical))
+        if not outputs and not any("docker" in ll.text or "${{" in ll.text for ll in lines):
+            return
+        for ll in lines:
             first = ll.line
             pieces = _pieces(physical, ll.line, ll.end_line)
             alternatives = substitute(ll.text, self.scope.lookup, (self.path, first))
@@ -418,7 +424,7 @@ class WorkflowEval:
                 env = dict(base_env)
                 env.update(env_mapping(step_scope, step.env))
                 ev = RunEvaluator(self.wf.path, step_scope, env, self.read)
-                ev.run(step.run)
+                ev.run(step.run, outputs=bool(step.id))
                 if step.id:
                     scope.step_outputs[step.id] = ev.outputs
                 pushes.extend(Push(ref, self.wf.path, line, job.id, "run") for ref, line in ev.pushed)
