@@ -11,13 +11,21 @@ The markers are facts (`ascend_content` in checks/facts/ascend.yml).
 from __future__ import annotations
 
 import functools
+import importlib
 import re
-import re._parser as sre_parse  # `re`'s own parser: what a pattern asks of every match (see _needs)
 from collections.abc import Iterable
 from typing import Any
 
 from checks.facts.schema import AscendContent
 from checks.parsers import dockerfile as dfp
+
+# `re`'s own parser (private to `re`, there since Python 3.11): what a pattern asks of every match, for a cheap
+# test before the search (see _needs). A Python without it gets no cheap tests: the searches alone decide.
+sre_parse: Any
+try:
+    sre_parse = importlib.import_module("re._parser")
+except ImportError:  # pragma: no cover
+    sre_parse = None
 
 # Words (lower case) every shipped script marker holds: only the lines with one of them are searched.
 _SCRIPT_WORDS = ("npu", "ascend", "hccl", "nnal")
@@ -78,7 +86,7 @@ def _needs(pattern: re.Pattern[str] | None) -> Needs | None:
     only itself, its other case and the characters of _FOLDED; a non-ASCII literal ends the piece. No piece
     holds a line break, so one found in lines cut out of a text and joined again (what _marked searches) is
     in the text itself."""
-    if pattern is None:
+    if pattern is None or sre_parse is None:
         return None
     try:
         items = list(sre_parse.parse(pattern.pattern, pattern.flags))

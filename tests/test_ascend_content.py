@@ -167,6 +167,12 @@ def test_what_the_workflow_markers_need_of_a_text() -> None:
     assert ascend._needs(re.compile(r"(?:/dev/davinci)|(?:\d+)", re.IGNORECASE)) is None
 
 
+def test_without_the_private_re_parser_the_searches_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ascend, "sre_parse", None)
+    assert ascend._needs(re.compile("ascend", re.IGNORECASE)) is None
+    assert ascend._may_match(None, "no marker here") is True  # no cheap no: the search is made
+
+
 def test_what_a_pattern_needs_is_in_every_text_it_matches() -> None:
     """Random patterns (literals, small classes, groups, repeats, assertions, alternations, case switches) and
     random texts (both cases, ı ſ K İ, line breaks, comments): where the search of the text's code finds the
