@@ -3,6 +3,7 @@ and requirements files."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ class Requirement:
         return None
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; the same pins recur in many Dockerfiles and steps
 def parse_requirement(text: str) -> Requirement | None:
     """`torch==2.7.1`, `nvidia-modelopt[torch]>=0.37.0`, `x @ git+https://…`; None for paths, URLs and options."""
     text = text.split(";", 1)[0].strip()

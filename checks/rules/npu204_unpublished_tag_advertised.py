@@ -64,8 +64,7 @@ class UnpublishedTagAdvertised(Rule):
         if src.path in lists:
             yield from self._list_file(ctx, src, g, inv)
             return
-        published = inv.literal_tags() | set(listed)
-        normalized = {g.normalized(g.classify(t)) for t in published if g.classify(t).known}
+        published, normalized = _published(ctx, g, inv, listed)
         reported: set[int] = set()
         for line, tag in occurrences:
             if line in reported or tag in published or g.is_temporary(tag):
@@ -170,6 +169,18 @@ class UnpublishedTagAdvertised(Rule):
             f"image nobody rebuilds.{hint}",
             suggestion=suggestion,
         )
+
+
+def _published(
+    ctx: Context, g: Grammar, inv: Inventory, listed: dict[str, tuple[str, int]]
+) -> tuple[set[str], set[str]]:
+    """The tags the builds push or the lists name, and their normalised spellings: the same for every file."""
+
+    def load() -> tuple[set[str], set[str]]:
+        published = inv.literal_tags() | set(listed)
+        return published, {g.normalized(g.classify(t)) for t in published if g.classify(t).known}
+
+    return ctx.memo(("npu204-published", "head", ""), load)
 
 
 def _listed(ctx: Context, g: Grammar) -> dict[str, tuple[str, int]]:

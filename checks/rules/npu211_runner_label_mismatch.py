@@ -350,7 +350,7 @@ def _run_counts(
     def phys(n: int) -> int:
         return lines[n - 1][0] if 1 <= n <= len(lines) else run_line
 
-    base_env = _caller_env(wf, job, step, scope)
+    base_env: dict[str, tuple[str | None, int]] | None = None  # read for the first script call (most steps have none)
     by_index = {inv.index: inv for inv in view.invocations}
     scripts: set[int] = set()
     for call in view.calls:
@@ -369,6 +369,8 @@ def _run_counts(
             if value is not None:
                 yield _Count(value, wf.path, phys(eff.override.line), f"`{key}={value}`")
             continue
+        if base_env is None:
+            base_env = _caller_env(wf, job, step, scope)
         env = dict(base_env)
         for name in env_names | {a.name for a in view.assignments}:
             ev = view.env(name, at=call.index)

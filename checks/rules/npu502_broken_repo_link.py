@@ -232,10 +232,15 @@ def _visible_marked(text: str) -> str:
 
 
 def _guess(ctx: Context, path: str) -> str | None:
-    """A file of the same directory with a close name (a typo or a version bump), when there is one."""
-    names = _folders(ctx).get(posixpath.dirname(path), {})
-    close = difflib.get_close_matches(posixpath.basename(path), list(names), n=1, cutoff=0.85)
-    return names[close[0]] if close else None
+    """A file of the same directory with a close name (a typo or a version bump), when there is one; once per
+    missing path and run (many docs may link the same one, and a folder may hold hundreds of names)."""
+
+    def find() -> str | None:
+        names = _folders(ctx).get(posixpath.dirname(path), {})
+        close = difflib.get_close_matches(posixpath.basename(path), list(names), n=1, cutoff=0.85)
+        return names[close[0]] if close else None
+
+    return ctx.memo(("npu502-guess", "head", path), find)
 
 
 def _folders(ctx: Context) -> dict[str, dict[str, str]]:
