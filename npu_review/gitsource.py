@@ -6,7 +6,6 @@ Git runs as a subprocess with fixed arguments; nothing from the repository under
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import subprocess
@@ -19,8 +18,6 @@ from typing import IO
 from checks.diffing import DiffError, parse_unified_diff
 from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
 from checks.textio import decode_blob
-
-log = logging.getLogger(__name__)
 
 # Git must not consult the user's or the repository's pager, external diff or text conversion.
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -53,21 +50,7 @@ class Git:
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._github_repository: str | None = None
-        self._siblings: list[Git] = []
         _OPEN.add(self)
-
-    def sibling(self) -> Git:
-        """Another reader of the same repository, with its own `cat-file` process (for a read-ahead thread, so
-        that it never waits on this one's), closed with this one."""
-        other = Git.__new__(Git)
-        other.repo = self.repo
-        other._batch = None
-        other._lock = threading.Lock()
-        other._github_repository = self._github_repository
-        other._siblings = []
-        _OPEN.add(other)
-        self._siblings.append(other)
-        return other
 
     def _after_fork(self) -> None:
         """In a forked child: the parent's `cat-file` pipes are the parent's; let go of our copies and start
@@ -248,8 +231,6 @@ class Git:
         return result
 
     def close(self) -> None:
-        for other in self._siblings:
-            other.close()
         if self._batch is not None:
             if self._batch.stdin:
                 self._batch.stdin.close()
@@ -263,104 +244,10 @@ _OPEN: weakref.WeakSet[Git] = weakref.WeakSet()
 def _reset_after_fork() -> None:
     for git in list(_OPEN):
         git._after_fork()
-    for ahead in list(_READ_AHEADS):
-        ahead._after_fork()
-
-
-def _before_fork() -> None:
-    """No read-ahead thread may run across a fork: the child would start with the locks it holds (a pipe's
-    buffer lock mid-read) held forever. Each is stopped and waited for (one exchange at most); readers then
-    read for themselves. The engine forks its workers before announcing any order, so none is lost there."""
-    for ahead in list(_READ_AHEADS):
-        ahead.stop()
-        ahead.join()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_child=_reset_after_fork)
-
-
-# Bytes of blobs a read-ahead thread holds before the reader has taken them (it waits beyond that).
-_AHEAD_BYTES = 16 * 1024 * 1024
-
-
-class _ReadAhead:
-    """The announced order, fetched ahead of the reader by a thread through its own `cat-file` process, so that
-    git inflates the next blobs while the rules work on this one (on another core; a reader that only waited
-    for each exchange left git idle while it worked, and itself idle while git did). Blobs are handed over
-    once: a path read again, or asked for before the thread got to it, is read by the caller itself."""
-
-    def __init__(self, git: Git, order: list[str], shas: dict[str, str]) -> None:
-        self.order = order
-        self.position = {p: i for i, p in enumerate(order)}
-        self._cond = threading.Condition()
-        self._ready: dict[str, bytes | None] = {}
-        self._taken: set[str] = set()
-        self._asked = 0  # order[:_asked] is asked for, or being asked for
-        self._held = 0
-        self._stop = False
-        self._done = False
-        _READ_AHEADS.add(self)
-        self._thread = threading.Thread(target=self._fetch, args=(git, shas), name="npu-review-read-ahead", daemon=True)
-        self._thread.start()
-
-    def _fetch(self, git: Git, shas: dict[str, str]) -> None:
-        try:
-            for start in range(0, len(self.order), _READ_AHEAD):
-                with self._cond:
-                    while self._held > _AHEAD_BYTES and not self._stop:
-                        self._cond.wait()
-                    if self._stop:
-                        return
-                    batch = [p for p in self.order[start : start + _READ_AHEAD] if p not in self._taken]
-                    self._asked = start + _READ_AHEAD
-                answers = git.cat_many([shas[p] for p in batch])
-                with self._cond:
-                    for path, data in zip(batch, answers, strict=True):
-                        if path not in self._taken and not self._stop:
-                            self._ready[path] = data
-                            self._held += len(data or b"")
-                    self._cond.notify_all()
-        except Exception:  # git gone (closed, killed): the reader reads for itself
-            log.debug("read-ahead stopped", exc_info=True)
-        finally:
-            with self._cond:
-                self._done = True
-                self._cond.notify_all()
-
-    def take(self, path: str) -> tuple[bool, bytes | None]:
-        """(True, content) when the thread fetched `path` (waiting while its exchange is under way), else
-        (False, None): the caller reads it."""
-        with self._cond:
-            i = self.position[path]
-            while path not in self._ready and path not in self._taken and i < self._asked and not self._done:
-                self._cond.wait()
-            self._taken.add(path)
-            if path not in self._ready:
-                return False, None
-            data = self._ready.pop(path)
-            self._held -= len(data or b"")
-            self._cond.notify_all()
-            return True, data
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stop = True
-            self._ready.clear()
-            self._held = 0
-            self._cond.notify_all()
-
-    def join(self) -> None:
-        if self._thread is not threading.current_thread():
-            self._thread.join()
-
-    def _after_fork(self) -> None:
-        """In a forked child there is no thread: what was fetched stays usable, the rest is read by the caller."""
-        self._cond = threading.Condition()
-        self._done = True
-
-
-_READ_AHEADS: weakref.WeakSet[_ReadAhead] = weakref.WeakSet()
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 class _Stream:
@@ -377,17 +264,15 @@ class GitTree:
 
     Texts are not kept: the engine's context holds what the rules are still using. Blobs are fetched 64 at a
     time, in one `cat-file` exchange, ahead of the reader: along the order the engine announces
-    (`read_order`) by a thread of its own (_ReadAhead), and for any other read along the sorted paths with the
-    same extension (what a rule that indexes every Python file or every doc reads next). A read-ahead that is
-    not used costs ~30 us a blob.
+    (`read_order`), and for any other read along the sorted paths with the same extension (what a rule that
+    indexes every Python file or every doc reads next). A read-ahead that is not used costs ~30 us a blob.
     """
 
     def __init__(self, git: Git, rev: str) -> None:
         self.git = git
         self.rev = rev
         self._blobs: dict[str, str] | None = None
-        self._ahead: _ReadAhead | None = None
-        self._spare: Git | None = None
+        self._announced = _Stream([])
         self._by_extension: dict[str, _Stream] | None = None
 
     def _all(self) -> dict[str, str]:
@@ -402,16 +287,8 @@ class GitTree:
         return path in self._all()
 
     def read_order(self, paths: Sequence[str]) -> None:
-        """A hint: the caller will read these paths in this order (other reads may come in between). A thread
-        fetches them ahead (see _ReadAhead); a new hint replaces the last one."""
-        if self._ahead is not None:
-            self._ahead.stop()
-            self._ahead = None
-        order = [p for p in paths if self.exists(p)]
-        if order:
-            if self._spare is None:
-                self._spare = self.git.sibling()
-            self._ahead = _ReadAhead(self._spare, order, self._all())
+        """A hint: the caller will read these paths in this order (other reads may come in between)."""
+        self._announced = _Stream([p for p in paths if self.exists(p)])
 
     def _extension_stream(self, path: str) -> _Stream:
         if self._by_extension is None:  # every extension's sorted paths, in one pass over the tree
@@ -425,13 +302,7 @@ class GitTree:
         blobs = self._all()
         if path not in blobs:
             return None
-        ahead = self._ahead
-        if ahead is not None and path in ahead.position:
-            fetched, data = ahead.take(path)
-            if not fetched:
-                data = self.git.cat_many([blobs[path]])[0]
-            return None if data is None else decode_blob(data)
-        stream = self._extension_stream(path)
+        stream = self._announced if path in self._announced.position else self._extension_stream(path)
         if path in stream.ahead:
             data = stream.ahead.pop(path)
         else:
