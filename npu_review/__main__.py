@@ -1,5 +1,3 @@
-import sys
+from npu_review.cli import program
 
-from npu_review.cli import main
-
-sys.exit(main())
+program()

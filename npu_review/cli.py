@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import logging
 import os
 import sys
 import time
@@ -266,9 +267,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(host=args.host, port=args.port)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# Commands that run, print and end: the program ends right after them (see `program`). `serve` and `worker` run
+# until stopped and end the usual way.
+ONE_SHOT = frozenset({"check", "replay", "rules", "init"})
+
+
+def program() -> NoReturn:
+    """The `npu-review` program (its console script, and `python -m npu_review`).
+
+    After a one-shot command it exits at once, as mypy does: what the review still holds (the parse caches,
+    the report) is left to the operating system instead of being freed object by object, and the cyclic
+    collector, off for the run (see `without_cyclic_gc`), is not turned back on to walk it all first. On the
+    generated 10,000-file tree in one process that teardown took ~0.4 s, and the collection on the way out
+    0.13 s; on verl's tree with the default jobs, 0.05 s."""
+    command: list[str] = []
+    code = main(None, _seen=command)
+    if command and command[0] in ONE_SHOT:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
+            pass
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
+
+
+def main(argv: Sequence[str] | None = None, _seen: list[str] | None = None) -> int:
+    """Run one command; its exit code. `_seen` (for `program`) gets the command's name once it is parsed, and
+    a one-shot command then runs with the cyclic collector off for good: the program ends after it."""
     try:
         args = build_parser().parse_args(argv)
+        if _seen is not None:
+            _seen.append(args.command)
+            if args.command in ONE_SHOT:
+                gc.disable()
         if args.command == "check":
             return cmd_check(args)
         if args.command == "init":
@@ -298,4 +331,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

@@ -393,3 +393,36 @@ def test_check_reviews_without_cyclic_collection_and_restores_the_collector(
     assert reviewing == [False]  # the collector is off while the rules run
     assert collected_during_review == []
     assert (gc.get_threshold(), gc.isenabled()) == before
+
+
+def _program(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m npu_review ARGS` in a process of its own: the program as users run it."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    return subprocess.run(
+        [sys.executable, "-m", "npu_review", *args], capture_output=True, text=True, env=env, cwd=cwd, check=False
+    )
+
+
+def test_the_program_prints_everything_and_keeps_the_exit_codes(repo: Path) -> None:
+    # One-shot commands end the process at once after printing (no interpreter teardown): nothing is lost.
+    proc = _program("check", "--repo", str(repo), "--all", "--format", "json", "--fail-on", "warning")
+    doc = json.loads(proc.stdout)
+    assert [(f["rule"], f["path"], f["line"]) for f in doc["findings"]] == findings(proc.stdout)
+    assert doc["findings"] and proc.returncode == 1 and proc.stderr == ""
+    proc = _program("check", "--repo", str(repo / "missing"), "--all")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"npu-review: error: {repo / 'missing'}: no such directory\n"
+    listed = _program("rules")
+    assert listed.returncode == 0 and listed.stdout.splitlines()[0].startswith("NPU101  ")
+    assert listed.stdout.endswith("\n") and len(listed.stdout.splitlines()) == len(main.__globals__["all_rules"]())
+
+
+def test_the_program_stops_quietly_when_its_reader_goes_away() -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "npu_review", "rules"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # gone before the program writes a byte (its start-up alone takes longer): like `| true`
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (0, b"")  # no traceback, no "Exception ignored" at exit
