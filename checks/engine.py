@@ -165,18 +165,16 @@ class _Runner:
             return
         clock = self.clock
         start = clock() if clock else 0.0
+        before = len(out.hits)
         try:
-            before = len(out.hits)
             out.hits.extend((type(rule), h) for h in work())
-            for _, hit in out.hits[before:]:
-                key = (hit.path, hit.line)
-                if key not in out.lines:
-                    src = self.ctx.held(hit.path)
-                    if src is not None:
-                        out.lines[key] = src.line(hit.line)
         except Exception as exc:  # one broken rule must not sink the run
             log.exception("rule %s failed on %s", rule.id, where)
             out.errors.append(f"{rule.id} could not check {where}: {type(exc).__name__}: {exc}")
+        for _, hit in out.hits[before:]:
+            key = (hit.path, hit.line)
+            if key not in out.lines and (src := self.ctx.held(hit.path)) is not None:
+                out.lines[key] = src.line(hit.line)
         if clock:
             self.spent[rule.id] = spent = self.spent.get(rule.id, 0.0) + clock() - start
             if spent > self.budget:
@@ -251,13 +249,12 @@ def run(
         # rules, facts, the kinds of every path), so the parses a process memoised serve every share it is given.
 
         def share(i: int) -> Partial:
-            mine = runner
             k = tasks[i]
             if k < 0:
-                return mine.project()
-            out = mine.files(slices[k])
+                return runner.project()
+            out = runner.files(slices[k])
             if k == lead:
-                out.project = mine.project()
+                out.project = runner.project()
             return out
 
         done = dict(zip(tasks, mapper(share, len(tasks)), strict=True))

@@ -280,9 +280,8 @@ def program() -> NoReturn:
     collector, off for the run (see `without_cyclic_gc`), is not turned back on to walk it all first. On the
     generated 10,000-file tree in one process that teardown took ~0.4 s, and the collection on the way out
     0.13 s; on verl's tree with the default jobs, 0.05 s."""
-    command: list[str] = []
-    code = main(None, _seen=command)
-    if command and command[0] in ONE_SHOT:
+    command, code = _main(None, program=True)
+    if command in ONE_SHOT:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -293,33 +292,28 @@ def program() -> NoReturn:
     sys.exit(code)
 
 
-def main(argv: Sequence[str] | None = None, _seen: list[str] | None = None) -> int:
-    """Run one command; its exit code. `_seen` (for `program`) gets the command's name once it is parsed, and
-    a one-shot command then runs with the cyclic collector off for good: the program ends after it."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command in this process; its exit code."""
+    return _main(argv, program=False)[1]
+
+
+def _main(argv: Sequence[str] | None, program: bool) -> tuple[str | None, int]:
+    """The command's name (None until the arguments are parsed) and its exit code. In the program, a one-shot
+    command runs with the cyclic collector off for good: the program ends right after it."""
+    command: str | None = None
     try:
         args = build_parser().parse_args(argv)
-        if _seen is not None:
-            _seen.append(args.command)
-            if args.command in ONE_SHOT:
-                gc.disable()
-        if args.command == "check":
-            return cmd_check(args)
-        if args.command == "init":
-            return cmd_init(args)
-        if args.command == "rules":
-            return cmd_rules(args)
-        if args.command == "replay":
-            return cmd_replay(args)
-        if args.command == "worker":
-            return cmd_worker(args)
-        return cmd_serve(args)
+        command = args.command
+        if program and command in ONE_SHOT:
+            gc.disable()
+        return command, _dispatch(args)
     except (UsageError, ConfigError, GitError, DiffError) as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return command, EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return command, 130
     except BrokenPipeError:
-        return EXIT_OK
+        return command, EXIT_OK
     except Exception as exc:  # never a traceback for the user; NPU_REVIEW_DEBUG=1 shows it
         if os.environ.get("NPU_REVIEW_DEBUG"):
             raise
@@ -327,7 +321,21 @@ def main(argv: Sequence[str] | None = None, _seen: list[str] | None = None) -> i
             f"npu-review: internal error: {type(exc).__name__}: {exc} (set NPU_REVIEW_DEBUG=1 for details)",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return command, EXIT_USAGE
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        return cmd_check(args)
+    if args.command == "init":
+        return cmd_init(args)
+    if args.command == "rules":
+        return cmd_rules(args)
+    if args.command == "replay":
+        return cmd_replay(args)
+    if args.command == "worker":
+        return cmd_worker(args)
+    return cmd_serve(args)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from checks.rule import all_rules
 from npu_review.cli import main
 
 DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
@@ -414,7 +415,7 @@ def test_the_program_prints_everything_and_keeps_the_exit_codes(repo: Path) -> N
     assert proc.stderr == f"npu-review: error: {repo / 'missing'}: no such directory\n"
     listed = _program("rules")
     assert listed.returncode == 0 and listed.stdout.splitlines()[0].startswith("NPU101  ")
-    assert listed.stdout.endswith("\n") and len(listed.stdout.splitlines()) == len(main.__globals__["all_rules"]())
+    assert listed.stdout.endswith("\n") and len(listed.stdout.splitlines()) == len(all_rules())
 
 
 def test_the_program_stops_quietly_when_its_reader_goes_away() -> None:
