@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from checks.model import Severity
 from checks.parsers.gha.calls import Call, calls, declared
 from checks.parsers.gha.expressions import EXPR
-from checks.parsers.gha.workflow import Workflow
+from checks.parsers.gha.workflow import Workflow, matrix_product
 from checks.parsers.yamlmarks import Node
 from checks.rule import Hit, Rule
 
@@ -212,16 +211,11 @@ def _legs(job: str, job_matrix: Node | None) -> tuple[list[_Leg], bool] | None:
             dynamic = True
         else:
             return None
-    size = 1
-    for _, values in axes:
-        size *= max(len(values), 1)
-    if size > MAX_LEGS:
+    product = matrix_product(axes, MAX_LEGS)
+    if product is None:
         return None
     names = [k for k, _ in axes]
-    legs: list[_Leg] = (
-        [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in axes))] if axes else []
-    )
-    legs = [leg for leg in legs if not any(_matches(leg, ex, names) for ex in exclude)]
+    legs: list[_Leg] = [leg for leg in product if not any(_matches(leg, ex, names) for ex in exclude)]
     base = len(legs)
     for inc in include:
         matched = False

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from checks.parsers.gha.expressions import EXPR, substitute
 from checks.parsers.gha.values import WILD, Val
 from checks.parsers.yamlmarks import Node, YamlDoc
 from checks.parsers.yamlmarks import parse as parse_yaml
+
+T = TypeVar("T")
 
 MAX_COMBINATIONS = 256  # matrix legs evaluated per job; larger matrices are treated as unknown
 
@@ -141,6 +144,18 @@ def _matrix_value(node: Node) -> str | None:
     return None
 
 
+def matrix_product(axes: Sequence[tuple[str, Sequence[T]]], limit: int) -> list[dict[str, T]] | None:
+    """One leg (axis name -> value) per combination of the axes' values, none without axes; None when there
+    would be more than `limit` (an axis without values counts as one)."""
+    size = 1
+    for _, values in axes:
+        size *= max(len(values), 1)
+    if size > limit:
+        return None
+    names = [k for k, _ in axes]
+    return [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(v for _, v in axes))] if axes else []
+
+
 def matrix_combinations(matrix: Node) -> list[dict[str, str]] | None:
     """GitHub's expansion: product of the axes, minus `exclude`, then `include` extends or adds legs.
 
@@ -177,17 +192,11 @@ def matrix_combinations(matrix: Node) -> list[dict[str, str]] | None:
                 return None
             values.append(sv)
         axes.append((key, values))
-    size = 1
-    for _, values in axes:
-        size *= max(len(values), 1)
-    if size > MAX_COMBINATIONS:
+    product = matrix_product(axes, MAX_COMBINATIONS)
+    if product is None:
         return None
-    names = [k for k, _ in axes]
-    combos: list[dict[str, str]] = (
-        [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(v for _, v in axes))] if axes else []
-    )
-    combos = [c for c in combos if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
-    originals = set(names)
+    combos = [c for c in product if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
+    originals = {k for k, _ in axes}
     base_count = len(combos)
     for inc in include:
         matched = False
