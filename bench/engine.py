@@ -284,7 +284,7 @@ def profile(repo: Path, top: int) -> str:
 # memoised (the engine's _finalise), grouped by the module that allocated.
 _MEMORY_PROBE = """
 import sys, tracemalloc, json
-import checks.engine as engine
+import npu_review.checks.engine as engine
 from npu_review import cli
 seen = {}
 original = engine._finalise

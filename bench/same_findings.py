@@ -46,7 +46,7 @@ ASCEND_PATHS = (
 # rule stopped in one snapshot and not in the other would show as findings gone or new (and an error).
 _UNBUDGETED = """
 import inspect, sys
-import checks.engine as engine
+import npu_review.checks.engine as engine
 names = list(inspect.signature(engine.run).parameters)
 if "rule_budget_s" in names and engine.run.__defaults__:
     defaults = list(engine.run.__defaults__)

@@ -1,4 +1,4 @@
-"""`npu-review serve` / `python -m bot`: read the settings, start the webhook server."""
+"""`npu-review serve` / `python -m npu_review.bot`: read the settings, start the webhook server."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from aiohttp import web
 
-from bot import logs
-from bot.app import SHUTDOWN_DEADLINE_S, create_app
-from bot.settings import SettingsError, from_env
+from npu_review.bot import logs
+from npu_review.bot.app import SHUTDOWN_DEADLINE_S, create_app
+from npu_review.bot.settings import SettingsError, from_env
 
 
 def serve(host: str = "0.0.0.0", port: int | None = None) -> int:

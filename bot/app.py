@@ -10,14 +10,14 @@ from collections.abc import AsyncIterator
 import aiohttp
 from aiohttp import web
 
-from bot import pages, setup
-from bot.jobs import JobQueue
-from bot.metrics import Metrics
-from bot.runtime import RUNTIME, Runtime
-from bot.services import Services
-from bot.settings import Settings
-from bot.webhook import MAX_BODY_BYTES, handle_webhook
-from checks.engine import known_rule_ids
+from npu_review.bot import pages, setup
+from npu_review.bot.jobs import JobQueue
+from npu_review.bot.metrics import Metrics
+from npu_review.bot.runtime import RUNTIME, Runtime
+from npu_review.bot.services import Services
+from npu_review.bot.settings import Settings
+from npu_review.bot.webhook import MAX_BODY_BYTES, handle_webhook
+from npu_review.checks.engine import known_rule_ids
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
 
 def make_queue(settings: Settings) -> JobQueue:
     if settings.uses_redis:
-        from bot.queue_redis import RedisQueue
+        from npu_review.bot.queue_redis import RedisQueue
 
         return RedisQueue(
             settings.queue_url,
@@ -38,7 +38,7 @@ def make_queue(settings: Settings) -> JobQueue:
             concurrency=settings.max_concurrent_reviews,
             visibility_timeout_s=settings.visibility_timeout_s,
         )
-    from bot.queue_sqlite import SqliteQueue, path_from_url
+    from npu_review.bot.queue_sqlite import SqliteQueue, path_from_url
 
     return SqliteQueue(path_from_url(settings.queue_url), settings.max_concurrent_reviews)
 
@@ -46,8 +46,8 @@ def make_queue(settings: Settings) -> JobQueue:
 async def build_services(
     settings: Settings, session: aiohttp.ClientSession, queue: JobQueue, metrics: Metrics | None = None
 ) -> Services:
-    from bot.github import GitHubApp
-    from bot.review import Reviewer
+    from npu_review.bot.github import GitHubApp
+    from npu_review.bot.review import Reviewer
 
     metrics = metrics or Metrics()
     github = GitHubApp(settings, session, metrics, shared=getattr(queue, "shared", None))

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from bot.settings import AppCredentials, Secret, SettingsError
+from npu_review.bot.settings import AppCredentials, Secret, SettingsError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

@@ -10,8 +10,8 @@ from typing import Any
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
-from checks.diffing import _strip_prefix, added_lines_from_patch
-from checks.model import ChangeStatus, FileChange
+from npu_review.checks.diffing import _strip_prefix, added_lines_from_patch
+from npu_review.checks.model import ChangeStatus, FileChange
 
 _FILES_API_STATUS = {
     "added": ChangeStatus.ADDED,

@@ -21,10 +21,10 @@ from gidgethub import BadRequest, GitHubBroken, GitHubException, GraphQLExceptio
 from gidgethub.aiohttp import GitHubAPI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from bot.auth import InstallationToken, TokenCache, TokenStore, make_jwt, parse_expires_at
-from bot.limits import MutationLimiter, WindowStore
-from bot.metrics import Metrics
-from bot.settings import Settings
+from npu_review.bot.auth import InstallationToken, TokenCache, TokenStore, make_jwt, parse_expires_at
+from npu_review.bot.limits import MutationLimiter, WindowStore
+from npu_review.bot.metrics import Metrics
+from npu_review.bot.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ import time
 
 from aiohttp import web
 
-from bot.runtime import RUNTIME, Runtime, version
-from bot.status import StatusInput, render_status, status_document
+from npu_review.bot.runtime import RUNTIME, Runtime, version
+from npu_review.bot.status import StatusInput, render_status, status_document
 
 COOKIE = "npu_review_status"
 

@@ -36,9 +36,9 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from bot.auth import InstallationToken
-from bot.github import SharedState
-from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
+from npu_review.bot.auth import InstallationToken
+from npu_review.bot.github import SharedState
+from npu_review.bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
+from npu_review.bot.jobs import CONCLUDE, DELIVERY_TTL_S, HEAD_TTL_S, REVIEW, Job, Runner, drain_tasks
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.diffmap import DiffMap
-from checks.model import Finding, Severity
-from checks.severity_map import ANNOTATION_LEVEL, conclusion
+from npu_review.bot.diffmap import DiffMap
+from npu_review.checks.model import Finding, Severity
+from npu_review.checks.severity_map import ANNOTATION_LEVEL, conclusion
 
 CHECK_NAME = "npu-review"
 # GitHub accepts at most 50 annotations per create/update request.

@@ -11,17 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import reporters
-from bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
-from bot.github import MAX_PR_FILES, GitHubApp, RepoClient
-from bot.jobs import pr_key, repo_key
-from bot.logs import set_context
-from checks import ChangeSet, Config, ConfigError, parse_config
-from checks.config import CONFIG_PATH
-from checks.diffing import DiffError, added_lines_between, parse_unified_diff
-from checks.engine import Report, known_rule_ids, needed_paths, run
-from checks.model import ChangeStatus, FileChange, Finding, MemoryTree
-from checks.textio import MAX_TEXT_BYTES, decode_blob
+from npu_review.bot import reporters
+from npu_review.bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
+from npu_review.bot.github import MAX_PR_FILES, GitHubApp, RepoClient
+from npu_review.bot.jobs import pr_key, repo_key
+from npu_review.bot.logs import set_context
+from npu_review.checks import ChangeSet, Config, ConfigError, parse_config
+from npu_review.checks.config import CONFIG_PATH
+from npu_review.checks.diffing import DiffError, added_lines_between, parse_unified_diff
+from npu_review.checks.engine import Report, known_rule_ids, needed_paths, run
+from npu_review.checks.model import ChangeStatus, FileChange, Finding, MemoryTree
+from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
 
 log = logging.getLogger(__name__)
 

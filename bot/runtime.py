@@ -13,9 +13,9 @@ from importlib import metadata
 import aiohttp
 from aiohttp import web
 
-from bot.metrics import Metrics
-from bot.services import Services
-from bot.settings import Settings
+from npu_review.bot.metrics import Metrics
+from npu_review.bot.services import Services
+from npu_review.bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class Runtime:
 
     async def activate(self, settings: Settings) -> Services:
         """Build the services of a registered App (at start-up, or when the setup page registered it)."""
-        from bot.app import build_services, make_queue  # bot.app imports this module
+        from npu_review.bot.app import build_services, make_queue  # bot.app imports this module
 
         assert settings.registered and self.session is not None and self.services is None
         self.settings = settings

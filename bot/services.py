@@ -9,13 +9,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.github import GitHubApp
-from bot.jobs import CONCLUDE, Job, JobQueue
-from bot.logs import log_context
-from bot.metrics import Metrics
-from bot.review import Reviewer, ReviewRequest
-from bot.settings import Settings
-from bot.status import ReviewLog
+from npu_review.bot.github import GitHubApp
+from npu_review.bot.jobs import CONCLUDE, Job, JobQueue
+from npu_review.bot.logs import log_context
+from npu_review.bot.metrics import Metrics
+from npu_review.bot.review import Reviewer, ReviewRequest
+from npu_review.bot.settings import Settings
+from npu_review.bot.status import ReviewLog
 
 log = logging.getLogger(__name__)
 

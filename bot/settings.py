@@ -142,7 +142,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     server = _server_settings(env)
     if not any(env.get(name, "").strip() for name in CREDENTIAL_VARIABLES):
         assert server.credentials_file is not None
-        from bot.credentials import load_credentials  # the file format lives with its writer
+        from npu_review.bot.credentials import load_credentials  # the file format lives with its writer
 
         creds = load_credentials(server.credentials_file)
         return server if creds is None else server.with_credentials(creds)

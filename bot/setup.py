@@ -30,10 +30,10 @@ import yaml
 from aiohttp import web
 from gidgethub import GitHubException
 
-from bot.credentials import credentials_from_conversion, write_credentials
-from bot.github import convert_manifest
-from bot.runtime import RUNTIME
-from bot.status import page
+from npu_review.bot.credentials import credentials_from_conversion, write_credentials
+from npu_review.bot.github import convert_manifest
+from npu_review.bot.runtime import RUNTIME
+from npu_review.bot.status import page
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.review import Outcome, ReviewRequest
+    from npu_review.bot.review import Outcome, ReviewRequest
 
 # Reviews remembered for the status page (a process's memory; the metrics keep the totals).
 RECENT_REVIEWS = 50

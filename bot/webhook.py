@@ -10,11 +10,11 @@ from typing import Any
 from aiohttp import web
 from gidgethub import ValidationFailure, sansio
 
-from bot.jobs import body_digest
-from bot.logs import log_context
-from bot.routers import router
-from bot.runtime import RUNTIME
-from bot.services import DELIVERY_DIGEST
+from npu_review.bot.jobs import body_digest
+from npu_review.bot.logs import log_context
+from npu_review.bot.routers import router
+from npu_review.bot.runtime import RUNTIME
+from npu_review.bot.services import DELIVERY_DIGEST
 
 log = logging.getLogger(__name__)
 

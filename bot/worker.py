@@ -9,10 +9,10 @@ import sys
 
 import aiohttp
 
-from bot import logs
-from bot.app import HTTP_TIMEOUT, SHUTDOWN_DEADLINE_S, build_services, make_queue
-from bot.settings import Settings, SettingsError, from_env
-from checks.engine import known_rule_ids
+from npu_review.bot import logs
+from npu_review.bot.app import HTTP_TIMEOUT, SHUTDOWN_DEADLINE_S, build_services, make_queue
+from npu_review.bot.settings import Settings, SettingsError, from_env
+from npu_review.checks.engine import known_rule_ids
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from checks import facts as facts_data
-from checks.facts import Facts, FactsError
-from checks.kinds import KNOWN_KINDS
-from checks.model import Severity
+from npu_review.checks import facts as facts_data
+from npu_review.checks.facts import Facts, FactsError
+from npu_review.checks.kinds import KNOWN_KINDS
+from npu_review.checks.model import Severity
 
 CONFIG_PATH = ".github/npu-review.yml"
 

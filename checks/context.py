@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
-from checks import ascend, globs
-from checks.config import Config
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
-from checks.model import ChangeSet
-from checks.parsers import dockerfile as dfp
+from npu_review.checks import ascend, globs
+from npu_review.checks.config import Config
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
+from npu_review.checks.model import ChangeSet
+from npu_review.checks.parsers import dockerfile as dfp
 
 T = TypeVar("T")
 

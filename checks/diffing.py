@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from checks.model import ChangeStatus, FileChange, MemoryTree
+from npu_review.checks.model import ChangeStatus, FileChange, MemoryTree
 
 
 class DiffError(ValueError):

@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from checks import globs
-from checks.config import DEFAULT_CONFIG, Config
-from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, PYTHON, SHELL, KindMap
-from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
-from checks.rule import Hit, Rule, all_rules
-from checks.suppress import Suppressions, scan
+from npu_review.checks import globs
+from npu_review.checks.config import DEFAULT_CONFIG, Config
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import NPU_SCRIPT, PYTHON, SHELL, KindMap
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
+from npu_review.checks.rule import Hit, Rule, all_rules
+from npu_review.checks.suppress import Suppressions, scan
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import fields
 
-from checks import globs
-from checks.facts import default_facts
-from checks.facts.schema import FileKinds
+from npu_review.checks import globs
+from npu_review.checks.facts import default_facts
+from npu_review.checks.facts.schema import FileKinds
 
 # Kinds. A file may have several (an NPU launch script is also a shell script).
 SHELL = "shell"  # every shell script; NPU1xx rules still require an NPU context inside it

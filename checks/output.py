@@ -6,10 +6,10 @@ import json
 from collections.abc import Callable
 from itertools import groupby
 
-from checks.engine import Report
-from checks.model import Finding, Tree
-from checks.rule import all_rules
-from checks.severity_map import ACTIONS_COMMAND, SARIF_LEVEL
+from npu_review.checks.engine import Report
+from npu_review.checks.model import Finding, Tree
+from npu_review.checks.rule import all_rules
+from npu_review.checks.severity_map import ACTIONS_COMMAND, SARIF_LEVEL
 
 JSON_VERSION = 1
 TOOL_URI = "https://github.com/npu-review/npu-review"

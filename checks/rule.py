@@ -8,11 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from checks.model import Related, Severity
+from npu_review.checks.model import Related, Severity
 
 if TYPE_CHECKING:
-    from checks.context import Context, SourceFile
-    from checks.facts import Facts
+    from npu_review.checks.context import Context, SourceFile
+    from npu_review.checks.facts import Facts
 
 RULE_ID = re.compile(r"NPU\d{3}\Z")
 
@@ -123,7 +123,7 @@ def all_rules() -> dict[str, type[Rule]]:
     """Every rule by id: the explicit list `checks.rules.RULES`."""
     global _ALL
     if _ALL is None:
-        from checks.rules import RULES
+        from npu_review.checks.rules import RULES
 
         _ALL = validate(RULES)
     return dict(_ALL)

@@ -13,12 +13,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from checks.config import CONFIG_PATH, Config, ConfigError, parse_config
-from checks.diffing import DiffError
-from checks.engine import Report, known_rule_ids, run
-from checks.model import ChangeSet, Severity, Tree
-from checks.output import FORMATS, RENDERERS
-from checks.rule import all_rules
+from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, parse_config
+from npu_review.checks.diffing import DiffError
+from npu_review.checks.engine import Report, known_rule_ids, run
+from npu_review.checks.model import ChangeSet, Severity, Tree
+from npu_review.checks.output import FORMATS, RENDERERS
+from npu_review.checks.rule import all_rules
 from npu_review.gitsource import (
     Git,
     GitError,
@@ -220,7 +220,7 @@ def rules_markdown() -> str:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from bot.worker import work
+    from npu_review.bot.worker import work
 
     return work()
 
@@ -262,7 +262,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bot.__main__ import serve
+    from npu_review.bot.__main__ import serve
 
     return serve(host=args.host, port=args.port)
 

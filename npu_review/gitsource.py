@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from checks.diffing import DiffError, parse_unified_diff
-from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
-from checks.textio import decode_blob
+from npu_review.checks.diffing import DiffError, parse_unified_diff
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
+from npu_review.checks.textio import decode_blob
 
 # Git must not consult the user's or the repository's pager, external diff or text conversion.
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}

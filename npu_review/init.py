@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from checks import facts as facts_data
-from checks.config import CONFIG_PATH, Config, parse_config
-from checks.engine import Report, known_rule_ids, run
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
-from checks.model import ChangeSet, Finding
-from checks.rule import all_rules
+from npu_review.checks import facts as facts_data
+from npu_review.checks.config import CONFIG_PATH, Config, parse_config
+from npu_review.checks.engine import Report, known_rule_ids, run
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
+from npu_review.checks.model import ChangeSet, Finding
+from npu_review.checks.rule import all_rules
 
 # The kinds whose files are Ascend by their path (what the config's comment lists).
 ASCEND_KINDS = (NPU_SCRIPT, ASCEND_WORKFLOW, ASCEND_DOCKERFILE)

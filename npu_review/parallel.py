@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from checks.engine import Partial
+from npu_review.checks.engine import Partial
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from checks.config import CONFIG_PATH, Config, parse_config
-from checks.engine import known_rule_ids, run
-from checks.model import Finding
+from npu_review.checks.config import CONFIG_PATH, Config, parse_config
+from npu_review.checks.engine import known_rule_ids, run
+from npu_review.checks.model import Finding
 from npu_review.gitsource import EMPTY_TREE_SHA, Git, changeset_from_git
 
 

@@ -30,11 +30,11 @@ from pathlib import Path
 
 import yaml
 
-from checks.config import DEFAULT_CONFIG, Config, RuleSetting, parse_config
-from checks.diffing import changes_between
-from checks.engine import UNKNOWN_SUPPRESSION, Report, known_rule_ids, needed_paths, run
-from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Tree
-from checks.rule import RULE_ID
+from npu_review.checks.config import DEFAULT_CONFIG, Config, RuleSetting, parse_config
+from npu_review.checks.diffing import changes_between
+from npu_review.checks.engine import UNKNOWN_SUPPRESSION, Report, known_rule_ids, needed_paths, run
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Tree
+from npu_review.checks.rule import RULE_ID
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED_FILE = "expected.txt"

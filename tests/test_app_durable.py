@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.reporters import parse_marker
+from npu_review.bot.reporters import parse_marker
 from tests.app_harness import settle, start_app, wait_completed, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair

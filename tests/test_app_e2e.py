@@ -9,9 +9,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.github import BadRequest, GitHubApp, Limits
-from bot.reporters import parse_marker
-from bot.settings import Secret, Settings
+from npu_review.bot.github import BadRequest, GitHubApp, Limits
+from npu_review.bot.reporters import parse_marker
+from npu_review.bot.settings import Secret, Settings
 from tests.app_harness import AppProcess, settle, start_app, wait_completed
 from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
@@ -450,14 +450,14 @@ async def test_get_blobs_caches_and_is_not_paced_like_a_mutation(
 async def test_blob_queries_are_cut_by_size_and_blobs_graphql_would_cut_go_to_rest(
     fake_github: FakeGitHub, app_key_pair: KeyPair, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.github
+    import npu_review.bot.github
 
     fake = fake_github
     a, b, c, big = b"echo aaaa\n", b"echo bbbb\n", b"echo cccc\n", b"echo " + b"x" * 30 + b"\n"
     fake.add_repo("octo-org/verl", files={"a.sh": a, "b.sh": b, "c.sh": c, "big.sh": big})
     # Scaled down: 20 bytes of blobs a query (two 10-byte scripts), whole text up to 25 bytes.
-    monkeypatch.setattr(bot.github, "BLOB_QUERY_BYTES", 20)
-    monkeypatch.setattr(bot.github, "GRAPHQL_TEXT_LIMIT", 25)
+    monkeypatch.setattr(npu_review.bot.github, "BLOB_QUERY_BYTES", 20)
+    monkeypatch.setattr(npu_review.bot.github, "GRAPHQL_TEXT_LIMIT", 25)
     settings = Settings(
         str(FAKE_APP_ID), Secret(app_key_pair.private_pem), Secret(FAKE_WEBHOOK_SECRET), api_url=fake.base_url
     )

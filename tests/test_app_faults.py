@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.github import MAX_ATTEMPTS
-from bot.reporters import parse_marker
+from npu_review.bot.github import MAX_ATTEMPTS
+from npu_review.bot.reporters import parse_marker
 from tests.app_harness import AppProcess, settle, start_app, wait_completed, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair

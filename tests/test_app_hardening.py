@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.webhook import MAX_JSON_DEPTH, parse_json
+from npu_review.bot.webhook import MAX_JSON_DEPTH, parse_json
 from tests.app_harness import AppProcess, start_app
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, KeyPair, sign

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.jobs import Job, JobQueue
-from bot.queue_sqlite import SqliteQueue
+from npu_review.bot.jobs import Job, JobQueue
+from npu_review.bot.queue_sqlite import SqliteQueue
 
 QueueFactory = Callable[[], JobQueue]
 
@@ -27,7 +27,7 @@ async def make_queue(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIte
             return made[-1]
 
     else:
-        from bot.queue_redis import RedisQueue
+        from npu_review.bot.queue_redis import RedisQueue
 
         url = request.getfixturevalue("redis_url")
         prefix = f"test-{uuid.uuid4().hex[:8]}"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import redis.asyncio as aioredis
 
-from bot.limits import MutationLimiter
-from bot.queue_redis import RedisQueue
-from bot.reporters import parse_marker
+from npu_review.bot.limits import MutationLimiter
+from npu_review.bot.queue_redis import RedisQueue
+from npu_review.bot.reporters import parse_marker
 from tests.app_harness import AppProcess, WorkerProcess, settle, start_app, start_worker, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair

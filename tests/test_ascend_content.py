@@ -11,14 +11,14 @@ import textwrap
 
 import pytest
 
-from checks import ascend
-from checks.config import DEFAULT_CONFIG
-from checks.context import Context
-from checks.engine import needed_paths
-from checks.facts import default_facts
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
-from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
-from checks.parsers import dockerfile as dfp
+from npu_review.checks import ascend
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context
+from npu_review.checks.engine import needed_paths
+from npu_review.checks.facts import default_facts
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from npu_review.checks.parsers import dockerfile as dfp
 from tests.fixture_support import audit
 
 M = ascend.markers(default_facts().ascend_content)

@@ -8,13 +8,13 @@ import time
 import jwt
 import pytest
 
-from bot import reporters
-from bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
-from bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
-from bot.github import blob_from_graphql
-from bot.routers.recheck import has_recheck, may_recheck
-from bot.settings import Secret, SettingsError, from_env
-from checks.model import ChangeStatus, Finding, Related, Severity
+from npu_review.bot import reporters
+from npu_review.bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
+from npu_review.bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
+from npu_review.bot.github import blob_from_graphql
+from npu_review.bot.routers.recheck import has_recheck, may_recheck
+from npu_review.bot.settings import Secret, SettingsError, from_env
+from npu_review.checks.model import ChangeStatus, Finding, Related, Severity
 
 
 def finding(line: int, sev: Severity = Severity.WARNING, end: int | None = None, fp: str = "", **kw: object) -> Finding:
@@ -250,12 +250,12 @@ def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]
     import json
     import logging
 
-    from bot import logs
+    from npu_review.bot import logs
 
     logs.setup(json_lines=True)
     try:
         with logs.log_context(delivery="d-42", repo="octo-org/verl", pr=7, head="abc123"):
-            logging.getLogger("bot.test").info("review done with token %s", "***")
+            logging.getLogger("npu_review.bot.test").info("review done with token %s", "***")
         line = capsys.readouterr().err.strip().splitlines()[-1]
         doc = json.loads(line)
         assert (doc["delivery"], doc["repo"], doc["pr"], doc["head"]) == ("d-42", "octo-org/verl", 7, "abc123")
@@ -283,7 +283,7 @@ def test_blob_from_graphql(node: object, expected: bytes | None) -> None:
 
 
 async def test_content_creating_windows_per_minute_and_per_hour() -> None:
-    from bot.limits import GITHUB_PER_HOUR, GITHUB_PER_MINUTE, LocalWindows, MutationLimiter
+    from npu_review.bot.limits import GITHUB_PER_HOUR, GITHUB_PER_MINUTE, LocalWindows, MutationLimiter
 
     clock = [1000.0]
     slept: list[float] = []

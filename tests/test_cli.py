@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from checks.rule import all_rules
+from npu_review.checks.rule import all_rules
 from npu_review.cli import main
 
 DOCKERFILE = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
@@ -341,7 +341,7 @@ def test_parallel_audit_gives_the_same_report(
 
 
 def test_a_worker_that_dies_does_not_hang_the_run(caplog: pytest.LogCaptureFixture) -> None:
-    from checks.engine import Partial
+    from npu_review.checks.engine import Partial
     from npu_review.parallel import process_mapper
 
     parent = os.getpid()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.rule import all_rules
+from npu_review.checks.rule import all_rules
 from npu_review.cli import rules_markdown
 
 README = Path(__file__).resolve().parent.parent / "README.md"

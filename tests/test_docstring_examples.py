@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from checks.config import DEFAULT_CONFIG, parse_config
-from checks.diffing import changes_between
-from checks.engine import known_rule_ids, run
-from checks.model import ChangeSet, MemoryTree
-from checks.rule import all_rules
+from npu_review.checks.config import DEFAULT_CONFIG, parse_config
+from npu_review.checks.diffing import changes_between
+from npu_review.checks.engine import known_rule_ids, run
+from npu_review.checks.model import ChangeSet, MemoryTree
+from npu_review.checks.rule import all_rules
 from tests.fixture_support import audit
 
 

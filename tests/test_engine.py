@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checks import ChangeSet, MemoryTree, parse_config, run
-from checks.diffing import changes_between
-from checks.engine import fingerprint, known_rule_ids
+from npu_review.checks import ChangeSet, MemoryTree, parse_config, run
+from npu_review.checks.diffing import changes_between
+from npu_review.checks.engine import fingerprint, known_rule_ids
 
 DF = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
 BAD = "FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12\nRUN wget --no-check-certificate https://x/y.tgz\n"
@@ -69,10 +69,10 @@ def test_binary_and_missing_files_are_skipped() -> None:
 
 
 def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
-    from checks.context import Context
-    from checks.engine import _finalise
-    from checks.kinds import KindMap
-    from checks.rule import Hit, all_rules
+    from npu_review.checks.context import Context
+    from npu_review.checks.engine import _finalise
+    from npu_review.checks.kinds import KindMap
+    from npu_review.checks.rule import Hit, all_rules
 
     base = {DF: BAD, "ci.yml": "image: x\n"}
     head = {DF: BAD + "RUN true\n", "ci.yml": "image: x\n"}
@@ -84,8 +84,8 @@ def test_findings_the_change_caused_on_unchanged_lines_are_kept() -> None:
 
 
 def test_the_app_fetches_only_what_the_rules_read() -> None:
-    from checks.engine import needed_paths
-    from checks.model import ChangeStatus, FileChange
+    from npu_review.checks.engine import needed_paths
+    from npu_review.checks.model import ChangeStatus, FileChange
 
     head_paths = [f"verl/models/m{i}.py" for i in range(300)] + [
         "verl/single_controller/ray/base.py",
@@ -112,8 +112,8 @@ def test_the_app_fetches_only_what_the_rules_read() -> None:
 
 
 def test_context_is_read_only_for_rules_the_change_concerns() -> None:
-    from checks.engine import needed_paths
-    from checks.model import ChangeStatus, FileChange
+    from npu_review.checks.engine import needed_paths
+    from npu_review.checks.model import ChangeStatus, FileChange
 
     head_paths = [f"examples/run_{i}_npu.sh" for i in range(50)] + [".github/workflows/e2e_ascend.yml", "README.md"]
     readme = {"README.md": FileChange("README.md", ChangeStatus.MODIFIED, None, frozenset({1}))}
@@ -128,8 +128,8 @@ def test_context_is_read_only_for_rules_the_change_concerns() -> None:
 
 
 def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
-    from checks.context import Context
-    from checks.kinds import KindMap
+    from npu_review.checks.context import Context
+    from npu_review.checks.kinds import KindMap
 
     reads: list[str] = []
 
@@ -158,8 +158,8 @@ def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
 
 
 def test_shares_keep_python_and_the_rest_together_and_cut_shell_scripts_fine() -> None:
-    from checks.engine import _shares
-    from checks.kinds import KindMap
+    from npu_review.checks.engine import _shares
+    from npu_review.checks.kinds import KindMap
 
     py = [f"verl/m{i:03d}.py" for i in range(300)]
     docs = [f"docs/p{i:03d}.md" for i in range(150)]

@@ -13,20 +13,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checks import facts as facts_data
-from checks import globs
-from checks.config import ConfigError, parse_config
-from checks.engine import known_rule_ids, run
-from checks.facts import FactsError, default_facts, load
-from checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
-from checks.model import ChangeSet, MemoryTree
+from npu_review.checks import facts as facts_data
+from npu_review.checks import globs
+from npu_review.checks.config import ConfigError, parse_config
+from npu_review.checks.engine import known_rule_ids, run
+from npu_review.checks.facts import FactsError, default_facts, load
+from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
+from npu_review.checks.model import ChangeSet, MemoryTree
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = sorted((ROOT / "checks" / "rules").glob("npu*.py"))
 
 
 def _yaml(*parts: str) -> dict[str, object]:
-    data = yaml.safe_load(resources.files("checks.facts").joinpath(*parts).read_text(encoding="utf-8"))
+    data = yaml.safe_load(resources.files("npu_review.checks.facts").joinpath(*parts).read_text(encoding="utf-8"))
     assert isinstance(data, dict)
     return data
 
@@ -176,8 +176,8 @@ def test_the_readme_lists_every_section_with_its_scope() -> None:
 
 
 def test_the_profile_gives_the_globs_of_every_file_kind() -> None:
-    from checks.facts.schema import FileKinds
-    from checks.kinds import KNOWN_KINDS, UNIVERSAL_KIND_GLOBS, KindMap
+    from npu_review.checks.facts.schema import FileKinds
+    from npu_review.checks.kinds import KNOWN_KINDS, UNIVERSAL_KIND_GLOBS, KindMap
 
     named = {f.name for f in dataclasses.fields(FileKinds)} - {"source", "date"}
     # `yaml` is decided by the extension in every layout: no profile lists it.
@@ -221,7 +221,7 @@ def test_a_config_without_profile_takes_the_detected_one_and_a_named_one_stays()
 
 def test_no_message_of_another_project_reaches_an_unknown_layout() -> None:
     """The generic profile names no project's owners, images, paths or runner labels."""
-    text = resources.files("checks.facts").joinpath("profiles", "generic.yml").read_text(encoding="utf-8")
+    text = resources.files("npu_review.checks.facts").joinpath("profiles", "generic.yml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     for section in ("image_tags", "repo_links", "fork_guard", "published_tags", "npu_workarounds", "version_tables"):
         values = yaml.safe_dump({k: v for k, v in data[section].items() if k != "source"})

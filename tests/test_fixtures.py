@@ -25,7 +25,7 @@ RULE_TESTS = Path(__file__).parent / "rules"
 def test_every_rule_has_a_module_that_runs_its_cases() -> None:
     """tests/rules/test_npuXXX.py for each rule in RULES: its fixture cases run there (`fixture_tests`), with what
     the cases cannot say; and no case sits under a folder that names no rule (it would never run)."""
-    from checks.rules import RULES
+    from npu_review.checks.rules import RULES
 
     rules = [cls.id for cls in RULES]
     missing = [rid for rid in rules if not (RULE_TESTS / f"test_{rid.lower()}.py").is_file()]
@@ -40,7 +40,7 @@ def test_every_rule_has_a_module_that_runs_its_cases() -> None:
 
 
 def test_every_rule_has_bad_and_good_fixtures() -> None:
-    from checks.rule import all_rules
+    from npu_review.checks.rule import all_rules
 
     for rid in all_rules():
         cases = [load_case(p) for p in CASES if p.relative_to(FIXTURES).parts[0] == rid]
@@ -50,7 +50,7 @@ def test_every_rule_has_bad_and_good_fixtures() -> None:
 
 def test_expected_files_are_checked_line_by_line() -> None:
     """The matching itself: prefix, severity and line all count; a finding matches one line only."""
-    from checks.model import Finding, Severity
+    from npu_review.checks.model import Finding, Severity
     from tests.fixture_support import parse_expected
 
     def finding(line: int, message: str, severity: Severity = Severity.WARNING) -> Finding:

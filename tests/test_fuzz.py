@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks import ChangeSet, ConfigError, MemoryTree, parse_config, run
-from checks.diffing import DiffError, changes_between, parse_unified_diff
-from checks.engine import known_rule_ids
+from npu_review.checks import ChangeSet, ConfigError, MemoryTree, parse_config, run
+from npu_review.checks.diffing import DiffError, changes_between, parse_unified_diff
+from npu_review.checks.engine import known_rule_ids
 
 FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 

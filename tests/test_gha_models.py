@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import textwrap
 
-from checks.config import DEFAULT_CONFIG
-from checks.context import Context
-from checks.facts import default_facts
-from checks.indexes.images import built_files
-from checks.indexes.runners import ascend_jobs
-from checks.kinds import KindMap
-from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
-from checks.parsers.gha.calls import WHOLE_INPUTS, reads_whole_inputs
-from checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
-from checks.parsers.gha.workflow import Workflow, build, trigger_filters
-from checks.parsers.sh import Source, commands
-from checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context
+from npu_review.checks.facts import default_facts
+from npu_review.checks.indexes.images import built_files
+from npu_review.checks.indexes.runners import ascend_jobs
+from npu_review.checks.kinds import KindMap
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from npu_review.checks.parsers.gha.calls import WHOLE_INPUTS, reads_whole_inputs
+from npu_review.checks.parsers.gha.runners import RunnerCatalog, runner_label_sets
+from npu_review.checks.parsers.gha.workflow import Workflow, build, trigger_filters
+from npu_review.checks.parsers.sh import Source, commands
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
 

@@ -8,18 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.config import DEFAULT_CONFIG
-from checks.context import Context
-from checks.facts import default_facts
-from checks.indexes.images import inventory
-from checks.kinds import KindMap
-from checks.model import ChangeSet, MemoryTree
-from checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
-from checks.parsers.gha.expressions import substitute
-from checks.parsers.gha.values import WILD
-from checks.parsers.gha.workflow import Scope, build, matrix_combinations, parse
-from checks.parsers.imagetags import Grammar, documented_tags, parse_ref
-from checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context
+from npu_review.checks.facts import default_facts
+from npu_review.checks.indexes.images import inventory
+from npu_review.checks.kinds import KindMap
+from npu_review.checks.model import ChangeSet, MemoryTree
+from npu_review.checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
+from npu_review.checks.parsers.gha.expressions import substitute
+from npu_review.checks.parsers.gha.values import WILD
+from npu_review.checks.parsers.gha.workflow import Scope, build, matrix_combinations, parse
+from npu_review.checks.parsers.imagetags import Grammar, documented_tags, parse_ref
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 CN = "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl"
 
@@ -143,7 +143,7 @@ def test_dynamic_matrix_is_unknown() -> None:
 
 def test_substitute_keeps_unknowns_wild() -> None:
     def lookup(ctx: str, parts: tuple[str, ...]):  # type: ignore[no-untyped-def]
-        from checks.parsers.gha.values import Val
+        from npu_review.checks.parsers.gha.values import Val
 
         return [Val("quay.io/ascend/verl")] if (ctx, parts) == ("env", ("QUAY_REPO",)) else None
 
@@ -316,7 +316,7 @@ _SHELL_PIECES = [*"$(){}'\"|;&<>=\\` \nabcFROM:-#", "echo ", "grep ", "cut -d: -
 def test_run_evaluator_never_raises(script: str) -> None:
     wf = build(parse_yaml("jobs: {}\n"), "w.yml")
     assert wf is not None
-    from checks.parsers.yamlmarks import SCALAR, Node
+    from npu_review.checks.parsers.yamlmarks import SCALAR, Node
 
     node = Node(SCALAR, 1, 1 + script.count("\n"), value=script, style="|")
     ev = RunEvaluator("w.yml", Scope(wf), {}, lambda p: "FROM a:b\n")

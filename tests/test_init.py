@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from checks import facts as facts_data
-from checks.config import parse_config
-from checks.engine import known_rule_ids
-from checks.kinds import KindMap
-from checks.rule import all_rules
+from npu_review.checks import facts as facts_data
+from npu_review.checks.config import parse_config
+from npu_review.checks.engine import known_rule_ids
+from npu_review.checks.kinds import KindMap
+from npu_review.checks.rule import all_rules
 from npu_review.cli import main
 
 VERL = {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from checks import ChangeSet, MemoryTree, run
+from npu_review.checks import ChangeSet, MemoryTree, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +50,7 @@ def test_the_image_runs_as_a_numeric_user_on_a_pinned_base_with_a_queue_volume()
 def test_compose_runs_the_app_redis_and_two_workers() -> None:
     import re
 
-    from bot.app import SHUTDOWN_DEADLINE_S
+    from npu_review.bot.app import SHUTDOWN_DEADLINE_S
 
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose["services"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from checks.parsers.dockerfile import parse, steps
-from checks.parsers.gitcli import clone_of, git_call
-from checks.parsers.pep440 import spec_allows, version_key
-from checks.parsers.pipcli import pip_call
-from checks.parsers.requirements import parse_requirement
+from npu_review.checks.parsers.dockerfile import parse, steps
+from npu_review.checks.parsers.gitcli import clone_of, git_call
+from npu_review.checks.parsers.pep440 import spec_allows, version_key
+from npu_review.checks.parsers.pipcli import pip_call
+from npu_review.checks.parsers.requirements import parse_requirement
 
 
 def test_pip_call_reads_operands_and_options() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from checks.parsers.dockerfile import BLANK, COMMENT, CONTENT, HEREDOC, Dockerfile, Instruction, parse
-from checks.parsers.sh import Source, commands
+from npu_review.checks.parsers.dockerfile import BLANK, COMMENT, CONTENT, HEREDOC, Dockerfile, Instruction, parse
+from npu_review.checks.parsers.sh import Source, commands
 
 
 def _one(df: Dockerfile, keyword: str) -> Instruction:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-from checks.facts import default_facts
-from checks.parsers import hydra_config
-from checks.parsers.shell import Invocation, npu_view, parse
+from npu_review.checks.facts import default_facts
+from npu_review.checks.parsers import hydra_config
+from npu_review.checks.parsers.shell import Invocation, npu_view, parse
 from tests.fixture_support import FIXTURES
 
 LAUNCHERS = default_facts().launchers  # verl's, the first profile

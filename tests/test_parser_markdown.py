@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.parsers.markdown import parse, resolve
+from npu_review.checks.parsers.markdown import parse, resolve
 
 REPOS = ["verl-project/verl", "volcengine/verl"]
 
@@ -80,7 +80,7 @@ def test_tables_and_list_items_are_read_on_first_use_and_stay_unknown_after_a_pa
     assert [(t.line, t.header, [c.text for c in t.rows[0].cells]) for t in doc.tables] == [(7, ("a", "b"), ["1", "2"])]
     assert doc.bullets == [(3, 4), (5, 5)]
 
-    import checks.parsers.markdown as md
+    import npu_review.checks.parsers.markdown as md
 
     def broken(doc: md.Document, out: list[md.Table]) -> None:
         raise ValueError("bug")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from checks.parsers import pyast
+from npu_review.checks.parsers import pyast
 
 
 def _reach_of_calls(code: str) -> dict[str, bool]:

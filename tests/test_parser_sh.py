@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.parsers.sh import (
+from npu_review.checks.parsers.sh import (
     ArrayWord,
     Op,
     Source,

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.facts import default_facts
-from checks.parsers.sh.lexer import SIMPLE_WORD as _SIMPLE_WORD
-from checks.parsers.sh.lexer import read_word as _read_word
-from checks.parsers.shell import (
+from npu_review.checks.facts import default_facts
+from npu_review.checks.parsers.sh.lexer import SIMPLE_WORD as _SIMPLE_WORD
+from npu_review.checks.parsers.sh.lexer import read_word as _read_word
+from npu_review.checks.parsers.shell import (
     UNKNOWN,
     as_bool,
     as_int,
@@ -508,7 +508,7 @@ def test_expansion_shortcuts_give_the_general_values() -> None:
 
 
 def test_a_here_string_is_not_a_here_document() -> None:
-    from checks.parsers.shell import logical_lines
+    from npu_review.checks.parsers.shell import logical_lines
 
     text = 'X=1\ncat <<< "$X"\ntr a b <<<abc\npython3 -m verl.trainer.main_ppo a.b=$X\n'
     assert [(ll.line, ll.text) for ll in logical_lines(text)] == [
@@ -541,7 +541,7 @@ def test_verl_launchers_recognise_its_modules_and_any_command_with_overrides() -
 
 
 def test_another_projects_launchers_are_a_data_change() -> None:
-    from checks.parsers.sh.launchers import EntryPoint, Launchers
+    from npu_review.checks.parsers.sh.launchers import EntryPoint, Launchers
 
     mine = Launchers(
         entry_points=(
@@ -578,7 +578,7 @@ def test_another_projects_launchers_are_a_data_change() -> None:
 
 
 def test_a_launcher_declaration_with_a_wrong_style_stops_the_run() -> None:
-    from checks.facts import FactsError, load
+    from npu_review.checks.facts import FactsError, load
 
     with pytest.raises(FactsError) as err:
         load({"launchers": {"entry_points": [{"style": "hidra", "modules": ["x"]}]}})
@@ -589,7 +589,7 @@ def test_a_launcher_declaration_with_a_wrong_style_stops_the_run() -> None:
 
 
 def test_vllm_ascend_profile_declares_vllm_serve_as_an_argparse_launcher() -> None:
-    from checks.facts import load
+    from npu_review.checks.facts import load
 
     launchers = load(profile="vllm-ascend").launchers
     view = parse("vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2 --enforce-eager\n").view(True, launchers)

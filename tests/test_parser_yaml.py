@@ -7,8 +7,8 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.parsers import yamlmarks
-from checks.parsers.yamlmarks import parse
+from npu_review.checks.parsers import yamlmarks
+from npu_review.checks.parsers.yamlmarks import parse
 
 WORKFLOW = textwrap.dedent(
     """\

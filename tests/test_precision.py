@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checks.model import Finding, Severity
+from npu_review.checks.model import Finding, Severity
 from tests.fixture_support import FIXTURES, load_case
 from tests.rules.support import case_findings_change
 
@@ -15,8 +15,8 @@ from tests.rules.support import case_findings_change
 def test_review_config_switch_parses_and_refuses_bad_values() -> None:
     import pytest
 
-    from checks.config import ConfigError, parse_config
-    from checks.engine import known_rule_ids
+    from npu_review.checks.config import ConfigError, parse_config
+    from npu_review.checks.engine import known_rule_ids
 
     assert parse_config(None, known_rule_ids()).inline_notices is False
     assert parse_config("review:\n  inline_notices: true\n", known_rule_ids()).inline_notices is True
@@ -37,7 +37,7 @@ def _f(rule: str, name: str, sev: Severity, message: str, line: int = 20) -> Fin
 
 
 def test_same_cause_findings_on_one_line_merge_into_one() -> None:
-    from checks.engine import merge_same_cause
+    from npu_review.checks.engine import merge_same_cause
 
     merged = merge_same_cause(
         [
@@ -60,7 +60,7 @@ def test_same_cause_findings_on_one_line_merge_into_one() -> None:
 def test_merged_fingerprint_is_the_same_whichever_rules_of_the_family_fire() -> None:
     both = case_findings_change("NPU202/bad_consumer_stale_tag")
     (merged,) = [f for f in both if f.rule_ids == ("NPU201", "NPU202")]
-    from checks.config import RuleSetting
+    from npu_review.checks.config import RuleSetting
     from tests.fixture_support import case_config, run_case
 
     case = load_case(FIXTURES / "NPU202/bad_consumer_stale_tag")
@@ -74,8 +74,8 @@ def test_merged_fingerprint_is_the_same_whichever_rules_of_the_family_fire() -> 
 
 
 def test_inline_comments_are_for_errors_and_warnings_unless_asked() -> None:
-    from bot import reporters
-    from bot.diffmap import from_file_patches
+    from npu_review.bot import reporters
+    from npu_review.bot.diffmap import from_file_patches
 
     dm = from_file_patches({".github/workflows/e2e.yml": "@@ -0,0 +1,30 @@\n" + "+x\n" * 30})
     fs = [

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from checks import facts
+from npu_review.checks import facts
 from tests.fixture_support import all_cases, load_case, run_case
 
 # Names of projects, their owners and images, their module paths, and pull-request numbers.

@@ -8,16 +8,16 @@ import pkgutil
 
 import pytest
 
-import checks.rules
-from checks.model import Severity
-from checks.rule import Rule, all_rules, validate
-from checks.rules import RULES
+import npu_review.checks.rules
+from npu_review.checks.model import Severity
+from npu_review.checks.rule import Rule, all_rules, validate
+from npu_review.checks.rules import RULES
 
 
 def test_every_rule_module_has_one_rule_and_the_list_names_it() -> None:
     found = []
-    for mod in pkgutil.iter_modules(checks.rules.__path__):
-        module = importlib.import_module(f"checks.rules.{mod.name}")
+    for mod in pkgutil.iter_modules(npu_review.checks.rules.__path__):
+        module = importlib.import_module(f"npu_review.checks.rules.{mod.name}")
         classes = [
             c
             for _, c in inspect.getmembers(module, inspect.isclass)

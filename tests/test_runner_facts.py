@@ -3,12 +3,12 @@ JSON files, merged into the catalog NPU211 and NPU212 use."""
 
 from __future__ import annotations
 
-from checks.config import DEFAULT_CONFIG
-from checks.context import Context
-from checks.indexes.runners import project_labels, runner_catalog
-from checks.kinds import KindMap
-from checks.model import ChangeSet, MemoryTree
-from checks.parsers.gha.runners import ProjectLabel, Runner
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.runners import project_labels, runner_catalog
+from npu_review.checks.kinds import KindMap
+from npu_review.checks.model import ChangeSet, MemoryTree
+from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner
 
 ACTIONLINT = "self-hosted-runner:\n  labels:\n    - linux-aarch64-a5-8\n    - linux-amd64-cpu-8-hk\n    - my-npu-box\n"
 JSON = """{

@@ -17,10 +17,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.app import create_app
-from bot.credentials import load_credentials, write_credentials
-from bot.settings import AppCredentials, Secret, SettingsError, from_env
-from bot.setup import build_manifest, shipped_manifest
+from npu_review.bot.app import create_app
+from npu_review.bot.credentials import load_credentials, write_credentials
+from npu_review.bot.settings import AppCredentials, Secret, SettingsError, from_env
+from npu_review.bot.setup import build_manifest, shipped_manifest
 from tests.fakegithub import FakeGitHub, KeyPair, sign
 
 SETUP_TOKEN = "setup-token-for-tests"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot.app import create_app
-from bot.settings import Secret, Settings
-from bot.webhook import MAX_BODY_BYTES
+from npu_review.bot.app import create_app
+from npu_review.bot.settings import Secret, Settings
+from npu_review.bot.webhook import MAX_BODY_BYTES
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, KeyPair, sign
 

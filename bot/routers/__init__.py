@@ -2,7 +2,7 @@
 
 from gidgethub.routing import Router
 
-from bot.routers import checks, installation, pull_request, recheck
+from npu_review.bot.routers import checks, installation, pull_request, recheck
 
 router = Router(pull_request.router, recheck.router, checks.router, installation.router)
 

@@ -8,10 +8,10 @@ from typing import Any
 from gidgethub import sansio
 from gidgethub.routing import Router
 
-from bot.jobs import repo_key
-from bot.reporters import CHECK_NAME, RERUN_ACTION
-from bot.review import ReviewRequest
-from bot.services import Services
+from npu_review.bot.jobs import repo_key
+from npu_review.bot.reporters import CHECK_NAME, RERUN_ACTION
+from npu_review.bot.review import ReviewRequest
+from npu_review.bot.services import Services
 
 log = logging.getLogger(__name__)
 router = Router()

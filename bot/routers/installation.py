@@ -8,7 +8,7 @@ import logging
 from gidgethub import sansio
 from gidgethub.routing import Router
 
-from bot.services import Services
+from npu_review.bot.services import Services
 
 log = logging.getLogger(__name__)
 router = Router()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from gidgethub import sansio
 from gidgethub.routing import Router
 
-from bot.review import ReviewRequest
-from bot.services import Services
+from npu_review.bot.review import ReviewRequest
+from npu_review.bot.services import Services
 
 router = Router()
 

@@ -8,8 +8,8 @@ from gidgethub import sansio
 from gidgethub.routing import Router
 from markdown_it import MarkdownIt
 
-from bot.review import ReviewRequest
-from bot.services import Services
+from npu_review.bot.review import ReviewRequest
+from npu_review.bot.services import Services
 
 log = logging.getLogger(__name__)
 router = Router()

@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from checks import globs
-from checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
-from checks.facts.typed import FactsError, build
+from npu_review.checks import globs
+from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
+from npu_review.checks.facts.typed import FactsError, build
 
 __all__ = ["DEFAULT_PROFILE", "FALLBACK_PROFILE", "Facts", "FactsError", "default_facts", "detect", "load", "profiles"]
 
@@ -32,7 +32,7 @@ FALLBACK_PROFILE = "generic"
 
 @functools.cache  # ascend.yml goes into every profile: read it once
 def _read(*parts: str) -> dict[str, Any]:
-    text = resources.files("checks.facts").joinpath(*parts).read_text(encoding="utf-8")
+    text = resources.files("npu_review.checks.facts").joinpath(*parts).read_text(encoding="utf-8")
     # libyaml's safe loader when built in: the same data, 3 ms instead of 40 ms at every start-up.
     data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     assert isinstance(data, dict), parts
@@ -42,7 +42,7 @@ def _read(*parts: str) -> dict[str, Any]:
 @functools.cache
 def profiles() -> tuple[str, ...]:
     """The names of the shipped project profiles."""
-    folder = resources.files("checks.facts").joinpath("profiles")
+    folder = resources.files("npu_review.checks.facts").joinpath("profiles")
     return tuple(sorted(p.name.removesuffix(".yml") for p in folder.iterdir() if p.name.endswith(".yml")))
 
 

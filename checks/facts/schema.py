@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
-from checks.facts.typed import Regex
-from checks.parsers.sh.launchers import Launchers as LauncherDeclarations
+from npu_review.checks.facts.typed import Regex
+from npu_review.checks.parsers.sh.launchers import Launchers as LauncherDeclarations
 
 UNIVERSAL = "universal"  # true of Ascend NPU, CANN, torch_npu, vLLM(-Ascend), GitHub Actions: any project
 PROJECT = "project"  # one project's layout and conventions: a profile

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checks.context import Context, SourceFile
-from checks.parsers.markdown import Document, flavor_of, parse
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.parsers.markdown import Document, flavor_of, parse
 
 
 def document(ctx: Context, src: SourceFile, rev: str = "head") -> Document | None:

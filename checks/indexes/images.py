@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks import kinds
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import workflow, workflow_doc
-from checks.parsers import dockerfile as dfp
-from checks.parsers.gha.evaluate import WorkflowEval
-from checks.parsers.gha.values import WILD, wild_regex
-from checks.parsers.gha.workflow import Scope, Workflow, legs
-from checks.parsers.imagetags import Grammar, ImageRef, TagInfo, documented_tags, parse_ref
-from checks.parsers.yamlmarks import YamlDoc
+from npu_review.checks import kinds
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import workflow, workflow_doc
+from npu_review.checks.parsers import dockerfile as dfp
+from npu_review.checks.parsers.gha.evaluate import WorkflowEval
+from npu_review.checks.parsers.gha.values import WILD, wild_regex
+from npu_review.checks.parsers.gha.workflow import Scope, Workflow, legs
+from npu_review.checks.parsers.imagetags import Grammar, ImageRef, TagInfo, documented_tags, parse_ref
+from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 
 def grammar(ctx: Context) -> Grammar:

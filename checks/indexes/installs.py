@@ -9,11 +9,11 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from checks.context import Context
-from checks.parsers.dockerfile import Copy, Dockerfile, copies, resolve_dir, steps
-from checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
-from checks.parsers.pipcli import PipCall
-from checks.parsers.requirements import parse_requirement, parse_requirements_file
+from npu_review.checks.context import Context
+from npu_review.checks.parsers.dockerfile import Copy, Dockerfile, copies, resolve_dir, steps
+from npu_review.checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
+from npu_review.checks.parsers.pipcli import PipCall
+from npu_review.checks.parsers.requirements import parse_requirement, parse_requirements_file
 
 Specs = tuple[tuple[str, str], ...]
 _TAG = re.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context
-from checks.indexes.workflows import workflow_at, workflow_paths
-from checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
-from checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks import globs
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.workflows import workflow_at, workflow_paths
+from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 # Where a project lists its runner labels: actionlint's config and runner-label JSON files under .github/.
 ACTIONLINT_CONFIGS = (".github/actionlint.yaml", ".github/actionlint.yml")

@@ -18,15 +18,15 @@ import ast
 import re
 from dataclasses import dataclass
 
-from checks import ascend
-from checks.context import Context, SourceFile
-from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
-from checks.parsers import yamlmarks
-from checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
-from checks.parsers.markdown import flavor_of
-from checks.parsers.sh.launchers import Arg
-from checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
-from checks.parsers.vllm_cli import python_arg_lists, python_calls, yaml_commands
+from npu_review.checks import ascend
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
+from npu_review.checks.parsers import yamlmarks
+from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.sh.launchers import Arg
+from npu_review.checks.parsers.shell import UNKNOWN, ShellScript, View, npu_view, parse
+from npu_review.checks.parsers.vllm_cli import python_arg_lists, python_calls, yaml_commands
 
 __all__ = [
     "DOC_LANGUAGES",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from checks import ascend, kinds
-from checks.context import Context
-from checks.parsers import shell
-from checks.parsers.gha.workflow import Workflow, build
-from checks.parsers.yamlmarks import YamlDoc
-from checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks import ascend, kinds
+from npu_review.checks.context import Context
+from npu_review.checks.parsers import shell
+from npu_review.checks.parsers.gha.workflow import Workflow, build
+from npu_review.checks.parsers.yamlmarks import YamlDoc
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 
 def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:

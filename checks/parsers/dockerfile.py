@@ -18,8 +18,8 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from checks.parsers.pipcli import PipCall, pip_call
-from checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
+from npu_review.checks.parsers.pipcli import PipCall, pip_call
+from npu_review.checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
 
 __all__ = ["Command", "Word"]  # the shell layer's, re-exported for the Dockerfile rules
 

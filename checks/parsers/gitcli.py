@@ -5,8 +5,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from checks.parsers.dockerfile import resolve_dir
-from checks.parsers.sh import Command, Word
+from npu_review.checks.parsers.dockerfile import resolve_dir
+from npu_review.checks.parsers.sh import Command, Word
 
 # git options that take a value, globally (`git -C dir …`) and for `git clone`.
 _GIT_GLOBAL_VALUE_OPTS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from checks.facts.schema import HydraSchema
-from checks.parsers import yamlmarks
-from checks.parsers.shell import Invocation
-from checks.parsers.yamlmarks import Node
+from npu_review.checks.facts.schema import HydraSchema
+from npu_review.checks.parsers import yamlmarks
+from npu_review.checks.parsers.shell import Invocation
+from npu_review.checks.parsers.yamlmarks import Node
 
 Status = Literal["exists", "missing", "unknown"]
 

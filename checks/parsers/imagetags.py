@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.facts.schema import ImageTags
-from checks.parsers.gha.values import WILD
+from npu_review.checks.facts.schema import ImageTags
+from npu_review.checks.parsers.gha.values import WILD
 
 # -- references -----------------------------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from checks.parsers.requirements import Requirement, parse_requirement
-from checks.parsers.sh import Command, Word
+from npu_review.checks.parsers.requirements import Requirement, parse_requirement
+from npu_review.checks.parsers.sh import Command, Word
 
 # pip options that take a value (a separate word unless written `--opt=value` or `-Xvalue`).
 _PIP_VALUE_OPTS = frozenset(

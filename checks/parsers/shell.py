@@ -43,7 +43,7 @@ from typing import Final, Literal
 
 import yaml
 
-from checks.parsers.sh import (
+from npu_review.checks.parsers.sh import (
     REDIRECT,
     ArrayWord,
     LogicalLine,
@@ -54,8 +54,8 @@ from checks.parsers.sh import (
     lex,
     unquote,
 )
-from checks.parsers.sh import logical_lines as _logical_lines
-from checks.parsers.sh.launchers import ArgparseLaunch, ArgWord, Launchers, argparse_args, argparse_options
+from npu_review.checks.parsers.sh import logical_lines as _logical_lines
+from npu_review.checks.parsers.sh.launchers import ArgparseLaunch, ArgWord, Launchers, argparse_args, argparse_options
 
 __all__ = [
     "UNKNOWN",

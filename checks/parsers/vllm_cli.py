@@ -24,9 +24,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.facts.schema import VllmCli
-from checks.parsers import yamlmarks
-from checks.parsers.sh.launchers import Arg
+from npu_review.checks.facts.schema import VllmCli
+from npu_review.checks.parsers import yamlmarks
+from npu_review.checks.parsers.sh.launchers import Arg
 
 __all__ = [
     "JsonProblem",
@@ -335,7 +335,7 @@ def _walk(
 def _command_args(node: yamlmarks.Node) -> tuple[Arg, ...] | None:
     """The options of a command given as a list of arguments (each item one argv word) or as a string that the
     test harness splits like shlex; None when it is neither (or its quotes do not pair up)."""
-    from checks.parsers.sh.launchers import argparse_args
+    from npu_review.checks.parsers.sh.launchers import argparse_args
 
     if node.is_seq:
         words = [(i.value, i.line, False, "$" in i.value, False) for i in node.items if i.is_scalar]
@@ -428,7 +428,7 @@ def python_arg_lists(tree: ast.AST, facts: VllmCli) -> list[tuple[int, tuple[Arg
     """(line, options) of each list literal of command-line words that holds a vLLM JSON option or the eager
     switch (`server_args = ["--enforce-eager", "--compilation-config", '{...}']`): string items are words,
     any other item (`json.dumps(...)`, a name) an unknown word."""
-    from checks.parsers.sh.launchers import argparse_args
+    from npu_review.checks.parsers.sh.launchers import argparse_args
 
     names = {*facts.json_options, facts.eager_flag}
     out: list[tuple[int, tuple[Arg, ...]]] = []

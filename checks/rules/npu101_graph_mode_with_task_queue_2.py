@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.indexes.vllm_launches import Launch, vllm_launches
-from checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
-from checks.model import Severity
-from checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
-from checks.parsers.vllm_cli import Resolved, resolve
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.vllm_launches import Launch, vllm_launches
+from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
+from npu_review.checks.parsers.vllm_cli import Resolved, resolve
+from npu_review.checks.rule import Hit, Rule
 
 
 class GraphModeWithTaskQueue2(Rule):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, SHELL
-from checks.messages import short_key
-from checks.model import ChangeStatus, Severity
-from checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule
-from checks.rules.npu108_invalid_cudagraph_mode import mode_issue, mode_keys
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import NPU_SCRIPT, SHELL
+from npu_review.checks.messages import short_key
+from npu_review.checks.model import ChangeStatus, Severity
+from npu_review.checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view, parse
+from npu_review.checks.rule import Hit, Rule
+from npu_review.checks.rules.npu108_invalid_cudagraph_mode import mode_issue, mode_keys
 
 _CP_SUFFIX = "context_parallel_size"
 

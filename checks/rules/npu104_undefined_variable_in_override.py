@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.kinds import NPU_SCRIPT, SHELL
-from checks.model import Severity
-from checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import NPU_SCRIPT, SHELL
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view, parse
+from npu_review.checks.rule import Hit, Rule
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
 _SOURCERS = frozenset({"source", "."})

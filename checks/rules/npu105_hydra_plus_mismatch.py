@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
-from checks.model import Severity
-from checks.parsers import hydra_config, yamlmarks
-from checks.parsers.hydra_config import Schema
-from checks.parsers.shell import Invocation, Override, npu_view, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import hydra_config, yamlmarks
+from npu_review.checks.parsers.hydra_config import Schema
+from npu_review.checks.parsers.shell import Invocation, Override, npu_view, parse
+from npu_review.checks.rule import Hit, Rule
 
 
 class HydraPlusMismatch(Rule):

@@ -6,15 +6,15 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.facts.schema import AscendValueDocs
-from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
-from checks.messages import short_key
-from checks.model import Severity
-from checks.parsers.hydra_config import Schema
-from checks.parsers.shell import (
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.facts.schema import AscendValueDocs
+from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from npu_review.checks.messages import short_key
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.hydra_config import Schema
+from npu_review.checks.parsers.shell import (
     UNKNOWN,
     Assignment,
     Effective,
@@ -29,9 +29,9 @@ from checks.parsers.shell import (
     npu_view,
     parse,
 )
-from checks.rule import Hit, Rule
-from checks.rules.npu104_undefined_variable_in_override import _caller_exports, resolve_script
-from checks.rules.npu105_hydra_plus_mismatch import schema_for
+from npu_review.checks.rule import Hit, Rule
+from npu_review.checks.rules.npu104_undefined_variable_in_override import _caller_exports, resolve_script
+from npu_review.checks.rules.npu105_hydra_plus_mismatch import schema_for
 
 _SOURCERS = frozenset({"source", "."})
 _MAX_HOPS = 6

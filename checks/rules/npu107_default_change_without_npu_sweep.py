@@ -6,14 +6,14 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context
-from checks.facts.schema import HydraSchema
-from checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
-from checks.model import ChangeStatus, Related, Severity
-from checks.parsers import hydra_config, yamlmarks
-from checks.parsers.shell import Invocation, hydra_str, npu_view, parse
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context
+from npu_review.checks.facts.schema import HydraSchema
+from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from npu_review.checks.model import ChangeStatus, Related, Severity
+from npu_review.checks.parsers import hydra_config, yamlmarks
+from npu_review.checks.parsers.shell import Invocation, hydra_str, npu_view, parse
+from npu_review.checks.rule import Hit, Rule
 
 _SELECT_DEFAULT = re.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
 _GENERATED = re.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.indexes.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
-from checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
-from checks.model import Severity
-from checks.parsers.markdown import flavor_of
-from checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
+from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
+from npu_review.checks.rule import Hit, Rule
 
 
 class LauncherJsonInvalid(Rule):

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.vllm_launches import doc_shell_blocks
-from checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
-from checks.model import Severity
-from checks.parsers.dockerfile import parse as parse_dockerfile
-from checks.parsers.markdown import flavor_of
-from checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
-from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.vllm_launches import doc_shell_blocks
+from npu_review.checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import parse as parse_dockerfile
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.rule import Hit, Rule
 
 # A project's own registry of variables (vLLM-Ascend's `vllm_ascend/envs.py` style): its names are real there.
 REGISTRY_GLOBS = ("**/envs.py",)

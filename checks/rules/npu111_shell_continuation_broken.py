@@ -7,13 +7,13 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.vllm_launches import doc_shell_blocks
-from checks.kinds import DOCS, NPU_SCRIPT, SHELL
-from checks.model import Severity
-from checks.parsers.markdown import flavor_of
-from checks.parsers.sh import Source, split_logical
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.vllm_launches import doc_shell_blocks
+from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.sh import Source, split_logical
+from npu_review.checks.rule import Hit, Rule
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
 _BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")

@@ -6,13 +6,13 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from itertools import combinations
 
-from checks.context import Context
-from checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory, unchanged_pullers
-from checks.kinds import ASCEND_WORKFLOW
-from checks.messages import places
-from checks.model import Severity
-from checks.parsers.imagetags import Grammar
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory, unchanged_pullers
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.messages import places
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.imagetags import Grammar
+from npu_review.checks.rule import Hit, Rule
 
 
 class MixedImageTagFormats(Rule):

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
 
-from checks.context import Context
-from checks.indexes.images import (
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.images import (
     INVENTORY_KINDS,
     Consumer,
     Inventory,
@@ -17,10 +17,10 @@ from checks.indexes.images import (
     spelled_line,
     unchanged_pullers,
 )
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.messages import places
-from checks.model import Severity
-from checks.rule import Hit, Rule
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.messages import places
+from npu_review.checks.model import Severity
+from npu_review.checks.rule import Hit, Rule
 
 
 class ImageTagNotProduced(Rule):

@@ -7,14 +7,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs, kinds
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
-from checks.messages import places
-from checks.model import Severity
-from checks.parsers.imagetags import Grammar, TagInfo
-from checks.rule import Hit, Rule
+from npu_review.checks import globs, kinds
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
+from npu_review.checks.messages import places
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.imagetags import Grammar, TagInfo
+from npu_review.checks.rule import Hit, Rule
 
 _POST = re.compile(r"(?P<ver>\d+\.\d+\.\d+)(?P<post>\.?post\d+)")
 

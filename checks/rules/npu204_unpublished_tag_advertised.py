@@ -5,13 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.images import INVENTORY_KINDS, Inventory, grammar, head_documented_tags, inventory, spelled_line
-from checks.kinds import DOCS, SHELL
-from checks.messages import places
-from checks.model import Severity
-from checks.parsers.imagetags import Grammar, documented_tags
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.images import (
+    INVENTORY_KINDS,
+    Inventory,
+    grammar,
+    head_documented_tags,
+    inventory,
+    spelled_line,
+)
+from npu_review.checks.kinds import DOCS, SHELL
+from npu_review.checks.messages import places
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.imagetags import Grammar, documented_tags
+from npu_review.checks.rule import Hit, Rule
 
 _HEADING = re.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 

@@ -6,15 +6,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import kinds
-from checks.context import Context
-from checks.indexes.images import grammar
-from checks.indexes.workflows import workflow
-from checks.model import Severity
-from checks.parsers.gha.values import WILD
-from checks.parsers.gha.workflow import Scope, legs
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks import kinds
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.images import grammar
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.values import WILD
+from npu_review.checks.parsers.gha.workflow import Scope, legs
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 # buildx's gha cache backend uses this scope when `scope=` is not given.
 DEFAULT_SCOPE = "buildkit"

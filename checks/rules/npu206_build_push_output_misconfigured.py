@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import workflow
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.workflow import Job, Scope, Step, legs
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, legs
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 _DIGEST_REF = re.compile(r"steps\.([A-Za-z_][\w-]*)\.outputs\.digest\b")
 _DIGEST_ACTIONS = ("docker/build-push-action",)

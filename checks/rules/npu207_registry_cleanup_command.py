@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import workflow
-from checks.kinds import ASCEND_WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.workflow import Job, Workflow
-from checks.parsers.sh import Command, Source, commands
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.workflow import Job, Workflow
+from npu_review.checks.parsers.sh import Command, Source, commands
+from npu_review.checks.rule import Hit, Rule
 
 _PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
 # Commands after which an image is on the runner (a later `docker rmi` of it is local cleanup).

@@ -7,20 +7,20 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context
-from checks.facts.schema import FrameworkPins
-from checks.indexes.images import dockerfiles_of, grammar
-from checks.indexes.workflows import workflow, workflow_paths
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers import dockerfile as dfp
-from checks.parsers.gha.workflow import Job, Step, Workflow, legs
-from checks.parsers.gitcli import clone_of, git_call
-from checks.parsers.imagetags import parse_ref
-from checks.parsers.pipcli import pip_call
-from checks.parsers.requirements import normalize_name
-from checks.parsers.sh import Source, commands
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.facts.schema import FrameworkPins
+from npu_review.checks.indexes.images import dockerfiles_of, grammar
+from npu_review.checks.indexes.workflows import workflow, workflow_paths
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import dockerfile as dfp
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
+from npu_review.checks.parsers.gitcli import clone_of, git_call
+from npu_review.checks.parsers.imagetags import parse_ref
+from npu_review.checks.parsers.pipcli import pip_call
+from npu_review.checks.parsers.requirements import normalize_name
+from npu_review.checks.parsers.sh import Source, commands
+from npu_review.checks.rule import Hit, Rule
 
 _GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
 _SHA = re.compile(r"[0-9a-f]{7,40}\Z")

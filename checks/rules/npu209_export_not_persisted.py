@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import ascend_job_ids, run_script, workflow
-from checks.kinds import ASCEND_WORKFLOW
-from checks.model import Severity
-from checks.parsers import shell
-from checks.parsers.gha.workflow import Job, Step
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import ascend_job_ids, run_script, workflow
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import shell
+from npu_review.checks.parsers.gha.workflow import Job, Step
+from npu_review.checks.rule import Hit, Rule
 
 _EXPORT_LINE = re.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
 

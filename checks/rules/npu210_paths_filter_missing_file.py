@@ -7,14 +7,14 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
 
-from checks.context import Context
-from checks.globs import match
-from checks.indexes.workflows import workflow, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW
-from checks.model import ChangeStatus, Severity
-from checks.parsers.gha.workflow import Workflow, trigger_filters
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.globs import match
+from npu_review.checks.indexes.workflows import workflow, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.model import ChangeStatus, Severity
+from npu_review.checks.parsers.gha.workflow import Workflow, trigger_filters
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 # GitHub's filter pattern characters; an entry without them names one path literally.
 _GLOB_CHARS = set("*?[]+!")

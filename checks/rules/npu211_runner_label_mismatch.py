@@ -8,20 +8,26 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context
-from checks.facts import Facts
-from checks.indexes.images import grammar
-from checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, AscendJob, ascend_jobs, runner_catalog
-from checks.indexes.workflows import run_script, workflow, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML
-from checks.model import Severity
-from checks.parsers import shell
-from checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
-from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
-from checks.parsers.imagetags import parse_ref
-from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.images import grammar
+from npu_review.checks.indexes.runners import (
+    ACTIONLINT_CONFIGS,
+    LABEL_FILE_GLOBS,
+    AscendJob,
+    ascend_jobs,
+    runner_catalog,
+)
+from npu_review.checks.indexes.workflows import run_script, workflow, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import shell
+from npu_review.checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
+from npu_review.checks.parsers.imagetags import parse_ref
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.rule import Hit, Rule
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
 _DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")

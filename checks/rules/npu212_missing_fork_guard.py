@@ -7,16 +7,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
-from checks.indexes.workflows import workflow, workflow_at, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.runners import runner_label_sets
-from checks.parsers.gha.workflow import Job, Workflow, legs
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
+from npu_review.checks.indexes.workflows import workflow, workflow_at, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.runners import runner_label_sets
+from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 _OWNER = re.compile(
     r"github\.repository_owner\s*==\s*(['\"])(?P<a>[^'\"]+)\1"

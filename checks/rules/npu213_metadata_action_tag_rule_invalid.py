@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import workflow
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.metadata_action import (
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.metadata_action import (
     COMMON_ATTRS,
     PRERELEASE_PATTERN_TYPES,
     REF_EVENTS,
@@ -20,7 +20,7 @@ from checks.parsers.gha.metadata_action import (
     literal_outside_templates,
     tag_rules,
 )
-from checks.rule import Hit, Rule
+from npu_review.checks.rule import Hit, Rule
 
 
 class MetadataActionTagRuleInvalid(Rule):

@@ -7,16 +7,16 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context
-from checks.indexes.workflows import workflow, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.expressions import substitute
-from checks.parsers.gha.metadata_action import TagRule, is_metadata_action, parse_line, tag_rules
-from checks.parsers.gha.values import WILD
-from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs, trigger_filters
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.workflows import workflow, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.expressions import substitute
+from npu_review.checks.parsers.gha.metadata_action import TagRule, is_metadata_action, parse_line, tag_rules
+from npu_review.checks.parsers.gha.values import WILD
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs, trigger_filters
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 _BUILDERS = ("docker/build-push-action", "docker/bake-action")
 # What the tag's variable part is, per rule kind: tags of two rules can be equal only when these are.

@@ -8,14 +8,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.kinds import WORKFLOW, YAML
-from checks.model import ChangeStatus, Severity
-from checks.parsers.yamlmarks import Node
-from checks.parsers.yamlmarks import parse as parse_yaml
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import WORKFLOW, YAML
+from npu_review.checks.model import ChangeStatus, Severity
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.rule import Hit, Rule
 
 FILE_KEY = "config_file_path"
 BASE_KEY = "config_base_path"

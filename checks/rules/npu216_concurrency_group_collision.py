@@ -6,15 +6,15 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context
-from checks.indexes.workflows import workflow_at, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.calls import Call, calls, declared
-from checks.parsers.gha.expressions import EXPR
-from checks.parsers.gha.workflow import Workflow, matrix_product
-from checks.parsers.yamlmarks import Node
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.workflows import workflow_at, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.calls import Call, calls, declared
+from npu_review.checks.parsers.gha.expressions import EXPR
+from npu_review.checks.parsers.gha.workflow import Workflow, matrix_product
+from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks.rule import Hit, Rule
 
 MAX_LEGS = 256
 _INPUT_REF = re.compile(r"(?<![\w.])inputs\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])", re.I)

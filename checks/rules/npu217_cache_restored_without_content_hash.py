@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.workflows import workflow
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.expressions import EXPR
-from checks.parsers.gha.workflow import Job, Step
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.expressions import EXPR
+from npu_review.checks.parsers.gha.workflow import Job, Step
+from npu_review.checks.rule import Hit, Rule
 
 # A cache action (actions/cache and its restore half, and the drop-in forks of it).
 _CACHE_ACTION = re.compile(r"^[\w.-]+/cache(?:/restore)?$", re.I)

@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context
-from checks.indexes.workflows import workflow_at, workflow_paths
-from checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from checks.model import Severity
-from checks.parsers.gha.calls import Call, Param, calls, declared, input_reference, passes, reads_whole_inputs
-from checks.parsers.gha.workflow import Workflow
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.indexes.workflows import workflow_at, workflow_paths
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.calls import (
+    Call,
+    Param,
+    calls,
+    declared,
+    input_reference,
+    passes,
+    reads_whole_inputs,
+)
+from npu_review.checks.parsers.gha.workflow import Workflow
+from npu_review.checks.rule import Hit, Rule
 
 
 class ReusableWorkflowInputNotForwarded(Rule):

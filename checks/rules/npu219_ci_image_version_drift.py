@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
-from checks.model import Severity
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.rule import Hit, Rule
 
 # `8.3.rc2-910b-ubuntu22.04-py3.11`, `9.0.0-a3-openeuler24.03-py3.12`: the CANN image tag scheme.
 _TAG = re.compile(

@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Command, Instruction, Word, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Command, Instruction, Word, parse
+from npu_review.checks.rule import Hit, Rule
 
 # curl short options that take an argument: in a group like `-fsSLo`, what follows such a letter is its value.
 _CURL_ARG_SHORT = frozenset("AbcCdDeEFHKmoPQrtTuUwxXyYz")

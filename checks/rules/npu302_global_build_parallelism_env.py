@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.facts.schema import BuildEnv
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.schema import BuildEnv
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, parse
+from npu_review.checks.rule import Hit, Rule
 
 _MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
 _ENV_KEYWORD = re.compile(r"^([ \t]*)env([ \t]+)", re.IGNORECASE)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
+from npu_review.checks.rule import Hit, Rule
 
 # Scripts whose only job is to set environment variables (sourcing anything else may have side effects).
 _ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)|activate|\.bashrc|\.profile|conda\.sh")

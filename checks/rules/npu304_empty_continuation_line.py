@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, parse
+from npu_review.checks.rule import Hit, Rule
 
 
 class EmptyContinuationLine(Rule):

@@ -7,12 +7,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context, SourceFile
-from checks.facts.schema import DockerfileNames, SocVersions
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.schema import DockerfileNames, SocVersions
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
+from npu_review.checks.rule import Hit, Rule
 
 _NAMES = {"a2": "A2 (910b)", "a3": "A3"}
 

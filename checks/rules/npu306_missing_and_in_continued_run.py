@@ -6,11 +6,11 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Command, Instruction, Word, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Command, Instruction, Word, parse
+from npu_review.checks.rule import Hit, Rule
 
 # Words that are never an operand of a command in a Dockerfile RUN (nor a package name): a line that starts
 # with one of them starts a command.

@@ -6,20 +6,20 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.installs import SELF_PATHS, Install, installs, project_requirements
-from checks.indexes.workflows import workflow
-from checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
-from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, resolve_dir, steps
-from checks.parsers.gha.values import WILD
-from checks.parsers.gha.workflow import Job, Workflow, legs
-from checks.parsers.pep440 import public_version, version_key
-from checks.parsers.pipcli import PipCall, pip_call
-from checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
-from checks.parsers.sh import Source, Word, commands
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs, project_requirements
+from npu_review.checks.indexes.workflows import workflow
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, resolve_dir, steps
+from npu_review.checks.parsers.gha.values import WILD
+from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
+from npu_review.checks.parsers.pep440 import public_version, version_key
+from npu_review.checks.parsers.pipcli import PipCall, pip_call
+from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
+from npu_review.checks.parsers.sh import Source, Word, commands
+from npu_review.checks.rule import Hit, Rule
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 _WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")

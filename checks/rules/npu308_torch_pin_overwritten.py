@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.installs import SELF_PATHS, Install, installs
-from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
-from checks.model import Severity
-from checks.parsers.dockerfile import parse
-from checks.parsers.pep440 import public_version, spec_allows, version_key
-from checks.rule import Hit, Rule
-from checks.rules.npu307_cann_torch_npu_incompatible import (
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import parse
+from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
+from npu_review.checks.rule import Hit, Rule
+from npu_review.checks.rules.npu307_cann_torch_npu_incompatible import (
     Pin,
     Tables,
     cann_at,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Command, parse, resolve_dir, steps
-from checks.parsers.gitcli import Clone, clone_of, git_call
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Command, parse, resolve_dir, steps
+from npu_review.checks.parsers.gitcli import Clone, clone_of, git_call
+from npu_review.checks.rule import Hit, Rule
 
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?(?:rc|post|a|b)\d+)?")

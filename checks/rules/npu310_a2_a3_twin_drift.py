@@ -9,14 +9,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context
-from checks.diffing import differing_lines
-from checks.facts.schema import TwinDrift
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Related, Severity
-from checks.parsers.dockerfile import parse
-from checks.rule import Hit, Rule
-from checks.rules.npu305_from_device_mismatch import Devices, devices
+from npu_review.checks.context import Context
+from npu_review.checks.diffing import differing_lines
+from npu_review.checks.facts.schema import TwinDrift
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.dockerfile import parse
+from npu_review.checks.rule import Hit, Rule
+from npu_review.checks.rules.npu305_from_device_mismatch import Devices, devices
 
 MAX_LISTED = 5
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.indexes.installs import SELF_PATHS, Install, installs
-from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
-from checks.model import Severity
-from checks.parsers.dockerfile import parse, steps
-from checks.parsers.pep440 import version_key
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import parse, steps
+from npu_review.checks.parsers.pep440 import version_key
+from npu_review.checks.rule import Hit, Rule
 
 TRITON = "triton"
 TRITON_ASCEND = "triton-ascend"

@@ -6,14 +6,14 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import ascend
-from checks.context import Context, SourceFile
-from checks.facts.schema import DevicePackages
-from checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
-from checks.model import Severity
-from checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
-from checks.parsers.requirements import normalize_name, parse_requirements_file
-from checks.rule import Hit, Rule
+from npu_review.checks import ascend
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.schema import DevicePackages
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
+from npu_review.checks.parsers.requirements import normalize_name, parse_requirements_file
+from npu_review.checks.rule import Hit, Rule
 
 _WHEEL_NAME = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")

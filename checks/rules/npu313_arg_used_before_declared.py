@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE
-from checks.model import Severity
-from checks.parsers.dockerfile import Instruction, parse
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Instruction, parse
+from npu_review.checks.rule import Hit, Rule
 
 # Build arguments Docker passes to every RUN without an ARG line (they are also left out of the image history).
 PREDEFINED_ARGS = frozenset(

@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks.context import Context, SourceFile
-from checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, WORKFLOW
-from checks.model import Severity
-from checks.parsers import dockerfile as dfp
-from checks.parsers.sh import Command
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import dockerfile as dfp
+from npu_review.checks.parsers.sh import Command
+from npu_review.checks.rule import Hit, Rule
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)[^}]*\}|([A-Za-z_]\w*))")
 # Hosts no user of the image can reach: private addresses, cluster-local and internal names.

@@ -9,14 +9,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts import Facts
-from checks.facts.schema import DeviceApi
-from checks.kinds import PYTHON
-from checks.model import Severity
-from checks.parsers import pyast
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.facts.schema import DeviceApi
+from npu_review.checks.kinds import PYTHON
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers import pyast
+from npu_review.checks.rule import Hit, Rule
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from checks import globs
-from checks.context import Context
-from checks.facts.schema import NpuWorkarounds
-from checks.kinds import PYTHON
-from checks.model import ChangeStatus, FileChange, Severity
-from checks.parsers import pyast
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context
+from npu_review.checks.facts.schema import NpuWorkarounds
+from npu_review.checks.kinds import PYTHON
+from npu_review.checks.model import ChangeStatus, FileChange, Severity
+from npu_review.checks.parsers import pyast
+from npu_review.checks.rule import Hit, Rule
 
 _ISSUE = re.compile(r"(?i)(?:github\.com/vllm-project/vllm-ascend/(?:issues|pull)/(\d+)|vllm[-_]ascend\s*#\s*(\d+))")
 

@@ -6,11 +6,11 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
-from checks.context import Context, SourceFile
-from checks.indexes.docs import document
-from checks.kinds import DOCS
-from checks.model import ChangeStatus, Severity
-from checks.rule import Hit, Rule
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.indexes.docs import document
+from npu_review.checks.kinds import DOCS
+from npu_review.checks.model import ChangeStatus, Severity
+from npu_review.checks.rule import Hit, Rule
 
 
 class InvisibleUnicodeInPath(Rule):

@@ -10,14 +10,14 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts.schema import RepoLinks
-from checks.indexes.docs import document
-from checks.kinds import DOCS, WORKFLOW
-from checks.model import ChangeStatus, Related, Severity
-from checks.parsers.markdown import Link, Target, resolve
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.schema import RepoLinks
+from npu_review.checks.indexes.docs import document
+from npu_review.checks.kinds import DOCS, WORKFLOW
+from npu_review.checks.model import ChangeStatus, Related, Severity
+from npu_review.checks.parsers.markdown import Link, Target, resolve
+from npu_review.checks.rule import Hit, Rule
 
 _MAX_LISTED = 8
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).

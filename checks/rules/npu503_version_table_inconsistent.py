@@ -8,15 +8,15 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from checks import globs
-from checks.context import Context, SourceFile
-from checks.facts.schema import VersionTables
-from checks.indexes.docs import document
-from checks.kinds import ASCEND_DOCKERFILE, DOCS
-from checks.model import Related, Severity
-from checks.parsers.dockerfile import parse as parse_dockerfile
-from checks.parsers.markdown import Document, Row, resolve
-from checks.rule import Hit, Rule
+from npu_review.checks import globs
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.schema import VersionTables
+from npu_review.checks.indexes.docs import document
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCS
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.dockerfile import parse as parse_dockerfile
+from npu_review.checks.parsers.markdown import Document, Row, resolve
+from npu_review.checks.rule import Hit, Rule
 
 _VERSION = re.compile(
     r"(?<![\w.])(?:v?\d+(?:\.(?:\d+|[Rr][Cc]\d+|post\d+))+|core_[rv]\d+(?:\.\d+)+)(?![\w])", re.IGNORECASE

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from checks import engine
-from checks.config import DEFAULT_CONFIG, parse_config
-from checks.diffing import changes_between
-from checks.engine import Report, run
-from checks.model import ChangeSet, FileChange, Finding, MemoryTree, Severity
+from npu_review.checks import engine
+from npu_review.checks.config import DEFAULT_CONFIG, parse_config
+from npu_review.checks.diffing import changes_between
+from npu_review.checks.engine import Report, run
+from npu_review.checks.model import ChangeSet, FileChange, Finding, MemoryTree, Severity
 from tests.fixture_support import (
     FIXTURES,
     actual,

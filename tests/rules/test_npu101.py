@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.model import Severity
+from npu_review.checks.model import Severity
 from tests.rules.support import (
     fixture_tests,
     line_findings,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from checks import run
-from checks.model import ChangeSet, MemoryTree, Severity
+from npu_review.checks import run
+from npu_review.checks.model import ChangeSet, MemoryTree, Severity
 from tests.fixture_support import FIXTURES, load_case, run_case
 from tests.rules.support import (
     case_findings_change,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checks.config import DEFAULT_CONFIG
-from checks.engine import needed_paths
-from checks.model import ChangeStatus, FileChange
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.engine import needed_paths
+from npu_review.checks.model import ChangeStatus, FileChange
 from tests.rules.support import (
     fixture_tests,
     line_findings,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from checks.facts import load
-from checks.parsers import yamlmarks
-from checks.parsers.sh.launchers import Arg
-from checks.parsers.shell import parse
-from checks.parsers.vllm_cli import json_problems, python_calls, resolve, yaml_commands
+from npu_review.checks.facts import load
+from npu_review.checks.parsers import yamlmarks
+from npu_review.checks.parsers.sh.launchers import Arg
+from npu_review.checks.parsers.shell import parse
+from npu_review.checks.parsers.vllm_cli import json_problems, python_calls, resolve, yaml_commands
 from tests.fixture_support import audit
 from tests.rules.support import fixture_tests
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from checks import engine
-from checks.model import ChangeSet, MemoryTree
+from npu_review.checks import engine
+from npu_review.checks.model import ChangeSet, MemoryTree
 from tests.rules.support import (
     fixture_tests,
 )

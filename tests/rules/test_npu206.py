@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.rules.npu206_build_push_output_misconfigured import _outputs, _tag_colon
+from npu_review.checks.rules.npu206_build_push_output_misconfigured import _outputs, _tag_colon
 from tests.rules.support import (
     fixture_tests,
 )

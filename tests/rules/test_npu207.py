@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checks.model import Severity
-from checks.rules.npu207_registry_cleanup_command import _is_remote
-from checks.rules.npu207_registry_cleanup_command import _suggest as suggest_207
+from npu_review.checks.model import Severity
+from npu_review.checks.rules.npu207_registry_cleanup_command import _is_remote
+from npu_review.checks.rules.npu207_registry_cleanup_command import _suggest as suggest_207
 from tests.rules.support import (
     case_findings_change,
     fixture_tests,

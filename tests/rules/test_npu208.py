@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from checks.facts import default_facts
-from checks.parsers.sh import Source, commands
-from checks.rules.npu208_ci_overrides_image_pin import Frameworks, pins_in, same_ref
+from npu_review.checks.facts import default_facts
+from npu_review.checks.parsers.sh import Source, commands
+from npu_review.checks.rules.npu208_ci_overrides_image_pin import Frameworks, pins_in, same_ref
 from tests.rules.support import (
     fixture_tests,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.rules.npu209_export_not_persisted import _suggest as suggest_209
+from npu_review.checks.rules.npu209_export_not_persisted import _suggest as suggest_209
 from tests.rules.support import (
     fixture_tests,
 )

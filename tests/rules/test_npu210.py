@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.model import ChangeStatus, FileChange
+from npu_review.checks.model import ChangeStatus, FileChange
 from tests.rules.support import (
     fixture_tests,
     tree_findings,

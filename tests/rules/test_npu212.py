@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from checks import engine
-from checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
-from checks.rules.npu212_missing_fork_guard import guard_owners
+from npu_review.checks import engine
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
+from npu_review.checks.rules.npu212_missing_fork_guard import guard_owners
 from npu_review.cli import main
 from tests.rules.support import (
     case_findings_change,

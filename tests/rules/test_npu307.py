@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checks.indexes.installs import in_context
-from checks.parsers.dockerfile import copies, parse
+from npu_review.checks.indexes.installs import in_context
+from npu_review.checks.parsers.dockerfile import copies, parse
 from tests.fixture_support import audit
 from tests.rules.support import (
     file_findings,

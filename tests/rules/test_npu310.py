@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checks import run
-from checks.model import ChangeSet, MemoryTree
+from npu_review.checks import run
+from npu_review.checks.model import ChangeSet, MemoryTree
 from tests.fixture_support import FIXTURES, audit, load_case, run_case
 from tests.rules.support import (
     file_findings,

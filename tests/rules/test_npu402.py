@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checks import run
-from checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+from npu_review.checks import run
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from tests.fixture_support import audit
 from tests.rules.support import (
     fixture_tests,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.parsers.markdown import parse
+from npu_review.checks.parsers.markdown import parse
 from tests.fixture_support import audit
 from tests.rules.support import (
     fixture_tests,
@@ -13,7 +13,7 @@ test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_te
 
 
 def test_npu503_note_parsing_takes_the_new_version() -> None:
-    from checks.rules.npu503_version_table_inconsistent import _pairs
+    from npu_review.checks.rules.npu503_version_table_inconsistent import _pairs
 
     text = (
         "-  2026/08/03：将 vLLM / vLLM-Ascend 从 ``0.18.0`` 更新为 ``0.23.0``\\ ，vLLM\n"

@@ -7,8 +7,8 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from checks.parsers.gha.workflow import Job, Workflow
-from checks.parsers.yamlmarks import Node
+from npu_review.checks.parsers.gha.workflow import Job, Workflow
+from npu_review.checks.parsers.yamlmarks import Node
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checks.parsers.gha.expressions import substitute
-from checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
-from checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs
-from checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
-from checks.parsers.textfilters import filter_text
-from checks.parsers.yamlmarks import Node
+from npu_review.checks.parsers.gha.expressions import substitute
+from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs
+from npu_review.checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
+from npu_review.checks.parsers.textfilters import filter_text
+from npu_review.checks.parsers.yamlmarks import Node
 
 # -- run blocks: a very small shell evaluator ------------------------------------------------------------------------
 # It follows only what image producers do: plain assignments, `$(grep '^FROM' FILE | head -1 | cut -d: -f2)`-style

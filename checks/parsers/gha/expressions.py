@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from checks.parsers.gha.values import WILD, Val, concat
+from npu_review.checks.parsers.gha.values import WILD, Val, concat
 
 EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.S)
 _CONTEXT_REF = re.compile(

@@ -12,7 +12,7 @@ import csv
 import re
 from dataclasses import dataclass
 
-from checks.parsers.gha.workflow import Step
+from npu_review.checks.parsers.gha.workflow import Step
 
 ACTION = "docker/metadata-action"
 

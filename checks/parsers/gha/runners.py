@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from checks.facts.schema import AscendRunners
-from checks.parsers.gha.workflow import Job, Scope, Workflow, legs
-from checks.parsers.yamlmarks import Node
+from npu_review.checks.facts.schema import AscendRunners
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Workflow, legs
+from npu_review.checks.parsers.yamlmarks import Node
 
 
 def runner_label_sets(wf: Workflow, job: Job) -> list[tuple[str, ...] | None]:

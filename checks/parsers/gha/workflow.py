@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from checks.parsers.gha.expressions import EXPR, substitute
-from checks.parsers.gha.values import WILD, Val
-from checks.parsers.yamlmarks import Node, YamlDoc
-from checks.parsers.yamlmarks import parse as parse_yaml
+from npu_review.checks.parsers.gha.expressions import EXPR, substitute
+from npu_review.checks.parsers.gha.values import WILD, Val
+from npu_review.checks.parsers.yamlmarks import Node, YamlDoc
+from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 T = TypeVar("T")
 

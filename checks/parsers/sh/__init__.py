@@ -4,8 +4,8 @@ Shell scripts (`checks.parsers.shell`), Dockerfile RUN instructions, workflow `r
 docs are all read through it. See `lexer` for the tokens, `commands` for the command view rules use.
 """
 
-from checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands, line_commands
-from checks.parsers.sh.lexer import (
+from npu_review.checks.parsers.sh.commands import ASSIGNMENT, PREFIX_WORDS, Command, Redirect, commands, line_commands
+from npu_review.checks.parsers.sh.lexer import (
     REDIRECT,
     Lexed,
     LogicalLine,
@@ -18,8 +18,8 @@ from checks.parsers.sh.lexer import (
     split_words,
     tokens,
 )
-from checks.parsers.sh.source import Source
-from checks.parsers.sh.words import ArrayWord, Op, Word, matching_close, unquote
+from npu_review.checks.parsers.sh.source import Source
+from npu_review.checks.parsers.sh.words import ArrayWord, Op, Word, matching_close, unquote
 
 __all__ = [
     "ASSIGNMENT",

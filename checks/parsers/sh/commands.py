@@ -16,9 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
-from checks.parsers.sh.source import Source
-from checks.parsers.sh.words import Op, Word
+from npu_review.checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
+from npu_review.checks.parsers.sh.source import Source
+from npu_review.checks.parsers.sh.words import Op, Word
 
 __all__ = ["ASSIGNMENT", "PREFIX_WORDS", "Command", "Redirect", "commands", "line_commands"]
 

@@ -17,8 +17,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from checks.parsers.sh.source import Source
-from checks.parsers.sh.words import ArrayWord, Op, Word
+from npu_review.checks.parsers.sh.source import Source
+from npu_review.checks.parsers.sh.words import ArrayWord, Op, Word
 
 __all__ = [
     "REDIRECT",
