@@ -6,13 +6,20 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_review.checks import ascend, globs
 from npu_review.checks.config import Config
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
 from npu_review.checks.model import ChangeSet
 from npu_review.checks.parsers import dockerfile as dfp
+
+if TYPE_CHECKING:
+    import ast
+
+    from npu_review.checks.parsers.markdown import Document
+    from npu_review.checks.parsers.shell import ShellScript
+    from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 T = TypeVar("T")
 
@@ -132,9 +139,7 @@ class Context:
             return undecided
         m = ascend.markers(self.facts.ascend_content)
         found: set[str] = set()
-        if ASCEND_DOCKERFILE in undecided and ascend.dockerfile_is_ascend(
-            self.parsed("dockerfile", src, dfp.parse, rev=rev), m
-        ):
+        if ASCEND_DOCKERFILE in undecided and ascend.dockerfile_is_ascend(self.dockerfile(src, rev=rev), m):
             found.add(ASCEND_DOCKERFILE)
         if ASCEND_WORKFLOW in undecided and ascend.workflow_is_ascend(src.text, m):
             found.add(ASCEND_WORKFLOW)
@@ -150,6 +155,37 @@ class Context:
 
     def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str = "head") -> T:
         return self._per_file_memo((parser, rev, src.path), lambda: fn(src.text))
+
+    # -- the parses every rule shares: one per file and revision, by name -------------------------------
+    # Rules ask these (and the analysis layer, npu_review.checks.analysis, for what is derived across files)
+    # instead of naming a parser and a cache key themselves. The parsers are imported on first use.
+    def dockerfile(self, src: SourceFile, rev: str = "head") -> dfp.Dockerfile:
+        return self.parsed("dockerfile", src, dfp.parse, rev=rev)
+
+    def shell(self, src: SourceFile, rev: str = "head") -> ShellScript:
+        from npu_review.checks.parsers.shell import parse
+
+        return self.parsed("shell", src, parse, rev=rev)
+
+    def yaml(self, src: SourceFile, rev: str = "head") -> YamlDoc:
+        from npu_review.checks.parsers.yamlmarks import parse
+
+        return self.parsed("yamlmarks", src, parse, rev=rev)
+
+    def python_ast(self, src: SourceFile, rev: str = "head") -> ast.Module | None:
+        """The module's syntax tree, None when it does not parse."""
+        from npu_review.checks.parsers.pyast import parse
+
+        return self.parsed("pyast", src, parse, rev=rev)
+
+    def document(self, src: SourceFile, rev: str = "head") -> Document | None:
+        """The Markdown or reStructuredText document, None for a file of neither."""
+        from npu_review.checks.parsers.markdown import flavor_of, parse
+
+        flavor = flavor_of(src.path)
+        if flavor is None:
+            return None
+        return self.parsed("markup", src, lambda text: parse(text, flavor), rev=rev)
 
     def _per_file_memo(self, key: tuple[str, str, str], factory: Callable[[], T]) -> T:
         path = key[2]

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
+from npu_review.checks.analysis.images import built_files
+from npu_review.checks.analysis.runners import ascend_jobs
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
 from npu_review.checks.facts import default_facts
-from npu_review.checks.indexes.images import built_files
-from npu_review.checks.indexes.runners import ascend_jobs
 from npu_review.checks.kinds import KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from npu_review.checks.parsers.gha.calls import WHOLE_INPUTS, reads_whole_inputs

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from npu_review.checks.analysis.images import inventory
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
 from npu_review.checks.facts import default_facts
-from npu_review.checks.indexes.images import inventory
 from npu_review.checks.kinds import KindMap
 from npu_review.checks.model import ChangeSet, MemoryTree
 from npu_review.checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval

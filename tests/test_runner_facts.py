@@ -3,9 +3,9 @@ JSON files, merged into the catalog NPU211 and NPU212 use."""
 
 from __future__ import annotations
 
+from npu_review.checks.analysis.runners import project_labels, runner_catalog
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
-from npu_review.checks.indexes.runners import project_labels, runner_catalog
 from npu_review.checks.kinds import KindMap
 from npu_review.checks.model import ChangeSet, MemoryTree
 from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.vllm_launches import Launch, vllm_launches
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.vllm_launches import Launch, vllm_launches
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view, parse
+from npu_review.checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view
 from npu_review.checks.parsers.vllm_cli import Resolved, resolve
 from npu_review.checks.rule import Hit, Rule
 
@@ -62,9 +62,7 @@ class GraphModeWithTaskQueue2(Rule):
         yield from _vllm_servers(src, ctx, reported)
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
-        view = npu_view(
-            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
-        )
+        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None:
             return
         launch, task_queue = ctx.facts.launch, ctx.facts.task_queue
@@ -150,7 +148,7 @@ def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
     if other is None:
         return False
     view = npu_view(
-        ctx.parsed("shell", other, parse),
+        ctx.shell(other),
         other.kinds | {"npu_script"},
         ctx.facts.ascend_values.device_key,
         ctx.facts.launchers,
@@ -176,7 +174,7 @@ def _called_scripts(
         if other is None:
             continue
         other_view = npu_view(
-            ctx.parsed("shell", other, parse),
+            ctx.shell(other),
             other.kinds | {"npu_script"},
             ctx.facts.ascend_values.device_key,
             ctx.facts.launchers,

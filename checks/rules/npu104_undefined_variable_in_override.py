@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view, parse
+from npu_review.checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view
 from npu_review.checks.rule import Hit, Rule
 
-_RUNNERS = frozenset({"bash", "sh", "source", "."})
-_SOURCERS = frozenset({"source", "."})
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 # `${NAME-x}`, `${NAME:-x}`, `=`, `?`, `+` forms: the script knows that NAME may be unset
@@ -59,7 +58,7 @@ class UndefinedVariableInOverride(Rule):
     context_kinds = frozenset({SHELL, NPU_SCRIPT})  # sourced helpers and the scripts that run this one
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        script = ctx.parsed("shell", src, parse)
+        script = ctx.shell(src)
         view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None or not view.invocations:
             return
@@ -78,7 +77,7 @@ class UndefinedVariableInOverride(Rule):
                 if name in defined or name in known or name.startswith(prefixes):
                     continue
                 if callers is None:
-                    callers = _caller_exports(ctx).get(src.path, set())
+                    callers = caller_exports(ctx).get(src.path, set())
                 if name in callers:
                     continue
                 if (o.line, name) in seen:
@@ -205,7 +204,7 @@ def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, vis
             names.update(m.group(1) for w in words[1:] if (m := re.match(r"([A-Za-z_]\w*)", w.strip("\"'"))))
         elif cmd == "select" and len(words) >= 2:
             names.add(words[1])
-        elif cmd in _SOURCERS and len(words) >= 2:
+        elif cmd in SOURCERS and len(words) >= 2:
             target = words[1].strip("\"'")
             if target.startswith(("<(", "/dev/")) or "`" in target:
                 return None
@@ -219,96 +218,8 @@ def _defined_names(ctx: Context, path: str, script: ShellScript, depth: int, vis
             other = ctx.source(resolved)
             if other is None or depth >= _MAX_DEPTH:
                 return None
-            more = _defined_names(ctx, resolved, ctx.parsed("shell", other, parse), depth + 1, visiting)
+            more = _defined_names(ctx, resolved, ctx.shell(other), depth + 1, visiting)
             if more is None:
                 return None
             names |= more
     return {n for n in names if _NAME.match(n)}
-
-
-def resolve_script(ctx: Context, here: str, argument: str) -> str | None:
-    """The repository path a `source x.sh` / `bash x.sh` argument names, or None when it cannot be told.
-
-    Relative paths are tried from the repository root and from the script's folder; a leading
-    `$(dirname "$0")/`, `${SCRIPT_DIR}/` or similar counts as the script's folder when the rest is literal.
-    """
-    arg = argument.strip("\"'")
-    folder = here.rsplit("/", 1)[0] if "/" in here else ""
-    candidates: list[str] = []
-    if "$" in arg or "`" in arg:
-        m = re.match(r"\A(?:\$\([^)]*\)|\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*)[\"']?/(?P<rest>[^$`]+)\Z", arg)
-        if not m:
-            return None
-        rest = m.group("rest").strip("\"'")
-        candidates = [f"{folder}/{rest}" if folder else rest]
-    elif arg.startswith("/"):
-        return None
-    else:
-        candidates = [arg, f"{folder}/{arg}" if folder else arg]
-    tree = ctx.changeset.head
-    for cand in candidates:
-        norm = _normalise(cand)
-        if norm and tree.exists(norm):
-            return norm
-    return None
-
-
-def _normalise(path: str) -> str | None:
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts)
-
-
-def _expand_simple(view: View, argument: str, at: int) -> str | None:
-    """`$SCRIPT` / `"${SCRIPT}"` as the variable holds it there; other arguments as written (quotes off)."""
-    arg = argument.strip("\"'")
-    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", arg)
-    if not m:
-        return arg
-    found = view.variable(m.group(1), at)
-    return found.value.strip("\"'") if found is not None and isinstance(found.value, str) else None
-
-
-def _caller_exports(ctx: Context) -> dict[str, set[str]]:
-    """For each repository script that another one runs (`bash x.sh`, `source x.sh`): the names the
-    callers define before the call (a run script inherits exported ones; a sourced one sees all)."""
-
-    def build() -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for path in ctx.paths_of_kind(SHELL):
-            src = ctx.source(path)
-            # Only a call whose argument ends in .sh/.bash counts, and that text (or the literal value of the
-            # variable it names) is in the script: a script without it runs nothing here, so skip its views.
-            if src is None or (".sh" not in src.text and ".bash" not in src.text):
-                continue
-            script = ctx.parsed("shell", src, parse)
-            if script.error is not None:
-                continue
-            view = script.view(False, ctx.facts.launchers)
-            for call in view.calls:
-                if call.program not in _RUNNERS:
-                    continue
-                argument = _expand_simple(view, call.argument, call.index)
-                if argument is None or not argument.endswith((".sh", ".bash")):
-                    continue
-                target = resolve_script(ctx, path, argument)
-                if target is None or target == path:
-                    continue
-                sourced = call.program in _SOURCERS
-                names = {
-                    a.name
-                    for a in view.assignments
-                    if a.index < call.index and (sourced or a.exported or a.kind == "export")
-                }
-                out.setdefault(target, set()).update(names)
-        return out
-
-    return ctx.memo(("npu104-callers", "head", ""), build)

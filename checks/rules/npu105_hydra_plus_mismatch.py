@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.launch import free_form, schema_for
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers import hydra_config, yamlmarks
 from npu_review.checks.parsers.hydra_config import Schema
-from npu_review.checks.parsers.shell import Invocation, Override, npu_view, parse
+from npu_review.checks.parsers.shell import Override, npu_view
 from npu_review.checks.rule import Hit, Rule
 
 
@@ -52,12 +51,10 @@ class HydraPlusMismatch(Rule):
     context_kinds = frozenset({HYDRA_CONFIG})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(
-            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
-        )
+        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None:
             return
-        free = _free_form(ctx)
+        free = free_form(ctx)
         reported: set[tuple[int, str]] = set()
         for inv in view.invocations:
             # Bare keys under one missing parent are one cause (the parent is not in the schema): one finding.
@@ -106,27 +103,6 @@ class HydraPlusMismatch(Rule):
                     f'stops with "Key ... is not in struct" at the first of them. `{root}` is not in the schema, '
                     f"so write each of these keys with `+` to add them, or check whether `{root}` was renamed.",
                 )
-
-
-def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
-    """The generated config that describes `inv`'s config, parsed once per run; None when unknown or absent."""
-    choice = hydra_config.config_file_for(inv, ctx.facts.hydra_schema)
-    if choice.file is None:
-        return None
-    path = choice.file
-
-    def load() -> Schema | None:
-        src = ctx.source(path)
-        return None if src is None else hydra_config.from_doc(path, ctx.parsed("yamlmarks", src, yamlmarks.parse))
-
-    return ctx.memo(("hydra-schema", "head", path), load)
-
-
-def _free_form(ctx: Context) -> list[re.Pattern[str]]:
-    def build() -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in ctx.facts.hydra_schema.free_form]
-
-    return ctx.memo(("hydra-free-form", "head", ""), build)
 
 
 def _missing_root(schema: Schema, key: str) -> str:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.launch import schema_for
+from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import AscendValueDocs
@@ -27,13 +29,9 @@ from npu_review.checks.parsers.shell import (
     as_int,
     hydra_str,
     npu_view,
-    parse,
 )
 from npu_review.checks.rule import Hit, Rule
-from npu_review.checks.rules.npu104_undefined_variable_in_override import _caller_exports, resolve_script
-from npu_review.checks.rules.npu105_hydra_plus_mismatch import schema_for
 
-_SOURCERS = frozenset({"source", "."})
 _MAX_HOPS = 6
 
 
@@ -90,7 +88,7 @@ class AscendInvalidValues(Rule):
         return facts.ascend_values.checkpoint_engine_registry_files
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        script = ctx.parsed("shell", src, parse)
+        script = ctx.shell(src)
         view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None:
             return
@@ -510,7 +508,7 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
     ascend = [a for a in view.assignments if a.name == facts.ascend_env and _sets(a)]
     if not ascend or not _runs_ray(view):
         return
-    if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in _caller_exports(ctx).get(src.path, ()):
+    if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in caller_exports(ctx).get(src.path, ()):
         return
     for a in ascend:
         yield Hit(
@@ -550,10 +548,10 @@ def _defines(ctx: Context, path: str, script: ShellScript, name: str, depth: int
     if depth >= 3:
         return False
     for call in script.view(False, ctx.facts.launchers).calls:
-        if call.program not in _SOURCERS:
+        if call.program not in SOURCERS:
             continue
         target = resolve_script(ctx, path, call.argument)
         other = ctx.source(target) if target else None
-        if other is not None and _defines(ctx, other.path, ctx.parsed("shell", other, parse), name, depth + 1):
+        if other is not None and _defines(ctx, other.path, ctx.shell(other), name, depth + 1):
             return True
     return False

@@ -2,96 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from npu_review.checks.analysis.launch import deciding_overrides, full_with_cp, mode_issue, mode_keys, mode_name_issue
+from npu_review.checks.analysis.vllm_launches import vllm_launches
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.vllm_launches import vllm_launches
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import Invocation, Override, as_int, hydra_str, npu_view, parse
+from npu_review.checks.parsers.shell import Override, hydra_str, npu_view
 from npu_review.checks.parsers.vllm_cli import resolve
 from npu_review.checks.rule import Hit, Rule
-
-
-@dataclass(frozen=True)
-class ModeIssue:
-    """What is wrong with one cudagraph_mode value (shared with NPU103, which must not repeat it)."""
-
-    message: str
-    suggestion_value: str | None = None  # the exact canonical spelling, when there is one
-
-
-def mode_keys(ctx: Context) -> list[str]:
-    return list(ctx.facts.launch.cudagraph_mode_keys)
-
-
-def mode_issue(ctx: Context, inv: Invocation, value: str) -> ModeIssue | None:
-    """Why `value` (already shell-resolved) is not a usable cudagraph_mode for this command, or None."""
-    issue = mode_name_issue(ctx, value)
-    if issue is not None:
-        return issue
-    modes = ctx.facts.graph_modes
-    v = value.strip()
-    canon = v.upper() if modes.case_insensitive else v
-    if canon in set(modes.full_with_prefill):
-        for key in ctx.facts.launch.rollout_context_parallel_keys:
-            eff = inv.effective(key)
-            size = as_int(eff.value)
-            if eff.present is True and eff.override is not None and size is not None and size > 1:
-                shown = f"{key.rsplit('.', 1)[-1]}={size}"
-                return _full_with_cp(v, shown, eff.override.line, "rollout context parallel")
-    return None
-
-
-def _full_with_cp(value: str, shown: str, line: int, what: str = "context parallel") -> ModeIssue:
-    return ModeIssue(
-        f"`cudagraph_mode={value}` captures full graphs for prefill too, which vLLM(-Ascend) does not "
-        f"support with {what} (`{shown}` on line {line}). Use FULL_DECODE_ONLY or "
-        "PIECEWISE, or drop context parallel."
-    )
-
-
-def mode_name_issue(ctx: Context, value: str) -> ModeIssue | None:
-    """Why `value` is not a cudagraph_mode name vLLM knows, or None."""
-    modes = ctx.facts.graph_modes
-    valid, insensitive = list(modes.valid), modes.case_insensitive
-    v = value.strip()
-    if v in ("", "null", "None", "~") or v.isdigit():
-        return None  # vLLM's default, or an enum value given as a number
-    canon = v.upper() if insensitive else v
-    if canon not in valid:
-        normalised = re.sub(r"[\s-]+", "_", v.strip()).upper()
-        if normalised in valid:
-            return ModeIssue(
-                f"`cudagraph_mode={v}` is not a vLLM CUDAGraphMode; write `{normalised}` (valid: {', '.join(valid)}).",
-                normalised,
-            )
-        close = difflib.get_close_matches(canon, valid, n=1, cutoff=0.75)
-        hint = f" Did you mean `{close[0]}`?" if close else ""
-        return ModeIssue(
-            f"`cudagraph_mode={v}` is not a vLLM CUDAGraphMode (valid: {', '.join(valid)}): the rollout fails "
-            f"when vLLM parses its compilation config.{hint}"
-        )
-    return None
-
-
-def deciding_overrides(inv: Invocation, key: str) -> list[tuple[Override, str]]:
-    """(override, value) pairs that can be the final cudagraph_mode of the command, with known values."""
-    eff = inv.effective(key)
-    if eff.override is None:
-        return []
-    if isinstance(eff.value, str):
-        return [(eff.override, eff.value)]
-    out: list[tuple[Override, str]] = []
-    for o in reversed(eff.overrides):  # an arm that may not run: each of its values may be the final one
-        if o.key == key and isinstance(o.value, str):
-            out.append((o, o.value))
-        if not o.conditional:
-            break
-    return out[::-1]
 
 
 class InvalidCudagraphMode(Rule):
@@ -134,9 +54,7 @@ class InvalidCudagraphMode(Rule):
         yield from _vllm_servers(src, ctx)
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
-        view = npu_view(
-            ctx.parsed("shell", src, parse), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers
-        )
+        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
         if view is None:
             return
         reported: set[tuple[int, str]] = set()
@@ -185,7 +103,7 @@ def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
             cp = [(flag, size, line) for flag, size, line in config.context_parallel if size > 1]
             if cp:
                 flag, size, line = cp[-1]
-                issue = _full_with_cp(v, f"{flag} {size}", line)
+                issue = full_with_cp(v, f"{flag} {size}", line)
         if issue is None:
             continue
         message = issue.message.replace("the rollout fails", "the server fails")

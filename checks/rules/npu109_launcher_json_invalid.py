@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of

@@ -9,15 +9,13 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Levenshtein
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.vllm_launches import doc_shell_blocks
 from npu_review.checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import parse as parse_dockerfile
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 from npu_review.checks.rule import Hit, Rule
 
 # A project's own registry of variables (vLLM-Ascend's `vllm_ascend/envs.py` style): its names are real there.
@@ -158,14 +156,14 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
         yield from _shell_names(Source.file(src.text), _may_report(ctx))
     elif DOCKERFILE in src.kinds:
-        for instr in ctx.parsed("dockerfile", src, parse_dockerfile).of("ENV"):
+        for instr in ctx.dockerfile(src).of("ENV"):
             for pair in instr.pairs:
                 yield _Set(pair.name, pair.line)
     elif YAML in src.kinds or WORKFLOW in src.kinds:
         text = src.text
         if "\\" not in text and (not any(k in text for k in ENV_KEYS) or not _yaml_may_report(ctx, text)):
             return  # a key is in the text as written unless a double-quoted key's escapes spell it
-        doc = ctx.parsed("yamlmarks", src, parse_yaml)
+        doc = ctx.yaml(src)
         if doc.root is None:
             return
         for path, node in doc.root.walk():

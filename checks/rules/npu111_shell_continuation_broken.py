@@ -7,8 +7,8 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.vllm_launches import doc_shell_blocks
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of

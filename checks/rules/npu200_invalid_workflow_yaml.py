@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.images import grammar
+from npu_review.checks.analysis.workflows import workflow_doc
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.images import grammar
-from npu_review.checks.indexes.workflows import workflow_doc
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule

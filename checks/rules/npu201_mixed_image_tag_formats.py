@@ -6,8 +6,15 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from itertools import combinations
 
+from npu_review.checks.analysis.images import (
+    INVENTORY_KINDS,
+    Consumer,
+    Inventory,
+    grammar,
+    inventory,
+    unchanged_pullers,
+)
 from npu_review.checks.context import Context
-from npu_review.checks.indexes.images import INVENTORY_KINDS, Consumer, Inventory, grammar, inventory, unchanged_pullers
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.messages import places
 from npu_review.checks.model import Severity

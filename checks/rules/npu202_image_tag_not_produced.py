@@ -7,8 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
 
-from npu_review.checks.context import Context
-from npu_review.checks.indexes.images import (
+from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Consumer,
     Inventory,
@@ -17,6 +16,7 @@ from npu_review.checks.indexes.images import (
     spelled_line,
     unchanged_pullers,
 )
+from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.messages import places
 from npu_review.checks.model import Severity

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs, kinds
+from npu_review.checks.analysis.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
 from npu_review.checks.messages import places
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.imagetags import Grammar, TagInfo

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.images import (
+from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Inventory,
     grammar,
@@ -14,6 +13,7 @@ from npu_review.checks.indexes.images import (
     inventory,
     spelled_line,
 )
+from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, SHELL
 from npu_review.checks.messages import places
 from npu_review.checks.model import Severity

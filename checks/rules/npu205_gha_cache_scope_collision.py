@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import kinds
+from npu_review.checks.analysis.images import grammar
+from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context
-from npu_review.checks.indexes.images import grammar
-from npu_review.checks.indexes.workflows import workflow
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.gha.workflow import Scope, legs

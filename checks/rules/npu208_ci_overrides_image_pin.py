@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.images import dockerfiles_of, grammar
+from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import FrameworkPins
-from npu_review.checks.indexes.images import dockerfiles_of, grammar
-from npu_review.checks.indexes.workflows import workflow, workflow_paths
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import dockerfile as dfp
@@ -110,7 +110,7 @@ def dockerfile_pins(ctx: Context, path: str, fw: Frameworks, rev: str = "head") 
     src = ctx.source(path, rev)
     if src is None:
         return {}
-    df = ctx.parsed("dockerfile", src, dfp.parse, rev=rev)
+    df = ctx.dockerfile(src, rev=rev)
     defs = dfp.build_args(df)
     out: dict[str, Pin] = {}
     for pin in pins_in(((s.cmd, s.cwd) for s in dfp.steps(df)), fw, path):

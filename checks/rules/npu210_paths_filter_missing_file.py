@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
 
+from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.globs import match
-from npu_review.checks.indexes.workflows import workflow, workflow_paths
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import ChangeStatus, Severity
 from npu_review.checks.parsers.gha.workflow import Workflow, trigger_filters

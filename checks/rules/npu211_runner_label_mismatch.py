@@ -9,24 +9,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
-from npu_review.checks.context import Context
-from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.images import grammar
-from npu_review.checks.indexes.runners import (
+from npu_review.checks.analysis.images import grammar
+from npu_review.checks.analysis.runners import (
     ACTIONLINT_CONFIGS,
     LABEL_FILE_GLOBS,
     AscendJob,
     ascend_jobs,
     runner_catalog,
 )
-from npu_review.checks.indexes.workflows import run_script, workflow, workflow_paths
+from npu_review.checks.analysis.workflows import run_script, workflow, workflow_paths
+from npu_review.checks.context import Context
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
 from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from npu_review.checks.parsers.imagetags import parse_ref
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 from npu_review.checks.rule import Hit, Rule
 
 _VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
@@ -406,7 +405,7 @@ def _script_counts(
     src = ctx.source(path)
     if src is None or len(src.text) > MAX_SCRIPT_BYTES or SHELL not in src.kinds:
         return
-    script = ctx.parsed("shell", src, shell.parse)
+    script = ctx.shell(src)
     if script.error is not None:
         return
     view = script.view(True, ctx.facts.launchers)
@@ -513,7 +512,7 @@ def matrix_file_entries(ctx: Context, path: str, catalog: RunnerCatalog) -> Iter
     src = ctx.source(path)
     if src is None or "config_file_path" not in src.text or len(src.text) > MAX_SCRIPT_BYTES:
         return
-    doc = ctx.parsed("yamlmarks", src, parse_yaml)
+    doc = ctx.yaml(src)
     if doc.root is None:
         return
     for _, node in doc.root.walk():
@@ -561,7 +560,7 @@ def config_npus(ctx: Context, path: str) -> _Count | None:
         or (not any(w in src.text for w in ("parallel-size", "-tp", "-pp", "-dp")))
     ):
         return None
-    doc = ctx.parsed("yamlmarks", src, parse_yaml)
+    doc = ctx.yaml(src)
     if doc.root is None:
         return None
     best: _Count | None = None

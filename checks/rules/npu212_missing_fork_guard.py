@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
+from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
-from npu_review.checks.indexes.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.runners import runner_label_sets

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
-from npu_review.checks.indexes.workflows import workflow, workflow_paths
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.expressions import substitute

@@ -14,7 +14,6 @@ from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import WORKFLOW, YAML
 from npu_review.checks.model import ChangeStatus, Severity
 from npu_review.checks.parsers.yamlmarks import Node
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 from npu_review.checks.rule import Hit, Rule
 
 FILE_KEY = "config_file_path"
@@ -89,7 +88,7 @@ class CiTestConfigMissing(Rule):
             src = ctx.source(path)
             if src is None or "tests:" not in src.text:
                 continue
-            doc = ctx.parsed("yamlmarks", src, parse_yaml)
+            doc = ctx.yaml(src)
             for _, node in doc.root.walk() if doc.root is not None else ():
                 value = node.get(TESTS_KEY) if node.is_map else None
                 if value is None or not value.is_scalar or "${{" in value.value:
@@ -114,7 +113,7 @@ class CiTestConfigMissing(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if FILE_KEY not in src.text:
             return
-        doc = ctx.parsed("yamlmarks", src, parse_yaml)
+        doc = ctx.yaml(src)
         if doc.root is None:
             return
         yield from _without_base(src, ctx, doc.root)

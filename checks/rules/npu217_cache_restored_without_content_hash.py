@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.workflows import workflow
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.expressions import EXPR

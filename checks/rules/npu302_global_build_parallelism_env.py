@@ -10,7 +10,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import BuildEnv
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, parse
+from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction
 from npu_review.checks.rule import Hit, Rule
 
 _MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
@@ -58,7 +58,7 @@ class GlobalBuildParallelismEnv(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         env = ctx.facts.build_env
         for block in _blocks(df):
             found = [(instr, pair) for instr in block for pair in instr.pairs if _is_build_only(pair, env)]

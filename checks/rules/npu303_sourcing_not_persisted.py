@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction, parse
+from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction
 from npu_review.checks.rule import Hit, Rule
 
 # Scripts whose only job is to set environment variables (sourcing anything else may have side effects).
@@ -60,7 +60,7 @@ class SourcingNotPersisted(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         runs = list(df.of("RUN"))
         for i, instr in enumerate(runs):
             if instr.json_args is not None and not instr.commands:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, parse
+from npu_review.checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS
 from npu_review.checks.rule import Hit, Rule
 
 
@@ -42,7 +42,7 @@ class EmptyContinuationLine(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         for instr in df.instructions:
             physical = instr.physical
             for i, phys in enumerate(physical):

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Command, Instruction, Word, parse
+from npu_review.checks.parsers.dockerfile import Command, Instruction, Word
 from npu_review.checks.rule import Hit, Rule
 
 # Words that are never an operand of a command in a Dockerfile RUN (nor a package name): a line that starts
@@ -97,7 +97,7 @@ class MissingAndInContinuedRun(Rule):
     kinds = frozenset({ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         escape = re.escape(df.escape)
         for instr in df.of("RUN"):
             if instr.json_args is not None or not instr.continued:

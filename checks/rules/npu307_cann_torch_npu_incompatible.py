@@ -2,338 +2,33 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
+from npu_review.checks.analysis.installs import SELF_PATHS
+from npu_review.checks.analysis.stacks import (
+    Cann,
+    Pin,
+    Tables,
+    cann_at,
+    cann_versions,
+    generation,
+    installed_pins,
+    installs_of,
+    installs_torch_npu,
+    job_cann,
+    job_pins,
+    nearest,
+    pins,
+    tables,
+    torch_npu_base,
+)
+from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs, project_requirements
-from npu_review.checks.indexes.workflows import workflow
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, resolve_dir, steps
-from npu_review.checks.parsers.gha.values import WILD
-from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version, version_key
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
-from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
-from npu_review.checks.parsers.sh import Source, Word, commands
 from npu_review.checks.rule import Hit, Rule
-
-TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
-_WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
-_CANN_VERSION = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
-_CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
-_RUNNERS = frozenset({"bash", "sh", "source", "."})
-
-
-@dataclass(frozen=True)
-class Pin:
-    """An exact version of torch, torch-npu or torchvision that a step installs."""
-
-    package: str  # normalised name
-    version: str  # as written (may carry `+cpu`)
-    line: int  # where the version is written (the pip word, or the ARG that holds a wheel name)
-    index: int  # order of the step (Step.index)
-    old: str | None  # exact text on `line` that holds the version (for a suggestion)
-    # For a version the image gets from requirements a step installs (not written in the Dockerfile): that
-    # step, and where the repository states the version ("requirements.txt line 34").
-    via: str | None = None
-    stated: str = ""  # " (requirements.txt line 34)"
-
-
-@dataclass(frozen=True)
-class Cann:
-    version: str | None  # lower case: 8.3.rc1, 9.1.0; None: a stage on another base (CANN unknown)
-    line: int
-    start: int  # the first step index it applies to
-    how: str  # "base image" or "CANN installer"
-
-
-def pins(df: Dockerfile) -> list[Pin]:
-    """Every exact torch-family version installed by a pip command, in file order (wheel names included)."""
-    out: list[Pin] = []
-    defs = build_args(df)
-    froms = [i.line for i in df.of("FROM")]
-    for step in steps(df):
-        call = step.pip
-        if call is None or call.verb != "install":
-            continue
-        # A RUN sees the ARG and ENV values of its own stage only (an ARG before FROM must be declared again).
-        start = max((n for n in froms if n < step.instr.line), default=0)
-        stage_defs = [d for d in defs if d[0] > start]
-        for req, word in call.packages:
-            if req.name in TORCH_FAMILY and req.pinned:
-                out.append(Pin(req.name, req.pinned, word.line, step.index, word.raw))
-        for word in call.others:
-            text, used = expand(word.unquoted, defs, word.line)
-            staged, staged_used = expand(word.unquoted, stage_defs, word.line) if "$" in word.unquoted else (text, {})
-            expanded = parse_requirement(staged) if staged_used and "$" not in staged else None
-            if expanded is not None and expanded.name in TORCH_FAMILY and expanded.pinned:
-                # `torch_npu==${TORCH_NPU_VERSION}`: the version is the ARG's default; point at the ARG.
-                def_line = max(staged_used.values())
-                old = next((v for n, _name, v in defs if n == def_line and expanded.pinned in v), None)
-                out.append(Pin(expanded.name, expanded.pinned, def_line, step.index, old))
-                continue
-            m = _WHEEL.search(text)
-            if not m:
-                continue
-            version = m.group(2)
-            # A wheel is a file: another version is another download, so no exact fix is offered.
-            line = word.line
-            if version not in word.raw:  # the name comes from an ARG/ENV: point at its definition
-                for def_line, name, value in defs:
-                    if used.get(name) == def_line and version in value:
-                        line = def_line
-            out.append(Pin(normalize_name(m.group(1)), version, line, step.index, None))
-    return out
-
-
-_TORCH_NPU_WORD = re.compile(r"torch[-_]npu", re.I)
-
-
-def _installs_of(ctx: Context, path: str, df: Dockerfile) -> list[Install]:
-    return ctx.memo(("npu3xx-installs", "head", path), lambda: installs(df, ctx))
-
-
-def _installs_torch_npu(df: Dockerfile) -> bool:
-    """A pip step names torch_npu itself (unpinned, or a wheel whose version is unknown): the image's torch_npu
-    may not be the one the requirements it installs state, so those are not judged."""
-    for step in steps(df):
-        call = step.pip
-        if call is not None and call.verb in ("install", "download", "wheel"):
-            if any(req.name == "torch-npu" for req, _ in call.packages):
-                return True
-            if any(_TORCH_NPU_WORD.search(w.unquoted) for w in call.others):
-                return True
-    return False
-
-
-def installed_pins(found: list[Install]) -> list[Pin]:
-    """The exact torch_npu versions that install steps bring through requirements the facts or the repository
-    state (vllm-ascend at a release tag, the repository's own requirements copied into the image). Not from
-    a release branch: it moves on after its tag (verl's `releases/v0.18.0` clone pins another torch_npu than
-    the v0.18.0 tag)."""
-    out: list[Pin] = []
-    for inst in found:
-        if not inst.fixed:
-            continue
-        spec = (inst.specs or {}).get("torch-npu")
-        exact = next((v for op, v in spec or () if op == "=="), None)
-        if exact is None or "*" in exact:
-            continue
-        stated = inst.stated.get("torch-npu")
-        where = f" ({stated[0]} line {stated[1]})" if stated else ""
-        out.append(Pin("torch-npu", exact, inst.line, inst.index, None, via=inst.what, stated=where))
-    return out
-
-
-def _cann_of(ref: str) -> str | None:
-    """`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11` -> `8.5.0`; None for any other image."""
-    image, _, tag = ref.strip().partition(":")
-    if not tag or image.rsplit("/", 1)[-1].lower() != "cann":
-        return None
-    first = tag.split("-", 1)[0]
-    return first.lower() if _CANN_VERSION.fullmatch(first) else None
-
-
-def job_cann(wf: Workflow, job: Job) -> Cann | None:
-    """The CANN of the job's container image (`container: …/cann:<version>-…`), when every matrix leg resolves
-    to the same one."""
-    node = job.field("container")
-    if node is not None and not node.is_scalar:
-        node = node.get("image")
-    if node is None or not node.is_scalar:
-        return None
-    seen: set[str | None] = set()
-    for scope in legs(wf, job):
-        for val in scope.resolve(node):
-            seen.add(None if WILD in val.text else _cann_of(val.text))
-    if len(seen) != 1:
-        return None
-    version = seen.pop()
-    return None if version is None else Cann(version, node.line, 0, "job's container image")
-
-
-def job_pins(ctx: Context, job: Job) -> list[Pin]:
-    """The torch_npu a job's `run:` steps install: exact pins, or else the repository's own requirements
-    (`pip install -e .`, `pip install -r requirements.txt` in the checkout). Nothing when a step names
-    torch_npu without an exact version, or when the checkout is moved (`path:`, another `repository:`,
-    `working-directory:`)."""
-    explicit: list[Pin] = []
-    derived: list[Pin] = []
-    named = False
-    moved = job.field("defaults") is not None
-    for step in job.steps:
-        if (
-            step.uses
-            and step.uses.split("@", 1)[0] == "actions/checkout"
-            and ("path" in step.with_ or "repository" in step.with_)
-        ):
-            moved = True
-        if step.run is None or step.node.get("working-directory") is not None:
-            continue
-        cwd: str | None = "/"  # the checkout's root
-        for cmd in commands(Source.lines(step.run.text_lines()), heredoc_bodies=True):
-            argv = cmd.argv
-            if argv and argv[0] == "cd":
-                cwd = resolve_dir(cwd, argv[1]) if len(argv) > 1 else None
-                continue
-            call = pip_call(cmd)
-            if call is None or call.verb != "install":
-                continue
-            for req, word in call.packages:
-                if req.name == "torch-npu":
-                    named = True
-                    if req.pinned:
-                        explicit.append(Pin(req.name, req.pinned, word.line, 0, word.raw))
-            if any(_TORCH_NPU_WORD.search(w.unquoted) for w in call.others):
-                named = True
-            if moved or cwd is None or call.no_deps:
-                continue
-            derived.extend(_own_pins(ctx, call, cwd))
-    if explicit:
-        return explicit
-    return [] if named else derived
-
-
-def _own_pins(ctx: Context, call: PipCall, cwd: str) -> Iterator[Pin]:
-    """torch_npu from the repository's own files a job step installs in its checkout."""
-    line = call.cmd.words[call.cmd.start].line
-    for f in call.files:
-        path = resolve_dir(cwd, f.unquoted)
-        rel = path.lstrip("/") if path else ""
-        req = ctx.source(rel) if rel else None
-        if req is None:
-            continue
-        for n, r in parse_requirements_file(req.text):
-            exact = next((v for op, v in r.specs if op == "=="), None)
-            if r.name == "torch-npu" and exact:
-                yield Pin(
-                    r.name, exact, f.line, 0, None, via=f"`pip install -r {f.unquoted}`", stated=f" ({rel} line {n})"
-                )
-    for t in [*call.editables, *(w for w in call.others if w.unquoted.startswith((".", "/")))]:
-        where = resolve_dir(cwd, re.sub(r"\[[^\]]*\]$", "", t.unquoted))
-        if where is None:
-            continue
-        found = project_requirements(ctx, where.lstrip("/"))
-        if found is None:
-            continue
-        stated, path = found
-        spec, n = stated.get("torch-npu", ((), 0))
-        exact = next((v for op, v in spec if op == "=="), None)
-        if exact:
-            at = f" ({path} line {n})" if n else ""
-            yield Pin(
-                "torch-npu", exact, line, 0, None, via=f"`pip install {_shown(call, t)}` of this repository", stated=at
-            )
-
-
-def _shown(call: PipCall, target: Word) -> str:
-    return f"-e {target.unquoted}" if target in call.editables else target.unquoted
-
-
-def cann_versions(df: Dockerfile) -> list[Cann]:
-    """The CANN version each stage starts with (a `…/cann:<version>-…` FROM; other bases: unknown), then the
-    toolkit installers run later (`Ascend-cann-toolkit_8.5.2_linux-….run --install`), in file order."""
-    out: list[Cann] = []
-    defs = build_args(df)
-    all_steps = steps(df)
-    for instr in df.of("FROM"):
-        start = sum(1 for st in all_steps if st.instr.line < instr.line)
-        version = None
-        image = instr.image
-        if image is not None and image.tag is not None and image.image.rsplit("/", 1)[-1].lower() == "cann":
-            tag, _ = expand(image.tag, defs, instr.line)
-            first = tag.split("-", 1)[0]
-            if _CANN_VERSION.fullmatch(first):
-                version = first.lower()
-        out.append(Cann(version, instr.line, start, "base image"))
-    for step in all_steps:
-        argv = step.cmd.argv
-        if not argv or not any(a in ("--install", "--upgrade", "--full") for a in argv):
-            continue
-        if not (argv[0] in _RUNNERS or argv[0].startswith("./") or argv[0].endswith(".run")):
-            continue
-        for word in step.cmd.words[step.cmd.start :]:
-            m = _CANN_RUN.search(word.unquoted)
-            if m:
-                out.append(Cann(m.group(1).lower(), word.line, step.index + 1, "CANN installer"))
-                break
-    return sorted(out, key=lambda c: c.start)
-
-
-def cann_at(canns: list[Cann], index: int) -> Cann | None:
-    """The CANN in effect for the step with this index (None when unknown)."""
-    found = None
-    for c in canns:
-        if c.start <= index:
-            found = c
-    return found if found is not None and found.version is not None else None
-
-
-def cann_key(version: str) -> tuple[int, int, int, int] | None:
-    m = re.fullmatch(r"(\d+)\.(\d+)\.(?:(\d+)|rc(\d+))", version.lower())
-    if not m:
-        return None
-    if m.group(3) is not None:
-        return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0)
-    return (int(m.group(1)), int(m.group(2)), -1, int(m.group(4)))
-
-
-def generation(version: str) -> tuple[int, int] | None:
-    key = cann_key(version)
-    return None if key is None else (key[0], key[1])
-
-
-def torch_npu_base(version: str) -> str:
-    """`2.7.1.post2` -> `2.7.1` (the torch it is built for)."""
-    return re.sub(r"(?:\.post\d+)?(?:\.dev\d+)?$", "", public_version(version))
-
-
-def torch_npu_build(version: str) -> str:
-    """`2.5.1.post1.dev20250619` -> `2.5.1.post1` (what the CANN table lists)."""
-    return re.sub(r"\.dev\d+$", "", public_version(version))
-
-
-@dataclass(frozen=True)
-class Tables:
-    cann: dict[str, list[str]]  # CANN version -> torch_npu versions built for it
-    vision: dict[str, str]  # torch -> torchvision
-
-    def built_for(self, torch_npu: str) -> str | None:
-        build = torch_npu_build(torch_npu)
-        for cann, versions in self.cann.items():
-            if build in versions:
-                return cann
-        return None
-
-    def for_generation(self, cann: str) -> str | None:
-        """The table's CANN entry of the same generation (8.5.2 -> 8.5.0)."""
-        gen = generation(cann)
-        entries = [c for c in self.cann if generation(c) == gen]
-        return entries[0] if entries else None
-
-
-def tables(ctx: Context) -> Tables:
-    def load() -> Tables:
-        cann = {k.lower(): list(vals) for k, vals in ctx.facts.cann_torch_npu.table.items()}
-        return Tables(cann, dict(ctx.facts.torch_torchvision.table))
-
-    return ctx.memo(("facts", "torch_tables", ""), load)
-
-
-def nearest(pins_: list[Pin], package: str, pin: Pin) -> Pin | None:
-    """The pin of `package` that goes with `pin`: same step, else the last one before it, else the first after."""
-    same = [p for p in pins_ if p.package == package and p.index == pin.index]
-    if same:
-        return same[0]
-    before = [p for p in pins_ if p.package == package and p.index < pin.index]
-    if before:
-        return before[-1]
-    after = [p for p in pins_ if p.package == package and p.index > pin.index]
-    return after[0] if after else None
 
 
 class CannTorchNpuIncompatible(Rule):
@@ -392,11 +87,11 @@ class CannTorchNpuIncompatible(Rule):
             yield from self._workflow(src, ctx)
         if ASCEND_DOCKERFILE not in src.kinds:
             return
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
         derived: list[Pin] = []
-        if not any(p.package == "torch-npu" for p in found) and not _installs_torch_npu(df):
-            derived = installed_pins(_installs_of(ctx, src.path, df))
+        if not any(p.package == "torch-npu" for p in found) and not installs_torch_npu(df):
+            derived = installed_pins(installs_of(ctx, src.path, df))
         if not found and not derived:
             return
         t = tables(ctx)
@@ -421,10 +116,10 @@ class CannTorchNpuIncompatible(Rule):
             src = ctx.source(path)
             if src is None:
                 continue
-            df = ctx.parsed("dockerfile", src, parse)
-            if any(p.package == "torch-npu" for p in pins(df)) or _installs_torch_npu(df):
+            df = ctx.dockerfile(src)
+            if any(p.package == "torch-npu" for p in pins(df)) or installs_torch_npu(df):
                 continue
-            for inst in _installs_of(ctx, src.path, df):
+            for inst in installs_of(ctx, src.path, df):
                 stated = inst.stated.get("torch-npu")
                 if stated is None or not ctx.is_added_line(*stated):
                     continue

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
-from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import parse
-from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
-from npu_review.checks.rule import Hit, Rule
-from npu_review.checks.rules.npu307_cann_torch_npu_incompatible import (
+from npu_review.checks.analysis.installs import SELF_PATHS, Install, installs
+from npu_review.checks.analysis.stacks import (
     Pin,
     Tables,
     cann_at,
@@ -21,6 +14,12 @@ from npu_review.checks.rules.npu307_cann_torch_npu_incompatible import (
     tables,
     torch_npu_build,
 )
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
+from npu_review.checks.rule import Hit, Rule
 
 
 class TorchPinOverwritten(Rule):
@@ -77,7 +76,7 @@ class TorchPinOverwritten(Rule):
         return SELF_PATHS
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
         if not found:
             return

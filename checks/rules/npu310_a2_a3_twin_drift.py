@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.device import Devices, devices, dockerfile_device
 from npu_review.checks.context import Context
 from npu_review.checks.diffing import differing_lines
 from npu_review.checks.facts.schema import TwinDrift
@@ -16,7 +17,6 @@ from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import parse
 from npu_review.checks.rule import Hit, Rule
-from npu_review.checks.rules.npu305_from_device_mismatch import Devices, devices
 
 MAX_LISTED = 5
 
@@ -65,25 +65,11 @@ def untokened_twins(paths: Iterable[str], dev: Devices, ctx: Context, taken: set
             twin in taken
             or twin not in present
             or dev.of_file(twin) is not None
-            or _from_device(ctx, twin, dev) != "a2"
+            or dockerfile_device(ctx, twin, dev) != "a2"
         ):
             continue
         pairs.append((twin, path))
     return pairs
-
-
-def _from_device(ctx: Context, path: str, dev: Devices) -> str | None:
-    """The one device of the file's FROM tags (ARG defaults substituted); None when none or several."""
-    src = ctx.source(path)
-    if src is None:
-        return None
-    found = set()
-    for instr in ctx.parsed("dockerfile", src, parse).of("FROM"):
-        tag = instr.image.tag if instr.image is not None else None
-        device = dev.of_tag(tag) if tag else None
-        if device is not None:
-            found.add(device)
-    return found.pop() if len(found) == 1 else None
 
 
 def os_twins(paths: Iterable[str], suffixes: Iterable[str]) -> list[tuple[str, str]]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.installs import SELF_PATHS, Install, installs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.indexes.installs import SELF_PATHS, Install, installs
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import parse, steps
+from npu_review.checks.parsers.dockerfile import steps
 from npu_review.checks.parsers.pep440 import version_key
 from npu_review.checks.rule import Hit, Rule
 
@@ -66,7 +66,7 @@ class TritonUninstalledAfterTritonAscend(Rule):
         return SELF_PATHS
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         if TRITON not in src.text:
             return
         since = ctx.facts.vllm_ascend_requirements.triton_ascend_since

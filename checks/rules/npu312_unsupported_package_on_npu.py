@@ -11,7 +11,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DevicePackages
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, parse, steps
+from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, steps
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirements_file
 from npu_review.checks.rule import Hit, Rule
 
@@ -116,7 +116,7 @@ class UnsupportedPackageOnNpu(Rule):
                 yield Hit(src.path, n, f"`{m.group(2)}` is a CUDA wheel index: torch from it is a CUDA build.")
 
     def _dockerfile(self, src: SourceFile, ctx: Context, pol: Policy) -> Iterator[Hit]:
-        df = ctx.parsed("dockerfile", src, parse)
+        df = ctx.dockerfile(src)
         defs = build_args(df)
         device = image_device(df, ctx.facts.device_packages)
         lacks = ctx.facts.device_packages.unsupported.get(device, {}) if device else {}

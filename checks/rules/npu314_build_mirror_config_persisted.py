@@ -79,7 +79,7 @@ class BuildMirrorConfigPersisted(Rule):
         text = src.text
         if not any(k in text for k in ("pip config", "pip3 config", "git config", "pip.conf", "sources.list")):
             return
-        df = ctx.parsed("dockerfile", src, dfp.parse)
+        df = ctx.dockerfile(src)
         globals_: dict[str, str | None] = {}
         for instr in df.instructions:
             if instr.keyword == "FROM":

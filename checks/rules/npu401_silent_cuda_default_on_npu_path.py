@@ -115,7 +115,7 @@ class SilentCudaDefaultOnNpuPath(Rule):
         if not call_lines and not literal_lines:
             return
         kept = _index(ctx).trees.pop(src.path, None)
-        tree = kept[1] if kept is not None and kept[0] == src.text else ctx.parsed("pyast", src, pyast.parse)
+        tree = kept[1] if kept is not None and kept[0] == src.text else ctx.python_ast(src)
         if tree is None or _cuda_only_module(tree, kb.cuda_only_imports):
             return
         if call_lines:
@@ -253,7 +253,7 @@ def _build_index(ctx: Context) -> Index:
             continue
         if globs.match_any(path, cuda_only):
             continue
-        tree = ctx.parsed("pyast", src, pyast.parse)
+        tree = ctx.python_ast(src)
         if len(text) <= budget:
             index.trees[path] = (text, tree)
             budget -= len(text)
@@ -447,7 +447,7 @@ def _whitelist(ctx: Context) -> tuple[str, ...]:
         src = ctx.source(ctx.facts.device_api.check_script)
         if src is None:
             return ()
-        tree = ctx.parsed("pyast", src, pyast.parse)
+        tree = ctx.python_ast(src)
         if tree is None:
             return ()
         out: list[str] = []

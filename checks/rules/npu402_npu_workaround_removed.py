@@ -137,7 +137,7 @@ def _side(ctx: Context, change: FileChange, rev: str, kb: NpuWorkarounds) -> _Si
     src = ctx.source(path, rev)
     if src is None:
         return None
-    tree = ctx.parsed("pyast", src, pyast.parse, rev=rev)
+    tree = ctx.python_ast(src, rev=rev)
     if tree is None:
         return None
     side = _Side(text=src.text)

@@ -7,7 +7,6 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.docs import document
 from npu_review.checks.kinds import DOCS
 from npu_review.checks.model import ChangeStatus, Severity
 from npu_review.checks.rule import Hit, Rule
@@ -45,7 +44,7 @@ class InvisibleUnicodeInPath(Rule):
         ranges = _ranges(ctx)
         if src.text.isascii() or not ranges.search(src.text):
             return
-        doc = document(ctx, src)
+        doc = ctx.document(src)
         if doc is None:
             return
         for link in doc.links:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from npu_review.checks import globs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import RepoLinks
-from npu_review.checks.indexes.docs import document
 from npu_review.checks.kinds import DOCS, WORKFLOW
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers.markdown import Link, Target, resolve
@@ -84,7 +83,7 @@ class BrokenRepoLink(Rule):
         kb = ctx.facts.repo_links
         if not globs.match_any(src.path, kb.check_paths):
             return
-        doc = document(ctx, src)
+        doc = ctx.document(src)
         if doc is None:
             return
         renamed = _renames(ctx)
@@ -282,7 +281,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
         if src is None or not any(g in src.text or posixpath.basename(g) in src.text for g in gone):
             continue
         seen: set[tuple[str, int]] = set()
-        doc = document(ctx, src) if is_doc else None
+        doc = ctx.document(src) if is_doc else None
         if doc is not None:
             for link in doc.links:
                 t = _resolve(ctx, path, link, kb)

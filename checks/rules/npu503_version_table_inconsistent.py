@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from npu_review.checks import globs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import VersionTables
-from npu_review.checks.indexes.docs import document
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCS
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import parse as parse_dockerfile
 from npu_review.checks.parsers.markdown import Document, Row, resolve
 from npu_review.checks.rule import Hit, Rule
 
@@ -88,7 +86,7 @@ class VersionTableInconsistent(Rule):
             src = ctx.source(path)
             if src is None:
                 continue
-            doc = document(ctx, src)
+            doc = ctx.document(src)
             if doc is None or not doc.tables:
                 continue
             yield from _dockerfile_rows(ctx, src, doc, kb)
@@ -185,7 +183,7 @@ def _cann_of(ctx: Context, path: str) -> _Cann | None:
         src = ctx.source(path)
         if src is None:
             return None
-        df = ctx.parsed("dockerfile", src, parse_dockerfile)
+        df = ctx.dockerfile(src)
         versions: list[str] = []
         lines: list[int] = []
         shown = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_review.checks.indexes.installs import in_context
+from npu_review.checks.analysis.installs import in_context
 from npu_review.checks.parsers.dockerfile import copies, parse
 from tests.fixture_support import audit
 from tests.rules.support import (

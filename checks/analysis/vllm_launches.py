@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from npu_review.checks import ascend
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
-from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh.launchers import Arg
@@ -128,7 +127,7 @@ def _from_view(path: str, view: View, names: tuple[str, ...], where: str) -> lis
 
 
 def _shell(ctx: Context, src: SourceFile) -> list[Launch]:
-    script = ctx.parsed("shell", src, parse)
+    script = ctx.shell(src)
     launchers = ctx.facts.launchers
     view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, launchers)
     if view is None:
@@ -189,7 +188,7 @@ def _yaml(ctx: Context, src: SourceFile) -> list[Launch]:
         re.search(p, src.text) for p in ctx.facts.vllm_cli.yaml_ascend_markers
     ):
         return []
-    doc = ctx.parsed("yamlmarks", src, yamlmarks.parse)  # the key the other readers of YAML use
+    doc = ctx.yaml(src)  # the key the other readers of YAML use
     names = _names(ctx)
     out: list[Launch] = []
     for cmd in yaml_commands(doc, ctx.facts.vllm_cli):

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_review.checks import kinds
+from npu_review.checks.analysis.workflows import workflow, workflow_doc
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.indexes.workflows import workflow, workflow_doc
-from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.gha.evaluate import WorkflowEval
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
 from npu_review.checks.parsers.gha.workflow import Scope, Workflow, legs
@@ -278,7 +277,7 @@ def _from_cann(ctx: Context, path: str) -> str | None:
     src = ctx.source(path)
     if src is None:
         return None
-    df = ctx.parsed("dockerfile", src, dfp.parse)
+    df = ctx.dockerfile(src)
     for instr in df.of("FROM"):
         image = instr.image
         if image is not None and image.tag and image.image.rsplit("/", 1)[-1] == "cann":

@@ -7,7 +7,6 @@ from npu_review.checks.context import Context
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.workflow import Workflow, build
 from npu_review.checks.parsers.yamlmarks import YamlDoc
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 
 def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:
@@ -20,7 +19,7 @@ def _workflow_doc(ctx: Context, path: str, rev: str) -> YamlDoc | None:
     src = ctx.source(path, rev)
     if src is None:
         return None
-    return ctx.parsed("yamlmarks", src, parse_yaml, rev=rev)
+    return ctx.yaml(src, rev=rev)
 
 
 def workflow(ctx: Context, path: str, rev: str = "head") -> Workflow | None:

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
-from npu_review.checks.indexes.workflows import workflow_at, workflow_paths
 from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
 from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
