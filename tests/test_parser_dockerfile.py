@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import random
 
-from npu_review.checks.parsers.dockerfile import BLANK, COMMENT, CONTENT, HEREDOC, Dockerfile, Instruction, parse
+from npu_review.checks.parsers.dockerfile import (
+    BLANK,
+    COMMENT,
+    CONTENT,
+    HEREDOC,
+    Dockerfile,
+    Instruction,
+    expand,
+    parse,
+)
 from npu_review.checks.parsers.sh import Source, commands
 
 
@@ -217,3 +226,37 @@ def test_powershell_runs_are_not_read_as_posix_shell() -> None:
     runs = list(df.of("RUN"))
     assert runs[0].commands == ()
     assert [c.argv for c in runs[1].commands] == [("echo", "y")]
+
+
+# -- expand: ARG and ENV values substituted the way the builder does ------------------------------------------------
+
+DEFS = [(1, "CANN", "8.3.rc1"), (2, "DEVICE", "910b"), (3, "TAG", "${CANN}-${DEVICE}-ubuntu22.04-py3.11"), (4, "E", "")]
+
+
+def test_expand_follows_values_that_name_other_args() -> None:
+    assert expand("quay.io/ascend/cann:${TAG}", DEFS, 10) == (
+        "quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11",
+        {"TAG": 3, "CANN": 1, "DEVICE": 2},
+    )
+
+
+def test_expand_nested_defaults_and_alternatives() -> None:
+    assert expand("${UNSET:-${CANN:-9.0.0}-x}", DEFS, 10) == ("8.3.rc1-x", {"CANN": 1})
+    assert expand("${E:-z}|${E-z}|${E:+q}|${CANN:+q${DEVICE}}", DEFS, 10) == (
+        "z||q910b",
+        {"E": 4, "CANN": 1, "DEVICE": 2},
+    )
+
+
+def test_expand_leaves_the_unknown_as_written() -> None:
+    text = "${UNSET:+q} $UNSET ${UNSET} ${X:?} ${ $1 $$"
+    assert expand(text, DEFS, 10) == (text, {})
+    # a definition after the line does not count
+    assert expand("${CANN}", DEFS, 1) == ("${CANN}", {})
+
+
+def test_expand_overrides_win_over_defaults() -> None:
+    assert expand("${TAG}", DEFS, 10, {"CANN": "9.0.0"}) == (
+        "9.0.0-910b-ubuntu22.04-py3.11",
+        {"TAG": 3, "CANN": 0, "DEVICE": 2},
+    )

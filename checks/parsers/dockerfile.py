@@ -15,7 +15,7 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from npu_review.checks.parsers.pipcli import PipCall, pip_call
@@ -537,7 +537,9 @@ def copies(df: Dockerfile) -> list[Copy]:
     return out
 
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-=]([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Nested expansions are followed this deep (`ARG TAG=${CANN}-${DEVICE}` holds two, each of which may hold more).
+_MAX_DEPTH = 8
 
 
 def build_args(df: Dockerfile) -> list[tuple[int, str, str]]:
@@ -550,22 +552,103 @@ def build_args(df: Dockerfile) -> list[tuple[int, str, str]]:
     return out
 
 
-def expand(text: str, defs: list[tuple[int, str, str]], line: int) -> tuple[str, dict[str, int]]:
-    """Substitute `$X`/`${X}`/`${X:-d}` with the last ARG/ENV value defined before `line` (unknown names stay
-    as written). Returns the text and, for each substituted name, the line of its definition."""
+def expand(
+    text: str, defs: list[tuple[int, str, str]], line: int, overrides: Mapping[str, str] | None = None
+) -> tuple[str, dict[str, int]]:
+    """Substitute `$X`, `${X}`, `${X:-d}` / `${X-d}` and `${X:+a}` / `${X+a}` with the last ARG/ENV value defined
+    before `line`, the values themselves expanded (`ARG TAG=${CANN}-910b`) and defaults nested as deep as
+    written (`${A:-${B:-x}-y}`). `overrides`: values given from outside (build args a build passes), which win
+    over a default. A name with neither stays as written: unknown, never guessed. Returns the text and, for each
+    substituted name, the line of its definition (0 for an override)."""
     used: dict[str, int] = {}
+    return _Expander(defs, overrides or {}, used).text(text, line, 0), used
 
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(3)
+
+class _Expander:
+    def __init__(self, defs: list[tuple[int, str, str]], overrides: Mapping[str, str], used: dict[str, int]) -> None:
+        self.defs = defs
+        self.overrides = overrides
+        self.used = used
+
+    def lookup(self, name: str, line: int, depth: int) -> str | None:
+        if name in self.overrides:
+            self.used[name] = 0
+            return self.overrides[name]
         found = None
-        for def_line, def_name, value in defs:
+        for def_line, def_name, value in self.defs:
             if def_name == name and def_line < line:
                 found = (def_line, value)
         if found is None:
-            if m.group(2) is not None:
-                return m.group(2)
-            return m.group(0)
-        used[name] = found[0]
-        return found[1]
+            return None
+        self.used[name] = found[0]
+        value = found[1]
+        if "$" in value and depth < _MAX_DEPTH:
+            value = self.text(value, found[0], depth + 1)
+        return value
 
-    return _VAR.sub(sub, text), used
+    def text(self, text: str, line: int, depth: int) -> str:
+        if "$" not in text:
+            return text
+        out: list[str] = []
+        i, n = 0, len(text)
+        while i < n:
+            c = text[i]
+            if c != "$" or i + 1 >= n:
+                out.append(c)
+                i += 1
+                continue
+            if text[i + 1] == "{":
+                close = _close_brace(text, i + 1)
+                if close < 0:
+                    out.append(text[i:])
+                    break
+                out.append(self.braced(text[i + 2 : close], text[i : close + 1], line, depth))
+                i = close + 1
+                continue
+            m = _NAME.match(text, i + 1)
+            if m is None:
+                out.append(c)
+                i += 1
+                continue
+            value = self.lookup(m.group(0), line, depth)
+            out.append(text[i : m.end()] if value is None else value)
+            i = m.end()
+        return "".join(out)
+
+    def braced(self, inner: str, whole: str, line: int, depth: int) -> str:
+        m = _NAME.match(inner)
+        if m is None:
+            return whole
+        name, rest = m.group(0), inner[m.end() :]
+        if not rest:
+            value = self.lookup(name, line, depth)
+            return whole if value is None else value
+        op = rest[:2] if rest[:2] in (":-", ":+") else rest[:1]
+        if op not in (":-", ":+", "-", "+"):
+            return whole  # `${X:?}`, substrings and the rest: unknown
+        word = rest[len(op) :]
+        value = self.lookup(name, line, depth)
+        deeper = depth < _MAX_DEPTH
+        if op in (":-", "-"):
+            if value is None or (op == ":-" and value == ""):
+                return self.text(word, line, depth + 1) if deeper else whole
+            return value
+        if value is None:
+            return whole  # whether the alternative applies is unknown
+        if op == ":+" and value == "":
+            return ""
+        return self.text(word, line, depth + 1) if deeper else whole
+
+
+def _close_brace(text: str, open_idx: int) -> int:
+    """The index of the `}` closing the `{` at `open_idx` (nested `${...}` skipped), -1 when there is none."""
+    level = 0
+    for k in range(open_idx, len(text)):
+        ch = text[k]
+        if ch == "{":
+            level += 1
+        elif ch == "}":
+            level -= 1
+            if level == 0:
+                return k
+    return -1
