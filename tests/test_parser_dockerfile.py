@@ -243,7 +243,7 @@ def test_expand_follows_values_that_name_other_args() -> None:
 def test_expand_nested_defaults_and_alternatives() -> None:
     assert expand("${UNSET:-${CANN:-9.0.0}-x}", DEFS, 10) == ("8.3.rc1-x", {"CANN": 1})
     assert expand("${E:-z}|${E-z}|${E:+q}|${CANN:+q${DEVICE}}", DEFS, 10) == (
-        "z||q910b",
+        "z|||q910b",
         {"E": 4, "CANN": 1, "DEVICE": 2},
     )
 
