@@ -202,7 +202,7 @@ class _Runner:
             if wanted:
                 out.checked += 1
                 for rule in wanted:
-                    self._timed(out, rule, path, partial(rule.check_file, src, ctx))
+                    self._timed(out, rule, path, partial(rule.run_file, src, ctx))
             ctx.release(path)
         return out
 

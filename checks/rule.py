@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -13,8 +13,14 @@ from npu_review.checks.model import Related, Severity
 if TYPE_CHECKING:
     from npu_review.checks.context import Context, SourceFile
     from npu_review.checks.facts import Facts
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 RULE_ID = re.compile(r"NPU\d{3}\Z")
+# The file kinds whose model the walk hands out (kept here, not imported from checks.kinds: its facts load at
+# import, and the registry must stay cheap to import).
+WORKFLOW_KINDS = frozenset({"workflow", "ascend_workflow"})
+DOCKERFILE_KINDS = frozenset({"dockerfile", "ascend_dockerfile"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,11 @@ class Rule:
     A rule overrides `check_file` (called for each file at head whose kinds meet `kinds`: the changed files
     on a change, every file with `--all`) and/or `check_project` (called once, for cross-file rules, which
     must themselves place their findings on lines the change touched; see Context.touched).
+
+    Or it takes part in the walk, as zizmor's audits do: the engine parses a workflow or a Dockerfile once and
+    hands its parts to every rule that implements a hook (`check_workflow`, `check_job`, `check_step` for each
+    job and step of a workflow; `check_dockerfile`); no rule loops over jobs and steps or parses by itself.
+    `needles` is a text pre-test: a rule with needles runs on a file only when one of them is in its text.
 
     What a rule reads is its contract with the App, which fetches only the files some concerned rule declares
     (checks.engine.needed_paths): the changed files of its `kinds` (at head and base), the unchanged files of
@@ -71,9 +82,51 @@ class Rule:
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         return ()
 
+    # -- the walk -----------------------------------------------------------------------------------------
+    needles: ClassVar[tuple[str, ...]] = ()
+
+    def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return ()
+
+    def run_file(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
+        """Everything the rule reports on one file: `check_file`, then the walk of its workflow or Dockerfile."""
+        cls = type(self)
+        if cls.needles and not any(n in src.text for n in cls.needles):
+            return
+        yield from self.check_file(src, ctx)
+        if cls._walks_workflows() and src.kinds & WORKFLOW_KINDS:
+            from npu_review.checks.analysis.workflows import workflow
+
+            wf = workflow(ctx, src.path)
+            if wf is not None:
+                yield from self.check_workflow(wf, src, ctx)
+                for job in wf.jobs.values():
+                    yield from self.check_job(job, wf, src, ctx)
+                    for step in job.steps:
+                        yield from self.check_step(step, job, wf, src, ctx)
+        if cls.check_dockerfile is not Rule.check_dockerfile and src.kinds & DOCKERFILE_KINDS:
+            yield from self.check_dockerfile(ctx.dockerfile(src), src, ctx)
+
+    @classmethod
+    def _walks_workflows(cls) -> bool:
+        return any(getattr(cls, h) is not getattr(Rule, h) for h in ("check_workflow", "check_job", "check_step"))
+
     @classmethod
     def is_per_file(cls) -> bool:
-        return cls.check_file is not Rule.check_file
+        return (
+            cls.check_file is not Rule.check_file
+            or cls._walks_workflows()
+            or cls.check_dockerfile is not Rule.check_dockerfile
+        )
 
     @classmethod
     def is_project(cls) -> bool:

@@ -64,3 +64,64 @@ def test_a_reused_id_is_refused() -> None:
     twin = type("Twin", (_Rule,), {"name": "other-rule"})
     with pytest.raises(ValueError, match="rule id NPU999 listed twice"):
         validate((_Rule, twin))
+
+
+def test_the_walk_kinds_are_the_file_kinds() -> None:
+    from npu_review.checks import kinds, rule
+
+    assert rule.WORKFLOW_KINDS == {kinds.WORKFLOW, kinds.ASCEND_WORKFLOW}
+    assert rule.DOCKERFILE_KINDS == {kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE}
+
+
+def test_the_walk_hands_each_job_and_step_once_and_honours_needles() -> None:
+    from npu_review.checks.config import DEFAULT_CONFIG
+    from npu_review.checks.context import Context
+    from npu_review.checks.kinds import KindMap
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from npu_review.checks.rule import Hit
+
+    seen: list[str] = []
+
+    class Walker(_Rule):
+        kinds = frozenset({"workflow", "dockerfile"})
+        needles = ("runs-on", "FROM")
+
+        def check_workflow(self, wf, src, ctx):  # type: ignore[no-untyped-def]
+            seen.append(f"workflow {wf.path}")
+            return ()
+
+        def check_job(self, job, wf, src, ctx):  # type: ignore[no-untyped-def]
+            seen.append(f"job {job.id}")
+            return ()
+
+        def check_step(self, step, job, wf, src, ctx):  # type: ignore[no-untyped-def]
+            seen.append(f"step {job.id}/{step.index}")
+            yield Hit(src.path, step.node.line, "s")
+
+        def check_dockerfile(self, df, src, ctx):  # type: ignore[no-untyped-def]
+            seen.append(f"dockerfile {[i.keyword for i in df.instructions]}")
+            return ()
+
+    files = {
+        ".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: echo 1\n"
+        "      - run: echo 2\n  b:\n    runs-on: y\n    steps:\n      - run: echo 3\n",
+        ".github/workflows/none.yml": "on: push\n",  # no needle: not parsed, no hook
+        "Dockerfile": "FROM ubuntu\nRUN true\n",
+    }
+    ctx = Context(ChangeSet(MemoryTree(files), audit=True), DEFAULT_CONFIG, KindMap())
+    hits = [h for path in files if (src := ctx.source(path)) is not None for h in Walker().run_file(src, ctx)]
+    assert seen == [
+        "workflow .github/workflows/ci.yml",
+        "job a",
+        "step a/0",
+        "step a/1",
+        "job b",
+        "step b/0",
+        "dockerfile ['FROM', 'RUN']",
+    ]
+    assert [(h.path, h.line) for h in hits] == [
+        (".github/workflows/ci.yml", 6),
+        (".github/workflows/ci.yml", 7),
+        (".github/workflows/ci.yml", 11),
+    ]
+    assert Walker.is_per_file()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from npu_review.checks.analysis.installs import Install, installs, project_requirements
-from npu_review.checks.context import Context
+from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
 from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
@@ -98,8 +98,14 @@ def pins(df: Dockerfile) -> list[Pin]:
 _TORCH_NPU_WORD = re.compile(r"torch[-_]npu", re.I)
 
 
-def installs_of(ctx: Context, path: str, df: Dockerfile) -> list[Install]:
-    return ctx.memo(("dockerfile-installs", "head", path), lambda: installs(df, ctx))
+def image_installs(ctx: Context, src: SourceFile) -> list[Install]:
+    """The steps of a Dockerfile (at head) that install a project's or a file's requirements, once per run."""
+    return ctx.memo(("image-installs", "head", src.path), lambda: installs(ctx.dockerfile(src), ctx))
+
+
+def image_pins(ctx: Context, src: SourceFile) -> list[Pin]:
+    """The exact torch-family versions a Dockerfile (at head) installs, once per run."""
+    return ctx.memo(("image-pins", "head", src.path), lambda: pins(ctx.dockerfile(src)))
 
 
 def installs_torch_npu(df: Dockerfile) -> bool:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, legs
+from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
@@ -119,18 +118,16 @@ class BuildPushOutputMisconfigured(Rule):
     title = "build-push-action pushes by digest with a tag, or the digest comes from the wrong step"
     kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if src.path.count("/") != 2 or ("build-push-action" not in src.text and "outputs.digest" not in src.text):
+    needles = ("build-push-action", "outputs.digest")
+
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if src.path.count("/") != 2:
             return
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
-        for job in wf.jobs.values():
-            scopes = list(legs(wf, job))
-            for step in job.steps:
-                if _is_build(step):
-                    yield from self._build(src, step, scopes)
-            yield from self._digest_refs(src, job)
+        scopes = list(legs(wf, job))
+        for step in job.steps:
+            if _is_build(step):
+                yield from self._build(src, step, scopes)
+        yield from self._digest_refs(src, job)
 
     # -- push-by-digest with a tag ------------------------------------------------------------------------------
     def _build(self, src: SourceFile, step: Step, scopes: list[Scope]) -> Iterator[Hit]:

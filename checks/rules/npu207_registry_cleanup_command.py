@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Severity
@@ -52,21 +51,17 @@ class RegistryCleanupCommand(Rule):
     title = "Registry cleanup command does not delete, or hides its failure"
     kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2 or not _PREFILTER.search(src.text):
-            return
-        wf = workflow(ctx, src.path)
-        if wf is None:
             return
         section = ctx.facts.registry_cleanup
         deletes, loggers = list(section.delete_commands), list(section.log_commands)
-        for job in wf.jobs.values():
-            local = _makes_local(job)
-            for step in job.steps:
-                if step.run is None or not _PREFILTER.search(step.run.value):
-                    continue
-                found = commands(Source.lines(step.run.text_lines()), heredoc_bodies=True)
-                yield from _one_per_cause(ctx, src, list(self._commands(src, wf, found, deletes, loggers, local)))
+        local = _makes_local(job)
+        for step in job.steps:
+            if step.run is None or not _PREFILTER.search(step.run.value):
+                continue
+            found = commands(Source.lines(step.run.text_lines()), heredoc_bodies=True)
+            yield from _one_per_cause(ctx, src, list(self._commands(src, wf, found, deletes, loggers, local)))
 
     def _commands(
         self,

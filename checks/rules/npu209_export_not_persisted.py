@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import ascend_job_ids, run_script, workflow
+from npu_review.checks.analysis.workflows import ascend_job_ids, run_script
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
-from npu_review.checks.parsers.gha.workflow import Job, Step
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
 _EXPORT_LINE = re.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
@@ -57,30 +57,26 @@ class ExportNotPersisted(Rule):
     title = "Exported variable does not reach the later steps that use it"
     kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:
             return
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
+        ascend_jobs = ascend_job_ids(ctx, src.path)
+        if ascend_jobs is not None and job.id not in ascend_jobs:
+            return  # a CPU or GPU job of a workflow that also has NPU jobs
         section = ctx.facts.env_persistence
         ambient, prefixes = set(section.ambient), section.ambient_prefixes
-        ascend_jobs = ascend_job_ids(ctx, src.path)
-        for job in wf.jobs.values():
-            if ascend_jobs is not None and job.id not in ascend_jobs:
-                continue  # a CPU or GPU job of a workflow that also has NPU jobs
-            persisted = _persisted(job)
-            defined = set(wf.env) | set(job.env) | persisted
-            for step in job.steps:
-                if step.run is None:
+        persisted = _persisted(job)
+        defined = set(wf.env) | set(job.env) | persisted
+        for step in job.steps:
+            if step.run is None:
+                continue
+            for name, line, last in _unused_exports(ctx, step):
+                if name in ambient or name.startswith(prefixes) or name in defined:
                     continue
-                for name, line, last in _unused_exports(ctx, step):
-                    if name in ambient or name.startswith(prefixes) or name in defined:
-                        continue
-                    uses = list(_later_uses(ctx, job, step, name))
-                    if not uses:
-                        continue
-                    yield self._hit(src, step, name, line, last, uses)
+                uses = list(_later_uses(ctx, job, step, name))
+                if not uses:
+                    continue
+                yield self._hit(src, step, name, line, last, uses)
 
     def _hit(self, src: SourceFile, step: Step, name: str, line: int, last: bool, uses: list[int]) -> Hit:
         shown = ", ".join(str(n) for n in uses[:5]) + (f" and {len(uses) - 5} more" if len(uses) > 5 else "")

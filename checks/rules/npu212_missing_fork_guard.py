@@ -152,12 +152,9 @@ class MissingForkGuard(Rule):
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return _PROJECT_FILES + ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:
             return  # GitHub runs only the workflows directly under .github/workflows
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
         owners = self._owners(ctx)
         secret = re.compile(ctx.facts.fork_guard.secret_pattern)
         status = list(ctx.facts.github_actions.status_functions)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
@@ -20,6 +19,7 @@ from npu_review.checks.parsers.gha.metadata_action import (
     literal_outside_templates,
     tag_rules,
 )
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
 
@@ -66,19 +66,14 @@ class MetadataActionTagRuleInvalid(Rule):
     title = "docker/metadata-action tag rule is invalid"
     kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "metadata-action" not in src.text:
+    needles = ("metadata-action",)
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if not is_metadata_action(step):
             return
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
-        for job in wf.jobs.values():
-            for step in job.steps:
-                if not is_metadata_action(step):
-                    continue
-                for rule in tag_rules(step):
-                    for message, severity in _problems(rule):
-                        yield Hit(src.path, rule.line, message, severity=severity)
+        for rule in tag_rules(step):
+            for message, severity in _problems(rule):
+                yield Hit(src.path, rule.line, message, severity=severity)
 
 
 def _problems(rule: TagRule) -> Iterator[tuple[str, Severity | None]]:

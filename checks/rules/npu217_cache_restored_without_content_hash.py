@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.expressions import EXPR
-from npu_review.checks.parsers.gha.workflow import Job, Step
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
 # A cache action (actions/cache and its restore half, and the drop-in forks of it).
@@ -75,15 +74,10 @@ class CacheRestoredWithoutContentHash(Rule):
     title = "Compiled outputs restored by a cache key prefix that drops the content hash"
     kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "restore-keys" not in src.text:
-            return
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
-        for job in wf.jobs.values():
-            for i, step in enumerate(job.steps):
-                yield from _check_step(src.path, job, i, step)
+    needles = ("restore-keys",)
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        return _check_step(src.path, job, step.index, step)
 
 
 def _check_step(path: str, job: Job, index: int, step: Step) -> Iterator[Hit]:

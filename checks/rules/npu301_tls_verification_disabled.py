@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Command, Instruction, Word
+from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction, Word
 from npu_review.checks.rule import Hit, Rule
 
 # curl short options that take an argument: in a group like `-fsSLo`, what follows such a letter is its value.
@@ -72,8 +72,7 @@ class TlsVerificationDisabled(Rule):
     title = "TLS certificate verification disabled in a Dockerfile"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         https_hosts = _host_schemes(src.text)
         for instr in df.instructions:
             if instr.keyword in ("ENV", "ARG"):

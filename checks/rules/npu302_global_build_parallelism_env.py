@@ -57,8 +57,7 @@ class GlobalBuildParallelismEnv(Rule):
     title = "Build-only setting (parallelism, build switch) set with ENV persists into the image"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         env = ctx.facts.build_env
         for block in _blocks(df):
             found = [(instr, pair) for instr in block for pair in instr.pairs if _is_build_only(pair, env)]

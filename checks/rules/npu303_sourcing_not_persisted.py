@@ -59,8 +59,7 @@ class SourcingNotPersisted(Rule):
     title = "Environment sourced or exported at the end of a RUN is lost"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         runs = list(df.of("RUN"))
         for i, instr in enumerate(runs):
             if instr.json_args is not None and not instr.commands:

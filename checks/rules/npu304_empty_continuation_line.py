@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS
+from npu_review.checks.parsers.dockerfile import BLANK, CONTENT, INSTRUCTIONS, Dockerfile
 from npu_review.checks.rule import Hit, Rule
 
 
@@ -41,8 +41,7 @@ class EmptyContinuationLine(Rule):
     title = "Blank line inside a continued RUN"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         for instr in df.instructions:
             physical = instr.physical
             for i, phys in enumerate(physical):

@@ -54,9 +54,8 @@ class FromDeviceMismatch(Rule):
     title = "FROM tag, SOC_VERSION or ops package is for the other device than the file name"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         dev = devices(ctx)
-        df = ctx.dockerfile(src)
         facts = list(_facts(df, src, dev))
         declared = dev.of_file(src.path)
         base = src.path.rsplit("/", 1)[-1]

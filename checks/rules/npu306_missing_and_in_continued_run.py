@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Command, Instruction, Word
+from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction, Word
 from npu_review.checks.rule import Hit, Rule
 
 # Words that are never an operand of a command in a Dockerfile RUN (nor a package name): a line that starts
@@ -96,8 +96,7 @@ class MissingAndInContinuedRun(Rule):
     title = "Missing `&&` in a continued RUN joins two commands"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         escape = re.escape(df.escape)
         for instr in df.of("RUN"):
             if instr.json_args is not None or not instr.continued:

@@ -12,8 +12,9 @@ from npu_review.checks.analysis.stacks import (
     cann_at,
     cann_versions,
     generation,
+    image_installs,
+    image_pins,
     installed_pins,
-    installs_of,
     installs_torch_npu,
     job_cann,
     job_pins,
@@ -22,11 +23,12 @@ from npu_review.checks.analysis.stacks import (
     tables,
     torch_npu_base,
 )
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.pep440 import public_version, version_key
 from npu_review.checks.rule import Hit, Rule
 
@@ -82,16 +84,25 @@ class CannTorchNpuIncompatible(Rule):
     # Dockerfiles that install them.
     context_kinds = frozenset({ASCEND_DOCKERFILE, REQUIREMENTS})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if ASCEND_WORKFLOW in src.kinds:
-            yield from self._workflow(src, ctx)
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        """A job that runs in a CANN container and installs torch_npu in its steps (a pin, or the repository's
+        own requirements): the two are used together."""
+        if ASCEND_WORKFLOW not in src.kinds:
+            return
+        cann = job_cann(wf, job)
+        if cann is None:
+            return
+        t = tables(ctx)
+        for pin in job_pins(ctx, job):
+            yield from self._torch_npu(src, pin, [], cann, t)
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if ASCEND_DOCKERFILE not in src.kinds:
             return
-        df = ctx.dockerfile(src)
-        found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
+        found = image_pins(ctx, src)
         derived: list[Pin] = []
         if not any(p.package == "torch-npu" for p in found) and not installs_torch_npu(df):
-            derived = installed_pins(installs_of(ctx, src.path, df))
+            derived = installed_pins(image_installs(ctx, src))
         if not found and not derived:
             return
         t = tables(ctx)
@@ -119,7 +130,7 @@ class CannTorchNpuIncompatible(Rule):
             df = ctx.dockerfile(src)
             if any(p.package == "torch-npu" for p in pins(df)) or installs_torch_npu(df):
                 continue
-            for inst in installs_of(ctx, src.path, df):
+            for inst in image_installs(ctx, src):
                 stated = inst.stated.get("torch-npu")
                 if stated is None or not ctx.is_added_line(*stated):
                     continue
@@ -138,24 +149,6 @@ class CannTorchNpuIncompatible(Rule):
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return SELF_PATHS
-
-    def _workflow(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
-        """A job that runs in a CANN container and installs torch_npu in its steps (a pin, or the repository's
-        own requirements): the two are used together."""
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
-        t: Tables | None = None
-        for job in wf.jobs.values():
-            cann = job_cann(wf, job)
-            if cann is None:
-                continue
-            found = job_pins(ctx, job)
-            if not found:
-                continue
-            t = t or tables(ctx)
-            for pin in found:
-                yield from self._torch_npu(src, pin, [], cann, t)
 
     def _torch_npu(self, src: SourceFile, pin: Pin, found: list[Pin], cann: Cann | None, t: Tables) -> Iterator[Hit]:
         base = torch_npu_base(pin.version)

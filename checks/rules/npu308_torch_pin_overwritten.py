@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from npu_review.checks.analysis.installs import SELF_PATHS, Install, installs
+from npu_review.checks.analysis.installs import SELF_PATHS, Install
 from npu_review.checks.analysis.stacks import (
     Pin,
     Tables,
     cann_at,
     cann_versions,
-    pins,
+    image_installs,
+    image_pins,
     tables,
     torch_npu_build,
 )
@@ -18,6 +19,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
 from npu_review.checks.rule import Hit, Rule
 
@@ -75,12 +77,11 @@ class TorchPinOverwritten(Rule):
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return SELF_PATHS
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
-        found = ctx.memo(("npu3xx-pins", "head", src.path), lambda: pins(df))
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        found = image_pins(ctx, src)
         if not found:
             return
-        later = ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx))
+        later = image_installs(ctx, src)
         if not later:
             return
         t = tables(ctx)

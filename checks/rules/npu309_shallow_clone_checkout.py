@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Command, resolve_dir, steps
+from npu_review.checks.parsers.dockerfile import Command, Dockerfile, resolve_dir, steps
 from npu_review.checks.parsers.gitcli import Clone, clone_of, git_call
 from npu_review.checks.rule import Hit, Rule
 
@@ -49,8 +49,7 @@ class ShallowCloneCheckout(Rule):
     title = "Checkout of a commit that a shallow clone did not fetch"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         shallow: dict[str, Clone] = {}  # clone path -> the shallow clone not yet deepened by a fetch
         for step in steps(df):
             git = git_call(step.cmd)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from npu_review.checks.analysis.installs import SELF_PATHS, Install, installs
+from npu_review.checks.analysis.installs import SELF_PATHS, Install
+from npu_review.checks.analysis.stacks import image_installs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import steps
+from npu_review.checks.parsers.dockerfile import Dockerfile, steps
 from npu_review.checks.parsers.pep440 import version_key
 from npu_review.checks.rule import Hit, Rule
 
@@ -65,13 +66,12 @@ class TritonUninstalledAfterTritonAscend(Rule):
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return SELF_PATHS
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        df = ctx.dockerfile(src)
-        if TRITON not in src.text:
-            return
+    needles = (TRITON,)
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         since = ctx.facts.vllm_ascend_requirements.triton_ascend_since
         by_step: dict[int, list[Install]] = {}
-        for inst in ctx.memo(("npu3xx-installs", "head", src.path), lambda: installs(df, ctx)):
+        for inst in image_installs(ctx, src):
             by_step.setdefault(inst.index, []).append(inst)
         installed: tuple[int, str] | None = None  # (line, how) of the step that installed triton-ascend
         # Reported unless triton-ascend is then installed afresh (after `pip uninstall triton-ascend`, or with

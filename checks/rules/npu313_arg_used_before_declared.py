@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Instruction
+from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 from npu_review.checks.rule import Hit, Rule
 
 # Build arguments Docker passes to every RUN without an ARG line (they are also left out of the image history).
@@ -144,10 +144,9 @@ class ArgUsedBeforeDeclared(Rule):
     title = "Dockerfile build argument used before it is declared"
     kinds = frozenset({ASCEND_DOCKERFILE})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "$" not in src.text:
-            return
-        df = ctx.dockerfile(src)
+    needles = ("$",)
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         global_args: dict[str, int] = {}
         stages: list[_Stage] = []
         for instr in df.instructions:

@@ -10,6 +10,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import dockerfile as dfp
+from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.sh import Command
 from npu_review.checks.rule import Hit, Rule
 
@@ -75,11 +76,9 @@ class BuildMirrorConfigPersisted(Rule):
     # The workflows say which build arguments the CI sets (a warning then; a notice when none does).
     context_kinds = frozenset({WORKFLOW})
 
-    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        text = src.text
-        if not any(k in text for k in ("pip config", "pip3 config", "git config", "pip.conf", "sources.list")):
-            return
-        df = ctx.dockerfile(src)
+    needles = ("pip config", "pip3 config", "git config", "pip.conf", "sources.list")
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         globals_: dict[str, str | None] = {}
         for instr in df.instructions:
             if instr.keyword == "FROM":
