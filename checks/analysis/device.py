@@ -1,5 +1,8 @@
-"""Device context: which Ascend device a file, an image or a setting is for (A2 / A3 by file name, FROM tag,
-SOC_VERSION), from the facts' device vocabulary."""
+"""Device context: where a file, a branch of a script or a CI job runs (on NPU or not), and which Ascend device a
+file, an image or a setting is for (A2 / A3 by file name, FROM tag, SOC_VERSION), from the facts' vocabulary.
+
+Each of these is decided here once: a rule asks `npu_reading` for the NPU reading of a script, `ascend_jobs`
+for the NPU jobs of a workflow, `devices` for the device vocabulary; it never re-derives them."""
 
 from __future__ import annotations
 
@@ -8,8 +11,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from npu_review.checks.context import Context
+from npu_review.checks import ascend, kinds
+from npu_review.checks.analysis.workflows import workflow
+from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DockerfileNames, SocVersions
+from npu_review.checks.parsers.shell import View, npu_view
 
 
 @dataclass(frozen=True)
@@ -68,3 +74,35 @@ def dockerfile_device(ctx: Context, path: str, dev: Devices) -> str | None:
         if device is not None:
             found.add(device)
     return found.pop() if len(found) == 1 else None
+
+
+def npu_reading(ctx: Context, src: SourceFile, rev: str = "head", assume_npu: bool = False) -> View | None:
+    """The script as it runs on NPU (arms for another device left out), None when it never runs there: a script
+    of kind `npu_script` (by its path or its content) is NPU throughout; another one only when it selects the NPU
+    itself (a device variable or override set to npu). `assume_npu`: the script is run by an NPU script."""
+    kinds_ = src.kinds | {kinds.NPU_SCRIPT} if assume_npu else src.kinds
+    return npu_view(ctx.shell(src, rev), kinds_, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+
+
+def ascend_jobs(ctx: Context, path: str, rev: str = "head") -> frozenset[str] | None:
+    """The jobs of an Ascend workflow that are Ascend jobs themselves, None for all of them: a workflow Ascend by
+    its path (or in an Ascend-only repository) is Ascend throughout; in one found by content (a `ci.yml` with
+    one NPU job among CPU jobs), only the jobs whose own text shows it, or all when none does (the workflow
+    level did)."""
+    return ctx.memo(("ascend-jobs-of", rev, path), lambda: _ascend_jobs(ctx, path, rev))
+
+
+def _ascend_jobs(ctx: Context, path: str, rev: str) -> frozenset[str] | None:
+    if ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW) or ctx.ascend_only():
+        return None
+    wf = workflow(ctx, path, rev)
+    src = ctx.source(path, rev)
+    if wf is None or src is None:
+        return None
+    m = ascend.markers(ctx.facts.ascend_content)
+    found = frozenset(
+        job.id
+        for job in wf.jobs.values()
+        if ascend.workflow_is_ascend("\n".join(src.line(n) for n in range(job.node.line, job.node.end_line + 1)), m)
+    )
+    return found or None

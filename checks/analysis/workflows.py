@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_review.checks import ascend, kinds
+from npu_review.checks import kinds
 from npu_review.checks.context import Context
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.workflow import Workflow, build
@@ -60,27 +60,3 @@ def workflow_paths(ctx: Context, rev: str) -> list[str]:
         ]
 
     return list(ctx.memo(("workflow-paths", rev, ""), find))  # a copy: the caller may change its list
-
-
-def ascend_job_ids(ctx: Context, path: str, rev: str = "head") -> frozenset[str] | None:
-    """The jobs of an Ascend workflow that are Ascend jobs themselves, None for all of them: a workflow Ascend by
-    its path (or in an Ascend-only repository) is Ascend throughout; in one found by content (a `ci.yml` with
-    one NPU job among CPU jobs), only the jobs whose own text shows it, or all when none does (the workflow
-    level did)."""
-    return ctx.memo(("ascend-jobs-of", rev, path), lambda: _ascend_job_ids(ctx, path, rev))
-
-
-def _ascend_job_ids(ctx: Context, path: str, rev: str) -> frozenset[str] | None:
-    if ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW) or ctx.ascend_only():
-        return None
-    wf = workflow(ctx, path, rev)
-    src = ctx.source(path, rev)
-    if wf is None or src is None:
-        return None
-    m = ascend.markers(ctx.facts.ascend_content)
-    found = frozenset(
-        job.id
-        for job in wf.jobs.values()
-        if ascend.workflow_is_ascend("\n".join(src.line(n) for n in range(job.node.line, job.node.end_line + 1)), m)
-    )
-    return found or None

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.device import npu_reading
+from npu_review.checks.analysis.scripts import RUNNERS, resolve_script
 from npu_review.checks.analysis.vllm_launches import Launch, vllm_launches
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str, npu_view
+from npu_review.checks.parsers.shell import UNKNOWN, EnvValue, Invocation, View, as_bool, hydra_str
 from npu_review.checks.parsers.vllm_cli import Resolved, resolve
 from npu_review.checks.rule import Hit, Rule
 
@@ -62,7 +64,7 @@ class GraphModeWithTaskQueue2(Rule):
         yield from _vllm_servers(src, ctx, reported)
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
-        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None:
             return
         launch, task_queue = ctx.facts.launch, ctx.facts.task_queue
@@ -147,16 +149,10 @@ def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
     other = ctx.source(path)
     if other is None:
         return False
-    view = npu_view(
-        ctx.shell(other),
-        other.kinds | {"npu_script"},
-        ctx.facts.ascend_values.device_key,
-        ctx.facts.launchers,
-    )
+    view = npu_reading(ctx, other, assume_npu=True)
     return view is not None and _torchair(view, inv, inv)
 
 
-_RUNNERS = frozenset({"bash", "sh", "source", "."})
 
 
 def _called_scripts(
@@ -165,37 +161,21 @@ def _called_scripts(
     """Launch commands of repository scripts this one runs (`bash path/x.sh`, `source x.sh`), which inherit
     its exported variables: (their invocation, the point of the call here, " in path")."""
     for call in view.calls:
-        if call.program not in _RUNNERS or not call.argument.endswith(".sh"):
+        if call.program not in RUNNERS or not call.argument.endswith(".sh"):
             continue
-        target = _repo_path(ctx, src.path, call.argument)
+        target = resolve_script(ctx, src.path, call.argument)
         if target is None or target == src.path:
             continue
         other = ctx.source(target)
         if other is None:
             continue
-        other_view = npu_view(
-            ctx.shell(other),
-            other.kinds | {"npu_script"},
-            ctx.facts.ascend_values.device_key,
-            ctx.facts.launchers,
-        )
+        other_view = npu_reading(ctx, other, assume_npu=True)
         if other_view is None or any(other_view.env(n) is not None for n in env_names):
             continue  # the called script sets the level itself: its own check covers it
         for inv in other_view.invocations:
             yield inv, call.index, f" in {target}"
 
 
-def _repo_path(ctx: Context, here: str, argument: str) -> str | None:
-    arg = argument.strip("\"'")
-    if "$" in arg or arg.startswith("/"):
-        return None
-    while arg.startswith("./"):
-        arg = arg[2:]
-    folder = here.rsplit("/", 1)[0] if "/" in here else ""
-    for candidate in (arg, f"{folder}/{arg}" if folder else arg):
-        if ctx.changeset.head.exists(candidate):
-            return candidate
-    return None
 
 
 def _is_vllm(inv: Invocation, name_key: str) -> bool:

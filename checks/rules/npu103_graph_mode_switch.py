@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import mode_issue, mode_keys
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.messages import short_key
 from npu_review.checks.model import ChangeStatus, Severity
-from npu_review.checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str, npu_view
+from npu_review.checks.parsers.shell import Effective, Invocation, View, as_bool, as_int, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
 _CP_SUFFIX = "context_parallel_size"
@@ -63,13 +64,8 @@ class GraphModeSwitch(Rule):
         base = ctx.source(change.old_path or src.path, rev="base")
         if base is None:
             return
-        head_view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
-        base_view = npu_view(
-            ctx.shell(base, rev="base"),
-            base.kinds,
-            ctx.facts.ascend_values.device_key,
-            ctx.facts.launchers,
-        )
+        head_view = npu_reading(ctx, src)
+        base_view = npu_reading(ctx, base, rev="base")
         if head_view is None or base_view is None or not base_view.invocations:
             return
         eager_key = ctx.facts.launch.enforce_eager_key

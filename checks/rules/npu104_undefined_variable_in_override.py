@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import Override, ShellScript, View, closing_brace, npu_view
+from npu_review.checks.parsers.shell import Override, ShellScript, View, closing_brace
 from npu_review.checks.rule import Hit, Rule
 
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -59,7 +60,7 @@ class UndefinedVariableInOverride(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.shell(src)
-        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None or not view.invocations:
             return
         facts = ctx.facts.shell_env

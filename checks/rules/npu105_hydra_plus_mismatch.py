@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import free_form, schema_for
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.hydra_config import Schema
-from npu_review.checks.parsers.shell import Override, npu_view
+from npu_review.checks.parsers.shell import Override
 from npu_review.checks.rule import Hit, Rule
 
 
@@ -51,7 +52,7 @@ class HydraPlusMismatch(Rule):
     context_kinds = frozenset({HYDRA_CONFIG})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None:
             return
         free = free_form(ctx)

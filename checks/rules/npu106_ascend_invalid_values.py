@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import schema_for
 from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
 from npu_review.checks.context import Context, SourceFile
@@ -28,7 +29,6 @@ from npu_review.checks.parsers.shell import (
     as_bool,
     as_int,
     hydra_str,
-    npu_view,
 )
 from npu_review.checks.rule import Hit, Rule
 
@@ -89,7 +89,7 @@ class AscendInvalidValues(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         script = ctx.shell(src)
-        view = npu_view(script, src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None:
             return
         facts = _Facts.of(ctx)

@@ -7,12 +7,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import HydraSchema
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers import hydra_config, yamlmarks
-from npu_review.checks.parsers.shell import Invocation, hydra_str, npu_view
+from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
 _SELECT_DEFAULT = re.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
@@ -163,7 +164,7 @@ def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iter
         src = ctx.source(path)
         if src is None or marker not in src.text:
             continue
-        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None:
             continue
         for inv in view.invocations:

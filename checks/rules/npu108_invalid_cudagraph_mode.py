@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import deciding_overrides, full_with_cp, mode_issue, mode_keys, mode_name_issue
 from npu_review.checks.analysis.vllm_launches import vllm_launches
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.shell import Override, hydra_str, npu_view
+from npu_review.checks.parsers.shell import Override, hydra_str
 from npu_review.checks.parsers.vllm_cli import resolve
 from npu_review.checks.rule import Hit, Rule
 
@@ -54,7 +55,7 @@ class InvalidCudagraphMode(Rule):
         yield from _vllm_servers(src, ctx)
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
-        view = npu_view(ctx.shell(src), src.kinds, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
+        view = npu_reading(ctx, src)
         if view is None:
             return
         reported: set[tuple[int, str]] = set()

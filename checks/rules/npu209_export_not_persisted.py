@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.workflows import ascend_job_ids, run_script
+from npu_review.checks.analysis.device import ascend_jobs
+from npu_review.checks.analysis.workflows import run_script
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Severity
@@ -60,8 +61,8 @@ class ExportNotPersisted(Rule):
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:
             return
-        ascend_jobs = ascend_job_ids(ctx, src.path)
-        if ascend_jobs is not None and job.id not in ascend_jobs:
+        npu_jobs = ascend_jobs(ctx, src.path)
+        if npu_jobs is not None and job.id not in npu_jobs:
             return  # a CPU or GPU job of a workflow that also has NPU jobs
         section = ctx.facts.env_persistence
         ambient, prefixes = set(section.ambient), section.ambient_prefixes
