@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_review.checks import kinds
+from npu_review.checks.analysis.stacks import base_cann
 from npu_review.checks.analysis.workflows import workflow, workflow_doc
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.gha.evaluate import WorkflowEval
@@ -268,21 +269,8 @@ def dockerfiles_of(ctx: Context, tag: str, info: TagInfo) -> tuple[set[str], boo
     cann = info.values.get("cann")
     if not exact and cann:
         # A stale tag naming another CANN version was built from another Dockerfile (an older one).
-        files = {f for f in files if (base := _from_cann(ctx, f)) is not None and base.lower() == cann.lower()}
+        files = {f for f in files if (base := base_cann(ctx, f)) is not None and base.lower() == cann.lower()}
     return files, exact
-
-
-def _from_cann(ctx: Context, path: str) -> str | None:
-    """The CANN version of a Dockerfile's base image (`.../cann:8.5.0-a3-ubuntu22.04-py3.11` -> `8.5.0`)."""
-    src = ctx.source(path)
-    if src is None:
-        return None
-    df = ctx.dockerfile(src)
-    for instr in df.of("FROM"):
-        image = instr.image
-        if image is not None and image.tag and image.image.rsplit("/", 1)[-1] == "cann":
-            return image.tag.split("-", 1)[0]
-    return None
 
 
 def unchanged_pullers(ctx: Context, inv: Inventory, consumer: Consumer) -> list[Consumer]:

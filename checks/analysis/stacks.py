@@ -25,6 +25,42 @@ _WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d
 
 
 _CANN_VERSION = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
+# A CANN image tag: `<cann>-<device>-<os>-py3.N[-suffix]` (`8.3.rc2-910b-ubuntu22.04-py3.11`,
+# `9.0.0-a3-openeuler24.03-py3.12`), the one grammar every rule reads CANN, device, OS and Python from.
+CANN_TAG = re.compile(
+    r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
+    r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
+    r"-py(?P<py>3\.\d+)(?![\d])(?P<post>(?:-[A-Za-z0-9][\w.]*)*)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class CannImage:
+    """What a CANN base image's reference says about the stack it brings."""
+
+    cann: str  # lower case: 8.3.rc1, 9.1.0
+    device: str | None = None  # as the tag writes it: 910b, a3, 310p, ...
+    os: str | None = None  # ubuntu22.04, openeuler24.03
+    python: str | None = None  # 3.11
+
+
+def is_cann_repository(image: str) -> bool:
+    """A CANN image repository: `…/cann`, `…/cann-toolkit`, `ascendai/cann` (its last path part names CANN)."""
+    return "cann" in image.rsplit("/", 1)[-1].lower()
+
+
+def cann_image(ref: str) -> CannImage | None:
+    """The stack a CANN image reference states (`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11`); None for
+    another image, or a tag that does not start with a CANN version."""
+    image, _, tag = ref.strip().partition("@")[0].rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else ("", "", "")
+    if not tag or not is_cann_repository(image):
+        return None
+    m = CANN_TAG.match(tag)
+    if m is not None:
+        return CannImage(m.group("cann").lower(), m.group("dev").lower(), m.group("os").lower(), m.group("py"))
+    first = tag.split("-", 1)[0]
+    return CannImage(first.lower()) if _CANN_VERSION.fullmatch(first) else None
 
 
 _CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
@@ -54,6 +90,7 @@ class Cann:
     line: int
     start: int  # the first step index it applies to
     how: str  # "base image" or "CANN installer"
+    tag: str = ""  # the base image's tag (ARG defaults substituted), for messages
 
 
 def pins(df: Dockerfile) -> list[Pin]:
@@ -142,11 +179,8 @@ def installed_pins(found: list[Install]) -> list[Pin]:
 
 def _cann_of(ref: str) -> str | None:
     """`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11` -> `8.5.0`; None for any other image."""
-    image, _, tag = ref.strip().partition(":")
-    if not tag or image.rsplit("/", 1)[-1].lower() != "cann":
-        return None
-    first = tag.split("-", 1)[0]
-    return first.lower() if _CANN_VERSION.fullmatch(first) else None
+    image = cann_image(ref)
+    return None if image is None else image.cann
 
 
 def job_cann(wf: Workflow, job: Job) -> Cann | None:
@@ -255,12 +289,13 @@ def cann_versions(df: Dockerfile) -> list[Cann]:
         start = sum(1 for st in all_steps if st.instr.line < instr.line)
         version = None
         image = instr.image
-        if image is not None and image.tag is not None and image.image.rsplit("/", 1)[-1].lower() == "cann":
+        if image is not None and image.tag is not None and is_cann_repository(image.image):
             tag, _ = expand(image.tag, defs, instr.line)
-            first = tag.split("-", 1)[0]
-            if _CANN_VERSION.fullmatch(first):
-                version = first.lower()
-        out.append(Cann(version, instr.line, start, "base image"))
+            found = cann_image(f"{image.image}:{tag}")
+            version = found.cann if found is not None else None
+            out.append(Cann(version, instr.line, start, "base image", tag))
+        else:
+            out.append(Cann(None, instr.line, start, "base image"))
     for step in all_steps:
         argv = step.cmd.argv
         if not argv or not any(a in ("--install", "--upgrade", "--full") for a in argv):
@@ -345,3 +380,18 @@ def nearest(pins_: list[Pin], package: str, pin: Pin) -> Pin | None:
         return before[-1]
     after = [p for p in pins_ if p.package == package and p.index > pin.index]
     return after[0] if after else None
+
+
+def image_canns(ctx: Context, path: str) -> list[Cann]:
+    """`cann_versions` of the Dockerfile at `path` (head), once per run; [] when it is not there."""
+
+    def load() -> list[Cann]:
+        src = ctx.source(path)
+        return [] if src is None else cann_versions(ctx.dockerfile(src))
+
+    return ctx.memo(("image-canns", "head", path), load)
+
+
+def base_cann(ctx: Context, path: str) -> str | None:
+    """The CANN version of the first CANN base image of the Dockerfile at `path` (head), None when unknown."""
+    return next((c.version for c in image_canns(ctx, path) if c.how == "base image" and c.version), None)

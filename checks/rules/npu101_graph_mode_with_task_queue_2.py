@@ -153,8 +153,6 @@ def _torchair_in(ctx: Context, path: str, inv: Invocation) -> bool:
     return view is not None and _torchair(view, inv, inv)
 
 
-
-
 def _called_scripts(
     src: SourceFile, ctx: Context, view: View, env_names: tuple[str, ...]
 ) -> Iterable[tuple[Invocation, Invocation | int, str]]:
@@ -174,8 +172,6 @@ def _called_scripts(
             continue  # the called script sets the level itself: its own check covers it
         for inv in other_view.invocations:
             yield inv, call.index, f" in {target}"
-
-
 
 
 def _is_vllm(inv: Invocation, name_key: str) -> bool:

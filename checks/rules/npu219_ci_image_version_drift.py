@@ -6,18 +6,12 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.stacks import CANN_TAG
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
-# `8.3.rc2-910b-ubuntu22.04-py3.11`, `9.0.0-a3-openeuler24.03-py3.12`: the CANN image tag scheme.
-_TAG = re.compile(
-    r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
-    r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
-    r"-py(?P<py>3\.\d+)(?![\d])(?P<post>(?:-[A-Za-z0-9][\w.]*)*)",
-    re.I,
-)
 # A version in a file's path: the file is for that version (`Dockerfile.ascend_8.5.0_a2`), on purpose.
 _VERSIONED_PATH = re.compile(r"\d+\.\d+(?:\.\d+|\.?rc\d+)", re.I)
 _RELEASE_SUFFIX = re.compile(r"^-v?\d+(?:\.\d+)+")
@@ -126,7 +120,7 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
                 continue
             if _WHY.search(line) or (n > 1 and _WHY.search(lines[n - 2]) and lines[n - 2].strip().startswith("#")):
                 continue
-            for m in _TAG.finditer(line):
+            for m in CANN_TAG.finditer(line):
                 device = m.group("dev").lower()
                 post = m.group("post") or ""
                 if _RELEASE_SUFFIX.match(post):

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.stacks import image_canns
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import VersionTables
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCS
@@ -21,8 +22,6 @@ _VERSION = re.compile(
 )
 _RANGE_BEFORE = re.compile(r"(?:>=|<=|>|<|~=|==|\^|~)\s*`*\s*$")
 _DATE = re.compile(r"(\d{4})\s*[/.-]\s*(\d{1,2})\s*[/.-]\s*(\d{1,2})")
-_CANN_FROM = re.compile(r"^(\d+\.\d+\.(?:\d+|rc\d+))", re.IGNORECASE)
-_CANN_RUN = re.compile(r"Ascend-cann-toolkit[_-](\d+\.\d+\.(?:\d+|rc\d+))", re.IGNORECASE)
 _SEPARATORS = re.compile(r"^[\s/、,，&和及]*(?:and)?[\s/、,，&和及]*$", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[。；;]|\.\s")
 
@@ -179,34 +178,20 @@ def _named_device(text: str, device: str) -> str:
 
 
 def _cann_of(ctx: Context, path: str) -> _Cann | None:
-    def load() -> _Cann | None:
-        src = ctx.source(path)
-        if src is None:
-            return None
-        df = ctx.dockerfile(src)
-        versions: list[str] = []
-        lines: list[int] = []
-        shown = []
-        for instr in df.instructions:
-            if instr.keyword == "FROM" and instr.image is not None and instr.image.tag:
-                if "cann" not in instr.image.image.lower().rsplit("/", 1)[-1]:
-                    continue
-                m = _CANN_FROM.match(instr.image.tag)
-                if m:
-                    versions.append(m.group(1).lower())
-                    lines.append(instr.line)
-                    shown.append(f"FROM cann:{instr.image.tag} (line {instr.line})")
-            elif instr.keyword == "RUN":
-                for m in _CANN_RUN.finditer(instr.args):
-                    versions.append(m.group(1).lower())
-                    line = instr.line_at(m.start())
-                    lines.append(line)
-                    shown.append(f"Ascend-cann-toolkit {m.group(1)} (line {line})")
-        if not versions:
-            return None
-        return _Cann(frozenset(versions), tuple(dict.fromkeys(lines)), ", ".join(dict.fromkeys(shown)))
-
-    return ctx.memo(("npu503-cann", "head", path), load)
+    canns = [c for c in image_canns(ctx, path) if c.version is not None]
+    if not canns:
+        return None
+    shown = [
+        f"FROM cann:{c.tag} (line {c.line})"
+        if c.how == "base image"
+        else f"Ascend-cann-toolkit {c.version} (line {c.line})"
+        for c in canns
+    ]
+    return _Cann(
+        frozenset(c.version for c in canns if c.version),
+        tuple(dict.fromkeys(c.line for c in canns)),
+        ", ".join(dict.fromkeys(shown)),
+    )
 
 
 def _clean_version(text: str) -> str | None:
