@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Command, Dockerfile, resolve_dir, steps
 from npu_review.checks.parsers.gitcli import Clone, clone_of, git_call
 from npu_review.checks.rule import Hit, Rule
@@ -91,7 +91,13 @@ class ShallowCloneCheckout(Rule):
                 f"so `git {git.sub} {ref}` cannot find {what}. {fix}, or clone without `--depth`."
             )
             line = git.cmd.words[git.cmd.start].line
-            yield Hit(src.path, line, message, suggestion=_suggest(src, git.cmd, ref) if is_sha else None)
+            yield Hit(
+                src.path,
+                line,
+                message,
+                suggestion=_suggest(src, git.cmd, ref) if is_sha else None,
+                related=(Related(src.path, clone.line, "the shallow clone"),) if clone.line != line else (),
+            )
 
 
 def _ref(sub: str, args: list[str]) -> str | None:

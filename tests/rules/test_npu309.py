@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from npu_review.checks.model import Related
 from tests.rules.support import (
+    case_findings,
     file_findings,
     fixture_tests,
 )
@@ -25,4 +27,12 @@ def test_npu309_suggests_the_fetch_before_the_checkout() -> None:
     assert got[(name, 16)][1] == (
         "RUN cd /workspace/transformers && git fetch --depth 1 origin cc7ab9be508ce6ed3637bba9e50367b29b742dc6"
         " && git checkout cc7ab9be508ce6ed3637bba9e50367b29b742dc6 && pip install -e ."
+    )
+
+
+def test_npu309_names_the_shallow_clone_as_the_related_place() -> None:
+    (found,) = [f for f in case_findings("NPU309/bad_shallow_mindspeed_sha") if f.rule == "NPU309"]
+    assert (found.line, found.related) == (
+        10,
+        (Related("docker/ascend/Dockerfile.ascend_8.3.rc1_a2", 9, "the shallow clone"),),
     )
