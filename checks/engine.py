@@ -55,6 +55,14 @@ def fingerprint(rule: str, path: str, content: str, occurrence: int) -> str:
     return digest[:20]
 
 
+def cause_id(rule: str, hit: Hit) -> str:
+    """The id of a finding's cause: its rule (or same-cause family) and the offending text the rule names, else
+    its message, whitespace-folded. Stable across runs; the same for the same text in any file of the change."""
+    text = hit.cause if hit.cause is not None else hit.message
+    norm = re.sub(r"\s+", " ", text).strip()
+    return hashlib.sha256(f"{fingerprint_key(rule)}\0{norm}".encode()).hexdigest()[:12]
+
+
 def known_rule_ids() -> frozenset[str]:
     return frozenset(all_rules()) | {UNKNOWN_SUPPRESSION[0]}
 
@@ -340,6 +348,7 @@ def _finalise(
                 message=hit.message,
                 suggestion=hit.suggestion,
                 related=hit.related,
+                cause=cause_id(cls.id, hit),
             )
         )
     return out
@@ -352,6 +361,10 @@ def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -
     for path, found in suppressions.items():
         for line, bad in found.unknown:
             if ctx.is_added_line(path, line):
+                message = (
+                    f"Suppression names {bad!r}, which is not an npu-review rule; it suppresses nothing "
+                    "(see `npu-review rules`)."
+                )
                 out.append(
                     Finding(
                         rule=rid,
@@ -360,8 +373,8 @@ def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -
                         path=path,
                         line=line,
                         end_line=line,
-                        message=f"Suppression names {bad!r}, which is not an npu-review rule; "
-                        "it suppresses nothing (see `npu-review rules`).",
+                        message=message,
+                        cause=cause_id(rid, Hit(path, line, message, cause=bad)),
                     )
                 )
     return out

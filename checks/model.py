@@ -138,6 +138,8 @@ class Finding:
     # Every rule id in this finding when same-cause findings of several rules were merged into it (`rule` is
     # the first of them, the most severe); empty for a finding of one rule.
     rules: tuple[str, ...] = ()
+    # The cause id (checks.engine.cause_id): findings with the same one are one cause, said once inline.
+    cause: str = ""
 
     @property
     def rule_ids(self) -> tuple[str, ...]:
@@ -158,4 +160,5 @@ class Finding:
             "suggestion": self.suggestion,
             "fingerprint": self.fingerprint,
             "rules": list(self.rule_ids),
+            "cause": self.cause,
         }

@@ -38,6 +38,10 @@ class Hit:
     # a tag whose producer the change deleted): kept on a change when set. Rules set it only when the change
     # is the cause; the App lists such findings in the review body and the check run, not inline.
     caused_by_change: bool = False
+    # What makes two findings of this rule one cause: the offending text normalized (the flag, the setting and its
+    # value, the pin), never a line number. Findings of one cause anywhere in the change are one inline comment
+    # (checks.causes). None: the message is the cause (the same comment said twice is one cause).
+    cause: str | None = None
 
 
 class Rule:

@@ -217,11 +217,13 @@ def table(judged: Path, replays: dict[str, Path]) -> str:
 
 
 def comments(replay: Path) -> str:
-    """Inline comments per PR: error/warning findings of each commit (its subject carries the PR number)."""
+    """Inline comments per PR: the causes among the error/warning findings of each commit (one comment per cause,
+    checks.causes; a finding without a cause id counts alone), its subject carrying the PR number."""
     doc = json.loads(replay.read_text())
     out = []
     for commit in doc["commits"]:
-        n = sum(1 for f in commit["findings"] if f["severity"] in ACTIONABLE)
+        actionable = [f for f in commit["findings"] if f["severity"] in ACTIONABLE]
+        n = len({f.get("cause") or f"{f['path']}:{f['line']}:{f['rule']}" for f in actionable})
         if n:
             m = re.search(r"\(#(\d+)\)\s*$", commit["subject"])
             out.append((n, f"#{m.group(1)}" if m else commit["sha"][:10], commit["subject"]))

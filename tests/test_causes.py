@@ -1,0 +1,47 @@
+"""One cause, one comment: the cause id of a finding (checks.engine.cause_id) and the grouping (checks.causes)."""
+
+from __future__ import annotations
+
+from npu_review.checks.causes import Comment, by_cause, places
+from npu_review.checks.engine import cause_id
+from npu_review.checks.model import Finding, Severity
+from npu_review.checks.rule import Hit
+
+
+def test_the_cause_is_the_rule_and_the_offending_text_not_the_place() -> None:
+    a = cause_id("NPU301", Hit("docker/a/Dockerfile", 3, "m1", cause="wget --no-check-certificate"))
+    b = cause_id("NPU301", Hit("docker/b/Dockerfile", 40, "m2", cause="wget   --no-check-certificate"))
+    assert a == b and len(a) == 12
+    assert cause_id("NPU302", Hit("x", 3, "m1", cause="wget --no-check-certificate")) != a
+    assert cause_id("NPU301", Hit("x", 3, "m1", cause="curl -k")) != a
+
+
+def test_without_a_named_cause_the_message_is_the_cause() -> None:
+    assert cause_id("NPU104", Hit("a.sh", 1, "`$X` is never set")) == cause_id(
+        "NPU104", Hit("b.sh", 9, "`$X`  is never set")
+    )
+    assert cause_id("NPU104", Hit("a.sh", 1, "`$X` is never set")) != cause_id(
+        "NPU104", Hit("a.sh", 1, "`$Y` is never set")
+    )
+
+
+def test_same_cause_family_rules_share_a_cause_space() -> None:
+    # NPU201 and NPU202 are one family (a stale tag): the same text is one cause whichever of them says it.
+    assert cause_id("NPU201", Hit("x", 1, "m", cause="t")) == cause_id("NPU202", Hit("y", 2, "n", cause="t"))
+
+
+def _f(path: str, line: int, cause: str, rule: str = "NPU301") -> Finding:
+    return Finding(rule, "r", Severity.WARNING, path, line, line, f"{path}:{line}", cause=cause)
+
+
+def test_by_cause_leads_with_the_first_place_and_lists_the_others() -> None:
+    found = [_f("b/Dockerfile", 5, "c1"), _f("a/Dockerfile", 9, "c1"), _f("a/Dockerfile", 2, "c2"), _f("a/x", 1, "")]
+    got = by_cause(found)
+    assert got == [
+        Comment(_f("a/Dockerfile", 2, "c2")),
+        Comment(_f("a/Dockerfile", 9, "c1"), (_f("b/Dockerfile", 5, "c1"),)),
+        Comment(_f("a/x", 1, "")),
+    ]
+    assert places(got[1]) == "`b/Dockerfile:5`"
+    many = Comment(_f("a", 1, "c"), tuple(_f("a", n, "c") for n in range(2, 15)))
+    assert places(many, limit=3) == "`a:2`, `a:3`, `a:4`, and 10 more"
