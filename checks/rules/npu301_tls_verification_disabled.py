@@ -35,6 +35,7 @@ class _Finding:
     remove: tuple[str, ...] = ()  # raw tokens whose removal from the line is the exact fix
     shrink: str | None = None  # replacement for word.raw (a combined short-flag group without `k`)
     download: tuple[str, bool] | None = None  # (saved file name or "-" for stdout, piped into the next command)
+    scoped: bool = False  # a variable set for this RUN only (an assignment or `export`), not a download flag
 
 
 class TlsVerificationDisabled(Rule):
@@ -49,7 +50,10 @@ class TlsVerificationDisabled(Rule):
 
     `trusted-host` for a host that the Dockerfile only reaches over plain `http://` (an internal pypi cache)
     is not reported: there is no certificate to skip, and pip needs the setting to use such a host at all.
-    A host whose scheme the file does not show is unknown and not reported either.
+    A host whose scheme the file does not show is unknown and not reported either. A variable set for one RUN
+    only (`export PIP_TRUSTED_HOST=…` inside the RUN) never reaches the image and is how projects point a build
+    at their mirror on purpose: a notice. The same flag or setting said in several places (six downloads of one
+    installer loop, the same line in twin Dockerfiles) is one cause, one inline comment.
 
     Bad:
         RUN wget --no-check-certificate https://example.com/Ascend-cann-toolkit_9.1.0_linux-aarch64.run && \\
@@ -103,7 +107,9 @@ class TlsVerificationDisabled(Rule):
         checked = any(_is_checksum(c) for c in commands)
         for k, cmd in enumerate(commands):
             for f in _command_findings(cmd, schemes):
-                message, severity = f.message, None
+                # A variable set in a RUN (`export PIP_TRUSTED_HOST=…`) lives for that RUN only: it never reaches
+                # the image, and a project sets it on purpose for its build mirror. A notice, not a comment.
+                message, severity = f.message, (Severity.NOTICE if f.scoped else None)
                 if f.download is not None and not checked:
                     ran = _executed(f.download, commands, k)
                     if ran is not None:
@@ -123,6 +129,8 @@ class TlsVerificationDisabled(Rule):
                     message,
                     suggestion=_suggest(src.line(f.word.line), f),
                     severity=severity,
+                    # One cause: the same flag or setting (with its value), in this RUN or any file of the change.
+                    cause=f.message,
                 )
 
 
@@ -161,7 +169,7 @@ def _command_findings(cmd: Command, schemes: dict[str, set[str]]) -> Iterator[_F
     for name, value, word in cmd.assignments():
         msg = _env_message(name, value, schemes)
         if msg is not None:
-            yield _Finding(word, f"`{name}={value}`: {msg}.")
+            yield _Finding(word, f"`{name}={value}`: {msg}.", scoped=True)
     words = cmd.words[cmd.start :]
     if not words:
         return
@@ -172,7 +180,7 @@ def _command_findings(cmd: Command, schemes: dict[str, set[str]]) -> Iterator[_F
             name, eq, value = w.unquoted.partition("=")
             msg = _env_message(name, value, schemes) if eq else None
             if msg is not None:
-                yield _Finding(w, f"`export {w.unquoted}`: {msg}.")
+                yield _Finding(w, f"`export {w.unquoted}`: {msg}.", scoped=True)
     elif prog == "wget":
         yield from _wget(args, cmd.op == "|")
     elif prog == "curl":

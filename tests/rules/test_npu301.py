@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from npu_review.checks.causes import by_cause
 from tests.fixture_support import audit
-from tests.rules.support import fixture_tests, rule_findings
+from tests.rules.support import fixture_tests, rule_findings, tree_findings
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU301")
 
@@ -47,3 +48,18 @@ def test_npu301_error_only_when_the_download_is_run() -> None:
         "warning",
         "    pip install --extra-index-url https://wheels.example.net/simple mathruler && \\",
     )
+
+
+def test_npu301_one_cause_one_comment_across_a_run_and_twin_files() -> None:
+    loop = "".join(
+        f"    wget --no-check-certificate https://example.com/pkg/Ascend-{part}_9.1.0_linux-aarch64.run && \\\n"
+        for part in ("cann-toolkit", "cann-kernels", "cann-nnal", "a", "b", "c")
+    )
+    dockerfile = f"FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.11\nRUN cd /tmp && \\\n{loop}    true\n"
+    findings = tree_findings(
+        {"docker/ascend/Dockerfile.a2": dockerfile, "docker/ascend/Dockerfile.a3": dockerfile.replace("910b", "a3")}
+    )
+    found = [f for f in findings if f.rule == "NPU301"]
+    assert len(found) == 12 and len({f.cause for f in found}) == 1
+    (comment,) = by_cause(found)
+    assert (comment.lead.path, comment.lead.line, len(comment.also)) == ("docker/ascend/Dockerfile.a2", 3, 11)
