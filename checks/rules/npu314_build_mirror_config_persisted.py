@@ -63,6 +63,9 @@ class BuildMirrorConfigPersisted(Rule):
     A build argument no workflow of the repository sets (`build-args:`, `--build-arg`) is a notice: the image
     carries the setting only when someone builds it with that argument.
 
+    One cause, one comment: the same tool configured from the same build arguments in several Dockerfiles of a
+    change (the twins of one mirror decision) is said once.
+
     Not reported: values that are literal public hosts or build arguments whose default is a public host (a
     mirror chosen for the image's users on purpose), settings undone later in the stage (`pip config unset`,
     `git config --unset`, `rm` of the file, a restored backup), and stages the final image is not built from.
@@ -95,6 +98,7 @@ class BuildMirrorConfigPersisted(Rule):
                         hit.line,
                         hit.message + f" (No workflow here sets {shown}: this holds for images built with it.)",
                         severity=Severity.NOTICE,
+                        cause=hit.cause,
                     )
                 else:
                     yield hit
@@ -172,7 +176,10 @@ def _stage_hits(
             "build's mirror or proxy, which they cannot reach. Pass it for the command only, or undo it in the same "
             "RUN."
         )
-        yield Hit(path, write.line, message), write
+        # One cause: the build's mirror for one tool from the same build arguments (one decision, whether it is
+        # written in one Dockerfile or in all the twins of a change).
+        cause = f"{_tool(write.target)} from {','.join(sorted(write.args)) or write.literal}"
+        yield Hit(path, write.line, message, cause=cause), write
 
 
 def _tool(target: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npu_review.checks.causes import by_cause
 from tests.fixture_support import audit
 from tests.rules.support import fixture_tests, got
 
@@ -55,3 +56,20 @@ def test_a_global_arg_with_a_public_default_redeclared_in_the_stage_is_left_alon
         + "ARG PIP_INDEX_URL\nRUN pip config set global.index-url ${PIP_INDEX_URL}\n"
     )
     assert got(audit({"Dockerfile": df}), "NPU314") == []
+
+
+def test_one_mirror_decision_in_twin_dockerfiles_is_one_cause_per_tool() -> None:
+    df = _FROM + (
+        'ARG APTMIRROR=""\nARG PIP_INDEX_URL=""\n'
+        'RUN sed -Ei "s@archive.ubuntu.com@${APTMIRROR#http://}@g" /etc/apt/sources.list\n'
+        "RUN pip config set global.index-url ${PIP_INDEX_URL}\n"
+    )
+    ci = _CI.replace("--build-arg APTMIRROR", "--build-arg PIP_INDEX_URL=x --build-arg APTMIRROR")
+    files = {f"docker/npu/Dockerfile.{dev}": df for dev in ("a2", "a3", "310p")}
+    report = audit({**files, ".github/workflows/image.yml": ci})
+    found = [f for f in report.findings if f.rule == "NPU314"]
+    assert len(found) == 6
+    assert [(c.lead.path, c.lead.line, len(c.also)) for c in by_cause(found)] == [
+        ("docker/npu/Dockerfile.310p", 4, 2),
+        ("docker/npu/Dockerfile.310p", 5, 2),
+    ]
