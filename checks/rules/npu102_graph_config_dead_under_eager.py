@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npu_review.checks.analysis.change import swept
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.vllm_launches import vllm_launches
 from npu_review.checks.context import Context, SourceFile
@@ -30,7 +31,9 @@ class GraphConfigDeadUnderEager(Rule):
         actor_rollout_ref.rollout.enforce_eager=False \\
         +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL_DECODE_ONLY \\
 
-    One finding per `enforce_eager=True`: the graph settings it makes dead are listed together.
+    One finding per `enforce_eager=True`: the graph settings it makes dead are listed together. A change that
+    adds the same graph line to many scripts at once (a sweep) is not reported on the scripts that were eager
+    before it: they run eager on purpose, and the sweep is not about them.
 
     Fix: remove the graph settings, or set `enforce_eager=False` if graph mode is meant (then use
     `TASK_QUEUE_ENABLE=1`). The last override of a key wins, as in Hydra; an `enforce_eager` that cannot be
@@ -76,6 +79,13 @@ class GraphConfigDeadUnderEager(Rule):
             if not dead:
                 continue
             dead.sort(key=lambda kg: kg[1].override.line if kg[1].override is not None else 0)
+            graph_lines = [g.override.line for _, g in dead if g.override is not None]
+            if not any(ctx.is_added_line(src.path, n) for n in eager.override.lines) and all(
+                swept(ctx, src.path, n) for n in graph_lines
+            ):
+                # A sweep added the same graph line to many scripts, this one eager on purpose before the change:
+                # the change is not about this script's mode (issue 21: noise, not a comment).
+                continue
             # One `enforce_eager=True`, one cause: every graph setting it makes dead goes in one finding.
             lines = [n for _, g in dead if g.override is not None for n in g.override.lines]
             line = ctx.first_added(src.path, (*lines, *eager.override.lines))
@@ -122,6 +132,8 @@ def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
             dead.append((key, s))
         if not dead:
             continue
+        if not ctx.is_added_line(src.path, config.eager_line) and all(swept(ctx, src.path, s.line) for _k, s in dead):
+            continue  # a sweep's graph line in a server that was eager before it (see the docstring)
         line = ctx.first_added(src.path, (*(s.line for _k, s in dead), config.eager_line))
         if line in reported:
             continue
