@@ -54,7 +54,9 @@ class ShellContinuationBroken(Rule):
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
     each of those lines, but it has one fix; the finding is on the first cut and names the others.
 
-    Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs.
+    Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
+    block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
+    ends are not reported.
     Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
     not with a program; blanks alone after the `\\` of such a listing are still reported), a comment line after
     the command's last line (nothing follows it that the command would lose), backslashes inside quotes or
@@ -69,14 +71,16 @@ class ShellContinuationBroken(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "\\" not in src.text:
-            return
+        if "\\" not in src.text or "\r\n" in src.text:
+            return  # nothing to continue; or a CRLF file, whose carriage returns are a problem of another kind
         flavor = flavor_of(src.path)
         if flavor is not None:
             for block in doc_shell_blocks(ctx, src):
                 if any("\\" in t for _, t in block.lines):
                     physical = dict(block.lines)
-                    yield from _one_per_command(_check(src.path, Source.lines(block.lines), physical), physical)
+                    yield from _one_per_command(
+                        _check(src.path, Source.lines(block.lines), physical, excerpt=True), physical
+                    )
             return
         if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
             physical = dict(enumerate(src.lines, start=1))
@@ -116,7 +120,9 @@ def _series(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[tuple[str, Hit]]:
+def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = False) -> Iterator[tuple[str, Hit]]:
+    """`excerpt`: the text is a docs code block, which may show one line of a longer command (the line to edit):
+    a cut after which the block has nothing more to lose is not reported there."""
     logical, comment_breaks, heredocs = split_logical(source)
     in_heredoc = {n for a, b in heredocs for n in range(a, b + 1)}
     for ll in logical:
@@ -131,6 +137,8 @@ def _check(path: str, source: Source, physical: dict[int, str]) -> Iterator[tupl
             continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"
         nxt = _next_content(physical, line)
+        if excerpt and nxt is None:
+            continue  # the block shows a line of a longer command (an excerpt): nothing here follows it
         if nxt is not None and _continues(physical[nxt], physical.get(ll.line, "")):
             effect = (
                 f"the command ends on this line and line {nxt} onwards run as separate commands"
