@@ -36,7 +36,9 @@ class MixedImageTagFormats(Rule):
     (`verl-8.5.2-a3-...-qwen3-5`) next to floating ones; they are pinned on purpose. A job named `..._a3` that
     runs a 910b image on an a2b3 runner is not this rule's business (see NPU211). A changed or new job that
     pulls the same tag as jobs the change does not touch (a new consumer copying the others mid-migration) is
-    a notice only: the mix of formats is the state the change found.
+    a notice only: the mix of formats is the state the change found. A change that moves consumer lines to the
+    format the build pushes gets no finding on those lines (it made them right): the consumers it left on the old
+    format are warnings in the review body and the check run, one cause.
 
     In the examples, SWR_CN stands for swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci and SWR_AP
     for swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci.
@@ -78,12 +80,16 @@ class MixedImageTagFormats(Rule):
         g = grammar(ctx)
         messages: dict[tuple[str, int], list[str]] = defaultdict(list)
         suggestions: dict[tuple[str, int], str] = {}
-        self._formats(ctx, g, inv, floating, messages, suggestions)
+        pushed = self._formats(ctx, g, inv, floating, messages, suggestions)
         self._mirrors(ctx, g, inv, floating, messages)
         by_line = {(c.path, c.line): c for c in floating}
         for (path, line), texts in sorted(messages.items()):
             c = by_line.get((path, line))
-            same = unchanged_pullers(ctx, inv, c) if c is not None else []
+            # A change that moves consumers to the format the build pushes made its own lines right: the stale
+            # consumers elsewhere are listed in the review body and the check run (a cross-file finding the
+            # change brings up), as a warning, never as an error on the line the change fixed.
+            elsewhere = pushed and not ctx.is_added_line(path, line)
+            same = unchanged_pullers(ctx, inv, c) if c is not None and not elsewhere else []
             if same:  # a new job that pulls what the untouched jobs pull: the mix is not this change's doing
                 texts = [*texts, f"{len(same)} unchanged job line(s) pull the same tag: a migration not done yet."]
             yield Hit(
@@ -91,7 +97,9 @@ class MixedImageTagFormats(Rule):
                 line,
                 " ".join(texts),
                 suggestion=suggestions.get((path, line)),
-                severity=Severity.NOTICE if same else None,
+                severity=Severity.NOTICE if same else (Severity.WARNING if elsewhere else None),
+                caused_by_change=elsewhere,
+                cause=f"stale tag format {c.info.scheme}" if elsewhere and c is not None else None,
             )
 
     # -- one format ------------------------------------------------------------------------------------------
@@ -103,10 +111,12 @@ class MixedImageTagFormats(Rule):
         floating: list[Consumer],
         messages: dict[tuple[str, int], list[str]],
         suggestions: dict[tuple[str, int], str],
-    ) -> None:
+    ) -> bool:
+        """The format findings; True when the change moves consumer lines to the format the build pushes (their
+        stale counterparts are then the change's cross-file findings, not errors on its own lines)."""
         counts = Counter(c.info.scheme for c in floating)
         if len(counts) < 2:
-            return
+            return False
         built = {p.info.scheme for p in inv.products() if p.known and p.info.role == "floating"}
         reference: str | None = None
         why = ""
@@ -116,6 +126,8 @@ class MixedImageTagFormats(Rule):
             (top, n), *rest = counts.most_common()
             if not rest or rest[0][1] < n:
                 reference = top
+        pushed = bool(why) and not ctx.audit
+        pushed = pushed and any(ctx.is_added_line(c.path, c.line) and c.info.scheme == reference for c in floating)
         total = len(floating)
         produced = inv.literal_tags()
         summarised: set[str] = set()
@@ -140,8 +152,8 @@ class MixedImageTagFormats(Rule):
                     suggestions[key] = line_text.replace(c.tag, next(iter(twin)))
             elif reference is None or (ctx.is_added_line(c.path, c.line) and not ctx.audit):
                 stale = [o for o in floating if o.info.scheme != scheme]
-                if not stale:
-                    continue
+                if not stale or (pushed and scheme == reference):
+                    continue  # (the line the change made right: its stale counterparts are reported instead)
                 extra = ""
                 if reference is not None:  # a change on the reference side: one summary per file
                     if c.path in summarised:
@@ -156,6 +168,7 @@ class MixedImageTagFormats(Rule):
                     f"`{c.tag}` uses {mine}{extra}, but other floating Ascend image tags still use {formats}: "
                     f"{places(o.where for o in stale)}. Move them all to one format in the same PR."
                 )
+        return pushed
 
     # -- mirrors agree -----------------------------------------------------------------------------------------
     def _mirrors(
