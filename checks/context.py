@@ -35,6 +35,9 @@ class SourceFile:
     path: str
     text: str
     kinds: frozenset[str]
+    # The revision the text was read at: "base" only for a file the change touches (the base of an untouched
+    # file is its head), so that each blob is parsed once whichever revision a rule asks for.
+    rev: str = "head"
 
     @cached_property
     def lines(self) -> list[str]:
@@ -95,11 +98,16 @@ class Context:
             lambda: ascend.ascend_only(self.head_paths(), ascend.markers(self.facts.ascend_content)),
         )
 
+    def effective_rev(self, path: str, rev: str) -> str:
+        """The revision whose blob `path` at `rev` is: the base of a file the change does not touch is its head."""
+        if rev != "head" and not self.changeset.audit and not self.changeset.touched(path):
+            return "head"
+        return rev
+
     def source(self, path: str, rev: str = "head") -> SourceFile | None:
         """The file as a SourceFile at head (or base), None when absent or not text. At base, a file the change
         does not touch is read at head (the same text): the App fetches only the changed files of the base."""
-        if rev != "head" and not self.changeset.audit and not self.changeset.touched(path):
-            rev = "head"
+        rev = self.effective_rev(path, rev)
         tree = self.changeset.head if rev == "head" else self.changeset.base
         # A file under `ignore_paths` is not read at all, neither checked nor as context: the App does not
         # fetch it (checks.engine.needed_paths), so the CLI must not see it either.
@@ -124,7 +132,7 @@ class Context:
     def _load(self, text: str | None, path: str, rev: str) -> SourceFile | None:
         if text is None:
             return None
-        src = SourceFile(path, text, self.kindmap.kinds(path))
+        src = SourceFile(path, text, self.kindmap.kinds(path), rev)
         undecided = self.kindmap.candidates(path) - src.kinds
         if undecided:
             # Decided once per run: a file read again after the window let it go keeps its kinds.
@@ -153,32 +161,33 @@ class Context:
             self._memo[key] = factory()
         return self._memo[key]  # type: ignore[no-any-return,unused-ignore]
 
-    def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str = "head") -> T:
-        return self._per_file_memo((parser, rev, src.path), lambda: fn(src.text))
+    def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str | None = None) -> T:
+        """`fn(src.text)` once per file and revision (the one the text was read at; `rev` is not needed)."""
+        return self._per_file_memo((parser, src.rev, src.path), lambda: fn(src.text))
 
     # -- the parses every rule shares: one per file and revision, by name -------------------------------
     # Rules ask these (and the analysis layer, npu_review.checks.analysis, for what is derived across files)
     # instead of naming a parser and a cache key themselves. The parsers are imported on first use.
-    def dockerfile(self, src: SourceFile, rev: str = "head") -> dfp.Dockerfile:
+    def dockerfile(self, src: SourceFile, rev: str | None = None) -> dfp.Dockerfile:
         return self.parsed("dockerfile", src, dfp.parse, rev=rev)
 
-    def shell(self, src: SourceFile, rev: str = "head") -> ShellScript:
+    def shell(self, src: SourceFile, rev: str | None = None) -> ShellScript:
         from npu_review.checks.parsers.shell import parse
 
         return self.parsed("shell", src, parse, rev=rev)
 
-    def yaml(self, src: SourceFile, rev: str = "head") -> YamlDoc:
+    def yaml(self, src: SourceFile, rev: str | None = None) -> YamlDoc:
         from npu_review.checks.parsers.yamlmarks import parse
 
         return self.parsed("yamlmarks", src, parse, rev=rev)
 
-    def python_ast(self, src: SourceFile, rev: str = "head") -> ast.Module | None:
+    def python_ast(self, src: SourceFile, rev: str | None = None) -> ast.Module | None:
         """The module's syntax tree, None when it does not parse."""
         from npu_review.checks.parsers.pyast import parse
 
         return self.parsed("pyast", src, parse, rev=rev)
 
-    def document(self, src: SourceFile, rev: str = "head") -> Document | None:
+    def document(self, src: SourceFile, rev: str | None = None) -> Document | None:
         """The Markdown or reStructuredText document, None for a file of neither."""
         from npu_review.checks.parsers.markdown import flavor_of, parse
 

@@ -11,7 +11,9 @@ from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:
     # Kept for the run (the Workflow model holds the document anyway): the image inventory and the project rules
-    # ask for workflows the engine has already let go of; this saves reading and parsing them again.
+    # ask for workflows the engine has already let go of; this saves reading and parsing them again. Keyed by the
+    # revision of the blob, so the base of an untouched workflow is its head's parse.
+    rev = ctx.effective_rev(path, rev)
     return ctx.memo(("workflow-doc", rev, path), lambda: _workflow_doc(ctx, path, rev))
 
 
@@ -23,6 +25,7 @@ def _workflow_doc(ctx: Context, path: str, rev: str) -> YamlDoc | None:
 
 
 def workflow(ctx: Context, path: str, rev: str = "head") -> Workflow | None:
+    rev = ctx.effective_rev(path, rev)
     doc = workflow_doc(ctx, path, rev)
     if doc is None:
         return None
@@ -37,16 +40,7 @@ def run_script(ctx: Context, text: str) -> shell.ShellScript:
 
 def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
     """The workflow model at `rev` (see Context.source_at); None when absent or broken."""
-    # Kept for the run, like workflow_doc: NPU212 and the Ascend job list ask after the engine let go of the file.
-    return ctx.memo(("workflow-at", rev, path), lambda: _workflow_at(ctx, path, rev))
-
-
-def _workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
-    src = ctx.source_at(path, rev)
-    if src is None:
-        return None
-    key_rev = "head" if src is ctx.source(path, "head") else rev
-    return workflow(ctx, path, key_rev)  # `src` is ctx.source(path, key_rev): the model of that text
+    return workflow(ctx, path, rev)
 
 
 def workflow_paths(ctx: Context, rev: str) -> list[str]:
