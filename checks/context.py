@@ -161,6 +161,13 @@ class Context:
             self._memo[key] = factory()
         return self._memo[key]  # type: ignore[no-any-return,unused-ignore]
 
+    def of_blob(self, name: str, path: str, rev: str, fn: Callable[[str], T]) -> T:
+        """`fn(effective revision)` for one file, kept for the run and keyed by the blob's revision: what a
+        revision-wide index takes from one file (its Ascend jobs, its guards) is computed once, and the base of an
+        untouched file shares its head's part. `name` names the index."""
+        rev = self.effective_rev(path, rev)
+        return self.memo((name, rev, path), lambda: fn(rev))
+
     def parsed(self, parser: str, src: SourceFile, fn: Callable[[str], T], rev: str | None = None) -> T:
         """`fn(src.text)` once per file and revision (the one the text was read at; `rev` is not needed)."""
         return self._per_file_memo((parser, src.rev, src.path), lambda: fn(src.text))

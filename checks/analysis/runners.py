@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 
 from npu_review.checks import globs
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
@@ -98,17 +99,23 @@ def _ascend_jobs(ctx: Context, rev: str) -> list[AscendJob]:
     catalog = runner_catalog(ctx)
     out: list[AscendJob] = []
     for path in workflow_paths(ctx, rev):
-        wf = workflow_at(ctx, path, rev)
-        if wf is None:
+        out.extend(ctx.of_blob("ascend-jobs-of-file", path, rev, partial(_file_jobs, ctx, catalog, path)))
+    return out
+
+
+def _file_jobs(ctx: Context, catalog: RunnerCatalog, path: str, rev: str) -> list[AscendJob]:
+    wf = workflow_at(ctx, path, rev)
+    if wf is None:
+        return []
+    out: list[AscendJob] = []
+    for job in wf.jobs.values():
+        node = job.node.get("runs-on")
+        if node is None:
             continue
-        for job in wf.jobs.values():
-            node = job.node.get("runs-on")
-            if node is None:
-                continue
-            seen: set[str] = set()
-            for labels in runner_label_sets(wf, job):
-                runner = catalog.of(labels) if labels is not None else None
-                if runner is not None and runner.label not in seen:
-                    seen.add(runner.label)
-                    out.append(AscendJob(path, job.id, runner, node.line))
+        seen: set[str] = set()
+        for labels in runner_label_sets(wf, job):
+            runner = catalog.of(labels) if labels is not None else None
+            if runner is not None and runner.label not in seen:
+                seen.add(runner.label)
+                out.append(AscendJob(path, job.id, runner, node.line))
     return out

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
@@ -412,17 +413,24 @@ def _guards_at(ctx: Context, rev: str) -> _Guards:
     anywhere: Counter[str] = Counter()
     fork_flag = guards_jobs = False
     for path in workflow_paths(ctx, rev):
-        src = ctx.source_at(path, rev)
-        if src is None or ("repository" not in src.text):
-            continue
-        anywhere.update(guard_owners(src.text))
-        fork_flag = fork_flag or bool(_NOT_FORK.search(src.text))
-        wf = workflow_at(ctx, path, rev)
-        if not guards_jobs and wf is not None:
-            guards_jobs = any(
-                guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values())
-            )
+        named, flag, in_jobs = ctx.of_blob("fork-guards-of-file", path, rev, partial(_file_guards, ctx, path))
+        anywhere.update(named)
+        fork_flag = fork_flag or flag
+        guards_jobs = guards_jobs or in_jobs
     return _Guards(jobs, anywhere, guards_jobs, guards_jobs or bool(anywhere) or fork_flag)
+
+
+def _file_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], bool, bool]:
+    """One workflow's part of `_guards_at`: the owners it names anywhere, whether it tests for a fork, whether a
+    job's own `if:` guards it."""
+    src = ctx.source_at(path, rev)
+    if src is None or "repository" not in src.text:
+        return [], False, False
+    wf = workflow_at(ctx, path, rev)
+    in_jobs = wf is not None and any(
+        guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values())
+    )
+    return list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), in_jobs
 
 
 _INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
