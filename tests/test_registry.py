@@ -69,8 +69,8 @@ def test_a_reused_id_is_refused() -> None:
 def test_the_walk_kinds_are_the_file_kinds() -> None:
     from npu_review.checks import kinds, rule
 
-    assert rule.WORKFLOW_KINDS == {kinds.WORKFLOW, kinds.ASCEND_WORKFLOW}
-    assert rule.DOCKERFILE_KINDS == {kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE}
+    assert {kinds.WORKFLOW, kinds.ASCEND_WORKFLOW} == rule.WORKFLOW_KINDS
+    assert {kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE} == rule.DOCKERFILE_KINDS
 
 
 def test_the_walk_hands_each_job_and_step_once_and_honours_needles() -> None:
