@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import io
+import json
 import re
 import tokenize
 from importlib import resources
@@ -18,7 +19,7 @@ from npu_review.checks import globs
 from npu_review.checks.config import ConfigError, parse_config
 from npu_review.checks.engine import known_rule_ids, run
 from npu_review.checks.facts import FactsError, default_facts, load
-from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
+from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections, sourced_sections
 from npu_review.checks.model import ChangeSet, MemoryTree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +33,10 @@ def _yaml(*parts: str) -> dict[str, object]:
 
 
 def test_universal_and_project_facts_live_in_their_own_files() -> None:
-    assert list(_yaml("ascend.yml")) == list(sections(UNIVERSAL))
+    by_hand = [s for s in sections(UNIVERSAL) if s not in sourced_sections()]
+    assert list(_yaml("ascend.yml")) == by_hand
+    sourced = json.loads(resources.files("npu_review.checks.facts").joinpath("sourced.json").read_text("utf-8"))
+    assert list(sourced) == ["about", *sourced_sections()]
     assert facts_data.profiles() == ("generic", "verl", "vllm-ascend")
     for name in facts_data.profiles():
         assert list(_yaml("profiles", f"{name}.yml")) == list(sections(PROJECT)), name
@@ -44,7 +48,8 @@ def test_shipped_facts_load_into_frozen_typed_sections() -> None:
     assert facts.profile == "verl"
     assert facts.task_queue.graph_incompatible_levels == ("2",)
     assert facts.task_queue.env == "TASK_QUEUE_ENABLE"
-    assert facts.cann_torch_npu.table["8.5.0"] == ("2.9.0", "2.8.0.post2", "2.7.1.post2", "2.6.0.post5")
+    assert facts.torch_npu_releases.releases["2.8.0.post2"].cann == "8.5.0"
+    assert facts.torch_npu_releases.releases["2.8.0.post2"].listed
     assert facts.ascend_runners.labels["linux-aarch64-a3-16"].npus == 16
     assert facts.invisible_unicode.ranges[0] == (0x200B, 0x200F)
     assert facts.image_tags.schemes[0].default_backend is None and facts.image_tags.schemes[2].default_backend == "vllm"
@@ -72,6 +77,10 @@ def test_every_section_records_its_source_and_date() -> None:
         ({"image_tags": {"temporary": ["("]}}, "knowledge.image_tags.temporary[0]: not a valid regular expression"),
         ({"cann_torch_npu": {"table": {8.5: ["2.9.0"]}}}, "knowledge.cann_torch_npu.table: key 8.5 is not a string"),
         (
+            {"torch_npu_releases": {"releases": {"9.9.9": {"torch": "9.9.9"}}}},
+            "knowledge.torch_npu_releases.releases.9.9.9: missing key",
+        ),
+        (
             {"ascend_runners": {"labels": {"linux-x-8": {"device": "a3", "npus": "8"}}}},
             "knowledge.ascend_runners.labels.linux-x-8.npus: expected an integer, got the string '8'",
         ),
@@ -96,12 +105,22 @@ def test_bad_overrides_name_the_key(overrides: dict[str, object], message: str) 
 
 
 def test_overrides_merge_mappings_and_replace_lists() -> None:
-    facts = load({"cann_torch_npu": {"table": {"9.2.0": ["2.13.0"]}}, "launch": {"cudagraph_mode_keys": ["a.b"]}})
-    assert facts.cann_torch_npu.table["9.2.0"] == ("2.13.0",)
-    assert facts.cann_torch_npu.table["8.5.0"] == default_facts().cann_torch_npu.table["8.5.0"]  # kept
+    new = {"torch": "2.14.0", "cann": "9.2.0", "listed": True}
+    facts = load({"torch_npu_releases": {"releases": {"2.14.0": new}}, "launch": {"cudagraph_mode_keys": ["a.b"]}})
+    assert facts.torch_npu_releases.releases["2.14.0"].cann == "9.2.0"
+    shipped = default_facts().torch_npu_releases.releases
+    assert facts.torch_npu_releases.releases["2.8.0.post2"] == shipped["2.8.0.post2"]  # kept
     assert facts.launch.cudagraph_mode_keys == ("a.b",)  # replaced
     assert facts.launch.enforce_eager_key == default_facts().launch.enforce_eager_key
-    assert default_facts().cann_torch_npu.table.get("9.2.0") is None  # the shipped facts are untouched
+    assert "2.14.0" not in shipped  # the shipped facts are untouched
+
+
+def test_the_older_cann_torch_npu_key_still_adds_releases() -> None:
+    facts = load({"cann_torch_npu": {"table": {"9.2.0": ["2.14.0.post1"]}}})
+    assert facts.torch_npu_releases.releases["2.14.0.post1"].cann == "9.2.0"
+    assert facts.torch_npu_releases.releases["2.14.0.post1"].torch == "2.14.0"
+    with pytest.raises(FactsError, match="expected a list of strings"):
+        load({"cann_torch_npu": {"table": {"9.2.0": "2.14.0"}}})
 
 
 def test_config_errors_carry_the_source_and_stop_at_parse_time() -> None:

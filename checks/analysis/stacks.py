@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from npu_review.checks.analysis.installs import Install, installs, project_requirements
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
 from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
 from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
@@ -319,23 +320,11 @@ def cann_at(canns: list[Cann], index: int) -> Cann | None:
     return found if found is not None and found.version is not None else None
 
 
-def cann_key(version: str) -> tuple[int, int, int, int] | None:
-    m = re.fullmatch(r"(\d+)\.(\d+)\.(?:(\d+)|rc(\d+))", version.lower())
-    if not m:
-        return None
-    if m.group(3) is not None:
-        return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0)
-    return (int(m.group(1)), int(m.group(2)), -1, int(m.group(4)))
-
-
-def generation(version: str) -> tuple[int, int] | None:
-    key = cann_key(version)
-    return None if key is None else (key[0], key[1])
-
-
 def torch_npu_base(version: str) -> str:
-    """`2.7.1.post2` -> `2.7.1` (the torch it is built for)."""
-    return re.sub(r"(?:\.post\d+)?(?:\.dev\d+)?$", "", public_version(version))
+    """`2.7.1.post2` -> `2.7.1`, `2.6.0rc1` -> `2.6.0`: the torch it is built for (releases.torch_of says so from
+    the facts; these are its release numbers)."""
+    v = parse_version(version)
+    return v.base_version if v is not None else public_version(version)
 
 
 def torch_npu_build(version: str) -> str:
@@ -345,27 +334,27 @@ def torch_npu_build(version: str) -> str:
 
 @dataclass(frozen=True)
 class Tables:
-    cann: dict[str, list[str]]  # CANN version -> torch_npu versions built for it
+    """The release facts as the stack rules read them (checks/facts/releases.py answers)."""
+
+    cann: dict[str, list[str]]  # CANN version -> torch_npu versions built for it (the mapping table's first)
     vision: dict[str, str]  # torch -> torchvision
+    rel: Releases
 
     def built_for(self, torch_npu: str) -> str | None:
-        build = torch_npu_build(torch_npu)
-        for cann, versions in self.cann.items():
-            if build in versions:
-                return cann
-        return None
+        return self.rel.built_for(torch_npu)
 
     def for_generation(self, cann: str) -> str | None:
-        """The table's CANN entry of the same generation (8.5.2 -> 8.5.0)."""
+        """The table's entry for this CANN, else one of the same generation (8.5.2 -> 8.5.0)."""
+        if cann.lower() in self.cann:
+            return cann.lower()
         gen = generation(cann)
-        entries = [c for c in self.cann if generation(c) == gen]
-        return entries[0] if entries else None
+        return next((c for c in self.cann if generation(c) == gen), None)
 
 
 def tables(ctx: Context) -> Tables:
     def load() -> Tables:
-        cann = {k.lower(): list(vals) for k, vals in ctx.facts.cann_torch_npu.table.items()}
-        return Tables(cann, dict(ctx.facts.torch_torchvision.table))
+        rel = releases(ctx.facts)
+        return Tables(rel.cann_table(), dict(ctx.facts.torch_torchvision.table), rel)
 
     return ctx.memo(("facts", "torch_tables", ""), load)
 

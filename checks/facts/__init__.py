@@ -1,4 +1,5 @@
-"""The facts rules rely on: universal Ascend facts (ascend.yml) and one project's (profiles/<name>.yml), typed.
+"""The facts rules rely on: universal Ascend facts (ascend.yml by hand, sourced.json from their sources by
+bench/facts/refresh.py) and one project's (profiles/<name>.yml), typed.
 
 `load(overrides, profile)` merges the repo config's `knowledge:` overrides into the shipped data (mappings merge,
 lists and scalars replace) and builds a frozen `Facts`, checking every key and type: a typo or a wrong type
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -18,7 +20,7 @@ from typing import Any
 import yaml
 
 from npu_review.checks import globs
-from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections
+from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections, sourced_sections
 from npu_review.checks.facts.typed import FactsError, build
 
 __all__ = ["DEFAULT_PROFILE", "FALLBACK_PROFILE", "Facts", "FactsError", "default_facts", "detect", "load", "profiles"]
@@ -40,6 +42,23 @@ def _read(*parts: str) -> dict[str, Any]:
 
 
 @functools.cache
+def _read_sourced() -> tuple[dict[str, Any], dict[str, str]]:
+    """sourced.json (what bench/facts/refresh.py writes): its sections, and each one's `about` line. JSON, not
+    YAML: it is read at every start-up, 0.2 ms instead of 6."""
+    text = resources.files("npu_review.checks.facts").joinpath("sourced.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert isinstance(data, dict)
+    data.pop("about", None)
+    about = {name: str(section.pop("about", "")) for name, section in data.items()}
+    return data, about
+
+
+def about(section: str) -> str:
+    """What a sourced section holds, in one line ("" for the sections written by hand)."""
+    return _read_sourced()[1].get(section, "")
+
+
+@functools.cache
 def profiles() -> tuple[str, ...]:
     """The names of the shipped project profiles."""
     folder = resources.files("npu_review.checks.facts").joinpath("profiles")
@@ -48,11 +67,16 @@ def profiles() -> tuple[str, ...]:
 
 @functools.cache
 def _shipped(profile: str) -> dict[str, Any]:
-    universal, project = _read("ascend.yml"), _read("profiles", f"{profile}.yml")
-    # Each file holds exactly its scope's sections: a section in the wrong file is a packaging bug.
-    assert sorted(universal) == sorted(sections(UNIVERSAL)), sorted(set(universal) ^ set(sections(UNIVERSAL)))
+    hand, sourced = _read("ascend.yml"), _read_sourced()[0]
+    project = _read("profiles", f"{profile}.yml")
+    # Each file holds exactly its sections: a section in the wrong file is a packaging bug. sourced.yml is what
+    # bench/facts/refresh.py writes from the sources (sourced.json); ascend.yml the universal facts written by hand.
+    generated = sourced_sections()
+    want = sorted(set(sections(UNIVERSAL)) - set(generated))
+    assert sorted(hand) == want, sorted(set(hand) ^ set(want))
+    assert sorted(sourced) == sorted(generated), sorted(set(sourced) ^ set(generated))
     assert sorted(project) == sorted(sections(PROJECT)), sorted(set(project) ^ set(sections(PROJECT)))
-    return {**universal, **project}
+    return {**hand, **sourced, **project}
 
 
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,7 +97,29 @@ def load(overrides: Mapping[str, Any] | None = None, profile: str = DEFAULT_PROF
         return _default(profile)
     if "profile" in overrides:
         raise FactsError("knowledge: unknown key 'profile' (the profile is named by the top-level `profile:` key)")
-    return build(Facts, {"profile": profile, **_merge(_shipped(profile), overrides)}, "knowledge")
+    return build(Facts, {"profile": profile, **_merge(_shipped(profile), _legacy(overrides))}, "knowledge")
+
+
+def _legacy(overrides: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Keys of older configs, read as today's: `cann_torch_npu: {table: {CANN: [torch_npu, ...]}}` adds those
+    releases to `torch_npu_releases` (each built for that CANN, extending the torch of its release numbers)."""
+    old = overrides.get("cann_torch_npu")
+    if old is None:
+        return overrides
+    table = old.get("table") if isinstance(old, Mapping) else None
+    if not isinstance(table, Mapping) or set(old) - {"table", "source", "date"}:
+        raise FactsError("knowledge.cann_torch_npu: expected {table: {CANN version: [torch_npu versions]}}")
+    releases: dict[str, Any] = {}
+    for cann, versions in table.items():
+        if not isinstance(cann, str):
+            raise FactsError(f"knowledge.cann_torch_npu.table: key {cann!r} is not a string (quote it)")
+        if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+            raise FactsError(f"knowledge.cann_torch_npu.table.{cann}: expected a list of strings")
+        for v in versions:
+            torch = re.match(r"\d+(?:\.\d+)*", v)
+            releases[v] = {"torch": torch.group(0) if torch else v, "cann": cann.lower(), "listed": True}
+    rest = {k: v for k, v in overrides.items() if k != "cann_torch_npu"}
+    return _merge(rest, {"torch_npu_releases": {"releases": releases}})
 
 
 @functools.cache

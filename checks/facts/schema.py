@@ -20,6 +20,11 @@ def _universal() -> dict[str, str]:
     return {"scope": UNIVERSAL}
 
 
+def _sourced() -> dict[str, object]:
+    """A universal section that bench/facts/refresh.py writes from its sources (checks/facts/sourced.json)."""
+    return {"scope": UNIVERSAL, "sourced": True}
+
+
 def _project() -> dict[str, str]:
     return {"scope": PROJECT}
 
@@ -53,13 +58,45 @@ class TaskQueue(Section):
 
 
 @dataclass(frozen=True)
-class CannTorchNpu(Section):
-    table: Mapping[str, tuple[str, ...]]
+class TorchNpuRelease:
+    torch: str  # the torch it extends
+    cann: str  # the CANN of its TorchNPU line (lower case, `8.3.rc1`); "" when the line's CANN is unknown
+    listed: bool  # the compatibility table lists it (else a release tag or branch of Ascend/pytorch does)
+
+
+@dataclass(frozen=True)
+class TorchNpuReleases(Section):
+    lines: Mapping[str, str]  # TorchNPU release line -> CANN
+    releases: Mapping[str, TorchNpuRelease]  # torch_npu version (PEP 440 canonical) -> what it is built for
+    python: Mapping[str, tuple[str, ...]]  # torch -> Python versions torch_npu supports with it
 
 
 @dataclass(frozen=True)
 class TorchTorchvision(Section):
     table: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class PublishedVersions(Section):
+    packages: Mapping[str, tuple[str, ...]]  # normalised distribution name -> every version on the index
+
+
+@dataclass(frozen=True)
+class EnvNames(Section):
+    names: tuple[str, ...]  # environment variables a component reads (documented or in its code)
+
+
+@dataclass(frozen=True)
+class CudaEnv(Section):
+    counterparts: Mapping[str, str]  # CUDA / NCCL variable -> the NPU variable doing its job, or "none"
+
+
+@dataclass(frozen=True)
+class CannPackages(Section):
+    # CANN version as the file names spell it (`8.3.RC1`) -> file name stem -> architectures ("" = none).
+    versions: Mapping[str, Mapping[str, tuple[str, ...]]]
+    # Package kind -> regular expressions of its stems (`(?P<device>...)` where the stem names a device).
+    kinds: Mapping[str, tuple[Regex, ...]]
 
 
 @dataclass(frozen=True)
@@ -149,10 +186,16 @@ class AscendContent(Section):
 
 @dataclass(frozen=True)
 class AscendEnv(Section):
-    known: tuple[str, ...]  # real variables of CANN, HCCL, torch_npu, ATB and vLLM-Ascend (current and retired)
+    # Real variables no sourced section states (the env_* sections hold the rest): NPU110 knows their union.
+    known: tuple[str, ...]
     families: tuple[str, ...]  # prefixes of the names NPU110 checks (after `-` is read as `_`)
-    max_distance: int  # edits between a set name and a known one that still read as a typo
     min_length: int  # shorter names are left alone (too many real names lie close together)
+    # A name of n characters may be max(base_distance, n // chars_per_edit) edits from the one meant, at most
+    # max_distance: the distance grows with the name's length.
+    base_distance: int
+    chars_per_edit: int
+    max_distance: int
+    chars_per_sure_edit: int  # up to n // chars_per_sure_edit edits it is a warning, beyond a notice
 
 
 @dataclass(frozen=True)
@@ -436,8 +479,17 @@ class Facts:
     graph_modes: GraphModes = field(metadata=_universal())
     vllm_ascend: VllmAscend = field(metadata=_universal())
     task_queue: TaskQueue = field(metadata=_universal())
-    cann_torch_npu: CannTorchNpu = field(metadata=_universal())
-    torch_torchvision: TorchTorchvision = field(metadata=_universal())
+    torch_npu_releases: TorchNpuReleases = field(metadata=_sourced())
+    torch_torchvision: TorchTorchvision = field(metadata=_sourced())
+    published_versions: PublishedVersions = field(metadata=_sourced())
+    env_cann: EnvNames = field(metadata=_sourced())
+    env_hccl: EnvNames = field(metadata=_sourced())
+    env_atb: EnvNames = field(metadata=_sourced())
+    env_torch_npu: EnvNames = field(metadata=_sourced())
+    env_vllm_ascend: EnvNames = field(metadata=_sourced())
+    env_ecosystem: EnvNames = field(metadata=_sourced())
+    env_cuda: CudaEnv = field(metadata=_sourced())
+    cann_packages: CannPackages = field(metadata=_sourced())
     soc_versions: SocVersions = field(metadata=_universal())
     vllm_ascend_requirements: VllmAscendRequirements = field(metadata=_universal())
     npu_unsupported_packages: NpuUnsupportedPackages = field(metadata=_universal())
@@ -476,3 +528,8 @@ class Facts:
 def sections(scope: str) -> tuple[str, ...]:
     """The section names of one scope (UNIVERSAL or PROJECT), in declaration order."""
     return tuple(f.name for f in fields(Facts) if f.metadata.get("scope") == scope)
+
+
+def sourced_sections() -> tuple[str, ...]:
+    """The universal sections bench/facts/refresh.py writes (checks/facts/sourced.json), in declaration order."""
+    return tuple(f.name for f in fields(Facts) if f.metadata.get("sourced"))

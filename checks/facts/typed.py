@@ -144,6 +144,8 @@ def _convert(value: object, tp: Any, path: str) -> Any:
         if not isinstance(value, list):
             raise _fail(path, tp, value)
         if len(args) == 2 and args[1] is Ellipsis:
+            if args[0] is str and all(type(v) is str for v in value):
+                return tuple(value)  # the long lists of names and versions: no per-item call needed
             return tuple(_convert(v, args[0], f"{path}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise _fail(path, tp, value)
@@ -152,6 +154,8 @@ def _convert(value: object, tp: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise _fail(path, tp, value)
         val_tp = args[1]  # keys are strings
+        if val_tp is str and all(type(k) is str and type(v) is str for k, v in value.items()):
+            return dict(value)
         mapping: dict[str, Any] = {}
         for k, v in value.items():
             if not isinstance(k, str):

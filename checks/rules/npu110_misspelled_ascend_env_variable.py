@@ -97,21 +97,32 @@ class MisspelledAscendEnvVariable(Rule):
             verdict = _verdict(found.name, known, ctx)
             if verdict is None:
                 continue
-            suggestion, distance = verdict
+            suggestion, distance, sure = verdict
             how = "is not a known variable" if distance else f"is `{suggestion}` misspelled"
-            near = f" (one edit from `{suggestion}`)" if distance == 1 else f" (two edits from `{suggestion}`)"
+            near = f" ({_EDITS.get(distance, f'{distance} edits')} from `{suggestion}`)" if distance else ""
             yield Hit(
                 src.path,
                 found.line,
-                f"`{found.name}` {how}{near if distance else ''}: nothing reads it, so the setting is silently "
-                f"ignored. Did you mean `{suggestion}`?",
-                severity=Severity.NOTICE if distance >= 2 else None,
+                f"`{found.name}` {how}{near}: nothing reads it, so the setting is silently ignored. Did you mean "
+                f"`{suggestion}`?",
+                severity=None if sure else Severity.NOTICE,
             )
+
+
+_EDITS = {1: "one edit", 2: "two edits", 3: "three edits"}
+
+
+def known_names(facts: Facts) -> frozenset[str]:
+    """Every real variable the facts know: the hand list and the sourced sections (CANN, HCCL, ATB, torch_npu,
+    vLLM-Ascend, the container runtime and Mooncake)."""
+    f = facts
+    sections = (f.env_cann, f.env_hccl, f.env_atb, f.env_torch_npu, f.env_vllm_ascend, f.env_ecosystem)
+    return frozenset(f.ascend_env.known).union(*(s.names for s in sections))
 
 
 def _known(ctx: Context) -> frozenset[str]:
     def build() -> frozenset[str]:
-        names = set(ctx.facts.ascend_env.known)
+        names = set(known_names(ctx.facts))
         for path in ctx.head_paths():
             if globs.match_any(path, REGISTRY_GLOBS):
                 src = ctx.source(path)
@@ -122,20 +133,23 @@ def _known(ctx: Context) -> frozenset[str]:
     return ctx.memo(("npu110-known", "head", ""), build)
 
 
-def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] | None:
-    """(the known name meant, edits away; 0 when only spelling of `-`, `_` or case differs), or None."""
+def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int, bool] | None:
+    """(the known name meant, edits away (0 when only the spelling of `-`, `_` or case differs), whether that is
+    close enough for a warning), or None."""
     if name in known or name != name.upper():  # lower-case names are the shell's own variables
         return None
     facts = ctx.facts.ascend_env
     norm = _normal(name)
     if norm in known:
-        return norm, 0
+        return norm, 0, True
     if len(norm) < facts.min_length or not norm.startswith(tuple(facts.families)):
         return None
+    # The distance grows with the name's length: a long name is still recognisable three edits away.
+    allowed = min(facts.max_distance, max(facts.base_distance, len(norm) // facts.chars_per_edit))
     best: list[tuple[int, str]] = []
     for k in known:
-        d = Levenshtein.distance(norm, k, score_cutoff=facts.max_distance)
-        if d <= facts.max_distance:
+        d = Levenshtein.distance(norm, k, score_cutoff=allowed)
+        if d <= allowed:
             best.append((d, k))
     if not best:
         return None
@@ -143,7 +157,8 @@ def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int] 
     closest = [k for d, k in best if d == low]
     if len(closest) != 1:
         return None
-    return closest[0], max(low, 1)
+    low = max(low, 1)
+    return closest[0], low, low <= max(1, len(norm) // facts.chars_per_sure_edit)
 
 
 def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:

@@ -151,7 +151,8 @@ class CannTorchNpuIncompatible(Rule):
         return SELF_PATHS
 
     def _torch_npu(self, src: SourceFile, pin: Pin, found: list[Pin], cann: Cann | None, t: Tables) -> Iterator[Hit]:
-        base = torch_npu_base(pin.version)
+        # The torch the adapter extends: a release candidate `2.6.0rc1` is the adapter's, for the final torch 2.6.0.
+        base = t.rel.torch_of(pin.version) or torch_npu_base(pin.version)
         torch = nearest(found, "torch", pin)
         subject = f"torch_npu {pin.version}"
         if pin.via is not None:
@@ -171,8 +172,7 @@ class CannTorchNpuIncompatible(Rule):
         built_gen, have_gen = (generation(built) if built else None), generation(cann.version)
         if built is None or built_gen is None or have_gen is None or built_gen == have_gen:
             return
-        entry = t.for_generation(cann.version)
-        fit = [v for v in t.cann.get(entry, []) if torch_npu_base(v) == base] if entry else []
+        fit = t.rel.for_cann(cann.version, base)
         suggestion = None
         fix = ""
         if fit:

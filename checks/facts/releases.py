@@ -1,0 +1,230 @@
+"""What the release facts say about a version: the CANN a torch_npu is built for, the torch it extends, the torchvision
+that goes with a torch, and whether a pinned version was ever published. Any rule asks here; none re-reads the tables.
+
+`releases(facts)` gives the answers for one Facts (built once, kept while that Facts lives). Versions are compared as
+PEP 440 versions (`packaging`): `2.1.0.rc1` is `2.1.0rc1`, `2.7.1+cpu` is `2.7.1` with a local label.
+
+torch_npu's semantics, from Ascend/pytorch's mapping table and release tags (facts `torch_npu_releases`):
+- `X.Y.Z` is the adapter for torch X.Y.Z, built for its TorchNPU line's CANN; `X.Y.Z.postN` is a later build of
+  the same adapter, for the CANN of the line that released it (the suffix encodes the CANN generation: 2.7.1 is
+  8.3.RC1's, 2.7.1.post2 8.5.0's, 2.7.1.post8 9.1.0's);
+- `X.Y.ZrcN` is a release candidate of the adapter for the *final* torch X.Y.Z (torch publishes no rc on PyPI):
+  it extends torch X.Y.Z, and which CANN it was built for is not in the data (unknown, never a mismatch);
+- `.devN` builds are nightlies of the version before the suffix.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from npu_review.checks.facts.schema import Facts, PublishedVersions, TorchNpuReleases
+from npu_review.checks.parsers.requirements import normalize_name
+
+__all__ = [
+    "CannKey",
+    "Releases",
+    "TorchNpuBuild",
+    "Unpublished",
+    "cann_key",
+    "generation",
+    "parse_version",
+    "releases",
+]
+
+CannKey = tuple[int, int, int, int]
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_version(text: str) -> Version | None:
+    """The PEP 440 version, None when `text` is not one."""
+    try:
+        return Version(text.strip())
+    except InvalidVersion:
+        return None
+
+
+def cann_key(version: str) -> CannKey | None:
+    """A sort key of a CANN version: `8.5.0` -> (8, 5, 0, 0), `8.3.rc1` -> (8, 3, -1, 1); None for other text."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(?:(\d+)|rc(\d+))", version.lower())
+    if not m:
+        return None
+    if m.group(3) is not None:
+        return (int(m.group(1)), int(m.group(2)), int(m.group(3)), 0)
+    return (int(m.group(1)), int(m.group(2)), -1, int(m.group(4)))
+
+
+def generation(version: str) -> tuple[int, int] | None:
+    """The CANN generation (major, minor): torch_npu builds for one run on every CANN of the same generation."""
+    key = cann_key(version)
+    return None if key is None else (key[0], key[1])
+
+
+@dataclass(frozen=True)
+class TorchNpuBuild:
+    version: str  # as the facts spell it
+    torch: str  # the torch it extends
+    cann: str | None  # the CANN it is built for (lower case); None when unknown
+    listed: bool  # the compatibility table lists it
+
+
+@dataclass(frozen=True)
+class Unpublished:
+    """A pinned version the index never published although it published versions around it."""
+
+    package: str  # normalised name
+    version: str  # as pinned
+    siblings: tuple[str, ...]  # the published versions of the same release (or series), for the message
+    newest: str  # the newest version the data knows (a version after it would be unknown, not missing)
+
+
+class Releases:
+    """The release facts of one Facts, indexed once."""
+
+    def __init__(self, facts: Facts) -> None:
+        self._npu: TorchNpuReleases = facts.torch_npu_releases
+        self._published: PublishedVersions = facts.published_versions
+        self.vision: Mapping[str, str] = facts.torch_torchvision.table
+        by_version: dict[Version, TorchNpuBuild] = {}
+        for text, rel in self._npu.releases.items():
+            v = parse_version(text)
+            if v is not None:
+                by_version[v] = TorchNpuBuild(text, rel.torch, rel.cann.lower() or None, rel.listed)
+        self._builds = by_version
+        self._index: dict[str, tuple[Version, ...]] = {}
+
+    # -- torch_npu ------------------------------------------------------------------------------------------------
+
+    def torch_npu(self, version: str) -> TorchNpuBuild | None:
+        """The release `version` is (a `.devN` nightly counts as the version before it; a local label is ignored)."""
+        v = parse_version(version)
+        if v is None:
+            return None
+        found = self._builds.get(v)
+        if found is None and (v.is_devrelease or v.local):
+            found = self._builds.get(_without_dev(v))
+        return found
+
+    def torch_of(self, torch_npu: str) -> str | None:
+        """The torch a torch_npu version extends: the data's, else its release numbers (`2.6.0rc1` -> `2.6.0`,
+        `2.7.1.post2` -> `2.7.1`); None when it is not a version."""
+        build = self.torch_npu(torch_npu)
+        if build is not None:
+            return build.torch
+        v = parse_version(torch_npu)
+        return None if v is None else v.base_version
+
+    def built_for(self, torch_npu: str) -> str | None:
+        """The CANN a torch_npu release is built for (None: not in the data, or its line's CANN is unknown)."""
+        build = self.torch_npu(torch_npu)
+        return None if build is None else build.cann
+
+    def for_cann(self, cann: str, torch: str | None = None) -> list[str]:
+        """The torch_npu releases built for `cann` (exactly, else for its generation), the mapping table's first,
+        newest first; only those extending `torch` when given."""
+        cann, gen = cann.lower(), generation(cann)
+        builds = sorted(self._builds.items(), key=lambda kv: kv[0], reverse=True)
+        exact = [b for _, b in builds if b.cann == cann]
+        same = exact or [b for _, b in builds if b.cann is not None and generation(b.cann) == gen]
+        if torch is not None:
+            same = [b for b in same if _same_release(b.torch, torch)]
+        return [b.version for b in sorted(same, key=lambda b: not b.listed)]
+
+    def cann_table(self) -> dict[str, list[str]]:
+        """CANN -> torch_npu releases built for it (table entries first), newest CANN first."""
+        table: dict[str, list[str]] = {}
+        for v in sorted(self._builds, reverse=True):
+            build = self._builds[v]
+            if build.cann is not None:
+                table.setdefault(build.cann, []).append(build.version)
+        for versions in table.values():
+            versions.sort(key=lambda text: not self._builds[Version(text)].listed)
+        return dict(sorted(table.items(), key=lambda kv: cann_key(kv[0]) or (0, 0, 0, 0), reverse=True))
+
+    # -- torch / torchvision ------------------------------------------------------------------------------------
+
+    def torchvision_for(self, torch: str) -> str | None:
+        """The torchvision release built against `torch` (its public version), None when the data has none."""
+        v = parse_version(torch)
+        if v is None:
+            return None
+        found = self.vision.get(v.public)
+        if found is None:
+            found = next((tv for t, tv in self.vision.items() if parse_version(t) == Version(v.public)), None)
+        return found
+
+    # -- published versions -------------------------------------------------------------------------------------
+
+    def published(self, package: str) -> tuple[Version, ...] | None:
+        """Every version the index published of `package`, sorted; None when the data does not cover it."""
+        name = normalize_name(package)
+        if name not in self._index:
+            texts = self._published.packages.get(name)
+            if texts is None:
+                return None
+            self._index[name] = tuple(sorted(v for t in texts if (v := parse_version(t)) is not None))
+        return self._index[name]
+
+    def never_published(self, package: str, version: str) -> Unpublished | None:
+        """`version` of `package` was never published although the data covers it: the index published a later
+        build of the same release (`2.7.1.post4` after a pinned `2.7.1.post3`, `2.7.1` after `2.7.1rc2`), or, for
+        a version that is not a post release, a later release of the same minor series (`0.9.1` after a pinned
+        `0.9.0` of which only rc builds exist). A post release may still come for any release (Ascend publishes
+        `.postN` builds of old adapters with every CANN), and a version newer than the data may still come:
+        unknown, None. So are nightlies (`.devN`), pre-releases of a package that publishes none on the index
+        (torch's rc builds live on its own test index), and torch_npu builds Ascend released outside the index
+        (the release tags of Ascend/pytorch)."""
+        have = self.published(package)
+        v = parse_version(version)
+        if have is None or v is None or v.is_devrelease:
+            return None
+        v = Version(v.public)
+        if v in have:
+            return None
+        if v.is_prerelease and not any(p.is_prerelease for p in have):
+            return None
+        if normalize_name(package) == "torch-npu" and v in self._builds:
+            return None  # released by Ascend (a tag of Ascend/pytorch), only not on the index
+        same_release = [p for p in have if _release3(p) == _release3(v)]
+        series = [p for p in have if p.release[:2] == v.release[:2]]
+        covered = any(p > v for p in same_release)
+        if not covered and not v.is_postrelease:
+            covered = any(_release3(p) > _release3(v) for p in series)
+        if not covered:
+            return None
+        siblings = same_release or series
+        return Unpublished(normalize_name(package), version, tuple(str(p) for p in siblings), str(have[-1]))
+
+
+def _release3(v: Version) -> tuple[int, ...]:
+    rel = v.release + (0,) * (3 - len(v.release))
+    return rel[:3]
+
+
+def _without_dev(v: Version) -> Version:
+    text = re.sub(r"\.?dev\d*$", "", v.public)
+    return Version(text)
+
+
+def _same_release(a: str, b: str) -> bool:
+    va, vb = parse_version(a), parse_version(b)
+    return va is not None and vb is not None and va.release == vb.release
+
+
+_CACHE: dict[int, tuple[Facts, Releases]] = {}
+
+
+def releases(facts: Facts) -> Releases:
+    """The release answers of `facts`, built once per Facts object (the shipped facts live for the process)."""
+    hit = _CACHE.get(id(facts))
+    if hit is not None and hit[0] is facts:
+        return hit[1]
+    made = Releases(facts)
+    if len(_CACHE) > 16:  # a long-lived server sees a few configs with `knowledge:` overrides: keep the map small
+        _CACHE.clear()
+    _CACHE[id(facts)] = (facts, made)
+    return made
