@@ -45,6 +45,12 @@ class CannTorchNpuIncompatible(Rule):
     must also match the torch version it extends, and torchvision must be the release paired with torch (2.7.1
     with 0.22.1, …), else pip replaces torch to satisfy torchvision.
 
+    The releases are facts read from Ascend/pytorch (`torch_npu_releases`: its compatibility table, and the
+    version.txt of its release tags and branches), so a `post` build the table does not list is judged by the
+    release that published it (2.9.0.post4 is TorchNPU 26.0.1's, for CANN 9.0.0). A release candidate of the
+    adapter (`2.6.0rc1`) extends the final torch 2.6.0 and is not a mismatch; which CANN it was built for, like
+    that of a build newer than the data, is unknown: not judged.
+
     The CANN version is read from the `…/cann:<version>-…` FROM tag (ARG defaults substituted: `ARG
     BASE_IMAGE=…` + `FROM ${BASE_IMAGE}`) and from CANN toolkit `.run` installers run later
     (`Ascend-cann-toolkit_8.5.2_linux-…run --install`); pins from `pip install torch==…`, `torch_npu==…`,

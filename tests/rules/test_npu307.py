@@ -49,6 +49,34 @@ def test_npu307_arg_pin_suggests_the_fitting_version_on_the_arg_line() -> None:
     assert message.startswith("torch_npu 2.7.1.post2 is built for CANN 8.5.0, newer than CANN 8.3.rc1")
 
 
+def test_npu307_a_release_candidate_of_the_adapter_is_for_the_final_torch() -> None:
+    # torch_npu 2.6.0rc1 extends the final torch 2.6.0 (torch publishes no rc on PyPI): once reported as "extends
+    # torch 2.6.0rc1, but line 2 installs torch 2.6.0: pin the torch_npu built for torch 2.6.0", what was pinned.
+    dockerfile = (
+        "FROM quay.io/ascend/cann:8.2.rc1-910b-ubuntu22.04-py3.11\n"
+        "RUN pip install torch==2.6.0 torch_npu==2.6.0rc1 torchvision==0.21.0\n"
+        "RUN pip install torch==2.7.1 torch_npu==2.6.0rc1\n"
+    )
+    got = [(f.line, f.severity.label, f.message) for f in audit({"Dockerfile": dockerfile}).findings]
+    assert got == [
+        (
+            3,
+            "warning",
+            "torch_npu 2.6.0rc1 extends torch 2.6.0, but line 3 installs torch 2.7.1: pin the torch_npu built for "
+            "torch 2.7.1.",
+        )
+    ]
+
+
+def test_npu307_a_post_release_the_table_omits_is_judged_by_its_release_tag() -> None:
+    got = file_findings("NPU307/bad_post_release_the_table_omits", "NPU307")
+    sev, suggestion, message = got[("Dockerfile.ascend_8.5.0_a2", 6)]
+    assert (sev, suggestion) == ("error", "    pip install torch_npu==2.9.0")
+    assert message.startswith("torch_npu 2.9.0.post4 is built for CANN 9.0.0, newer than CANN 8.5.0")
+    assert message.endswith("For CANN 8.5.0 and torch 2.9.0, use torch_npu 2.9.0.")
+    assert got[("Dockerfile.ascend_8.5.0_a2", 9)][0] == "notice"
+
+
 def test_npu307_a_pin_from_an_arg_before_from_is_not_seen_in_the_stage() -> None:
     # `ARG X=…` before FROM is not visible to RUN unless declared again after it (NPU313 says so): unknown.
     dockerfile = (
