@@ -640,7 +640,14 @@ def build(args: argparse.Namespace) -> str:
     )
     for name, (data, source, date) in env_sections(mirrors).items():
         put(name, data, source, date)
-    npu_names = {n for key, (data, _, _, _) in sections.items() if key.startswith("env_") for n in data["names"]}
+    # Counterparts among the variables of CANN, HCCL, ATB, torch_npu and vLLM-Ascend (the container runtime's
+    # ASCEND_VISIBLE_DEVICES is NVIDIA_VISIBLE_DEVICES' counterpart, not CUDA_VISIBLE_DEVICES').
+    npu_names = {
+        n
+        for key, (data, _, _, _) in sections.items()
+        if key.startswith("env_") and key != "env_ecosystem"
+        for n in data["names"]
+    }
     nccl = Repo.at(mirrors, "NVIDIA/nccl")
     attested = [pytorch, Repo.at(mirrors, "vllm-project/vllm-ascend"), Repo.at(mirrors, "verl-project/verl")]
     pairs, nccl_source = cuda_counterparts(nccl, attested, npu_names)
