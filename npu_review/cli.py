@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from npu_review import facts_cmd
 from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, parse_config
 from npu_review.checks.diffing import DiffError
 from npu_review.checks.engine import Report, known_rule_ids, run
@@ -91,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=None, help="port (default: $PORT or 8080)")
 
     sub.add_parser("worker", help="run queued reviews from Redis (NPU_REVIEW_QUEUE=redis://...)")
+    facts_cmd.add_parser(sub)
     return p
 
 
@@ -269,7 +271,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # Commands that run, print and end: the program ends right after them (see `program`). `serve` and `worker` run
 # until stopped and end the usual way.
-ONE_SHOT = frozenset({"check", "replay", "rules", "init"})
+ONE_SHOT = frozenset({"check", "replay", "rules", "init", "facts"})
 
 
 def program() -> NoReturn:
@@ -335,6 +337,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return cmd_replay(args)
     if args.command == "worker":
         return cmd_worker(args)
+    if args.command == "facts":
+        return facts_cmd.run(args)
     return cmd_serve(args)
 
 
