@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -12,8 +13,9 @@ from npu_review.checks import globs
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, SHELL, WORKFLOW, YAML
+from npu_review.checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, PYTHON, SHELL, WORKFLOW, YAML
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers import pyast
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
 from npu_review.checks.rule import Hit, Rule
@@ -30,6 +32,7 @@ _REGISTRY_NAME = re.compile(r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
 class _Set:
     name: str
     line: int
+    read: bool = False  # the code reads the name (os.getenv) rather than setting it
 
 
 def _normal(name: str) -> str:
@@ -42,21 +45,28 @@ class MisspelledAscendEnvVariable(Rule):
     Why: a misspelled variable is silently ignored: `export ASCEND_RT_VISIBLE_DEVICE=0,1` (no final S)
     leaves every NPU visible, `VLLM-ASCEND_BALANCE_SCHEDULING: "1"` (a hyphen) or
     `VLLM_ASCEND_ENABLE__FUSED_MC2` (two underscores) leave the feature off while the test or tutorial claims
-    to measure it. vllm-ascend's docs and nightly test configs carried all three for months.
+    to measure it. vllm-ascend's docs and nightly test configs carried all three for months. A misspelled read
+    (`os.getenv("HCCL_CONECT_TIMEOUT")`) is as silent: the user sets the real name and the code never sees it.
 
-    An upper-case name set is reported when it is not a known variable but reads as one: with `-` taken as
-    `_` and runs of `_` as one it is a known name (warning), or it starts like an Ascend variable
-    (`ASCEND_`, `HCCL_`, `VLLM_ASCEND_`, …) and is one or two edits from exactly one known name (one edit: a
-    warning, two: a notice). The known names are facts (`ascend_env` in checks/facts/ascend.yml: CANN, HCCL,
-    torch_npu, ATB and vLLM-Ascend's registry, current and retired), plus the names the repository's own
-    `envs.py` registers.
+    An upper-case name is reported when it is not a known variable but reads as one: with `-` taken as `_`
+    and runs of `_` as one it is a known name (warning), or it starts like an Ascend variable (`ASCEND_`,
+    `HCCL_`, `VLLM_ASCEND_`, `ATB_`, `TORCH_NPU_`, …), has 12 characters or more, and is close to exactly one
+    known name. How close grows with the name's length: two edits for any such name, three from 24
+    characters (`HCCL_RDMA_PCI_DIRCT_POST_NOSTRIC` for `HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT`); up to one edit per
+    ten characters it is a warning, beyond that a notice. The known names are facts read from their sources
+    (the `env_*` sections: CANN's runtime docs and code, HCCL's, ATB's, torch_npu's docs and code, vLLM-Ascend's
+    `envs.py` through its history, the container runtime, Mooncake; `npu-review facts` names each source), the
+    hand list `ascend_env.known`, and the names the repository's own `envs.py` registers.
 
     Where: `export`/`NAME=value` in shell scripts and in shell code blocks of docs, `env:`/`envs:` mappings of
-    YAML files (workflows, test configs), and Dockerfile `ENV`.
+    YAML files (workflows, test configs), Dockerfile `ENV`, Python `os.environ[...]`, `os.environ.get/
+    setdefault/pop/update`, `os.getenv`, `os.putenv` and `monkeypatch.setenv` with a literal name, and every
+    mention in docs prose, tables and other code blocks (a variable reference page written as text).
 
     Bad:
         # tests/e2e/run_npu.sh
         export ASCEND_RT_VISIBLE_DEVICE=0,1
+        export HCCL_RDMA_PCI_DIRCT_POST_NOSTRIC=1
         # tests/e2e/nightly/configs/Qwen3-8B.yaml
         envs:
           VLLM-ASCEND_BALANCE_SCHEDULING: "1"
@@ -65,6 +75,7 @@ class MisspelledAscendEnvVariable(Rule):
         # tests/e2e/run_npu.sh
         export ASCEND_RT_VISIBLE_DEVICES=0,1
         export ASCEND_VISIBLE_DEVICES=0,1   # ascend-docker-runtime's own variable, not a typo
+        export HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT=1   # rare, and real
         # tests/e2e/nightly/configs/Qwen3-8B.yaml
         envs:
           VLLM_ASCEND_BALANCE_SCHEDULING: "1"
@@ -72,16 +83,16 @@ class MisspelledAscendEnvVariable(Rule):
     Fix: use the name the message suggests.
 
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
-    Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`), names shorter than
-    12 characters, names close to two known ones, variables that are only read, and names the repository's
-    `envs.py` defines.
+    Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
+    variable), names shorter than 12 characters, names close to two known ones, variables a shell script only
+    reads, names given by an expression (`os.environ[name]`), and names the repository's `envs.py` defines.
     """
 
     id = "NPU110"
     name = "misspelled-ascend-env-variable"
     severity = Severity.WARNING
     title = "Misspelled Ascend environment variable"
-    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE, PYTHON})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
@@ -89,6 +100,8 @@ class MisspelledAscendEnvVariable(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         facts = ctx.facts.ascend_env
+        if src.kinds == {PYTHON} and not _PY_ENV.search(src.text):
+            return  # most Python files touch no environment variable: no upper-casing of their text
         text = src.text.upper().replace("-", "_")
         if not any(f[:-1] in text for f in facts.families):
             return
@@ -100,11 +113,15 @@ class MisspelledAscendEnvVariable(Rule):
             suggestion, distance, sure = verdict
             how = "is not a known variable" if distance else f"is `{suggestion}` misspelled"
             near = f" ({_EDITS.get(distance, f'{distance} edits')} from `{suggestion}`)" if distance else ""
+            why = (
+                "the code reads a name nothing sets, so a setting of the real one is never seen"
+                if found.read
+                else "nothing reads it, so the setting is silently ignored"
+            )
             yield Hit(
                 src.path,
                 found.line,
-                f"`{found.name}` {how}{near}: nothing reads it, so the setting is silently ignored. Did you mean "
-                f"`{suggestion}`?",
+                f"`{found.name}` {how}{near}: {why}. Did you mean `{suggestion}`?",
                 severity=None if sure else Severity.NOTICE,
             )
 
@@ -165,8 +182,14 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     flavor = flavor_of(src.path)
     if flavor is not None:
         keep = _may_report(ctx)
+        shell_lines: set[int] = set()
         for block in doc_shell_blocks(ctx, src):
+            shell_lines.update(n for n, _ in block.lines)
             yield from _shell_names(Source.lines(block.lines), keep)
+        yield from _prose_names(src, ctx, shell_lines)
+        return
+    if PYTHON in src.kinds:
+        yield from _python_names(src, ctx)
         return
     if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
         yield from _shell_names(Source.file(src.text), _may_report(ctx))
@@ -185,6 +208,74 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
             if node.is_map and path and path[-1] in ENV_KEYS:
                 for key, key_node, _ in node.entries():
                     yield _Set(key, key_node.line)
+
+
+# Python that names an environment variable: os.environ[...], os.environ.get/setdefault/pop/update, os.getenv,
+# os.putenv, monkeypatch.setenv / delenv.
+_PY_ENV = re.compile(r"\b(?:environ|getenv|putenv|setenv|delenv)\b")
+_ENV_CALLS = frozenset({"getenv", "putenv", "setenv", "delenv"})
+_ENVIRON_METHODS = frozenset({"get", "setdefault", "pop", "update"})
+_READS = frozenset({"getenv", "get", "pop"})
+
+
+def _python_names(src: SourceFile, ctx: Context) -> Iterator[_Set]:
+    """The variables Python code reads or sets by a literal name: `os.environ["X"]`, `os.environ.get("X")`,
+    `os.environ.setdefault("X", v)`, `os.environ.update({"X": v})` / `update(X=v)`, `os.getenv("X")`,
+    `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`. A misspelled read is as silent as a misspelled set: the
+    user sets the real name and the code never sees it."""
+    tree = ctx.python_ast(src)
+    if tree is None:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and _is_environ(node.value):
+            yield from _literal(node.slice, read=isinstance(node.ctx, ast.Load))
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if not isinstance(f, ast.Attribute | ast.Name):
+                continue
+            name = f.attr if isinstance(f, ast.Attribute) else f.id
+            if name in _ENV_CALLS or (
+                isinstance(f, ast.Attribute) and name in _ENVIRON_METHODS and _is_environ(f.value)
+            ):
+                if name == "update":
+                    for arg in node.args:
+                        if isinstance(arg, ast.Dict):
+                            for key in arg.keys:
+                                if key is not None:
+                                    yield from _literal(key)
+                    for kw in node.keywords:
+                        if kw.arg is not None:
+                            yield _Set(kw.arg, kw.value.lineno)
+                elif node.args:
+                    yield from _literal(node.args[0], read=name in _READS)
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return pyast.dotted(node) in ("os.environ", "environ")
+
+
+def _literal(node: ast.AST, read: bool = False) -> Iterator[_Set]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield _Set(node.value, node.lineno, read)
+
+
+# A markdown-escaped underscore (`HCCL\_BUFFSIZE`) is an underscore.
+_MD_ESCAPE = re.compile(r"\\(?=[_-])")
+
+
+def _prose_names(src: SourceFile, ctx: Context, skip: set[int]) -> Iterator[_Set]:
+    """Names mentioned in a doc's prose, tables and non-shell code blocks (a variable reference page written as
+    text, a table of settings, a YAML or Python example): every run that reads as a misspelled variable, on
+    the lines the shell blocks (read as shell above) do not cover."""
+    candidates, relevant = _relevance(ctx)
+    for n, line in enumerate(src.lines, 1):
+        if n in skip or not line.strip():
+            continue
+        if "\\" in line:
+            line = _MD_ESCAPE.sub("", line)
+        for m in candidates.finditer(line):
+            if relevant(m.group(), False):
+                yield _Set(m.group(), n)
 
 
 # The quick no for a logical line of shell, so that the commands of most lines are never built. A name set there
