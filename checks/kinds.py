@@ -27,6 +27,7 @@ DOCS = "docs"
 PYTHON = "python"
 REQUIREMENTS = "requirements"
 YAML = "yaml"  # every YAML file (test configs, env maps); workflows are also WORKFLOW
+PYPROJECT = "pyproject"  # every pyproject.toml (a project's dependencies)
 HYDRA_CONFIG = "hydra_config"  # the project's Hydra config tree, generated reference files included (NPU105-107)
 
 KNOWN_KINDS = frozenset(
@@ -41,6 +42,7 @@ KNOWN_KINDS = frozenset(
         PYTHON,
         REQUIREMENTS,
         YAML,
+        PYPROJECT,
         HYDRA_CONFIG,
     }
 )
@@ -49,7 +51,10 @@ KNOWN_KINDS = frozenset(
 CONTENT_KINDS: Mapping[str, str] = {ASCEND_DOCKERFILE: DOCKERFILE, ASCEND_WORKFLOW: WORKFLOW, NPU_SCRIPT: SHELL}
 # Kinds that a file's extension decides in every layout, so no profile needs to list them (a profile or the
 # repo config's `paths:` may still name them to replace these globs).
-UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {YAML: ("**/*.yaml", "**/*.yml")}
+UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
+    YAML: ("**/*.yaml", "**/*.yml"),
+    PYPROJECT: ("**/pyproject.toml",),
+}
 
 
 class KindMap:

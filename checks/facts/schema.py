@@ -82,6 +82,15 @@ class PublishedVersions(Section):
 
 
 @dataclass(frozen=True)
+class PackageIndexes(Section):
+    # Index URLs that serve PyPI's versions (PyPI itself and its mirrors; PyTorch's per-platform indexes for the
+    # packages it hosts): a pin installed from one of them is judged against `published_versions`.
+    pypi: tuple[Regex, ...]
+    # What names another index in a file: pip options, their environment variables and `pip config` keys, uv's.
+    index_options: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class EnvNames(Section):
     names: tuple[str, ...]  # environment variables a component reads (documented or in its code)
 
@@ -502,6 +511,7 @@ class Facts:
     shell_env: ShellEnv = field(metadata=_universal())
     ascend_content: AscendContent = field(metadata=_universal())
     ascend_env: AscendEnv = field(metadata=_universal())
+    package_indexes: PackageIndexes = field(metadata=_universal())
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())

@@ -51,6 +51,7 @@ from npu_review.checks.rules.npu311_triton_uninstalled_after_triton_ascend impor
 from npu_review.checks.rules.npu312_unsupported_package_on_npu import UnsupportedPackageOnNpu
 from npu_review.checks.rules.npu313_arg_used_before_declared import ArgUsedBeforeDeclared
 from npu_review.checks.rules.npu314_build_mirror_config_persisted import BuildMirrorConfigPersisted
+from npu_review.checks.rules.npu315_version_never_published import VersionNeverPublished
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -103,6 +104,7 @@ RULES = (
     UnsupportedPackageOnNpu,
     ArgUsedBeforeDeclared,
     BuildMirrorConfigPersisted,
+    VersionNeverPublished,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,

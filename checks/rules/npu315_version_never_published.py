@@ -1,0 +1,221 @@
+"""NPU315: a pinned torch, torch-npu, torchvision, triton-ascend, vllm or vllm-ascend version never published."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from npu_review.checks.analysis.workflows import workflow
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.releases import Unpublished, releases
+from npu_review.checks.kinds import DOCKERFILE, DOCS, PYPROJECT, REQUIREMENTS, SHELL, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+from npu_review.checks.parsers.pipcli import PipCall, pip_call
+from npu_review.checks.parsers.requirements import Requirement, parse_requirement, parse_requirements_file
+from npu_review.checks.parsers.sh import Source, commands
+from npu_review.checks.rule import Hit, Rule
+
+# A URL after an index option: `--index-url URL`, `--index-url=URL`, `PIP_INDEX_URL=URL`, `index-url = "URL"`.
+_URL_AFTER = r"""[ \t]*(?:=|[ \t])[ \t]*["']?([^\s"'\\]+)"""
+
+
+@dataclass(frozen=True)
+class _Pin:
+    requirement: Requirement
+    line: int
+
+
+class VersionNeverPublished(Rule):
+    """A pinned torch, torch-npu, torchvision, triton-ascend, vllm or vllm-ascend version was never published.
+
+    Why: `pip install torch-npu==2.4.0.post1` fails with "No matching distribution found": PyPI published
+    2.4.0.post2 and 2.4.0.post4, never post1 (Ascend numbers its post builds by CANN line, not one by one), and
+    vllm-ascend published 0.9.0rc1 and rc2, then 0.9.1, never a final 0.9.0. The image or the CI job breaks at
+    the install, often after a long build, or a version guessed in an install guide sends every reader into the
+    same error.
+
+    The published versions are facts read from PyPI (`published_versions`, with its date; `npu-review facts
+    published_versions`), and torch_npu builds that Ascend released outside PyPI (the release tags of
+    Ascend/pytorch: `torch_npu_releases`) count as published. Only a version inside what the data covers is
+    judged: the index published a later build of the same release (`2.4.0.post2` after a pinned `2.4.0.post1`,
+    `2.10.0` after `2.10.0rc3`), or, for a version that is not a post build, a later release of the same minor
+    series (`0.9.1` after `0.9.0`). A version newer than the data, a post build after the last one published
+    (Ascend keeps publishing them), a nightly (`.devN`), a torch release candidate (torch publishes those on its
+    own test index) and a local build (`+cpu`, judged by its public version) are not judged. Neither is a file
+    that names another package index (`--index-url`, `--extra-index-url`, `--find-links`, `PIP_INDEX_URL`, `pip
+    config set global.index-url`, uv's index settings) than PyPI, its mirrors or PyTorch's per-platform indexes
+    (`package_indexes`): that index may hold other builds.
+
+    Where: exact pins (`==`) in requirements files, `pip install` in Dockerfile RUN steps (a version from an ARG
+    default included, reported on the ARG), workflow `run:` steps, shell scripts and docs (any code block, inline
+    code or sentence: install guides are copied), and the dependencies of pyproject.toml (`[project]
+    dependencies` and optional dependencies).
+
+    Bad:
+        RUN pip install torch==2.4.0 torch-npu==2.4.0.post1
+
+    Good:
+        RUN pip install torch==2.4.0 torch-npu==2.4.0.post2
+
+    Fix: pin a version the index publishes (the message lists those of the same release), or install from the
+    index that holds the build and say so in the file (`--extra-index-url`).
+    """
+
+    id = "NPU315"
+    name = "version-never-published"
+    severity = Severity.WARNING
+    title = "Pinned version of an Ascend stack package that was never published"
+    kinds = frozenset({REQUIREMENTS, DOCKERFILE, WORKFLOW, SHELL, PYPROJECT, DOCS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        packages = ctx.facts.published_versions.packages
+        if not _names_any(src.text, packages) or _other_index(src.text, ctx):
+            return
+        if DOCS in src.kinds:
+            found = list(_docs_pins(src))
+        elif PYPROJECT in src.kinds:
+            found = list(_pyproject_pins(src))
+        elif REQUIREMENTS in src.kinds:
+            found = [_Pin(req, n) for n, req in parse_requirements_file(src.text)]
+        elif DOCKERFILE in src.kinds:
+            found = list(_dockerfile_pins(src, ctx))
+        elif WORKFLOW in src.kinds:
+            found = list(_workflow_pins(src, ctx))
+        else:
+            found = list(_calls_pins(Source.file(src.text)))
+        yield from self._judge(src.path, found, ctx)
+
+    def _judge(self, path: str, found: list[_Pin], ctx: Context) -> Iterator[Hit]:
+        rel = releases(ctx.facts)
+        date = ctx.facts.published_versions.date
+        for pin in found:
+            version = pin.requirement.pinned
+            if version is None:
+                continue
+            missing = rel.never_published(pin.requirement.name, version)
+            if missing is None:
+                continue
+            yield Hit(path, pin.line, _message(missing, date))
+
+
+def _message(m: Unpublished, date: str) -> str:
+    shown = ", ".join(m.siblings[-8:])
+    more = "" if len(m.siblings) <= 8 else f" (and {len(m.siblings) - 8} earlier)"
+    elsewhere = ", nor as a release of Ascend/pytorch" if m.package == "torch-npu" else ""
+    return (
+        f"{m.package} {m.version} was never published on PyPI{elsewhere} (as of {date}; the releases around it "
+        f"are {shown}{more}): pip finds no such version. Pin a published one."
+    )
+
+
+def _names_any(text: str, packages: Iterable[str]) -> bool:
+    """The quick no: the text names none of the packages (in any spelling pip accepts)."""
+    low = text.lower()
+    return any(p in low or p.replace("-", "_") in low for p in packages)
+
+
+def _other_index(text: str, ctx: Context) -> bool:
+    """The file points pip at an index that is not PyPI, a mirror of it or PyTorch's per-platform one (or at
+    one it cannot read: a URL with `$`)."""
+    facts = ctx.facts.package_indexes
+    if not any(o in text for o in facts.index_options):
+        return False
+    pattern = ctx.memo(
+        ("npu315-index", "head", ""),
+        lambda: re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(o) for o in facts.index_options) + r")" + _URL_AFTER),
+    )
+    pypi = [re.compile(p) for p in facts.pypi]
+    for m in pattern.finditer(text):
+        url = m.group(1).rstrip("/")
+        if "://" not in url and not url.startswith("$"):
+            continue  # `-f requirements.txt`-like words are no index
+        if not any(p.search(url) for p in pypi):
+            return True
+    return "[[tool.uv.index]]" in text
+
+
+# A pip command written in a doc: in a code block of any language (an unlabeled one too), after a `$ ` prompt,
+# in inline code or in a sentence; it runs to the end of the line or the closing backtick.
+_DOC_PIP = re.compile(
+    r"(?:\buv[ \t]+pip|\bpython3?(?:\.\d+)?[ \t]+-m[ \t]+pip|\bpip3?(?:\.\d+)?)[ \t]+install\b[^`\n]*"
+)
+
+
+def _docs_pins(src: SourceFile) -> Iterator[_Pin]:
+    for n, line in enumerate(src.lines, 1):
+        if "install" not in line:
+            continue
+        for m in _DOC_PIP.finditer(line):
+            yield from _calls_pins(Source.lines([(n, m.group(0))]))
+
+
+def _calls_pins(source: Source) -> Iterator[_Pin]:
+    for cmd in commands(source, heredoc_bodies=True):
+        call = pip_call(cmd)
+        if call is not None and call.verb in ("install", "download", "wheel"):
+            yield from _call_pins(call)
+
+
+def _call_pins(call: PipCall) -> Iterator[_Pin]:
+    for req, word in call.packages:
+        yield _Pin(req, word.line)
+
+
+def _workflow_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
+    wf = workflow(ctx, src.path)
+    if wf is None:
+        return
+    for job in wf.jobs.values():
+        for step in job.steps:
+            if step.run is not None:
+                yield from _calls_pins(Source.lines(step.run.text_lines()))
+
+
+def _dockerfile_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
+    """Pins of the RUN steps' pip commands; a `name==${ARG}` pin takes the ARG's default of its stage and is
+    reported on that ARG (where the version is written)."""
+    df = ctx.dockerfile(src)
+    defs = build_args(df)
+    froms = [i.line for i in df.of("FROM")]
+    for step in steps(df):
+        call = step.pip
+        if call is None or call.verb not in ("install", "download", "wheel"):
+            continue
+        yield from _call_pins(call)
+        start = max((n for n in froms if n < step.instr.line), default=0)
+        stage = [d for d in defs if d[0] > start]
+        for word in call.others:
+            if "$" not in word.unquoted:
+                continue
+            text, used = expand(word.unquoted, stage, word.line)
+            req = parse_requirement(text) if used and "$" not in text else None
+            if req is not None:
+                yield _Pin(req, max(used.values()))
+
+
+def _pyproject_pins(src: SourceFile) -> Iterator[_Pin]:
+    try:
+        data = tomllib.loads(src.text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return
+    specs: list[str] = [d for d in project.get("dependencies", []) if isinstance(d, str)]
+    optional = project.get("optional-dependencies", {})
+    if isinstance(optional, dict):
+        for deps in optional.values():
+            if isinstance(deps, list):
+                specs.extend(d for d in deps if isinstance(d, str))
+    lines = src.lines
+    for spec in specs:
+        req = parse_requirement(spec)
+        if req is None or req.pinned is None:
+            continue
+        quoted = (f'"{spec}"', f"'{spec}'")
+        line = next((n for n, text in enumerate(lines, 1) if any(q in text for q in quoted)), 0)
+        if line:
+            yield _Pin(req, line)
