@@ -407,6 +407,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     ),
     "NPU314": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU315": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU316": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU214": Scaffold(*_meta_build("image_openeuler"), parts=(_meta_build("image_310p_openeuler"),)),
     "NPU216": Scaffold(
         ".github/workflows/_e2e.yaml",

@@ -302,7 +302,7 @@ def test_cann_package_files_per_version_and_architecture(written: dict[str, Any]
         "8.3.RC1": {"Ascend-cann-toolkit": both, "Atlas-A3-cann-kernels": both},
         "7.0.RC1": {"Ascend-cann-kernels-910b": [""]},
     }
-    assert set(section["kinds"]) == {"toolkit", "nnal", "kernels", "ops"}
+    assert set(section["kinds"]) == {"toolkit", "nnal", "operators"}
 
 
 def test_every_section_names_its_sources_and_a_date(written: dict[str, Any]) -> None:

@@ -450,12 +450,16 @@ def _candidates(name: str) -> list[str]:
 _RUN = re.compile(
     r"((?:Ascend|Atlas)-[A-Za-z0-9-]*cann[A-Za-z0-9${}_-]*?)_(\d+\.\d+\.[A-Za-z0-9.-]*?)_linux(?:-([A-Za-z0-9_${}]+))?\.run"
 )
-# What each stem is (the kinds NPU316 checks): regular expressions, `device` named where the stem has one.
+# What each stem is (the roles NPU316 checks): regular expressions, `device` named where the stem has one. The
+# operator packages changed names over time (kernels-<device> until 8.3, <device>-ops from 8.5): one role.
 KINDS = {
     "toolkit": [r"^Ascend-cann-toolkit$"],
     "nnal": [r"^Ascend-cann-nnal$"],
-    "kernels": [r"^Ascend-cann-kernels-(?P<device>[A-Za-z0-9]+)$", r"^Atlas-(?P<device>[A-Za-z0-9]+)-cann-kernels$"],
-    "ops": [r"^Ascend-cann-(?P<device>[A-Za-z0-9]+)-ops$"],
+    "operators": [
+        r"^Ascend-cann-kernels-(?P<device>[A-Za-z0-9]+)$",
+        r"^Atlas-(?P<device>[A-Za-z0-9]+)-cann-kernels$",
+        r"^Ascend-cann-(?P<device>[A-Za-z0-9]+)-ops$",
+    ],
 }
 ARCHES = {"${ARCH}": ("aarch64", "x86_64"), "${ARCH_NAME}": ("aarch64", "x86_64")}
 
@@ -593,7 +597,8 @@ COMMENTS = {
     ),
     "cann_packages": (
         "CANN installer files: CANN version (as the file names spell it) -> file name stem -> architectures of its\n"
-        'files ("" = no -<arch> suffix). `kinds`: what a stem is (toolkit, nnal, kernels or ops of a device).\n'
+        'files ("" = no -<arch> suffix). `kinds`: what a stem is (toolkit, nnal, or the operators of a device:\n'
+        "kernels-<device> until 8.3, <device>-ops from 8.5).\n"
         "A version not listed here is unknown."
     ),
 }

@@ -104,7 +104,8 @@ class CudaEnv(Section):
 class CannPackages(Section):
     # CANN version as the file names spell it (`8.3.RC1`) -> file name stem -> architectures ("" = none).
     versions: Mapping[str, Mapping[str, tuple[str, ...]]]
-    # Package kind -> regular expressions of its stems (`(?P<device>...)` where the stem names a device).
+    # Package role (toolkit, nnal, operators) -> regular expressions of its stems, one per naming (`(?P<device>...)`
+    # where the stem names a device: the operator packages are per device).
     kinds: Mapping[str, tuple[Regex, ...]]
 
 

@@ -1,0 +1,164 @@
+"""CANN installer file names (`Ascend-cann-toolkit_8.5.0_linux-aarch64.run`): what one is, and whether CANN ships it.
+
+`cann_files(facts).problem(name)` says why CANN does not ship a file of that name for its version, device and
+architecture, with the file it ships instead where one fits; None when the file exists or the facts cannot say
+(`cann_packages`: the files of each CANN version, read from the images that download them). Unknown is silent:
+a version the data does not list, a package role (toolkit, NNAL, operators) it lists no file of for that
+version, a device it lists no operator package of, and a part the text leaves to a variable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from npu_review.checks.facts.schema import CannPackages, Facts
+
+__all__ = ["FILE_NAME", "CannFile", "CannFiles", "Problem", "cann_files"]
+
+# `<stem>_<version>_linux[-<arch>].run`: a stem of Ascend's or Atlas' CANN packages, the version (`8.3.RC1`,
+# `9.0.0-beta.1`, `${CANN_VERSION}`), the architecture when the file has one.
+FILE_NAME = re.compile(
+    r"(?<![\w.-])((?:Ascend|Atlas)-[A-Za-z0-9${}-]*?cann[A-Za-z0-9${}_-]*?)"
+    r"_(\$\{?\w+\}?|\d+\.\d+\.[A-Za-z0-9.${}-]*?)_linux(?:-([A-Za-z0-9_${}]+))?\.run\b"
+)
+
+
+@dataclass(frozen=True)
+class CannFile:
+    text: str  # the whole file name as written
+    stem: str
+    version: str
+    arch: str | None  # None: no `-<arch>` suffix
+
+
+@dataclass(frozen=True)
+class Problem:
+    message: str  # why CANN ships no such file, and what it ships
+    replacement: str | None  # the file name CANN ships for what was meant, when one fits
+
+
+def parse(text: str) -> Iterator[tuple[int, CannFile]]:
+    """Every CANN file name in `text`, with its offset."""
+    for m in FILE_NAME.finditer(text):
+        yield m.start(), CannFile(m.group(0), m.group(1), m.group(2), m.group(3))
+
+
+class CannFiles:
+    def __init__(self, section: CannPackages) -> None:
+        self._versions = {v.lower(): v for v in section.versions}
+        self._files = section.versions
+        self._kinds = {role: tuple(re.compile(p) for p in pats) for role, pats in section.kinds.items()}
+
+    def _role(self, stem: str) -> tuple[str, int, str | None] | None:
+        """(role, which naming of it, device) of a stem, None when it is none of the roles."""
+        for role, pats in self._kinds.items():
+            for i, pat in enumerate(pats):
+                m = pat.match(stem)
+                if m:
+                    return role, i, m.groupdict().get("device")
+        return None
+
+    def _first_with(self, role: str, naming: int) -> str | None:
+        """The oldest version whose files use this naming of the role (for "from 8.5.0 on")."""
+        found = [
+            v
+            for v, stems in self._files.items()
+            if any((r := self._role(s)) is not None and r[:2] == (role, naming) for s in stems)
+        ]
+        return min(found, key=_version_key) if found else None
+
+    def problem(self, f: CannFile) -> Problem | None:
+        if "$" in f.version:
+            return None
+        version = self._versions.get(f.version.lower())
+        if version is None:
+            return None  # a version the data does not know
+        stems = self._files[version]
+        stem = f.stem
+        notes: list[str] = []
+        if "$" not in stem and stem not in stems:
+            meant = self._role(stem)
+            if meant is None:
+                return None  # not a toolkit, NNAL or operator package: unknown
+            role, naming, device = meant
+            same_role = [(s, r) for s in stems if (r := self._role(s)) is not None and r[0] == role]
+            if not same_role:
+                return None  # the data lists no file of this role for this version
+            fit = [s for s, r in same_role if (r[2] or "").lower() == (device or "").lower()]
+            if len(fit) == 1:
+                stem = fit[0]
+                shipped = self._role(stem)
+                notes.append(f"its {_what(role, shipped[2] if shipped else device)} is `{stem}`")
+            elif any(r[1] == naming for _, r in same_role):
+                return None  # a device the data has no package of in this version: unknown
+            else:
+                namings = sorted({s for s, _ in same_role})
+                since = self._first_with(role, naming)
+                later = since is not None and _version_key(since) > _version_key(version)
+                when = f" (that naming is from CANN {since})" if later else ""
+                return Problem(
+                    f"CANN {version} ships no `{f.text}`: its {_what(role, None)} are named like "
+                    f"{', '.join(f'`{s}`' for s in namings)}{when}.",
+                    None,
+                )
+        arch, fixable = f.arch, True
+        arches = self._files[version].get(stem)
+        if arches is not None and (arch is None or "$" not in arch) and (arch or "") not in arches:
+            shown = " and ".join(a for a in arches if a)
+            notes.append(f"it ships `{stem}` for {shown}" if shown else f"it ships `{stem}` without an architecture")
+            alias = _ARCH_ALIASES.get((arch or "").lower())
+            if len(arches) == 1:
+                arch = arches[0] or None
+            elif alias in arches:
+                arch = alias
+            else:
+                fixable = False
+        if not notes:
+            return None
+        # The version as written: CANN's release tree spells `8.3.RC1`, its beta tree (Milan-ASL) `8.3.rc1`.
+        fixed = f"{stem}_{f.version}_linux{'-' + arch if arch else ''}.run" if fixable else None
+        fix = f" Use `{fixed}`." if fixed is not None else ""
+        return Problem(f"CANN {f.version} ships no `{f.text}`: {'; '.join(notes)}.{fix}", fixed)
+
+
+# How architectures are often misnamed in CANN file names (Docker's and Go's names).
+_ARCH_ALIASES = {
+    "arm64": "aarch64",
+    "aarch": "aarch64",
+    "arm": "aarch64",
+    "amd64": "x86_64",
+    "x86": "x86_64",
+    "x64": "x86_64",
+}
+
+
+def _what(role: str, device: str | None) -> str:
+    if role == "operators":
+        return f"operator package for {device}" if device else "operator packages"
+    return {"toolkit": "toolkit", "nnal": "NNAL package"}.get(role, role)
+
+
+def _version_key(version: str) -> tuple[int | str, ...]:
+    m = re.match(r"(\d+)\.(\d+)\.(?:(\d+)|[Rr][Cc](\d+))(.*)", version)
+    if not m:
+        return (0,)
+    major, minor, patch, rc, rest = m.groups()
+    return (int(major), int(minor), int(patch) if patch is not None else -1, int(rc or 0), 0 if rest else 1, rest)
+
+
+_CACHE: dict[int, tuple[CannPackages, CannFiles]] = {}
+
+
+def cann_files(facts: Facts) -> CannFiles:
+    """The CANN file answers of `facts` (built once per facts section)."""
+    section = facts.cann_packages
+    hit = _CACHE.get(id(section))
+    if hit is not None and hit[0] is section:
+        return hit[1]
+    made = CannFiles(section)
+    if len(_CACHE) > 16:
+        _CACHE.clear()
+    _CACHE[id(section)] = (section, made)
+    return made

@@ -1,0 +1,127 @@
+"""NPU316: a CANN installer, operator (kernels / ops) or NNAL file name that CANN does not ship for that version."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts.cann_files import FILE_NAME, CannFile, cann_files, parse
+from npu_review.checks.kinds import DOCKERFILE, DOCS, SHELL, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import build_args, expand
+from npu_review.checks.rule import Hit, Rule
+
+# `NAME=value` (shell, also after `export`, `ENV`, `ARG`) and `NAME: value` (a workflow's env:) with a literal value.
+_ASSIGN = re.compile(
+    r"^[ \t-]*(?:export[ \t]+|ENV[ \t]+|ARG[ \t]+)?([A-Z_][A-Z0-9_]*)(?:=|:[ \t]+)"
+    r"""["']?([A-Za-z0-9._-]+)["']?[ \t]*(?:#.*)?$""",
+    re.M,
+)
+_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
+
+
+class CannPackageFileUnknown(Rule):
+    """A CANN installer, operator package or NNAL file name that CANN does not ship for its version, device and
+    architecture.
+
+    Why: the `.run` files change names between CANN versions: up to 8.3.RC2 the operator packages are
+    `Ascend-cann-kernels-<device>_<version>_linux-<arch>.run` (`Atlas-A3-cann-kernels_…` for A3), from 8.5.0
+    `Ascend-cann-<device>-ops_…` (`Ascend-cann-A3-ops_…`), with the device as CANN spells it (`A3`), and the
+    architectures are `aarch64` and `x86_64`. A name CANN never shipped is a 404 (or a 403
+    from the download server) in the middle of an image build, or an install guide nobody can follow: a
+    project that moved its image to 8.5.1 kept `Ascend-cann-kernels-910b_8.5.1_linux-aarch64.run` and the
+    download failed.
+
+    The files are facts read from the images that download them (`cann_packages`: Ascend/cann-container-image,
+    torch_npu's docker/devel, Ascend/ascend-docker-image; `npu-review facts cann_packages`). A name is reported
+    when CANN lists that version and, for the same package role (toolkit, NNAL, the operators of a device), a
+    file of another name: another naming of the operator packages, another spelling of the device (`a3`) or of
+    the architecture (`arm64`). The version's case is not judged (CANN's beta tree spells `8.3.rc1` where the
+    release tree spells `8.3.RC1`). A version the data does not list, a device whose
+    operator package the data lacks for that version, another package (`Ascend-cann-nnrt`, the 9.x
+    `Ascend-cann_<version>` bundle) and a part left to a variable that the file does not set (`${ARCH}`) are not
+    judged. A version or architecture set in the file (`ARG CANN_VERSION=8.5.0`, `CANN_VERSION=8.5.0` in a
+    script) is read.
+
+    Where: Dockerfiles, shell scripts and workflows (an error: the build fails), docs (a warning).
+
+    Bad:
+        RUN wget https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%208.5.1/Ascend-cann-kernels-910b_8.5.1_linux-aarch64.run
+
+    Good:
+        RUN wget https://ascend-repo.obs.cn-east-2.myhuaweicloud.com/CANN/CANN%208.5.1/Ascend-cann-910b-ops_8.5.1_linux-aarch64.run
+
+    Fix: use the file name the message gives (the suggestion replaces it when the line names it once).
+    """
+
+    id = "NPU316"
+    name = "cann-package-file-unknown"
+    severity = Severity.ERROR
+    title = "CANN package file name that CANN does not ship for that version, device or architecture"
+    kinds = frozenset({DOCKERFILE, SHELL, WORKFLOW, DOCS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        text = src.text
+        if "cann" not in text or ".run" not in text:
+            return
+        files = cann_files(ctx.facts)
+        resolve = _dockerfile_resolver(src, ctx) if DOCKERFILE in src.kinds else _text_resolver(text)
+        severity = Severity.WARNING if DOCS in src.kinds else None
+        seen: set[tuple[int, str]] = set()
+        for n, line in enumerate(src.lines, 1):
+            if ".run" not in line or "cann" not in line:
+                continue
+            for _, found in parse(line):
+                meant = _resolved(found, resolve, n)
+                if meant is None:
+                    continue
+                problem = files.problem(meant)
+                if problem is None or (n, problem.message) in seen:
+                    continue
+                seen.add((n, problem.message))
+                suggestion = None
+                if problem.replacement and found is meant and line.count(found.text) == 1:
+                    suggestion = line.replace(found.text, problem.replacement)
+                yield Hit(src.path, n, problem.message, suggestion=suggestion, severity=severity)
+
+
+Resolver = Callable[[str, int], str]  # (text, line) -> the text with the variables the file sets substituted
+
+
+def _resolved(found: CannFile, resolve: Resolver, line: int) -> CannFile | None:
+    """The file name with the variables the file sets substituted (the same object when it has none)."""
+    if "$" not in found.text:
+        return found
+    text = resolve(found.text, line)
+    m = FILE_NAME.fullmatch(text)
+    return None if m is None else CannFile(text, m.group(1), m.group(2), m.group(3))
+
+
+def _text_resolver(text: str) -> Resolver:
+    """A script's, workflow's or doc's literal assignments: a variable set to one value only is that value."""
+    values: dict[str, set[str]] = {}
+    for m in _ASSIGN.finditer(text):
+        values.setdefault(m.group(1), set()).add(m.group(2))
+    single = {k: next(iter(v)) for k, v in values.items() if len(v) == 1}
+
+    def sub(m: re.Match[str]) -> str:
+        var = m.group(1) or m.group(3)
+        if var in single:
+            return single[var]
+        return m.group(2) if m.group(2) else m.group(0)
+
+    return lambda name, _line: _VAR.sub(sub, name)
+
+
+def _dockerfile_resolver(src: SourceFile, ctx: Context) -> Resolver:
+    """A Dockerfile's ARG and ENV defaults of the stage the line is in (an ARG before FROM is not seen in it)."""
+    df = ctx.dockerfile(src)
+    defs = build_args(df)
+    froms = [i.line for i in df.of("FROM")]
+
+    def resolve(name: str, line: int) -> str:
+        start = max((n for n in froms if n < line), default=0)
+        return expand(name, [d for d in defs if d[0] > start], line)[0]
+
+    return resolve
