@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -15,7 +14,6 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import DOCKERFILE, DOCS, NPU_SCRIPT, PYTHON, SHELL, WORKFLOW, YAML
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers import pyast
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import ASSIGNMENT, LogicalLine, Source, commands
 from npu_review.checks.rule import Hit, Rule
@@ -100,8 +98,8 @@ class MisspelledAscendEnvVariable(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         facts = ctx.facts.ascend_env
-        if src.kinds == {PYTHON} and not _PY_ENV.search(src.text):
-            return  # most Python files touch no environment variable: no upper-casing of their text
+        if src.kinds == {PYTHON} and not _python_may_report(src.text, facts.families):
+            return  # most Python files name no Ascend variable: no upper-casing of their text
         text = src.text.upper().replace("-", "_")
         if not any(f[:-1] in text for f in facts.families):
             return
@@ -212,51 +210,57 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
 
 # Python that names an environment variable: os.environ[...], os.environ.get/setdefault/pop/update, os.getenv,
 # os.putenv, monkeypatch.setenv / delenv.
-_PY_ENV = re.compile(r"\b(?:environ|getenv|putenv|setenv|delenv)\b")
-_ENV_CALLS = frozenset({"getenv", "putenv", "setenv", "delenv"})
-_ENVIRON_METHODS = frozenset({"get", "setdefault", "pop", "update"})
-_READS = frozenset({"getenv", "get", "pop"})
+_PY_KEYWORDS = ("environ", "getenv", "putenv", "setenv", "delenv")
+# A literal name given to one of them: `environ["X"]` (a read unless assigned), `environ.get("X")`,
+# `os.getenv("X")` (reads), `environ.setdefault("X", v)`, `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`.
+_PY_NAME = re.compile(
+    r"""(?<![\w])(?:(environ)[ \t]*\[|environ\.(get|pop|setdefault)[ \t]*\(|(getenv|putenv|setenv|delenv)[ \t]*\()"""
+    r"""[ \t]*[rbuRBU]?(["'])([A-Za-z_][A-Za-z0-9_-]*)\4(?:[ \t]*\](?P<store>[ \t]*=(?!=)))?"""
+)
+# `os.environ.update({"X": v, ...})` and `os.environ.update(X=v)`.
+_PY_UPDATE = re.compile(r"\benviron\.update[ \t]*\(([^)]*)\)", re.S)
+_PY_KEY = re.compile(r"""(["'])([A-Za-z_][A-Za-z0-9_-]*)\1[ \t]*:|\b([A-Za-z_]\w*)[ \t]*=(?!=)""")
+_READS = frozenset({"get", "pop", "getenv"})
+
+
+def _python_may_report(text: str, families: tuple[str, ...]) -> bool:
+    """The quick no for Python: no environment access, or no string that starts like an Ascend family (its first
+    four characters, so that `"VLLM-ASCEND_X"` counts) unless `environ.update(NAME=...)` names one bare."""
+    if not any(k in text for k in _PY_KEYWORDS):
+        return False
+    if "update" in text:
+        return True
+    return any(q + f[:4] in text for f in families for q in "\"'")
 
 
 def _python_names(src: SourceFile, ctx: Context) -> Iterator[_Set]:
     """The variables Python code reads or sets by a literal name: `os.environ["X"]`, `os.environ.get("X")`,
     `os.environ.setdefault("X", v)`, `os.environ.update({"X": v})` / `update(X=v)`, `os.getenv("X")`,
     `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`. A misspelled read is as silent as a misspelled set: the
-    user sets the real name and the code never sees it."""
-    tree = ctx.python_ast(src)
-    if tree is None:
-        return
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and _is_environ(node.value):
-            yield from _literal(node.slice, read=isinstance(node.ctx, ast.Load))
-        elif isinstance(node, ast.Call):
-            f = node.func
-            if not isinstance(f, ast.Attribute | ast.Name):
-                continue
-            name = f.attr if isinstance(f, ast.Attribute) else f.id
-            if name in _ENV_CALLS or (
-                isinstance(f, ast.Attribute) and name in _ENVIRON_METHODS and _is_environ(f.value)
-            ):
-                if name == "update":
-                    for arg in node.args:
-                        if isinstance(arg, ast.Dict):
-                            for key in arg.keys:
-                                if key is not None:
-                                    yield from _literal(key)
-                    for kw in node.keywords:
-                        if kw.arg is not None:
-                            yield _Set(kw.arg, kw.value.lineno)
-                elif node.args:
-                    yield from _literal(node.args[0], read=name in _READS)
+    user sets the real name and the code never sees it. Read from the text (no parse: most files that name
+    `environ` have nothing to report, and the names are literals)."""
+    text = src.text
 
+    def line_of(offset: int) -> int:
+        return text.count("\n", 0, offset) + 1
 
-def _is_environ(node: ast.AST) -> bool:
-    return pyast.dotted(node) in ("os.environ", "environ")
-
-
-def _literal(node: ast.AST, read: bool = False) -> Iterator[_Set]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        yield _Set(node.value, node.lineno, read)
+    found: list[tuple[int, _Set]] = []
+    for keyword in _PY_KEYWORDS:  # str.find runs where a regex scan of the whole text would crawl
+        i = text.find(keyword)
+        while i != -1:
+            m = _PY_NAME.match(text, i)
+            if m is not None:
+                call = m.group(2) or m.group(3)
+                read = (call in _READS) if call else m.group("store") is None
+                found.append((m.start(5), _Set(m.group(5), line_of(m.start(5)), read)))
+            i = text.find(keyword, i + len(keyword))
+    for _, item in sorted(found, key=lambda f: f[0]):
+        yield item
+    for m in _PY_UPDATE.finditer(text):
+        for k in _PY_KEY.finditer(m.group(1)):
+            name = k.group(2) or k.group(3)
+            offset = m.start(1) + (k.start(2) if k.group(2) else k.start(3))
+            yield _Set(name, line_of(offset))
 
 
 # A markdown-escaped underscore (`HCCL\_BUFFSIZE`) is an underscore.

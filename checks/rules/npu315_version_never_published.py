@@ -71,8 +71,7 @@ class VersionNeverPublished(Rule):
     kinds = frozenset({REQUIREMENTS, DOCKERFILE, WORKFLOW, SHELL, PYPROJECT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        packages = ctx.facts.published_versions.packages
-        if not _names_any(src.text, packages) or _other_index(src.text, ctx):
+        if not _pin_hint(ctx).search(src.text) or _other_index(src.text, ctx):
             return
         if DOCS in src.kinds:
             found = list(_docs_pins(src))
@@ -111,10 +110,16 @@ def _message(m: Unpublished, date: str) -> str:
     )
 
 
-def _names_any(text: str, packages: Iterable[str]) -> bool:
-    """The quick no: the text names none of the packages (in any spelling pip accepts)."""
-    low = text.lower()
-    return any(p in low or p.replace("-", "_") in low for p in packages)
+def _pin_hint(ctx: Context) -> re.Pattern[str]:
+    """The quick no: no package of the data followed by `==` (or `===`) and a version or a variable."""
+
+    def build() -> re.Pattern[str]:
+        names = "|".join(
+            re.escape(p).replace(r"\-", "[-_.]") for p in sorted(ctx.facts.published_versions.packages, key=len)[::-1]
+        )
+        return re.compile(rf"(?i)(?<![\w.-])(?:{names})(?:\[[^\]]*\])?[ \t]*===?[ \t]*[\d$]")
+
+    return ctx.memo(("npu315-hint", "head", ""), build)
 
 
 def _other_index(text: str, ctx: Context) -> bool:
@@ -127,7 +132,7 @@ def _other_index(text: str, ctx: Context) -> bool:
         ("npu315-index", "head", ""),
         lambda: re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(o) for o in facts.index_options) + r")" + _URL_AFTER),
     )
-    pypi = [re.compile(p) for p in facts.pypi]
+    pypi = ctx.memo(("npu315-pypi", "head", ""), lambda: [re.compile(p) for p in facts.pypi])
     for m in pattern.finditer(text):
         url = m.group(1).rstrip("/")
         if "://" not in url and not url.startswith("$"):
@@ -153,7 +158,8 @@ def _docs_pins(src: SourceFile) -> Iterator[_Pin]:
 
 
 def _calls_pins(source: Source) -> Iterator[_Pin]:
-    for cmd in commands(source, heredoc_bodies=True):
+    # Only the lines that may hold a pip install build their commands (most lines of a script do not).
+    for cmd in commands(source, heredoc_bodies=True, keep=lambda ll: "install" in ll.text and "pip" in ll.text):
         call = pip_call(cmd)
         if call is not None and call.verb in ("install", "download", "wheel"):
             yield from _call_pins(call)
