@@ -19,11 +19,13 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from npu_review.checks.facts.schema import Facts, PublishedVersions, TorchNpuReleases
 from npu_review.checks.parsers.requirements import normalize_name
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 __all__ = [
     "CannKey",
@@ -42,10 +44,20 @@ CannKey = tuple[int, int, int, int]
 @functools.lru_cache(maxsize=4096)
 def parse_version(text: str) -> Version | None:
     """The PEP 440 version, None when `text` is not one."""
+    # Imported here: packaging is not needed to list the rules or to start a review that asks no version.
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(text.strip())
     except InvalidVersion:
         return None
+
+
+def _version(text: str) -> Version:
+    """A version the code itself derived from a valid one (never raises for those)."""
+    v = parse_version(text)
+    assert v is not None, text
+    return v
 
 
 def cann_key(version: str) -> CannKey | None:
@@ -142,7 +154,7 @@ class Releases:
             if build.cann is not None:
                 table.setdefault(build.cann, []).append(build.version)
         for versions in table.values():
-            versions.sort(key=lambda text: not self._builds[Version(text)].listed)
+            versions.sort(key=lambda text: not self._builds[_version(text)].listed)
         return dict(sorted(table.items(), key=lambda kv: cann_key(kv[0]) or (0, 0, 0, 0), reverse=True))
 
     # -- torch / torchvision ------------------------------------------------------------------------------------
@@ -154,7 +166,7 @@ class Releases:
             return None
         found = self.vision.get(v.public)
         if found is None:
-            found = next((tv for t, tv in self.vision.items() if parse_version(t) == Version(v.public)), None)
+            found = next((tv for t, tv in self.vision.items() if parse_version(t) == _version(v.public)), None)
         return found
 
     # -- published versions -------------------------------------------------------------------------------------
@@ -182,7 +194,7 @@ class Releases:
         v = parse_version(version)
         if have is None or v is None or v.is_devrelease:
             return None
-        v = Version(v.public)
+        v = _version(v.public)
         if v in have:
             return None
         if v.is_prerelease and not any(p.is_prerelease for p in have):
@@ -206,8 +218,7 @@ def _release3(v: Version) -> tuple[int, ...]:
 
 
 def _without_dev(v: Version) -> Version:
-    text = re.sub(r"\.?dev\d*$", "", v.public)
-    return Version(text)
+    return _version(re.sub(r"\.?dev\d*$", "", v.public))
 
 
 def _same_release(a: str, b: str) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -203,6 +202,8 @@ def _dockerfile_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
 
 
 def _pyproject_pins(src: SourceFile) -> Iterator[_Pin]:
+    import tomllib  # here: only a pyproject.toml with a pin of the data needs it
+
     try:
         data = tomllib.loads(src.text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
