@@ -11,10 +11,10 @@ import aiohttp
 from aiohttp import web
 
 from npu_review.bot import pages, setup
-from npu_review.bot.jobs import JobQueue
-from npu_review.bot.metrics import Metrics
+from npu_review.bot.assemble import HTTP_TIMEOUT
+from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.jobs import StorageUnavailable
 from npu_review.bot.runtime import RUNTIME, Runtime
-from npu_review.bot.services import Services
 from npu_review.bot.settings import Settings
 from npu_review.bot.webhook import MAX_BODY_BYTES, handle_webhook
 from npu_review.checks.engine import known_rule_ids
@@ -24,36 +24,6 @@ log = logging.getLogger(__name__)
 # On SIGTERM: stop taking deliveries, give running reviews this long, then conclude what is left. Jobs not
 # started stay queued for the next start (the Dockerfile's stop timeout and compose's stop_grace_period cover it).
 SHUTDOWN_DEADLINE_S = 25.0
-# Timeout for one GitHub API request (connect + read), so a hung connection cannot stall a review.
-HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
-
-
-def make_queue(settings: Settings) -> JobQueue:
-    if settings.uses_redis:
-        from npu_review.bot.queue_redis import RedisQueue
-
-        return RedisQueue(
-            settings.queue_url,
-            prefix=settings.redis_prefix,
-            concurrency=settings.max_concurrent_reviews,
-            visibility_timeout_s=settings.visibility_timeout_s,
-        )
-    from npu_review.bot.queue_sqlite import SqliteQueue, path_from_url
-
-    return SqliteQueue(path_from_url(settings.queue_url), settings.max_concurrent_reviews)
-
-
-async def build_services(
-    settings: Settings, session: aiohttp.ClientSession, queue: JobQueue, metrics: Metrics | None = None
-) -> Services:
-    from npu_review.bot.github import GitHubApp
-    from npu_review.bot.review import Reviewer
-
-    metrics = metrics or Metrics()
-    github = GitHubApp(settings, session, metrics, shared=getattr(queue, "shared", None))
-    reviewer = Reviewer(github, queue, settings.review_timeout_s, settings.completion_retry_s, settings.quick_review_s)
-    metrics.pending_conclusions = reviewer.pending_conclusions
-    return Services(settings=settings, github=github, reviewer=reviewer, queue=queue, metrics=metrics)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -63,22 +33,38 @@ async def healthz(request: web.Request) -> web.Response:
     if runtime.services is None:
         # Up and serving its setup page: a liveness probe must not restart it (that would change the setup URL).
         return web.json_response({"status": "awaiting registration"})
+    # Unhealthy: a background loop given up after crashing again and again, the queue's storage refusing
+    # writes, or Redis (when it is the queue) not answering.
+    store = runtime.services.store
+    problems = store.problems()
+    unreachable = await store.ping()
+    if unreachable:
+        problems.append(unreachable)
+    if problems:
+        return web.json_response({"status": "unhealthy", "problems": problems}, status=503)
     return web.json_response({"status": "ok"})
 
 
 async def metrics_handler(request: web.Request) -> web.Response:
     runtime = request.app[RUNTIME]
-    depth = await runtime.services.queue.depth() if runtime.services is not None else 0
-    text = runtime.metrics.render(depth)
+    depth: int | None = 0
+    waiting: int | None = 0
+    if runtime.services is not None:
+        try:
+            depth = await runtime.services.jobs.depth()
+            waiting = len(await runtime.services.jobs.waiting_on_github())
+        except StorageUnavailable:
+            depth = waiting = None
+    text = runtime.metrics.render(depth, waiting)
     return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 
-def create_app(settings: Settings, run_jobs: bool | None = None) -> web.Application:
+def create_app(settings: Settings, run_jobs: bool | None = None, clock: Clock = SYSTEM_CLOCK) -> web.Application:
     """The webhook server. It runs the jobs itself with the embedded queue; with Redis it only accepts them
     (`npu-review worker` processes run them), unless `run_jobs` says otherwise. Without App credentials it
     serves the setup page (bot/setup.py) until the App is registered, then the same as with them."""
     app = web.Application(client_max_size=MAX_BODY_BYTES)
-    runtime = Runtime(settings, (not settings.uses_redis) if run_jobs is None else run_jobs)
+    runtime = Runtime(settings, (not settings.uses_redis) if run_jobs is None else run_jobs, clock)
     app[RUNTIME] = runtime
     app.router.add_post("/webhook", handle_webhook)
     app.router.add_get("/healthz", healthz)
@@ -106,15 +92,15 @@ def create_app(settings: Settings, run_jobs: bool | None = None) -> web.Applicat
             )
         yield
         if runtime.services is not None:
-            await runtime.services.reviewer.close()
-            await runtime.services.queue.close()
+            await runtime.services.reviewer.engine.close()
+            await runtime.services.store.close()
         await runtime.session.close()
 
     async def on_shutdown(app: web.Application) -> None:
         runtime.shutting_down = True
         if runtime.services is not None:
             log.info("shutting down: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
-            await runtime.services.queue.drain(SHUTDOWN_DEADLINE_S)
+            await runtime.services.jobs.drain(SHUTDOWN_DEADLINE_S)
 
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(on_shutdown)

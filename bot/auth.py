@@ -45,7 +45,8 @@ class TokenStore(Protocol):
 
     async def put(self, installation_id: int, token: InstallationToken) -> None: ...
 
-    async def forget(self, installation_id: int) -> None: ...
+    async def forget(self, installation_id: int, token: str | None = None) -> None:
+        """Drop the installation's token (only if it is `token`, when given)."""
 
     def lock(self, installation_id: int) -> contextlib.AbstractAsyncContextManager[None]:
         """Held while one process fetches the installation's token."""
@@ -98,8 +99,16 @@ class TokenCache:
             assert tok is not None
             return tok
 
-    async def forget(self, installation_id: int) -> None:
-        """Drop a token GitHub refused (401), so the next call fetches a fresh one."""
-        self._tokens.pop(installation_id, None)
+    async def forget(self, installation_id: int, token: str | None = None) -> None:
+        """Drop a token GitHub refused (401), so the next call fetches a fresh one. With `token`, only if that
+        is still the cached one: of many calls refused at once, the first makes the next fetch, not each."""
+        cached = self._tokens.get(installation_id)
+        if token is None or (cached is not None and cached.token == token):
+            self._tokens.pop(installation_id, None)
         if self._store is not None:
-            await self._store.forget(installation_id)
+            await self._store.forget(installation_id, token)
+
+    async def renew(self, installation_id: int, refused: str) -> str:
+        """A token in place of `refused`, which GitHub answered 401 ("Bad credentials": revoked, or expired early)."""
+        await self.forget(installation_id, refused)
+        return await self.get(installation_id)

@@ -1,16 +1,15 @@
-"""Which lines of a PR can carry an inline comment: the RIGHT-side lines of each hunk (added and context)."""
+"""Which lines of a PR can carry an inline comment: the RIGHT-side lines of each hunk (added and context).
+
+Built from the same parse as the engine's FileChanges (checks.diffing.parse_diff / parse_patch): a PR's diff is
+parsed once per review."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from unidiff import PatchedFile, PatchSet
-from unidiff.errors import UnidiffParseError
-
-from npu_review.checks.diffing import _strip_prefix, added_lines_from_patch
+from npu_review.checks.diffing import DiffFile, parse_patch
 from npu_review.checks.model import ChangeStatus, FileChange
 
 _FILES_API_STATUS = {
@@ -36,51 +35,35 @@ class DiffMap:
             return False
         return start_line is None or hunks.get(start_line) == hunks[line]
 
-    def _add(self, path: str, pf: PatchedFile) -> None:
-        target = self.lines.setdefault(path, {})
-        for i, hunk in enumerate(pf):
-            for ln in hunk:
-                if ln.target_line_no and not ln.is_removed:
-                    target[ln.target_line_no] = i
 
-
-def _parse(text: str) -> PatchSet | None:
-    try:
-        return PatchSet(io.StringIO(text))
-    except (UnidiffParseError, ValueError):
-        return None
-
-
-def from_unified_diff(text: str) -> DiffMap:
-    dm = DiffMap()
-    for pf in _parse(text) or ():
-        dm._add(_strip_prefix(pf.target_file) or _strip_prefix(pf.source_file) or pf.path, pf)
-    return dm
+def from_diff(files: Mapping[str, DiffFile]) -> DiffMap:
+    """From a parsed unified diff (checks.diffing.parse_diff)."""
+    return DiffMap({path: dict(f.right_lines) for path, f in files.items() if f.right_lines})
 
 
 def from_file_patches(patches: Mapping[str, str]) -> DiffMap:
-    """From the `patch` fields of GET /pulls/{n}/files (hunks without file headers)."""
+    """From `patch` fields alone (path -> hunks without file headers)."""
+    return DiffMap({path: right for path, text in patches.items() if (right := parse_patch(text)[1])})
+
+
+def from_files(files: list[dict[str, Any]]) -> tuple[dict[str, FileChange], DiffMap]:
+    """FileChanges and the DiffMap from GET /pulls/{n}/files entries (`patch` is missing for binary and very large
+    files), each patch parsed once."""
+    changes: dict[str, FileChange] = {}
     dm = DiffMap()
-    for path, patch in patches.items():
-        for pf in _parse("--- a/x\n+++ b/x\n" + patch + ("" if patch.endswith("\n") else "\n")) or ():
-            dm._add(path, pf)
-    return dm
-
-
-def changes_from_files(files: list[dict[str, Any]]) -> dict[str, FileChange]:
-    """FileChanges from GET /pulls/{n}/files entries (`patch` is missing for binary and very large files)."""
-    out: dict[str, FileChange] = {}
     for f in files:
         path = str(f["filename"])
         status = _FILES_API_STATUS.get(str(f.get("status")), ChangeStatus.MODIFIED)
         patch = f.get("patch")
-        added = added_lines_from_patch(patch) if isinstance(patch, str) else frozenset()
+        added, right = parse_patch(patch) if isinstance(patch, str) else (frozenset[int](), {})
+        if right:
+            dm.lines[path] = right
         old = f.get("previous_filename")
-        out[path] = FileChange(
+        changes[path] = FileChange(
             path,
             status,
             str(old) if status == ChangeStatus.RENAMED and old else None,
             added,
             binary=False,  # decided from the content itself (a NUL byte) when it is read
         )
-    return out
+    return changes, dm

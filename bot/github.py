@@ -11,13 +11,22 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from gidgethub import BadRequest, GitHubBroken, GitHubException, GraphQLException, QueryError
+from gidgethub import (
+    BadGraphQLRequest,
+    BadRequest,
+    GitHubBroken,
+    GitHubException,
+    GraphQLException,
+    GraphQLResponseTypeError,
+    QueryError,
+    RateLimitExceeded,
+)
 from gidgethub.aiohttp import GitHubAPI
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
@@ -77,6 +86,41 @@ class RetryableResponse(Exception):
         self.response = (status, headers, body)
 
 
+class Gone(Exception):
+    """The installation or the repository a job is for no longer exists for the App (404 or 410): nothing to do."""
+
+
+# What a failed job is: to be tried again later (GitHub could not serve it), over (its installation or
+# repository is gone), or failed (anything else: concluded neutral with the reason, not tried again).
+RETRY_LATER = "retry"
+GONE = "gone"
+FAILED = "failed"
+
+
+def failure_kind(exc: BaseException) -> str:
+    """How a job that raised `exc` ends. GitHub being down, slow, rate-limiting beyond what a request waits, or
+    refusing a freshly minted token (401) is temporary; 404/410 means the thing itself is gone."""
+    if isinstance(exc, Gone):
+        return GONE
+    if getattr(exc, "retry_later", False):  # e.g. a review process that died (bot/engine_pool.py)
+        return RETRY_LATER
+    if isinstance(exc, (*_TRANSIENT, aiohttp.ClientError, GitHubBroken, RateLimitExceeded, GraphQLResponseTypeError)):
+        return RETRY_LATER
+    if isinstance(exc, BadRequest | BadGraphQLRequest):
+        status = int(exc.status_code)
+        if status in (404, 410):
+            return GONE
+        if status in (401, 429) or (status == 403 and "rate limit" in str(exc).lower()):
+            return RETRY_LATER
+    return FAILED
+
+
+def describe(exc: BaseException) -> str:
+    """A short account of a failure for logs and the status page: its class and status, never a token."""
+    status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
+    return f"{type(exc).__name__}" + (f" {int(status)}" if status else "")
+
+
 @dataclass(frozen=True)
 class SharedState:
     """What replicas share through Redis: installation tokens and the content-creating windows."""
@@ -102,9 +146,9 @@ class Limits:
     def new(cls, installation_id: int = 0, limiter: MutationLimiter | None = None) -> Limits:
         return cls(asyncio.Semaphore(CONCURRENT_PER_INSTALLATION), installation_id, limiter)
 
-    async def pace_mutation(self, sleep: Callable[[float], Any]) -> None:
+    async def pace_mutation(self, repo: str = "") -> None:
         if self.limiter is not None:
-            await self.limiter.acquire(self.installation_id)
+            await self.limiter.acquire(self.installation_id, repo)
 
 
 def _rate_limit_wait(status: int, headers: Mapping[str, str], body: bytes, now: float) -> float | None:
@@ -139,10 +183,16 @@ class ResilientGitHubAPI(GitHubAPI):
         retry_unsafe: bool = True,
         reads_only: bool = False,
         backoff_base_s: float = BACKOFF_BASE_S,
+        repo: str = "",
+        reauth: Callable[[str], Awaitable[str]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(session, *args, **kwargs)
         self._limits = limits
+        # The repository whose share of the installation's windows a content-creating call takes.
+        self._repo = repo
+        # A fresh installation token in place of one GitHub refused (401); None for the App's own calls.
+        self._reauth = reauth
         self._metrics = metrics
         self._backoff_base_s = backoff_base_s
         self._retry_unsafe = retry_unsafe
@@ -153,7 +203,7 @@ class ResilientGitHubAPI(GitHubAPI):
         self, method: str, url: str, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, Mapping[str, str], bytes]:
         if method in _MUTATING and not self._reads_only:
-            await self._limits.pace_mutation(self.sleep)
+            await self._limits.pace_mutation(self._repo)
         async with self._limits.gate:
             try:
                 status, resp_headers, data = await super()._request(method, url, headers, body)
@@ -182,6 +232,20 @@ class ResilientGitHubAPI(GitHubAPI):
         return random.uniform(0, min(BACKOFF_MAX_S, self._backoff_base_s * 2 ** (state.attempt_number - 1)))
 
     async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        answer = await self._retried(method, url, headers, body)
+        refused = str(headers.get("authorization", ""))
+        if answer[0] != 401 or self._reauth is None or not refused.lower().startswith("token "):
+            return answer
+        # "Bad credentials" for an installation token: revoked or expired early. Drop it, mint another, try once
+        # more; a second 401 goes to the caller (the job is then tried again later).
+        token = await self._reauth(refused[6:])
+        log.warning("GitHub refused the installation token (401); trying once more with a new one")
+        self.oauth_token = token
+        return await self._retried(method, url, {**headers, "authorization": f"token {token}"}, body)
+
+    async def _retried(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
         def retryable(exc: BaseException) -> bool:
@@ -291,7 +355,12 @@ class GitHubApp:
         self._limits: dict[int, Limits] = {}
 
     def _api(
-        self, token: str | None = None, installation_id: int = 0, retry_unsafe: bool = True, reads_only: bool = False
+        self,
+        token: str | None = None,
+        installation_id: int = 0,
+        retry_unsafe: bool = True,
+        reads_only: bool = False,
+        repo: str = "",
     ) -> GitHubAPI:
         limits = self._limits.get(installation_id)
         if limits is None:
@@ -307,16 +376,26 @@ class GitHubApp:
             retry_unsafe=retry_unsafe,
             reads_only=reads_only,
             backoff_base_s=self.settings.backoff_base_s,
+            repo=repo,
+            reauth=(lambda refused: self.tokens.renew(installation_id, refused)) if token else None,
         )
 
     async def _fetch_token(self, installation_id: int) -> InstallationToken:
         app_jwt = make_jwt(self.settings.app_id, self.settings.private_key.reveal())
-        data = await self._api().post(
-            "/app/installations/{installation_id}/access_tokens",
-            {"installation_id": installation_id},
-            data=b"",
-            jwt=app_jwt,
-        )
+        try:
+            data = await self._api().post(
+                "/app/installations/{installation_id}/access_tokens",
+                {"installation_id": installation_id},
+                data=b"",
+                jwt=app_jwt,
+            )
+        except BadRequest as exc:
+            # 404: uninstalled; 410: gone; 403 "This installation has been suspended".
+            if int(exc.status_code) in (404, 410) or (int(exc.status_code) == 403 and "suspend" in str(exc).lower()):
+                raise Gone(
+                    f"installation {installation_id}: GitHub answered {int(exc.status_code)} for its token"
+                ) from exc
+            raise
         return InstallationToken(data["token"], parse_expires_at(data["expires_at"]))
 
     def repo(self, installation_id: int, owner: str, name: str) -> RepoClient:
@@ -371,7 +450,7 @@ class RepoClient:
 
     async def _gh(self, retry_unsafe: bool = True, reads_only: bool = False) -> GitHubAPI:
         token = await self.app.tokens.get(self.installation_id)
-        return self.app._api(token, self.installation_id, retry_unsafe, reads_only)
+        return self.app._api(token, self.installation_id, retry_unsafe, reads_only, repo=self.full_name.lower())
 
     def _url(self, suffix: str) -> str:
         return f"/repos/{quote(self.owner)}/{quote(self.name)}{suffix}"
@@ -498,6 +577,17 @@ class RepoClient:
             return base64.b64decode(data.get("content", ""))
         # Files over 1 MB come back without content; a config that large is not a config.
         return None
+
+    async def file_sha(self, path: str, ref: str) -> str | None:
+        """The blob sha of a file at a ref (what identifies its content), None when it does not exist there."""
+        gh = await self._gh()
+        try:
+            data = await gh.getitem(self._url(f"/contents/{quote(path)}?ref={quote(ref, safe='')}"))
+        except BadRequest as exc:
+            if exc.status_code == 404:
+                return None
+            raise
+        return str(data.get("sha")) if isinstance(data, dict) and data.get("type") == "file" else None
 
     # -- check runs --------------------------------------------------------------------------------------
     async def create_check_run(self, payload: dict[str, Any]) -> dict[str, Any]:

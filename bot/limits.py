@@ -1,4 +1,5 @@
-"""Per-installation limits on content-creating requests, over GitHub's one-minute and one-hour windows.
+"""Per-installation limits on content-creating requests, over GitHub's one-minute and one-hour windows, shared
+fairly by the installation's repositories.
 
 GitHub's secondary rate limits: "No more than 80 content-generating requests per minute and no more than 500
 content-generating requests per hour are allowed" (REST and GraphQL together), on top of the primary limit.
@@ -6,6 +7,11 @@ https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#
 We stay below both (70 and 450 by default), per installation, counted in sliding windows: a burst goes at once
 while the windows have room, and waits only when one is full. Reads are not counted (they are bounded by the
 concurrency cap in bot/github.py). With Redis the windows are shared by every replica (bot/queue_redis.py).
+
+Fairness: the window belongs to the installation, but one busy repository must not starve the others (a push
+storm in one repository would otherwise hold a review elsewhere for up to a minute). So no repository may take the
+last eighth of a window (`reserve`), and that reserve goes only to repositories below an equal share of the
+window (its limit / the repositories that used it in the window). A repository alone still gets seven eighths.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 GITHUB_PER_MINUTE = 80
@@ -24,12 +30,42 @@ MINUTE_S = 60.0
 HOUR_S = 3600.0
 
 
-class WindowStore(Protocol):
-    async def take(self, installation_id: int, limits: tuple[tuple[float, int], ...]) -> float:
-        """Counts one request if every window has room (returns 0), else the seconds until one has."""
+def reserve(limit: int) -> int:
+    """The top of a window kept for repositories below their share (an eighth, at least one request)."""
+    return max(1, limit // 8) if limit > 1 else 0
 
-    async def used(self, installation_id: int, limits: tuple[tuple[float, int], ...]) -> list[int]:
+
+class WindowStore(Protocol):
+    """Sliding windows per scope: an installation id (content-creating requests), or a name (bot/services.py's
+    `/recheck` budgets)."""
+
+    async def take(self, installation_id: int | str, limits: tuple[tuple[float, int], ...], repo: str = "") -> float:
+        """Counts one request (of `repo`, "" for none in particular) if every window has room for it (returns
+        0), else the seconds until one may have."""
+
+    async def used(self, installation_id: int | str, limits: tuple[tuple[float, int], ...]) -> list[int]:
         """Requests counted in each window now."""
+
+
+def verdict(now: float, stamps: Sequence[tuple[float, str]], window: float, limit: int, repo: str) -> float:
+    """0 when `repo` may take a request in this window (stamps: (time, repo), oldest first), else the seconds
+    until that may change. The same rule runs in Redis (queue_redis.WINDOW_TAKE)."""
+    inside = [(t, r) for t, r in stamps if t > now - window]
+    total = len(inside)
+    if total >= limit:
+        return inside[total - limit][0] + window - now
+    if not repo:
+        return 0.0
+    keep = reserve(limit)
+    mine = [t for t, r in inside if r == repo]
+    if len(mine) >= limit - keep:  # no repository takes the reserve for itself
+        return mine[len(mine) - (limit - keep)] + window - now
+    if total < limit - keep:
+        return 0.0
+    active = len({r for _, r in inside if r} | {repo})
+    if len(mine) < limit / active:  # below an equal share: the reserve is for this
+        return 0.0
+    return inside[total - (limit - keep)][0] + window - now
 
 
 class LocalWindows:
@@ -37,32 +73,28 @@ class LocalWindows:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._stamps: dict[int, deque[float]] = {}
+        self._stamps: dict[int | str, deque[tuple[float, str]]] = {}
 
-    def _trim(self, installation_id: int, longest: float) -> deque[float]:
+    def _trim(self, installation_id: int | str, longest: float) -> deque[tuple[float, str]]:
         stamps = self._stamps.setdefault(installation_id, deque())
         now = self._clock()
-        while stamps and stamps[0] <= now - longest:
+        while stamps and stamps[0][0] <= now - longest:
             stamps.popleft()
         return stamps
 
-    async def take(self, installation_id: int, limits: tuple[tuple[float, int], ...]) -> float:
+    async def take(self, installation_id: int | str, limits: tuple[tuple[float, int], ...], repo: str = "") -> float:
         stamps = self._trim(installation_id, max(w for w, _ in limits))
         now = self._clock()
-        wait = 0.0
-        for window, limit in limits:
-            inside = [t for t in stamps if t > now - window]
-            if len(inside) >= limit:
-                wait = max(wait, inside[len(inside) - limit] + window - now)
+        wait = max(verdict(now, stamps, window, limit, repo) for window, limit in limits)
         if wait > 0:
             return wait
-        stamps.append(now)
+        stamps.append((now, repo))
         return 0.0
 
-    async def used(self, installation_id: int, limits: tuple[tuple[float, int], ...]) -> list[int]:
+    async def used(self, installation_id: int | str, limits: tuple[tuple[float, int], ...]) -> list[int]:
         stamps = self._trim(installation_id, max(w for w, _ in limits))
         now = self._clock()
-        return [sum(1 for t in stamps if t > now - window) for window, _ in limits]
+        return [sum(1 for t, _ in stamps if t > now - window) for window, _ in limits]
 
 
 class MutationLimiter:
@@ -77,11 +109,12 @@ class MutationLimiter:
         self.limits = ((MINUTE_S, per_minute), (HOUR_S, per_hour))
         self._sleep = sleep
 
-    async def acquire(self, installation_id: int) -> float:
-        """Waits until a content-creating request for the installation fits both windows; the seconds waited."""
+    async def acquire(self, installation_id: int, repo: str = "") -> float:
+        """Waits until a content-creating request for the installation (from `repo`) fits both windows; the
+        seconds waited."""
         waited = 0.0
         while True:
-            wait = await self.store.take(installation_id, self.limits)
+            wait = await self.store.take(installation_id, self.limits, repo)
             if wait <= 0:
                 return waited
             wait = min(wait, MINUTE_S) + 0.01

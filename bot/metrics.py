@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 
 # Upper bounds (seconds) of the run-duration histogram buckets.
 RUN_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600)
@@ -19,7 +18,6 @@ class Metrics:
         self.github_calls: Counter[tuple[str, str]] = Counter()
         self.retries = 0
         self.rate_limit_remaining: int | None = None
-        self.pending_conclusions: Callable[[], int] = lambda: 0
 
     def delivery(self, event: str, outcome: str) -> None:
         self.deliveries[(event, outcome)] += 1
@@ -35,7 +33,8 @@ class Metrics:
     def github_call(self, method: str, status: int | str) -> None:
         self.github_calls[(method, str(status))] += 1
 
-    def render(self, queue_depth: int = 0) -> str:
+    def render(self, queue_depth: int | None = 0, waiting_on_github: int | None = 0) -> str:
+        """queue_depth and waiting_on_github None: the queue could not say (its storage fails)."""
         out = [
             "# HELP npu_review_deliveries_total Webhook deliveries by event and outcome.",
             "# TYPE npu_review_deliveries_total counter",
@@ -66,13 +65,16 @@ class Metrics:
             "# HELP npu_review_github_retries_total GitHub calls retried after a failure or a rate limit.",
             "# TYPE npu_review_github_retries_total counter",
             f"npu_review_github_retries_total {self.retries}",
-            "# HELP npu_review_queue_depth Reviews running or waiting.",
-            "# TYPE npu_review_queue_depth gauge",
-            f"npu_review_queue_depth {queue_depth}",
-            "# HELP npu_review_pending_conclusions Check runs GitHub refused to conclude, being retried.",
-            "# TYPE npu_review_pending_conclusions gauge",
-            f"npu_review_pending_conclusions {self.pending_conclusions()}",
         ]
+        if queue_depth is not None and waiting_on_github is not None:
+            out += [
+                "# HELP npu_review_queue_depth Reviews running, waiting, or waiting on GitHub.",
+                "# TYPE npu_review_queue_depth gauge",
+                f"npu_review_queue_depth {queue_depth}",
+                "# HELP npu_review_jobs_waiting_on_github Accepted jobs GitHub could not serve yet, to be tried again.",
+                "# TYPE npu_review_jobs_waiting_on_github gauge",
+                f"npu_review_jobs_waiting_on_github {waiting_on_github}",
+            ]
         if self.rate_limit_remaining is not None:
             out += [
                 "# HELP npu_review_github_rate_limit_remaining Last x-ratelimit-remaining GitHub sent.",

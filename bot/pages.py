@@ -12,6 +12,7 @@ import time
 
 from aiohttp import web
 
+from npu_review.bot.jobs import StorageUnavailable, Waiting
 from npu_review.bot.runtime import RUNTIME, Runtime, version
 from npu_review.bot.status import StatusInput, render_status, status_document
 
@@ -35,14 +36,21 @@ async def _gather(runtime: Runtime) -> StatusInput:
     services = runtime.services
     settings = runtime.settings
     name = ""
+    depth: int | None = 0
+    waiting: list[Waiting] | None = []
     if services is not None:
         name = settings.app_slug or f"App {settings.app_id}"
+        try:
+            depth = await services.jobs.depth()
+            waiting = await services.jobs.waiting_on_github()
+        except StorageUnavailable:
+            depth = waiting = None
     return StatusInput(
         version=version(),
         registered=services is not None,
         started_at=runtime.started_at,
         now=time.time(),
-        queue_depth=await services.queue.depth() if services is not None else 0,
+        queue_depth=depth,
         by_conclusion=dict(services.history.by_conclusion) if services is not None else {},
         reviews=services.history.recent() if services is not None else [],
         budgets=services.github.rate_budgets() if services is not None else {},
@@ -50,6 +58,7 @@ async def _gather(runtime: Runtime) -> StatusInput:
         app_name=name,
         app_html_url=settings.app_html_url,
         runs_jobs=runtime.run_jobs,
+        waiting=waiting,
     )
 
 

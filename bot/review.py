@@ -5,21 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from npu_review.bot import reporters
-from npu_review.bot.diffmap import DiffMap, changes_from_files, from_file_patches, from_unified_diff
-from npu_review.bot.github import MAX_PR_FILES, GitHubApp, RepoClient
-from npu_review.bot.jobs import pr_key, repo_key
+from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.diffmap import DiffMap, from_diff, from_files
+from npu_review.bot.engine_pool import Engine
+from npu_review.bot.github import FAILED, MAX_PR_FILES, GitHubApp, RepoClient, failure_kind
+from npu_review.bot.jobs import HeadStore, pr_key, repo_key
 from npu_review.bot.logs import set_context
 from npu_review.checks import ChangeSet, Config, ConfigError, parse_config
 from npu_review.checks.config import CONFIG_PATH
-from npu_review.checks.diffing import DiffError, added_lines_between, parse_unified_diff
-from npu_review.checks.engine import Report, known_rule_ids, needed_paths, run
+from npu_review.checks.diffing import DiffError, added_lines_between, parse_diff
+from npu_review.checks.engine import Report, known_rule_ids, needed_paths
 from npu_review.checks.model import ChangeStatus, FileChange, Finding, MemoryTree
 from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
 
@@ -27,9 +28,9 @@ log = logging.getLogger(__name__)
 
 # The reaction that tells a `/recheck` author the command was accepted.
 ACCEPTED_REACTION = "+1"
-# A check run GitHub would not let us conclude is tried again with doubling delays for this long.
-COMPLETION_RETRY_WINDOW_S = 2 * 3600.0
-COMPLETION_RETRY_MAX_S = 600.0
+# An unchanged head (same head SHA, same config on the base) is re-reviewed by `/recheck` at most this often,
+# unless the commenter is OWNER, MEMBER or COLLABORATOR.
+RECHECK_COOLDOWN_S = 300.0
 # Attempts at posting the review when GitHub fails (each after checking what was posted).
 REVIEW_ATTEMPTS = 3
 # Content fetched per review at most; a PR beyond this is reviewed on the first files and says so.
@@ -37,16 +38,6 @@ MAX_FILES_FETCHED = 1500
 # A review that finishes within this many seconds creates its check run already completed (one call, with the
 # output and the first 50 annotations); a longer one shows an in-progress run from this point on.
 QUICK_REVIEW_S = 3.0
-
-
-class HeadStore(Protocol):
-    """The newest head per PR and the PR per head, shared by every process that takes deliveries (bot/jobs.py)."""
-
-    async def note_head(self, pr: str, repo: str, number: int, head: str) -> None: ...
-
-    async def latest_head(self, pr: str) -> str | None: ...
-
-    async def pr_for_head(self, repo: str, head: str) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +50,10 @@ class ReviewRequest:
     pull: Mapping[str, Any] | None = None  # the PR as the event carried it (saves a call)
     react_to_comment: int | None = None  # a `/recheck` comment to acknowledge with a reaction
     delivery: str = ""
+    # Who asked for it by `/recheck`, and whether they may re-review an unchanged head at any time
+    # (OWNER, MEMBER, COLLABORATOR) or at most once per RECHECK_COOLDOWN_S (the PR's author).
+    requested_by: str = ""
+    trusted: bool = True
 
     @property
     def key(self) -> str:
@@ -85,7 +80,12 @@ class Outcome:
     deleted: int = 0
     superseded: bool = False
     already_done: bool = False  # a resumed job whose check run had been completed before the crash
+    skipped: bool = False  # a `/recheck` of an unchanged head within RECHECK_COOLDOWN_S: nothing done
     private: bool = True  # the repository's visibility (the status page names only public ones to everyone)
+
+
+class ReviewTooLong(RuntimeError):
+    """The rules did not finish within the review timeout."""
 
 
 class CheckRunSlot:
@@ -99,6 +99,8 @@ class CheckRunSlot:
         self.external_id = external_id
         self.delay_s = delay_s
         self.id: int | None = None
+        # Annotations an earlier attempt already added to the run (GitHub appends them): not sent again.
+        self.annotations_sent = 0
         self._timer: asyncio.Task[None] | None = None
         self._creating = False
 
@@ -146,8 +148,13 @@ class CheckRunSlot:
             for batch in rest:
                 await self.repo.update_check_run(self.id, {"output": {**output, "annotations": batch}})
             return
+        if self.annotations_sent:
+            left = [a for batch in batches for a in batch][self.annotations_sent :]
+            size = reporters.ANNOTATIONS_PER_REQUEST
+            batches = [left[i : i + size] for i in range(0, len(left), size)]
         for batch in batches[:-1]:
             await self.repo.update_check_run(check_run_id, {"output": {**output, "annotations": batch}})
+            self.annotations_sent += len(batch)
         if batches:
             final = {**final, "output": {**output, "annotations": batches[-1]}}
         await self.repo.update_check_run(check_run_id, final)
@@ -158,18 +165,19 @@ class Reviewer:
         self,
         app: GitHubApp,
         heads: HeadStore,
+        engine: Engine,
         timeout_s: float = 600.0,
-        completion_retry_s: float = 30.0,
         quick_review_s: float = QUICK_REVIEW_S,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.app = app
+        self.clock = clock
         # Newest head per PR (a run for an older head posts no inline comments), PR per head (fork check runs).
         self.heads = heads
+        # Runs the rules off this process's event loop (bot/engine_pool.py).
+        self.engine = engine
         self.timeout_s = timeout_s
-        self.completion_retry_s = completion_retry_s
         self.quick_review_s = quick_review_s
-        # Conclusions of check runs that GitHub refused at the end of a run, retried in the background.
-        self._deferred: set[asyncio.Task[None]] = set()
 
     async def note_head(self, owner: str, repo: str, number: int, head_sha: str) -> None:
         await self.heads.note_head(pr_key(owner, repo, number), repo_key(owner, repo), number, head_sha)
@@ -179,28 +187,58 @@ class Reviewer:
         return latest is None or latest == head_sha
 
     # -- the run ---------------------------------------------------------------------------------------
-    async def conclude_abandoned(self, req: ReviewRequest, external_id: str) -> None:
-        """A job that was running when its process died, and that a newer head has superseded since: conclude
-        the check run it may have left in progress."""
+    async def conclude_abandoned(
+        self,
+        req: ReviewRequest,
+        external_id: str,
+        reason: str = "the server stopped during the review, and a newer commit of this PR is reviewed instead",
+        create: bool = False,
+    ) -> None:
+        """A job that was running when its process died (or waited on GitHub), and that a newer head has
+        superseded since: conclude the check run it may have left in progress; with `create`, make a concluded
+        one if it had none."""
         repo = self.app.repo(req.installation_id, req.owner, req.repo)
         head_sha = req.head_sha or str((await repo.get_pull(req.number))["head"]["sha"])
         found = await repo.find_check_run(head_sha, reporters.CHECK_NAME, external_id)
         if found is not None and found.get("status") != "completed":
-            reason = "the server stopped during the review, and a newer commit of this PR is reviewed instead"
             await repo.update_check_run(int(found["id"]), reporters.check_run_failed(reason))
-            log.info("concluded check run %s left in progress by a stopped server", found["id"])
+            log.info("concluded check run %s left in progress: %s", found["id"], reason)
+        elif found is None and create:
+            slot = CheckRunSlot(repo, head_sha, external_id, self.quick_review_s)
+            await slot.finish(reporters.check_run_failed(reason), [])
+
+    async def _recheck_due(self, repo: RepoClient, req: ReviewRequest, pull: Mapping[str, Any], head_sha: str) -> bool:
+        """Whether a `/recheck` re-reviews now: not when the same head with the same base config was re-reviewed
+        by a recheck less than RECHECK_COOLDOWN_S ago and the commenter is not trusted."""
+        config = await repo.file_sha(CONFIG_PATH, str(pull["base"]["sha"]))
+        state = f"{head_sha}:{config or '-'}"
+        now = self.clock.time()
+        last = await self.heads.last_recheck(req.key)
+        if not req.trusted and last is not None and last[0] == state and now - last[1] < RECHECK_COOLDOWN_S:
+            log.info(
+                "/recheck by %s: this head and config were re-reviewed %.0f s ago; not again before %.0f s",
+                req.requested_by,
+                now - last[1],
+                RECHECK_COOLDOWN_S,
+            )
+            return False
+        await self.heads.note_recheck(req.key, state, now)
+        return True
 
     async def review(self, req: ReviewRequest, external_id: str | None = None, resumed: bool = False) -> Outcome:
         repo = self.app.repo(req.installation_id, req.owner, req.repo)
-        if req.react_to_comment is not None:
-            try:
-                await repo.react_to_issue_comment(req.react_to_comment, ACCEPTED_REACTION)
-            except Exception:  # an acknowledgement only: the review matters more
-                log.warning("could not react to comment %s", req.react_to_comment, exc_info=True)
         pull = dict(req.pull) if req.pull is not None else await repo.get_pull(req.number)
         head_sha = req.head_sha or str(pull["head"]["sha"])
         set_context(repo=repo.full_name, pr=req.number, head=head_sha[:12])
         private = bool((pull.get("base") or {}).get("repo", {}).get("private", True))
+        if req.react_to_comment is not None:
+            # A retried job was let through on its first try; its check run may exist already.
+            if not resumed and not await self._recheck_due(repo, req, pull, head_sha):
+                return Outcome(head_sha, "", skipped=True, private=private)
+            try:
+                await repo.react_to_issue_comment(req.react_to_comment, ACCEPTED_REACTION)
+            except Exception:  # an acknowledgement only: the review matters more
+                log.warning("could not react to comment %s", req.react_to_comment, exc_info=True)
         if req.head_sha is None or req.pull is not None:
             await self.note_head(req.owner, req.repo, req.number, str(pull["head"]["sha"]))
         slot = CheckRunSlot(repo, head_sha, external_id or uuid.uuid4().hex, self.quick_review_s)
@@ -211,13 +249,11 @@ class Reviewer:
                 log.info("check run %s of this job was completed before the restart", found["id"])
                 return Outcome(head_sha, str(found.get("conclusion") or ""), already_done=True, private=private)
             if found is not None:
+                # The findings of an unchanged head are the same: annotations the earlier attempt added stay,
+                # the rest follow (GitHub appends them).
                 slot.id = int(found["id"])
-                if (found.get("output") or {}).get("annotations_count"):
-                    # Annotations of the first attempt would be repeated: conclude it, make a new one.
-                    await repo.update_check_run(slot.id, reporters.check_run_failed("it was restarted"))
-                    slot.id, slot.external_id = None, uuid.uuid4().hex
-                else:
-                    log.info("resuming with check run %s", slot.id)
+                slot.annotations_sent = int((found.get("output") or {}).get("annotations_count") or 0)
+                log.info("resuming with check run %s (%d annotations already there)", slot.id, slot.annotations_sent)
         completed = False
         try:
             slot.start_timer()
@@ -230,9 +266,11 @@ class Reviewer:
             # The bot's earlier comments are read while the engine runs: they do not depend on its result.
             existing = asyncio.ensure_future(self._existing_comments(repo, req.number))
             try:
-                report = await asyncio.wait_for(
-                    asyncio.to_thread(run, changeset, config, time.monotonic), self.timeout_s
-                )
+                report = await asyncio.wait_for(self.engine.run(changeset, config), self.timeout_s)
+            except TimeoutError:
+                existing.cancel()
+                # Not GitHub's doing: the same change would take as long again, so it is not retried.
+                raise ReviewTooLong(f"the rules took longer than {self.timeout_s:.0f} s") from None
             except BaseException:
                 existing.cancel()
                 raise
@@ -245,6 +283,8 @@ class Reviewer:
                         repo, req.number, head_sha, report, diffmap, outcome, await existing, config.inline_notices
                     )
                 except Exception as exc:  # the check run still carries every finding
+                    if failure_kind(exc) != FAILED:
+                        raise  # GitHub down: the job is tried again, and this run completed then
                     log.exception("posting the review failed")
                     post_error = exc
                     notes.append(f"Inline comments could not be posted ({type(exc).__name__}); see the table below.")
@@ -265,55 +305,31 @@ class Reviewer:
             if post_error is not None:
                 raise post_error  # the delivery counts as failed, so a redelivery tries the comments again
             return outcome
-        finally:
+        except Exception as exc:
+            if completed or failure_kind(exc) != FAILED:
+                # GitHub could not serve it, or the thing is gone: the check run is left as it is (the job is tried
+                # again later and finds it by external_id), only a creation under way is let finish.
+                await asyncio.shield(slot.settle())
+            else:
+                await asyncio.shield(self._fail_check_run(slot))
+            raise
+        except asyncio.CancelledError:  # shutdown: conclude what was started
             if not completed:
                 await asyncio.shield(self._fail_check_run(slot))
+            raise
 
     async def _fail_check_run(self, run: CheckRunSlot) -> None:
         """Whatever went wrong, the check run must end completed: conclude it now (making it if the review
-        failed before it existed), or keep trying later (GitHub down, or the rate limit spent for longer than a
-        request may wait)."""
+        failed before it existed). If GitHub refuses that too, the error goes up and the job is tried again."""
         payload = reporters.check_run_failed("an internal error stopped it")
-        repo = run.repo
         check_run_id = await run.settle()
-        try:
-            if check_run_id is None:
-                await run.finish(payload, [])
-                return
-            await repo.update_check_run(check_run_id, payload)
-        except Exception:
-            if check_run_id is None:
-                log.exception("could not create the concluded check run")
-                return
-            log.exception("could not conclude check run %s now; trying again later", check_run_id)
-            task = asyncio.get_running_loop().create_task(self._conclude_later(repo, check_run_id, payload))
-            self._deferred.add(task)  # tracked: cancelled by close() at shutdown
-            task.add_done_callback(self._deferred.discard)
-
-    async def _conclude_later(self, repo: RepoClient, check_run_id: int, payload: dict[str, Any]) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + COMPLETION_RETRY_WINDOW_S
-        delay = self.completion_retry_s
-        while loop.time() < deadline:
-            await asyncio.sleep(delay)
-            try:
-                await repo.update_check_run(check_run_id, payload)
-            except Exception as exc:
-                log.warning("check run %s still not concluded (%s)", check_run_id, exc)
-                delay = min(delay * 2, COMPLETION_RETRY_MAX_S)
-            else:
-                log.info("check run %s concluded on a later attempt", check_run_id)
-                return
-        log.error("gave up concluding check run %s after %.0f s", check_run_id, COMPLETION_RETRY_WINDOW_S)
-
-    def pending_conclusions(self) -> int:
-        return len(self._deferred)
+        if check_run_id is None:
+            await run.finish(payload, [])
+            return
+        await run.repo.update_check_run(check_run_id, payload)
 
     async def close(self) -> None:
-        for task in list(self._deferred):
-            task.cancel()
-        if self._deferred:
-            await asyncio.wait(set(self._deferred), timeout=5)
+        pass
 
     async def _gather(
         self, repo: RepoClient, number: int, pull: Mapping[str, Any], head_sha: str
@@ -334,17 +350,18 @@ class Reviewer:
         changes: dict[str, FileChange] = {}
         if diff_text is not None:
             try:
-                changes = parse_unified_diff(diff_text)
-                diffmap = from_unified_diff(diff_text)
+                parsed = parse_diff(diff_text)
             except DiffError:
                 diff_text = None
+            else:
+                changes = {path: f.change for path, f in parsed.items()}
+                diffmap = from_diff(parsed)
         head_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in head_entries}
         base_sha_of = {e["path"]: (e["sha"], e.get("size", 0)) for e in base_entries}
         notes = []
         if diff_text is None:
             files = await repo.list_pull_files(number, pull.get("changed_files"))
-            changes = changes_from_files(files)
-            diffmap = from_file_patches({f["filename"]: f["patch"] for f in files if isinstance(f.get("patch"), str)})
+            changes, diffmap = from_files(files)
             if len(files) >= MAX_PR_FILES:
                 # GitHub lists 3,000 files at most: the rest come from comparing the two trees.
                 extra = _tree_changes(base_sha_of, head_sha_of, changes)

@@ -13,6 +13,9 @@ from importlib import metadata
 import aiohttp
 from aiohttp import web
 
+from npu_review.bot.assemble import build_services, make_store
+from npu_review.bot.bodies import UnverifiedBytes
+from npu_review.bot.clock import SYSTEM_CLOCK, Clock
 from npu_review.bot.metrics import Metrics
 from npu_review.bot.services import Services
 from npu_review.bot.settings import Settings
@@ -28,25 +31,28 @@ def version() -> str:
 
 
 class Runtime:
-    def __init__(self, settings: Settings, run_jobs: bool) -> None:
+    def __init__(self, settings: Settings, run_jobs: bool, clock: Clock = SYSTEM_CLOCK) -> None:
         self.settings = settings
         self.run_jobs = run_jobs
+        self.clock = clock
         self.session: aiohttp.ClientSession | None = None
         self.services: Services | None = None
         self.shutting_down = False
         self.started_at = time.time()
         # Made before the services, so that /metrics answers while the setup page waits.
         self.metrics = Metrics()
+        # Bytes held for webhook bodies whose signature is not checked yet, over every connection.
+        self.unverified = UnverifiedBytes()
 
     async def activate(self, settings: Settings) -> Services:
         """Build the services of a registered App (at start-up, or when the setup page registered it)."""
-        from npu_review.bot.app import build_services, make_queue  # bot.app imports this module
-
         assert settings.registered and self.session is not None and self.services is None
         self.settings = settings
-        queue = make_queue(settings)
-        services = await build_services(settings, self.session, queue, self.metrics)
-        await queue.open(services.run_job if self.run_jobs else None)
+        store = make_store(settings, self.clock)
+        services = build_services(settings, self.session, store, self.metrics, self.clock)
+        if self.run_jobs:
+            await services.reviewer.engine.start()
+        await store.jobs.open(services.run_job if self.run_jobs else None)
         self.services = services  # deliveries are taken from now on
         log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
         return services

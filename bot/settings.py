@@ -69,8 +69,11 @@ class Settings:
     # Work limits (see bot/review.py): how many reviews run at once, and the longest a review may take.
     max_concurrent_reviews: int = 4
     review_timeout_s: float = 600.0
-    # First delay before concluding again a check run GitHub refused to conclude (then doubling).
-    completion_retry_s: float = 30.0
+    # First delay before a job GitHub could not serve is tried again (then doubling, up to 5 minutes; bot/jobs.py).
+    retry_base_s: float = 5.0
+    # Processes that run the rules (off the event loop that acknowledges deliveries); -1: one per core, at most
+    # max_concurrent_reviews; 0: a thread of the server's own process.
+    review_processes: int = -1
     # Where jobs wait: sqlite:///path (embedded, the default) or redis://host:port/db (several replicas).
     # The dataclass default keeps them in memory (programmatic use); from_env defaults to a file.
     queue_url: str = "sqlite://"
@@ -197,7 +200,8 @@ def _server_settings(env: Mapping[str, str]) -> Settings:
         port=int(port_text),
         log_json=env.get("NPU_REVIEW_LOG_FORMAT", "").lower() == "json",
         max_concurrent_reviews=_count(env, "NPU_REVIEW_CONCURRENCY", 4),
-        completion_retry_s=_seconds(env, "NPU_REVIEW_COMPLETION_RETRY_S", 30.0),
+        retry_base_s=_seconds(env, "NPU_REVIEW_RETRY_BASE_S", 5.0),
+        review_processes=_processes(env, "NPU_REVIEW_PROCESSES"),
         queue_url=queue_url,
         redis_prefix=env.get("NPU_REVIEW_REDIS_PREFIX", "").strip() or "npu-review",
         visibility_timeout_s=_seconds(env, "NPU_REVIEW_VISIBILITY_TIMEOUT_S", 30.0),
@@ -216,6 +220,17 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
         return default
     if not text.isdigit() or int(text) < 1:
         raise SettingsError(f"{name} must be a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _processes(env: Mapping[str, str], name: str) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return -1
+    if not text.isdigit():
+        raise SettingsError(
+            f"{name} must be a whole number of processes (0: none, the rules run in a thread), got {text!r}"
+        )
     return int(text)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from npu_review.bot.jobs import Waiting
     from npu_review.bot.review import Outcome, ReviewRequest
 
 # Reviews remembered for the status page (a process's memory; the metrics keep the totals).
@@ -81,7 +82,7 @@ class StatusInput:
     registered: bool
     started_at: float
     now: float
-    queue_depth: int
+    queue_depth: int | None  # None: the queue cannot say (its storage fails)
     by_conclusion: Mapping[str, int]
     reviews: list[ReviewRecord]
     # (remaining, limit, reset) per installation id; empty before the first GitHub call.
@@ -90,6 +91,8 @@ class StatusInput:
     app_name: str = ""
     app_html_url: str = ""
     runs_jobs: bool = True  # False: a receiver in front of `npu-review worker` processes (Redis queue)
+    # Accepted jobs GitHub could not serve yet (an outage), tried again with backoff; None: the queue cannot say.
+    waiting: list[Waiting] | None = None
 
 
 def _iso(epoch: float) -> str:
@@ -122,9 +125,21 @@ def status_document(s: StatusInput, detailed: bool) -> dict[str, Any]:
         "rate_limit": (
             {"remaining": budget[0], "limit": budget[1], "resets_at": _iso(budget[2])} if budget is not None else None
         ),
+        "waiting_on_github": len(s.waiting) if s.waiting is not None else None,
         "detailed": detailed,
     }
     if detailed:
+        doc["waiting_list"] = [
+            {
+                "pull_request": w.pr,
+                "head_sha": w.head,
+                "tries": w.retries,
+                "failing_since": _iso(w.failing_since) if w.failing_since else None,
+                "next_try_at": _iso(w.next_try),
+                "last_error": w.error,
+            }
+            for w in s.waiting or []
+        ]
         doc["app"] = {"name": s.app_name, "html_url": s.app_html_url}
         doc["installation_list"] = [
             {
@@ -184,7 +199,12 @@ def render_status(s: StatusInput, detailed: bool, token_configured: bool) -> str
     cards = [
         _card("installations", "?" if doc["installations"] is None else doc["installations"], "installations"),
         _card("reviews since start", reviews["total"], "reviews-total"),
-        _card("in the queue", doc["queue_depth"], "queue-depth"),
+        _card("in the queue", "?" if doc["queue_depth"] is None else doc["queue_depth"], "queue-depth"),
+        _card(
+            "waiting on GitHub",
+            "?" if doc["waiting_on_github"] is None else doc["waiting_on_github"],
+            "waiting-on-github",
+        ),
         _card(
             "GitHub API budget left" + (f" (of {rl['limit']})" if rl else ""),
             rl["remaining"] if rl else "–",
@@ -196,6 +216,11 @@ def render_status(s: StatusInput, detailed: bool, token_configured: bool) -> str
         out.append(
             '<p class="muted" id="workers-hint">This server receives the deliveries; <code>npu-review worker</code> '
             "processes run the reviews, so the counts and reviews here are only those it ran itself.</p>"
+        )
+    if doc["waiting_on_github"]:
+        out.append(
+            f'<p class="neutral" id="waiting-hint">{doc["waiting_on_github"]} accepted review(s) wait for GitHub to '
+            "answer again; each is tried again with growing pauses, and its check run appears when GitHub does.</p>"
         )
     counts = ", ".join(f"{e(k)}: {v}" for k, v in reviews.items() if k != "total") or "none yet"
     last = f" · last {e(_ago(s.now - s.reviews[0].finished_at))}" if s.reviews else ""
@@ -229,6 +254,17 @@ def render_status(s: StatusInput, detailed: bool, token_configured: bool) -> str
         out.append(
             '<table id="installation-table"><tr><th>Account</th><th>Type</th><th>Repositories</th>'
             f"<th>API budget</th></tr>{rows}</table>"
+        )
+    if doc.get("waiting_list"):
+        rows = "".join(
+            f"<tr><td>{e(str(w['pull_request']))}</td><td><code>{e(str(w['head_sha'] or 'current')[:12])}</code></td>"
+            f"<td>{w['tries']}</td><td>{e(str(w['failing_since']))}</td><td>{e(w['next_try_at'])}</td>"
+            f"<td>{e(w['last_error'])}</td></tr>"
+            for w in doc["waiting_list"]
+        )
+        out.append(
+            '<h2>Waiting on GitHub</h2><table id="waiting-table"><tr><th>PR</th><th>Head</th><th>Tries</th>'
+            f"<th>Failing since</th><th>Next try</th><th>Last error</th></tr>{rows}</table>"
         )
     out.append("<h2>Last reviews</h2>")
     if not s.reviews:

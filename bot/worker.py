@@ -10,7 +10,8 @@ import sys
 import aiohttp
 
 from npu_review.bot import logs
-from npu_review.bot.app import HTTP_TIMEOUT, SHUTDOWN_DEADLINE_S, build_services, make_queue
+from npu_review.bot.app import SHUTDOWN_DEADLINE_S
+from npu_review.bot.assemble import HTTP_TIMEOUT, build_services, make_store
 from npu_review.bot.settings import Settings, SettingsError, from_env
 from npu_review.checks.engine import known_rule_ids
 
@@ -19,20 +20,21 @@ log = logging.getLogger(__name__)
 
 async def run_worker(settings: Settings) -> None:
     session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
-    queue = make_queue(settings)
-    services = await build_services(settings, session, queue)
+    store = make_store(settings)
+    services = build_services(settings, session, store)
     known_rule_ids()
+    await services.reviewer.engine.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await queue.open(services.run_job)
+    await store.jobs.open(services.run_job)
     log.info("npu-review worker ready: %d reviews at once", settings.max_concurrent_reviews)
     await stop.wait()
     log.info("stopping: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
-    await queue.drain(SHUTDOWN_DEADLINE_S)
-    await services.reviewer.close()
-    await queue.close()
+    await store.jobs.drain(SHUTDOWN_DEADLINE_S)
+    await services.reviewer.engine.close()
+    await store.close()
     await session.close()
 
 

@@ -6,8 +6,9 @@ import difflib
 import io
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from unidiff import PatchSet
+from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from npu_review.checks.model import ChangeStatus, FileChange, MemoryTree
@@ -26,13 +27,32 @@ def _strip_prefix(path: str | None) -> str | None:
     return path
 
 
-def parse_unified_diff(text: str) -> dict[str, FileChange]:
-    """Map head path -> FileChange for every file in a `git diff`-style unified diff."""
+@dataclass(frozen=True)
+class DiffFile:
+    """One file of a parsed diff: its FileChange, and every head line of its hunks (added or context, the lines
+    a review comment may target) with the index of the hunk it is in."""
+
+    change: FileChange
+    right_lines: Mapping[int, int] = field(default_factory=dict)
+
+
+def _right_lines(pf: PatchedFile) -> dict[int, int]:
+    return {
+        line.target_line_no: i
+        for i, hunk in enumerate(pf)
+        for line in hunk
+        if line.target_line_no and not line.is_removed
+    }
+
+
+def parse_diff(text: str) -> dict[str, DiffFile]:
+    """Map head path -> DiffFile for every file in a `git diff`-style unified diff: one parse for the engine's
+    FileChanges and for the App's map of commentable lines."""
     try:
         patch = PatchSet(io.StringIO(text))
     except UnidiffParseError as exc:
         raise DiffError(f"cannot parse the diff: {exc}") from None
-    out: dict[str, FileChange] = {}
+    out: dict[str, DiffFile] = {}
     for pf in patch:
         source = _strip_prefix(pf.source_file)
         target = _strip_prefix(pf.target_file)
@@ -45,20 +65,35 @@ def parse_unified_diff(text: str) -> dict[str, FileChange]:
         else:
             status, path, old = ChangeStatus.MODIFIED, target or pf.path, None
         added = frozenset(line.target_line_no for hunk in pf for line in hunk if line.is_added and line.target_line_no)
-        out[path] = FileChange(path, status, old, added, binary=bool(pf.is_binary_file))
+        out[path] = DiffFile(FileChange(path, status, old, added, binary=bool(pf.is_binary_file)), _right_lines(pf))
     return out
+
+
+def parse_unified_diff(text: str) -> dict[str, FileChange]:
+    """Map head path -> FileChange for every file in a `git diff`-style unified diff."""
+    return {path: f.change for path, f in parse_diff(text).items()}
+
+
+def parse_patch(patch: str) -> tuple[frozenset[int], dict[int, int]]:
+    """The `patch` field GitHub gives for one file (hunks only, no file header), parsed once: its added head
+    lines, and its head lines with their hunk index (as DiffFile.right_lines). Unparseable: nothing."""
+    header = "--- a/x\n+++ b/x\n"
+    try:
+        files = PatchSet(io.StringIO(header + patch + ("" if patch.endswith("\n") else "\n")))
+    except (UnidiffParseError, ValueError):
+        return frozenset(), {}
+    added = frozenset(
+        line.target_line_no for pf in files for hunk in pf for line in hunk if line.is_added and line.target_line_no
+    )
+    right: dict[int, int] = {}
+    for pf in files:
+        right.update(_right_lines(pf))
+    return added, right
 
 
 def added_lines_from_patch(patch: str) -> frozenset[int]:
     """Added head lines of the `patch` field GitHub gives for one file (hunks only, no file header)."""
-    header = "--- a/x\n+++ b/x\n"
-    try:
-        files = PatchSet(io.StringIO(header + patch + ("" if patch.endswith("\n") else "\n")))
-    except UnidiffParseError:
-        return frozenset()
-    return frozenset(
-        line.target_line_no for pf in files for hunk in pf for line in hunk if line.is_added and line.target_line_no
-    )
+    return parse_patch(patch)[0]
 
 
 # Above this many line pairs left after trimming the common head and tail, SequenceMatcher (quadratic on

@@ -11,9 +11,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
+from npu_review.bot.clock import Clock
+from npu_review.bot.runtime import Runtime
+from npu_review.bot.services import Services
+from tests.fakeclock import FakeClock
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.state import CheckRun, Pull
 
@@ -73,8 +78,12 @@ def app_env(
         "NPU_REVIEW_CREDENTIALS_FILE": f"{ROOT}/.no-such-dir/app-credentials.json",
         "PORT": str(port),
         "PYTHONPATH": str(ROOT),
-        # Retries back off from 10 ms instead of 500 ms: the fault tests wait on GitHub, not on timers.
+        # Retries back off from 10 ms instead of 500 ms, and a job GitHub could not serve is tried again after
+        # about 50 ms instead of 5 s: the fault tests wait on GitHub, not on timers.
         "NPU_REVIEW_BACKOFF_BASE_S": "0.01",
+        "NPU_REVIEW_RETRY_BASE_S": "0.05",
+        # One process runs the rules (the pool's path, started in a moment).
+        "NPU_REVIEW_PROCESSES": "1",
         **(extra_env or {}),
     }
 
@@ -207,3 +216,78 @@ async def settle(app: AppProcess, timeout: float = 10) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the App's queue did not drain")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The App in the test's own event loop (create_app served over loopback), with an injected clock: for the
+# scenarios that last hours (outages, backoff, cooldowns), driven by moving the clock instead of waiting.
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LiveApp:
+    server: object  # aiohttp.test_utils.TestServer
+    session: aiohttp.ClientSession
+    runtime: Runtime
+    url: str
+
+    @property
+    def services(self) -> Services:
+        assert self.runtime.services is not None
+        return self.runtime.services
+
+    async def post(self, delivery: object) -> tuple[int, str]:
+        return await delivery.post(self.session, self.url + "/webhook")  # type: ignore[attr-defined,no-any-return]
+
+    async def get_json(self, path: str, token: str | None = None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with self.session.get(self.url + path, headers=headers) as r:
+            return r.status, await r.json()
+
+    async def close(self) -> None:
+        await self.session.close()
+        await self.server.close()  # type: ignore[attr-defined]
+
+
+async def start_live_app(
+    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, clock: Clock, run_jobs: bool = True, **settings: Any
+) -> LiveApp:
+    from aiohttp.test_utils import TestServer
+
+    from npu_review.bot.app import create_app
+    from npu_review.bot.runtime import RUNTIME
+    from npu_review.bot.settings import Secret, Settings
+
+    config = Settings(
+        app_id=str(app_id),
+        private_key=Secret(private_pem),
+        webhook_secret=Secret(secret),
+        api_url=fake.base_url,
+        backoff_base_s=0.001,  # a request's own retries: at once (the job's backoff is on the clock)
+        review_processes=0,
+        **settings,
+    )
+    app = create_app(config, run_jobs=run_jobs, clock=clock)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    return LiveApp(server, aiohttp.ClientSession(), app[RUNTIME], str(server.make_url("")).rstrip("/"))
+
+
+async def ride_out(
+    app: LiveApp, clock: FakeClock, seconds: float, done: Callable[[], bool] = lambda: False, timeout: float = 60
+) -> int:
+    """Moves the clock on by `seconds` from one retry of a job waiting on GitHub to the next (at least a second
+    at a time, so that every loop asleep on the clock wakes), letting each try finish; stops early when `done()`.
+    Returns the number of steps."""
+    end = clock.time() + seconds
+    steps = 0
+    deadline = time.monotonic() + timeout
+    while clock.time() < end and not done():
+        assert time.monotonic() < deadline, "ride_out took too long in real time"
+        waiting = await app.services.jobs.waiting_on_github()
+        step = max(min(w.next_try for w in waiting) - clock.time(), 0.0) + 1.0 if waiting else 1.0
+        await clock.advance(min(step, max(end - clock.time(), 0.001)))
+        steps += 1
+        await wait_until(lambda: app.services.jobs.running() == 0, 20, "the try to end")
+        await asyncio.sleep(0.01)
+    return steps

@@ -3,6 +3,7 @@ exactly one completed check run per run and exactly one comment per finding."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -127,24 +128,37 @@ async def test_primary_rate_limit_is_waited_out(fake_github: FakeGitHub, app: Ap
     assert_one_clean_run(fake, pull)
 
 
-async def test_a_run_that_cannot_finish_still_completes_its_check_run(fake_github: FakeGitHub, app: AppProcess) -> None:
+async def test_a_review_github_cannot_serve_waits_and_completes_once(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """GitHub fails every retry of a call for two whole attempts of the job: the job is not concluded neutral
+    nor dropped, it waits (the status page says so) and completes the check run it made, once, when GitHub
+    answers again."""
     fake = fake_github
     pull = seed(fake)
-    fake.inject("git/get-tree", Fault.server_error(500), times=100)
+    fake.inject("git/get-tree", Fault.server_error(500), times=4 * MAX_ATTEMPTS)
     await deliver(fake, app, pull)
-    run = await wait_completed(fake, pull, timeout=60)
+    waiting_seen: list[int] = []
+
+    async def look() -> None:
+        async with app.session.get(app.url + "/status.json") as r:
+            waiting_seen.append((await r.json())["waiting_on_github"])
+
+    while not any(r.status == "completed" for r in fake.check_runs_for(pull.repo, pull.head_sha)):
+        await look()
+        await asyncio.sleep(0.02)
     await settle(app, timeout=30)
-    assert run.conclusion == "neutral"
-    assert run.output["title"] == "npu-review could not complete"
-    assert run.actions and run.actions[0]["identifier"] == "rerun"
-    assert bot_comments(fake) == []
-    assert fake.violations == []
+    assert max(waiting_seen) == 1
+    assert_one_clean_run(fake, pull)
+    assert len(fake.reviews) == 1
+    assert "it waits and is tried again" in app.log()
+    assert fake.calls("git/get-tree")[-1].status == 200
 
 
 async def test_a_failed_delivery_runs_again_when_redelivered(fake_github: FakeGitHub, app: AppProcess) -> None:
     fake = fake_github
     pull = seed(fake)
-    fake.inject("pulls/create-review", Fault.server_error(500), times=100)
+    # Not GitHub being down (that is waited out): refused for good, so the run ends and the delivery fails.
+    refused = {"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com"}
+    fake.inject("pulls/create-review", Fault(status=403, body=refused), times=100)
     d = await deliver(fake, app, pull)
     run = await wait_completed(fake, pull, timeout=60)
     await settle(app, timeout=30)
@@ -202,28 +216,17 @@ async def test_sigterm_finishes_running_reviews(fake_github: FakeGitHub, app: Ap
     assert_one_clean_run(fake, pull)
 
 
-async def test_a_check_run_github_would_not_conclude_is_concluded_later(
-    fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
+async def test_a_check_run_github_would_not_conclude_is_concluded_when_it_answers(
+    fake_github: FakeGitHub, app: AppProcess
 ) -> None:
     fake = fake_github
-    app = await start_app(
-        fake,
-        app_key_pair.private_pem,
-        FAKE_APP_ID,
-        FAKE_WEBHOOK_SECRET,
-        tmp_path,
-        extra_env={**SLOW_PATH, "NPU_REVIEW_COMPLETION_RETRY_S": "0.3"},
-    )
-    try:
-        pull = seed(fake)
-        # Every attempt of the run's final update and of its fallback conclusion fails (5 + 5 attempts).
-        fake.inject("checks/update", Fault.server_error(500), times=10)
-        await deliver(fake, app, pull)
-        run = await wait_completed(fake, pull, timeout=60)
-        assert run.conclusion == "neutral" and run.output["title"] == "npu-review could not complete"
-        # The App logs after GitHub's answer, which may come a moment after the fake changed the run.
-        await wait_until(lambda: f"check run {run.id} concluded on a later attempt" in app.log(), 10, "the log line")
-        assert fake.violations == []
-    finally:
-        await app.session.close()
-        await app.stop()
+    pull = seed(fake)
+    # Every attempt of the run's final update fails, for two attempts of the job.
+    fake.inject("checks/update", Fault.server_error(500), times=2 * MAX_ATTEMPTS)
+    await deliver(fake, app, pull)
+    run = await wait_completed(fake, pull, timeout=60)
+    await settle(app, timeout=30)
+    # The run made at the start, completed by the third attempt with its findings; nothing posted twice.
+    assert_one_clean_run(fake, pull)
+    assert run.conclusion == "failure" and len(fake.reviews) == 1
+    assert [r.status for r in fake.calls("checks/update")] == [500] * (2 * MAX_ATTEMPTS) + [200]

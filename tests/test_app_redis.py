@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from npu_review.bot.limits import MutationLimiter
-from npu_review.bot.queue_redis import RedisQueue
+from npu_review.bot.queue_redis import RedisStore
 from npu_review.bot.reporters import parse_marker
 from tests.app_harness import AppProcess, WorkerProcess, settle, start_app, start_worker, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
@@ -135,7 +135,7 @@ async def test_receivers_share_deliveries_and_heads(
 
 async def test_the_windows_are_shared_by_replicas(redis_url: str) -> None:
     prefix = f"test-{uuid.uuid4().hex[:8]}"
-    one, two = RedisQueue(redis_url, prefix=prefix), RedisQueue(redis_url, prefix=prefix)
+    one, two = RedisStore(redis_url, prefix=prefix), RedisStore(redis_url, prefix=prefix)
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -143,8 +143,8 @@ async def test_the_windows_are_shared_by_replicas(redis_url: str) -> None:
         raise asyncio.CancelledError  # stop at the first wait
 
     try:
-        a = MutationLimiter(one.shared.windows, per_minute=3, per_hour=5, sleep=sleep)
-        b = MutationLimiter(two.shared.windows, per_minute=3, per_hour=5, sleep=sleep)
+        a = MutationLimiter(one.shared.windows if one.shared else None, per_minute=3, per_hour=5, sleep=sleep)
+        b = MutationLimiter(two.shared.windows if two.shared else None, per_minute=3, per_hour=5, sleep=sleep)
         assert [await a.acquire(7), await b.acquire(7), await a.acquire(7)] == [0.0, 0.0, 0.0]
         assert await b.budget(7) == {"per_minute_left": 0, "per_hour_left": 2, "per_minute": 3, "per_hour": 5}
         with pytest.raises(asyncio.CancelledError):

@@ -10,10 +10,11 @@ import pytest
 
 from npu_review.bot import reporters
 from npu_review.bot.auth import JWT_BACKDATE_S, InstallationToken, TokenCache, make_jwt
-from npu_review.bot.diffmap import changes_from_files, from_file_patches, from_unified_diff
+from npu_review.bot.diffmap import from_diff, from_file_patches, from_files
 from npu_review.bot.github import blob_from_graphql
 from npu_review.bot.routers.recheck import has_recheck, may_recheck
 from npu_review.bot.settings import Secret, SettingsError, from_env
+from npu_review.checks.diffing import parse_diff
 from npu_review.checks.model import ChangeStatus, Finding, Related, Severity
 
 
@@ -52,7 +53,7 @@ PATCH = "@@ -1,3 +1,5 @@\n FROM x\n-RUN a\n+RUN b\n+RUN c\n ARG y\n+ENV z=1\n@@ 
 
 
 def test_diffmap_commentable_lines_and_hunks() -> None:
-    dm = from_file_patches({"D": PATCH})
+    _, dm = from_files([{"filename": "D", "status": "modified", "patch": PATCH}])
     assert sorted(dm.lines["D"]) == [1, 2, 3, 4, 5, 22, 23, 24]
     assert dm.commentable("D", 5) and not dm.commentable("D", 6) and not dm.commentable("E", 1)
     assert dm.commentable("D", 3, start_line=2)
@@ -61,7 +62,10 @@ def test_diffmap_commentable_lines_and_hunks() -> None:
 
 def test_diffmap_from_full_diff_matches_file_patches() -> None:
     full = "diff --git a/D b/D\nindex 1..2 100644\n--- a/D\n+++ b/D\n" + PATCH
-    assert from_unified_diff(full).lines == from_file_patches({"D": PATCH}).lines
+    parsed = parse_diff(full)  # one parse gives the engine's FileChanges and the commentable lines
+    changes, dm = from_files([{"filename": "D", "status": "modified", "patch": PATCH}])
+    assert from_diff(parsed).lines == dm.lines
+    assert parsed["D"].change == changes["D"]
 
 
 def test_changes_from_files_api_entries() -> None:
@@ -71,7 +75,7 @@ def test_changes_from_files_api_entries() -> None:
         {"filename": "gone.yml", "status": "removed", "patch": "@@ -1 +0,0 @@\n-a\n"},
         {"filename": "big.bin", "status": "added", "changes": 0},
     ]
-    ch = changes_from_files(files)
+    ch, _ = from_files(files)
     assert ch["D"].added_lines == frozenset({2, 3, 5, 23})
     assert (ch["new.sh"].status, ch["new.sh"].old_path, ch["new.sh"].added_lines) == (
         ChangeStatus.RENAMED,
@@ -244,6 +248,11 @@ async def test_token_cache_shares_and_renews() -> None:
     clock[0] += 200  # inside the margin: renewed
     assert await cache.get(1) == "t2"
     assert fetched == [1, 1]
+    # Refused (401): many calls refused with t2 at once make one new token, not one each.
+    assert await asyncio.gather(*(cache.renew(1, "t2") for _ in range(5))) == ["t3"] * 5
+    assert fetched == [1, 1, 1]
+    await cache.forget(1, "t2")  # a stale refusal leaves the new token in place
+    assert await cache.get(1) == "t3"
 
 
 def test_json_logs_carry_the_delivery_context(capsys: pytest.CaptureFixture[str]) -> None:
@@ -307,3 +316,83 @@ async def test_content_creating_windows_per_minute_and_per_hour() -> None:
     # The defaults stay below GitHub's documented figures.
     default = MutationLimiter()
     assert default.limits[0][1] < GITHUB_PER_MINUTE and default.limits[1][1] < GITHUB_PER_HOUR
+
+
+async def test_the_installation_window_is_shared_fairly_by_its_repositories() -> None:
+    from npu_review.bot.limits import LocalWindows, reserve
+
+    now = [0.0]
+    windows = LocalWindows(clock=lambda: now[0])
+    limits = ((60.0, 16),)  # a minute of 16, an eighth (2) kept for repositories below their share
+    assert reserve(16) == 2
+
+    async def take(repo: str) -> float:
+        return await windows.take(7, limits, repo)
+
+    # A repository alone takes the window up to the reserve, and then waits even though the window has room.
+    assert [await take("a/flood") for _ in range(14)] == [0.0] * 14
+    assert await take("a/flood") == 60.0
+    # Another repository of the installation gets the reserve at once (below its share of 16 / 2).
+    now[0] = 1.0
+    assert [await take("a/other") for _ in range(2)] == [0.0, 0.0]
+    assert await take("a/other") == 59.0  # the window is full now: everyone waits for its oldest
+    # Requests of no repository in particular (the App's own) only see the total.
+    now[0] = 61.0
+    assert await take("") == 0.0
+    # A new minute: the flood takes its 14 again (one request of no repository counts in the total), and the
+    # reserve still holds for a repository that comes later.
+    assert [await take("a/flood") for _ in range(14)] == [0.0] * 14
+    assert await take("a/flood") > 0
+    assert await take("a/third") == 0.0
+
+
+async def test_redis_windows_decide_as_the_local_ones(redis_url: str) -> None:
+    import random
+    import uuid
+
+    from npu_review.bot.limits import LocalWindows
+    from npu_review.bot.queue_redis import RedisWindows
+
+    now = [1_000_000.0]
+    local = LocalWindows(clock=lambda: now[0])
+    client = __import__("redis.asyncio", fromlist=["from_url"]).from_url(redis_url, decode_responses=True)
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+    shared = RedisWindows(client, prefix, clock=lambda: now[0])
+    limits = ((60.0, 10), (3600.0, 30))
+    rng = random.Random(5)
+    try:
+        for _ in range(300):
+            now[0] += rng.choice([0.0, 0.5, 3.0, 20.0])
+            repo = rng.choice(["o/a", "o/a", "o/a", "o/b", "o/c", ""])
+            expect = await local.take(3, limits, repo)
+            got = await shared.take(3, limits, repo)
+            assert got == pytest.approx(expect, abs=0.002), (now[0], repo)
+    finally:
+        keys = [k async for k in client.scan_iter(f"{prefix}*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+async def test_the_review_slots_go_round_the_repositories() -> None:
+    from npu_review.bot.fairgate import FairGate
+
+    gate = FairGate(1)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def review(repo: str, n: int) -> None:
+        async with gate.slot(repo):
+            order.append(f"{repo}{n}")
+            if not release.is_set():
+                await release.wait()
+
+    first = asyncio.ensure_future(review("a", 0))
+    await asyncio.sleep(0)
+    burst = [asyncio.ensure_future(review("a", n)) for n in range(1, 6)]
+    await asyncio.sleep(0)
+    other = asyncio.ensure_future(review("b", 0))
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(first, *burst, other)
+    assert order == ["a0", "a1", "b0", "a2", "a3", "a4", "a5"]  # b's one review waits for one of a's, not five

@@ -4,11 +4,12 @@ demand)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from gidgethub import sansio
 from gidgethub.routing import Router
 
-from npu_review.bot.services import Services
+from npu_review.bot.services import Intake, Services
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -16,15 +17,17 @@ router = Router()
 
 @router.register("installation")
 @router.register("installation_repositories")
-async def on_installation(event: sansio.Event, services: Services) -> None:
+async def on_installation(event: sansio.Event, services: Services, intake: Intake) -> None:
     services.forget_installations()
-    inst = event.data.get("installation", {})
-    repos = event.data.get("repositories") or event.data.get("repositories_added") or []
+    found = event.data.get("installation")
+    inst: dict[str, Any] = found if isinstance(found, dict) else {}
+    listed = event.data.get("repositories") or event.data.get("repositories_added") or []
+    repos = listed if isinstance(listed, list) else []
     log.info(
         "%s %s: installation %s on %s (%d repositories)",
         event.event,
         event.data.get("action"),
         inst.get("id"),
-        (inst.get("account") or {}).get("login"),
+        account.get("login") if isinstance(account := inst.get("account"), dict) else None,
         len(repos),
     )

@@ -183,6 +183,12 @@ async def handle_control(fake: FakeGitHub, request: web.Request) -> web.StreamRe
             resource=body.get("resource", "core"),
         )
         return web.json_response({})
+    if request.method == "POST" and action == "outage":
+        if body.get("on", True):
+            fake.outage(Fault.from_json(body["fault"]) if body.get("fault") else None)
+        else:
+            fake.end_outage()
+        return web.json_response({})
     if request.method == "POST" and action == "revoke-tokens":
         fake.revoke_tokens()
         return web.json_response({})

@@ -120,6 +120,9 @@ class FakeGitHubProcess:
     def set_rate_limit(self, remaining: int, reset_in: float = 3600, resource: str = "core") -> None:
         self._call("POST", "rate-limit", {"remaining": remaining, "reset_in": reset_in, "resource": resource})
 
+    def outage(self, on: bool = True, fault: Fault | None = None) -> None:
+        self._call("POST", "outage", {"on": on, "fault": fault.to_json() if fault else None})
+
     def revoke_tokens(self) -> None:
         self._call("POST", "revoke-tokens", {})
 

@@ -247,6 +247,11 @@ class FakeGitHub:
         self.violations: list[Violation] = []
         self.response_errors: list[str] = []  # the fake's own answers that break the description
         self.faults: dict[str, deque[Fault]] = defaultdict(deque)
+        # An outage: while set, every API call (tokens included) gets this answer, however many calls come.
+        self.outage_fault: Fault | None = None
+        # Installations the owner removed and repositories deleted: GitHub answers 404 (the App could not know).
+        self.removed_installations: set[int] = set()
+        self.removed_repos: set[str] = set()
         self.rate_limits = {"core": RateLimit("core"), "graphql": RateLimit("graphql")}
         # The manifest flow (apps.py): the browser's pages as this user, the manifests posted, the Apps made.
         self.signed_in_user = "octocat"
@@ -600,6 +605,22 @@ class FakeGitHub:
         for _ in range(times):
             self.faults[key].append(fault)
 
+    def outage(self, fault: Fault | None = None) -> None:
+        """From now on every API call fails with `fault` (default: 503, GitHub's "Service Unavailable"), until
+        end_outage()."""
+        self.outage_fault = fault or Fault.server_error(503)
+
+    def end_outage(self) -> None:
+        self.outage_fault = None
+
+    def uninstall(self, installation_id: int) -> None:
+        """The account removed the App: its token requests answer 404."""
+        self.removed_installations.add(installation_id)
+
+    def delete_repo(self, full_name: str) -> None:
+        """The repository was deleted: every call for it answers 404."""
+        self.removed_repos.add(full_name.lower())
+
     def _route_key(self, route: str) -> str:
         if route == "*" or route in self.spec.by_id:
             return route
@@ -858,6 +879,8 @@ class FakeGitHub:
         return web.json_response(body, status=fault.status, headers=headers)
 
     def _next_fault(self, op: Operation) -> Fault | None:
+        if self.outage_fault is not None:
+            return self.outage_fault
         for key in (op.operation_id, "*"):
             queue = self.faults.get(key)
             if queue:
@@ -907,6 +930,8 @@ class FakeGitHub:
         rl.remaining -= 1
 
     def _scoped_repo(self, call: Call, full_name: str) -> Repo:
+        if full_name.lower() in self.removed_repos:
+            raise ApiError(404, "Not Found")
         repo = self.repos.get(full_name.lower())
         assert call.token is not None
         if repo is None:
@@ -1040,6 +1065,8 @@ class FakeGitHub:
 
     async def _create_token(self, call: Call) -> web.StreamResponse:
         self._check_app_jwt(call)
+        if call.params["installation_id"] in self.removed_installations:
+            raise ApiError(404, "Not Found")
         inst = self.installations.get(call.params["installation_id"])
         if inst is None:
             raise ApiError(404, "Not Found", violation="scope", detail="no such installation")

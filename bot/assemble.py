@@ -1,0 +1,65 @@
+"""Builds what a running App holds, once: the store (queue backend) and the services over it. The server
+(bot/runtime.py, bot/app.py) and `npu-review worker` (bot/worker.py) both start from here."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.engine_pool import Engine, default_processes
+from npu_review.bot.github import GitHubApp
+from npu_review.bot.jobs import Store
+from npu_review.bot.limits import LocalWindows
+from npu_review.bot.metrics import Metrics
+from npu_review.bot.review import Reviewer
+from npu_review.bot.services import Services
+from npu_review.bot.settings import Settings
+
+# Timeout for one GitHub API request (connect + read), so a hung connection cannot stall a review.
+HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
+
+
+def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> Store:
+    if settings.uses_redis:
+        from npu_review.bot.queue_redis import RedisStore
+
+        return RedisStore(
+            settings.queue_url,
+            prefix=settings.redis_prefix,
+            concurrency=settings.max_concurrent_reviews,
+            visibility_timeout_s=settings.visibility_timeout_s,
+            clock=clock,
+            retry_base_s=settings.retry_base_s,
+        )
+    from npu_review.bot.queue_sqlite import SqliteStore, path_from_url
+
+    return SqliteStore(
+        path_from_url(settings.queue_url),
+        settings.max_concurrent_reviews,
+        clock=clock,
+        retry_base_s=settings.retry_base_s,
+    )
+
+
+def build_services(
+    settings: Settings,
+    session: aiohttp.ClientSession,
+    store: Store,
+    metrics: Metrics | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> Services:
+    metrics = metrics or Metrics()
+    github = GitHubApp(settings, session, metrics, shared=store.shared)
+    processes = settings.review_processes
+    engine = Engine(default_processes(settings.max_concurrent_reviews) if processes < 0 else processes)
+    reviewer = Reviewer(github, store.heads, engine, settings.review_timeout_s, settings.quick_review_s, clock)
+    budgets = store.shared.windows if store.shared is not None else LocalWindows(clock.monotonic)
+    return Services(
+        settings=settings,
+        github=github,
+        reviewer=reviewer,
+        store=store,
+        metrics=metrics,
+        clock=clock,
+        budgets=budgets,
+    )

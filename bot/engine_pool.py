@@ -1,0 +1,75 @@
+"""The rules run off the event loop that acknowledges deliveries: in a pool of processes by default, so that a
+review's CPU (parsing, every rule) never delays a 202, whatever the review load. With 0 processes they run in a
+thread of this process (tests, a small machine)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from npu_review.checks import ChangeSet, Config
+from npu_review.checks.engine import Report, known_rule_ids, run
+
+log = logging.getLogger(__name__)
+
+
+class EngineCrashed(RuntimeError):
+    """A pool process died under a review (killed, out of memory): the job is tried again later."""
+
+    retry_later = True
+
+
+def default_processes(concurrency: int) -> int:
+    """One process per core, at most one per review that may run at once."""
+    return max(1, min(os.cpu_count() or 1, concurrency))
+
+
+def _warm() -> None:
+    known_rule_ids()  # import every rule once per process, not on the first review's clock
+
+
+def _run(changeset: ChangeSet, config: Config) -> Report:
+    return run(changeset, config, time.monotonic)
+
+
+class Engine:
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # forkserver: the workers are not forks of a process with an event loop and threads.
+            context = multiprocessing.get_context("forkserver")
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_warm)
+        return self._pool
+
+    async def start(self) -> None:
+        """Starts the pool's processes now (their imports off the first review's path)."""
+        if self.processes > 0:
+            loop = asyncio.get_running_loop()
+            pool = self._executor()
+            await asyncio.gather(*(loop.run_in_executor(pool, _warm) for _ in range(self.processes)))
+
+    async def run(self, changeset: ChangeSet, config: Config) -> Report:
+        if self.processes <= 0:
+            return await asyncio.to_thread(_run, changeset, config)
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor(), _run, changeset, config)
+        except BrokenProcessPool:
+            log.error("a review process died; starting a new pool")
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise EngineCrashed("a review process died") from None
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, True, cancel_futures=True)
