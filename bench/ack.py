@@ -50,11 +50,19 @@ HEAD = {**BASE, DOCKERFILE: BASE[DOCKERFILE] + "RUN wget --no-check-certificate 
 DEADLINE_S = 300.0  # the whole burst; a hung App ends the benchmark instead of hanging it
 
 
-def seed() -> dict[str, Any]:
+def seed(prs: int = 1) -> dict[str, Any]:
     return {
         "installations": [{"id": INSTALLATION, "account": "octo-org"}],
         "repos": [{"full_name": REPO, "installation": INSTALLATION, "files": BASE}],
-        "pulls": [{"repo": REPO, "number": 1, "head_files": HEAD, "title": "[ci] docker: add a kernel package"}],
+        "pulls": [
+            {
+                "repo": REPO,
+                "number": n,
+                "head_files": {**HEAD, "README.md": f"# verl {n}\n"},
+                "title": "[ci] docker: add a kernel package",
+            }
+            for n in range(1, prs + 1)
+        ],
     }
 
 
@@ -155,11 +163,14 @@ async def null_server_rows(payload: dict[str, Any], args: argparse.Namespace) ->
     return rows
 
 
-def _deliveries(payload: dict[str, Any], n: int) -> list[Delivery]:
+def _deliveries(payload: dict[str, Any] | list[dict[str, Any]], n: int) -> list[Delivery]:
     """Each its own delivery id and its own body (a `bench_seq` field), so that the App takes every one: the same
-    body under a new id is a duplicate since the per-head queue (answered 200 without queueing)."""
+    body under a new id is a duplicate since the per-head queue (answered 200 without queueing). With several
+    payloads (PRs), round-robin: the first delivery of each PR queues its review."""
+    payloads = payload if isinstance(payload, list) else [payload]
     return [
-        Delivery("pull_request", {**payload, "bench_seq": i}, SECRET, delivery_id=str(uuid.uuid4())) for i in range(n)
+        Delivery("pull_request", {**payloads[i % len(payloads)], "bench_seq": i}, SECRET, delivery_id=str(uuid.uuid4()))
+        for i in range(n)
     ]
 
 
@@ -235,18 +246,25 @@ async def wrk_row(name: str, url: str, payload: dict[str, Any], senders: int, se
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     keys = generate_key_pair()
     rows: list[dict[str, Any]] = []
-    with FakeGitHubProcess(APP_ID, keys.public_pem, seed()) as gh, tempfile.TemporaryDirectory() as tmp:
+    # PR 1 for the warm-up and the rows below; PRs 2.. for the loaded row (each of them one review to run).
+    with FakeGitHubProcess(APP_ID, keys.public_pem, seed(1 + args.prs)) as gh, tempfile.TemporaryDirectory() as tmp:
         payload = await asyncio.to_thread(gh.payload, "pull_request", repo=REPO, number=1, action="opened")
+        loaded = [
+            await asyncio.to_thread(gh.payload, "pull_request", repo=REPO, number=n, action="opened")
+            for n in range(2, 2 + args.prs)
+        ]
         fake = SimpleNamespace(base_url=gh.url)
-        app = await start_app(fake, keys.private_pem, APP_ID, SECRET, Path(tmp))  # type: ignore[arg-type]
+        # The App as deployed: the rules in a pool of processes (one per core), not the tests' single one.
+        env = {"NPU_REVIEW_PROCESSES": args.processes}
+        app = await start_app(fake, keys.private_pem, APP_ID, SECRET, Path(tmp), env)  # type: ignore[arg-type]
         try:
             url = app.url + "/webhook"
             # Warm-up (excluded): first connections, first review started, lazy imports in the App.
             await burst(url, _deliveries(payload, args.warmup), min(args.senders, args.warmup))
             await settle(app, timeout=60)
-            latencies, statuses, wall = await burst(url, _deliveries(payload, args.deliveries), args.senders)
-            rows.append(_row("App", args.senders, latencies, statuses, wall))
-            await settle(app, timeout=120)
+            latencies, statuses, wall = await burst(url, _deliveries(loaded, args.deliveries), args.senders)
+            rows.append(_row(f"App, {args.prs} PRs reviewed meanwhile", args.senders, latencies, statuses, wall))
+            await settle(app, timeout=300)
             # The same path (signature, JSON, routing) with no review behind it: `closed` has no handler. The
             # difference to the row above is what the reviews running in the same process cost the 202s.
             closed = {**payload, "action": "closed"}
@@ -293,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-floor", action="store_true", help="skip the null-server comparison")
     ap.add_argument("--no-wrk", action="store_true", help="skip the wrk runs (done only when wrk is installed)")
     ap.add_argument("--wrk-seconds", type=float, default=5.0, help="length of each wrk run")
+    ap.add_argument("--prs", type=int, default=50, help="PRs whose reviews run while the measured burst is acked")
+    ap.add_argument("--processes", default="", help="NPU_REVIEW_PROCESSES for the App (default: one per core)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
     started = os.getloadavg()
