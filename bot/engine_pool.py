@@ -5,6 +5,7 @@ thread of this process (tests, a small machine)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -29,6 +30,17 @@ def default_processes(concurrency: int) -> int:
     return max(1, min(os.cpu_count() or 1, concurrency))
 
 
+# The pool's processes run at this lower CPU priority: on a busy machine the kernel serves the process that
+# acknowledges deliveries first, and the reviews take what is left (they wait in a queue anyway).
+NICENESS = 10
+
+
+def _start_worker() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+    _warm()
+
+
 def _warm() -> None:
     known_rule_ids()  # import every rule once per process, not on the first review's clock
 
@@ -46,7 +58,7 @@ class Engine:
         if self._pool is None:
             # forkserver: the workers are not forks of a process with an event loop and threads.
             context = multiprocessing.get_context("forkserver")
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_warm)
+            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_start_worker)
         return self._pool
 
     async def start(self) -> None:

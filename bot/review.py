@@ -40,6 +40,21 @@ MAX_FILES_FETCHED = 1500
 QUICK_REVIEW_S = 3.0
 
 
+def pull_fields(pull: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a PR payload a review reads: what a queued job keeps of the event (its ~20 KB payload would
+    be written to the queue with every delivery)."""
+    found = pull.get("base")
+    base: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    found = base.get("repo")
+    repo: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    return {
+        "head": {"sha": pull["head"]["sha"]},
+        "base": {"sha": base.get("sha"), "repo": {"private": repo.get("private", True)}},
+        "changed_files": pull.get("changed_files"),
+        "title": pull.get("title"),
+    }
+
+
 @dataclass(frozen=True)
 class ReviewRequest:
     installation_id: int

@@ -6,7 +6,7 @@ from gidgethub import sansio
 from gidgethub.routing import Router
 
 from npu_review.bot.payload import field, installation_id
-from npu_review.bot.review import ReviewRequest
+from npu_review.bot.review import ReviewRequest, pull_fields
 from npu_review.bot.services import Intake, Services
 
 router = Router()
@@ -35,7 +35,7 @@ async def on_pull_request(event: sansio.Event, services: Services, intake: Intak
             repo=name,
             number=number,
             head_sha=head,
-            pull=pull,
+            pull=pull_fields(pull),
             delivery=intake.delivery,
         ),
         intake,
