@@ -82,8 +82,9 @@ def app_env(
         # about 50 ms instead of 5 s: the fault tests wait on GitHub, not on timers.
         "NPU_REVIEW_BACKOFF_BASE_S": "0.01",
         "NPU_REVIEW_RETRY_BASE_S": "0.05",
-        # One process runs the rules (the pool's path, started in a moment).
-        "NPU_REVIEW_PROCESSES": "1",
+        # The rules in a thread: a process pool costs each App start about a second; tests that start the App
+        # with NPU_REVIEW_PROCESSES set (test_app_e2e.py) run them in the pool, as deployed.
+        "NPU_REVIEW_PROCESSES": "0",
         **(extra_env or {}),
     }
 

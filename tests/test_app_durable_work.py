@@ -132,6 +132,7 @@ async def test_a_token_github_keeps_refusing_is_retried_later_not_dropped(
     assert (await app.services.jobs.waiting_on_github()) == []
 
 
+@pytest.mark.slow
 async def test_an_outage_of_more_than_an_hour_across_a_restart_ends_in_one_check_run(
     fake_github: FakeGitHub,
     apps,
@@ -168,6 +169,9 @@ async def test_an_outage_of_more_than_an_hour_across_a_restart_ends_in_one_check
     assert fake.violations == []
 
 
+# The window is the runner's (bot/services.py), the same for both stores: one is enough for six hours.
+@pytest.mark.slow
+@pytest.mark.parametrize("queue_settings", ["sqlite"], indirect=True)
 async def test_a_job_waiting_longer_than_the_window_is_given_up_with_its_check_run_concluded(
     fake_github: FakeGitHub,
     apps,

@@ -557,3 +557,24 @@ async def test_a_quick_review_with_60_findings_creates_50_annotations_and_adds_1
     assert [a["start_line"] for a in update.body["output"]["annotations"]] == list(range(54, 64))
     assert [a["start_line"] for a in run.annotations] == list(range(4, 64))
     assert fake.violations == []
+
+
+async def test_the_rules_run_in_a_process_pool_off_the_receivers_loop(
+    fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
+) -> None:
+    """As deployed (NPU_REVIEW_PROCESSES unset: one process per core): the review's rules run in child processes
+    of the server, with the same findings."""
+    env = {"NPU_REVIEW_PROCESSES": ""}
+    app = await start_app(fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env)
+    try:
+        children = {
+            int(c) for t in Path(f"/proc/{app.proc.pid}/task").iterdir() for c in (t / "children").read_text().split()
+        }
+        assert children  # the forkserver and the pool's processes
+        _, run, _ = await open_pull(fake_github, app)
+        assert run.conclusion == "failure"
+        assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == EXPECTED_ANNOTATIONS
+        assert len(bot_comments(fake_github)) == 3 and fake_github.violations == []
+    finally:
+        await app.session.close()
+        await app.stop()
