@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class FairGate:
@@ -17,10 +21,13 @@ class FairGate:
 
     @contextlib.asynccontextmanager
     async def slot(self, repo: str) -> AsyncIterator[None]:
+        """Holds a slot for `repo`'s job; the job may lend it back while it waits (waiting_without_slot)."""
         await self._acquire(repo)
+        token = HELD.set(Lender(self._release, lambda: self._acquire(repo)))
         try:
             yield
         finally:
+            HELD.reset(token)
             self._release()
 
     async def _acquire(self, repo: str) -> None:
@@ -54,3 +61,40 @@ class FairGate:
                 future.set_result(None)
                 return
         self._free += 1
+
+
+class Lender:
+    """A job's hold on its review slot, lent back while the job only waits (for room in the installation's
+    content-creating window): a repository whose reviews all wait for that window must not keep the slots
+    another repository's review needs. The first waiter of the job gives the slot back, the last takes it again."""
+
+    def __init__(self, release: Callable[[], None], acquire: Callable[[], Awaitable[object]]) -> None:
+        self._release = release
+        self._acquire = acquire
+        self._waiting = 0
+        self._lock = asyncio.Lock()
+
+    async def wait(self, waiting: Awaitable[T]) -> T:
+        async with self._lock:
+            self._waiting += 1
+            if self._waiting == 1:
+                self._release()
+        try:
+            return await waiting
+        finally:
+            async with self._lock:
+                self._waiting -= 1
+                if self._waiting == 0:
+                    await self._acquire()
+
+
+# The slot of the job running in this task (and the tasks it starts), None outside a job.
+HELD: contextvars.ContextVar[Lender | None] = contextvars.ContextVar("npu_review_review_slot", default=None)
+
+
+async def waiting_without_slot(waiting: Awaitable[T]) -> T:
+    """Awaits `waiting` with the current job's review slot lent back (just awaits it outside a job)."""
+    lender = HELD.get()
+    if lender is None:
+        return await waiting
+    return await lender.wait(waiting)

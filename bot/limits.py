@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
+from npu_review.bot.fairgate import waiting_without_slot
+
 GITHUB_PER_MINUTE = 80
 GITHUB_PER_HOUR = 500
 DEFAULT_PER_MINUTE = 70
@@ -118,7 +120,8 @@ class MutationLimiter:
             if wait <= 0:
                 return waited
             wait = min(wait, MINUTE_S) + 0.01
-            await self._sleep(wait)
+            # The job's review slot goes to another job meanwhile (bot/fairgate.py): waiting holds nothing.
+            await waiting_without_slot(self._sleep(wait))
             waited += wait
 
     async def budget(self, installation_id: int) -> dict[str, int]:

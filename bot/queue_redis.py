@@ -43,6 +43,7 @@ from redis.exceptions import ResponseError
 
 from npu_review.bot.auth import InstallationToken
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.fairgate import HELD, Lender
 from npu_review.bot.github import SharedState
 from npu_review.bot.jobs import (
     CONCLUDE,
@@ -577,10 +578,13 @@ class RedisJobs:
     async def _handle(self, entry_id: str, job_id: str) -> None:
         assert self._gate is not None and self._runner is not None
         heartbeat: asyncio.Task[None] | None = None
+        # While the job only waits for room in the installation's window, its slot serves another job.
+        token = HELD.set(Lender(self._gate.release, self._gate.acquire))
         try:
             heartbeat = self.supervisor.spawn(f"heartbeat {job_id}", self._heartbeat(entry_id, job_id))
             await self._process(entry_id, job_id)
         finally:
+            HELD.reset(token)
             if heartbeat is not None:
                 heartbeat.cancel()
             self._gate.release()

@@ -396,3 +396,32 @@ async def test_the_review_slots_go_round_the_repositories() -> None:
     release.set()
     await asyncio.gather(first, *burst, other)
     assert order == ["a0", "a1", "b0", "a2", "a3", "a4", "a5"]  # b's one review waits for one of a's, not five
+
+
+async def test_a_review_waiting_for_the_window_lends_its_slot() -> None:
+    from npu_review.bot.fairgate import FairGate, waiting_without_slot
+
+    gate = FairGate(1)
+    window_open = asyncio.Event()
+    order: list[str] = []
+
+    async def flood_review() -> None:
+        async with gate.slot("a"):
+            order.append("a starts")
+            # Both of its calls wait for the window at once: the slot is lent once and taken back once.
+            await asyncio.gather(waiting_without_slot(window_open.wait()), waiting_without_slot(window_open.wait()))
+            order.append("a posts")
+
+    async def other_review() -> None:
+        async with gate.slot("b"):
+            order.append("b runs")
+
+    first = asyncio.ensure_future(flood_review())
+    await asyncio.sleep(0)
+    await asyncio.wait_for(other_review(), 1)  # not held behind a review that only waits
+    window_open.set()
+    await first
+    assert order == ["a starts", "b runs", "a posts"]
+    async with gate.slot("c"):  # every slot given back: one free, no more
+        assert gate._free == 0
+    assert gate._free == 1
