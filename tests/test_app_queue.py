@@ -209,9 +209,9 @@ async def test_a_job_github_cannot_serve_waits_with_backoff_across_a_restart(
     assert w.failing_since == clock.time() and clock.time() < w.next_try <= clock.time() + 5
     assert await first.jobs.depth() == 1
     assert await first.deliveries.begin("d-1", "sha256:11") is False  # still accepted: a redelivery is a duplicate
-    await clock.advance(1)  # not due yet
-    await asyncio.sleep(0.05)
-    assert len(tries) == 1
+    await clock.advance(1)  # not due yet: still waiting, nothing running
+    assert first.jobs.running() == 0 and len(tries) == 1
+    assert [x.retries for x in await first.jobs.waiting_on_github()] == [1]
     await first.jobs.drain(1)  # a deploy
     await first.close()
 
