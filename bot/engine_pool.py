@@ -9,6 +9,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -35,10 +36,27 @@ def default_processes(concurrency: int) -> int:
 NICENESS = 10
 
 
-def _start_worker() -> None:
+# A pool process checks this often that the server it works for is alive, and ends when it is not: a server killed
+# outright (SIGKILL, OOM) would otherwise leave its pool processes waiting on a queue nobody writes to.
+PARENT_CHECK_S = 2.0
+
+
+def _start_worker(server_pid: int) -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    threading.Thread(target=_watch_server, args=(server_pid,), name="watch-server", daemon=True).start()
     _warm()
+
+
+def _watch_server(server_pid: int) -> None:
+    while True:
+        time.sleep(PARENT_CHECK_S)
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except OSError:
+            pass
 
 
 def _warm() -> None:
@@ -58,7 +76,9 @@ class Engine:
         if self._pool is None:
             # forkserver: the workers are not forks of a process with an event loop and threads.
             context = multiprocessing.get_context("forkserver")
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=context, initializer=_start_worker)
+            self._pool = ProcessPoolExecutor(
+                self.processes, mp_context=context, initializer=_start_worker, initargs=(os.getpid(),)
+            )
         return self._pool
 
     async def start(self) -> None:

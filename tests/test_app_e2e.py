@@ -12,7 +12,7 @@ import pytest
 from npu_review.bot.github import BadRequest, GitHubApp, Limits
 from npu_review.bot.reporters import parse_marker
 from npu_review.bot.settings import Secret, Settings
-from tests.app_harness import AppProcess, settle, start_app, wait_completed
+from tests.app_harness import AppProcess, settle, start_app, wait_completed, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
 from tests.fakegithub.state import CheckRun, Pull, git_sha
@@ -559,22 +559,37 @@ async def test_a_quick_review_with_60_findings_creates_50_annotations_and_adds_1
     assert fake.violations == []
 
 
+def _descendants(pid: int) -> set[int]:
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                found = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo.extend(found - out)
+            out |= found
+    return out
+
+
 async def test_the_rules_run_in_a_process_pool_off_the_receivers_loop(
     fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
 ) -> None:
     """As deployed (NPU_REVIEW_PROCESSES unset: one process per core): the review's rules run in child processes
-    of the server, with the same findings."""
+    of the server, with the same findings; and a server killed outright leaves none of them behind."""
+    import signal
+
     env = {"NPU_REVIEW_PROCESSES": ""}
     app = await start_app(fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env)
     try:
-        children = {
-            int(c) for t in Path(f"/proc/{app.proc.pid}/task").iterdir() for c in (t / "children").read_text().split()
-        }
-        assert children  # the forkserver and the pool's processes
         _, run, _ = await open_pull(fake_github, app)
         assert run.conclusion == "failure"
         assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == EXPECTED_ANNOTATIONS
         assert len(bot_comments(fake_github)) == 3 and fake_github.violations == []
+        pool = _descendants(app.proc.pid)
+        assert len(pool) >= 3  # the forkserver, its pool processes, the resource tracker
     finally:
         await app.session.close()
-        await app.stop()
+        await app.stop(signal.SIGKILL)
+    await wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in pool), 15, "the pool to end with the server")
