@@ -67,6 +67,9 @@ def test_versions_and_specifiers() -> None:
     assert spec_allows((("<", "0.21.0"),), "0.20.1") is True
     assert spec_allows((("~=", "2.7"),), "2.9.0") is True
     assert spec_allows((("==", "2.7.*"),), "2.7.1.post2") is True
+    assert spec_allows((("==", "2.7.*"), ("!=", "2.7.3")), "2.7.3") is False
+    assert spec_allows((("<", "oops"),), "1.0") is None
+    assert spec_allows((("<", "2"),), "latest") is None
     req = parse_requirement("TransferQueue @ git+https://github.com/Ascend/TransferQueue.git@main")
     assert req is not None and (req.name, req.url) == (
         "transferqueue",
@@ -74,3 +77,18 @@ def test_versions_and_specifiers() -> None:
     )
     assert parse_requirement("python[all_npu]/x") is None
     assert parse_requirement("./vllm-ascend") is None
+
+
+def test_exclusive_comparisons_follow_pep_440() -> None:
+    """`<V` excludes the pre-releases of V, `>V` its post-releases (PEP 440, "Exclusive ordered comparison"):
+    the hand-written parser this replaced let `2.2.0rc1` meet `<2.2` and `1.0.post1` meet `>1.0`."""
+    assert spec_allows((("<", "2.2"),), "2.2.0rc1") is False
+    assert spec_allows((("<", "2.2"),), "2.1.9") is True
+    assert spec_allows((("<", "2.2rc2"),), "2.2rc1") is True  # V itself a pre-release: its earlier ones count
+    assert spec_allows((("<=", "2.2"),), "2.2.0rc1") is True
+    assert spec_allows(((">", "1.0"),), "1.0.post1") is False
+    assert spec_allows(((">", "1.0"),), "1.0.1") is True
+    assert spec_allows(((">", "1.0.post1"),), "1.0.post2") is True  # V itself a post-release
+    assert spec_allows(((">=", "1.0"),), "1.0.post1") is True
+    # An installed pre-release is judged like any version (as pip judges what is installed).
+    assert spec_allows(((">=", "2.1"),), "2.2.0rc1") is True
