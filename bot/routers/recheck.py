@@ -10,35 +10,31 @@ import logging
 
 from gidgethub import sansio
 from gidgethub.routing import Router
-from markdown_it import MarkdownIt
 
 from npu_review.bot.payload import field, installation_id
 from npu_review.bot.review import ReviewRequest
 from npu_review.bot.services import Intake, Services
+from npu_review.checks.parsers import mdblocks
 
 log = logging.getLogger(__name__)
 router = Router()
 
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 COMMAND = "/recheck"
-# CommonMark, as GitHub renders comments: fenced and indented code blocks, HTML blocks, quotes are told apart.
-_MARKDOWN = MarkdownIt("commonmark")
 
 
 def has_recheck(body: str) -> bool:
     """True when a line of a paragraph is exactly `/recheck` (surrounding spaces aside), as Prow reads `/retest`:
     code of any kind (fences of any length, indented blocks, inside lists or quotes), quotes, list items and
-    inline code do not count."""
+    inline code do not count. Blocks as CommonMark reads them, as GitHub renders comments (`mdblocks`, the engine's
+    one Markdown scanner)."""
     if COMMAND not in (body or ""):
         return False
-    lines = body.splitlines()
-    for token in _MARKDOWN.parse(body):
-        # A paragraph's source lines; in a quote or a list item they start with the marker, so they don't match.
-        if token.type == "paragraph_open" and token.map is not None:
-            start, end = token.map
-            if any(line.strip() == COMMAND for line in lines[start:end]):
-                return True
-    return False
+    # A paragraph's source lines; in a quote or a list item they start with the marker, so they don't match.
+    return any(
+        block.kind == "paragraph" and any(line.strip() == COMMAND for _, line in block.body)
+        for block in mdblocks.blocks(body)
+    )
 
 
 def is_trusted(event_data: dict[str, object]) -> bool:

@@ -1,4 +1,5 @@
 """Shell code blocks of Markdown (fenced, MyST `{code-block}`) and reStructuredText (`.. code-block::`) docs.
+Markdown's are found by the one Markdown scanner (`mdblocks`), as CommonMark reads them.
 
     for block in shell_blocks(text, "md"):       # or "rst"
         block.lines                                # ((physical line, text without the block's indent), ...)
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
+
+from npu_review.checks.parsers import mdblocks
 
 SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh"})
 
-_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*(.*)$")
 _RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode)::[ \t]*(\S*)[ \t]*$")
 
 
@@ -23,6 +26,12 @@ _RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode):
 class Block:
     language: str
     lines: tuple[tuple[int, str], ...]  # (1-based line, text with the block's indentation removed)
+
+
+@lru_cache(maxsize=8)
+def _fence_of(languages: frozenset[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(name) for name in sorted(languages))
+    return re.compile(rf"(?:```|~~~)[^\n]*?(?:{names})", re.IGNORECASE)
 
 
 def _language(info: str) -> str:
@@ -37,12 +46,14 @@ def _language(info: str) -> str:
 
 def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[str] = SHELL_LANGUAGES) -> list[Block]:
     """The code blocks whose language is one of `languages` (the shell ones unless told)."""
-    # The quick no: every fence holds ``` or ~~~, every directive `::`.
+    # The quick no: every fence holds ``` or ~~~, every directive `::`; and a fence of one of the languages has
+    # the language's name on its line (the Markdown parse costs more than the rest of a doc's rules).
     if ("```" not in text and "~~~" not in text) if flavor == "md" else "::" not in text:
         return []
+    if flavor == "md" and not _fence_of(languages).search(text):
+        return []
     try:
-        lines = text.splitlines()
-        return _md(lines, languages) if flavor == "md" else _rst(lines, languages)
+        return _md(text, languages) if flavor == "md" else _rst(text.splitlines(), languages)
     except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
         return []
 
@@ -67,39 +78,15 @@ def console_commands(block: Block) -> Block:
     return Block(block.language, tuple(out))
 
 
-def _md(lines: list[str], languages: frozenset[str]) -> list[Block]:
+def _md(text: str, languages: frozenset[str]) -> list[Block]:
+    """The fenced blocks of the languages, as CommonMark reads them (checks/parsers/mdblocks.py). A fence inside a
+    block quote is left out: its lines carry the quote's `>`, which a suggestion made from the body would drop."""
     out: list[Block] = []
-    # Only a line with ``` or ~~~ opens or closes a fence: the others are stepped over, or copied into a body.
-    fences = [k for k, line in enumerate(lines) if "```" in line or "~~~" in line]
-    n = len(lines)
-    f = 0  # fences[f]: the next candidate line
-    i = 0
-    while f < len(fences):
-        i = fences[f]
-        f += 1
-        m = _FENCE.match(lines[i])
-        if m is None:
-            continue
-        indent, fence, info = len(m.group(1)), m.group(2), m.group(3)
-        end = n  # an unclosed fence runs to the end of the file
-        while f < len(fences):
-            k = fences[f]
-            f += 1
-            close = _FENCE.match(lines[k])
-            if close and close.group(2)[0] == fence[0] and len(close.group(2)) >= len(fence) and not close.group(3):
-                end = k
-                break
-        lang = _language(info)
-        if lang in languages:
-            if indent:
-                body = []
-                for k in range(i + 1, end):
-                    raw = lines[k]
-                    strip = min(indent, len(raw) - len(raw.lstrip(" ")))
-                    body.append((k + 1, raw[strip:]))
-                out.append(Block(lang, tuple(body)))
-            else:
-                out.append(Block(lang, tuple((k + 1, lines[k]) for k in range(i + 1, end))))
+    for block in mdblocks.blocks(text):
+        if block.kind == "fence" and not block.quoted:
+            lang = _language(block.info)
+            if lang in languages:
+                out.append(Block(lang, block.body))
     return out
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from npu_review.checks.parsers import mdblocks
+
 Flavor = Literal["md", "rst"]
 
 
@@ -141,7 +143,7 @@ def parse(text: str, flavor: Flavor) -> Document:
     doc = Document(flavor, text.splitlines())
     try:
         if flavor == "md":
-            _parse_md(doc)
+            _parse_md(doc, text)
         else:
             _parse_rst(doc)
     except Exception:  # a parser bug must not sink a rule: what was read so far stays, the rest is unknown
@@ -204,7 +206,6 @@ def _visible(ch: str) -> bool:
 
 # -- Markdown -----------------------------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
@@ -214,24 +215,17 @@ _HTML_ATTR = re.compile(r"""(?i)\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
 
 
-def _parse_md(doc: Document) -> None:
+def _parse_md(doc: Document, text: str) -> None:
     lines = doc.lines
+    # Code lines as CommonMark reads them (the one Markdown scanner): fences with their fence lines, indented blocks.
     code: set[int] = set()
-    fence: str | None = None
-    # Each pattern below is tried only on lines holding the characters any match of it holds (a fence its three
-    # backticks or tildes, a heading its `#`, `=` or `-`): the same matches, read faster.
-    for n, line in enumerate(lines, start=1):
-        m = _FENCE.match(line) if "```" in line or "~~~" in line else None
-        if fence is not None:
-            code.add(n)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(fence) :]:
-                fence = None
-            continue
-        if m:
-            fence = m.group(1)
-            code.add(n)
+    for block in mdblocks.blocks(text):
+        if block.kind != "paragraph":
+            code.update(range(block.start, block.end + 1))
     doc.code = frozenset(code)
 
+    # Each pattern below is tried only on lines holding the characters any match of it holds (a heading its `#`,
+    # `=` or `-`): the same matches, read faster.
     prev = ""
     for n, line in enumerate(lines, start=1):
         if n in doc.code:
