@@ -19,6 +19,7 @@ from npu_review.checks.config import CONFIG_PATH, Config, parse_config
 from npu_review.checks.engine import Report, known_rule_ids, run
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, KindMap
 from npu_review.checks.model import ChangeSet, Finding
+from npu_review.checks.output import summary_line
 from npu_review.checks.rule import all_rules
 
 # The kinds whose files are Ascend by their path (what the config's comment lists).
@@ -120,11 +121,7 @@ def first_look(report: Report, limit: int = LISTED_FINDINGS) -> str:
             out.append(f"      {f.path}:{f.line}  {_short(f.message)}")
         if len(found) > limit:
             out.append(f"      … and {len(found) - limit} more")
-    c = report.counts()
-    out.append(
-        f"{len(report.findings)} findings ({c['error']} errors, {c['warning']} warnings, {c['notice']} notices) in "
-        f"{report.files_checked} files checked. On a pull request only what it adds or changes is reported."
-    )
+    out.append(f"{summary_line(report)}. On a pull request only what it adds or changes is reported.")
     return "\n".join(out) + "\n"
 
 

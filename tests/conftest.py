@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +119,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 # ------------------------------------------------------------------------------------ end of slow block
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The repository root stays as the tests found it (a queue's SQLite file was once left there).
+# ---------------------------------------------------------------------------------------------------------
+_ROOT = Path(__file__).resolve().parent.parent
+# What a run may leave, all ignored by git: pytest's and hypothesis's caches, coverage data, the browser tests'
+# screenshots, and what building the package writes beside the sources.
+_RUN_OUTPUTS = (".pytest_cache", ".hypothesis", ".coverage", "test-artifacts", "build", ".mypy_cache")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_repository_root_is_left_clean() -> Iterator[None]:
+    before = {p.name for p in _ROOT.iterdir()}
+    yield
+    left = sorted(
+        name
+        for name in {p.name for p in _ROOT.iterdir()} - before
+        if not name.startswith(_RUN_OUTPUTS) and not name.endswith(".egg-info")
+    )
+    assert not left, f"the tests left {left} in the repository root"
+
+
+# ---------------------------------------------------------------------- end of the repository root block

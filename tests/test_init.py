@@ -151,6 +151,11 @@ def test_init_first_look_on_the_verl_shaped_repo(tmp_path: Path, capsys: pytest.
     _, out, _ = cli(capsys, "init", "--repo", str(repo), "--jobs", "1")
     assert "  NPU301 tls-verification-disabled (warning): 1\n" in out
     assert "      docker/ascend/Dockerfile.ascend_9.1.0_a2:3  `wget --no-check-certificate` downloads" in out
+    # One of each, said in the singular.
+    assert (
+        "\n1 finding (0 errors, 1 warning, 0 notices) in 5 files checked. On a pull request only what it adds or "
+        "changes is reported.\n" in out
+    )
 
 
 def test_init_keeps_an_existing_config_and_needs_a_work_tree(

@@ -46,6 +46,7 @@ async def unregistered(blank_fake: FakeGitHub, tmp_path: Path) -> AsyncIterator[
             "NPU_REVIEW_CREDENTIALS_FILE": str(creds),
             "NPU_REVIEW_SETUP_TOKEN": SETUP_TOKEN,
             "NPU_REVIEW_STATUS_TOKEN": STATUS_TOKEN,
+            "NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3",  # not the default, in the working directory
         }
     )
     assert not settings.registered
