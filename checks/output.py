@@ -15,7 +15,25 @@ JSON_VERSION = 1
 TOOL_URI = "https://github.com/npu-review/npu-review"
 FINGERPRINT_KEY = "npuReview/v1"
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+# ANSI styles for a terminal (the CLI decides whether to use them: a terminal, no NO_COLOR, --color).
+_RESET = "\x1b[0m"
+_SEVERITY_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "notice": "\x1b[1;36m"}
+_BOLD, _DIM = "\x1b[1m", "\x1b[2m"
+
+
+class _Paint:
+    """Wraps text in ANSI styles, or leaves it as it is."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{style}{text}{_RESET}" if self.color and text else text
+
+    def severity(self, label: str) -> str:
+        return self(_SEVERITY_STYLE.get(label, ""), label)
 
 
 def _plural(n: int, word: str) -> str:
@@ -31,8 +49,9 @@ def summary_line(report: Report) -> str:
     )
 
 
-def render_text(report: Report, head: Tree | None = None) -> str:
+def render_text(report: Report, head: Tree | None = None, color: bool = False) -> str:
     """Grouped by file: the location, severity, rule, message, the source line and the fix."""
+    paint = _Paint(color)
     out: list[str] = []
     cache: dict[str, list[str]] = {}
 
@@ -45,12 +64,12 @@ def render_text(report: Report, head: Tree | None = None) -> str:
         return lines[n - 1] if 1 <= n <= len(lines) else None
 
     for path, group in groupby(report.findings, key=lambda f: f.path):
-        out.append(path)
+        out.append(paint(_BOLD, path))
         for f in group:
-            out.append(f"  {f.line}: {f.severity.label} {f.rule} {f.name}: {f.message}")
+            out.append(f"  {f.line}: {paint.severity(f.severity.label)} {paint(_BOLD, f.rule)} {f.name}: {f.message}")
             src = source_line(path, f.line)
             if src is not None:
-                out.append(f"      | {src.strip()}")
+                out.append(paint(_DIM, f"      | {src.strip()}"))
             for rel in f.related:
                 out.append(f"      see {rel.path}:{rel.line}" + (f" ({rel.note})" if rel.note else ""))
             if f.suggestion is not None:
@@ -61,6 +80,21 @@ def render_text(report: Report, head: Tree | None = None) -> str:
     out.extend(f"npu-review: {e}" for e in report.errors)
     out.append(summary_line(report))
     return "\n".join(out) + "\n"
+
+
+def concise_line(f: Finding, color: bool = False) -> str:
+    """`path:line:col: RULE severity message`, as compilers and linters print them (an editor's or a CI problem
+    matcher's format). npu-review reports lines, so the column is always 1."""
+    paint = _Paint(color)
+    message = " ".join(f.message.split("\n"))
+    return (
+        f"{paint(_BOLD, f'{f.path}:{f.line}:1:')} {paint(_BOLD, f.rule)} {paint.severity(f.severity.label)} {message}"
+    )
+
+
+def render_concise(report: Report, head: Tree | None = None, color: bool = False) -> str:
+    """One line per finding (see `concise_line`), nothing else: the summary and errors are the caller's."""
+    return "".join(concise_line(f, color) + "\n" for f in report.findings)
 
 
 def render_json(report: Report, head: Tree | None = None) -> str:
@@ -176,7 +210,17 @@ def render_github(report: Report, head: Tree | None = None) -> str:
 
 RENDERERS: dict[str, Callable[[Report, Tree | None], str]] = {
     "text": render_text,
+    "concise": render_concise,
     "json": render_json,
     "sarif": render_sarif,
     "github": render_github,
 }
+
+
+def render(fmt: str, report: Report, head: Tree | None = None, color: bool = False) -> str:
+    """The report in one of FORMATS; `color` styles the formats meant for a person (text, concise)."""
+    if fmt == "text":
+        return render_text(report, head, color)
+    if fmt == "concise":
+        return render_concise(report, head, color)
+    return RENDERERS[fmt](report, head)

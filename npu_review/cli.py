@@ -13,22 +13,25 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from npu_review import facts_cmd
+from npu_review import facts_cmd, fix, version
 from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, parse_config
 from npu_review.checks.diffing import DiffError
 from npu_review.checks.engine import Report, known_rule_ids, run
 from npu_review.checks.model import ChangeSet, Severity, Tree
-from npu_review.checks.output import FORMATS, RENDERERS
+from npu_review.checks.output import FORMATS, render, summary_line
 from npu_review.checks.rule import all_rules
 from npu_review.gitsource import (
     Git,
     GitError,
+    GitTree,
     changeset_audit,
     changeset_from_diff,
     changeset_from_git,
     changeset_staged,
+    changeset_work_tree,
 )
 from npu_review.parallel import available, default_jobs, process_mapper
+from npu_review.term import COLOR_CHOICES, Progress, use_color
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "notice", "never")
@@ -43,21 +46,66 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
+class _ShowVersion(Exception):
+    """`--version` was given: print the version and stop (before a command is asked for)."""
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
+        raise _ShowVersion
+
+
+# `--fix --diff`: the fixes as a diff. `--diff` without a FILE takes this value.
+FIX_DIFF = "\0fix-diff"
+# What the App needs besides the engine: `pip install 'npu-review[app]'` brings them.
+APP_MODULES = frozenset({"aiohttp", "gidgethub", "jwt", "redis", "tenacity", "cryptography", "multidict", "yarl"})
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="npu-review", description="Review changes for Ascend NPU mistakes.")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     c = sub.add_parser("check", help="review a change (or a whole tree) exactly as the App would")
     c.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     c.add_argument("--base", help="review base..head; content is read from git objects")
     c.add_argument("--head", help="head revision (default: HEAD)")
-    c.add_argument("--diff", metavar="FILE|-", help="review a unified diff; new content from the work tree")
-    c.add_argument("--staged", action="store_true", help="review the staged change (for pre-commit)")
+    c.add_argument(
+        "--diff",
+        nargs="?",
+        const=FIX_DIFF,
+        metavar="FILE|-",
+        help="review a unified diff; new content from the work tree. With --fix and no FILE: print the fixes as a "
+        "diff instead of writing them",
+    )
+    c.add_argument(
+        "--staged",
+        action="store_true",
+        help="review the staged change (pre-commit); with PATHs that it does not all touch (pre-commit run "
+        "--all-files), audit those files instead",
+    )
     c.add_argument("--all", action="store_true", help="audit every file of the tree at --head")
     c.add_argument("--config", metavar="FILE", help=f"repo config (default: {CONFIG_PATH} at the base revision)")
     c.add_argument("--title", default="", help="PR title, for rules that read its scope (default: head subject)")
-    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument(
+        "--format", choices=FORMATS, default="text", help="concise: one `path:line:col: RULE severity message` line"
+    )
     c.add_argument("--fail-on", choices=FAIL_ON, default="error")
+    c.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the text and concise formats (auto: on a terminal; never with NO_COLOR set)",
+    )
+    c.add_argument(
+        "--fix",
+        action="store_true",
+        help="write every finding's exact suggestion into the work tree (not where those lines changed since); "
+        "report what is left",
+    )
     c.add_argument(
         "--sarif", metavar="FILE", help="also write the report as SARIF 2.1.0 to FILE (the GitHub Action uploads it)"
     )
@@ -67,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="processes for a large review such as --all (default 0: one per core; 1: this process only)",
+    )
+    c.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="report on these files only; with no --base, --diff, --staged or --all: audit them as they are in "
+        "the work tree",
     )
 
     rp = sub.add_parser("replay", help="review each first-parent commit since REV as its own change")
@@ -96,26 +151,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def config_text(data: bytes, source: str) -> str:
+    """A config file's bytes as text; ConfigError (exit 2, one line) for a binary or not UTF-8 one, which would
+    otherwise be read as nothing, or as something else."""
+    if b"\0" in data:
+        raise ConfigError(f"{source}: a binary file (it holds NUL bytes), not YAML")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
 def _load_config(args: argparse.Namespace, config_tree: Tree | None) -> Config:
     known = known_rule_ids()
     if args.config:
-        path = Path(args.config)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read config {args.config}: {getattr(exc, 'strerror', None) or exc}") from None
-        return parse_config(text, known, source=args.config)
+            data = Path(args.config).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read config {args.config}: {exc.strerror or exc}") from None
+        return parse_config(config_text(data, args.config), known, source=args.config)
     if config_tree is None:
         return parse_config(None, known)
-    return parse_config(config_tree.read(CONFIG_PATH), known, source=f"{CONFIG_PATH} (base revision)")
+    source = f"{CONFIG_PATH} (base revision)"
+    if isinstance(config_tree, GitTree):
+        stored = config_tree.read_bytes(CONFIG_PATH)
+        return parse_config(None if stored is None else config_text(stored, source), known, source=source)
+    return parse_config(config_tree.read(CONFIG_PATH), known, source=source)
+
+
+def _read_diff(name: str) -> str:
+    """The text of `--diff FILE|-`; UsageError for one that cannot be read, is binary or holds no file diff."""
+    try:
+        if name == "-":
+            stdin = getattr(sys.stdin, "buffer", None)  # a text stream put in its place has none
+            data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
+        else:
+            data = Path(name).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read diff {name}: {exc.strerror or exc}") from None
+    where = "stdin" if name == "-" else name
+    if b"\0" in data:
+        raise UsageError(f"{where}: a binary file (it holds NUL bytes), not a unified diff")
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
-    modes = [m for m in ("base", "diff", "all", "staged") if getattr(args, m)]
+    modes = [m for m in ("base", "diff", "all", "staged") if getattr(args, m) not in (None, False, FIX_DIFF)]
     if len(modes) > 1:
         raise UsageError(f"--{modes[0]} and --{modes[1]} cannot be combined")
-    if args.head and (args.diff or args.staged):
+    if args.head and (args.diff not in (None, FIX_DIFF) or args.staged or (args.paths and not modes)):
         raise UsageError("--head goes with --base or --all")
+    if args.diff == FIX_DIFF and not args.fix:
+        raise UsageError("--diff needs a FILE or - (without a FILE it goes with --fix)")
     if args.all:
         cs, git = changeset_audit(args.repo, args.head or "HEAD")
         return cs, git, cs.head
@@ -124,18 +212,44 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
         return cs, git, cs.base
     if args.staged:
         cs, git = changeset_staged(args.repo)
-        return cs, git, cs.base if git.has_commits() else None
-    if args.diff:
-        try:
-            if args.diff == "-":
-                text = sys.stdin.read()
-            else:
-                text = Path(args.diff).read_text(encoding="utf-8", errors="surrogateescape")
-        except OSError as exc:
-            raise UsageError(f"cannot read diff {args.diff}: {exc.strerror or exc}") from None
+        config_tree = cs.base if git.has_commits() else None
+        if args.paths and not all(p in cs.changes for p in _repo_paths(git, args.paths)):
+            # pre-commit passes files the staged change does not touch (`run --all-files`, `--files`): review
+            # those as they are, whole, like the other files it hands to its hooks.
+            git.close()
+            cs, git = changeset_work_tree(args.repo)
+        return cs, git, config_tree
+    if args.diff not in (None, FIX_DIFF):
+        text = _read_diff(args.diff)
         cs, git = changeset_from_diff(args.repo, text)
+        if not cs.changes and text.strip():
+            git.close()
+            where = "stdin" if args.diff == "-" else args.diff
+            raise UsageError(f"{where}: no file diff in it: not a unified diff")
         return cs, git, cs.base
-    raise UsageError("say what to review: --base REV [--head REV], --diff FILE|-, --staged or --all")
+    if args.paths:
+        cs, git = changeset_work_tree(args.repo)
+        return cs, git, cs.base
+    raise UsageError("say what to review: --base REV [--head REV], --diff FILE|-, --staged, --all or PATHs")
+
+
+def _repo_paths(git: Git, paths: Sequence[str]) -> set[str]:
+    """PATH arguments (relative to the current directory, as pre-commit and shells give them) as repository
+    paths. In a bare repository they are taken as repository paths."""
+    if git.is_bare():
+        return {Path(p).as_posix() for p in paths}
+    top = os.path.realpath(git.toplevel())
+    out = set()
+    for p in paths:
+        absolute = os.path.abspath(p)
+        # The directory's links resolved, not the file's own (a tracked symbolic link is a path of its own).
+        rel = os.path.relpath(
+            os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute)), top
+        )
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            raise UsageError(f"{p}: not inside the repository {top}")
+        out.add(Path(rel).as_posix())
+    return out
 
 
 @contextlib.contextmanager
@@ -159,25 +273,65 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
     cs, git, config_tree = _changeset(args)
     try:
+        if args.fix and git.is_bare():
+            raise UsageError(f"{args.repo}: --fix writes into the work tree, and this repository has none")
+        only = _repo_paths(git, args.paths) if args.paths else None
         config = _load_config(args, config_tree)
         jobs = args.jobs or default_jobs()
-        mapper = process_mapper(jobs) if jobs > 1 and available() else None
-        with without_cyclic_gc():
-            report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
-        sys.stdout.write(RENDERERS[args.format](report, cs.head))
-        if args.sarif:
-            try:
-                Path(args.sarif).write_text(RENDERERS["sarif"](report, cs.head), encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {args.sarif}: {exc.strerror or exc}") from None
+        progress = Progress(sys.stderr)
+
+        def show(done: int, count: int, checked: int) -> None:
+            progress.show(f"npu-review: {checked:,} files checked ({done}/{count} parts)", force=done == count)
+
+        mapper = process_mapper(jobs, show if progress.active else None) if jobs > 1 and available() else None
+        try:
+            with without_cyclic_gc():
+                report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
+        finally:
+            progress.close()
+        if only is not None:
+            report = Report([f for f in report.findings if f.path in only], report.files_checked, report.errors)
+        root = Path(git.toplevel()) if args.fix else None
     finally:
         git.close()
+    shown = report
+    if root is not None:
+        shown = _fix(args, report, cs.head, root)
+    color = use_color(args.color, sys.stdout)
+    if args.diff != FIX_DIFF:
+        sys.stdout.write(render(args.format, shown, cs.head, color=color))
+    if args.format == "concise" and args.diff != FIX_DIFF:
+        print(summary_line(shown), file=sys.stderr)
+    if args.sarif:
+        try:
+            Path(args.sarif).write_text(render("sarif", shown, cs.head), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.sarif}: {exc.strerror or exc}") from None
     for err in report.errors:
         print(f"npu-review: warning: {err}", file=sys.stderr)
     if args.fail_on == "never":
         return EXIT_OK
     threshold = Severity.parse(args.fail_on)
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in report.findings) else EXIT_OK
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in shown.findings) else EXIT_OK
+
+
+def _fix(args: argparse.Namespace, report: Report, head: Tree, root: Path) -> Report:
+    """Applies (or, with --diff, prints) the suggestions; the report of what is left to fix by hand."""
+    dry_run = args.diff == FIX_DIFF
+    done = fix.plan(report.findings, head, root)
+    if dry_run:
+        sys.stdout.write(fix.unified_diff(done.files))
+    else:
+        try:
+            fix.write(done.files, root)
+        except OSError as exc:
+            raise UsageError(f"cannot write the fixes: {exc.strerror or exc}") from None
+    for line in fix.summary(done, dry_run):
+        print(f"npu-review: {line}", file=sys.stderr)
+    if dry_run:
+        return report
+    fixed = {id(f) for f in [*done.fixed, *done.already]}
+    return Report([f for f in report.findings if id(f) not in fixed], report.files_checked, report.errors)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -221,15 +375,29 @@ def rules_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+@contextlib.contextmanager
+def app_dependencies(command: str) -> Iterator[None]:
+    """The App's modules come with the `app` extra: without them, say how to install them (exit 2)."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in APP_MODULES:
+            raise
+        raise UsageError(
+            f"`npu-review {command}` runs the GitHub App, whose dependencies are not installed ({exc.name}): "
+            "pip install 'npu-review[app]'"
+        ) from None
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
-    from npu_review.bot.worker import work
+    with app_dependencies("worker"):
+        from npu_review.bot.worker import work
 
     return work()
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     import datetime as dt
-    from importlib import metadata
 
     from npu_review.init import init
 
@@ -239,10 +407,6 @@ def cmd_init(args: argparse.Namespace) -> int:
     try:
         if git.is_bare():
             raise UsageError(f"{args.repo}: init writes {CONFIG_PATH} into the work tree, and this repository has none")
-        try:
-            version = metadata.version("npu-review")
-        except metadata.PackageNotFoundError:
-            version = "0+unknown"
         jobs = args.jobs or default_jobs()
         mapper = process_mapper(jobs) if jobs > 1 and available() else None
 
@@ -250,7 +414,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             return run(changeset, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
 
         try:
-            path, look = init(cs, Path(git.toplevel()), version, args.force, dt.date.today(), review)
+            path, look = init(cs, Path(git.toplevel()), version(), args.force, dt.date.today(), review)
         except FileExistsError as exc:
             raise UsageError(str(exc)) from None
         except OSError as exc:
@@ -264,14 +428,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from npu_review.bot.__main__ import serve
+    with app_dependencies("serve"):
+        from npu_review.bot.__main__ import serve
 
     return serve(host=args.host, port=args.port)
 
 
 # Commands that run, print and end: the program ends right after them (see `program`). `serve` and `worker` run
 # until stopped and end the usual way.
-ONE_SHOT = frozenset({"check", "replay", "rules", "init", "facts"})
+ONE_SHOT = frozenset({"check", "replay", "rules", "init", "facts", "version"})
 
 
 def program() -> NoReturn:
@@ -309,6 +474,9 @@ def _main(argv: Sequence[str] | None, program: bool) -> tuple[str | None, int]:
         if program and command in ONE_SHOT:
             gc.disable()
         return command, _dispatch(args)
+    except _ShowVersion:
+        print(f"npu-review {version()}")
+        return "version", EXIT_OK
     except (UsageError, ConfigError, GitError, DiffError) as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)
         return command, EXIT_USAGE

@@ -315,6 +315,11 @@ class GitTree:
             data = answers[0]
         return None if data is None else decode_blob(data)
 
+    def read_bytes(self, path: str) -> bytes | None:
+        """The file's bytes as stored (for what must not be decoded leniently: the repo config)."""
+        blob = self._all().get(path)
+        return None if blob is None else self.git.cat(blob)
+
 
 def _extension(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
@@ -426,6 +431,16 @@ def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
 def changeset_audit(repo: str, head: str = "HEAD") -> tuple[ChangeSet, Git]:
     git = Git(repo)
     return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True, repository=git.github_repository()), git
+
+
+def changeset_work_tree(repo: str) -> tuple[ChangeSet, Git]:
+    """Every file of the work tree as it is (tracked and untracked-but-not-ignored), audited; HEAD is the base
+    (where the config is read)."""
+    git = Git(repo)
+    if git.is_bare():
+        raise GitError(f"{repo}: PATHs are read from the work tree, and this repository has none")
+    base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
+    return ChangeSet(head=WorkTree(git), base=base, audit=True, repository=git.github_repository()), git
 
 
 def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:

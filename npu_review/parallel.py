@@ -14,7 +14,7 @@ import logging
 import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from npu_review.checks.engine import Partial
@@ -42,8 +42,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def process_mapper(jobs: int) -> Callable[[Callable[[int], Partial], int], list[Partial]]:
-    """A mapper running the shares in `jobs` forked processes, one share at a time each, in index order."""
+def process_mapper(
+    jobs: int, progress: Callable[[int, int, int], None] | None = None
+) -> Callable[[Callable[[int], Partial], int], list[Partial]]:
+    """A mapper running the shares in `jobs` forked processes, one share at a time each, in index order.
+    `progress(shares done, shares, files checked)` is called as each share comes back."""
 
     def mapper(task: Callable[[int], Partial], count: int) -> list[Partial]:
         global _TASK
@@ -54,7 +57,13 @@ def process_mapper(jobs: int) -> Callable[[Callable[[int], Partial], int], list[
         try:
             context = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(min(jobs, count), mp_context=context) as pool:
-                return list(pool.map(_call, range(count)))
+                futures = [pool.submit(_call, i) for i in range(count)]
+                if progress is not None:
+                    checked = 0
+                    for done, future in enumerate(as_completed(futures), start=1):
+                        checked += future.result().checked
+                        progress(done, count, checked)
+                return [future.result() for future in futures]
         except BrokenProcessPool:
             log.warning("a worker process died; reviewing in this process instead")
             return [task(i) for i in range(count)]

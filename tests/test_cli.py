@@ -316,8 +316,8 @@ def test_parallel_audit_gives_the_same_report(
     shares: list[int] = []
     real = parallel.process_mapper
 
-    def recording(jobs: int):  # type: ignore[no-untyped-def]
-        inner = real(jobs)
+    def recording(jobs: int, progress=None):  # type: ignore[no-untyped-def]
+        inner = real(jobs, progress)
 
         def mapper(task, count):  # type: ignore[no-untyped-def]
             shares.append(count)
