@@ -91,13 +91,6 @@ def test_worker_refuses_the_embedded_queue() -> None:
     )
 
 
-def test_pre_commit_hook_runs_the_staged_check() -> None:
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "npu-review"
-    assert hook["entry"] == "npu-review check --staged"
-    assert hook["pass_filenames"] is False
-
-
 def test_serve_refuses_to_start_with_part_of_its_settings() -> None:
     """Some credentials set and others missing is a mistake, not a server to set up (that is when none is)."""
     import os
