@@ -2,6 +2,8 @@
 # numeric non-root user, so that Kubernetes' runAsNonRoot can verify it without resolving a name.
 # The base image is pinned to a full release (add @sha256:<digest> where your registry can resolve it).
 FROM python:3.12.8-slim-bookworm
+LABEL org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/npu-review/npu-review"
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -17,11 +19,16 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+# The App's dependencies and the build backend, pinned with their hashes (requirements/app.lock, generated from
+# pyproject.toml's `app` extra by pip-compile --generate-hashes); then the package itself, from these sources only.
+COPY requirements/app.lock ./requirements/
+RUN pip install --require-hashes --no-deps -r requirements/app.lock
+COPY pyproject.toml README.md LICENSE ./
 COPY checks ./checks
 COPY bot ./bot
 COPY npu_review ./npu_review
-RUN pip install . \
+RUN pip install --no-deps --no-build-isolation . \
+    && pip check \
     && mkdir -p /data \
     && chown 10001:10001 /data
 
