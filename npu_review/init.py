@@ -21,6 +21,7 @@ from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRI
 from npu_review.checks.model import ChangeSet, Finding
 from npu_review.checks.output import summary_line
 from npu_review.checks.rule import all_rules
+from npu_review.configschema import modeline
 
 # The kinds whose files are Ascend by their path (what the config's comment lists).
 ASCEND_KINDS = (NPU_SCRIPT, ASCEND_WORKFLOW, ASCEND_DOCKERFILE)
@@ -56,6 +57,8 @@ def config_text(detected: Detected, repo_name: str, version: str, today: dt.date
     shipped = ", ".join(facts_data.profiles())
     counted = "; ".join(f"{name}: {n}" for name, n in sorted(detected.counts.items()))
     out = [
+        # Editors with a YAML language server complete and check the keys with the schema (npu_review/configschema).
+        modeline(version),
         f"# npu-review configuration for {repo_name}, written by `npu-review init` (npu-review {version},"
         f" {today.isoformat()}).",
         "# Read from the pull request's base branch, so a PR cannot switch its own checks off. Reference: the",

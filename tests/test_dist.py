@@ -99,6 +99,7 @@ def test_sdist_and_wheel_pass_twine_check_and_hold_one_namespace(dist: Path) -> 
         "npu_review/bot/app.yaml",
         "npu_review/checks/facts/ascend.yml",
         "npu_review/checks/facts/profiles/verl.yml",
+        "npu_review/npu-review.schema.json",
         f"npu_review-{VERSION}.dist-info/licenses/LICENSE",
     ):
         assert data in names, data
