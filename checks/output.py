@@ -13,6 +13,15 @@ from npu_review.checks.severity_map import ACTIONS_COMMAND, SARIF_LEVEL
 
 JSON_VERSION = 1
 TOOL_URI = "https://github.com/npu-review/npu-review"
+# The documentation site (docs/, built by MkDocs): one page per rule.
+DOCS_URI = "https://npu-review.github.io/npu-review/"
+
+
+def rule_uri(rule_id: str) -> str:
+    """The page of a rule on the documentation site."""
+    return f"{DOCS_URI}rules/{rule_id}/"
+
+
 FINGERPRINT_KEY = "npuReview/v1"
 
 FORMATS = ("text", "concise", "json", "sarif", "github")
@@ -149,6 +158,9 @@ def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, object]:
 
 
 def render_sarif(report: Report, head: Tree | None = None) -> str:
+    from npu_review import version  # the installed distribution's: metadata, read once per report
+
+    release = version()
     rules = all_rules()
     descriptors = [
         {
@@ -158,6 +170,7 @@ def render_sarif(report: Report, head: Tree | None = None) -> str:
             "fullDescription": {"text": cls.doc()},
             "defaultConfiguration": {"level": SARIF_LEVEL[cls.severity], "enabled": cls.enabled_by_default},
             "help": {"text": cls.doc()},
+            "helpUri": rule_uri(rid),
         }
         for rid, cls in rules.items()
     ]
@@ -167,7 +180,16 @@ def render_sarif(report: Report, head: Tree | None = None) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "npu-review", "informationUri": TOOL_URI, "rules": descriptors}},
+                "tool": {
+                    "driver": {
+                        "name": "npu-review",
+                        "version": release,
+                        "semanticVersion": release,
+                        "informationUri": DOCS_URI,
+                        "downloadUri": TOOL_URI,
+                        "rules": descriptors,
+                    }
+                },
                 "results": [_sarif_result(f, index) for f in report.findings],
                 "invocations": [
                     {

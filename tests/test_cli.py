@@ -235,8 +235,15 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(repo: Path, capsys: pyte
         ("NPU301", 5),
         ("NPU302", 2),
     }
-    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    driver = doc["runs"][0]["tool"]["driver"]
+    rules = driver["rules"]
     assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
+    # The tool's version and home, and each rule's page on the documentation site (built by tests/test_docs.py).
+    from npu_review import version
+
+    assert (driver["version"], driver["informationUri"]) == (version(), "https://npu-review.github.io/npu-review/")
+    assert rules[0]["helpUri"] == f"https://npu-review.github.io/npu-review/rules/{rules[0]['id']}/"
+    assert len({r["helpUri"] for r in rules}) == len(rules) == len(all_rules())
 
 
 def test_bad_input_never_crashes(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
