@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
-    r.add_argument("--format", choices=("text", "markdown"), default="text", help="markdown: the README's table")
+    r.add_argument("--format", choices=("text", "markdown"), default="text", help="markdown: a table of them")
 
     i = sub.add_parser("init", help=f"write a commented {CONFIG_PATH} for a repository, and show a first review")
     i.add_argument("--repo", default=".", help="the git repository (default: .); the file goes into its work tree")

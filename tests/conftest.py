@@ -143,3 +143,29 @@ def _the_repository_root_is_left_clean() -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------- end of the repository root block
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The documentation site (mkdocs.yml, docs/): built once per session, strictly, into a temporary directory.
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site's directory (tests/test_docs.py reads its pages, tests/test_browser.py shows one)."""
+    import sys
+
+    site = tmp_path_factory.mktemp("site")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=_ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return site
+
+
+# ------------------------------------------------------------------------- end of the documentation block

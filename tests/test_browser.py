@@ -243,3 +243,28 @@ async def test_register_install_review_and_status_in_a_browser(
         return str(browser.find_element(By.ID, "details-hint").text)
 
     assert (await run(summary_page)) == "Installations and the last reviews are shown with the status token."
+
+
+def test_a_rule_page_of_the_documentation_site(browser: webdriver.Chrome, docs_site: Path) -> None:
+    """The built site, served over HTTP as a person reads it: NPU301's page, with its sections and its example."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(docs_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_address[1]}/rules/NPU301/")
+        WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "article h1"))
+        assert browser.find_element(By.CSS_SELECTOR, "article h1").text == "NPU301 tls-verification-disabled"
+        headings = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "article h2")]
+        assert headings == ["Why", "Bad", "Good", "Fix", "Calibration", "Configure"]
+        code = browser.find_elements(By.CSS_SELECTOR, "article pre code")[0].text
+        assert code.startswith("RUN wget --no-check-certificate https://example.com/Ascend-cann-toolkit_9.1.0")
+        assert "NPU301" in browser.title
+        shot(browser, "docs-rule-NPU301")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -186,5 +186,11 @@ def test_the_version_users_pin_is_the_packages() -> None:
     readme = (ROOT / "README.md").read_text()
     assert re.findall(r"^\s+rev: (v[\d.]+)$", readme, re.M) == [f"v{VERSION}"]  # pre-commit
     assert re.findall(r"uses: npu-review/npu-review@(v[\d.]+)", readme) == [f"v{VERSION}"]  # the Action
+    docs = (ROOT / "docs/cli.md").read_text()
+    assert re.findall(r"^\s+rev: (v[\d.]+)$", docs, re.M) == [f"v{VERSION}"]
+    assert re.findall(r"uses: npu-review/npu-review@(v[\d.]+)", docs) == [f"v{VERSION}"]
+    # The schema editors fetch: the one tagged with this release.
+    for text in (readme, (ROOT / "docs/configuration.md").read_text()):
+        assert re.findall(r"\$schema=\S+/(v[\d.]+)/npu_review/npu-review\.schema\.json", text) == [f"v{VERSION}"]
     hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert re.findall(r"rev: (v[\d.]+)", hooks) == [f"v{VERSION}"]

@@ -187,9 +187,9 @@ def test_rule_modules_read_facts_only_through_ctx_facts(path: Path) -> None:
     assert re.findall(r"facts\.\w+\.get\(", text) == []
 
 
-def test_the_readme_lists_every_section_with_its_scope() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = dict(re.findall(r"^\| `(\w+)` \| (universal|project) \|", readme, re.M))
+def test_the_configuration_reference_lists_every_section_with_its_scope() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (universal|project) \|", reference, re.M))
     expected = {name: UNIVERSAL for name in sections(UNIVERSAL)} | {name: PROJECT for name in sections(PROJECT)}
     assert rows == expected
 
