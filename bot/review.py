@@ -18,7 +18,7 @@ from npu_review.bot.github import FAILED, MAX_PR_FILES, GitHubApp, RepoClient, f
 from npu_review.bot.jobs import HeadStore, pr_key, repo_key
 from npu_review.bot.logs import set_context
 from npu_review.checks import ChangeSet, Config, ConfigError, parse_config
-from npu_review.checks.config import CONFIG_PATH
+from npu_review.checks.config import CONFIG_PATH, config_text
 from npu_review.checks.diffing import DiffError, added_lines_between, parse_diff
 from npu_review.checks.engine import Report, known_rule_ids, needed_paths
 from npu_review.checks.model import ChangeStatus, FileChange, Finding, MemoryTree
@@ -357,8 +357,9 @@ class Reviewer:
             repo.get_file(CONFIG_PATH, base_sha),
         )
         try:
-            config_text = decode_blob(config_bytes) if config_bytes is not None else None
-            config = parse_config(config_text, known_rule_ids(), source=f"{CONFIG_PATH} on the base branch")
+            source = f"{CONFIG_PATH} on the base branch"
+            text = config_text(config_bytes, source) if config_bytes is not None else None
+            config = parse_config(text, known_rule_ids(), source=source)
         except ConfigError as exc:
             return f"the repo config is invalid: {exc}"
 

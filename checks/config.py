@@ -110,6 +110,18 @@ def _rule_setting(rule_id: str, value: object) -> RuleSetting:
     raise ConfigError(f"{where}: expected on, off, a severity, or a mapping with enabled/severity")
 
 
+def config_text(data: bytes, source: str = CONFIG_PATH) -> str:
+    """A config file's bytes as text: ConfigError for a binary or not UTF-8 one, which would otherwise read as no
+    config at all (the lenient decoding of reviewed files drops binaries) or as something else."""
+    if b"\0" in data:
+        raise ConfigError(f"{source}: a binary file (it holds NUL bytes), not YAML")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
 def parse_config(text: str | None, known_rules: frozenset[str], source: str = CONFIG_PATH) -> Config:
     """Parse the YAML text of a repo config. None or an empty file gives the defaults."""
     if text is None or not text.strip():

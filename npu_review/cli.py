@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from npu_review import facts_cmd, fix, version
-from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, parse_config
+from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, config_text, parse_config
 from npu_review.checks.diffing import DiffError
 from npu_review.checks.engine import Report, known_rule_ids, run
 from npu_review.checks.model import ChangeSet, Severity, Tree
@@ -149,18 +149,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("worker", help="run queued reviews from Redis (NPU_REVIEW_QUEUE=redis://...)")
     facts_cmd.add_parser(sub)
     return p
-
-
-def config_text(data: bytes, source: str) -> str:
-    """A config file's bytes as text; ConfigError (exit 2, one line) for a binary or not UTF-8 one, which would
-    otherwise be read as nothing, or as something else."""
-    if b"\0" in data:
-        raise ConfigError(f"{source}: a binary file (it holds NUL bytes), not YAML")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text (byte {exc.start + 1})") from None
-    return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
 def _load_config(args: argparse.Namespace, config_tree: Tree | None) -> Config:

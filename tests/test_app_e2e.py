@@ -331,10 +331,12 @@ async def test_rerun_button_re_completes_the_check_run(fake_github: FakeGitHub, 
             "knowledge.launch.cudagraph_mode_keys: expected a list of strings, got the string "
             "'actor_rollout_ref.rollout.mode'",
         ),
+        # Not read as "no config" (which would review with every default).
+        (b"rules:\x00\n", "a binary file (it holds NUL bytes), not YAML"),
     ],
 )
 async def test_broken_base_config_ends_neutral_with_the_reason(
-    fake_github: FakeGitHub, app: AppProcess, config: str, reason: str
+    fake_github: FakeGitHub, app: AppProcess, config: str | bytes, reason: str
 ) -> None:
     fake = fake_github
     repo = fake.add_repo("octo-org/verl", files={**BASE, ".github/npu-review.yml": config})
