@@ -114,6 +114,19 @@ def _knowledge() -> dict[str, Any]:
         where = "checks/facts/ascend.yml" if scope == UNIVERSAL else "the profile, checks/facts/profiles/<name>.yml"
         section["description"] = f"{section.get('description', f.name)} ({scope} facts; shipped in {where})"
         sections[f.name] = section
+    # A key of older configs that checks/facts/__init__.py (_legacy) still reads as today's.
+    sections["cann_torch_npu"] = {
+        "type": "object",
+        "description": "Older spelling: {table: {CANN version: [torch_npu versions]}} adds those releases to "
+        "torch_npu_releases.",
+        "deprecationMessage": "Use torch_npu_releases.releases.",
+        "properties": {
+            "table": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+            "source": {"type": "string"},
+            "date": {"type": "string"},
+        },
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
         "description": "Override or extend the shipped facts, section by section: mappings merge into the shipped "

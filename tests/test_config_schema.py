@@ -68,6 +68,7 @@ GOOD = [
     "ignore_paths:\n  - third_party/**\npaths:\n  npu_script: ['examples/ascend/**/*.sh', '**/*_npu.sh']\n",
     "profile: vllm-ascend\nreview:\n  inline_notices: true\n",
     "knowledge:\n  graph_modes: {valid: [NONE, PIECEWISE, FULL]}\n  cann_torch_npu: {table: {'9.2.0': ['2.13.0']}}\n",
+    "knowledge:\n  torch_npu_releases: {releases: {'2.14.0': {torch: '2.14.0', cann: '9.2.0', listed: true}}}\n",
     "knowledge:\n  ascend_runners:\n    labels: {x-8: {device: a3, npus: 8}}\n",
     "rules:\nignore_paths:\nknowledge:\n",  # keys left empty
 ]
@@ -106,6 +107,10 @@ def test_every_rule_and_facts_section_is_described() -> None:
     )
     sections = schema["properties"]["knowledge"]["anyOf"][0]["properties"]
     assert all(s["description"] for s in sections.values())
+    assert sections["torch_torchvision"]["properties"]["table"] == {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+    }
     assert sections["cann_torch_npu"]["properties"]["table"] == {
         "type": "object",
         "additionalProperties": {"type": "array", "items": {"type": "string"}},
