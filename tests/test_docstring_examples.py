@@ -107,6 +107,19 @@ _BUILD_A2 = (
 _BUILD_A2_RUN = _BUILD_A2[1].replace(
     '        run: echo "tag=latest-vllm-910b-ubuntu" >> "$GITHUB_OUTPUT"\n', "        run: |\n{example}\n"
 )
+# A CI job that runs scripts/prepare_env_npu.sh as a child, then tests (NPU114).
+_CALLS_PREPARE = "    steps:\n      - run: bash scripts/prepare_env_npu.sh\n      - run: python3 tests/test_npu.py\n"
+# A dependency installer with an option parser that rejects what it does not know (NPU117).
+_INSTALL_DEPS = (
+    '#!/usr/bin/env bash\n# CANN dependencies\nwhile [[ $# -gt 0 ]]; do\n    case "$1" in\n'
+    '        --cann-version) CANN_VERSION="$2"; shift 2 ;;\n        *) echo "Unknown option: $1"; exit 1 ;;\n'
+    "    esac\ndone\n"
+)
+# setup.py runs scripts/gen_npu.sh with sh (NPU317).
+_SETUP_RUNS_SH = (
+    "import os\nimport subprocess\n\n\ndef gen(base):\n"
+    '    subprocess.call(["sh", os.path.join(base, "scripts", "gen_npu.sh")])\n'
+)
 _SWR = (
     ("SWR_CN", "swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci"),
     ("SWR_AP", "swr.ap-southeast-1.myhuaweicloud.com/base_image/ascend-ci"),
@@ -240,6 +253,21 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU109": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU110": Scaffold("tests/e2e/run_npu.sh", "#!/usr/bin/env bash\n{example}\n"),
     "NPU111": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),  # (`·` in the docstring marks a blank)
+    "NPU114": Scaffold(
+        "scripts/prepare_env_npu.sh",
+        others=((_WF, _JOB.replace("{example}", _CALLS_PREPARE)),),
+    ),
+    "NPU115": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU116": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU117": Scaffold(
+        ".github/workflows/build.yml",
+        _JOB.replace("{example}", "    steps:\n{example}"),
+        "      ",
+        others=(("scripts/install_deps.sh", _INSTALL_DEPS),),
+        parts=(("scripts/install_deps.sh", "{example}\n", ""),),
+    ),
+    "NPU119": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU120": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
     "NPU201": Scaffold(
         *_pulls("e2e_ascend"),
@@ -371,6 +399,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU311": Scaffold(_DF, _FROM + _VLLM_ASCEND + "RUN {example}\n    true\n"),
     "NPU312": Scaffold("requirements-npu.txt", "{example}\n"),
     "NPU313": Scaffold("docker/Dockerfile", "{example}\n"),
+    "NPU317": Scaffold("scripts/gen_npu.sh", others=(("setup.py", _SETUP_RUNS_SH),)),
+    "NPU318": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU401": Scaffold(
         "verl/trainer/ppo/ray_trainer.py",
         "from verl.single_controller.ray.base import RayWorkerGroup\n\n\n"

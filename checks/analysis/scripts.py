@@ -3,11 +3,19 @@ that run another one define before the call (so a variable a caller exports is n
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
-from npu_review.checks.context import Context
-from npu_review.checks.kinds import SHELL
-from npu_review.checks.parsers.shell import View
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import NPU_SCRIPT, SHELL
+from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
+from npu_review.checks.parsers.dockerfile import Instruction, shell_source
+from npu_review.checks.parsers.gha.workflow import Step
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.sh import REDIRECT, ArrayWord, Op, Source, Token, Word, lex
+from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
 
 # Programs that run or source another script; the sourcing ones share every variable with it.
 RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -100,3 +108,783 @@ def caller_exports(ctx: Context) -> dict[str, set[str]]:
         return out
 
     return ctx.memo(("caller-exports", "head", ""), build)
+
+
+# -- shell units: the shell text of Ascend files, one Source each ------------------------------------------------
+#
+# The shell rules (NPU114-NPU120, NPU317) read four kinds of shell: an NPU script, a `run:` step of an Ascend
+# workflow job, a shell-form RUN of an Ascend Dockerfile, and a shell code block of an Ascend doc. Each is one
+# `ShellUnit`: a Source the sh layer lexes once (checks.parsers.sh.lex memoises it), and where it came from.
+
+
+@dataclass(frozen=True)
+class ShellUnit:
+    path: str
+    source: Source
+    where: str  # "script", "run" (a workflow step), "dockerfile" (a RUN) or "docs" (a code block)
+    line: int  # the first physical line
+
+
+def script_unit(ctx: Context, src: SourceFile) -> ShellUnit | None:
+    """The script as a unit when it runs on NPU (checks.analysis.device.npu_reading), else None."""
+    from npu_review.checks.analysis.device import npu_reading
+
+    if NPU_SCRIPT not in src.kinds and npu_reading(ctx, src) is None:
+        return None
+    return ShellUnit(src.path, Source.file(src.text), "script", 1)
+
+
+def step_unit(path: str, step: Step) -> ShellUnit | None:
+    """A workflow step's `run:` text as a unit (None for a `uses:` step)."""
+    if step.run is None:
+        return None
+    lines = step.run.text_lines()
+    if not lines:
+        return None
+    return ShellUnit(path, Source.lines(lines), "run", lines[0][0])
+
+
+def run_unit(path: str, instr: Instruction) -> ShellUnit | None:
+    """A shell-form RUN as a unit (None for the exec form)."""
+    source = shell_source(instr)
+    return None if source is None else ShellUnit(path, source, "dockerfile", instr.line)
+
+
+# Words that start a line of shell in an unlabeled docs block: with every line starting with one of these (or an
+# assignment), the block is shell, whatever its fence says.
+_SHELLISH = frozenset(
+    {
+        "git", "cd", "pip", "pip3", "python", "python3", "bash", "sh", "source", ".", "export", "make", "cmake",
+        "mkdir", "wget", "curl", "tar", "unzip", "apt", "apt-get", "yum", "dnf", "docker", "conda", "ls", "cp",
+        "mv", "rm", "ln", "chmod", "echo", "sed", "sudo", "uv", "torchrun", "vllm", "ray", "npu-smi", "pushd",
+        "popd", "unset", "set", "if", "for", "while", "then", "else", "fi", "do", "done", "#",
+    }
+)  # fmt: skip
+_MYST_OPTION = re.compile(r"[ \t]*:[\w-]+:")
+_SUBSTITUTION = re.compile(r"\|([A-Za-z_][\w-]*)\|")
+_ASSIGN_WORD = re.compile(r"[A-Za-z_]\w*=")
+_PYTHON_LINE = re.compile(r"[ \t]*(?:from [\w.]+ import |import [\w.]+[ \t]*$|def \w+\(|class \w+[(:])")
+
+
+def doc_units(ctx: Context, src: SourceFile) -> list[ShellUnit]:
+    """The shell code blocks of an Ascend doc (the repository is Ascend-only, or the doc has an Ascend marker):
+    blocks labeled bash/sh/shell/zsh, and unlabeled ones whose every line starts with a command of an install
+    guide (`git`, `cd`, `pip`, ...). MyST option lines (`:substitutions:`) are blanked and `|name|`
+    substitutions read as a word. Memoised per file."""
+    from npu_review.checks.analysis.vllm_launches import ascend_text
+
+    flavor = flavor_of(src.path)
+    if flavor is None:
+        return []
+
+    def build(text: str) -> list[ShellUnit]:
+        if not ascend_text(ctx, text):
+            return []
+        out: list[ShellUnit] = []
+        for block in shell_blocks(text, flavor, _DOC_BLOCK_LANGUAGES):
+            lines = list(block.lines)
+            k = 0
+            while k < len(lines) and (_MYST_OPTION.match(lines[k][1]) or not lines[k][1].strip()):
+                lines[k] = (lines[k][0], "")
+                k += 1
+            if (block.language == "" and not _looks_like_shell(lines)) or any(_PYTHON_LINE.match(t) for _, t in lines):
+                continue  # an unlabeled block of something else, or Python in a block labeled shell
+            lines = [(n, _SUBSTITUTION.sub(r"_\1_", t) if "|" in t else t) for n, t in lines]
+            if any(t.strip() for _, t in lines):
+                out.append(ShellUnit(src.path, Source.lines(lines), "docs", lines[0][0]))
+        return out
+
+    return ctx.parsed("shell-units", src, build)
+
+
+_DOC_BLOCK_LANGUAGES = SHELL_LANGUAGES | {""}
+
+
+def _looks_like_shell(lines: list[tuple[int, str]]) -> bool:
+    seen = False
+    for _n, text in lines:
+        stripped = text.strip()
+        if not stripped:
+            continue
+        first = stripped.split(None, 1)[0]
+        if first.startswith("#"):
+            continue
+        if first not in _SHELLISH and not _ASSIGN_WORD.match(first):
+            return False
+        seen = True
+    return seen
+
+
+# -- simple commands of a unit, with the structure around them ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnitCommand:
+    """A simple command of a unit: its words (redirections and their targets left out, leading reserved words
+    `then`/`do`/`!`/... taken off), the operator after it, and whether another command follows it on the same
+    logical line."""
+
+    words: tuple[Word, ...]
+    op: str  # ";", "&&", "||", "|", "&", ";;" or "" (the end of its logical line)
+    more_on_line: bool
+    line_index: int  # which logical line of the unit
+
+    @property
+    def name(self) -> str:
+        return self.words[0].unquoted if self.words else ""
+
+    @property
+    def line(self) -> int:
+        return self.words[0].line
+
+
+@dataclass(frozen=True)
+class StructureError:
+    """An `if`/`case`/loop the shell cannot parse: `what` says how, `line` where it opened (or the stray word),
+    `glued` a word that begins with the missing reserved word (`thenX=1`), when one was seen."""
+
+    what: str  # "no-then", "no-do", "unclosed", "stray"
+    keyword: str  # the construct: if, case, for, while, until, select; or the stray word
+    line: int
+    end_line: int  # where the shell notices (the `fi`/`else`/`done`, or the unit's last line)
+    glued: Word | None = None
+
+
+@dataclass(frozen=True)
+class UnitShell:
+    commands: tuple[UnitCommand, ...]
+    errors: tuple[StructureError, ...]
+
+
+_RESERVED_PREFIX = frozenset({"then", "do", "else", "elif", "!", "{", "time"})
+_SEPARATOR_OPS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
+_GLUED = re.compile(r"(then|do|else)(?=[A-Za-z_$\"'])")
+
+
+def unit_shell(unit: ShellUnit) -> UnitShell:
+    """The unit's simple commands and structure errors (memoised on the source)."""
+    return _unit_shell(unit.source)
+
+
+@functools.lru_cache(maxsize=256)
+def _unit_shell(source: Source) -> UnitShell:
+    lexed = lex(source)
+    walker = _Walker()
+    for k, toks in enumerate(lexed.tokens()):
+        walker.line(k, toks)
+    last = lexed.lines[-1].end_line if lexed.lines else 1
+    return UnitShell(tuple(walker.out), tuple(walker.finish(last)))
+
+
+@dataclass
+class _Frame:
+    keyword: str
+    line: int
+    state: str  # if: cond/body; loop: head/body; case: pattern/body
+    glued: Word | None = None
+
+
+class _Walker:
+    """Reads the tokens of each logical line in order, splits them into simple commands and keeps the stack of
+    `if`/`case`/loops, noting what the shell would reject (a missing `then`/`do`, a construct left open)."""
+
+    def __init__(self) -> None:
+        self.out: list[UnitCommand] = []
+        self.stack: list[_Frame] = []
+        self.errors: list[StructureError] = []
+
+    def line(self, index: int, toks: Sequence[Token]) -> None:
+        n = len(toks)
+        # has_word[i]: a word comes at or after token i (another command follows on the line)
+        has_word = [False] * (n + 1)
+        for j in range(n - 1, -1, -1):
+            has_word[j] = has_word[j + 1] or not isinstance(toks[j], Op)
+        words: list[Word] = []
+        skip_target = False
+        i = 0
+        while i < n:
+            t = toks[i]
+            if isinstance(t, Op):
+                text = t.text
+                nxt = toks[i + 1] if i + 1 < n else None
+                if text == "(" and isinstance(nxt, Op) and nxt.text == "(" and (not words or words[-1].raw == "for"):
+                    i = _skip_arithmetic(toks, i + 2)  # `(( x = 1 ))`, `for ((...))`: arithmetic, not commands
+                    continue
+                if text == "(" and isinstance(nxt, Op) and nxt.text == ")" and len(words) == 1:
+                    words = []  # `name() {`: a function definition
+                    i += 2
+                    continue
+                if text == ")" and self._case_state() == "pattern":
+                    words = []  # the pattern list before `)`
+                    self.stack[-1].state = "body"
+                elif text in _SEPARATOR_OPS:
+                    if self._case_state() == "pattern" and text == "|":
+                        pass  # `a|b)`: alternatives of a pattern
+                    else:
+                        self.command(words, text, has_word[i + 1], index)
+                        words = []
+                elif REDIRECT.fullmatch(text):
+                    skip_target = not isinstance(nxt, Op)
+                # other `(` / `)`: a subshell or a function's `()`: no word, no end of a command
+                i += 1
+                continue
+            if skip_target:
+                skip_target = False
+                i += 1
+                continue
+            if isinstance(t, ArrayWord):
+                words.append(Word(t.raw, t.line, t.offset))
+                i += 1
+                continue
+            if not words and t.raw == "[[":
+                while i < n:  # a test up to `]]`: its `&&`, `||`, `(` are the test's, not separators
+                    x = toks[i]
+                    if isinstance(x, Word):
+                        words.append(x)
+                        if x.raw == "]]":
+                            break
+                    i += 1
+                i += 1
+                continue
+            words.append(t)
+            i += 1
+        self.command(words, "", False, index)
+
+    def _case_state(self) -> str:
+        top = self.stack[-1] if self.stack else None
+        return top.state if top is not None and top.keyword == "case" else ""
+
+    def command(self, words: list[Word], op: str, more: bool, index: int) -> None:
+        k = 0
+        while k < len(words):
+            w = words[k]
+            raw = w.raw
+            state = self._case_state()
+            if state == "in":
+                self.stack[-1].state = "pattern"
+                if raw == "in":
+                    k += 1
+                    continue
+                state = "pattern"
+            if state == "pattern" and raw != "esac":
+                return  # a pattern list (its `)` ends it in the line walk)
+            if raw == "if":
+                self.stack.append(_Frame("if", w.line, "cond"))
+            elif raw in ("while", "until"):
+                self.stack.append(_Frame(raw, w.line, "cond"))
+            elif raw in ("for", "select"):
+                self.stack.append(_Frame(raw, w.line, "head"))
+                return  # `for x in a b c`: the head, no command
+            elif raw == "case":
+                self.stack.append(_Frame("case", w.line, "in"))
+                k += 2  # the subject
+                continue
+            elif raw == "then":
+                f = self._find(("if",))
+                if f is None:
+                    self._stray(w)
+                elif f.state != "cond":
+                    self._error(f, w)
+                else:
+                    f.state = "body"
+            elif raw in ("elif", "else"):
+                f = self._find(("if",))
+                if f is None:
+                    self._stray(w)
+                elif f.state != "body":
+                    self._error(f, w)
+                elif raw == "elif":
+                    f.state = "cond"
+            elif raw == "fi":
+                f = self._find(("if",))
+                if f is None:
+                    self._stray(w)
+                else:
+                    if f.state != "body":
+                        self._error(f, w)
+                    self._pop(f)
+            elif raw == "do":
+                f = self._find(_LOOPS)
+                if f is None:
+                    self._stray(w)
+                elif f.state == "body":
+                    self._error(f, w)
+                else:
+                    f.state = "body"
+            elif raw == "done":
+                f = self._find(_LOOPS)
+                if f is None:
+                    self._stray(w)
+                else:
+                    if f.state != "body":
+                        self._error(f, w)
+                    self._pop(f)
+            elif raw == "esac":
+                f = self._find(("case",))
+                if f is None:
+                    self._stray(w)
+                else:
+                    self._pop(f)
+            elif raw not in ("!", "{", "}", "time", "function"):
+                top = self.stack[-1] if self.stack else None
+                if top is not None and top.state in ("cond", "head") and top.glued is None and _GLUED.match(raw):
+                    top.glued = w
+                self.out.append(UnitCommand(tuple(words[k:]), op, more, index))
+                break
+            k += 1
+        if op in (";;", ";&", ";;&"):
+            f = self._find(("case",))
+            if f is not None:
+                self._unwind(f)
+                f.state = "pattern"
+
+    def _find(self, keywords: tuple[str, ...]) -> _Frame | None:
+        for f in reversed(self.stack):
+            if f.keyword in keywords:
+                return f
+        return None
+
+    def _unwind(self, frame: _Frame) -> None:
+        while self.stack and self.stack[-1] is not frame:
+            self.stack.pop()
+
+    def _pop(self, frame: _Frame) -> None:
+        self._unwind(frame)
+        if self.stack:
+            self.stack.pop()
+
+    def _error(self, frame: _Frame, at: Word) -> None:
+        what = "no-then" if frame.keyword == "if" else "no-do"
+        if not any(e.line == frame.line and e.keyword == frame.keyword for e in self.errors):
+            self.errors.append(StructureError(what, frame.keyword, frame.line, at.line, frame.glued))
+
+    def _stray(self, w: Word) -> None:
+        self.errors.append(StructureError("stray", w.raw, w.line, w.line))
+
+    def finish(self, last: int) -> list[StructureError]:
+        for f in self.stack:
+            what = "unclosed"
+            if f.keyword == "if" and f.state == "cond":
+                what = "no-then"
+            elif f.keyword in _LOOPS and f.state != "body":
+                what = "no-do"
+            if not any(e.line == f.line and e.keyword == f.keyword for e in self.errors):
+                self.errors.append(StructureError(what, f.keyword, f.line, last, f.glued))
+        return self.errors
+
+
+_LOOPS = ("for", "while", "until", "select")
+
+
+def _skip_arithmetic(toks: Sequence[Token], i: int) -> int:
+    """The index after the `))` that closes an arithmetic `((` whose body starts at `i`."""
+    depth = 0
+    n = len(toks)
+    while i < n:
+        t = toks[i]
+        if isinstance(t, Op) and t.text == "(":
+            depth += 1
+        elif isinstance(t, Op) and t.text == ")":
+            if depth == 0:
+                after = toks[i + 1] if i + 1 < n else None
+                if isinstance(after, Op) and after.text == ")":
+                    return i + 2
+                return i + 1
+            depth -= 1
+        i += 1
+    return n
+
+
+# -- who runs which repository script, how, with what ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScriptCall:
+    """A caller running (or sourcing) a repository script."""
+
+    caller: str  # the caller's path
+    line: int
+    target: str  # the script's repository path
+    how: str  # "bash", "sh" (the program named), "exec" (`./x.sh`), "source" (`source`/`.`), "python-sh"
+    args: tuple[Word, ...]  # the words after the script
+    where: str  # "script", "run", "dockerfile", "python"
+    followed: bool  # more work runs after the call in the caller (later commands, steps or instructions)
+    image_os: str = ""  # for a Dockerfile RUN: the base image's OS when known ("ubuntu", "openeuler", ...)
+
+
+_SHELL_PROGRAMS = frozenset({"bash", "sh", "source", ".", "dash", "zsh"})
+_PY_SH_CALL = re.compile(r"""\[\s*["'](sh|bash)["']\s*,([^\]]*)\]""")
+_PY_LITERAL = re.compile(r"""["']([^"'\s]+)["']""")
+
+
+def script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
+    """Every call of a repository script from a shell script, a workflow step, a Dockerfile RUN or a Python
+    `subprocess` argument list (`["sh", os.path.join(..., "x.sh")]`), by the called script's path. Built once
+    per run from the head tree."""
+    return ctx.memo(("script-calls", "head", ""), lambda: _script_calls(ctx))
+
+
+def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
+    from npu_review.checks.analysis.workflows import workflow, workflow_paths
+    from npu_review.checks.kinds import DOCKERFILE, PYTHON
+
+    out: dict[str, list[ScriptCall]] = {}
+
+    def add(call: ScriptCall) -> None:
+        out.setdefault(call.target, []).append(call)
+
+    for path in ctx.paths_of_kind(SHELL):
+        src = ctx.source(path)
+        if src is None or ".sh" not in src.text:
+            continue
+        unit = ShellUnit(path, Source.file(src.text), "script", 1)
+        for call in _unit_calls(ctx, unit, False):
+            add(call)
+    for path in workflow_paths(ctx, "head"):
+        src = ctx.source(path)
+        if src is None or ".sh" not in src.text:
+            continue
+        wf = workflow(ctx, path)
+        if wf is None:
+            continue
+        for job in wf.jobs.values():
+            for k, step in enumerate(job.steps):
+                step_shell = step_unit(path, step)
+                if step_shell is None or ".sh" not in step_shell.source.text:
+                    continue
+                for call in _unit_calls(ctx, step_shell, k + 1 < len(job.steps)):
+                    add(call)
+    for path in ctx.paths_of_kind(DOCKERFILE):
+        src = ctx.source(path)
+        if src is None or ".sh" not in src.text:
+            continue
+        from npu_review.checks.analysis.stacks import cann_image
+
+        df = ctx.dockerfile(src)
+        instrs = list(df.instructions)
+        os_name = ""
+        for k, instr in enumerate(instrs):
+            if instr.keyword == "FROM" and instr.image is not None:
+                os_name = _image_os(instr.image.image, instr.image.tag, cann_image)
+            run_shell = run_unit(path, instr) if instr.keyword == "RUN" else None
+            if run_shell is None or ".sh" not in run_shell.source.text:
+                continue
+            later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
+            for call in _unit_calls(ctx, run_shell, later):
+                add(_with_os(call, os_name))
+    for path in ctx.paths_of_kind(PYTHON):
+        if not _python_caller_path(path):
+            continue
+        src = ctx.source(path)
+        if src is None or ".sh" not in src.text:
+            continue
+        for m in _PY_SH_CALL.finditer(src.text):
+            parts = [p for p in _PY_LITERAL.findall(m.group(2))]
+            script = next((p for p in parts if p.endswith(".sh")), None)
+            if script is None:
+                continue
+            suffix = "/".join(parts[: parts.index(script) + 1]).lstrip("./")
+            found = [p for p in ctx.head_paths() if p == suffix or p.endswith("/" + suffix)]
+            if len(found) != 1:
+                continue
+            line = src.text.count("\n", 0, m.start()) + 1
+            add(ScriptCall(path, line, found[0], "python-sh" if m.group(1) == "sh" else "bash", (), "python", True))
+    return out
+
+
+def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
+    return ScriptCall(call.caller, call.line, call.target, call.how, call.args, call.where, call.followed, os_name)
+
+
+def _python_caller_path(path: str) -> bool:
+    """Python files that build or set up (a package's setup.py, build scripts at the root, CI helpers)."""
+    name = path.rsplit("/", 1)[-1]
+    return path.count("/") == 0 or name == "setup.py" or name.startswith("build") or "/ci/" in f"/{path}"
+
+
+def _image_os(image: str, tag: str | None, cann_image: object) -> str:
+    """The OS of a base image when its name says it: "cann" (a CANN image: bash is its shell), "ubuntu",
+    "debian", "openeuler", or "" (unknown)."""
+    ref = f"{image}:{tag}" if tag else image
+    found = cann_image(ref)  # type: ignore[operator]
+    low = ref.lower() if found is None else (found.os or "")
+    for name in ("openeuler", "ubuntu", "debian", "centos", "euleros"):
+        if name in low:
+            return name
+    base = image.rsplit("/", 1)[-1]
+    if base == "python" and tag and "alpine" not in tag:
+        return "debian"
+    return ""
+
+
+def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCall]:
+    cmds = unit_shell(unit).commands
+    for k, cmd in enumerate(cmds):
+        words = cmd.words
+        i = 0
+        while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
+            i += 1
+        own = words[i:]
+        if not own:
+            continue
+        prog = own[0].unquoted
+        base = prog.rsplit("/", 1)[-1]
+        how = ""
+        script_at = -1
+        if base in _SHELL_PROGRAMS:
+            j = 1
+            while j < len(own) and own[j].raw.startswith("-"):
+                j += 1
+            if j < len(own) and own[j].unquoted.endswith((".sh", ".bash")):
+                how = "source" if base in ("source", ".") else ("sh" if base in ("sh", "dash") else "bash")
+                script_at = j
+        elif prog.endswith((".sh", ".bash")) and ("/" in prog):
+            how, script_at = "exec", 0
+        if script_at < 0:
+            continue
+        target = resolve_script(ctx, unit.path if unit.where == "script" else "", own[script_at].raw)
+        if target is None or target == unit.path:
+            continue
+        followed = later or k + 1 < len(cmds)
+        yield ScriptCall(unit.path, own[script_at].line, target, how, tuple(own[script_at + 1 :]), unit.where, followed)
+
+
+# -- bash-only syntax ----------------------------------------------------------------------------------------------
+
+_BASH_EXPANSION = re.compile(r"\$\{(?:[A-Za-z_]\w*(?:\^\^?|,,?|/[^}]*|:[0-9-][^}]*)|![A-Za-z_]|#?[A-Za-z_]\w*\[)")
+_BASH_REDIRECTS = {"<<<": "a here-string `<<<`", "&>": "`&>`", "&>>": "`&>>`", "|&": "`|&`"}
+_ARRAY_ASSIGN = re.compile(r"[A-Za-z_]\w*\+?=\(")
+_FUNCTION_KEYWORD = re.compile(r"(?:^|[;&|{(]\s*)function\s+[A-Za-z_]")
+
+
+def _arithmetic_at(toks: Sequence[Token], k: int) -> bool:
+    """`((` starts a command at token k."""
+    nxt = toks[k + 1] if k + 1 < len(toks) else None
+    prev = toks[k - 1] if k > 0 else None
+    return (
+        isinstance(nxt, Op)
+        and nxt.text == "("
+        and (prev is None or (isinstance(prev, Op) and prev.text in _SEPARATOR_OPS))
+    )
+
+
+def bashisms(unit: ShellUnit) -> list[tuple[int, str]]:
+    """(line, what) of each construct of bash that POSIX sh (dash) rejects or reads otherwise: `[[`, `==` in
+    `[ ]`, `source`, `function f`, arrays, `${x^^}`-style expansions, `<<<`, `&>`, `|&`, `(( ))`."""
+    out: list[tuple[int, str]] = []
+    lexed = lex(unit.source)
+    for ll, toks in zip(lexed.lines, lexed.tokens(), strict=True):
+        if _FUNCTION_KEYWORD.search(ll.text):
+            out.append((ll.line, "the `function` keyword"))
+        for k, t in enumerate(toks):
+            if isinstance(t, Op):
+                if t.text in _BASH_REDIRECTS:
+                    out.append((t.line, _BASH_REDIRECTS[t.text]))
+                elif t.text == "(" and _arithmetic_at(toks, k):
+                    out.append((t.line, "an arithmetic command `(( ))`"))
+            elif isinstance(t, ArrayWord):
+                out.append((t.line, "an array"))
+            elif _BASH_EXPANSION.search(t.raw):
+                out.append((t.line, f"the expansion `{_BASH_EXPANSION.search(t.raw).group(0)}...}}`"))  # type: ignore[union-attr]
+    for cmd in unit_shell(unit).commands:
+        name = cmd.words[0].raw if cmd.words else ""
+        if name == "[[":
+            out.append((cmd.line, "`[[ ]]`"))
+        elif name == "source":
+            out.append((cmd.line, "`source` (sh has only `.`)"))
+        elif name in ("[", "test") and any(w.raw == "==" for w in cmd.words):
+            out.append((cmd.line, "`==` inside `[ ]` (sh's test knows only `=`)"))
+        elif _ARRAY_ASSIGN.match(name):
+            out.append((cmd.line, "an array"))
+    return sorted(set(out))
+
+
+# -- what a script defines, and what it reads without a guard (NPU104, NPU119) -----------------------------------
+
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+# `${NAME-x}`, `${NAME:-x}`, `=`, `?`, `+` forms: the script knows that NAME may be unset
+_GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
+_ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
+_MAX_DEPTH = 3
+_PLAIN = re.compile(r"[^'\"\\$]+")  # all but what `unguarded_refs` looks at
+_BRACED = re.compile(r"#?([A-Za-z_]\w*)(.*)\Z", re.S)  # the inside of `${...}`
+_GUARD_OP = re.compile(r":?[-=?+]")
+_REF = re.compile(r"[A-Za-z_]\w*")
+
+
+def unguarded_refs(word: str) -> Iterator[str]:
+    """Names a shell word expands without a guard: `$X`, `${X}`, `${X/a/b}`, `${#X}`, inside `$( )` too.
+
+    Not reported: single-quoted text (Hydra's own `${a.b}` interpolations), `\\$`, special and positional
+    parameters, `${X:-…}`/`${X:=…}`/`${X:?…}`/`${X:+…}` (the operand is not looked into), `${!X}`.
+    """
+    if "$" not in word:
+        return  # nothing is expanded (most overrides)
+    i, n = 0, len(word)
+    dq = False
+    while i < n:
+        run = _PLAIN.match(word, i)
+        if run is not None:  # characters that change nothing here, stepped over in one go
+            i = run.end()
+            if i == n:
+                return
+        c = word[i]
+        if c == "'" and not dq:
+            j = word.find("'", i + 1)
+            if j < 0:
+                return
+            i = j + 1
+            continue
+        if c == '"':
+            dq = not dq
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c != "$":
+            i += 1
+            continue
+        if word.startswith("$((", i):
+            i += 3  # arithmetic: `$((N * 2))` reads bare names as 0 when unset; `$N` inside is still seen
+            continue
+        if word.startswith("$(", i):
+            i += 2
+            continue
+        if word.startswith("${", i):
+            end = closing_brace(word, i + 2)
+            body = word[i + 2 : end if end >= 0 else n]
+            i = end + 1 if end >= 0 else n
+            m = _BRACED.match(body)
+            if not m or body.startswith("!"):
+                continue
+            rest = m.group(2)
+            if _GUARD_OP.match(rest):
+                continue  # guarded: a default, an assignment, an error message, or "if set"
+            yield m.group(1)
+            continue
+        m2 = _REF.match(word, i + 1)
+        if m2:
+            yield m2.group(0)
+            i = m2.end()
+        else:
+            i += 2  # `$@`, `$1`, `$?`, a lone `$`
+    return
+
+
+def defined_names(
+    ctx: Context, path: str, script: ShellScript, depth: int = 0, visiting: frozenset[str] = frozenset()
+) -> set[str] | None:
+    """Every name the script (and the repository scripts it sources) defines; None when that is unknowable."""
+    if script.error is not None:
+        return None
+    visiting = visiting | {path}
+    harmless = ctx.facts.shell_env.harmless_eval
+    names = {a.name for a in script.assignments}
+    # neither pattern matches a NUL, so over the lines joined by one they find what they find line by line
+    text = "\0".join(ll.text for ll in script.logical)
+    names.update(_GUARDED.findall(text))
+    names.update(_ARITH_ASSIGN.findall(text))
+    for st in script.statements:
+        words = [w.raw for w in st.words]
+        if not words:
+            continue
+        cmd = words[0]
+        if cmd == "eval" and not any(t in " ".join(words[1:]) for t in harmless):
+            return None
+        if cmd in _DECLARERS and any(w.startswith(("$", '"$')) for w in words[1:]):
+            return None  # export $(grep ... .env | xargs), export "$k=$v"
+        if cmd == "getopts" and len(words) >= 3:
+            names.add(words[2])
+        elif cmd in ("mapfile", "readarray"):
+            plain = [w for w in words[1:] if _NAME.match(w)]
+            names.add(plain[-1] if plain else "MAPFILE")
+        elif cmd == "printf" and "-v" in words[:-1]:
+            names.add(words[words.index("-v") + 1])
+        elif cmd == "let":
+            names.update(m.group(1) for w in words[1:] if (m := re.match(r"([A-Za-z_]\w*)", w.strip("\"'"))))
+        elif cmd == "select" and len(words) >= 2:
+            names.add(words[1])
+        elif cmd in SOURCERS and len(words) >= 2:
+            target = words[1].strip("\"'")
+            if target.startswith(("<(", "/dev/")) or "`" in target:
+                return None
+            resolved = resolve_script(ctx, path, target)
+            if resolved is None:
+                if target.startswith(("/", "~", "$HOME", "${HOME}")):
+                    continue  # a system or user file (CANN's set_env.sh, ~/.bashrc): well-known names only
+                return None
+            if resolved in visiting:
+                continue
+            other = ctx.source(resolved)
+            if other is None or depth >= _MAX_DEPTH:
+                return None
+            more = defined_names(ctx, resolved, ctx.shell(other), depth + 1, visiting)
+            if more is None:
+                return None
+            names |= more
+    return {n for n in names if _NAME.match(n)}
+
+
+# -- the options and positional parameters a script accepts -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScriptInterface:
+    """What a script's own parser accepts: the patterns of its `case "$1" in` option loop (or `getopts`
+    letters), whether anything else is rejected (its `*)` branch exits), and the variables its positional
+    parameters go to (`NAME="${3:-x}"` -> {3: "NAME"})."""
+
+    patterns: tuple[str, ...]
+    rejects_others: bool
+    slots: dict[int, str]
+    line: int  # of the `case` that parses the options (0: none)
+
+
+_CASE_ARG = re.compile(r"""case\s+["']?\$\{?(1|arg|opt|key|option|param)\}?["']?\s+in\b""")
+_PATTERN = re.compile(r"""[ \t]*\(?[ \t]*((?:[^\s()|;]+)(?:[ \t]*\|[ \t]*[^\s()|;]+)*)[ \t]*\)""")
+_SLOT = re.compile(
+    r"""(?:^|[;\s])(?:local\s+|export\s+|readonly\s+)?([A-Za-z_]\w*)=["']?\$\{?([1-9][0-9]?)(?:[:}]|["'\s]|\Z)"""
+)
+
+
+def script_interface(ctx: Context, path: str) -> ScriptInterface | None:
+    """The script's interface (memoised), None when it cannot be read."""
+    return ctx.memo(("script-interface", "head", path), lambda: _interface(ctx, path))
+
+
+def _interface(ctx: Context, path: str) -> ScriptInterface | None:
+    src = ctx.source(path)
+    if src is None:
+        return None
+    lines = src.lines
+    patterns: list[str] = []
+    rejects = False
+    case_line = 0
+    for i, text in enumerate(lines):
+        if case_line == 0 and _CASE_ARG.search(text) and re.search(r"\$#|\"\$@\"|\$@|getopts|shift", src.text):
+            case_line = i + 1
+            depth = 0
+            k = i + 1
+            current: list[str] = []
+            while k < len(lines):
+                body = lines[k].split("#", 1)[0] if not lines[k].lstrip().startswith("#") else ""
+                if re.match(r"\s*esac\b", body) and depth == 0:
+                    break
+                if re.search(r"\bcase\b.*\bin\b", body):
+                    depth += 1
+                if re.match(r"\s*esac\b", body):
+                    depth -= 1
+                m = _PATTERN.match(body) if depth == 0 else None
+                if m and not re.match(r"\s*\$\(", body):
+                    current = [p.strip().strip("\"'") for p in m.group(1).split("|")]
+                    patterns.extend(current)
+                if current == ["*"] and re.search(r"\bexit\s+[1-9]|\busage\b|\bUnknown\b|\bInvalid\b", body, re.I):
+                    rejects = True
+                k += 1
+    slots: dict[int, str] = {}
+    for text in lines:
+        for m in _SLOT.finditer(text):
+            slots.setdefault(int(m.group(2)), m.group(1))
+    return ScriptInterface(tuple(patterns), rejects, slots, case_line)

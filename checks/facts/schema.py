@@ -516,6 +516,8 @@ class Facts:
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())
+    shell_tools: ShellTools = field(metadata=_universal())
+    cann_shell: CannShell = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -544,3 +546,20 @@ def sections(scope: str) -> tuple[str, ...]:
 def sourced_sections() -> tuple[str, ...]:
     """The universal sections bench/facts/refresh.py writes (checks/facts/sourced.json), in declaration order."""
     return tuple(f.name for f in fields(Facts) if f.metadata.get("sourced"))
+
+
+# -- appended sections (shell rules NPU114-NPU120, NPU317) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShellTools(Section):
+    subcommands: Mapping[str, tuple[str, ...]]
+    pip_install_value_options: tuple[str, ...]
+    pip_index_options: tuple[str, ...]
+    git_clone_value_options: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CannShell(Section):
+    nounset_aborts: tuple[Regex, ...]
+    nounset_names: tuple[str, ...]

@@ -351,6 +351,14 @@ def _run(instr: Instruction) -> None:
     instr._start = start  # the shell form's commands are read when asked for (Instruction.commands)
 
 
+def shell_source(instr: Instruction) -> Source | None:
+    """The shell text of a shell-form RUN (its continued lines joined, leading flags left out), None for another
+    instruction or the exec form. Here-document bodies are not part of it (`Instruction.heredocs`)."""
+    if instr.keyword != "RUN" or instr.json_args is not None:
+        return None
+    return Source.joined((seg.line, seg.text) for seg in instr.segments).tail(instr._start)
+
+
 def _shell_commands(instr: Instruction) -> tuple[Command, ...]:
     source = Source.joined((seg.line, seg.text) for seg in instr.segments).tail(instr._start)
     found = commands(source)

@@ -17,6 +17,12 @@ from npu_review.checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagra
 from npu_review.checks.rules.npu109_launcher_json_invalid import LauncherJsonInvalid
 from npu_review.checks.rules.npu110_misspelled_ascend_env_variable import MisspelledAscendEnvVariable
 from npu_review.checks.rules.npu111_shell_continuation_broken import ShellContinuationBroken
+from npu_review.checks.rules.npu114_environment_set_in_child import EnvironmentSetInChild
+from npu_review.checks.rules.npu115_shell_syntax_broken import ShellSyntaxBroken
+from npu_review.checks.rules.npu116_override_value_split import OverrideValueSplit
+from npu_review.checks.rules.npu117_script_argument_unknown import ScriptArgumentUnknown
+from npu_review.checks.rules.npu119_variable_never_set import VariableNeverSet
+from npu_review.checks.rules.npu120_set_u_before_cann_env import SetUBeforeCannEnv
 from npu_review.checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
 from npu_review.checks.rules.npu201_mixed_image_tag_formats import MixedImageTagFormats
 from npu_review.checks.rules.npu202_image_tag_not_produced import ImageTagNotProduced
@@ -53,6 +59,8 @@ from npu_review.checks.rules.npu313_arg_used_before_declared import ArgUsedBefor
 from npu_review.checks.rules.npu314_build_mirror_config_persisted import BuildMirrorConfigPersisted
 from npu_review.checks.rules.npu315_version_never_published import VersionNeverPublished
 from npu_review.checks.rules.npu316_cann_package_file_unknown import CannPackageFileUnknown
+from npu_review.checks.rules.npu317_bash_syntax_under_sh import BashSyntaxUnderSh
+from npu_review.checks.rules.npu318_run_line_dangling_operator import RunLineDanglingOperator
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -71,6 +79,12 @@ RULES = (
     LauncherJsonInvalid,
     MisspelledAscendEnvVariable,
     ShellContinuationBroken,
+    EnvironmentSetInChild,
+    ShellSyntaxBroken,
+    OverrideValueSplit,
+    ScriptArgumentUnknown,
+    VariableNeverSet,
+    SetUBeforeCannEnv,
     InvalidWorkflowYaml,
     MixedImageTagFormats,
     ImageTagNotProduced,
@@ -107,6 +121,8 @@ RULES = (
     BuildMirrorConfigPersisted,
     VersionNeverPublished,
     CannPackageFileUnknown,
+    BashSyntaxUnderSh,
+    RunLineDanglingOperator,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,

@@ -1,0 +1,164 @@
+"""NPU114: environment set where it dies with its process: a script of exports run as a child, an `export`
+written to ~/.bashrc in an image."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.scripts import UnitCommand, run_unit, script_calls, script_unit, unit_shell
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
+from npu_review.checks.rule import Hit, Rule
+
+_ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\Z")
+_CLEANUP = frozenset({"echo", "printf", "true", ":", "rm", "cd", "ls", "pwd", "printenv", "env", "exit", "sync"})
+_BASHRC = re.compile(r"(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\Z|/etc/bash\.bashrc\Z")
+_EXPORT_TEXT = re.compile(r"\bexport\s+([A-Za-z_]\w*)=")
+# Variables programs read by themselves (not only the shell): lost, they change what runs.
+_PROGRAM_ENV = re.compile(
+    r"(?:PATH|LD_LIBRARY_PATH|LD_PRELOAD|PYTHONPATH|LIBRARY_PATH|CPATH|CMAKE_PREFIX_PATH|"
+    r"(?:ASCEND|HCCL|ACL|ATB|TORCH|PYTORCH|VLLM|TASK_QUEUE|CPU_AFFINITY|HF|MINDSPEED|MEGATRON|RAY|GLOO|OMP)\w*)\Z"
+)
+
+
+class EnvironmentSetInChild(Rule):
+    """Environment set in a process that ends before anything can use it.
+
+    Why: a child process cannot change its parent's environment. A script whose last commands only export
+    variables or source `set_env.sh`, run as `bash x.sh` (or `sh x.sh`, `./x.sh`) by a CI step or another
+    script, sets them in a shell that exits right after: the caller and its later steps see none of it
+    (sgl-kernel-npu exported `HCCL_BUFFSIZE` and the CANN library path at the end of scripts its workflows ran
+    with `bash`, then built and tested without them). In a Dockerfile, `echo 'export X=...' >> ~/.bashrc`
+    reaches only interactive bash: RUN, CMD, `docker exec` and CI container steps never read ~/.bashrc (verl
+    put the Megatron-LM `PYTHONPATH` there, which its NPU CI jobs never got).
+
+    Bad:
+        # scripts/prepare_env_npu.sh (run by a workflow step as `bash scripts/prepare_env_npu.sh`)
+        bash build.sh
+        pip install output/deep_ep*.whl
+        export HCCL_BUFFSIZE=2048
+
+    Good:
+        # scripts/prepare_env_npu.sh (it writes to $GITHUB_ENV, or a step sources it)
+        bash build.sh
+        pip install output/deep_ep*.whl
+        echo "HCCL_BUFFSIZE=2048" >> "$GITHUB_ENV"
+
+    Fix: `source` the script in the shell that needs the values (a CI step's own), write them to `$GITHUB_ENV`
+    in CI, or set them with `ENV` in a Dockerfile.
+
+    Not reported: a script whose callers all `source` it, a call that is the caller's last command (nothing
+    runs after it), exports followed by a command of the same script, `source ... >> ~/.bashrc` lines (the CANN
+    images set the CANN environment with ENV anyway), and ~/.bashrc exports of a variable an ENV sets too or
+    that later RUNs set again themselves.
+    """
+
+    id = "NPU114"
+    name = "environment-set-in-child"
+    severity = Severity.WARNING
+    title = "Environment set in a child process that exits before it is used"
+    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_DOCKERFILE})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if not (SHELL in src.kinds or NPU_SCRIPT in src.kinds):
+            return
+        if "export" not in src.text and "source" not in src.text:
+            return
+        unit = script_unit(ctx, src)
+        if unit is None:
+            return
+        tail = _env_tail(list(unit_shell(unit).commands))
+        if not tail:
+            return
+        calls = script_calls(ctx).get(src.path, [])
+        if not calls or any(c.how == "source" for c in calls):
+            return  # sourced somewhere: the values reach that caller
+        children = [c for c in calls if c.followed]
+        if not children:
+            return
+        first = tail[0]
+        what = ", ".join(f"`{' '.join(w.raw for w in c.words)[:50]}`" for c in tail[:3])
+        shown = children[0]
+        yield Hit(
+            src.path,
+            first.line,
+            f"This script ends by setting environment ({what}), but {shown.caller}:{shown.line} runs it as a "
+            f"child process (`{shown.how} {src.path}`): the values vanish when it exits, and the commands "
+            "that follow the call there do not get them. Source the script in the shell that needs them, "
+            "or persist them ($GITHUB_ENV in CI, ENV in a Dockerfile).",
+            end_line=tail[-1].words[-1].line,
+            related=tuple(Related(c.caller, c.line, "runs it as a child") for c in children[:5]),
+        )
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if ".bashrc" not in src.text:
+            return
+        env_names = {p.name for i in df.of("ENV") for p in i.pairs}
+        runs = list(df.of("RUN", "CMD", "ENTRYPOINT"))
+        for k, instr in enumerate(runs):
+            if instr.keyword != "RUN" or ".bashrc" not in instr.args:
+                continue
+            unit = run_unit(src.path, instr)
+            if unit is None:
+                continue
+            for name, line in _bashrc_exports(list(unit_shell(unit).commands)):
+                if name in env_names or not _needed(name, runs[k + 1 :]):
+                    continue
+                yield Hit(
+                    src.path,
+                    line,
+                    f"`export {name}=...` is written to ~/.bashrc, which only interactive bash reads: later RUNs, "
+                    f"CMD, `docker exec` and CI steps in this image never see `{name}`. Set it with `ENV {name}=...`.",
+                )
+
+
+def _env_tail(cmds: list[UnitCommand]) -> list[UnitCommand]:
+    """The commands at the script's end that only set environment (exports, sourced env scripts), when there is
+    one and what follows them is cleanup (`echo`, `rm`, ...)."""
+    tail: list[UnitCommand] = []
+    for cmd in reversed(cmds):
+        argv = [w.unquoted for w in cmd.words]
+        if not argv:
+            continue
+        prog = argv[0]
+        if prog == "export" and len(argv) > 1 and all("=" in a for a in argv[1:] if not a.startswith("-")):
+            tail.append(cmd)
+            continue
+        if prog in ("source", ".") and len(argv) > 1 and _ENV_SCRIPT.match(argv[1].rsplit("/", 1)[-1]):
+            tail.append(cmd)
+            continue
+        if not tail and prog in _CLEANUP and not any(">" in w.raw for w in cmd.words):
+            continue
+        break
+    return list(reversed(tail))
+
+
+def _bashrc_exports(cmds: list[UnitCommand]) -> Iterator[tuple[str, int]]:
+    """(name, line) of each `echo "export NAME=..." >> ~/.bashrc` (the redirection's target read from the text)."""
+    for cmd in cmds:
+        if cmd.name not in ("echo", "printf"):
+            continue
+        text = " ".join(w.raw for w in cmd.words)
+        m = _EXPORT_TEXT.search(text)
+        if m is None:
+            continue
+        yield m.group(1), cmd.line
+
+
+def _needed(name: str, later: list[Instruction]) -> bool:
+    """A program reads it by itself, or a later RUN/CMD uses `$NAME` without setting it first."""
+    if _PROGRAM_ENV.match(name):
+        return True
+    use = re.compile(r"\$\{?" + re.escape(name) + r"\b")
+    for instr in later:
+        text = instr.args
+        if re.search(rf"\b{re.escape(name)}=", text):
+            return False
+        if use.search(text):
+            return True
+    return False

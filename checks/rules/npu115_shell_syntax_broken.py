@@ -1,0 +1,535 @@
+"""NPU115: shell in an Ascend file that the shell rejects or reads otherwise than its author meant."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from rapidfuzz.distance import OSA
+
+from npu_review.checks.analysis.device import ascend_jobs
+from npu_review.checks.analysis.scripts import (
+    ShellUnit,
+    StructureError,
+    UnitCommand,
+    doc_units,
+    run_unit,
+    script_unit,
+    step_unit,
+    unit_shell,
+)
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.sh import Word
+from npu_review.checks.rule import Hit, Rule
+
+_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_CD_GLUED = re.compile(r"cd(?:\.\.?|/|~)\S*\Z")
+_REF = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?\Z")
+# Variables that hold `:`-separated lists of paths (a second entry is joined with `:`, never with a blank).
+_PATH_LISTS = frozenset(
+    {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "LIBRARY_PATH", "CPATH", "CMAKE_PREFIX_PATH"}
+)
+# Programs whose backgrounding with `&` in the middle of a line is a typo for `&&`: they prepare what the next
+# command uses (a clone, a download, an unpacked tree, an install), and end by themselves.
+_SETUP = frozenset(
+    {"git", "wget", "curl", "tar", "unzip", "mkdir", "cp", "mv", "pip", "pip3", "apt", "apt-get", "yum", "make"}
+)
+_PACKAGE_FILE = re.compile(r"(?i)\.(?:whl|tar\.gz|tgz|zip|tar\.bz2)(?:[#?].*)?\Z")
+_HEX = re.compile(r"[0-9a-f]{7,40}\Z")
+_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra|cmd")
+_CAPS = re.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
+# Commands and options that take a variable's name, not its value.
+_TAKES_NAMES = frozenset(
+    {"echo", "printf", "grep", "egrep", "fgrep", "sed", "awk", "export", "unset", "read", "declare", "local"}
+    | {"readonly", "typeset", "printenv", "env", "set", "test", "[", "[[", "getopts", "eval", "jq", "yq", "cat"}
+)
+_NAME_OPTIONS = frozenset({"-e", "--env", "--build-arg", "--secret", "-v", "-u", "--unset", "-n", "-z"})
+
+
+class ShellSyntaxBroken(Rule):
+    """Shell in an Ascend script, CI step, image or install guide that the shell rejects or misreads.
+
+    Why: these lines look right and fail only when they run, on an NPU machine or in an image build: a blank
+    around `=` (`SOC_VERSION ="$1"` runs a command named SOC_VERSION; `export HCCL_DETERMINISTIC = 1` tries to
+    export `=`), a reserved word glued to the next word (`thenCURRENT_IP=...` leaves the `if` without its
+    `then`), `cd..`, a clone sent to the background with `&` while the next command already `cd`s into it, a
+    misspelled subcommand (`git submoudule update`), a second path joined to `export LD_PRELOAD=...` with a blank
+    instead of `:`, an option that takes one value given two (`--extra-index-url URL1 URL2`: the second URL
+    becomes a requirement), an option whose value is missing (`pip install -e -v .` makes `-v` the editable
+    target), `git clone -b <commit>` (`--branch` takes a branch or tag), `cmake -UNAME=ON` (`-U` removes cache
+    entries; `-D` sets them), an unquoted option value that holds blanks or nothing, a variable's name where its
+    value was meant (`-t TAGS`), and an `if`/`case`/loop the shell cannot close. Ascend/pytorch's install guide
+    said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's FAQ said
+    `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
+
+    Bad:
+        SOC_VERSION ="${1:-Ascend910_9382}"
+        export HCCL_DETERMINISTIC = 1
+        git clone -b master https://gitee.com/ascend/pytorch.git & cd pytorch
+        git submoudule update --init --recursive
+
+    Good:
+        SOC_VERSION="${1:-Ascend910_9382}"
+        export HCCL_DETERMINISTIC=1
+        git clone -b master https://gitee.com/ascend/pytorch.git && cd pytorch
+        git submodule update --init --recursive
+
+    Fix: as each message says; a suggestion is attached where the fix is one exact edit of the line.
+
+    Where: NPU scripts, `run:` steps of Ascend workflow jobs, shell-form RUNs of Ascend Dockerfiles, and shell
+    code blocks of Ascend docs (unlabeled blocks too when every line starts with a command). Not reported:
+    `[ "$a" = b ]` and arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=`
+    followed by a quoted string, aliases a user may define (a subcommand counts as misspelled only within two
+    edits of a real one), a background job the line `wait`s for, words with unexpanded variables, unquoted
+    variables whose every value is one word (or whose name says they hold arguments: `$EXTRA_ARGS`).
+    """
+
+    id = "NPU115"
+    name = "shell-syntax-broken"
+    severity = Severity.ERROR
+    title = "Ascend shell that the shell rejects or misreads"
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if DOCS in src.kinds and flavor_of(src.path) is not None:
+            for unit in doc_units(ctx, src):
+                yield from _check(unit, ctx)
+            return
+        if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
+            script = script_unit(ctx, src)
+            if script is not None:
+                yield from _check(script, ctx)
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if step.run is None or not _posix_step(step, job):
+            return
+        jobs = ascend_jobs(ctx, src.path)
+        if jobs is not None and job.id not in jobs:
+            return
+        unit = step_unit(src.path, step)
+        if unit is not None:
+            env = set(wf.env) | set(job.env) | set(step.env)
+            yield from _check(unit, ctx, env)
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        for instr in df.of("RUN"):
+            unit = run_unit(src.path, instr)
+            if unit is not None:
+                yield from _check(unit, ctx)
+
+
+def _posix_step(step: Step, job: Job) -> bool:
+    """The step runs in bash or sh (the default on Linux runners), not python or PowerShell."""
+    shell = step.node.scalar("shell")
+    if shell is None:
+        defaults = job.node.get("defaults")
+        run = defaults.get("run") if defaults is not None and defaults.is_map else None
+        shell = run.scalar("shell") if run is not None and run.is_map else None
+    return shell is None or shell.split()[0].rsplit("/", 1)[-1] in ("bash", "sh")
+
+
+def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None) -> Iterator[Hit]:
+    """The unit's findings, one per cause: the same mistake on consecutive lines (a block of
+    `export X = 1` lines) is one finding over those lines, with one suggestion for all of them."""
+    hits = list(_findings(unit, ctx, env))
+    i = 0
+    while i < len(hits):
+        j = i + 1
+        while j < len(hits) and hits[j].line == hits[j - 1].line + 1 and _kind(hits[j]) == _kind(hits[i]):
+            j += 1
+        if j == i + 1:
+            yield hits[i]
+        else:
+            group = hits[i:j]
+            fixes = [h.suggestion for h in group]
+            yield Hit(
+                unit.path,
+                group[0].line,
+                f"{group[0].message} The same on line{'s' if j - i > 2 else ''} "
+                + ", ".join(str(h.line) for h in group[1:])
+                + ".",
+                end_line=group[-1].line,
+                suggestion="\n".join(f for f in fixes if f is not None) if all(f is not None for f in fixes) else None,
+            )
+        i = j
+
+
+def _kind(hit: Hit) -> str:
+    """What a finding says, less the words it quotes (two lines of one mistake say the same)."""
+    return re.sub(r"`[^`]*`", "", hit.message)
+
+
+def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[Hit]:
+    parsed = unit_shell(unit)
+    for err in parsed.errors:
+        hit = _structure(unit, err)
+        if hit is not None:
+            yield hit
+    cmds = parsed.commands
+    values = _literal_values(cmds)
+    defined = set(values) | (env or set())
+    used = _used_names(unit) if defined else set()
+    as_command = {
+        m.group(1) for c in cmds if c.words and (m := re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", c.words[0].raw))
+    }
+    for k, cmd in enumerate(cmds):
+        if not cmd.words:
+            continue
+        for hit in _command(unit, ctx, cmd, cmds[k + 1 :], values, defined & used, as_command):
+            yield hit
+
+
+def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
+    if err.what == "stray":
+        return None  # a `fi` or `done` without its opener: a fragment (docs) or a construct we do not follow
+    if unit.where == "docs" and err.what == "unclosed":
+        return None  # a docs block may show the start of a construct the next block ends
+    if err.glued is not None:
+        word = err.glued.raw
+        m = re.match(r"(then|do|else)", word)
+        kw = m.group(1) if m else "then"
+        return Hit(
+            unit.path,
+            err.glued.line,
+            f"`{_short(word)}`: `{kw}` is glued to the next word, so the shell reads one word `{_short(word, 30)}` "
+            f"and the `{err.keyword}` opened on line {err.line} never gets its `{kw}`: the script stops with a "
+            f"syntax error at line {err.end_line}. Put a blank (or a newline) after `{kw}`.",
+        )
+    if err.what == "no-then":
+        what = f"the `if` opened on line {err.line} has no `then` before line {err.end_line}"
+    elif err.what == "no-do":
+        what = f"the `{err.keyword}` loop opened on line {err.line} has no `do` before line {err.end_line}"
+    else:
+        closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
+        what = f"the `{err.keyword}` opened on line {err.line} is never closed with `{closer}`"
+    return Hit(unit.path, err.line, f"Shell syntax error: {what}, so the shell rejects the whole script.")
+
+
+def _command(
+    unit: ShellUnit,
+    ctx: Context,
+    cmd: UnitCommand,
+    after: Sequence[UnitCommand],
+    values: dict[str, list[str]],
+    names: set[str],
+    used_as_command: set[str],
+) -> Iterator[Hit]:
+    words = cmd.words
+    # The command's own words: leading NAME=value assignments taken off (`X=1 cmd`).
+    i = 0
+    while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
+        i += 1
+    own = words[i:]
+    name = own[0].raw
+    # `NAME =value`, `NAME = value`
+    if (
+        _NAME.match(name)
+        and len(own) > 1
+        and own[1].raw.startswith("=")
+        and name not in _DECLARERS
+        and not _python_like(own)
+    ):
+        yield _spaced_assignment(unit, ctx, own[0], own[1])
+        return
+    if name in _DECLARERS:
+        yield from _declaration(unit, ctx, own)
+        return
+    if _CD_GLUED.match(name):
+        yield Hit(
+            unit.path,
+            own[0].line,
+            f"`{name}` is not a command (the shell looks for a program named `{name}`): write `cd {name[2:]}`.",
+            suggestion=_replace_word(unit, ctx, own[0], f"cd {name[2:]}"),
+        )
+        return
+    argv = [w.unquoted for w in own]
+    program = argv[0].rsplit("/", 1)[-1]
+    if cmd.op == "&" and cmd.more_on_line and program in _SETUP and not any(c.name == "wait" for c in after[:5]):
+        nxt = after[0] if after else None
+        if nxt is not None and nxt.line_index == cmd.line_index:
+            yield Hit(
+                unit.path,
+                own[0].line,
+                f"`{_short(' '.join(w.raw for w in own))} &` sends `{program}` to the background, so "
+                f"`{_short(' '.join(w.raw for w in nxt.words), 40)}` runs at once, before it has finished (the "
+                "clone, download or install is not there yet). Use `&&` to run them one after the other.",
+            )
+    yield from _subcommand(unit, ctx, own, argv, program)
+    if program in ("pip", "pip3") or (program.startswith("python") and argv[1:3] == ["-m", "pip"]):
+        yield from _pip(unit, ctx, own, argv)
+    elif program == "git" and "clone" in argv[1:3]:
+        yield from _git_clone(unit, ctx, own, argv)
+    elif program == "cmake":
+        for w in own[1:]:
+            if w.raw.startswith("-U") and "=" in w.raw and "$" not in w.raw:
+                yield Hit(
+                    unit.path,
+                    w.line,
+                    f"`cmake {w.raw}`: `-U` removes cache entries that match a pattern, it does not set one, so "
+                    f"the option is off in this build. Set it with `-D`: `-D{_cache_name(w.raw)}`.",
+                )
+    yield from _option_values(unit, own, values, names, program, used_as_command)
+
+
+def _python_like(own: Sequence[Word]) -> bool:
+    """`models = [`, `x = dict(...)`, `a == b`: Python (or a comparison) in a block labeled shell."""
+    value = own[1].raw[1:] or (own[2].raw if len(own) > 2 else "")
+    return own[1].raw.startswith("==") or value[:1] in ("[", "{", "(") or "(" in value
+
+
+def _spaced_assignment(unit: ShellUnit, ctx: Context, name: Word, eq: Word) -> Hit:
+    value = eq.raw[1:]
+    fixed = f"{name.raw}={value}"
+    return Hit(
+        unit.path,
+        name.line,
+        f"`{name.raw} {_short(eq.raw, 40)}`: with a blank before `=` this is not an assignment; the shell runs "
+        f"a command named `{name.raw}` (not found), so `{name.raw}` is never set"
+        + (" and `set -e` stops the script here" if unit.where != "docs" else "")
+        + f". Write `{_short(fixed, 50)}` with no blank around `=`.",
+        suggestion=_join_assignment(unit, ctx, name),
+    )
+
+
+def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator[Hit]:
+    cmdname = own[0].raw
+    assigned: set[str] = set()
+    args = [w for w in own[1:] if not w.raw.startswith("-")]
+    for k, w in enumerate(args):
+        raw = w.raw
+        nxt = args[k + 1] if k + 1 < len(args) else None
+        if _NAME.match(raw) and nxt is not None and nxt.raw.startswith("="):
+            value = nxt.raw[1:] or (args[k + 2].raw if k + 2 < len(args) else "")
+            yield Hit(
+                unit.path,
+                w.line,
+                f"`{cmdname} {raw} {_short(nxt.raw, 30)}`: with a blank around `=`, `{cmdname}` gets `{raw}` and "
+                f"`{_short(nxt.raw, 30)}` as separate words; `{raw}` keeps no value and `{cmdname}` fails on "
+                f"`{_short(nxt.raw, 20)}` (not a valid identifier). Write `{cmdname} {raw}={_short(value, 30)}`.",
+                suggestion=_join_assignment(unit, ctx, w),
+            )
+            return
+        m = re.match(r"([A-Za-z_]\w*)=", raw)
+        if m:
+            assigned.add(m.group(1))
+            if raw == m.group(0) and nxt is not None and not re.match(r"[A-Za-z_]\w*(=|\Z)", nxt.raw):
+                yield Hit(
+                    unit.path,
+                    w.line,
+                    f"`{cmdname} {raw} {_short(nxt.raw, 30)}`: with a blank after `=`, `{m.group(1)}` is set to "
+                    f"an empty string and `{_short(nxt.raw, 30)}` is read as another name (not a valid "
+                    f"identifier). Write `{raw}{nxt.raw}`.",
+                    suggestion=_join_assignment(unit, ctx, w),
+                )
+                return
+            continue
+        ref = _REF.match(raw)
+        if ref and (ref.group(1) in assigned or ref.group(1) in _PATH_LISTS) and "=" not in raw:
+            var = ref.group(1)
+            yield Hit(
+                unit.path,
+                w.line,
+                f"`{cmdname} ... {raw}`: the blank makes `{raw}` a separate word, which `{cmdname}` reads as "
+                f"the name of another variable; its value (a path) is not a valid identifier, so `{cmdname}` "
+                f"fails and `{var}` does not get the entry. Join list entries with `:` (`...:{raw}`).",
+                suggestion=_colon_join(unit, ctx, w),
+            )
+            return
+
+
+def _subcommand(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[str], program: str) -> Iterator[Hit]:
+    tool = "pip" if program in ("pip", "pip3") else program
+    known = ctx.facts.shell_tools.subcommands.get(tool)
+    if not known:
+        return
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        k += 2 if tool == "git" and argv[k] in ("-C", "-c") else 1
+    if k >= len(argv):
+        return
+    word = argv[k]
+    if word in known or "$" in own[k].raw or not re.fullmatch(r"[a-z][a-z-]*", word) or len(word) < 4:
+        return
+    limit = 1 if len(word) < 6 else 2
+    close = sorted((OSA.distance(word, c), c) for c in known if abs(len(c) - len(word)) <= limit)
+    if not close or close[0][0] > limit:
+        return
+    right = close[0][1]
+    yield Hit(
+        unit.path,
+        own[k].line,
+        f"`{tool} {word}` is not a {tool} command ({tool} stops with an error); `{tool} {right}` is meant.",
+        suggestion=_replace_word(unit, ctx, own[k], right),
+    )
+
+
+def _pip(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[str]) -> Iterator[Hit]:
+    if "install" not in argv[1:4]:
+        return
+    facts = ctx.facts.shell_tools
+    value_opts = set(facts.pip_install_value_options)
+    index_opts = set(facts.pip_index_options)
+    k = argv.index("install") + 1
+    while k < len(argv):
+        opt = argv[k]
+        if opt in value_opts:
+            value = argv[k + 1] if k + 1 < len(argv) else None
+            if value is not None and value.startswith("-") and value != "-" and "$" not in own[k + 1].raw:
+                yield Hit(
+                    unit.path,
+                    own[k + 1].line,
+                    f"`pip install {opt} {value}`: `{opt}` takes a value, so pip reads `{value}` as it"
+                    + (" (the editable target)" if opt in ("-e", "--editable") else "")
+                    + f" and the command fails. Put the value right after `{opt}` "
+                    + (f"(`pip install {value} {opt} .`)." if opt in ("-e", "--editable") else "."),
+                )
+                return
+            if opt in index_opts and k + 2 < len(argv):
+                second = argv[k + 2]
+                if (
+                    re.match(r"https?://", second)
+                    and not _PACKAGE_FILE.search(second)
+                    and "#egg=" not in second
+                    and "$" not in own[k + 2].raw
+                ):
+                    yield Hit(
+                        unit.path,
+                        own[k + 2].line,
+                        f"`{opt}` takes one URL; the second one, `{_short(second, 60)}`, is read as a requirement "
+                        f"to install and pip fails. Give each index its own `{opt}`.",
+                    )
+            k += 2
+            continue
+        k += 1
+
+
+def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[str]) -> Iterator[Hit]:
+    for k, a in enumerate(argv):
+        value = None
+        if a in ("-b", "--branch") and k + 1 < len(argv):
+            value, word = argv[k + 1], own[k + 1]
+        elif a.startswith("--branch="):
+            value, word = a.split("=", 1)[1], own[k]
+        if value is None or "$" in word.raw or not _HEX.match(value):
+            continue
+        if not (re.search(r"[0-9]", value) and re.search(r"[a-f]", value)):
+            continue
+        yield Hit(
+            unit.path,
+            word.line,
+            f"`git clone --branch {value}`: `--branch` takes a branch or tag name, not a commit, so the clone "
+            f"fails (`Remote branch {_short(value, 12)} not found`). Clone, then `git checkout {value}` (or fetch "
+            "that commit).",
+        )
+        return
+
+
+def _option_values(
+    unit: ShellUnit,
+    own: Sequence[Word],
+    values: dict[str, list[str]],
+    names: set[str],
+    program: str,
+    commands: set[str],
+) -> Iterator[Hit]:
+    """`--opt $VAR` with VAR holding blanks or nothing; `-t NAME` where `$NAME` was meant."""
+    for k in range(1, len(own) - 1):
+        opt = own[k].raw
+        if not re.fullmatch(r"--?[A-Za-z][\w-]*", opt):
+            continue
+        word = own[k + 1]
+        ref = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", word.raw)
+        if ref and ref.group(1) in values and not _ARG_LIST_NAME.search(ref.group(1)):
+            var = ref.group(1)
+            bad = [v for v in values[var] if re.search(r"\S\s+\S", v)]
+            # A value with an option in it (`pip install --no-cache-dir`) is a list of words split on purpose.
+            if bad and not any(re.search(r"(?:^|\s)-", v) for v in values[var]) and var not in commands:
+                yield Hit(
+                    unit.path,
+                    word.line,
+                    f'`{opt} {word.raw}` is unquoted: `{var}` can hold "{_short(bad[0], 40)}", which the shell '
+                    f"splits into several arguments, so `{opt}` gets only the first word and the others become "
+                    f'stray arguments. Quote it: `{opt} "{word.raw}"`.',
+                )
+                return
+        if (
+            _CAPS.match(word.raw)
+            and word.raw in names
+            and program not in _TAKES_NAMES
+            and opt not in _NAME_OPTIONS
+            and unit.where in ("run", "script")
+        ):
+            yield Hit(
+                unit.path,
+                word.line,
+                f"`{opt} {word.raw}` passes the literal word `{word.raw}`, not the value of the variable "
+                f'`{word.raw}` that this script sets and uses elsewhere. Write `{opt} "${word.raw}"`.',
+            )
+            return
+
+
+def _literal_values(cmds: Sequence[UnitCommand]) -> dict[str, list[str]]:
+    """NAME -> the values the unit's bare assignments give it (unquoted; None-free: non-literal ones as `$`)."""
+    out: dict[str, list[str]] = {}
+    for cmd in cmds:
+        words = cmd.words
+        if not all(re.match(r"[A-Za-z_]\w*=", w.raw) for w in words):
+            if words and words[0].raw in _DECLARERS:
+                words = tuple(w for w in words[1:] if re.match(r"[A-Za-z_]\w*=", w.raw))
+            else:
+                continue
+        for w in words:
+            name, raw = w.raw.split("=", 1)
+            out.setdefault(name, []).append(w.unquoted.split("=", 1)[1] if "$" not in raw and "`" not in raw else "$")
+    return out
+
+
+def _used_names(unit: ShellUnit) -> set[str]:
+    return set(re.findall(r"\$\{?([A-Za-z_]\w*)", unit.source.text))
+
+
+# -- suggestions: exact edits of one physical line -----------------------------------------------------------------
+
+
+def _physical(unit: ShellUnit, ctx: Context, line: int) -> str | None:
+    src = ctx.source(unit.path)
+    return None if src is None else src.line(line)
+
+
+def _replace_word(unit: ShellUnit, ctx: Context, word: Word, new: str) -> str | None:
+    text = _physical(unit, ctx, word.line)
+    if text is None or text.count(word.raw) != 1:
+        return None
+    return text.replace(word.raw, new)
+
+
+def _join_assignment(unit: ShellUnit, ctx: Context, name: Word) -> str | None:
+    text = _physical(unit, ctx, name.line)
+    if text is None:
+        return None
+    pattern = re.compile(rf"(?<![\w$]){re.escape(name.raw.rstrip('='))}[ \t]*=[ \t]*")
+    if len(pattern.findall(text)) != 1:
+        return None
+    return pattern.sub(name.raw.rstrip("=") + "=", text, count=1)
+
+
+def _colon_join(unit: ShellUnit, ctx: Context, word: Word) -> str | None:
+    text = _physical(unit, ctx, word.line)
+    if text is None or text.count(" " + word.raw) != 1:
+        return None
+    return re.sub(r"[ \t]+" + re.escape(word.raw), ":" + word.raw, text, count=1)
+
+
+def _cache_name(word: str) -> str:
+    """`-USE_X=ON` -> `USE_X=ON` (the `D` left out), `-UFOO=ON` -> `FOO=ON` (`U` typed for `D`)."""
+    return word[1:] if word[1:].startswith("USE_") else word[2:]
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

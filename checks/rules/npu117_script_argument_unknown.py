@@ -1,0 +1,118 @@
+"""NPU117: a caller passes a repository script an option its parser rejects, or an argument in the wrong slot."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.scripts import ScriptCall, script_calls, script_interface
+from npu_review.checks.context import Context
+from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.rule import Hit, Rule
+
+_ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
+_TAIL_NAME = re.compile(r"([A-Za-z_][\w-]*)\s*\}*\"?\Z")
+
+
+class ScriptArgumentUnknown(Rule):
+    """A caller passes a repository script an option it does not handle, or an argument in another slot.
+
+    Why: a script that parses its options with `case "$1" in ... *) echo "Unknown option"; exit 1` stops at an
+    option it no longer knows: a CI step that still passes `--torch-version` after the script moved to
+    `--cann-version` (sgl-kernel-npu) fails before it installs anything. A positional argument given one slot
+    too early lands in another parameter (vllm-ascend passed 11 arguments to a script that reads the case name
+    from `$12`: the name became the coordination directory).
+
+    Bad:
+        # scripts/install_deps.sh
+        while [[ $# -gt 0 ]]; do
+            case "$1" in
+                --cann-version) CANN_VERSION="$2"; shift 2 ;;
+                *) echo "Unknown option: $1"; exit 1 ;;
+            esac
+        done
+        # .github/workflows/build.yml
+        - run: bash scripts/install_deps.sh --torch-version 2.10.0
+
+    Good:
+        - run: bash scripts/install_deps.sh --cann-version 9.1.0
+
+    Fix: pass what the script's parser handles (its `case` patterns are named in the message), or teach the
+    script the option.
+
+    Not reported: scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
+    with variables, callers outside the repository. A finding sits on the call; when the change touched only
+    the script, on the call all the same, as caused by the change.
+    """
+
+    id = "NPU117"
+    name = "script-argument-unknown"
+    severity = Severity.ERROR
+    title = "A caller passes a repository script an option it rejects or an argument in the wrong slot"
+    kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        for target, calls in script_calls(ctx).items():
+            if not any(c.args for c in calls):
+                continue
+            touched_target = ctx.audit or ctx.touched(target)
+            for call in calls:
+                if not (touched_target or ctx.touched(call.caller)):
+                    continue
+                for hit in _check(ctx, call):
+                    if not ctx.audit and not ctx.touched(call.caller):
+                        hit = Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
+                    yield hit
+
+
+def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
+    iface = script_interface(ctx, call.target)
+    if iface is None:
+        return
+    src = ctx.source(call.target)
+    if src is None or not (NPU_SCRIPT in src.kinds or _ASCEND_WORDS.search(src.text)):
+        return  # the script has nothing of Ascend: not this App's business
+    words = [w.unquoted for w in call.args]
+    if iface.patterns and iface.rejects_others:
+        for k, w in enumerate(words):
+            if not w.startswith("-") or "$" in call.args[k].raw or w == "--":
+                continue
+            name = w.split("=", 1)[0]
+            if any(fnmatch.fnmatchcase(w, p) or fnmatch.fnmatchcase(name, p) for p in iface.patterns if p != "*"):
+                continue
+            known = ", ".join(f"`{p}`" for p in iface.patterns if p != "*")
+            yield Hit(
+                call.caller,
+                call.args[k].line,
+                f"`{call.target}` does not handle `{name}`: its option parser (line {iface.line}) knows {known}, "
+                "and its `*)` branch stops the script for anything else, so this call fails before the script does "
+                "its work. Pass one of those options, or add this one to the script.",
+                related=(Related(call.target, iface.line, "its option parser"),),
+            )
+            return
+    if iface.slots and not iface.patterns:
+        by_name = {_norm(v): k for k, v in iface.slots.items()}
+        for j, arg in enumerate(call.args, start=1):
+            m = _TAIL_NAME.search(arg.raw.strip("\"'"))
+            if m is None or "$" not in arg.raw:
+                continue
+            slot = by_name.get(_norm(m.group(1)))
+            own = iface.slots.get(j)
+            if slot is None or slot == j or (own is not None and _norm(own) == _norm(m.group(1))):
+                continue
+            yield Hit(
+                call.caller,
+                arg.line,
+                f"`{arg.raw}` is argument {j} of `{call.target}`, which reads `{iface.slots[slot]}` from `${slot}`"
+                + (f" and `{own}` from `${j}`" if own else "")
+                + f": the value lands in the wrong parameter. Pass it as argument {slot} (fill the slots before it).",
+                related=(Related(call.target, 1, f"reads {iface.slots[slot]} from ${slot}"),),
+            )
+            return
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("-", "_").removeprefix("inputs.").removeprefix("matrix.")

@@ -1,0 +1,182 @@
+"""NPU119: an NPU script reads a variable that nothing sets, where an empty value breaks it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.scripts import (
+    ShellUnit,
+    caller_exports,
+    defined_names,
+    script_calls,
+    script_unit,
+    unguarded_refs,
+    unit_shell,
+)
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.sh import lex
+from npu_review.checks.rule import Hit, Rule
+
+_REF_WORD = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?(?:/\S*)?\Z")
+_NUMERIC_TEST = frozenset({"-eq", "-ne", "-gt", "-ge", "-lt", "-le"})
+_RUNS = frozenset({"bash", "sh", "source", ".", "cd", "python", "python3"})
+_NOUNSET = re.compile(r"(?:^|[;&|]\s*)set\s+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o\s+nounset\b)")
+
+
+class VariableNeverSet(Rule):
+    """An NPU script reads a variable that nothing sets, where its empty value breaks the script.
+
+    Why: bash expands an unset variable to nothing. Where that matters the script fails far from the
+    cause: under `set -u` it aborts (`DEVICE: unbound variable`); `bash $DEFAULT_YAML` runs bash with no
+    script (it waits for input or does nothing); `cd $DIR` goes home; `[ $USE_MEGATRON -eq 1 ]` is a test
+    error, so the MindSpeed/Megatron install it gates never runs. verl merged GPU/NPU example scripts that
+    switch on `${DEVICE}` under `set -u` but never set DEVICE; MindSpeed-RL renamed DEFAULT_YAML to DEFAULT_SH
+    and kept `bash $DEFAULT_YAML`.
+
+    Bad:
+        set -euo pipefail
+        case "${DEVICE}" in
+            npu) export TASK_QUEUE_ENABLE=2 ;;
+        esac
+
+    Good:
+        set -euo pipefail
+        DEVICE=${DEVICE:-npu}
+        case "${DEVICE}" in
+            npu) export TASK_QUEUE_ENABLE=2 ;;
+        esac
+
+    Fix: give the variable a value or a default (`${NAME:-...}`), fix the name it was renamed to, or say that
+    the caller must pass it (`${NAME:?set NAME}`).
+
+    What counts as set: an assignment, export, `read`, loop or `${NAME:=...}` anywhere in the script, a
+    `${NAME:-...}`/`${NAME:?...}` form anywhere, the repository scripts it sources, the scripts and CI steps that
+    run it (exports, `NAME=value bash x.sh`, step and job `env:`), and well-known variables (HOME, RANK,
+    ASCEND_*, ...). Not reported: a script that defines names dynamically (`eval`, `export $(...)`, a sourced
+    file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`).
+    """
+
+    id = "NPU119"
+    name = "variable-never-set"
+    severity = Severity.ERROR
+    title = "NPU script reads a variable nothing sets, where empty breaks it"
+    kinds = frozenset({SHELL, NPU_SCRIPT})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if "$" not in src.text:
+            return
+        unit = script_unit(ctx, src)
+        if unit is None:
+            return
+        uses = list(_risky_uses(unit, src.text))
+        if not uses:
+            return
+        script = ctx.shell(src)
+        defined = defined_names(ctx, src.path, script)
+        if defined is None:
+            return
+        facts = ctx.facts.shell_env
+        known, prefixes = set(facts.known), facts.known_prefixes
+        outside: set[str] | None = None
+        seen: set[str] = set()
+        # Lines of arms for another device (`gpu)` of a `case "$DEVICE"`): they do not run on NPU.
+        other = {n for st in script.statements if st.device == "other" for n in range(st.line, st.end_line + 1)}
+        for name, line, how in uses:
+            if line in other or name in defined or name in known or name.startswith(prefixes) or name in seen:
+                continue
+            if outside is None:
+                outside = _caller_names(ctx, src.path)
+            if name in outside:
+                continue
+            seen.add(name)
+            near = _near(name, defined)
+            yield Hit(
+                src.path,
+                line,
+                f"`${name}` is never set: not by this script (no assignment, export, read or default), nor a "
+                f"script it sources, nor a script or CI step that runs it. {how}"
+                + (f" Was `{near}` meant (the name this script does set)?" if near else "")
+                + f" Set it, give it a default (`${{{name}:-...}}`), or require it with `${{{name}:?set {name}}}`.",
+            )
+
+
+def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
+    """(name, line, what happens) of each unguarded read whose empty value breaks the script."""
+    lexed = lex(unit.source)
+    nounset_from: int | None = None
+    for ll in lexed.lines:
+        if _NOUNSET.search(ll.text):
+            nounset_from = ll.line if nounset_from is None else nounset_from
+            if re.search(r"set\s+\+[a-zA-Z]*u", ll.text):
+                nounset_from = None
+        elif re.search(r"(?:^|[;&|]\s*)set\s+\+[a-zA-Z]*u", ll.text):
+            nounset_from = None
+        if nounset_from is None:
+            continue
+        for name in unguarded_refs(ll.text):
+            yield name, ll.line, "Under `set -u` (on) bash stops the script here with `unbound variable`."
+    for cmd in unit_shell(unit).commands:
+        words = cmd.words
+        if not words:
+            continue
+        first = _REF_WORD.match(words[0].raw)
+        if first and not words[0].raw.startswith('"'):
+            yield first.group(1), words[0].line, "Empty, the command this word names is not run at all."
+        name = words[0].unquoted
+        if name in _RUNS and len(words) > 1:
+            arg = next((w for w in words[1:] if not w.raw.startswith("-")), None)
+            m = _REF_WORD.match(arg.raw) if arg is not None else None
+            if m and arg is not None:
+                yield m.group(1), arg.line, f"Empty, `{name}` gets no path (`{name} {arg.raw}` runs on nothing)."
+        if name in ("[", "test"):
+            for k, w in enumerate(words[1:-1], start=1):
+                m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", w.raw)
+                if m and (words[k + 1].raw in _NUMERIC_TEST or words[k - 1].raw in _NUMERIC_TEST):
+                    yield (
+                        m.group(1),
+                        w.line,
+                        f"Unquoted and empty, it leaves `{' '.join(x.raw for x in words)}` without an operand: "
+                        "the test fails with an error and the branch it guards never runs.",
+                    )
+
+
+def _caller_names(ctx: Context, path: str) -> set[str]:
+    """Names the callers give the script: their exports (scripts), `NAME=value` before the call, and the
+    `env:` of the CI steps, jobs and workflows that run it."""
+    from npu_review.checks.analysis.workflows import workflow
+
+    names = set(caller_exports(ctx).get(path, set()))
+    for call in script_calls(ctx).get(path, []):
+        src = ctx.source(call.caller)
+        if src is None:
+            continue
+        line = src.line(call.line)
+        names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)=", line))
+        if call.where == "run":
+            wf = workflow(ctx, call.caller)
+            if wf is None:
+                continue
+            names.update(wf.env)
+            for job in wf.jobs.values():
+                if job.node.line <= call.line <= job.node.end_line:
+                    names.update(job.env)
+                    for step in job.steps:
+                        if step.node.line <= call.line <= step.node.end_line:
+                            names.update(step.env)
+        if call.where == "dockerfile":
+            names.update(p.name for i in ctx.dockerfile(src).of("ENV", "ARG") for p in i.pairs)
+    return names
+
+
+def _near(name: str, defined: set[str]) -> str | None:
+    """A set name that shares all but the last `_` part with `name` (DEFAULT_SH for DEFAULT_YAML)."""
+    stem = name.rsplit("_", 1)[0] + "_" if "_" in name else None
+    if stem is None:
+        return None
+    found = sorted(d for d in defined if d.startswith(stem) and d != name and d.count("_") == name.count("_"))
+    return found[0] if len(found) == 1 else None

@@ -1,0 +1,154 @@
+"""NPU317: bash-only syntax where /bin/sh (dash on Debian and Ubuntu) runs it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from npu_review.checks.analysis.scripts import ScriptCall, bashisms, run_unit, script_calls, script_unit
+from npu_review.checks.analysis.stacks import cann_image
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, WORKFLOW
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.rule import Hit, Rule
+
+_DASH_OS = frozenset({"ubuntu", "debian"})
+
+
+class BashSyntaxUnderSh(Rule):
+    """Bash-only syntax in shell that `/bin/sh` runs.
+
+    Why: on Debian and Ubuntu `/bin/sh` is dash, which rejects `[[ ]]`, `source`, arrays, `function f`,
+    `${x^^}`-style expansions and `<<<`, reads `==` in `[ ]` as an error and `cmd &> log` as "run cmd in the
+    background, truncate log". A script run as `sh x.sh` (by a workflow, a Dockerfile RUN or Python's
+    `subprocess.call(["sh", ...])`), a `#!/bin/sh` script run directly, and a Dockerfile RUN on a Debian or
+    Ubuntu base without `SHELL ["/bin/bash", "-c"]` all get dash. Ascend/pytorch added `[[` to
+    scripts/generate_code.sh, which its setup.py runs with `sh`: the NPU build broke on Ubuntu hosts.
+
+    Bad:
+        # scripts/gen_npu.sh (setup.py runs it with sh)
+        #!/bin/bash
+        if [[ "$1" != "True" ]]; then
+            python3 -m codegen.gen_python_functions
+        fi
+
+    Good:
+        # scripts/gen_npu.sh
+        #!/bin/bash
+        if [ "$1" != "True" ]; then
+            python3 -m codegen.gen_python_functions
+        fi
+
+    Fix: write POSIX sh (`[ ]` and `=`, `.` instead of `source`), or run the script with `bash`.
+
+    Not reported: a RUN on a CANN image (every quay.io/ascend/cann image sets `SHELL ["/bin/bash", "-c"]`,
+    and its -devel images make /bin/sh bash; a fact with its source), on openEuler, CentOS or another base
+    whose /bin/sh is bash, or after a `SHELL` instruction naming bash; an image whose OS the FROM line does not
+    say; a script every caller runs with `bash` or sources from bash.
+    """
+
+    id = "NPU317"
+    name = "bash-syntax-under-sh"
+    severity = Severity.ERROR
+    title = "Bash-only syntax where /bin/sh (dash) runs it"
+    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_DOCKERFILE})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE, PYTHON})
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if not (SHELL in src.kinds or NPU_SCRIPT in src.kinds):
+            return
+        unit = script_unit(ctx, src)
+        if unit is None:
+            return
+        found = bashisms(unit)
+        if not found:
+            return
+        calls = script_calls(ctx).get(src.path, [])
+        dash = [c for c in calls if _runs_with_sh(c)]
+        first_line = src.text.split("\n", 1)[0]
+        shebang_sh = first_line.startswith("#!") and first_line.split()[0].rsplit("/", 1)[-1] in ("sh", "dash")
+        line, what = found[0]
+        more = (
+            f" (and {len(found) - 1} more bash-only construct{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
+        )
+        if dash:
+            c = dash[0]
+            runner = "`subprocess` with `sh`" if c.how == "python-sh" else f"`sh {src.path}`"
+            yield Hit(
+                src.path,
+                line,
+                f"{what[0].upper() + what[1:]} is bash-only{more}, but {c.caller}:{c.line} runs this script "
+                f"with {runner}: on Debian and Ubuntu /bin/sh is dash, which stops with a syntax error "
+                "here. Write POSIX sh (`[ ]` with `=`, `.`), or run it with `bash`.",
+                related=tuple(Related(x.caller, x.line, "runs it with sh") for x in dash[:5]),
+                severity=None if any(x.where != "python" for x in dash) else Severity.WARNING,
+            )
+            return
+        if shebang_sh and not any(c.how in ("bash", "source") for c in calls):
+            yield Hit(
+                src.path,
+                line,
+                f"{what[0].upper() + what[1:]} is bash-only{more}, but the script's `{first_line.strip()}` line "
+                "makes it run with /bin/sh, which is dash on Debian and Ubuntu: a syntax error there. Use "
+                "`#!/bin/bash`, or write POSIX sh.",
+                severity=Severity.WARNING,
+            )
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        stage_os: dict[str, str] = {}  # stage name -> its shell's OS ("bash" once a SHELL names bash)
+        current = ""
+        for instr in df.instructions:
+            if instr.keyword == "FROM" and instr.image is not None:
+                image = instr.image
+                current = stage_os.get(image.image, "") if image.tag is None and image.image in stage_os else ""
+                if not current:
+                    current = _os(image.image, image.tag)
+                if image.stage:
+                    stage_os[image.stage] = current
+                continue
+            if instr.keyword == "SHELL":
+                try:
+                    argv = json.loads(instr.args)
+                except ValueError:
+                    argv = []
+                current = "bash" if argv and str(argv[0]).rsplit("/", 1)[-1] == "bash" else ""
+                continue
+            if instr.keyword != "RUN" or current not in _DASH_OS:
+                continue
+            unit = run_unit(src.path, instr)
+            if unit is None:
+                continue
+            found = bashisms(unit)
+            if not found:
+                continue
+            line, what = found[0]
+            yield Hit(
+                src.path,
+                line,
+                f"{what[0].upper() + what[1:]} is bash-only, but this RUN runs with /bin/sh, which is dash on this "
+                f"{current.capitalize()} base image: the build stops with an error here. Add "
+                '`SHELL ["/bin/bash", "-c"]` before it, or write POSIX sh.',
+            )
+
+
+def _runs_with_sh(call: ScriptCall) -> bool:
+    if call.how == "python-sh":
+        return True
+    if call.how != "sh":
+        return False
+    return call.where != "dockerfile" or call.image_os in _DASH_OS
+
+
+def _os(image: str, tag: str | None) -> str:
+    ref = f"{image}:{tag}" if tag else image
+    if cann_image(ref) is not None:
+        return "cann"
+    low = ref.lower()
+    for name in ("openeuler", "ubuntu", "debian", "centos", "euleros", "alpine"):
+        if name in low:
+            return name
+    if image.rsplit("/", 1)[-1] == "python" and tag and "alpine" not in tag:
+        return "debian"
+    return ""
