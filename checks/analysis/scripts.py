@@ -526,7 +526,7 @@ def script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
 
 def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
-    from npu_review.checks.kinds import DOCKERFILE, PYTHON
+    from npu_review.checks.kinds import DOCKERFILE
 
     out: dict[str, list[ScriptCall]] = {}
 
@@ -572,8 +572,8 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
             later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
             for call in _unit_calls(ctx, run_shell, later):
                 add(_with_os(call, os_name))
-    for path in ctx.paths_of_kind(PYTHON):
-        if not _python_caller_path(path):
+    for path in ctx.head_paths():
+        if not path.endswith(".py") or not _python_caller_path(path):
             continue
         src = ctx.source(path)
         if src is None or ".sh" not in src.text:
@@ -596,10 +596,15 @@ def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
     return ScriptCall(call.caller, call.line, call.target, call.how, call.args, call.where, call.followed, os_name)
 
 
+# Python files that build or set up, where a `["sh", "x.sh"]` argument list is looked for: the rules that read
+# script_calls declare these as context paths (the App fetches them), never every Python file.
+PYTHON_CALLER_GLOBS = ("*.py", "**/setup.py", "**/build*.py", "ci/**/*.py", "**/ci/**/*.py")
+
+
 def _python_caller_path(path: str) -> bool:
-    """Python files that build or set up (a package's setup.py, build scripts at the root, CI helpers)."""
-    name = path.rsplit("/", 1)[-1]
-    return path.count("/") == 0 or name == "setup.py" or name.startswith("build") or "/ci/" in f"/{path}"
+    from npu_review.checks import globs
+
+    return globs.match_any(path, PYTHON_CALLER_GLOBS)
 
 
 def _image_os(image: str, tag: str | None, cann_image: object) -> str:
@@ -619,8 +624,12 @@ def _image_os(image: str, tag: str | None, cann_image: object) -> str:
 
 def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCall]:
     cmds = unit_shell(unit).commands
+    moved = False  # a `cd` ran before: a relative script path is relative to a folder we do not follow
     for k, cmd in enumerate(cmds):
         words = cmd.words
+        if words and words[0].raw in ("cd", "pushd"):
+            moved = True
+            continue
         i = 0
         while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
             i += 1
@@ -642,6 +651,8 @@ def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCa
             how, script_at = "exec", 0
         if script_at < 0:
             continue
+        if moved and not own[script_at].raw.lstrip("\"'").startswith(("$", "/")):
+            continue
         target = resolve_script(ctx, unit.path if unit.where == "script" else "", own[script_at].raw)
         if target is None or target == unit.path:
             continue
@@ -651,7 +662,10 @@ def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCa
 
 # -- bash-only syntax ----------------------------------------------------------------------------------------------
 
-_BASH_EXPANSION = re.compile(r"\$\{(?:[A-Za-z_]\w*(?:\^\^?|,,?|/[^}]*|:[0-9-][^}]*)|![A-Za-z_]|#?[A-Za-z_]\w*\[)")
+# `${x^^}`, `${x,,}`, `${x/a/b}`, `${x:1:2}` (not `${x:-d}`), `${!x}`, `${a[0]}`, `${#a[@]}`
+_BASH_EXPANSION = re.compile(
+    r"\$\{(?:[A-Za-z_]\w*(?:\^\^?|,,?|/[^}]*|:[0-9][^}]*|: +-[^}]*)|![A-Za-z_]|#?[A-Za-z_]\w*\[)"
+)
 _BASH_REDIRECTS = {"<<<": "a here-string `<<<`", "&>": "`&>`", "&>>": "`&>>`", "|&": "`|&`"}
 _ARRAY_ASSIGN = re.compile(r"[A-Za-z_]\w*\+?=\(")
 _FUNCTION_KEYWORD = re.compile(r"(?:^|[;&|{(]\s*)function\s+[A-Za-z_]")
@@ -888,3 +902,46 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
         for m in _SLOT.finditer(text):
             slots.setdefault(int(m.group(2)), m.group(1))
     return ScriptInterface(tuple(patterns), rejects, slots, case_line)
+
+
+_EXPORTED = re.compile(r"(?:^|[;&|\s])export\s+(?:-\w+\s+)*([A-Za-z_]\w*)")
+_PREFIX_BEFORE_SCRIPT = re.compile(r"(?:^|[;&|]\s*)((?:[A-Za-z_]\w*=\S*\s+)+)(?:bash|sh|source|\.|\./)")
+
+
+def provided_names(ctx: Context) -> frozenset[str]:
+    """Variables the repository hands to the environment of its scripts from outside them: every Dockerfile
+    ARG and ENV, every workflow, job and step `env:` key, `NAME=value` before a script call in a `run:` step, and
+    every name a repository script exports. A script that reads one of these without setting it may get it from
+    a caller the call graph cannot see (a script copied into an image, a file sourced through a variable)."""
+    return ctx.memo(("provided-names", "head", ""), lambda: frozenset(_provided(ctx)))
+
+
+def _provided(ctx: Context) -> set[str]:
+    from npu_review.checks.analysis.workflows import workflow, workflow_paths
+    from npu_review.checks.kinds import DOCKERFILE
+
+    out: set[str] = set()
+    for path in ctx.paths_of_kind(DOCKERFILE):
+        src = ctx.source(path)
+        if src is not None:
+            out.update(p.name for i in ctx.dockerfile(src).of("ARG", "ENV") for p in i.pairs)
+    for path in workflow_paths(ctx, "head"):
+        wf = workflow(ctx, path)
+        if wf is None:
+            continue
+        out.update(wf.env)
+        for job in wf.jobs.values():
+            out.update(job.env)
+            for step in job.steps:
+                out.update(step.env)
+                if step.run is not None and "=" in step.run.value:
+                    for m in _PREFIX_BEFORE_SCRIPT.finditer(step.run.value):
+                        out.update(re.findall(r"([A-Za-z_]\w*)=", m.group(1)))
+    for path in ctx.paths_of_kind(SHELL):
+        src = ctx.source(path)
+        if src is not None and "export" in src.text:
+            for line in src.text.splitlines():
+                code = line.split(" #", 1)[0]
+                if "export" in code and not code.lstrip().startswith("#"):
+                    out.update(_EXPORTED.findall(code))
+    return out

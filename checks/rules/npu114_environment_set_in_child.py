@@ -6,8 +6,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.scripts import UnitCommand, run_unit, script_calls, script_unit, unit_shell
+from npu_review.checks.analysis.scripts import (
+    PYTHON_CALLER_GLOBS,
+    UnitCommand,
+    run_unit,
+    script_calls,
+    script_unit,
+    unit_shell,
+)
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
@@ -17,11 +25,10 @@ _ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\
 _CLEANUP = frozenset({"echo", "printf", "true", ":", "rm", "cd", "ls", "pwd", "printenv", "env", "exit", "sync"})
 _BASHRC = re.compile(r"(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\Z|/etc/bash\.bashrc\Z")
 _EXPORT_TEXT = re.compile(r"\bexport\s+([A-Za-z_]\w*)=")
-# Variables programs read by themselves (not only the shell): lost, they change what runs.
-_PROGRAM_ENV = re.compile(
-    r"(?:PATH|LD_LIBRARY_PATH|LD_PRELOAD|PYTHONPATH|LIBRARY_PATH|CPATH|CMAKE_PREFIX_PATH|"
-    r"(?:ASCEND|HCCL|ACL|ATB|TORCH|PYTORCH|VLLM|TASK_QUEUE|CPU_AFFINITY|HF|MINDSPEED|MEGATRON|RAY|GLOO|OMP)\w*)\Z"
-)
+# Paths through which an image's components are found (a cloned package on PYTHONPATH, a tool's bin on PATH): in
+# ~/.bashrc only, the non-interactive jobs the image is built for cannot import or run them. Tuning variables
+# (log levels, LD_PRELOAD of an allocator) written there are a deliberate choice for interactive use.
+_PROGRAM_ENV = re.compile(r"(?:PYTHONPATH|PATH)\Z")
 
 
 class EnvironmentSetInChild(Rule):
@@ -52,8 +59,10 @@ class EnvironmentSetInChild(Rule):
 
     Not reported: a script whose callers all `source` it, a call that is the caller's last command (nothing
     runs after it), exports followed by a command of the same script, `source ... >> ~/.bashrc` lines (the CANN
-    images set the CANN environment with ENV anyway), and ~/.bashrc exports of a variable an ENV sets too or
-    that later RUNs set again themselves.
+    images set the CANN environment with ENV anyway), and ~/.bashrc exports of a variable an ENV sets too, of
+    tuning variables (log levels, an allocator in LD_PRELOAD: a deliberate choice for interactive shells), or of
+    one that later RUNs set again themselves; only PATH, PYTHONPATH and variables a later RUN or CMD reads are
+    reported.
     """
 
     id = "NPU114"
@@ -62,6 +71,11 @@ class EnvironmentSetInChild(Rule):
     title = "Environment set in a child process that exits before it is used"
     kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_DOCKERFILE})
     context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
+
     context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:

@@ -234,6 +234,7 @@ def _command(
         and own[1].raw.startswith("=")
         and name not in _DECLARERS
         and not _python_like(own)
+        and (unit.where != "docs" or name.isupper())  # `input_ids = ...` in a docs block is pseudocode
     ):
         yield _spaced_assignment(unit, ctx, own[0], own[1])
         return
@@ -280,7 +281,8 @@ def _command(
 def _python_like(own: Sequence[Word]) -> bool:
     """`models = [`, `x = dict(...)`, `a == b`: Python (or a comparison) in a block labeled shell."""
     value = own[1].raw[1:] or (own[2].raw if len(own) > 2 else "")
-    return own[1].raw.startswith("==") or value[:1] in ("[", "{", "(") or "(" in value
+    bare = re.sub(r"\$\{[^}]*\}|\$\([^)]*\)", "", value)  # shell expansions are shell, not Python
+    return own[1].raw.startswith("==") or any(c in bare for c in "[{(")
 
 
 def _spaced_assignment(unit: ShellUnit, ctx: Context, name: Word, eq: Word) -> Hit:

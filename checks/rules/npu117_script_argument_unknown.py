@@ -6,8 +6,9 @@ import fnmatch
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.scripts import ScriptCall, script_calls, script_interface
+from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, script_calls, script_interface
 from npu_review.checks.context import Context
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
@@ -53,6 +54,10 @@ class ScriptArgumentUnknown(Rule):
     title = "A caller passes a repository script an option it rejects or an argument in the wrong slot"
     kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW})
     context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         for target, calls in script_calls(ctx).items():

@@ -6,15 +6,18 @@ import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.scripts import (
+    PYTHON_CALLER_GLOBS,
     ShellUnit,
     caller_exports,
     defined_names,
+    provided_names,
     script_calls,
     script_unit,
     unguarded_refs,
     unit_shell,
 )
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.sh import lex
@@ -65,6 +68,11 @@ class VariableNeverSet(Rule):
     title = "NPU script reads a variable nothing sets, where empty breaks it"
     kinds = frozenset({SHELL, NPU_SCRIPT})
     context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
+
     context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -82,15 +90,22 @@ class VariableNeverSet(Rule):
             return
         facts = ctx.facts.shell_env
         known, prefixes = set(facts.known), facts.known_prefixes
+        # Names the script tests for emptiness (`[ -z "$X" ]`, `[ -n "$X" ]`): it knows they may be unset.
+        tested = set(re.findall(r"-[znv]\s+\"?\$?\{?([A-Za-z_]\w*)", src.text))
         outside: set[str] | None = None
+        asked = False
         seen: set[str] = set()
         # Lines of arms for another device (`gpu)` of a `case "$DEVICE"`): they do not run on NPU.
         other = {n for st in script.statements if st.device == "other" for n in range(st.line, st.end_line + 1)}
         for name, line, how in uses:
             if line in other or name in defined or name in known or name.startswith(prefixes) or name in seen:
                 continue
+            if name in tested or name in provided_names(ctx):
+                continue
+            if not asked:
+                outside, asked = _caller_names(ctx, src.path), True
             if outside is None:
-                outside = _caller_names(ctx, src.path)
+                return  # a caller that sources this script defines names dynamically
             if name in outside:
                 continue
             seen.add(name)
@@ -98,7 +113,8 @@ class VariableNeverSet(Rule):
             yield Hit(
                 src.path,
                 line,
-                f"`${name}` is never set: not by this script (no assignment, export, read or default), nor a "
+                severity=Severity.WARNING if how.startswith("Empty, `cd`") else None,
+                message=f"`${name}` is never set: not by this script (no assignment, export, read or default), nor a "
                 f"script it sources, nor a script or CI step that runs it. {how}"
                 + (f" Was `{near}` meant (the name this script does set)?" if near else "")
                 + f" Set it, give it a default (`${{{name}:-...}}`), or require it with `${{{name}:?set {name}}}`.",
@@ -145,7 +161,7 @@ def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
                     )
 
 
-def _caller_names(ctx: Context, path: str) -> set[str]:
+def _caller_names(ctx: Context, path: str) -> set[str] | None:
     """Names the callers give the script: their exports (scripts), `NAME=value` before the call, and the
     `env:` of the CI steps, jobs and workflows that run it."""
     from npu_review.checks.analysis.workflows import workflow
@@ -155,6 +171,12 @@ def _caller_names(ctx: Context, path: str) -> set[str]:
         src = ctx.source(call.caller)
         if src is None:
             continue
+        if call.how == "source" and call.where == "script":
+            # A sourcing caller shares every name it defines, those of the files it sources too.
+            theirs = defined_names(ctx, call.caller, ctx.shell(src))
+            if theirs is None:
+                return None  # it defines names we cannot see: any of them may be this one
+            names.update(theirs)
         line = src.line(call.line)
         names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)=", line))
         if call.where == "run":

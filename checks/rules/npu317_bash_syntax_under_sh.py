@@ -5,10 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from npu_review.checks.analysis.scripts import ScriptCall, bashisms, run_unit, script_calls, script_unit
+from npu_review.checks.analysis.scripts import (
+    PYTHON_CALLER_GLOBS,
+    ScriptCall,
+    bashisms,
+    run_unit,
+    script_calls,
+    script_unit,
+)
 from npu_review.checks.analysis.stacks import cann_image
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, WORKFLOW
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.rule import Hit, Rule
@@ -53,7 +61,12 @@ class BashSyntaxUnderSh(Rule):
     severity = Severity.ERROR
     title = "Bash-only syntax where /bin/sh (dash) runs it"
     kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_DOCKERFILE})
-    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE, PYTHON})
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
+
     context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
