@@ -5,3 +5,40 @@ from __future__ import annotations
 from tests.rules.support import fixture_tests
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU115")
+
+
+from tests.rules.support import file_findings, tree_findings  # noqa: E402
+
+
+def test_the_spaced_assignment_gets_a_joined_suggestion_and_says_why() -> None:
+    found = file_findings("NPU115/bad_build_script", "NPU115")
+    severity, suggestion, message = found[("build.sh", 3)]
+    assert severity == "error"
+    assert suggestion == 'SOC_VERSION="${1:-Ascend910_9382}"'
+    assert message.startswith(
+        '`SOC_VERSION ="${1:-Ascend910_9382}"`: with a blank before `=` this is not an assignment'
+    )
+    assert "`set -e` stops the script here" in message
+    assert found[("build.sh", 13)][1] == "cd .."
+
+
+def test_a_block_of_spaced_exports_is_one_finding_with_one_suggestion() -> None:
+    found = file_findings("NPU115/bad_install_guide", "NPU115")
+    _severity, suggestion, message = found[("installation.md", 18)]
+    assert suggestion == "export HCCL_DETERMINISTIC=1\nexport LCCL_DETERMINISTIC=1"
+    assert message.endswith("The same on line 19.")
+    assert found[("installation.md", 20)][1] == (
+        "export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libjemalloc.so.2:$LD_PRELOAD"
+    )
+
+
+def test_the_glued_then_names_the_if_and_where_the_shell_fails() -> None:
+    found = file_findings("NPU115/bad_build_script", "NPU115")
+    message = found[("build.sh", 5)][2]
+    assert "`then` is glued to the next word" in message
+    assert "the `if` opened on line 5 never gets its `then`: the script stops with a syntax error at line 7" in message
+
+
+def test_a_gpu_only_script_is_not_read() -> None:
+    files = {"examples/run_gpu.sh": "#!/bin/bash\nexport NCCL_DEBUG=INFO\nSOC_VERSION =x\n"}
+    assert [f for f in tree_findings(files) if f.rule == "NPU115"] == []

@@ -5,3 +5,14 @@ from __future__ import annotations
 from tests.rules.support import fixture_tests
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU120")
+
+
+from tests.rules.support import file_findings  # noqa: E402
+
+
+def test_the_message_names_the_set_u_line_and_the_fix() -> None:
+    severity, suggestion, message = file_findings("NPU120/bad_nnal_under_set_u", "NPU120")[("run.sh", 4)]
+    assert severity == "error"
+    assert suggestion is None
+    assert message.startswith("`source /usr/local/Ascend/nnal/atb/set_env.sh` runs under `set -u` on line 2")
+    assert message.endswith("Put `set +u` before this line and `set -u` after it.")
