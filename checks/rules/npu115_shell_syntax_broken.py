@@ -141,7 +141,9 @@ def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None) -> Iterat
     i = 0
     while i < len(hits):
         j = i + 1
-        while j < len(hits) and hits[j].line == hits[j - 1].line + 1 and _kind(hits[j]) == _kind(hits[i]):
+        while (
+            j < len(hits) and _adjacent(ctx, unit, hits[j - 1].line, hits[j].line) and _kind(hits[j]) == _kind(hits[i])
+        ):
             j += 1
         if j == i + 1:
             yield hits[i]
@@ -155,9 +157,23 @@ def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None) -> Iterat
                 + ", ".join(str(h.line) for h in group[1:])
                 + ".",
                 end_line=group[-1].line,
-                suggestion="\n".join(f for f in fixes if f is not None) if all(f is not None for f in fixes) else None,
+                suggestion=(
+                    "\n".join(f for f in fixes if f is not None)
+                    if all(f is not None for f in fixes) and group[-1].line - group[0].line == len(group) - 1
+                    else None
+                ),
             )
         i = j
+
+
+def _adjacent(ctx: Context, unit: ShellUnit, a: int, b: int) -> bool:
+    """Line b follows line a with nothing but blank or comment lines between them."""
+    if b <= a or b - a > 3:
+        return False
+    src = ctx.source(unit.path)
+    return src is not None and all(
+        src.line(n).strip() in ("",) or src.line(n).lstrip().startswith("#") for n in range(a + 1, b)
+    )
 
 
 def _kind(hit: Hit) -> str:
@@ -338,8 +354,8 @@ def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator
                 unit.path,
                 w.line,
                 f"`{cmdname} ... {raw}`: the blank makes `{raw}` a separate word, which `{cmdname}` reads as "
-                f"the name of another variable; its value (a path) is not a valid identifier, so `{cmdname}` "
-                f"fails and `{var}` does not get the entry. Join list entries with `:` (`...:{raw}`).",
+                f"the name of another variable: when `{var}` already holds a path, that is not a valid identifier, "
+                f"so `{cmdname}` fails and the old entries are lost. Join list entries with `:` (`...:{raw}`).",
                 suggestion=_colon_join(unit, ctx, w),
             )
             return
