@@ -26,6 +26,11 @@ from npu_review.checks.rule import Hit, Rule
 _REF_WORD = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?(?:/\S*)?\Z")
 _NUMERIC_TEST = frozenset({"-eq", "-ne", "-gt", "-ge", "-lt", "-le"})
 _RUNS = frozenset({"bash", "sh", "source", ".", "cd", "python", "python3"})
+_CASE_SUBJECT = re.compile(r"(?:^|[;&|(]\s*)case\s+(\S+)\s+in\b")
+_ABORTS = (
+    "The script decides by it (a `case` or a test) under `set -u`, so bash stops it there with `unbound variable` "
+    "instead of taking a branch."
+)
 _NOUNSET = re.compile(r"(?:^|[;&|]\s*)set\s+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o\s+nounset\b)")
 
 
@@ -33,7 +38,8 @@ class VariableNeverSet(Rule):
     """An NPU script reads a variable that nothing sets, where its empty value breaks the script.
 
     Why: bash expands an unset variable to nothing. Where that matters the script fails far from the
-    cause: under `set -u` it aborts (`DEVICE: unbound variable`); `bash $DEFAULT_YAML` runs bash with no
+    cause: a `case` or test on it under `set -u` aborts instead of choosing a branch (`DEVICE: unbound
+    variable`); `bash $DEFAULT_YAML` runs bash with no
     script (it waits for input or does nothing); `cd $DIR` goes home; `[ $USE_MEGATRON -eq 1 ]` is a test
     error, so the MindSpeed/Megatron install it gates never runs. verl merged GPU/NPU example scripts that
     switch on `${DEVICE}` under `set -u` but never set DEVICE; MindSpeed-RL renamed DEFAULT_YAML to DEFAULT_SH
@@ -59,7 +65,9 @@ class VariableNeverSet(Rule):
     `${NAME:-...}`/`${NAME:?...}` form anywhere, the repository scripts it sources, the scripts and CI steps that
     run it (exports, `NAME=value bash x.sh`, step and job `env:`), and well-known variables (HOME, RANK,
     ASCEND_*, ...). Not reported: a script that defines names dynamically (`eval`, `export $(...)`, a sourced
-    file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`).
+    file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`), and under `set -u`
+    a value that is not a choice (`MODEL_PATH=${WORK_DIR}/x`, an override): an input the caller must give, which
+    `set -u` requires by design.
     """
 
     id = "NPU119"
@@ -124,18 +132,21 @@ class VariableNeverSet(Rule):
 def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
     """(name, line, what happens) of each unguarded read whose empty value breaks the script."""
     lexed = lex(unit.source)
-    nounset_from: int | None = None
+    # Lines under `set -u`: from a `set -u` (or -euo ...) to a `set +u`.
+    nounset: set[int] = set()
+    on_from: int | None = None
     for ll in lexed.lines:
         if _NOUNSET.search(ll.text):
-            nounset_from = ll.line if nounset_from is None else nounset_from
-            if re.search(r"set\s+\+[a-zA-Z]*u", ll.text):
-                nounset_from = None
+            on_from = ll.line if on_from is None else on_from
         elif re.search(r"(?:^|[;&|]\s*)set\s+\+[a-zA-Z]*u", ll.text):
-            nounset_from = None
-        if nounset_from is None:
-            continue
-        for name in unguarded_refs(ll.text):
-            yield name, ll.line, "Under `set -u` (on) bash stops the script here with `unbound variable`."
+            on_from = None
+        if on_from is not None:
+            nounset.update(range(ll.line, ll.end_line + 1))
+        # A `case` on the variable under set -u: the script means to choose a branch by it, and aborts instead.
+        m = _CASE_SUBJECT.search(ll.text)
+        if m and ll.line in nounset:
+            for name in unguarded_refs(m.group(1)):
+                yield name, ll.line, _ABORTS
     for cmd in unit_shell(unit).commands:
         words = cmd.words
         if not words:
@@ -144,6 +155,10 @@ def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
         if first and not words[0].raw.startswith('"'):
             yield first.group(1), words[0].line, "Empty, the command this word names is not run at all."
         name = words[0].unquoted
+        if name in ("[", "[[", "test") and cmd.line in nounset:
+            for w in words[1:]:  # a test under set -u: the script chooses by the variable, and aborts instead
+                for ref in unguarded_refs(w.raw):
+                    yield ref, w.line, _ABORTS
         if name in _RUNS and len(words) > 1:
             arg = next((w for w in words[1:] if not w.raw.startswith("-")), None)
             m = _REF_WORD.match(arg.raw) if arg is not None else None
