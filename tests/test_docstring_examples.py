@@ -266,7 +266,12 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("scripts/install_deps.sh", _INSTALL_DEPS),),
         parts=(("scripts/install_deps.sh", "{example}\n", ""),),
     ),
-    "NPU119": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    # Another script of the repository gives DEVICE a default: the repository's scripts set it themselves.
+    "NPU119": Scaffold(
+        _SH,
+        "#!/usr/bin/env bash\n{example}\n",
+        others=(("examples/ascend/run_qwen3_8b_sft_npu.sh", "#!/usr/bin/env bash\nDEVICE=${DEVICE:-npu}\n"),),
+    ),
     "NPU120": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
     "NPU201": Scaffold(

@@ -945,3 +945,27 @@ def _provided(ctx: Context) -> set[str]:
                 if "export" in code and not code.lstrip().startswith("#"):
                     out.update(_EXPORTED.findall(code))
     return out
+
+
+_ASSIGNED = re.compile(r"(?:^|[;&|\s])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=|\$\{([A-Za-z_]\w*):?[-=]")
+
+
+def assigned_in_scripts(ctx: Context) -> dict[str, frozenset[str]]:
+    """Name -> the repository shell scripts that assign it or give it a default (`X=`, `${X:-d}`): what the
+    repository's scripts set for themselves (comment lines left out). Built once per run."""
+
+    def build() -> dict[str, frozenset[str]]:
+        found: dict[str, set[str]] = {}
+        for path in ctx.paths_of_kind(SHELL):
+            src = ctx.source(path)
+            if src is None:
+                continue
+            for line in src.text.splitlines():
+                code = line.split(" #", 1)[0]
+                if "=" not in code or code.lstrip().startswith("#"):
+                    continue
+                for m in _ASSIGNED.finditer(code):
+                    found.setdefault(m.group(1) or m.group(2), set()).add(path)
+        return {k: frozenset(v) for k, v in found.items()}
+
+    return ctx.memo(("assigned-in-scripts", "head", ""), build)

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ShellUnit,
+    assigned_in_scripts,
     caller_exports,
     defined_names,
     provided_names,
@@ -67,7 +68,9 @@ class VariableNeverSet(Rule):
     ASCEND_*, ...). Not reported: a script that defines names dynamically (`eval`, `export $(...)`, a sourced
     file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`), and under `set -u`
     a value that is not a choice (`MODEL_PATH=${WORK_DIR}/x`, an override): an input the caller must give, which
-    `set -u` requires by design.
+    `set -u` requires by design; a choice (a `case` subject, a test) is reported under `set -u` only when other
+    scripts of the repository set that variable themselves (a flag no script sets comes from the environment: a
+    pod spec, the user).
     """
 
     id = "NPU119"
@@ -110,6 +113,8 @@ class VariableNeverSet(Rule):
                 continue
             if name in tested or name in provided_names(ctx):
                 continue
+            if how == _ABORTS and not (assigned_in_scripts(ctx).get(name, frozenset()) - {src.path}):
+                continue  # no script of the repository sets it itself: a flag the environment gives (a pod, a user)
             if not asked:
                 outside, asked = _caller_names(ctx, src.path), True
             if outside is None:
