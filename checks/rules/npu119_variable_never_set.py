@@ -62,6 +62,11 @@ class VariableNeverSet(Rule):
     Fix: give the variable a value or a default (`${NAME:-...}`), fix the name it was renamed to, or say that
     the caller must pass it (`${NAME:?set NAME}`).
 
+    Reported only with evidence that the script was meant to set the variable: it sets a name that differs in
+    the last part only (`DEFAULT_SH` for `DEFAULT_YAML`: a rename), or other scripts of the repository set the
+    same variable themselves (a default they all give). A variable no script sets comes from the environment
+    (a pod spec, the user) and is not reported.
+
     What counts as set: an assignment, export, `read`, loop or `${NAME:=...}` anywhere in the script, a
     `${NAME:-...}`/`${NAME:?...}` form anywhere, the repository scripts it sources, the scripts and CI steps that
     run it (exports, `NAME=value bash x.sh`, step and job `env:`), and well-known variables (HOME, RANK,
@@ -113,8 +118,10 @@ class VariableNeverSet(Rule):
                 continue
             if name in tested or name in provided_names(ctx):
                 continue
-            if how == _ABORTS and not (assigned_in_scripts(ctx).get(name, frozenset()) - {src.path}):
-                continue  # no script of the repository sets it itself: a flag the environment gives (a pod, a user)
+            near = _near(name, defined)
+            elsewhere = sorted(assigned_in_scripts(ctx).get(name, frozenset()) - {src.path})
+            if near is None and not elsewhere:
+                continue  # no script of the repository sets it itself: the environment gives it (a pod, a user)
             if not asked:
                 outside, asked = _caller_names(ctx, src.path), True
             if outside is None:
@@ -122,7 +129,6 @@ class VariableNeverSet(Rule):
             if name in outside:
                 continue
             seen.add(name)
-            near = _near(name, defined)
             yield Hit(
                 src.path,
                 line,
@@ -130,6 +136,7 @@ class VariableNeverSet(Rule):
                 message=f"`${name}` is never set: not by this script (no assignment, export, read or default), nor a "
                 f"script it sources, nor a script or CI step that runs it. {how}"
                 + (f" Was `{near}` meant (the name this script does set)?" if near else "")
+                + (f" ({elsewhere[0]} sets `{name}` itself.)" if elsewhere and not near else "")
                 + f" Set it, give it a default (`${{{name}:-...}}`), or require it with `${{{name}:?set {name}}}`.",
             )
 
