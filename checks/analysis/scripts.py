@@ -14,7 +14,17 @@ from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
 from npu_review.checks.parsers.dockerfile import Instruction, shell_source
 from npu_review.checks.parsers.gha.workflow import Step
 from npu_review.checks.parsers.markdown import flavor_of
-from npu_review.checks.parsers.sh import REDIRECT, ArrayWord, Op, Source, Token, Word, lex
+from npu_review.checks.parsers.sh import (
+    PREFIX_WORDS,
+    REDIRECT,
+    ArrayWord,
+    Op,
+    Source,
+    Token,
+    Word,
+    commands,
+    lex,
+)
 from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
 
 # Programs that run or source another script; the sourcing ones share every variable with it.
@@ -166,22 +176,35 @@ _ASSIGN_WORD = re.compile(r"[A-Za-z_]\w*=")
 _PYTHON_LINE = re.compile(r"[ \t]*(?:from [\w.]+ import |import [\w.]+[ \t]*$|def \w+\(|class \w+[(:])")
 
 
+def doc_is_ascend(ctx: Context, src: SourceFile) -> bool:
+    """The doc is about Ascend: the repository is Ascend-only, or the doc has an Ascend marker (memoised; a rule
+    asks only once a block of the doc looks worth its while)."""
+    from npu_review.checks.analysis.vllm_launches import ascend_text
+
+    return ctx.parsed("doc-is-ascend", src, lambda text: ascend_text(ctx, text))
+
+
 def doc_units(ctx: Context, src: SourceFile) -> list[ShellUnit]:
-    """The shell code blocks of an Ascend doc (the repository is Ascend-only, or the doc has an Ascend marker):
+    """The shell code blocks of a doc (rules of Ascend material ask `doc_is_ascend` too):
     blocks labeled bash/sh/shell/zsh, and unlabeled ones whose every line starts with a command of an install
     guide (`git`, `cd`, `pip`, ...). MyST option lines (`:substitutions:`) are blanked and `|name|`
-    substitutions read as a word. Memoised per file."""
-    from npu_review.checks.analysis.vllm_launches import ascend_text
+    substitutions read as a word. Memoised per file; the labeled blocks are the ones every docs rule shares
+    (checks.analysis.vllm_launches.doc_command_blocks)."""
+    from npu_review.checks.analysis.vllm_launches import doc_command_blocks
 
     flavor = flavor_of(src.path)
     if flavor is None:
         return []
 
     def build(text: str) -> list[ShellUnit]:
-        if not ascend_text(ctx, text):
+        blocks = [b for b in doc_command_blocks(ctx, src) if b.language in SHELL_LANGUAGES]
+        # Each labeled block has one fence with a language and one without; an unlabeled block two without.
+        if flavor == "md" and text.count("```") > 2 * len(_INFO_FENCE.findall(text)):
+            blocks += shell_blocks(text, flavor, frozenset({""}))  # a fence without a language opens one
+        if not blocks:
             return []
         out: list[ShellUnit] = []
-        for block in shell_blocks(text, flavor, _DOC_BLOCK_LANGUAGES):
+        for block in sorted(blocks, key=lambda b: b.lines[0][0] if b.lines else 0):
             lines = list(block.lines)
             k = 0
             while k < len(lines) and (_MYST_OPTION.match(lines[k][1]) or not lines[k][1].strip()):
@@ -197,6 +220,7 @@ def doc_units(ctx: Context, src: SourceFile) -> list[ShellUnit]:
     return ctx.parsed("shell-units", src, build)
 
 
+_INFO_FENCE = re.compile(r"```[ \t]*[A-Za-z{]")
 _DOC_BLOCK_LANGUAGES = SHELL_LANGUAGES | {""}
 
 
@@ -535,14 +559,14 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
 
     for path in ctx.paths_of_kind(SHELL):
         src = ctx.source(path)
-        if src is None or ".sh" not in src.text:
+        if src is None or not may_call_script(src.text):
             continue
         unit = ShellUnit(path, Source.file(src.text), "script", 1)
         for call in _unit_calls(ctx, unit, False):
             add(call)
     for path in workflow_paths(ctx, "head"):
         src = ctx.source(path)
-        if src is None or ".sh" not in src.text:
+        if src is None or not may_call_script(src.text):
             continue
         wf = workflow(ctx, path)
         if wf is None:
@@ -550,13 +574,13 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         for job in wf.jobs.values():
             for k, step in enumerate(job.steps):
                 step_shell = step_unit(path, step)
-                if step_shell is None or ".sh" not in step_shell.source.text:
+                if step_shell is None or not may_call_script(step_shell.source.text):
                     continue
                 for call in _unit_calls(ctx, step_shell, k + 1 < len(job.steps)):
                     add(call)
     for path in ctx.paths_of_kind(DOCKERFILE):
         src = ctx.source(path)
-        if src is None or ".sh" not in src.text:
+        if src is None or not may_call_script(src.text):
             continue
         from npu_review.checks.analysis.stacks import cann_image
 
@@ -567,7 +591,7 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
             if instr.keyword == "FROM" and instr.image is not None:
                 os_name = _image_os(instr.image.image, instr.image.tag, cann_image)
             run_shell = run_unit(path, instr) if instr.keyword == "RUN" else None
-            if run_shell is None or ".sh" not in run_shell.source.text:
+            if run_shell is None or not may_call_script(run_shell.source.text):
                 continue
             later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
             for call in _unit_calls(ctx, run_shell, later):
@@ -590,6 +614,23 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
             line = src.text.count("\n", 0, m.start()) + 1
             add(ScriptCall(path, line, found[0], "python-sh" if m.group(1) == "sh" else "bash", (), "python", True))
     return out
+
+
+_SCRIPT_NAME = re.compile(r"\.(?:sh|bash)\b")
+# What comes before a script's name on its line when the name is run: a shell that runs or sources it, or a path
+# at the start of a command (`./x.sh`, `scripts/x.sh`).
+_RUNS_BEFORE = re.compile(
+    r"(?:.*[\s;&|(])?(?:(?:bash|sh|dash|zsh|source|\.)[ \t]+(?:-\S+[ \t]+)*\S*|[^\s;&|()]*/[^\s;&|()]*)"
+)
+
+
+def may_call_script(text: str) -> bool:
+    """The cheap no of script_calls: the text names no `.sh` file where a command runs or sources it."""
+    for m in _SCRIPT_NAME.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if _RUNS_BEFORE.fullmatch(text, start, m.start()):
+            return True
+    return False
 
 
 def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
@@ -622,10 +663,36 @@ def _image_os(image: str, tag: str | None, cann_image: object) -> str:
     return ""
 
 
+_MOVES = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)[ \t]*(?:cd|pushd)[ \t]", re.M)
+
+
 def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCall]:
-    cmds = unit_shell(unit).commands
-    moved = False  # a `cd` ran before: a relative script path is relative to a folder we do not follow
-    for k, cmd in enumerate(cmds):
+    """The unit's script calls. Only the lines that name a script where a command runs it are read (continued
+    lines joined), not the whole unit: most of a CI step or a script is something else."""
+    text = unit.source.text
+    for m in _SCRIPT_NAME.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if not _RUNS_BEFORE.fullmatch(text, start, m.start()):
+            continue
+        if text[start : m.start()].lstrip().startswith("#"):
+            continue  # a comment line
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        while end < len(text) and text[start:end].rstrip().endswith("\\"):  # a continued command
+            nxt = text.find("\n", end + 1)
+            end = len(text) if nxt < 0 else nxt
+        first = unit.source.line_at(start)
+        pieces = Source.lines((first + k, piece) for k, piece in enumerate(text[start:end].split("\n")))
+        followed = later or bool(text[end:].strip())
+        moved = _MOVES.search(text, 0, start) is not None  # a `cd` before: relative paths are not followed
+        for call in _line_calls(ctx, unit, pieces, moved):
+            yield ScriptCall(*call, followed=followed)
+
+
+def _line_calls(
+    ctx: Context, unit: ShellUnit, source: Source, moved: bool
+) -> Iterator[tuple[str, int, str, str, tuple[Word, ...], str]]:
+    for cmd in commands(source):
         words = cmd.words
         if words and words[0].raw in ("cd", "pushd"):
             moved = True
@@ -633,7 +700,7 @@ def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCa
         i = 0
         while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
             i += 1
-        own = words[i:]
+        own = [w for w in words[i:] if w.raw not in PREFIX_WORDS]
         if not own:
             continue
         prog = own[0].unquoted
@@ -656,8 +723,7 @@ def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCa
         target = resolve_script(ctx, unit.path if unit.where == "script" else "", own[script_at].raw)
         if target is None or target == unit.path:
             continue
-        followed = later or k + 1 < len(cmds)
-        yield ScriptCall(unit.path, own[script_at].line, target, how, tuple(own[script_at + 1 :]), unit.where, followed)
+        yield unit.path, own[script_at].line, target, how, tuple(own[script_at + 1 :]), unit.where
 
 
 # -- bash-only syntax ----------------------------------------------------------------------------------------------
@@ -904,15 +970,14 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
     return ScriptInterface(tuple(patterns), rejects, slots, case_line)
 
 
-_EXPORTED = re.compile(r"(?:^|[;&|\s])export\s+(?:-\w+\s+)*([A-Za-z_]\w*)")
 _PREFIX_BEFORE_SCRIPT = re.compile(r"(?:^|[;&|]\s*)((?:[A-Za-z_]\w*=\S*\s+)+)(?:bash|sh|source|\.|\./)")
 
 
 def provided_names(ctx: Context) -> frozenset[str]:
-    """Variables the repository hands to the environment of its scripts from outside them: every Dockerfile
-    ARG and ENV, every workflow, job and step `env:` key, `NAME=value` before a script call in a `run:` step, and
-    every name a repository script exports. A script that reads one of these without setting it may get it from
-    a caller the call graph cannot see (a script copied into an image, a file sourced through a variable)."""
+    """Variables the repository hands to its scripts from outside them: every Dockerfile ARG and ENV, every
+    workflow, job and step `env:` key, and `NAME=value` before a script call in a `run:` step. (A name some
+    repository script exports: `exported_by_a_script`.) A script that reads one of these without setting it may
+    get it from a caller the call graph cannot see (a script copied into an image, a step's environment)."""
     return ctx.memo(("provided-names", "head", ""), lambda: frozenset(_provided(ctx)))
 
 
@@ -923,7 +988,7 @@ def _provided(ctx: Context) -> set[str]:
     out: set[str] = set()
     for path in ctx.paths_of_kind(DOCKERFILE):
         src = ctx.source(path)
-        if src is not None:
+        if src is not None and ("ARG" in src.text or "ENV" in src.text):
             out.update(p.name for i in ctx.dockerfile(src).of("ARG", "ENV") for p in i.pairs)
     for path in workflow_paths(ctx, "head"):
         wf = workflow(ctx, path)
@@ -937,35 +1002,59 @@ def _provided(ctx: Context) -> set[str]:
                 if step.run is not None and "=" in step.run.value:
                     for m in _PREFIX_BEFORE_SCRIPT.finditer(step.run.value):
                         out.update(re.findall(r"([A-Za-z_]\w*)=", m.group(1)))
-    for path in ctx.paths_of_kind(SHELL):
-        src = ctx.source(path)
-        if src is not None and "export" in src.text:
-            for line in src.text.splitlines():
-                code = line.split(" #", 1)[0]
-                if "export" in code and not code.lstrip().startswith("#"):
-                    out.update(_EXPORTED.findall(code))
     return out
 
 
-_ASSIGNED = re.compile(r"(?:^|[;&|\s])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=|\$\{([A-Za-z_]\w*):?[-=]")
+def shell_texts(ctx: Context) -> tuple[tuple[str, str], ...]:
+    """(path, text) of every shell script at head, read once per run (the name searches below go over them)."""
 
-
-def assigned_in_scripts(ctx: Context) -> dict[str, frozenset[str]]:
-    """Name -> the repository shell scripts that assign it or give it a default (`X=`, `${X:-d}`): what the
-    repository's scripts set for themselves (comment lines left out). Built once per run."""
-
-    def build() -> dict[str, frozenset[str]]:
-        found: dict[str, set[str]] = {}
+    def read() -> tuple[tuple[str, str], ...]:
+        out = []
         for path in ctx.paths_of_kind(SHELL):
             src = ctx.source(path)
-            if src is None:
-                continue
-            for line in src.text.splitlines():
-                code = line.split(" #", 1)[0]
-                if "=" not in code or code.lstrip().startswith("#"):
-                    continue
-                for m in _ASSIGNED.finditer(code):
-                    found.setdefault(m.group(1) or m.group(2), set()).add(path)
-        return {k: frozenset(v) for k, v in found.items()}
+            if src is not None:
+                out.append((path, src.text))
+        return tuple(out)
 
-    return ctx.memo(("assigned-in-scripts", "head", ""), build)
+    return ctx.memo(("shell-texts", "head", ""), read)
+
+
+def exported_by_a_script(ctx: Context, name: str) -> bool:
+    """Some repository script exports `name` (`export NAME=...`, `export NAME`; comment lines left out)."""
+
+    def find() -> bool:
+        rx = re.compile(r"export[ \t]+(?:[^\n;&|#]*[ \t])?" + re.escape(name) + r"(?![\w])")
+        for _path, text in shell_texts(ctx):
+            if name not in text:
+                continue
+            for m in rx.finditer(text):
+                if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].lstrip().startswith("#"):
+                    return True
+        return False
+
+    return ctx.memo(("exported-by-a-script", "head", name), find)
+
+
+def scripts_setting(ctx: Context, name: str) -> frozenset[str]:
+    """The repository shell scripts that assign `name` or give it a default (`NAME=`, `${NAME:-d}`,
+    `${NAME:=d}`): what the repository's scripts set for themselves (comment lines left out)."""
+
+    def find() -> frozenset[str]:
+        assign = re.compile(re.escape(name) + r"\+?=")
+        default = re.compile(r"\$\{" + re.escape(name) + r":?[-=]")
+        found: set[str] = set()
+        for path, text in shell_texts(ctx):
+            if name not in text:
+                continue
+            if default.search(text):
+                found.add(path)
+                continue
+            for m in assign.finditer(text):
+                i = m.start()
+                line = text[text.rfind("\n", 0, i) + 1 : i]
+                if (i == 0 or text[i - 1] in " \t\n;&|(") and not line.lstrip().startswith("#"):
+                    found.add(path)
+                    break
+        return frozenset(found)
+
+    return ctx.memo(("scripts-setting", "head", name), find)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from rapidfuzz.distance import OSA
@@ -12,6 +13,7 @@ from npu_review.checks.analysis.scripts import (
     ShellUnit,
     StructureError,
     UnitCommand,
+    doc_is_ascend,
     doc_units,
     run_unit,
     script_unit,
@@ -181,7 +183,95 @@ def _kind(hit: Hit) -> str:
     return re.sub(r"`[^`]*`", "", hit.message)
 
 
+# Pre-tests: the text of every mistake this rule reports matches one of these (most units match none, and are not
+# walked at all). A match only says "look closer"; the walk decides. Each pattern starts with a literal, which the
+# regex engine finds fast (a pattern that starts with a class or a look-behind costs ten times as much).
+_QUICK = (
+    re.compile(r"(?:export|local|declare|readonly|typeset)[ \t][^\n;&|]*?(?:=[ \t]+[^\s\\]|[ \t]\$\{?[A-Za-z_])"),
+    re.compile(r"cd(?:\.\.?|/|~)"),  # cd..
+    re.compile(
+        r" -(?:[eric]|-editable|-requirement|-constraint|-index-url|-extra-index-url|-find-links|-target)"
+        r"[ \t]+-"
+    ),  # pip's value option followed by an option
+    re.compile(r"(?:-i|-f|-url|-links)[ \t=]+\S+[ \t]+https?://"),  # two URLs for one option
+    re.compile(r"(?:-b|--branch)[ \t=]+[0-9a-f]{7,40}\b"),  # clone -b <sha>
+    re.compile(r" -U\S*="),  # cmake -UX=ON
+    re.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
+)
+_BLANK_EQ = re.compile(r" [ \t]*=")
+_BEFORE_EQ = re.compile(
+    r"(?:.*(?:[;&|]|\bthen|\bdo|\belse))?[ \t]*(?:(?:export|local|declare|readonly|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
+    r"[A-Za-z_]\w*[ \t]*"
+)
+_AMP = re.compile(r"&(?![&>])[ \t]*[^\s#&]")
+_QUOTED_WITH_BLANK = re.compile(r"=[\"'][^\"'\n]*?\S[ \t]+\S")  # NAME="a b": the name is read backwards
+_NAME_AT_END = re.compile(r"[A-Za-z_]\w*\Z")
+
+
+def _split_value_suspect(text: str) -> bool:
+    """A variable assigned a quoted string with a blank, then passed unquoted as an option's value."""
+    for m in _QUOTED_WITH_BLANK.finditer(text):
+        name = _NAME_AT_END.search(text, max(0, m.start() - 64), m.start())
+        if name and re.search(r" --?[A-Za-z][\w-]*[ \t]+\$\{?" + name.group(0) + r"\b", text):
+            return True
+    return False
+
+
+_TOOL_WORD = re.compile(r"(git|pip3?|docker|apt-get|apt)[ \t]+(?:-\S+[ \t]+)*([a-z][a-z-]{3,})")
+# A reserved word where a command starts or ends (after a blank, `;`, `&`, `|`, `(`; before a blank or `;`).
+_KEYWORD = re.compile(r"[\s;&|(](if|fi|then|elif|case|esac|for|while|until|select|done|do)(?=[\s;)]|$)", re.M)
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*")
+
+
+def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
+    """The cheap no: nothing in the unit's text can be one of this rule's mistakes."""
+    text = unit.source.text
+    if any(rx.search(text) for rx in _QUICK):
+        return True
+    for m in _BLANK_EQ.finditer(text):  # `NAME =value`: what comes before the `=` on its line
+        start = text.rfind("\n", 0, m.start()) + 1
+        if "#" not in text[start : m.start()] and _BEFORE_EQ.fullmatch(text, start, m.start()):
+            return True
+    for m in _AMP.finditer(text):  # a job sent to the background in the middle of a line
+        if m.start() > 0 and text[m.start() - 1] not in "&>|<":
+            return True
+    if _split_value_suspect(text):
+        return True
+    known = ctx.facts.shell_tools.subcommands
+    for m in _TOOL_WORD.finditer(text):
+        before = text[text.rfind("\n", 0, m.start()) + 1 : m.start()].rstrip(" \t")
+        if before and before[-1] not in ";&|(" and not before.endswith(("then", "do", "sudo", "else")):
+            continue  # not where a command starts (`apt-get install git curl`)
+        tool = "pip" if m.group(1).startswith("pip") else m.group(1)
+        if m.group(2) not in known.get(tool, ()):
+            return True
+    return not _balanced(text)
+
+
+def _balanced(text: str) -> bool:
+    """The reserved words that open and close if/case/loops come in matching numbers (then the structure walk
+    would find nothing wrong, save a glued `thenX`, which unbalances them too). Counted again without comment
+    lines when the first count does not balance."""
+    return _counts_balance("\n" + text) or _counts_balance("\n" + _COMMENT_LINE.sub("", text))
+
+
+def _counts_balance(text: str) -> bool:
+    counts = Counter(_KEYWORD.findall(text))
+    loops = counts["for"] + counts["while"] + counts["until"] + counts["select"]
+    return (
+        counts["if"] == counts["fi"] == counts["then"] - counts["elif"]
+        and counts["case"] == counts["esac"]
+        and loops == counts["done"] == counts["do"]
+    )
+
+
 def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[Hit]:
+    if not _worth_walking(unit, ctx):
+        return
+    if unit.where == "docs":
+        src = ctx.source(unit.path)
+        if src is None or not doc_is_ascend(ctx, src):
+            return
     parsed = unit_shell(unit)
     for err in parsed.errors:
         hit = _structure(unit, err)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.device import ascend_jobs
-from npu_review.checks.analysis.scripts import ShellUnit, doc_units, script_unit, step_unit, unit_shell
+from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, script_unit, step_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
@@ -72,9 +72,26 @@ class OverrideValueSplit(Rule):
             yield from _check(unit, ctx)
 
 
+_SPLIT = re.compile(r"=[\"']?[ \t]+[^\s\\-]")
+_KEY_BEFORE = re.compile(r"(?:[\"']?[+~]{0,2}[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)")
+
+
+def _worth(text: str) -> bool:
+    """The cheap no: no `key= value` or `--option= value` in the text."""
+    for m in _SPLIT.finditer(text):
+        start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start()), text.rfind("\t", 0, m.start())) + 1
+        if _KEY_BEFORE.fullmatch(text, start, m.start()):
+            return True
+    return False
+
+
 def _check(unit: ShellUnit, ctx: Context) -> Iterator[Hit]:
-    if "= " not in unit.source.text:
+    if "= " not in unit.source.text or not _worth(unit.source.text):
         return
+    if unit.where == "docs":
+        src = ctx.source(unit.path)
+        if src is None or not doc_is_ascend(ctx, src):
+            return
     for cmd in unit_shell(unit).commands:
         words = cmd.words
         for k in range(1, len(words) - 1):

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ShellUnit,
-    assigned_in_scripts,
-    caller_exports,
     defined_names,
+    exported_by_a_script,
     provided_names,
     script_calls,
     script_unit,
+    scripts_setting,
     unguarded_refs,
     unit_shell,
 )
@@ -27,6 +27,7 @@ from npu_review.checks.rule import Hit, Rule
 _REF_WORD = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?(?:/\S*)?\Z")
 _NUMERIC_TEST = frozenset({"-eq", "-ne", "-gt", "-ge", "-lt", "-le"})
 _RUNS = frozenset({"bash", "sh", "source", ".", "cd", "python", "python3"})
+_GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
 _CASE_SUBJECT = re.compile(r"(?:^|[;&|(]\s*)case\s+(\S+)\s+in\b")
 _ABORTS = (
     "The script decides by it (a `case` or a test) under `set -u`, so bash stops it there with `unbound variable` "
@@ -101,27 +102,37 @@ class VariableNeverSet(Rule):
         if not uses:
             return
         script = ctx.shell(src)
+        facts = ctx.facts.shell_env
+        known, prefixes = set(facts.known), facts.known_prefixes
+        # What the script itself sets, read off its parse (most uses are of these; the full set, with what it
+        # sources, is derived only for a name that is not among them).
+        own = {a.name for a in script.assignments} | set(_GUARDED.findall(src.text))
+        # Names the script tests for emptiness (`[ -z "$X" ]`, `[ -n "$X" ]`): it knows they may be unset.
+        tested = set(re.findall(r"-[znv]\s+\"?\$?\{?([A-Za-z_]\w*)", src.text))
+        uses = [
+            u
+            for u in uses
+            if u[0] not in own and u[0] not in known and not u[0].startswith(prefixes) and u[0] not in tested
+        ]
+        if not uses:
+            return
         defined = defined_names(ctx, src.path, script)
         if defined is None:
             return
-        facts = ctx.facts.shell_env
-        known, prefixes = set(facts.known), facts.known_prefixes
-        # Names the script tests for emptiness (`[ -z "$X" ]`, `[ -n "$X" ]`): it knows they may be unset.
-        tested = set(re.findall(r"-[znv]\s+\"?\$?\{?([A-Za-z_]\w*)", src.text))
         outside: set[str] | None = None
         asked = False
         seen: set[str] = set()
         # Lines of arms for another device (`gpu)` of a `case "$DEVICE"`): they do not run on NPU.
         other = {n for st in script.statements if st.device == "other" for n in range(st.line, st.end_line + 1)}
         for name, line, how in uses:
-            if line in other or name in defined or name in known or name.startswith(prefixes) or name in seen:
-                continue
-            if name in tested or name in provided_names(ctx):
+            if line in other or name in defined or name in seen or name in provided_names(ctx):
                 continue
             near = _near(name, defined)
-            elsewhere = sorted(assigned_in_scripts(ctx).get(name, frozenset()) - {src.path})
+            elsewhere = sorted(scripts_setting(ctx, name) - {src.path})
             if near is None and not elsewhere:
                 continue  # no script of the repository sets it itself: the environment gives it (a pod, a user)
+            if exported_by_a_script(ctx, name):
+                continue  # a repository script exports it: this one may run under it
             if not asked:
                 outside, asked = _caller_names(ctx, src.path), True
             if outside is None:
@@ -193,11 +204,18 @@ def _caller_names(ctx: Context, path: str) -> set[str] | None:
     `env:` of the CI steps, jobs and workflows that run it."""
     from npu_review.checks.analysis.workflows import workflow
 
-    names = set(caller_exports(ctx).get(path, set()))
-    for call in script_calls(ctx).get(path, []):
+    calls = script_calls(ctx).get(path, [])
+    if not calls:
+        return set()
+    names: set[str] = set()
+    for call in calls:
         src = ctx.source(call.caller)
         if src is None:
             continue
+        if call.where == "script" and call.how != "source":
+            # A script that runs this one passes on what it exports before the call.
+            caller = ctx.shell(src)
+            names.update(a.name for a in caller.assignments if a.line < call.line and a.exported)
         if call.how == "source" and call.where == "script":
             # A sourcing caller shares every name it defines, those of the files it sources too.
             theirs = defined_names(ctx, call.caller, ctx.shell(src))
