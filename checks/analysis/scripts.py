@@ -633,6 +633,79 @@ def may_call_script(text: str) -> bool:
     return False
 
 
+_SH_RUN = re.compile(r"(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*([^\s;&|()]*\.(?:sh|bash))\b")
+_PY_SH_LIST = re.compile(r"""\[\s*["'](?:sh|dash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
+
+
+_SCRIPT_WORD = re.compile(r"([\w.+-]+\.(?:sh|bash))\b")
+
+
+def calls_of(ctx: Context, path: str) -> list[ScriptCall]:
+    """`script_calls(ctx)[path]`, without building the call graph when the script's file name is named nowhere
+    (most scripts are run by hand, or by nothing in the repository)."""
+    if path.rsplit("/", 1)[-1] not in _mentioned_scripts(ctx):
+        return []
+    return script_calls(ctx).get(path, [])
+
+
+def _mentioned_scripts(ctx: Context) -> frozenset[str]:
+    """The file names of `.sh` / `.bash` scripts that some shell script, workflow, Dockerfile or Python build file
+    names."""
+
+    def build() -> frozenset[str]:
+        from npu_review.checks.analysis.workflows import workflow_paths
+        from npu_review.checks.kinds import DOCKERFILE
+
+        found: set[str] = set()
+        texts = [t for _p, t in shell_texts(ctx)]
+        for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
+            src = ctx.source(path)
+            if src is not None:
+                texts.append(src.text)
+        for path in ctx.head_paths():
+            if path.endswith(".py") and _python_caller_path(path):
+                src = ctx.source(path)
+                if src is not None:
+                    texts.append(src.text)
+        for text in texts:
+            if ".sh" in text or ".bash" in text:
+                found.update(_SCRIPT_WORD.findall(text))
+        return frozenset(found)
+
+    return ctx.memo(("mentioned-scripts", "head", ""), build)
+
+
+def run_with_sh(ctx: Context) -> frozenset[str]:
+    """The file names (`gen.sh`) of scripts that something runs with `sh` or `dash` (a script, a CI step, a
+    Dockerfile, a Python `["sh", ...]` list): the cheap index that lets NPU317 skip every other script without
+    building the call graph."""
+
+    def build() -> frozenset[str]:
+        from npu_review.checks.analysis.workflows import workflow_paths
+        from npu_review.checks.kinds import DOCKERFILE
+
+        texts = [t for _p, t in shell_texts(ctx)]
+        for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
+            src = ctx.source(path)
+            if src is not None:
+                texts.append(src.text)
+        names: set[str] = set()
+        for text in texts:
+            if "sh " not in text:
+                continue
+            for m in _SH_RUN.finditer(text):
+                if m.start() == 0 or text[m.start() - 1] in " \t\n;&|(\"'":
+                    names.add(m.group(1).rsplit("/", 1)[-1].strip("\"'"))
+        for path in ctx.head_paths():
+            if path.endswith(".py") and _python_caller_path(path):
+                src = ctx.source(path)
+                if src is not None and ".sh" in src.text:
+                    names.update(m.group(1) for m in _PY_SH_LIST.finditer(src.text))
+        return frozenset(names)
+
+    return ctx.memo(("run-with-sh", "head", ""), build)
+
+
 def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
     return ScriptCall(call.caller, call.line, call.target, call.how, call.args, call.where, call.followed, os_name)
 

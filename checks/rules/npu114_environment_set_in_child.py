@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     UnitCommand,
+    calls_of,
     run_unit,
-    script_calls,
     script_unit,
     unit_shell,
 )
@@ -89,7 +89,7 @@ class EnvironmentSetInChild(Rule):
         tail = _env_tail(list(unit_shell(unit).commands))
         if not tail:
             return
-        calls = script_calls(ctx).get(src.path, [])
+        calls = calls_of(ctx, src.path)
         if not calls or any(c.how == "source" for c in calls):
             return  # sourced somewhere: the values reach that caller
         children = [c for c in calls if c.followed]

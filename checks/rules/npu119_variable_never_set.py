@@ -8,10 +8,10 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ShellUnit,
+    calls_of,
     defined_names,
     exported_by_a_script,
     provided_names,
-    script_calls,
     script_unit,
     scripts_setting,
     unguarded_refs,
@@ -204,7 +204,7 @@ def _caller_names(ctx: Context, path: str) -> set[str] | None:
     `env:` of the CI steps, jobs and workflows that run it."""
     from npu_review.checks.analysis.workflows import workflow
 
-    calls = script_calls(ctx).get(path, [])
+    calls = calls_of(ctx, path)
     if not calls:
         return set()
     names: set[str] = set()

@@ -9,8 +9,9 @@ from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ScriptCall,
     bashisms,
+    calls_of,
     run_unit,
-    script_calls,
+    run_with_sh,
     script_unit,
 )
 from npu_review.checks.analysis.stacks import cann_image
@@ -72,16 +73,18 @@ class BashSyntaxUnderSh(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if not (SHELL in src.kinds or NPU_SCRIPT in src.kinds):
             return
+        first_line = src.text.split("\n", 1)[0]
+        shebang_sh = first_line.startswith("#!") and first_line.split()[0].rsplit("/", 1)[-1] in ("sh", "dash")
+        if not shebang_sh and src.path.rsplit("/", 1)[-1] not in run_with_sh(ctx):
+            return  # nothing runs it with sh, and its own first line says bash (or nothing)
         unit = script_unit(ctx, src)
         if unit is None:
             return
         found = bashisms(unit)
         if not found:
             return
-        calls = script_calls(ctx).get(src.path, [])
+        calls = calls_of(ctx, src.path)
         dash = [c for c in calls if _runs_with_sh(c)]
-        first_line = src.text.split("\n", 1)[0]
-        shebang_sh = first_line.startswith("#!") and first_line.split()[0].rsplit("/", 1)[-1] in ("sh", "dash")
         line, what = found[0]
         more = (
             f" (and {len(found) - 1} more bash-only construct{'s' if len(found) > 2 else ''})" if len(found) > 1 else ""
