@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
@@ -993,6 +993,9 @@ class ScriptInterface:
     rejects_others: bool
     slots: dict[int, str]
     line: int  # of the `case` that parses the options (0: none)
+    # Options the script cannot do without: the variable an option's branch sets (`--cann-version)
+    # CANN_VERSION="$2"`) is set nowhere else, has no default, and is read under `set -u`: pattern -> variable.
+    required: dict[str, str] = field(default_factory=dict)
 
 
 _CASE_ARG = re.compile(r"""case\s+["']?\$\{?(1|arg|opt|key|option|param)\}?["']?\s+in\b""")
@@ -1015,6 +1018,8 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
     patterns: list[str] = []
     rejects = False
     case_line = 0
+    option_vars: dict[str, str] = {}  # variable -> the option whose branch sets it
+    case_lines: set[int] = set()
     for i, text in enumerate(lines):
         if case_line == 0 and _CASE_ARG.search(text) and re.search(r"\$#|\"\$@\"|\$@|getopts|shift", src.text):
             case_line = i + 1
@@ -1033,6 +1038,10 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
                 if m and not re.match(r"\s*\$\(", body):
                     current = [p.strip().strip("\"'") for p in m.group(1).split("|")]
                     patterns.extend(current)
+                for v in _OPTION_VALUE.findall(body):
+                    if current and current != ["*"]:
+                        option_vars.setdefault(v, current[0])
+                        case_lines.add(k)
                 if current == ["*"] and re.search(r"\bexit\s+[1-9]|\busage\b|\bUnknown\b|\bInvalid\b", body, re.I):
                     rejects = True
                 k += 1
@@ -1040,7 +1049,21 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
     for text in lines:
         for m in _SLOT.finditer(text):
             slots.setdefault(int(m.group(2)), m.group(1))
-    return ScriptInterface(tuple(patterns), rejects, slots, case_line)
+    required: dict[str, str] = {}
+    if option_vars and _NOUNSET_TEXT.search(src.text):
+        for var, option in option_vars.items():
+            elsewhere = any(
+                re.search(rf"(?:^|[;&|\s]){var}=", text) for k, text in enumerate(lines) if k not in case_lines
+            )
+            if elsewhere or re.search(rf"\$\{{{var}:?[-=?+]", src.text):
+                continue
+            if re.search(rf"\$\{{?{var}\b(?!:?[-=?+])", src.text):
+                required[option] = var
+    return ScriptInterface(tuple(patterns), rejects, slots, case_line, required)
+
+
+_OPTION_VALUE = re.compile(r"""([A-Za-z_]\w*)=["']?\$\{?2\b""")
+_NOUNSET_TEXT = re.compile(r"(?m)^[ \t]*set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
 
 
 _PREFIX_BEFORE_SCRIPT = re.compile(r"(?:^|[;&|]\s*)((?:[A-Za-z_]\w*=\S*\s+)+)(?:bash|sh|source|\.|\./)")

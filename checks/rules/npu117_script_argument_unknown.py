@@ -43,6 +43,9 @@ class ScriptArgumentUnknown(Rule):
     Fix: pass what the script's parser handles (its `case` patterns are named in the message), or teach the
     script the option.
 
+    An option is required when its branch of the parser is the only place that sets a variable the script reads
+    under `set -u` with no default: a call without it stops at `unbound variable`.
+
     Not reported: scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
     with variables, callers outside the repository. A finding sits on the call; when the change touched only
     the script, on the call all the same, as caused by the change.
@@ -98,6 +101,24 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
                 related=(Related(call.target, iface.line, "its option parser"),),
             )
             return
+    asks_help = any(w in ("-h", "--help") for w in words)
+    opaque = any(w.startswith("-") and "$" in w for w in words) or _passes_all(call)
+    if iface.required and not asks_help and not opaque:
+        given = {w.split("=", 1)[0] for w in words if w.startswith("-")}
+        missing = [(o, v) for o, v in iface.required.items() if o not in given]
+        if missing:
+            option, var = missing[0]
+            line = call.args[-1].line if call.args else call.line
+            yield Hit(
+                call.caller,
+                call.line,
+                f"`{call.target}` requires `{option}`: its option parser (line {iface.line}) is the only place "
+                f"that sets `{var}`, which the script reads under `set -u`, so without the option it stops "
+                f"(`{var}: unbound variable`) before doing its work. Pass `{option} ...` here.",
+                end_line=max(line, call.line),
+                related=(Related(call.target, iface.line, "its option parser"),),
+            )
+            return
     if iface.slots and not iface.patterns:
         by_name = {_norm(v): k for k, v in iface.slots.items()}
         for j, arg in enumerate(call.args, start=1):
@@ -117,6 +138,11 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
                 related=(Related(call.target, 1, f"reads {iface.slots[slot]} from ${slot}"),),
             )
             return
+
+
+def _passes_all(call: ScriptCall) -> bool:
+    """The caller hands on its own arguments (`"$@"`): what they hold is unknown."""
+    return any(w.raw in ('"$@"', "$@", '"$*"', "$*") for w in call.args)
 
 
 def _norm(name: str) -> str:
