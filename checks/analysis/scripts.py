@@ -633,54 +633,30 @@ def may_call_script(text: str) -> bool:
     return False
 
 
-_SH_RUN = re.compile(r"(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*([^\s;&|()]*\.(?:sh|bash))\b")
+_SH_BEFORE = re.compile(r"(?:.*[\s;&|(\"'])?(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*[^\s;&|()]*")
 _PY_SH_LIST = re.compile(r"""\[\s*["'](?:sh|dash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
-
-
-_SCRIPT_WORD = re.compile(r"([\w.+-]+\.(?:sh|bash))\b")
 
 
 def calls_of(ctx: Context, path: str) -> list[ScriptCall]:
     """`script_calls(ctx)[path]`, without building the call graph when the script's file name is named nowhere
     (most scripts are run by hand, or by nothing in the repository)."""
-    if path.rsplit("/", 1)[-1] not in _mentioned_scripts(ctx):
+    if path.rsplit("/", 1)[-1] not in _script_names(ctx)[0]:
         return []
     return script_calls(ctx).get(path, [])
-
-
-def _mentioned_scripts(ctx: Context) -> frozenset[str]:
-    """The file names of `.sh` / `.bash` scripts that some shell script, workflow, Dockerfile or Python build file
-    names."""
-
-    def build() -> frozenset[str]:
-        from npu_review.checks.analysis.workflows import workflow_paths
-        from npu_review.checks.kinds import DOCKERFILE
-
-        found: set[str] = set()
-        texts = [t for _p, t in shell_texts(ctx)]
-        for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
-            src = ctx.source(path)
-            if src is not None:
-                texts.append(src.text)
-        for path in ctx.head_paths():
-            if path.endswith(".py") and _python_caller_path(path):
-                src = ctx.source(path)
-                if src is not None:
-                    texts.append(src.text)
-        for text in texts:
-            if ".sh" in text or ".bash" in text:
-                found.update(_SCRIPT_WORD.findall(text))
-        return frozenset(found)
-
-    return ctx.memo(("mentioned-scripts", "head", ""), build)
 
 
 def run_with_sh(ctx: Context) -> frozenset[str]:
     """The file names (`gen.sh`) of scripts that something runs with `sh` or `dash` (a script, a CI step, a
     Dockerfile, a Python `["sh", ...]` list): the cheap index that lets NPU317 skip every other script without
     building the call graph."""
+    return _script_names(ctx)[1]
 
-    def build() -> frozenset[str]:
+
+def _script_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
+    """(the file names of `.sh` / `.bash` scripts that a shell script, workflow, Dockerfile or Python build file
+    names, those of them it runs with sh), from one pass over the `.sh` in those texts."""
+
+    def build() -> tuple[frozenset[str], frozenset[str]]:
         from npu_review.checks.analysis.workflows import workflow_paths
         from npu_review.checks.kinds import DOCKERFILE
 
@@ -689,21 +665,30 @@ def run_with_sh(ctx: Context) -> frozenset[str]:
             src = ctx.source(path)
             if src is not None:
                 texts.append(src.text)
-        names: set[str] = set()
+        named: set[str] = set()
+        with_sh: set[str] = set()
         for text in texts:
-            if "sh " not in text:
-                continue
-            for m in _SH_RUN.finditer(text):
-                if m.start() == 0 or text[m.start() - 1] in " \t\n;&|(\"'":
-                    names.add(m.group(1).rsplit("/", 1)[-1].strip("\"'"))
+            for m in _SCRIPT_NAME.finditer(text):
+                i = j = m.start()
+                while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.+-"):
+                    j -= 1
+                if j == i:
+                    continue
+                file = text[j:i] + m.group(0)
+                named.add(file)
+                start = text.rfind("\n", 0, i) + 1
+                if "sh" in text[start:i] and _SH_BEFORE.fullmatch(text, start, i):
+                    with_sh.add(file)
         for path in ctx.head_paths():
-            if path.endswith(".py") and _python_caller_path(path):
+            if _python_caller_path(path):
                 src = ctx.source(path)
                 if src is not None and ".sh" in src.text:
-                    names.update(m.group(1) for m in _PY_SH_LIST.finditer(src.text))
-        return frozenset(names)
+                    for m in _PY_SH_LIST.finditer(src.text):
+                        named.add(m.group(1))
+                        with_sh.add(m.group(1))
+        return frozenset(named), frozenset(with_sh)
 
-    return ctx.memo(("run-with-sh", "head", ""), build)
+    return ctx.memo(("script-names", "head", ""), build)
 
 
 def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
@@ -715,10 +700,17 @@ def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
 PYTHON_CALLER_GLOBS = ("*.py", "**/setup.py", "**/build*.py", "ci/**/*.py", "**/ci/**/*.py")
 
 
-def _python_caller_path(path: str) -> bool:
+@functools.lru_cache(maxsize=1)
+def _python_caller_regex() -> re.Pattern[str]:
     from npu_review.checks import globs
 
-    return globs.match_any(path, PYTHON_CALLER_GLOBS)
+    found = globs.compile_any(PYTHON_CALLER_GLOBS)
+    assert found is not None
+    return found
+
+
+def _python_caller_path(path: str) -> bool:
+    return path.endswith(".py") and _python_caller_regex().match(path) is not None
 
 
 def _image_os(image: str, tag: str | None, cann_image: object) -> str:

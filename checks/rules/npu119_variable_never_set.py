@@ -98,6 +98,8 @@ class VariableNeverSet(Rule):
         unit = script_unit(ctx, src)
         if unit is None:
             return
+        if not _may_risk(src.text):
+            return
         uses = list(_risky_uses(unit, src.text))
         if not uses:
             return
@@ -150,6 +152,19 @@ class VariableNeverSet(Rule):
                 + (f" ({elsewhere[0]} sets `{name}` itself.)" if elsewhere and not near else "")
                 + f" Set it, give it a default (`${{{name}:-...}}`), or require it with `${{{name}:?set {name}}}`.",
             )
+
+
+_RUNS_A_VARIABLE = re.compile(r"(?:bash|sh|source|\.|cd|python3?)[ \t]+(?:-\S+[ \t]+)*\$")
+_COMMAND_VARIABLE = re.compile(r"^[ \t]*\$\{?[A-Za-z_]", re.M)
+_NOUNSET_ANYWHERE = re.compile(r"set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
+_NUMERIC = re.compile(r"-(?:eq|ne|gt|ge|lt|le)[ \t]")
+
+
+def _may_risk(text: str) -> bool:
+    """The cheap no of `_risky_uses`: no use of a kind it reports is in the text."""
+    if _RUNS_A_VARIABLE.search(text) or _COMMAND_VARIABLE.search(text) or _NUMERIC.search(text):
+        return True
+    return _NOUNSET_ANYWHERE.search(text) is not None and ("case" in text or "[" in text or "test " in text)
 
 
 def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
