@@ -557,11 +557,10 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     def add(call: ScriptCall) -> None:
         out.setdefault(call.target, []).append(call)
 
-    for path in ctx.paths_of_kind(SHELL):
-        src = ctx.source(path)
-        if src is None or not may_call_script(src.text):
+    for path, text in shell_texts(ctx):
+        if not may_call_script(text):
             continue
-        unit = ShellUnit(path, Source.file(src.text), "script", 1)
+        unit = ShellUnit(path, Source.file(text), "script", 1)
         for call in _unit_calls(ctx, unit, False):
             add(call)
     for path in workflow_paths(ctx, "head"):

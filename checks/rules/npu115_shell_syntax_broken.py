@@ -206,13 +206,17 @@ _BEFORE_EQ = re.compile(
 _AMP = re.compile(r"&(?![&>])[ \t]*[^\s#&]")
 _QUOTED_WITH_BLANK = re.compile(r"=[\"'][^\"'\n]*?\S[ \t]+\S")  # NAME="a b": the name is read backwards
 _NAME_AT_END = re.compile(r"[A-Za-z_]\w*\Z")
+_OPTION_VARIABLE = re.compile(r" --?[A-Za-z][\w-]*[ \t]+\$\{?([A-Za-z_]\w*)")
 
 
 def _split_value_suspect(text: str) -> bool:
     """A variable assigned a quoted string with a blank, then passed unquoted as an option's value."""
+    passed = {m.group(1) for m in _OPTION_VARIABLE.finditer(text)}
+    if not passed:
+        return False
     for m in _QUOTED_WITH_BLANK.finditer(text):
         name = _NAME_AT_END.search(text, max(0, m.start() - 64), m.start())
-        if name and re.search(r" --?[A-Za-z][\w-]*[ \t]+\$\{?" + name.group(0) + r"\b", text):
+        if name and name.group(0) in passed:
             return True
     return False
 

@@ -169,11 +169,10 @@ def _may_risk(text: str) -> bool:
 
 def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
     """(name, line, what happens) of each unguarded read whose empty value breaks the script."""
-    lexed = lex(unit.source)
     # Lines under `set -u`: from a `set -u` (or -euo ...) to a `set +u`.
     nounset: set[int] = set()
     on_from: int | None = None
-    for ll in lexed.lines:
+    for ll in lex(unit.source).lines if _NOUNSET_ANYWHERE.search(text) else ():
         if _NOUNSET.search(ll.text):
             on_from = ll.line if on_from is None else on_from
         elif re.search(r"(?:^|[;&|]\s*)set\s+\+[a-zA-Z]*u", ll.text):
