@@ -633,7 +633,7 @@ def may_call_script(text: str) -> bool:
 
 
 _SH_BEFORE = re.compile(r"(?:.*[\s;&|(\"'])?(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*[^\s;&|()]*")
-_PY_SH_LIST = re.compile(r"""\[\s*["'](?:sh|dash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
+_PY_SH_LIST = re.compile(r"""\[\s*["'](sh|dash|bash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
 
 
 def calls_of(ctx: Context, path: str) -> list[ScriptCall]:
@@ -683,8 +683,9 @@ def _script_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
                 src = ctx.source(path)
                 if src is not None and ".sh" in src.text:
                     for m in _PY_SH_LIST.finditer(src.text):
-                        named.add(m.group(1))
-                        with_sh.add(m.group(1))
+                        named.add(m.group(2))
+                        if m.group(1) != "bash":
+                            with_sh.add(m.group(2))
         return frozenset(named), frozenset(with_sh)
 
     return ctx.memo(("script-names", "head", ""), build)

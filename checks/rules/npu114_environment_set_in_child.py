@@ -92,7 +92,9 @@ class EnvironmentSetInChild(Rule):
         calls = calls_of(ctx, src.path)
         if not calls or any(c.how == "source" for c in calls):
             return  # sourced somewhere: the values reach that caller
-        children = [c for c in calls if c.followed]
+        # A shell, CI step or image that goes on after the call (a Python build script that runs it is left out:
+        # what it does next with the environment cannot be told).
+        children = [c for c in calls if c.followed and c.where != "python"]
         if not children:
             return
         first = tail[0]
