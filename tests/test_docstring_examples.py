@@ -257,6 +257,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         "scripts/prepare_env_npu.sh",
         others=((_WF, _JOB.replace("{example}", _CALLS_PREPARE)),),
     ),
+    "NPU113": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU115": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU116": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU117": Scaffold(

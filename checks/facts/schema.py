@@ -518,6 +518,7 @@ class Facts:
     vllm_cli: VllmCli = field(metadata=_universal())
     shell_tools: ShellTools = field(metadata=_universal())
     cann_shell: CannShell = field(metadata=_universal())
+    cuda_habits: CudaHabits = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -563,3 +564,9 @@ class ShellTools(Section):
 class CannShell(Section):
     nounset_aborts: tuple[Regex, ...]
     nounset_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CudaHabits(Section):
+    # "tool [subcommand]" -> option -> why it is a GPU habit on NPU (the message's ending)
+    gpu_options: Mapping[str, Mapping[str, str]]

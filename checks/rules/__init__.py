@@ -17,6 +17,7 @@ from npu_review.checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagra
 from npu_review.checks.rules.npu109_launcher_json_invalid import LauncherJsonInvalid
 from npu_review.checks.rules.npu110_misspelled_ascend_env_variable import MisspelledAscendEnvVariable
 from npu_review.checks.rules.npu111_shell_continuation_broken import ShellContinuationBroken
+from npu_review.checks.rules.npu113_cuda_setting_in_npu_context import CudaSettingInNpuContext
 from npu_review.checks.rules.npu114_environment_set_in_child import EnvironmentSetInChild
 from npu_review.checks.rules.npu115_shell_syntax_broken import ShellSyntaxBroken
 from npu_review.checks.rules.npu116_override_value_split import OverrideValueSplit
@@ -79,6 +80,7 @@ RULES = (
     LauncherJsonInvalid,
     MisspelledAscendEnvVariable,
     ShellContinuationBroken,
+    CudaSettingInNpuContext,
     EnvironmentSetInChild,
     ShellSyntaxBroken,
     OverrideValueSplit,

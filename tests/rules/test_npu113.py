@@ -1,0 +1,29 @@
+"""NPU113 cuda-setting-in-npu-context: its fixture cases (tests/fixtures/NPU113/), and what they cannot say."""
+
+from __future__ import annotations
+
+from tests.rules.support import file_findings, fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU113")
+
+
+def test_npu113_renames_the_variable_to_its_npu_counterpart() -> None:
+    got = file_findings("NPU113/bad_npu_script", "NPU113")
+    assert got[("run_multinode_npu.sh", 4)] == (
+        "warning",
+        "export HCCL_SOCKET_IFNAME=eth0",
+        "`NCCL_SOCKET_IFNAME` is read by NCCL / CUDA only: where this runs on NPU, `HCCL_SOCKET_IFNAME` does that "
+        "job and this setting does nothing. Set `HCCL_SOCKET_IFNAME` instead (both, if this also runs on GPUs).",
+    )
+    # A GPU option has no exact fix: the message says what to do.
+    severity, suggestion, message = got[("run_multinode_npu.sh", 8)]
+    assert (severity, suggestion) == ("warning", None)
+    assert message.startswith("`ray start --num-gpus` asks for GPUs where this runs on NPU: Ray registers")
+
+
+def test_npu113_a_vllm_build_without_the_empty_target_is_a_cuda_build() -> None:
+    got = file_findings("NPU113/bad_image_and_guide", "NPU113")
+    assert got[("install_npu.md", 9)][2] == (
+        "This builds vllm from source for CUDA: without `VLLM_TARGET_DEVICE=empty` its build compiles CUDA kernels "
+        "and installs the CUDA torch over the NPU one. Prefix the install with `VLLM_TARGET_DEVICE=empty`."
+    )
