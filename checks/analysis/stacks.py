@@ -159,22 +159,23 @@ def installs_torch_npu(df: Dockerfile) -> bool:
     return False
 
 
-def installed_pins(found: list[Install]) -> list[Pin]:
-    """The exact torch_npu versions that install steps bring through requirements the facts or the repository
-    state (vllm-ascend at a release tag, the repository's own requirements copied into the image). Not from
-    a release branch: it moves on after its tag (verl's `releases/v0.18.0` clone pins another torch_npu than
-    the v0.18.0 tag)."""
+def installed_pins(found: list[Install], packages: tuple[str, ...] = ("torch-npu",)) -> list[Pin]:
+    """The exact versions of `packages` (torch_npu by default; any of TORCH_FAMILY) that install steps bring
+    through requirements the facts or the repository state (vllm-ascend at a release tag, the repository's own
+    requirements copied into the image): the image stack as those steps leave it. Not from a release branch: it
+    moves on after its tag (verl's `releases/v0.18.0` clone pins another torch_npu than the v0.18.0 tag)."""
     out: list[Pin] = []
     for inst in found:
         if not inst.fixed:
             continue
-        spec = (inst.specs or {}).get("torch-npu")
-        exact = next((v for op, v in spec or () if op == "=="), None)
-        if exact is None or "*" in exact:
-            continue
-        stated = inst.stated.get("torch-npu")
-        where = f" ({stated[0]} line {stated[1]})" if stated else ""
-        out.append(Pin("torch-npu", exact, inst.line, inst.index, None, via=inst.what, stated=where))
+        for package in packages:
+            spec = (inst.specs or {}).get(package)
+            exact = next((v for op, v in spec or () if op == "=="), None)
+            if exact is None or "*" in exact:
+                continue
+            stated = inst.stated.get(package)
+            where = f" ({stated[0]} line {stated[1]})" if stated else ""
+            out.append(Pin(package, exact, inst.line, inst.index, None, via=inst.what, stated=where))
     return out
 
 

@@ -12,13 +12,14 @@ from npu_review.checks.analysis.stacks import (
     cann_versions,
     image_installs,
     image_pins,
+    installed_pins,
     tables,
     torch_npu_build,
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
 from npu_review.checks.rule import Hit, Rule
@@ -78,11 +79,19 @@ class TorchPinOverwritten(Rule):
         return SELF_PATHS
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        found = image_pins(ctx, src)
-        if not found:
-            return
         later = image_installs(ctx, src)
         if not later:
+            return
+        written = image_pins(ctx, src)
+        # The torch and torch_npu an earlier install brings at versions its requirements state (vllm-ascend at a
+        # release) are pins too: a later install that moves them undoes that install's pairing.
+        derived = [
+            p
+            for p in installed_pins(later, ("torch", "torch-npu"))
+            if not any(w.package == p.package and w.index >= p.index for w in written)
+        ]
+        found = sorted([*written, *derived], key=lambda p: p.index)
+        if not found:
             return
         t = tables(ctx)
         canns = cann_versions(df)
@@ -102,8 +111,14 @@ class TorchPinOverwritten(Rule):
                     continue
                 first = alive[0]
                 shown = " ".join(f"{p.package}=={p.version}" for p in alive)
+                where = f"line {first.line}" if first.via is None else f"line {first.line}, from {first.via}"
                 texts = [text for text, _ in problems]
-                if any(kind == "needs" for _, kind in problems):
+                if all(kind == "vision-pin" for _, kind in problems):
+                    advice = (
+                        "Change that torchvision requirement to the one of the pinned torch, or install that step "
+                        "with `--no-deps`."
+                    )
+                elif any(kind == "needs" for _, kind in problems):
                     # The later install needs other versions: pinning after it would break that install.
                     advice = (
                         "Install that step with `--no-deps` to keep the pins, or pin what it requires if that is "
@@ -112,13 +127,18 @@ class TorchPinOverwritten(Rule):
                 else:
                     advice = "Pin torchvision with torch, install the pins after that step, or run it with `--no-deps`."
                 message = (
-                    f"The pins `{shown}` (line {first.line}) come before {inst.what} on line {inst.line}, which "
+                    f"The pins `{shown}` ({where}) come before {inst.what} on line {inst.line}, which "
                     f"resolves its own requirements: {'; '.join(texts)}. {advice}"
                 )
                 line = first.line
-                if not ctx.is_added_line(src.path, line) and ctx.is_added_line(src.path, inst.line):
+                if first.via is not None or (
+                    not ctx.is_added_line(src.path, line) and ctx.is_added_line(src.path, inst.line)
+                ):
+                    # Pins an earlier install brings are not written here: the install that moves them is where
+                    # the fix goes (its requirement, or `--no-deps`).
                     line = inst.line
-                yield Hit(src.path, line, message)
+                other = inst.line if line == first.line else first.line
+                yield Hit(src.path, line, message, related=(Related(src.path, other, ""),))
                 break  # one finding per pin step: the first install that undoes it
 
 
@@ -151,14 +171,27 @@ def _problems(alive: list[Pin], inst: Install, found: list[Pin], t: Tables, cann
         if fits:
             needs, chosen = max(fits, key=lambda pair: version_key(pair[1]) or ())
             if version_key(needs) != version_key(public_version(torch.version)):
-                which = f"torchvision {chosen}" if tv_spec else f"the newest torchvision ({chosen} or later)"
-                out.append(
-                    (
-                        f"torchvision is not pinned, so it installs {which}, built for torch {needs}, which "
-                        f"replaces torch {torch.version}",
-                        "vision",
+                own = next((v for op, v in tv_spec if op == "=="), None)
+                if own is not None:
+                    # The install pins torchvision itself: the pin to change is that requirement.
+                    fit = t.vision.get(public_version(torch.version))
+                    instead = f"; torch {torch.version}'s is {fit}" if fit else ""
+                    out.append(
+                        (
+                            f"it pins torchvision {own}, built for torch {needs}, which replaces torch "
+                            f"{torch.version}{instead}",
+                            "vision-pin",
+                        )
                     )
-                )
+                else:
+                    which = f"torchvision {chosen}" if tv_spec else f"the newest torchvision ({chosen} or later)"
+                    out.append(
+                        (
+                            f"torchvision is not pinned, so it installs {which}, built for torch {needs}, which "
+                            f"replaces torch {torch.version}",
+                            "vision",
+                        )
+                    )
     return out
 
 

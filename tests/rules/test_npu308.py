@@ -14,9 +14,11 @@ test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_te
 
 def test_npu308_messages_name_the_install_and_the_reason() -> None:
     got = file_findings("NPU308/bad_requirements_npu_torchvision", "NPU308")
-    assert "installs torchvision 0.20.1, built for torch 2.5.1" in got[("Dockerfile.ascend_8.3.rc1_a2", 9)][2]
+    assert "pins torchvision 0.20.1, built for torch 2.5.1" in got[("Dockerfile.ascend_8.3.rc1_a2", 9)][2]
+    # The requirement pins torchvision itself: the advice is to change that pin, not to pin after it.
     assert got[("Dockerfile.ascend_8.3.rc1_a2", 9)][2].endswith(
-        "Pin torchvision with torch, install the pins after that step, or run it with `--no-deps`."
+        "torch 2.7.1's is 0.22.1. Change that torchvision requirement to the one of the pinned torch, or install "
+        "that step with `--no-deps`."
     )
     got = file_findings("NPU308/change_dropped_no_deps", "NPU308")
     sev, suggestion, message = got[("Dockerfile.ascend_8.5.0_a2", 8)]
