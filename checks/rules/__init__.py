@@ -17,6 +17,7 @@ from npu_review.checks.rules.npu108_invalid_cudagraph_mode import InvalidCudagra
 from npu_review.checks.rules.npu109_launcher_json_invalid import LauncherJsonInvalid
 from npu_review.checks.rules.npu110_misspelled_ascend_env_variable import MisspelledAscendEnvVariable
 from npu_review.checks.rules.npu111_shell_continuation_broken import ShellContinuationBroken
+from npu_review.checks.rules.npu118_named_file_missing import NamedFileMissing
 from npu_review.checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
 from npu_review.checks.rules.npu201_mixed_image_tag_formats import MixedImageTagFormats
 from npu_review.checks.rules.npu202_image_tag_not_produced import ImageTagNotProduced
@@ -37,6 +38,10 @@ from npu_review.checks.rules.npu216_concurrency_group_collision import Concurren
 from npu_review.checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
+from npu_review.checks.rules.npu222_matrix_value_unmatched import MatrixValueUnmatched
+from npu_review.checks.rules.npu223_checkout_not_the_change import CheckoutNotTheChange
+from npu_review.checks.rules.npu224_runner_label_misspelled import RunnerLabelMisspelled
+from npu_review.checks.rules.npu226_step_before_checkout import StepBeforeCheckout
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -71,6 +76,7 @@ RULES = (
     LauncherJsonInvalid,
     MisspelledAscendEnvVariable,
     ShellContinuationBroken,
+    NamedFileMissing,
     InvalidWorkflowYaml,
     MixedImageTagFormats,
     ImageTagNotProduced,
@@ -91,6 +97,10 @@ RULES = (
     CacheRestoredWithoutContentHash,
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
+    MatrixValueUnmatched,
+    CheckoutNotTheChange,
+    RunnerLabelMisspelled,
+    StepBeforeCheckout,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
