@@ -126,9 +126,9 @@ _DIGITS = re.compile(r"\d+")
 
 
 def close_name(ctx: Context, path: str) -> str | None:
-    """An existing path that differs from `path` by a typo in its first missing part (one or two letters, for a
-    name of at least eight: `disaggregate_prefill_v1` for `disaggregated_prefill_v1`, `run_gpt-oss.sh` for
-    `run_gpt_oss.sh`), the rest of the path followed. None when there is none or two, when the difference is only
+    """An existing path that differs from `path` by a typo in its first missing part (one letter, in a name of at
+    least eight: `disaggregate_prefill_v1` for `disaggregated_prefill_v1`, `run_gpt-oss.sh` for `run_gpt_oss.sh`),
+    the rest of the path followed. None when there is none or two, when the difference is only
     in numbers (`qwen25_7b` for `qwen25_32b` is another file) or one name holds the other (`test_x.sh`, `x.sh`)."""
     from rapidfuzz.distance import Levenshtein
 
@@ -140,7 +140,7 @@ def close_name(ctx: Context, path: str) -> str | None:
     want = parts[k]
     if len(want) < 8:
         return None
-    limit = 1 if len(want) < 12 else 2
+    limit = 1
     close = [
         name
         for name in folder_entries(ctx).get(have, set())
