@@ -916,6 +916,26 @@ _FIND_NAME = re.compile(r"\bfind\s+(?P<dir>[^\s|;&)]+)[^\n|;&)]*?-name\s+[\"']?(
 _RUN_VAR = re.compile(r"(?m)^\s*(?:bash|sh|source|\.)\s+[\"']?\$\{?\w+\}?[\"']?\s*(?:$|[;&|#])")
 
 
+def workflow_scripts(ctx: Context) -> frozenset[str]:
+    """Repository scripts that the jobs of Ascend workflows run (a generic test script an NPU job calls runs on NPU)."""
+
+    def build() -> frozenset[str]:
+        from npu_review.checks import kinds
+
+        out: set[str] = set()
+        for path in workflow_paths(ctx, "head"):
+            if not ctx.has_kind(path, kinds.ASCEND_WORKFLOW):
+                continue
+            wf = workflow(ctx, path)
+            if wf is None:
+                continue
+            for job in wf.jobs.values():
+                out.update(r.found for r in job_refs(ctx, wf, job) if r.how == "script" and r.found is not None)
+        return frozenset(out)
+
+    return ctx.memo(("refs-workflow-scripts", "head", ""), build)
+
+
 def script_callers(ctx: Context) -> dict[str, list[Caller]]:
     """For each repository script that another script or an Ascend workflow job runs (`bash x.sh`, `source x`, or
     a `find DIR -name 'x*.sh'` whose results a loop runs): who runs it, and from where."""
@@ -1188,4 +1208,5 @@ __all__ = [
     "script_cmds",
     "script_refs",
     "workflow",
+    "workflow_scripts",
 ]

@@ -17,6 +17,7 @@ from npu_review.checks.analysis.references import (
     same_name_elsewhere,
     script_callers,
     script_refs,
+    workflow_scripts,
 )
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
@@ -170,7 +171,7 @@ def _refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
 
 def _run_by_npu(ctx: Context, path: str) -> bool:
     """An Ascend job runs the script (a generic test script an NPU workflow calls is an NPU script there)."""
-    return any(c.path.startswith(".github/") for c in script_callers(ctx).get(path, ()))
+    return path in workflow_scripts(ctx)
 
 
 def _gone(ctx: Context) -> dict[str, str | None]:
