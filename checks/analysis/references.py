@@ -838,11 +838,20 @@ def _job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
         return []
     out: list[FileRef] = []
     walker: Walker | None = None
+    clones: set[str] = set()  # folders other checkouts fill (`path: ./vllm-empty`)
     for step in job.steps[own.index + 1 :]:
+        if is_checkout(step):
+            co = next(c for c in checkouts(job) if c.index == step.index)
+            if not co.path:
+                break  # the workspace holds another tree from here on
+            folder = normpath(co.path.strip())
+            if folder:
+                clones.add(folder)
+                if walker is not None:
+                    walker.state.made.add(folder)
+            continue
         if step.run is None:
             continue
-        if is_checkout(step):
-            break
         cmds = block_cmds(step.run.text_lines())
         if not cmds:
             continue
@@ -853,6 +862,7 @@ def _job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
                 values.known[name] = (node.value, node.line)
         if walker is None:
             walker = Walker(ctx, wf.path, (wd,) if wd is not None else (), "", values)
+            walker.state.made.update(clones)
         else:
             walker.values = values
             walker.state.cwd = (wd,) if wd is not None else ()
