@@ -478,6 +478,14 @@ class Walker:
             return None
         return None
 
+    def _own_root(self, text: str) -> bool:
+        """The path ends in a folder named like this repository (`vllm-ascend`, `../MindSpeed-RL`,
+        `/vllm-workspace/vllm-ascend/`): the root of a clone of it."""
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        if not parts or norm_name(parts[-1]) not in self.own:
+            return False
+        return text.startswith("/") or all(p == ".." for p in parts[:-1])
+
     def _made(self, path: str) -> bool:
         """`path` (a candidate) or a folder above it was made, or its folder's contents were changed unknowably."""
         st = self.state
@@ -606,6 +614,9 @@ class Walker:
             return
         text, origin = value
         paths = self.resolve(text)
+        if self._own_root(text) and not any(is_dir(self.ctx, p) for p in paths or ()):
+            self.state.cwd = ("",)  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+            return
         if paths is None:
             self.state.cwd = ()
             return
