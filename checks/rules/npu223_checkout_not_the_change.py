@@ -19,6 +19,7 @@ from npu_review.checks.rule import Hit, Rule
 _DEFAULT_REFS = re.compile(
     r"\A(?:main|master|develop|\$\{\{\s*github\.(?:sha|ref|ref_name|event\.repository\.default_branch)\s*\}\})\Z"
 )
+_SWITCHES = re.compile(r"\b(?:git\s+(?:checkout|switch|reset|fetch|pull|merge)|gh\s+pr\s+checkout)\b")
 _EVENT_GATE = re.compile(r"github\.event_name|github\.event\.action\b")
 
 
@@ -75,7 +76,8 @@ class CheckoutNotTheChange(Rule):
     Silent on: workflows that never name the change (a `workflow_run` that deploys or reports on main), jobs gated
     on the event name (another trigger of the same workflow may be the one they serve), checkouts of another
     repository, sparse checkouts (a few trusted files of the default branch, on purpose), `ref:` values computed
-    by an expression the rule cannot read (a step output), and jobs that do not use the checked-out files.
+    by an expression the rule cannot read (a step output), jobs that fetch and check out the change themselves
+    (`gh pr checkout`, `git fetch ... && git checkout ...`), and jobs that do not use the checked-out files.
     """
 
     id = "NPU223"
@@ -106,6 +108,8 @@ class CheckoutNotTheChange(Rule):
                 return  # a ref the rule cannot judge, or the change's: this checkout is fine
             if co.path:
                 return
+            if any(step.run is not None and _SWITCHES.search(step.run.value) for step in job.steps[co.index + 1 :]):
+                return  # the job fetches and checks out the change itself (`gh pr checkout`, `git checkout FETCH_HEAD`)
             later = [u for step in job.steps[co.index + 1 :] for u in repo_uses(ctx, step, job, wf)[:1]]
             if not later:
                 return
