@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import runner_labels
@@ -49,6 +49,9 @@ class RunnerLabelMisspelled(Rule):
             runs-on: ubuntu-22.04-arm
             container:
               image: quay.io/ascend/cann:8.3.rc1-a3-ubuntu22.04-py3.11
+
+    Close means two edits from a GitHub-hosted label (a closed list), one from a project label (a swap of two
+    neighbouring letters is one edit): a project's own runners may differ by a region or a size.
 
     Fix: spell the label as the runner has it (a suggestion is attached).
 
@@ -162,20 +165,22 @@ def _own_labels(ctx: Context, path: str, job: str) -> dict[str, int]:
 
 
 def _close(label: str, known: dict[str, str]) -> list[str]:
-    """Known labels (lower case) within MAX_DISTANCE letters of `label`, nearest first; a difference in numbers
-    only (another size or version of a runner) does not count."""
+    """Known labels (lower case) close to `label`, nearest first: within two edits (a swap of neighbours is one)
+    of a GitHub-hosted label, whose list is closed, and within one of the project's own, which may have siblings
+    one region or size apart. A difference in numbers only (another size or version) does not count."""
     low = label.lower()
+    if len(low) < 2 * MAX_DISTANCE + 3:
+        return []
     shape = _DIGITS.sub("0", low)
+    hosted = {h.lower() for h in GITHUB_HOSTED_LABELS}
     found: list[tuple[int, str]] = []
     for k in known:
-        if abs(len(k) - len(low)) > MAX_DISTANCE:
+        limit = MAX_DISTANCE if k in hosted else 1
+        if abs(len(k) - len(low)) > limit:
             continue
-        d = Levenshtein.distance(low, k, score_cutoff=MAX_DISTANCE)
-        if d > MAX_DISTANCE or d == 0:
-            continue
-        if _DIGITS.sub("0", k) == shape or len(low) < 2 * MAX_DISTANCE + 3:
+        d = OSA.distance(low, k, score_cutoff=limit)
+        if d > limit or d == 0 or _DIGITS.sub("0", k) == shape:
             continue
         found.append((d, k))
     found.sort()
-    best = [k for d, k in found if d == found[0][0]] if found else []
-    return best
+    return [k for d, k in found if d == found[0][0]] if found else []
