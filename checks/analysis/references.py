@@ -532,8 +532,7 @@ class Walker:
             found is not None
             and self.state.cwd == self.start
             and self.here != ""
-            and found == join(self.here, text)
-            and not exists(self.ctx, join("", text) or "")
+            and [p for p in paths if exists(self.ctx, p)] == [join(self.here, text)]
         )
         return FileRef(
             self.source,
@@ -823,6 +822,14 @@ class Walker:
 # -- the files each kind of source names ------------------------------------------------------------------------------
 
 
+def start_folders(here: str) -> tuple[str, ...]:
+    """Where a script or a doc's commands may run when nothing says: the repository root, its own folder, or a
+    folder between (a script under `backends/npu/tools/` run from `backends/npu`). A name is missing only when it
+    is missing from all of them."""
+    parts = here.split("/") if here else []
+    return ("", *("/".join(parts[: k + 1]) for k in range(len(parts))))
+
+
 def script_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
     """Files a shell script's commands name (arms for another device left out), from the repository root or the
     script's folder, following its `cd`s."""
@@ -832,7 +839,7 @@ def script_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
         if not cmds:
             return []
         here = posixpath.dirname(src.path)
-        return list(Walker(ctx, src.path, ("", here), here, Values.of(cmds)).walk(cmds))
+        return list(Walker(ctx, src.path, start_folders(here), here, Values.of(cmds)).walk(cmds))
 
     return ctx.parsed("refs-script", src, lambda _text: build())
 
@@ -915,7 +922,7 @@ def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
             if not cmds:
                 continue
             if walker is None:
-                walker = Walker(ctx, src.path, ("", here), here, Values.of(cmds))
+                walker = Walker(ctx, src.path, start_folders(here), here, Values.of(cmds))
             else:
                 walker.values = Values.of(cmds)
             out.extend(walker.walk(cmds))

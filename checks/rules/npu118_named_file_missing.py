@@ -209,7 +209,8 @@ def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | No
             "app looks for its configs, so the run stops before it starts."
         )
     else:
-        where = " or ".join(f"`{p}`" for p in r.candidates[:2])
+        shown = [r.candidates[0], r.candidates[-1]] if len(r.candidates) > 1 else [r.candidates[0]]
+        where = " or ".join(f"`{p}`" for p in shown)
         head = f"`{r.text}`: {what} {where} does not exist in the repository, so the command fails where it runs."
         if r.command_line != r.line:
             head = head.replace("so the command", f"so the command on line {r.command_line}")
