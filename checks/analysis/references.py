@@ -32,6 +32,13 @@ def norm_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+# Top-level packages that name a kind of folder rather than the project (`tests/__init__.py`): never a clone's name.
+_GENERIC_FOLDERS = frozenset(
+    {"test", "tests", "script", "scripts", "tool", "tools", "example", "examples", "benchmark", "benchmarks",
+     "docs", "util", "utils", "config", "configs", "csrc", "thirdparty", "vendor", "plugins", "common"}
+)  # fmt: skip
+
+
 def own_names(ctx: Context) -> frozenset[str]:
     """The names a clone of this repository goes by (normalised): the repository's name when known, and its
     top-level Python packages (`vllm_ascend/` for a clone named `vllm-ascend`). From the paths alone."""
@@ -46,7 +53,7 @@ def own_names(ctx: Context) -> frozenset[str]:
             if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
                 found.add(parts[-2])
         names = {norm_name(n) for n in found}
-        return frozenset(n for n in names if len(n) >= 4)
+        return frozenset(n for n in names if len(n) >= 4 and n not in _GENERIC_FOLDERS)
 
     return ctx.memo(("refs-own-names", "head", ""), build)
 
