@@ -127,16 +127,18 @@ class NamedFileMissing(Rule):
             src = ctx.source(path)
             if src is None or not any(n in src.text for n in names):
                 continue
+            by_old: dict[str, list[FileRef]] = {}
             for r in _refs(ctx, src):
                 if not r.missing or ctx.is_added_line(r.source, r.line):
                     continue  # an added line: check_file reports it
                 old = next((p for p in r.candidates if p in gone), None)
                 if old is None:
                     continue
-                new = gone[old]
-                if new is not None and not ctx.kindmap.has(path, SHELL):
+                if gone[old] is not None and not ctx.kindmap.has(path, SHELL):
                     continue  # a rename named in a doc or a workflow: NPU502's
-                yield _hit(ctx, r, [], gone, caused=True)
+                by_old.setdefault(old, []).append(r)
+            for group in by_old.values():  # one finding per file and deleted path
+                yield _hit(ctx, group[0], group[1:], gone, caused=True)
 
 
 def _sources(ctx: Context) -> Iterator[str]:
