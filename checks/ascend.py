@@ -176,8 +176,12 @@ def _code_lines(text: str) -> list[str]:
 
 
 def is_ascend_image(ref: str, m: Markers) -> bool:
-    """A base image reference (`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11`) names an Ascend image."""
-    return "$" not in ref and _search(m.base_image, ref)
+    """A base image reference (`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11`) names an Ascend image. A
+    tag computed by an expression (`cann:${{ matrix.cann_version }}-...`) leaves the repository to decide it."""
+    if "$" not in ref:
+        return _search(m.base_image, ref)
+    repo, sep, tag = ref.partition(":")
+    return bool(sep) and "$" not in repo and "/" in repo and tag.startswith("$") and _search(m.base_image, repo)
 
 
 def dockerfile_is_ascend(df: dfp.Dockerfile, m: Markers) -> bool:

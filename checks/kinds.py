@@ -28,6 +28,7 @@ PYTHON = "python"
 REQUIREMENTS = "requirements"
 YAML = "yaml"  # every YAML file (test configs, env maps); workflows are also WORKFLOW
 PYPROJECT = "pyproject"  # every pyproject.toml (a project's dependencies)
+MARKUP = "markup"  # every Markdown / reStructuredText file: install guides live outside docs/ too (doc/, x/docs/)
 HYDRA_CONFIG = "hydra_config"  # the project's Hydra config tree, generated reference files included (NPU105-107)
 
 KNOWN_KINDS = frozenset(
@@ -43,6 +44,7 @@ KNOWN_KINDS = frozenset(
         REQUIREMENTS,
         YAML,
         PYPROJECT,
+        MARKUP,
         HYDRA_CONFIG,
     }
 )
@@ -54,6 +56,7 @@ CONTENT_KINDS: Mapping[str, str] = {ASCEND_DOCKERFILE: DOCKERFILE, ASCEND_WORKFL
 UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
     YAML: ("**/*.yaml", "**/*.yml"),
     PYPROJECT: ("**/pyproject.toml",),
+    MARKUP: ("**/*.md", "**/*.rst", "**/*.markdown"),
 }
 
 

@@ -274,6 +274,11 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("examples/ascend/run_qwen3_8b_sft_npu.sh", "#!/usr/bin/env bash\nDEVICE=${DEVICE:-npu}\n"),),
     ),
     "NPU120": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU118": Scaffold(
+        "tests/special_npu/run_e2e.sh",
+        "#!/usr/bin/env bash\n{example}\n",
+        others=(("tests/special_npu/run_qwen3_06b_grpo_npu.sh", "#!/usr/bin/env bash\n"),),
+    ),
     "NPU200": Scaffold(_WF, "name: e2e\non: [pull_request]\n{example}\n"),
     "NPU201": Scaffold(
         *_pulls("e2e_ascend"),
@@ -385,6 +390,17 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml", "x: 1\n"),),
     ),
     "NPU217": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
+    "NPU222": Scaffold(
+        _WF, "name: e2e\non: [pull_request]\njobs:\n  e2e:\n    runs-on: linux-aarch64-a2b3-4\n{example}\n", "    "
+    ),
+    "NPU223": Scaffold(_WF, "{example}\n", others=(("scripts/ascend/run_tests.sh", "#!/bin/bash\npytest tests\n"),)),
+    "NPU224": Scaffold(".github/workflows/release.yml", "name: release\non: [release]\n{example}\n"),
+    "NPU226": Scaffold(
+        _WF,
+        _JOB.replace("{example}", "    steps:\n{example}"),
+        "      ",
+        others=(("requirements-npu.txt", "torch_npu==2.5.1\n"), ("setup.py", "from setuptools import setup\n")),
+    ),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),

@@ -22,6 +22,7 @@ from npu_review.checks.rules.npu114_environment_set_in_child import EnvironmentS
 from npu_review.checks.rules.npu115_shell_syntax_broken import ShellSyntaxBroken
 from npu_review.checks.rules.npu116_override_value_split import OverrideValueSplit
 from npu_review.checks.rules.npu117_script_argument_unknown import ScriptArgumentUnknown
+from npu_review.checks.rules.npu118_named_file_missing import NamedFileMissing
 from npu_review.checks.rules.npu119_variable_never_set import VariableNeverSet
 from npu_review.checks.rules.npu120_set_u_before_cann_env import SetUBeforeCannEnv
 from npu_review.checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
@@ -44,6 +45,10 @@ from npu_review.checks.rules.npu216_concurrency_group_collision import Concurren
 from npu_review.checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
+from npu_review.checks.rules.npu222_matrix_value_unmatched import MatrixValueUnmatched
+from npu_review.checks.rules.npu223_checkout_not_the_change import CheckoutNotTheChange
+from npu_review.checks.rules.npu224_runner_label_misspelled import RunnerLabelMisspelled
+from npu_review.checks.rules.npu226_step_before_checkout import StepBeforeCheckout
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -85,6 +90,7 @@ RULES = (
     ShellSyntaxBroken,
     OverrideValueSplit,
     ScriptArgumentUnknown,
+    NamedFileMissing,
     VariableNeverSet,
     SetUBeforeCannEnv,
     InvalidWorkflowYaml,
@@ -107,6 +113,10 @@ RULES = (
     CacheRestoredWithoutContentHash,
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
+    MatrixValueUnmatched,
+    CheckoutNotTheChange,
+    RunnerLabelMisspelled,
+    StepBeforeCheckout,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,

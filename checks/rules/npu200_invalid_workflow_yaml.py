@@ -1,15 +1,38 @@
-"""NPU200: an Ascend workflow (or Ascend image build workflow) is not valid YAML, or repeats a key."""
+"""NPU200: an Ascend workflow (or Ascend image build workflow) is not valid YAML, repeats a key, or is YAML that
+GitHub still refuses (a step without `run`/`uses`, a key no job or step has, an unclosed `${{`), or writes an
+expression without its `$`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.images import grammar
 from npu_review.checks.analysis.workflows import workflow_doc
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
+
+# The keys GitHub accepts in a job and in a step (docs.github.com, "Workflow syntax for GitHub Actions",
+# 2026-08). Any other key makes the workflow invalid ("Unexpected value").
+JOB_KEYS = frozenset(
+    {
+        "name", "permissions", "needs", "if", "runs-on", "snapshot", "environment", "concurrency", "outputs", "env",
+        "defaults", "steps", "timeout-minutes", "strategy", "continue-on-error", "container", "services", "uses",
+        "with", "secrets",
+    }
+)  # fmt: skip
+STEP_KEYS = frozenset(
+    {"id", "if", "name", "uses", "run", "working-directory", "shell", "with", "env", "continue-on-error",
+     "timeout-minutes"}
+)  # fmt: skip
+# A context read written without its `$`: `'{{ secrets.HF_TOKEN }}'` is the text itself, never the secret.
+_NO_DOLLAR = re.compile(
+    r"(?<![$\w{])\{\{\s*(?:secrets|github|inputs|matrix|env|vars|steps|needs|job|jobs|runner|strategy)\.[\w.\[\]'\"-]+"
+    r"[^{}\n]*\}\}"
+)
 
 
 class InvalidWorkflowYaml(Rule):
@@ -37,8 +60,27 @@ class InvalidWorkflowYaml(Rule):
               image: swr.cn-southwest-2.myhuaweicloud.com/modelfoundry/ascend-ci/verl/verl:latest-vllm-910b-ubuntu
               options: --shm-size=16g
 
+    YAML that parses can still be a workflow GitHub refuses, and the same holds then: a step with neither `run:`
+    nor `uses:` (a `run: |` line lost, so the command became part of the step's name), a key that no job has
+    (a job indented under the previous one by mistake becomes an unknown key of it) or no step has, and an
+    expression opened with `${{` and never closed. An expression written without its `$`
+    (`HF_TOKEN: '{{ secrets.HF_TOKEN }}'`) is accepted but never expands: the job gets the braces as text.
+
+    Bad:
+        jobs:
+          e2e_ascend:
+            runs-on: linux-aarch64-a2b3-8
+            steps:
+              - name: Check final pip list
+                pip3 list                      # the `run: |` line is missing
+              - name: Run tests
+                env:
+                  HF_TOKEN: '{{ secrets.HF_TOKEN }}'
+                run: pytest -sv tests
+
     Fix: correct the line the message names (`python -c "import yaml,sys; yaml.safe_load(open(sys.argv[1]))" FILE`
-    reproduces the error); keep one of the duplicated keys.
+    reproduces a YAML error; actionlint reports the structural ones); keep one of the duplicated keys; write
+    expressions as `${{ ... }}`.
     """
 
     id = "NPU200"
@@ -73,3 +115,112 @@ class InvalidWorkflowYaml(Rule):
                 f"Key `{dup.key}` is already defined on line {dup.first_line} of the same mapping; "
                 "GitHub refuses a workflow with a duplicate key.",
             )
+        yield from _structure(src, doc.root)
+        yield from _expressions(src)
+
+
+def _structure(src: SourceFile, root: Node) -> Iterator[Hit]:
+    """Jobs and steps GitHub refuses although the YAML parses."""
+    jobs = root.get("jobs")
+    for job_id, _, job in jobs.entries() if jobs is not None and jobs.is_map else ():
+        if not job.is_map:
+            continue
+        for key, knode, value in job.entries():
+            if key in JOB_KEYS:
+                continue
+            nested = value.is_map and (value.get("runs-on") is not None or value.get("steps") is not None)
+            why = (
+                f"it looks like a job indented under `{job_id}` by mistake: move it out to the level of the other jobs"
+                if nested
+                else "check its spelling and indentation"
+            )
+            yield Hit(
+                src.path,
+                knode.line,
+                f"`{key}` is not a key a job can have (job `{job_id}`): GitHub refuses the whole workflow as "
+                f"invalid, so none of its jobs runs; {why}.",
+            )
+        steps = job.get("steps")
+        for step in steps.items if steps is not None and steps.is_seq else ():
+            if not step.is_map:
+                continue
+            keys = [(k, kn) for k, kn, _ in step.entries()]
+            for key, knode in keys:
+                if key not in STEP_KEYS:
+                    yield Hit(
+                        src.path,
+                        knode.line,
+                        f"`{key}` is not a key a step can have (job `{job_id}`): GitHub refuses the whole workflow "
+                        "as invalid, so none of its jobs runs; check its spelling and indentation.",
+                    )
+            if step.get("run") is None and step.get("uses") is None:
+                name = step.get("name")
+                hint = ""
+                if name is not None and name.is_scalar and name.end_line > name.line:
+                    hint = (
+                        f" The lines under `name:` are read as part of the name (`{name.value}`): a `run: |` line "
+                        "is missing above the command."
+                    )
+                yield Hit(
+                    src.path,
+                    step.line,
+                    f"This step of job `{job_id}` has neither `run:` nor `uses:`: GitHub refuses the whole workflow "
+                    f"as invalid, so none of its jobs runs.{hint}",
+                    end_line=name.end_line if name is not None else None,
+                )
+
+
+def _expressions(src: SourceFile) -> Iterator[Hit]:
+    """`${{` never closed, and context reads written without `$` (`{{ secrets.X }}`), outside comments."""
+    if "{{" not in src.text:
+        return
+    for n, line in enumerate(src.lines, start=1):
+        if "{{" not in line:
+            continue
+        code = _without_comment(line)
+        start = code.find("${{")
+        while start != -1:
+            close = code.find("}}", start + 3)
+            if close == -1:
+                if not _continues(src, n):
+                    yield Hit(
+                        src.path,
+                        n,
+                        "This `${{` is never closed with `}}`: GitHub refuses the whole workflow as invalid, so none "
+                        "of its jobs runs.",
+                    )
+                break
+            start = code.find("${{", close + 2)
+        m = _NO_DOLLAR.search(code)
+        if m is not None:
+            written = m.group(0)
+            # Unquoted after a key (`KEY: {{ x }}`), YAML even reads the braces as a mapping instead of a string.
+            bare = re.search(r"(?:^|:|-)\s*$", code[: m.start()]) is not None
+            effect = " (unquoted, YAML reads the braces as a mapping, not as text)" if bare else ""
+            yield Hit(
+                src.path,
+                n,
+                f"`{written}` lacks the `$` of an expression{effect}: GitHub never evaluates it, so the job does "
+                f"not get the value. Write `${written}`.",
+                suggestion=line.replace(written, "$" + written, 1) if line.count(written) == 1 else None,
+            )
+
+
+def _without_comment(line: str) -> str:
+    """The line without a YAML comment (a `#` at the start or after a blank, outside quotes)."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+    return line
+
+
+def _continues(src: SourceFile, n: int) -> bool:
+    """An expression may go on over the next lines (`${{` at the end of a folded `>-` value): its `}}` follows
+    within a few lines."""
+    return any("}}" in src.line(k) for k in range(n + 1, min(n + 12, len(src.lines)) + 1))

@@ -35,6 +35,10 @@ class PathsFilterMissingFile(Rule):
     entry that names nothing like an existing file (a file this or an earlier change deleted, an entry copied
     from another workflow, one a glob of the same list already covers) is harmless cruft: a notice.
 
+    An entry that names another workflow of the folder where this workflow's own file belongs (a list copied from
+    a sibling that lists itself, while this workflow neither lists itself nor calls the sibling) is a warning too:
+    edits to this workflow do not trigger it (verl's `..._sglang_2_ascend.yml` listed `..._sglang_ascend.yml`).
+
     Not reported: glob entries (`verl/**`), directories, negated entries (`!verl/trainer/fsdp_sft_trainer.py`:
     excluding a file that no longer exists is harmless), and parked workflows in sub-folders such as
     `.github/workflows/.stash/` (GitHub does not run them).
@@ -73,6 +77,11 @@ class PathsFilterMissingFile(Rule):
             entries = list(self._entries(wf))
             for event, node in entries:
                 entry = node.value.strip()
+                if entry and head.exists(entry) and ctx.is_added_line(path, node.line):
+                    sibling = _sibling_instead_of_own(ctx, wf, path, event, entry, entries)
+                    if sibling is not None:
+                        yield sibling
+                        continue
                 if not entry or _GLOB_CHARS & set(entry) or head.exists(entry):
                     continue
                 if dirs is None:
@@ -165,6 +174,37 @@ class PathsFilterMissingFile(Rule):
         # Only an entry that has a real file to point at (a typo, a rename) asks the author to act.
         severity = None if target else Severity.NOTICE
         return Hit(path, line, message, suggestion=suggestion, caused_by_change=caused, severity=severity)
+
+
+def _sibling_instead_of_own(
+    ctx: Context, wf: Workflow, path: str, event: str, entry: str, entries: list[tuple[str, Node]]
+) -> Hit | None:
+    """`entry` names another workflow of the same folder where this workflow's own file belongs: the list names
+    no entry matching this workflow's path, this workflow does not call the other one, and the other lists its own
+    file (the project's convention, copied along with the list)."""
+    if entry == path or not entry.startswith(".github/workflows/"):
+        return None
+    if posixpath.dirname(entry) != posixpath.dirname(path):
+        return None
+    same = [n.value.strip() for e, n in entries if e == event]
+    if any(g and not g.startswith("!") and (g == path or (_GLOB_CHARS & set(g) and match(path, g))) for g in same):
+        return None  # this workflow's own file is in the list
+    if any(f"./{entry}" in (job.node.scalar("uses") or "") for job in wf.jobs.values()):
+        return None  # it calls that workflow: a change to it concerns this one
+    other = workflow(ctx, entry)
+    if other is None or not any(n.value.strip() == entry for _, n in trigger_filters(other, "paths")):
+        return None
+    node = next(n for e, n in entries if e == event and n.value.strip() == entry)
+    src = ctx.source(path)
+    text = src.line(node.line) if src is not None else ""
+    return Hit(
+        path,
+        node.line,
+        f"This `paths:` filter names `{entry}`, another workflow (which lists itself in its own filter), and not "
+        f"this workflow's file `{path}`: a PR that edits this workflow does not trigger it. Copied from "
+        f"`{posixpath.basename(entry)}`? Name this workflow's own file.",
+        suggestion=text.replace(entry, path) if text.count(entry) == 1 else None,
+    )
 
 
 def _older_own_name(entry: str, own: str) -> bool:

@@ -51,6 +51,11 @@ class CiTestConfigMissing(Rule):
     least three of its siblings, and four in five, are found under one directory three levels deep, unless a
     workflow that reads the list passes a `config_base_path` the file is in.
 
+    A reusable-workflow call that passes a literal `config_base_path` and takes `config_file_path` from its
+    matrix (`${{ matrix.test_config.config_file_path }}`) is judged per matrix entry under that base; when none of
+    the entries' files is there and most are under one other folder, the base path is reported once, with that
+    folder (vllm-ascend's weekly single-node job pointed at the multi-node config folder).
+
     A change that deletes (or moves) the last test files of a directory that a `tests:` entry of a CI matrix
     under `.github/` still names is reported on that entry: pytest collects nothing and exits 5.
 
@@ -116,7 +121,9 @@ class CiTestConfigMissing(Rule):
         doc = ctx.yaml(src)
         if doc.root is None:
             return
-        yield from _without_base(src, ctx, doc.root)
+        called = _call_axes(doc.root) if BASE_KEY in src.text and ctx.kindmap.has(src.path, WORKFLOW) else {}
+        yield from _without_base(src, ctx, doc.root, frozenset(id(axis) for axis in called))
+        yield from _call_base(src, ctx, called)
         if BASE_KEY not in src.text:
             return
         for _, node in doc.root.walk():
@@ -147,17 +154,91 @@ class CiTestConfigMissing(Rule):
             )
 
 
+_MATRIX_REF = re.compile(r"\A\$\{\{\s*matrix\.([\w-]+)(?:\.([\w-]+))?\s*\}\}\Z")
+
+
+def _call_axes(root: Node) -> dict[Node, tuple[Node, re.Match[str]]]:
+    """The matrix lists whose entries name the config files of a reusable-workflow call with a literal
+    `config_base_path` (`config_file_path: ${{ matrix.<list>.<field> }}`): list -> (base node, the reference)."""
+    out: dict[Node, tuple[Node, re.Match[str]]] = {}
+    jobs = root.get("jobs")
+    for _, _, job in jobs.entries() if jobs is not None and jobs.is_map else ():
+        with_node = job.get("with") if job.is_map else None
+        if with_node is None or not with_node.is_map:
+            continue
+        base_node, file_node = with_node.get(BASE_KEY), with_node.get(FILE_KEY)
+        if base_node is None or file_node is None or not base_node.is_scalar or not file_node.is_scalar:
+            continue
+        base = base_node.value.strip()
+        m = _MATRIX_REF.match(file_node.value.strip())
+        if m is None or not base or "${{" in base or base.startswith("/"):
+            continue
+        axis = job.at("strategy", "matrix", m.group(1))
+        if axis is not None and axis.is_seq:
+            out[axis] = (base_node, m)
+    return out
+
+
+def _call_base(src: SourceFile, ctx: Context, called: dict[Node, tuple[Node, re.Match[str]]]) -> Iterable[Hit]:
+    """A call's matrix files must be under the call's base path. When none of them is and they are together
+    under another folder, the base path is the mistake: one finding on it; else one on each missing entry."""
+    for axis, (base_node, m) in called.items():
+        base = base_node.value.strip()
+        names: list[tuple[str, Node]] = []
+        for item in axis.items:
+            node = item.get(m.group(2)) if m.group(2) and item.is_map else item if not m.group(2) else None
+            if node is not None and node.is_scalar and node.value.strip() and "${{" not in node.value:
+                names.append((node.value.strip(), node))
+        if not names:
+            continue
+        missing = [(n, nd) for n, nd in names if not ctx.exists_at_head(posixpath.normpath(posixpath.join(base, n)))]
+        if not missing:
+            continue
+        if len(missing) == len(names):
+            where = Counter(
+                posixpath.dirname(p)
+                for n, _ in names
+                for p in ctx.head_paths()
+                if p == n or p.endswith("/" + n)
+                if p.removesuffix(n).count("/") >= 1
+            )
+            if where:
+                folder, count = where.most_common(1)[0]
+                sub = posixpath.dirname(names[0][0])
+                folder_dir = folder[: len(folder) - len(sub)].rstrip("/") if sub else folder
+                if count * 2 >= len(names):
+                    line = src.line(base_node.line)
+                    trail = "/" if base.endswith("/") else ""
+                    yield Hit(
+                        src.path,
+                        base_node.line,
+                        f"None of the {len(names)} test configs this job's matrix names (`{names[0][0]}`, ...) is "
+                        f"under `{base}`: {count} of them are under `{folder_dir}/`. Every entry's job fails when it "
+                        "runs; wrong base path?",
+                        suggestion=line.replace(base, folder_dir + trail, 1) if line.count(base) == 1 else None,
+                    )
+                    continue
+        for n, node in missing:
+            path = posixpath.normpath(posixpath.join(base, n))
+            yield Hit(
+                src.path,
+                node.line,
+                f"`{path}` does not exist (this entry's `{m.group(2) or m.group(1)}` under the call's "
+                f"`{BASE_KEY}`, line {base_node.line}): this test entry's job fails when it runs.",
+            )
+
+
 MIN_SIBLINGS = 3  # entries of the list found in the repository before a missing one is judged
 MIN_PREFIX_PARTS = 3  # their common directory must be this deep (`tests/e2e/nightly`) to say where files live
 
 
-def _without_base(src: SourceFile, ctx: Context, root: Node) -> Iterable[Hit]:
+def _without_base(src: SourceFile, ctx: Context, root: Node, skip: frozenset[int] = frozenset()) -> Iterable[Hit]:
     """Lists of entries with a `config_file_path` and no base path (the loader searches its own directories):
     an entry whose file is under none of the directories where the list's other files are."""
     by_name: dict[str, list[str]] | None = None
     for _, seq in root.walk():
-        if not seq.is_seq:
-            continue
+        if not seq.is_seq or id(seq) in skip:
+            continue  # a call's matrix list is judged against the call's base path (_call_base)
         entries = [i for i in seq.items if i.is_map and i.get(FILE_KEY) is not None]
         if len(entries) <= MIN_SIBLINGS or any(i.get(BASE_KEY) is not None for i in seq.items if i.is_map):
             continue

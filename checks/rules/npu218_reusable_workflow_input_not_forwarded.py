@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import (
     Call,
     Param,
@@ -47,6 +47,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
           secrets:
             KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}
             UPLOAD_TOKEN: ${{ secrets.UPLOAD_TOKEN }}
+
+    A declared input that the workflows it calls accept under the same name is reported on the first call that
+    does not pass it on (its `with:`, with the line to add), listing the others; when every such call already
+    sets that input from another value, adding it again would write the key twice: that is a notice that the
+    declaration is dead (remove it, or read it first in the existing value).
 
     Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
@@ -168,22 +173,76 @@ class ReusableWorkflowInputNotForwarded(Rule):
                     if not any(passes(c, param) for c in callers):
                         continue  # no call gives it a value: a dead declaration, nothing is lost
                 accepting = head.targets_accepting(wf, param.name)
-                hint = (
-                    " The workflows it calls accept it: pass it on with "
-                    f"`{param.name}: ${{{{ inputs.{param.name} }}}}` to "
-                    + ", ".join(f"`{t}`" for t in accepting[:3])
-                    + "."
-                    if accepting
-                    else ""
-                )
                 source = "given when the run is started" if param.event == "workflow_dispatch" else "callers pass"
-                yield Hit(
-                    path,
-                    param.line,
+                said = (
                     f"Input `{param.name}` of `{param.event}` is declared but nothing reads it (no "
-                    f"`inputs.{param.name}` in the workflow): the value {source} is silently ignored.{hint}",
-                    caused_by_change=True,
+                    f"`inputs.{param.name}` in the workflow): the value {source} is silently ignored."
                 )
+                if accepting:
+                    yield from self._not_passed_on(ctx, wf, param, accepting, said)
+                    continue
+                yield Hit(path, param.line, said, caused_by_change=True)
+
+    def _not_passed_on(
+        self, ctx: Context, wf: Workflow, param: Param, accepting: list[str], unread: str
+    ) -> Iterator[Hit]:
+        """An unread input that workflows this one calls accept: reported where it is not passed on (each call that
+        leaves it out, on its `with:`), or, when every such call sets that input from something else already, as a
+        dead declaration (a notice: passing it again would write the key twice)."""
+        key = param.name.lower()
+        targeted = [c for c in calls(wf) if c.target in accepting]
+        missing = [c for c in targeted if key not in {k.lower() for k in c.with_}]
+        if not missing:
+            setting = targeted[0]
+            line = next(n for k, n in setting.with_lines.items() if k.lower() == key)
+            yield Hit(
+                wf.path,
+                param.line,
+                f"{unread} The calls set `{param.name}` from another value (line {line}): remove the input, or "
+                f"make them read it first (`{param.name}: ${{{{ inputs.{param.name} || ... }}}}`).",
+                severity=Severity.NOTICE,
+                caused_by_change=True,
+            )
+            return
+        first = missing[0]
+        src = ctx.source(wf.path)
+        with_node = first.job.node.get("with")
+        with_key = first.job.node.key_node("with")
+        line, end, suggestion = first.line, first.line, None
+        if with_node is not None and with_key is not None and with_node.is_map and with_node.pairs and src is not None:
+            line, end = with_key.line, max(v.end_line for _, v in with_node.pairs)
+            key_indent = len(src.line(line)) - len(src.line(line).lstrip())
+            # A mapping's end mark is the next key's position: step back over blank lines and the next key.
+            while end > line and (
+                not src.line(end).strip() or len(src.line(end)) - len(src.line(end).lstrip()) <= key_indent
+            ):
+                end -= 1
+            entry = with_node.pairs[0][0]
+            indent = " " * (len(src.line(entry.line)) - len(src.line(entry.line).lstrip()))
+            block = [src.line(n) for n in range(line, end + 1)]
+            suggestion = "\n".join([*block, f"{indent}{param.name}: ${{{{ inputs.{param.name} }}}}"])
+        others = missing[1:]
+        more = (
+            " Nor do "
+            + ", ".join(f"job `{c.job.id}` (line {c.line})" for c in others[:3])
+            + ("..." if len(others) > 3 else "")
+            + "."
+            if others
+            else ""
+        )
+        yield Hit(
+            wf.path,
+            line,
+            f"This call of `{first.target}` does not pass on the `{param.event}` input `{param.name}` (line "
+            f"{param.line}), which the called workflow accepts: it runs with its own default, and the value given "
+            f"here is ignored.{more} Add `{param.name}: ${{{{ inputs.{param.name} }}}}` under `with:`.",
+            end_line=end,
+            suggestion=suggestion,
+            related=tuple(
+                Related(wf.path, n, f"also leaves out {param.name}") for n in [param.line] + [c.line for c in others]
+            ),
+            caused_by_change=True,
+        )
 
 
 _WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)

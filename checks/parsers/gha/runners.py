@@ -10,6 +10,20 @@ from npu_review.checks.facts.schema import AscendRunners
 from npu_review.checks.parsers.gha.workflow import Job, Scope, Workflow, legs
 from npu_review.checks.parsers.yamlmarks import Node
 
+# The labels of GitHub's own runners: GitHub docs, "GitHub-hosted runners reference" (standard and larger runners,
+# https://docs.github.com/en/actions/reference/runners/github-hosted-runners), read 2026-12-06. Part of the
+# Actions language, as a job's keys are, rather than a fact of Ascend or of a project.
+GITHUB_HOSTED_LABELS = frozenset(
+    {"ubuntu-latest", "ubuntu-24.04", "ubuntu-22.04", "ubuntu-20.04", "ubuntu-slim", "ubuntu-24.04-arm",
+     "ubuntu-22.04-arm", "windows-latest", "windows-2025", "windows-2022", "windows-2019", "windows-11-arm",
+     "macos-latest", "macos-26", "macos-15", "macos-14", "macos-13", "macos-latest-large", "macos-26-large",
+     "macos-15-large", "macos-14-large", "macos-13-large", "macos-latest-xlarge", "macos-26-xlarge",
+     "macos-15-xlarge", "macos-14-xlarge", "macos-13-xlarge", "macos-15-intel"}
+)  # fmt: skip
+# The labels every self-hosted runner has ("Choosing the runner for a job": self-hosted, its OS, its architecture;
+# labels are case-insensitive).
+SELF_HOSTED_DEFAULT_LABELS = frozenset({"self-hosted", "linux", "windows", "macos", "x64", "arm", "arm64"})
+
 
 def runner_label_sets(wf: Workflow, job: Job) -> list[tuple[str, ...] | None]:
     """The distinct label sets of a job's `runs-on` over its matrix legs (None for a leg that cannot be known).

@@ -1,0 +1,1259 @@
+"""The reference graph of a revision: what names what, computed once per run and only when a rule asks.
+
+- Files named by commands (`bash x.sh`, `source x`, `python x.py`, `git apply p.patch`, `pip install -r x`,
+  `cd dir`, `pytest tests/x`, Hydra's `--config-path`/`--config-name`) in NPU scripts, in the `run:` blocks of
+  workflow jobs and in the shell blocks of docs, each resolved against the directory the command runs in
+  (`named_files`, `FileRef`); which scripts run which (`script_callers`).
+- Workflows: the checkouts of each job and their `ref:` (`checkouts`), what shows that a workflow run is about a
+  change under test (`change_refs`), the steps that need the repository's files (`repo_uses`), the values a
+  job's matrix gives each key (`matrix_values`), and the runner labels the project's jobs use (`runner_labels`).
+
+An unresolved value (`$VAR` nobody set, `${{ }}`, a folder made by an earlier command) is unknown, never missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_combinations
+from npu_review.checks.parsers.sh import Command, Source, Word, commands
+from npu_review.checks.parsers.yamlmarks import Node
+
+# -- the repository's own names and folders -------------------------------------------------------------------------
+
+
+def norm_name(name: str) -> str:
+    """`MindSpeed-RL`, `mindspeed_rl` -> `mindspeedrl`: how a clone folder and a package name compare."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+# Top-level packages that name a kind of folder rather than the project (`tests/__init__.py`): never a clone's name.
+_GENERIC_FOLDERS = frozenset(
+    {"test", "tests", "script", "scripts", "tool", "tools", "example", "examples", "benchmark", "benchmarks",
+     "docs", "util", "utils", "config", "configs", "csrc", "thirdparty", "vendor", "plugins", "common"}
+)  # fmt: skip
+
+
+def own_names(ctx: Context) -> frozenset[str]:
+    """The names a clone of this repository goes by (normalised): the repository's name when known, and its
+    top-level Python packages (`vllm_ascend/` for a clone named `vllm-ascend`). From the paths alone."""
+
+    def build() -> frozenset[str]:
+        found: set[str] = set()
+        _, _, repo = ctx.changeset.repository.partition("/")
+        if repo:
+            found.add(repo)
+        for p in ctx.head_paths():
+            parts = p.split("/")
+            if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
+                found.add(parts[-2])
+        names = {norm_name(n) for n in found}
+        return frozenset(n for n in names if len(n) >= 4 and n not in _GENERIC_FOLDERS)
+
+    return ctx.memo(("refs-own-names", "head", ""), build)
+
+
+def submodules(ctx: Context) -> tuple[str, ...]:
+    """Folders of git submodules (their files are not in the tree: unknown, never missing)."""
+
+    def build() -> tuple[str, ...]:
+        src = ctx.source(".gitmodules") if ctx.changeset.head.exists(".gitmodules") else None
+        if src is None:
+            return ()
+        return tuple(m.group(1).strip().strip("/") for m in re.finditer(r"(?m)^\s*path\s*=\s*(\S+)", src.text))
+
+    return ctx.memo(("refs-submodules", "head", ""), build)
+
+
+def is_dir(ctx: Context, path: str) -> bool:
+    return path == "" or path in ctx.head_dirs()
+
+
+def is_file(ctx: Context, path: str) -> bool:
+    return path != "" and ctx.changeset.head.exists(path)
+
+
+def exists(ctx: Context, path: str) -> bool:
+    return is_file(ctx, path) or is_dir(ctx, path)
+
+
+def in_submodule(ctx: Context, path: str) -> bool:
+    return any(path == s or path.startswith(s + "/") for s in submodules(ctx))
+
+
+def folder_entries(ctx: Context) -> dict[str, set[str]]:
+    """Folder -> the names of its files and sub-folders at head (built once per run)."""
+
+    def build() -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for p in ctx.head_paths():
+            parts = p.split("/")
+            for k in range(len(parts)):
+                out.setdefault("/".join(parts[:k]), set()).add(parts[k])
+        return out
+
+    return ctx.memo(("refs-folder-entries", "head", ""), build)
+
+
+def normpath(path: str) -> str | None:
+    """A repository-relative path with `.` and `..` folded; None when it climbs out of the repository."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
+
+
+def join(folder: str, path: str) -> str | None:
+    return normpath(f"{folder}/{path}" if folder else path)
+
+
+def deepest_existing(ctx: Context, path: str) -> str:
+    """The longest leading folder of `path` that exists at head ("" for the root)."""
+    parts = path.split("/")
+    for k in range(len(parts) - 1, 0, -1):
+        head = "/".join(parts[:k])
+        if is_dir(ctx, head):
+            return head
+    return ""
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def close_name(ctx: Context, path: str) -> str | None:
+    """An existing path that differs from `path` by a typo in its first missing part (one letter, in a name of at
+    least eight: `disaggregate_prefill_v1` for `disaggregated_prefill_v1`, `run_gpt-oss.sh` for `run_gpt_oss.sh`),
+    the rest of the path followed. None when there is none or two, when the difference is only
+    in numbers (`qwen25_7b` for `qwen25_32b` is another file) or one name holds the other (`test_x.sh`, `x.sh`)."""
+    from rapidfuzz.distance import Levenshtein
+
+    parts = path.split("/")
+    have = deepest_existing(ctx, path)
+    k = len(have.split("/")) if have else 0
+    if k >= len(parts):
+        return None
+    want = parts[k]
+    if len(want) < 8:
+        return None
+    limit = 1
+    close = [
+        name
+        for name in folder_entries(ctx).get(have, set())
+        if abs(len(name) - len(want)) <= limit
+        and Levenshtein.distance(want, name, score_cutoff=limit) <= limit
+        and _DIGITS.sub("0", name) != _DIGITS.sub("0", want)
+        and want not in name
+        and name not in want
+        and posixpath.splitext(name)[1] == posixpath.splitext(want)[1]
+    ]
+    if len(close) != 1:
+        return None
+    guess = "/".join([*([have] if have else []), close[0], *parts[k + 1 :]])
+    return guess if exists(ctx, guess) else None
+
+
+def same_name_elsewhere(ctx: Context, path: str, limit: int = 3) -> list[str]:
+    """Files at head with the basename of `path` (a file moved to another folder)."""
+    base = posixpath.basename(path)
+    if not base or "." not in base:
+        return []
+
+    def build() -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p in ctx.head_paths():
+            out.setdefault(posixpath.basename(p), []).append(p)
+        return out
+
+    by_name = ctx.memo(("refs-by-basename", "head", ""), build)
+    return by_name.get(base, [])[:limit]
+
+
+# -- commands: one shape for script statements, `run:` blocks and doc blocks --------------------------------------
+
+
+@dataclass(frozen=True)
+class Cmd:
+    """A simple command: its words (leading `NAME=value` words left out) and those assignments."""
+
+    words: tuple[Word, ...]
+    assigns: tuple[tuple[str, str, int], ...]  # (name, value as written, line)
+    line: int
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.unquoted for w in self.words]
+
+    @property
+    def program(self) -> str:
+        return self.words[0].unquoted.rsplit("/", 1)[-1] if self.words else ""
+
+
+def from_commands(found: Iterable[Command]) -> list[Cmd]:
+    out: list[Cmd] = []
+    for c in found:
+        assigns = tuple(
+            (name, w.raw[len(name) :].lstrip("+").removeprefix("="), w.line) for name, _, w in c.assignments()
+        )
+        words = c.words[c.start :]
+        if words or assigns:
+            out.append(Cmd(tuple(words), assigns, c.line))
+    return out
+
+
+def script_cmds(ctx: Context, src: SourceFile) -> list[Cmd]:
+    """The statements of a shell script, those of arms for another device left out (the parse other rules share)."""
+
+    def build() -> list[Cmd]:
+        script = ctx.shell(src)
+        if script.error is not None:
+            return []
+        out = []
+        for st in script.statements:
+            if st.device == "other":
+                continue
+            assigns = tuple((a.name, a.raw, a.line) for a in st.assigns)
+            if st.words or assigns:
+                out.append(Cmd(st.words, assigns, st.line))
+        return out
+
+    return ctx.parsed("refs-script-cmds", src, lambda _text: build())
+
+
+def block_cmds(lines: Sequence[tuple[int, str]]) -> list[Cmd]:
+    """The commands of shell text given as (physical line, text) pairs (a `run:` block, a doc's code block); the
+    same block is read once per process whichever rule asks (NPU118, NPU223 and NPU226 read the same steps)."""
+    return list(_block_cmds(tuple(lines))) if lines else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _block_cmds(lines: tuple[tuple[int, str], ...]) -> tuple[Cmd, ...]:
+    try:
+        return tuple(from_commands(commands(Source.lines(lines))))
+    except Exception:  # pragma: no cover - defensive: odd text degrades to nothing
+        return ()
+
+
+# -- values of shell words --------------------------------------------------------------------------------------------
+
+# A script's own folder, as scripts spell it.
+_SELF_DIR = re.compile(
+    r"""\A(?:\$\(\s*cd\s+["']?\$\(\s*dirname\s+["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?\s*\)["']?"""
+    r"""(?:\s*(?:&&|;)\s*pwd(?:\s+-P)?)?\s*\)"""
+    r"""|\$\(\s*dirname\s+["']?\$\(\s*(?:readlink|realpath)(?:\s+-f)?\s+["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?\s*\)["']?\s*\)"""
+    r"""|\$\(\s*dirname\s+["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?\s*\))\Z"""
+)
+SELF = "\x01self"  # stands for the script's own folder in a value
+ROOT = "\x01root"  # the repository root (`$GITHUB_WORKSPACE`, `${{ github.workspace }}`)
+_ROOT_VARS = frozenset({"GITHUB_WORKSPACE"})
+_PARAM = re.compile(r"\$\{([A-Za-z_]\w*|\d)(?:(:?[-=])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_]\w*|\d)")
+
+
+@dataclass
+class Values:
+    """Literal values of the variables a command sequence assigns once (one value each, or unknown), with the line
+    each value was written on."""
+
+    known: dict[str, tuple[str, int]] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, cmds: Sequence[Cmd]) -> Values:
+        seen: dict[str, set[str]] = {}
+        first: dict[str, tuple[str, int]] = {}
+        for c in cmds:
+            pairs = list(c.assigns)
+            if c.program in ("export", "local", "declare", "readonly", "typeset"):
+                for w in c.words[1:]:
+                    name, eq, value = w.raw.partition("=")
+                    if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
+                        pairs.append((name, value, w.line))
+            if c.program in ("read", "for"):
+                for w in c.words[1:]:
+                    if re.fullmatch(r"[A-Za-z_]\w*", w.raw):
+                        seen.setdefault(w.raw, set()).update({"\x00a", "\x00b"})
+                    if c.program == "for":
+                        break
+            for name, value, line in pairs:
+                seen.setdefault(name, set()).add(value)
+                first.setdefault(name, (value, line))
+        out = cls()
+        for name, vals in seen.items():
+            if len(vals) == 1:
+                out.known[name] = first[name]
+            else:
+                out.unknown.add(name)
+        return out
+
+    def expand(self, raw: str, depth: int = 0) -> tuple[str, int | None] | None:
+        """The word's value (quotes removed) and the line of the literal text that decided it (None: as written
+        here); None when a part of it is unknown. `$0`'s folder idioms become SELF, `$GITHUB_WORKSPACE` ROOT."""
+        if depth > 4:
+            return None
+        text = raw
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            if text[0] == "'":
+                return text[1:-1], None
+            text = text[1:-1]
+        else:
+            text = text.replace('"', "").replace("'", "")
+        head = _leading_subst(text)
+        if head is not None and _SELF_DIR.match(head):
+            rest = self.expand(text[len(head) :], depth + 1) if text[len(head) :] else ("", None)
+            return (SELF + rest[0], rest[1]) if rest is not None else None
+        if "`" in text or "$(" in text or "$((" in text:
+            return None
+        out: list[str] = []
+        origin: int | None = None
+        pos = 0
+        for m2 in _PARAM.finditer(text):
+            out.append(text[pos : m2.start()])
+            pos = m2.end()
+            name = m2.group(1) or m2.group(4)
+            op, default = m2.group(2), m2.group(3)
+            value: tuple[str, int | None] | None = None
+            if name in _ROOT_VARS:
+                value = (ROOT, None)
+            elif name in self.known and not name.isdigit():
+                raw_value, line = self.known[name]
+                inner = self.expand(raw_value, depth + 1)
+                value = (inner[0], inner[1] if inner[1] is not None else line) if inner is not None else None
+            elif op is not None and default is not None and (name.isdigit() or name not in self.unknown):
+                inner = self.expand(default, depth + 1)
+                value = inner
+            if value is None:
+                return None
+            out.append(value[0])
+            if value[1] is not None:
+                origin = value[1]
+        out.append(text[pos:])
+        result = "".join(out)
+        if "$" in result or ("{" in result and "}" in result):
+            return None
+        return result, origin
+
+
+def _existing_depth(ctx: Context, cwd: str, text: str) -> int:
+    """How many folders of the relative path `text`, followed from `cwd`, exist (`..` steps not counted)."""
+    cur = cwd
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    depth = 0
+    for k, part in enumerate(parts):
+        if part == "..":
+            if not cur:
+                return 0
+            cur = posixpath.dirname(cur)
+            continue
+        if k == len(parts) - 1:
+            break
+        nxt = f"{cur}/{part}" if cur else part
+        if not is_dir(ctx, nxt):
+            break
+        depth += 1
+        cur = nxt
+    return depth
+
+
+def _leading_subst(text: str) -> str | None:
+    """The `$( … )` at the start of `text`, balanced, else None."""
+    if not text.startswith("$("):
+        return None
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return None
+
+
+# -- files named by commands -------------------------------------------------------------------------------------------
+
+# Programs that run a script given as their first operand, and those that source it.
+SCRIPT_RUNNERS = frozenset({"bash", "sh", "zsh", "source", "."})
+_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?\Z")
+_LAUNCHERS = frozenset({"torchrun", "deepspeed"})
+# Commands that create the path they are given (so a later command may name it though the tree has no such file).
+_MAKERS = frozenset({"mkdir", "touch", "ln", "cp", "mv", "rsync", "install"})
+# pytest options that take a value in the next word.
+_PYTEST_VALUE_OPTS = frozenset(
+    {"-k", "-m", "-p", "-c", "-n", "-o", "-W", "--rootdir", "--timeout", "--durations", "--maxfail", "--junitxml",
+     "--basetemp", "--deselect", "--ignore", "--ignore-glob", "--log-level", "--reruns", "--count", "--confcutdir",
+     "--import-mode", "--tb", "--capture", "--dist", "--html", "--cov", "--cov-report", "--reruns-delay", "-r"}
+)  # fmt: skip
+_PY_VALUE_OPTS = frozenset({"-W", "-X", "-Q"})
+
+
+@dataclass(frozen=True)
+class FileRef:
+    """A file or folder a command names, resolved against where the command runs."""
+
+    source: str  # the file that holds the command
+    line: int  # the line of the name (or of the literal it came from)
+    text: str  # the name as the command has it (after expansion)
+    how: str  # script | python | pytest | patch | requirements | install | cd | config
+    candidates: tuple[str, ...]  # repository paths it may be (one per possible working directory)
+    found: str | None  # the candidate that exists at head, None when none does
+    meant: bool  # it reads as a path into this repository (see `_meant`)
+    command_line: int  # the line of the command
+    note: str = ""  # for a config: the config folder
+    # Found only beside the file that holds the command (not from the root), before any `cd`: a script's own
+    # folder is its working directory only when its callers run it from there (see `script_callers`).
+    via_folder: bool = False
+    candidates_cwd: tuple[str, ...] = ()  # the working directories the command may run in
+
+    @property
+    def missing(self) -> bool:
+        return self.found is None
+
+
+@dataclass
+class _State:
+    """Where the commands run: the possible working directories (repository paths; empty: unknown), and what
+    earlier commands made (so that naming it later is no mistake)."""
+
+    cwd: tuple[str, ...]
+    made: set[str] = field(default_factory=set)
+    made_anywhere: set[str] = field(default_factory=set)  # base names made in an unknown folder
+    opaque: set[str] = field(default_factory=set)  # folders whose contents an earlier command changed unknowably
+
+
+class Walker:
+    """Follows a command sequence (a script, the steps of a job, a doc's blocks in order) and yields the files it
+    names. `cwd`: the working directories it may start in (repository paths, "" the root); `here`: the folder
+    of the file that holds the commands (SELF in values)."""
+
+    def __init__(self, ctx: Context, source: str, cwd: Sequence[str], here: str, values: Values) -> None:
+        self.ctx = ctx
+        self.source = source
+        self.here = here
+        self.values = values
+        self.state = _State(tuple(dict.fromkeys(cwd)))
+        self.start = self.state.cwd
+        self.own = own_names(ctx)
+
+    # -- paths -----------------------------------------------------------------------------------------------
+    def resolve(self, text: str) -> tuple[str, ...] | None:
+        """The repository paths `text` may name from the current working directories; None when unknown."""
+        if not text or any(ch in text for ch in "*?[]{}$`~<>|;&\x00") or "://" in text:
+            return None
+        if text.startswith(SELF):
+            p = join(self.here, text[len(SELF) :].lstrip("/"))
+            return (p,) if p is not None else None
+        if text.startswith(ROOT):
+            p = normpath(text[len(ROOT) :].lstrip("/"))
+            return (p,) if p is not None else None
+        stripped = self._own_prefixed(text)
+        if stripped is not None:
+            return (stripped,)
+        if text.startswith("/"):
+            return None
+        if not self.state.cwd:
+            return None
+        out = []
+        for c in self.state.cwd:
+            p = join(c, text)
+            if p is not None:
+                out.append(p)
+        return tuple(dict.fromkeys(out)) or None
+
+    def _own_prefixed(self, text: str) -> str | None:
+        """`../MindSpeed-RL/x/y`, `/vllm-workspace/vllm-ascend/x/y`, `vllm-ascend/x/y`: `x/y` in this repository,
+        when a folder named like this repository precedes a path whose first folder exists at the root."""
+        if not self.own:
+            return None
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        for k in range(len(parts) - 2, -1, -1):
+            if parts[k] == ".." or norm_name(parts[k]) not in self.own:
+                continue
+            if k == 0 and not text.startswith("/") and is_dir(self.ctx, parts[0]):
+                return None  # `verl/trainer/x` in verl: a folder of the repository, not a clone of it
+            if not all(p == ".." for p in parts[:k]) and not text.startswith("/"):
+                return None
+            rest = parts[k + 1 :]
+            if rest and is_dir(self.ctx, rest[0]):
+                return normpath("/".join(rest))
+            return None
+        return None
+
+    def _own_root(self, text: str) -> bool:
+        """The path ends in a folder named like this repository (`vllm-ascend`, `../MindSpeed-RL`,
+        `/vllm-workspace/vllm-ascend/`): the root of a clone of it."""
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        if not parts or norm_name(parts[-1]) not in self.own:
+            return False
+        return text.startswith("/") or all(p == ".." for p in parts[:-1])
+
+    def _made(self, path: str) -> bool:
+        """`path` (a candidate) or a folder above it was made, or its folder's contents were changed unknowably."""
+        st = self.state
+        parts = path.split("/")
+        for k in range(1, len(parts) + 1):
+            if "/".join(parts[:k]) in st.made:
+                return True
+        for k in range(0, len(parts)):
+            if "/".join(parts[:k]) in st.opaque:
+                return True
+        return posixpath.basename(path) in st.made_anywhere or parts[0] in st.made_anywhere
+
+    def _meant(self, text: str, paths: tuple[str, ...], how: str) -> bool:
+        """The name reads as a path into this repository: a clone of it precedes the path, at least two folders
+        of the path exist from where the command runs (`tests/special_npu/`; one for a Hydra config folder), or
+        it is a typo of a name beside it. A bare file name or a path whose first folder is missing may be
+        anything else (a file made elsewhere, another repository's, a package layout assembled at build time)."""
+        if self._own_prefixed(text) is not None:
+            return True
+        need = 1 if how == "config" else 2
+        starts: tuple[str, ...]
+        if text.startswith(SELF):
+            starts, rest = (self.here,), text[len(SELF) :]
+        elif text.startswith(ROOT):
+            starts, rest = ("",), text[len(ROOT) :]
+        else:
+            starts, rest = self.state.cwd, text
+        if any(_existing_depth(self.ctx, c, rest) >= need for c in starts):
+            return True
+        return any(close_name(self.ctx, p) is not None for p in paths)
+
+    def ref(self, text: str, line: int, how: str, command_line: int, origin: int | None = None) -> FileRef | None:
+        paths = self.resolve(text)
+        if paths is None:
+            return None
+        if any(in_submodule(self.ctx, p) for p in paths):
+            return None
+        found = next((p for p in paths if exists(self.ctx, p)), None)
+        if found is None and any(self._made(p) for p in paths):
+            return None
+        meant = found is not None or self._meant(text, paths, how)
+        shown = text.replace(SELF, "$(dirname $0)").replace(ROOT, "$GITHUB_WORKSPACE")
+        via_folder = (
+            found is not None
+            and self.state.cwd == self.start
+            and self.here != ""
+            and [p for p in paths if exists(self.ctx, p)] == [join(self.here, text)]
+        )
+        return FileRef(
+            self.source,
+            origin or line,
+            shown,
+            how,
+            paths,
+            found,
+            meant,
+            command_line,
+            via_folder=via_folder,
+            candidates_cwd=self.state.cwd,
+        )
+
+    # -- commands --------------------------------------------------------------------------------------------------
+    def walk(self, cmds: Sequence[Cmd]) -> Iterator[FileRef]:
+        for c in cmds:
+            yield from self.command(c)
+
+    def _value(self, w: Word) -> tuple[str, int | None] | None:
+        return self.values.expand(w.raw)
+
+    def command(self, c: Cmd) -> Iterator[FileRef]:
+        if not c.words:
+            return
+        prog = c.program
+        argv = c.argv
+        words = c.words
+        if prog in ("cd", "pushd"):
+            yield from self._cd(c)
+            return
+        if prog == "popd":
+            self.state.cwd = ()
+            return
+        if prog in SCRIPT_RUNNERS:
+            k = 1
+            while k < len(argv) and argv[k].startswith("-"):
+                if argv[k] in ("-c",):
+                    return
+                k += 1
+            if k < len(words):
+                yield from self._named(words[k], "script", c)
+            return
+        if _PYTHON.fullmatch(prog) or prog in _LAUNCHERS:
+            yield from self._python(c)
+            return
+        if prog in ("pytest", "py.test"):
+            yield from self._pytest(c, 1)
+            return
+        if prog == "git" and len(argv) > 2 and argv[1] in ("apply", "am"):
+            for w in words[2:]:
+                if not w.unquoted.startswith("-"):
+                    yield from self._named(w, "patch", c)
+            self._makes(c)
+            return
+        if prog in ("pip", "pip3", "uv") or (prog.startswith("pip3.")):
+            yield from self._pip(c)
+            return
+        self._makes(c)
+
+    def _named(self, w: Word, how: str, c: Cmd) -> Iterator[FileRef]:
+        value = self._value(w)
+        if value is None:
+            return
+        text, origin = value
+        r = self.ref(text, w.line, how, c.line, origin)
+        if r is not None:
+            yield r
+
+    def _cd(self, c: Cmd) -> Iterator[FileRef]:
+        words = [w for w in c.words[1:] if not w.unquoted.startswith("-") or w.unquoted == "-"]
+        if not words:
+            self.state.cwd = ()  # `cd` alone: the home folder
+            return
+        value = self._value(words[0])
+        if value is None or value[0] == "-":
+            self.state.cwd = ()
+            return
+        text, origin = value
+        paths = self.resolve(text)
+        if self._own_root(text) and not any(is_dir(self.ctx, p) for p in paths or ()):
+            self.state.cwd = ("",)  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+            return
+        if paths is None:
+            self.state.cwd = ()
+            return
+        r = self.ref(text, words[0].line, "cd", c.line, origin)
+        found = [p for p in paths if is_dir(self.ctx, p)]
+        if r is not None and r.missing:
+            yield r
+        self.state.cwd = tuple(found)
+
+    def _python(self, c: Cmd) -> Iterator[FileRef]:
+        argv = c.argv
+        k = 1
+        module: str | None = None
+        script: Word | None = None
+        while k < len(argv):
+            a = argv[k]
+            if a in ("-m",) and k + 1 < len(argv):
+                module = argv[k + 1]
+                k += 2
+                break
+            if a == "-c":
+                return
+            if a in _PY_VALUE_OPTS:
+                k += 2
+                continue
+            if a.startswith("-"):
+                k += 1
+                continue
+            if a.endswith(".py") or c.program not in _LAUNCHERS:
+                script = c.words[k]
+                k += 1
+                break
+            k += 1
+        if module in ("pytest", "py.test"):
+            yield from self._pytest(c, k)
+            return
+        if module is not None and module in ("pip",):
+            yield from self._pip(c)
+            return
+        file_ref: FileRef | None = None
+        if script is not None and script.unquoted.endswith(".py"):
+            for r in self._named(script, "python", c):
+                file_ref = r
+                yield r
+        yield from self._hydra(c, file_ref, module, k)
+
+    def _pytest(self, c: Cmd, start: int) -> Iterator[FileRef]:
+        argv = c.argv
+        k = start
+        while k < len(argv):
+            a = argv[k]
+            if a.startswith("-"):
+                k += 2 if a in _PYTEST_VALUE_OPTS else 1
+                continue
+            w = c.words[k]
+            k += 1
+            path = a.split("::", 1)[0]
+            if "/" not in path and not path.endswith(".py"):
+                continue
+            value = self.values.expand(w.raw.split("::", 1)[0] if "::" in w.raw else w.raw)
+            if value is None:
+                continue
+            r = self.ref(value[0].split("::", 1)[0], w.line, "pytest", c.line, value[1])
+            if r is not None:
+                yield r
+
+    def _pip(self, c: Cmd) -> Iterator[FileRef]:
+        argv = c.argv
+        if "install" not in argv and "download" not in argv and "wheel" not in argv:
+            return
+        k = 1
+        while k < len(argv):
+            a = argv[k]
+            if a in ("-r", "--requirement", "-c", "--constraint") and k + 1 < len(argv):
+                yield from self._named(c.words[k + 1], "requirements", c)
+                k += 2
+                continue
+            if a.startswith(("--requirement=", "--constraint=")):
+                value = self.values.expand(a.split("=", 1)[1])
+                if value is not None:
+                    r = self.ref(value[0], c.words[k].line, "requirements", c.line, value[1])
+                    if r is not None:
+                        yield r
+            elif a.startswith("-r") and len(a) > 2 and not a.startswith("--"):
+                value = self.values.expand(a[2:])
+                if value is not None:
+                    r = self.ref(value[0], c.words[k].line, "requirements", c.line, value[1])
+                    if r is not None:
+                        yield r
+            elif a in ("-e", "--editable") and k + 1 < len(argv):
+                yield from self._named(c.words[k + 1], "install", c)
+                k += 2
+                continue
+            elif a.startswith("./") or a.startswith("../"):
+                yield from self._named(c.words[k], "install", c)
+            k += 1
+
+    def _hydra(self, c: Cmd, file_ref: FileRef | None, module: str | None, start: int) -> Iterator[FileRef]:
+        """`--config-path P` / `--config-name N` of a Hydra app in this repository: the config N(.yaml) in P, P
+        relative to the app's Python file (as Hydra reads it); without P, in the app's conventional config folder
+        (judged only when no file of that name exists anywhere). `--config-dir` adds folders: then unknown."""
+        argv = c.argv
+        opts: dict[str, tuple[Word, str]] = {}
+        k = start
+        while k < len(argv):
+            a = argv[k]
+            for name, short in (("--config-path", "-cp"), ("--config-name", "-cn")):
+                if a in (name, short) and k + 1 < len(argv):
+                    opts[name] = (c.words[k + 1], c.words[k + 1].raw)
+                elif a.startswith(name + "="):
+                    w = c.words[k]
+                    opts[name] = (w, w.raw.split("=", 1)[1])
+            k += 1
+        if "--config-name" not in opts:
+            return
+        if any(a in ("--config-dir", "-cd") or a.startswith("--config-dir=") for a in argv):
+            return
+        app: str | None = None
+        if file_ref is not None:
+            app = file_ref.found
+        elif module is not None and re.fullmatch(r"[\w.]+", module):
+            cand = module.replace(".", "/") + ".py"
+            app = cand if is_file(self.ctx, cand) else None
+        if app is None:
+            return
+        name_word, name_raw = opts["--config-name"]
+        name_value = self.values.expand(name_raw)
+        if name_value is None:
+            return
+        name = name_value[0]
+        file = name if name.endswith((".yaml", ".yml")) else name + ".yaml"
+        if "--config-path" in opts:
+            _, path_raw = opts["--config-path"]
+            path_value = self.values.expand(path_raw)
+            if path_value is None or path_value[0].startswith(("/", SELF, ROOT)):
+                return
+            folder = join(posixpath.dirname(app), path_value[0])
+            if folder is None or not is_dir(self.ctx, folder):
+                return
+            folders = [folder]
+        else:
+            # No config path on the command line: the app's own (`@hydra.main(config_path=...)`), by convention a
+            # `config`/`configs` folder beside the app or one level up. Judged only when the name is nowhere.
+            folders = [f for f in _config_folders(self.ctx, app)]
+            if not folders or same_name_elsewhere(self.ctx, file, 1):
+                return
+        target = join(folders[0], file)
+        if target is None or any(is_file(self.ctx, join(f, file) or "") for f in folders):
+            return
+        yield FileRef(
+            self.source,
+            name_value[1] or name_word.line,
+            name,
+            "config",
+            (target,),
+            None,
+            True,
+            c.line,
+            note=" or ".join(f"`{f}/`" for f in folders),
+        )
+
+    def _makes(self, c: Cmd) -> None:
+        """Record what the command makes: folders and files a later command may name."""
+        argv = c.argv
+        prog = c.program
+        st = self.state
+        targets: list[str] = []
+        if prog in _MAKERS:
+            operands = [a for a in argv[1:] if not a.startswith("-")]
+            if prog in ("mkdir", "touch"):
+                targets = operands
+            elif operands:
+                targets = [operands[-1]]
+        elif prog == "git" and len(argv) > 2 and argv[1] == "clone":
+            operands = [a for a in argv[2:] if not a.startswith("-")]
+            if len(operands) >= 2:
+                targets = [operands[1]]
+            elif operands:
+                targets = [operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")]
+        elif prog in ("wget", "curl"):
+            for k, a in enumerate(argv):
+                if a in ("-O", "-o", "--output", "--output-document", "-P") and k + 1 < len(argv):
+                    targets.append(argv[k + 1])
+                elif a.startswith("http"):
+                    st.made_anywhere.add(a.rstrip("/").rsplit("/", 1)[-1].split("?")[0])
+        elif prog in ("tar", "unzip", "make", "cmake", "ninja") or prog.endswith(".run"):
+            for k, a in enumerate(argv):
+                if a in ("-C", "-d", "--directory", "-B") and k + 1 < len(argv):
+                    targets.append(argv[k + 1])
+            if not targets:
+                st.opaque.update(st.cwd)
+        for t in targets:
+            value = self.values.expand(t) if "$" in t else (t, None)
+            if value is None:
+                continue
+            text = value[0].rstrip("/")
+            paths = self.resolve(text)
+            if paths:
+                st.made.update(paths)
+            if text:
+                st.made_anywhere.add(posixpath.basename(text))
+
+
+# -- the files each kind of source names ------------------------------------------------------------------------------
+
+
+def start_folders(here: str) -> tuple[str, ...]:
+    """Where a script or a doc's commands may run when nothing says: the repository root, its own folder, or a
+    folder between (a script under `backends/npu/tools/` run from `backends/npu`). A name is missing only when it
+    is missing from all of them."""
+    parts = here.split("/") if here else []
+    return ("", *("/".join(parts[: k + 1]) for k in range(len(parts))))
+
+
+def script_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
+    """Files a shell script's commands name (arms for another device left out), from the repository root or the
+    script's folder, following its `cd`s."""
+
+    def build() -> list[FileRef]:
+        cmds = script_cmds(ctx, src)
+        if not cmds:
+            return []
+        here = posixpath.dirname(src.path)
+        return list(Walker(ctx, src.path, start_folders(here), here, Values.of(cmds)).walk(cmds))
+
+    return ctx.parsed("refs-script", src, lambda _text: build())
+
+
+def job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
+    """Files the `run:` steps of a job name after it checks out this repository into the workspace root, each step
+    from its working directory."""
+    return ctx.memo(("refs-job", wf.path, job.id), lambda: _job_refs(ctx, wf, job))
+
+
+def _job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
+    own = next((c for c in checkouts(job) if c.own), None)
+    if own is None or own.path:
+        return []
+    out: list[FileRef] = []
+    walker: Walker | None = None
+    clones: set[str] = set()  # folders other checkouts fill (`path: ./vllm-empty`)
+    for step in job.steps[own.index + 1 :]:
+        if is_checkout(step):
+            co = next(c for c in checkouts(job) if c.index == step.index)
+            if not co.path:
+                break  # the workspace holds another tree from here on
+            folder = normpath(co.path.strip())
+            if folder:
+                clones.add(folder)
+                if walker is not None:
+                    walker.state.made.add(folder)
+            continue
+        if step.run is None:
+            continue
+        cmds = block_cmds(step.run.text_lines())
+        if not cmds:
+            continue
+        wd = _working_directory(step, job, wf)
+        values = Values.of(cmds)
+        for name, node in (*wf.env.items(), *job.env.items(), *step.env.items()):
+            if node.is_scalar and "${{" not in node.value and name not in values.known and name not in values.unknown:
+                values.known[name] = (node.value, node.line)
+        if walker is None:
+            walker = Walker(ctx, wf.path, (wd,) if wd is not None else (), "", values)
+            walker.state.made.update(clones)
+        else:
+            walker.values = values
+            walker.state.cwd = (wd,) if wd is not None else ()
+            walker.start = walker.state.cwd
+        out.extend(walker.walk(cmds))
+    return out
+
+
+DOC_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "console", "", "text"})
+_ASCEND_WORDS = re.compile(r"\b(?:ascend|npu|cann|hccl|torch_npu)\b|昇腾")
+# Commands the walker reads: a doc with none of these in its text names no file the rule judges.
+_DOC_NEEDLES = ("bash ", "sh ", "source ", ". ", "python", "git apply", "git am", "pip", "cd ", "pytest", "torchrun")
+
+
+def doc_is_ascend(ctx: Context, src: SourceFile) -> bool:
+    """An Ascend doc: the repository is Ascend-only, or the text names Ascend, the NPU, CANN or HCCL."""
+    if ctx.ascend_only():
+        return True
+    low = src.text.lower()
+    return ("ascend" in low or "npu" in low or "cann" in low or "hccl" in low or "昇腾" in low) and (
+        _ASCEND_WORDS.search(low) is not None
+    )
+
+
+def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
+    """Files named by the shell (and unlabeled or console) code blocks of a doc, the blocks read in order as one
+    session that starts at the repository root or the doc's folder."""
+
+    def build() -> list[FileRef]:
+        from npu_review.checks.parsers.codeblocks import console_commands, shell_blocks
+        from npu_review.checks.parsers.markdown import flavor_of
+
+        flavor = flavor_of(src.path)
+        if flavor is None or not any(n in src.text for n in _DOC_NEEDLES):
+            return []
+        blocks = shell_blocks(src.text, flavor, DOC_LANGUAGES)
+        if not blocks:
+            return []
+        here = posixpath.dirname(src.path)
+        walker: Walker | None = None
+        out: list[FileRef] = []
+        for block in blocks:
+            if block.language in ("console", "text", ""):
+                block = console_commands(block) if any(t.lstrip().startswith("$ ") for _, t in block.lines) else block
+            cmds = block_cmds(block.lines)
+            if not cmds:
+                continue
+            if walker is None:
+                walker = Walker(ctx, src.path, start_folders(here), here, Values.of(cmds))
+            else:
+                walker.values = Values.of(cmds)
+            out.extend(walker.walk(cmds))
+        return out
+
+    return ctx.parsed("refs-doc", src, lambda _text: build())
+
+
+@dataclass(frozen=True)
+class Caller:
+    """A place that runs a repository script, and the working directories it runs it from (repository paths)."""
+
+    path: str
+    line: int
+    cwd: tuple[str, ...]  # empty: unknown
+
+
+_FIND_NAME = re.compile(r"\bfind\s+(?P<dir>[^\s|;&)]+)[^\n|;&)]*?-name\s+[\"']?(?P<pat>[^\"'\s)]+)")
+_RUN_VAR = re.compile(r"(?m)^\s*(?:bash|sh|source|\.)\s+[\"']?\$\{?\w+\}?[\"']?\s*(?:$|[;&|#])")
+
+
+def workflow_scripts(ctx: Context) -> frozenset[str]:
+    """Repository scripts that the jobs of Ascend workflows run (a generic test script an NPU job calls runs on NPU)."""
+
+    def build() -> frozenset[str]:
+        from npu_review.checks import kinds
+
+        out: set[str] = set()
+        for path in workflow_paths(ctx, "head"):
+            if not ctx.has_kind(path, kinds.ASCEND_WORKFLOW):
+                continue
+            wf = workflow(ctx, path)
+            if wf is None:
+                continue
+            for job in wf.jobs.values():
+                out.update(r.found for r in job_refs(ctx, wf, job) if r.how == "script" and r.found is not None)
+        return frozenset(out)
+
+    return ctx.memo(("refs-workflow-scripts", "head", ""), build)
+
+
+def script_callers(ctx: Context) -> dict[str, list[Caller]]:
+    """For each repository script that another script or an Ascend workflow job runs (`bash x.sh`, `source x`, or
+    a `find DIR -name 'x*.sh'` whose results a loop runs): who runs it, and from where."""
+
+    def build() -> dict[str, list[Caller]]:
+        from npu_review.checks import kinds
+        from npu_review.checks.globs import match
+
+        out: dict[str, list[Caller]] = {}
+        scripts = list(ctx.paths_of_kind(kinds.SHELL))
+        for path in scripts:
+            src = ctx.source(path)
+            if src is None or not any(w in src.text for w in ("bash", "sh ", "source", ". ")):
+                continue
+            for r in script_refs(ctx, src):
+                if r.how == "script" and r.found is not None and r.found != path:
+                    out.setdefault(r.found, []).append(Caller(path, r.command_line, r.candidates_cwd))
+            if "find" in src.text and _RUN_VAR.search(src.text):
+                here = posixpath.dirname(path)
+                for m in _FIND_NAME.finditer(src.text):
+                    line = src.text.count("\n", 0, m.start()) + 1
+                    roots = {d for c in ("", here) if (d := join(c, m.group("dir").strip("\"'"))) is not None}
+                    for target in scripts:
+                        name = posixpath.basename(target)
+                        if (
+                            target != path
+                            and match(name, m.group("pat"))
+                            and any(r == "" or target.startswith(r + "/") for r in roots)
+                        ):
+                            out.setdefault(target, []).append(Caller(path, line, ("", here)))
+        for path in workflow_paths(ctx, "head"):
+            wf = workflow(ctx, path)
+            if wf is None or not ctx.has_kind(path, kinds.ASCEND_WORKFLOW):
+                continue
+            for job in wf.jobs.values():
+                for r in job_refs(ctx, wf, job):
+                    if r.how == "script" and r.found is not None:
+                        out.setdefault(r.found, []).append(Caller(path, r.command_line, r.candidates_cwd))
+        return out
+
+    return ctx.memo(("refs-script-callers", "head", ""), build)
+
+
+def _config_folders(ctx: Context, app: str) -> list[str]:
+    """Folders named `config`/`configs` beside a Hydra app or one level up that hold YAML files."""
+    here = posixpath.dirname(app)
+    out: list[str] = []
+    for base in (here, posixpath.dirname(here)):
+        for name in ("config", "configs"):
+            folder = f"{base}/{name}" if base else name
+            if is_dir(ctx, folder) and any(e.endswith((".yaml", ".yml")) for e in folder_entries(ctx).get(folder, ())):
+                out.append(folder)
+    return list(dict.fromkeys(out))
+
+
+# -- workflows ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """An `actions/checkout` step of a job."""
+
+    job: str
+    index: int  # Step.index
+    line: int  # the step's first line
+    uses_line: int
+    ref: Node | None  # `with: ref:`
+    sparse: bool  # `sparse-checkout:`: a few chosen files, not the tree
+    repository: str | None  # `with: repository:` as written; None: this repository
+    path: str | None  # `with: path:`
+
+    @property
+    def own(self) -> bool:
+        """It checks out this repository (no `repository:`, or `${{ github.repository }}`)."""
+        r = (self.repository or "").replace(" ", "")
+        return not r or r in ("${{github.repository}}",)
+
+
+def is_checkout(step: Step) -> bool:
+    uses = (step.uses or "").strip()
+    return uses.split("@", 1)[0] == "actions/checkout"
+
+
+def checkouts(job: Job) -> list[Checkout]:
+    out: list[Checkout] = []
+    for step in job.steps:
+        if not is_checkout(step):
+            continue
+        uses_node = step.node.get("uses")
+        repo = step.with_.get("repository")
+        path = step.with_.get("path")
+        out.append(
+            Checkout(
+                job=job.id,
+                index=step.index,
+                line=step.line,
+                uses_line=uses_node.line if uses_node is not None else step.line,
+                ref=step.with_.get("ref"),
+                sparse=step.with_.get("sparse-checkout") is not None,
+                repository=repo.value if repo is not None and repo.is_scalar else None,
+                path=path.value if path is not None and path.is_scalar else None,
+            )
+        )
+    return out
+
+
+# Triggers whose run checks out the default branch unless told otherwise, though it is about another commit.
+CHANGE_TRIGGERS = ("workflow_run", "repository_dispatch", "pull_request_target", "issue_comment")
+# What names the commit or branch under test in each of them.
+_CHANGE_EXPR = re.compile(
+    r"github\.event\.workflow_run\.(?:head_sha|head_branch|head_commit\.id)\b"
+    r"|github\.event\.client_payload(?:\.[\w-]+)*\.(?:[\w-]*_?sha|head_ref|ref|head\.(?:sha|ref))\b"
+    r"|github\.event\.pull_request\.head\.(?:sha|ref)\b"
+    r"|refs/pull/",
+    re.I,
+)
+
+
+def change_refs(wf: Workflow, text: str) -> list[str]:
+    """The expressions of the workflow that name the commit or branch under test (`github.event.workflow_run.head_sha`,
+    `github.event.client_payload.pull_request.head.sha`, `refs/pull/...`), in order of appearance. A mere mention
+    of the pull request (its URL, its number) does not say the run means to test its code."""
+    return list(dict.fromkeys(m.group(0) for m in _CHANGE_EXPR.finditer(text)))
+
+
+def change_triggers(wf: Workflow) -> list[str]:
+    return [t for t in CHANGE_TRIGGERS if t in wf.triggers]
+
+
+@dataclass(frozen=True)
+class RepoUse:
+    """A command of a step that needs the repository's files in the working directory."""
+
+    line: int
+    what: str
+
+
+# Package installs of the working directory's project.
+_INSTALL_HERE = frozenset({".", "./", ".[test]"})
+
+
+def repo_uses(ctx: Context, step: Step, job: Job, wf: Workflow) -> list[RepoUse]:
+    """The commands of a `run:` step that read files of the repository from the workspace (a relative path whose
+    first folder is one of the repository's, `pip install -e .`, `-r requirements.txt`); [] when the step runs
+    elsewhere (`working-directory` outside the workspace, a `cd` away first)."""
+    if step.run is None:
+        return []
+    wd = _working_directory(step, job, wf)
+    if wd is None:
+        return []
+    cmds = block_cmds(step.run.text_lines())
+    out: list[RepoUse] = []
+    cwd: str | None = wd
+    for c in cmds:
+        if not c.words:
+            continue
+        if c.program in ("cd", "pushd", "popd"):
+            target = c.argv[1] if len(c.argv) > 1 else ""
+            cwd = (
+                join(cwd, target)
+                if cwd is not None and target and not target.startswith(("/", "$", "~", "-"))
+                else None
+            )
+            continue
+        if cwd is None:
+            break
+        for k, w in enumerate(c.words[1:], start=1):
+            a = w.unquoted
+            prev = c.argv[k - 1]
+            if prev in ("-e", "--editable") and re.fullmatch(r"\.(?:/)?(?:\[[\w,-]+\])?", a):
+                out.append(RepoUse(w.line, f"{c.program} install -e {a}"))
+                break
+            if a in _INSTALL_HERE and c.program in ("pip", "pip3", "uv") and "install" in c.argv:
+                out.append(RepoUse(w.line, f"{c.program} install {a}"))
+                break
+            value = a.split("=", 1)[1] if a.startswith("-") and "=" in a else a
+            if not value or value.startswith(("-", "/", "$", "~", "http")) or any(ch in value for ch in "*?$`"):
+                continue
+            p = join(cwd, value)
+            if p is None or ("/" not in p and not is_file(ctx, p)):
+                continue
+            if exists(ctx, p) and (is_file(ctx, p) or "/" in value):
+                out.append(RepoUse(w.line, f"{' '.join(c.argv[:k])} {a}"))
+                break
+    return out
+
+
+def _working_directory(step: Step, job: Job, wf: Workflow) -> str | None:
+    """The step's working directory as a repository path ("" the root); None when outside the workspace or unknown."""
+    for node in (
+        step.node.get("working-directory"),
+        job.node.at("defaults", "run", "working-directory"),
+        wf.root.at("defaults", "run", "working-directory"),
+    ):
+        if node is None:
+            continue
+        if not node.is_scalar:
+            return None
+        value = node.value.strip()
+        for prefix in ("${{ github.workspace }}", "${{github.workspace}}", "$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}"):
+            if value.startswith(prefix):
+                value = value[len(prefix) :].lstrip("/")
+                break
+        if value.startswith(("/", "$", "~")):
+            return None
+        return normpath(value)
+    return ""
+
+
+def matrix_values(job: Job) -> dict[str, set[str]] | None:
+    """Each matrix key and the values its legs give it (include and exclude applied); None when the matrix is not
+    static (`fromJSON`, expressions)."""
+    if job.matrix_node is None:
+        return {}
+    legs = matrix_combinations(job.matrix_node)
+    if legs is None:
+        return None
+    out: dict[str, set[str]] = {}
+    for leg in legs:
+        for k, v in leg.items():
+            out.setdefault(k, set()).add(v)
+    return out
+
+
+def runner_labels(ctx: Context, rev: str) -> dict[str, int]:
+    """Every literal `runs-on` label of the workflows at `rev` (matrix values of runner keys included), with how
+    many jobs use it."""
+
+    def build() -> dict[str, int]:
+        from npu_review.checks.parsers.gha.runners import runner_label_sets
+
+        out: dict[str, int] = {}
+        for path in workflow_paths(ctx, rev):
+            wf = workflow_at(ctx, path, rev)
+            if wf is None:
+                continue
+            for job in wf.jobs.values():
+                seen: set[str] = set()
+                for labels in runner_label_sets(wf, job):
+                    seen.update(labels or ())
+                for label in seen:
+                    out[label] = out.get(label, 0) + 1
+        return out
+
+    return ctx.memo(("refs-runner-labels", rev, ""), build)
+
+
+__all__ = [
+    "CHANGE_TRIGGERS",
+    "Caller",
+    "Checkout",
+    "Cmd",
+    "FileRef",
+    "RepoUse",
+    "Values",
+    "Walker",
+    "block_cmds",
+    "change_refs",
+    "change_triggers",
+    "checkouts",
+    "doc_is_ascend",
+    "doc_refs",
+    "is_checkout",
+    "job_refs",
+    "matrix_values",
+    "own_names",
+    "repo_uses",
+    "runner_labels",
+    "script_callers",
+    "script_cmds",
+    "script_refs",
+    "workflow",
+    "workflow_scripts",
+]

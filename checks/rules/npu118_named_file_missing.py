@@ -1,0 +1,283 @@
+"""NPU118: an NPU script, an Ascend job's `run:` or an Ascend doc names a repository file that does not exist (or
+that the change deletes)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks import kinds
+from npu_review.checks.analysis.device import ascend_jobs, npu_reading
+from npu_review.checks.analysis.references import (
+    FileRef,
+    close_name,
+    doc_is_ascend,
+    doc_refs,
+    job_refs,
+    same_name_elsewhere,
+    script_callers,
+    script_refs,
+    workflow_scripts,
+)
+from npu_review.checks.analysis.workflows import workflow
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.model import ChangeStatus, Related, Severity
+from npu_review.checks.rule import Hit, Rule
+
+_WHAT = {
+    "script": "the script",
+    "python": "the Python file",
+    "pytest": "the test path",
+    "patch": "the patch",
+    "requirements": "the requirements file",
+    "install": "the folder to install",
+    "cd": "the folder",
+    "config": "the Hydra config",
+}
+_MAX_LISTED = 5
+
+
+class NamedFileMissing(Rule):
+    """A command in an NPU script, an Ascend CI job or an Ascend install doc names a file of this repository that
+    does not exist, so the command fails where it runs.
+
+    Why: scripts, CI steps and install guides name the repository's files (`bash tests/special_npu/x.sh`,
+    `source scripts/env.sh`, `python x.py`, `git apply patches/x.patch`, `pip install -r requirements-npu.txt`,
+    `cd examples/x`, Hydra's `--config-name`). Files move, and what names them is rarely updated in the same
+    change: a CI step that runs a deleted script fails the NPU job, a launch script's default config that was
+    renamed makes every run fail at start, and a guide that `git apply`s a patch from the wrong folder stops every
+    reader. verl deleted `tests/special_npu/run_fully_async_policy.sh` while `e2e_ascend.yml` still ran it;
+    MindSpeed-RL's launch script defaulted to a config `grpo_trainer_qwen25_32b_A3` that `configs/` did not have,
+    and an NPU test entry script ran `./test_vllm_engine.py`, which is beside the script but not in the folder
+    the test runner starts it from.
+
+    A name is resolved from where its command runs: the repository root or the script's (doc's) own folder, the
+    folder a preceding `cd` entered, a step's `working-directory`; a script that its callers (another script, a
+    CI job, a `find ... -name` loop) run from another folder is judged from theirs. A path in a clone of this
+    repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A name is
+    judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at least two
+    levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that such a
+    command still names is reported on that command's line, even where the change did not touch it.
+
+    Bad:
+        # tests/special_npu/run_e2e.sh
+        export HCCL_CONNECT_TIMEOUT=1800
+        bash tests/special_npu/run_qwen3_06b_grpo.sh     # renamed to run_qwen3_06b_grpo_npu.sh
+
+    Good:
+        # tests/special_npu/run_e2e.sh
+        export HCCL_CONNECT_TIMEOUT=1800
+        bash tests/special_npu/run_qwen3_06b_grpo_npu.sh
+
+    Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
+    drop the command.
+
+    Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), absolute paths outside a clone
+    of this repository, paths an earlier command of the same script, job or doc makes (`mkdir`, `git clone`,
+    `wget -O`, an extracted archive, a build), other repositories' paths (a first folder this repository lacks,
+    a clone of another project), git submodules, and a doc or workflow line naming a file the change renames or
+    deletes (NPU502 reports those).
+    """
+
+    id = "NPU118"
+    name = "named-file-missing"
+    severity = Severity.WARNING
+    title = "Script, CI step or install doc names a repository file that does not exist"
+    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, DOCS, MARKUP})
+    # The scripts and jobs that run a script (its working directory), and every place that may name a file the
+    # change deletes.
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, WORKFLOW, DOCS, MARKUP})
+    # A doc or a workflow needs no other file (a README edit fetches no script); a script needs its callers, and a
+    # change that deletes or renames a file reads everything anyway.
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return (".gitmodules",)  # submodules: their files are not in the tree
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        refs = list(_refs(ctx, src))
+        if not refs:
+            return
+        gone = _gone(ctx)
+        # One finding per missing path (a folder misspelled in three commands is one cause).
+        by_path: dict[str, list[FileRef]] = {}
+        for r in refs:
+            if r.missing and r.meant:
+                by_path.setdefault(r.candidates[0], []).append(r)
+        for group in by_path.values():
+            first = group[0]
+            if _reported_by_npu502(ctx, src, first, gone):
+                continue
+            yield _hit(ctx, first, group[1:], gone)
+        if kinds.SHELL in src.kinds:
+            yield from _run_elsewhere(ctx, src, refs)
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        """Commands the change leaves naming a file it deletes (or, in scripts, renames), on unchanged lines."""
+        if ctx.audit:
+            return
+        gone = _gone(ctx)
+        if not gone:
+            return
+        names = {posixpath.basename(g) for g in gone}
+        for path in _sources(ctx):
+            src = ctx.source(path)
+            if src is None or not any(n in src.text for n in names):
+                continue
+            by_old: dict[str, list[FileRef]] = {}
+            for r in _refs(ctx, src):
+                if not r.missing or ctx.is_added_line(r.source, r.line):
+                    continue  # an added line: check_file reports it
+                old = next((p for p in r.candidates if p in gone), None)
+                if old is None:
+                    continue
+                if gone[old] is not None and not ctx.kindmap.has(path, SHELL):
+                    continue  # a rename named in a doc or a workflow: NPU502's
+                by_old.setdefault(old, []).append(r)
+            for group in by_old.values():  # one finding per file and deleted path
+                yield _hit(ctx, group[0], group[1:], gone, caused=True)
+
+
+def _sources(ctx: Context) -> Iterator[str]:
+    """Every file whose commands the rule reads: shell scripts, Ascend workflows, docs."""
+    for path in ctx.head_paths():
+        if ctx.kindmap.candidates(path) & {SHELL, WORKFLOW, ASCEND_WORKFLOW, DOCS, MARKUP}:
+            yield path
+
+
+def _refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
+    """The file names of the file's Ascend commands: an NPU script's (as it runs on NPU), an Ascend job's steps, an
+    Ascend doc's blocks."""
+    if kinds.SHELL in src.kinds:
+        if npu_reading(ctx, src) is None and not _run_by_npu(ctx, src.path):
+            return
+        yield from script_refs(ctx, src)
+        return
+    if src.kinds & {WORKFLOW, ASCEND_WORKFLOW}:
+        if ASCEND_WORKFLOW not in src.kinds or src.path.count("/") != 2:
+            return
+        wf = workflow(ctx, src.path)
+        if wf is None:
+            return
+        npu = ascend_jobs(ctx, src.path)
+        for job in wf.jobs.values():
+            if npu is None or job.id in npu:
+                yield from job_refs(ctx, wf, job)
+        return
+    if src.kinds & {DOCS, MARKUP} and doc_is_ascend(ctx, src):
+        yield from doc_refs(ctx, src)
+
+
+def _run_by_npu(ctx: Context, path: str) -> bool:
+    """An Ascend job runs the script (a generic test script an NPU workflow calls is an NPU script there)."""
+    return path in workflow_scripts(ctx)
+
+
+def _gone(ctx: Context) -> dict[str, str | None]:
+    """Files the change deletes (-> None) or renames (-> the new path)."""
+    if ctx.audit:
+        return {}
+
+    def build() -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for c in ctx.changeset.changes.values():
+            if c.status == ChangeStatus.DELETED:
+                out[c.path] = None
+            elif c.status == ChangeStatus.RENAMED and c.old_path:
+                out[c.old_path] = c.path
+        return out
+
+    return ctx.memo(("npu118-gone", "", ""), build)
+
+
+def _reported_by_npu502(ctx: Context, src: SourceFile, r: FileRef, gone: dict[str, str | None]) -> bool:
+    """NPU502 reports a doc or workflow line the change adds that names a file the change deletes or renames."""
+    if kinds.SHELL in src.kinds:
+        return False
+    return any(p in gone for p in r.candidates) and ctx.is_added_line(src.path, r.line)
+
+
+def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | None], caused: bool = False) -> Hit:
+    path = r.candidates[0]
+    what = _WHAT.get(r.how, "the file")
+    old = next((p for p in r.candidates if p in gone), None)
+    if r.how == "config":
+        at = f" (line {r.command_line})" if r.command_line != r.line else ""
+        head = (
+            f"`--config-name {r.text}`{at}: there is no `{posixpath.basename(path)}` in {r.note}, where the Hydra "
+            "app looks for its configs, so the run stops before it starts."
+        )
+    else:
+        shown = [r.candidates[0], r.candidates[-1]] if len(r.candidates) > 1 else [r.candidates[0]]
+        where = " or ".join(f"`{p}`" for p in shown)
+        head = f"`{r.text}`: {what} {where} does not exist in the repository, so the command fails where it runs."
+        if r.command_line != r.line:
+            head = head.replace("so the command", f"so the command on line {r.command_line}")
+    hint = ""
+    suggestion = None
+    if old is not None:
+        new = gone[old]
+        hint = f" This change {'deletes it' if new is None else f'renames it to `{new}`'}."
+        if new is not None:
+            suggestion = _replace(ctx, r, posixpath.relpath(new, posixpath.dirname(old)), old)
+    else:
+        guess = next((g for p in r.candidates if (g := close_name(ctx, p)) is not None), None)
+        if guess is not None:
+            hint = f" Did you mean `{guess}`?"
+        else:
+            elsewhere = [p for p in same_name_elsewhere(ctx, path) if p != path]
+            if elsewhere:
+                hint = " A file of that name is at " + ", ".join(f"`{p}`" for p in elsewhere) + "."
+    listed = ""
+    if more:
+        lines = ", ".join(str(m.line) for m in more[:_MAX_LISTED]) + (" ..." if len(more) > _MAX_LISTED else "")
+        listed = f" Also named on line {lines}."
+    return Hit(
+        r.source,
+        r.line,
+        head + hint + listed,
+        suggestion=suggestion,
+        related=tuple(Related(m.source, m.line, f"also names {r.text}") for m in more),
+        caused_by_change=caused,
+    )
+
+
+def _replace(ctx: Context, r: FileRef, new_tail: str, old: str) -> str | None:
+    """The line with the deleted file's name replaced by the new one's, when the old name is spelled out once."""
+    src = ctx.source(r.source)
+    if src is None:
+        return None
+    line = src.line(r.line)
+    base_old, base_new = posixpath.basename(old), posixpath.basename(new_tail)
+    if line.count(base_old) != 1 or posixpath.dirname(new_tail) not in ("", "."):
+        return None
+    return line.replace(base_old, base_new)
+
+
+def _run_elsewhere(ctx: Context, src: SourceFile, refs: list[FileRef]) -> Iterator[Hit]:
+    """A name found only beside the script, in a script that its callers run from another folder."""
+    folder = posixpath.dirname(src.path)
+    candidates = [r for r in refs if r.via_folder and r.how in ("python", "script", "patch", "requirements")]
+    if not candidates:
+        return
+    callers = script_callers(ctx).get(src.path, [])
+    if not callers or any(not c.cwd or folder in c.cwd for c in callers):
+        return  # run from its own folder by some caller, or from an unknown one
+    seen: set[str] = set()
+    for r in candidates:
+        if r.text in seen:
+            continue
+        seen.add(r.text)
+        caller = callers[0]
+        cwd = " or ".join(f"`{c or '.'}`" for c in caller.cwd)
+        name = r.text.removeprefix("./")
+        yield Hit(
+            src.path,
+            r.line,
+            f"`{r.text}` is looked up in the folder the script runs in, not in the script's own folder "
+            f"`{folder}` where it is: `{caller.path}` (line {caller.line}) runs this script from {cwd}, so the "
+            f'command fails there. Name it from the script\'s folder: `"$(dirname "$0")/{name}"`.',
+        )

@@ -1,0 +1,121 @@
+"""NPU222: a step's `if:` compares `matrix.X` with a value that no leg of the job's matrix has."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.device import ascend_jobs
+from npu_review.checks.analysis.references import matrix_values
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+from npu_review.checks.rule import Hit, Rule
+
+_KEY = r"matrix\s*(?:\.\s*(?P<{n}>[A-Za-z_][\w-]*)|\[\s*'(?P<{n}q>[^']+)'\s*\])(?!\s*[.\[\w-])"
+_LITERAL = r"(?:'(?P<{n}>(?:[^']|'')*)'|(?P<{n}n>-?\d+(?:\.\d+)?|true|false|null))"
+_CMP = re.compile(
+    rf"(?<![\w.]){_KEY.format(n='k1')}\s*(?P<op1>==|!=)\s*{_LITERAL.format(n='v1')}"
+    rf"|{_LITERAL.format(n='v2')}\s*(?P<op2>==|!=)\s*{_KEY.format(n='k2')}"
+)
+
+
+class MatrixValueUnmatched(Rule):
+    """A step's `if:` compares a matrix value with one that no leg of the matrix has, so the step never runs
+    (`==`) or always runs (`!=`).
+
+    Why: steps that only some legs of an Ascend matrix need (an A3-only install, a multi-card test) are gated on
+    `matrix.os == 'linux-aarch64-a3-16'`-style conditions. When the matrix is edited (a runner renamed, a device
+    token changed, an entry dropped) and the condition is not, the gated step silently stops running on every
+    leg: the test it guards is never run again, and the job stays green.
+
+    The legs are GitHub's expansion of the matrix (`include` and `exclude` applied); comparisons follow GitHub's
+    (strings ignore case, `'8'` equals `8`). A key that no leg has at all is also reported (`matrix.device`
+    where the axis is `devices`).
+
+    Bad:
+        strategy:
+          matrix:
+            os: [linux-aarch64-a2b3-4, linux-aarch64-a3-16]
+        steps:
+          - name: Multi-card tests
+            if: matrix.os == 'linux-aarch64-a2-4'
+            run: pytest -sv tests/e2e/multicard
+
+    Good:
+        strategy:
+          matrix:
+            os: [linux-aarch64-a2b3-4, linux-aarch64-a3-16]
+        steps:
+          - name: Multi-card tests
+            if: matrix.os == 'linux-aarch64-a2b3-4'
+            run: pytest -sv tests/e2e/multicard
+
+    Fix: compare with a value the matrix has (the message lists them), or drop the step.
+
+    Silent on: matrices built by an expression (`fromJSON(...)`) or with non-scalar values, and comparisons
+    through functions (`contains(matrix.os, 'a3')`, `startsWith(...)`).
+    """
+
+    id = "NPU222"
+    name = "matrix-value-unmatched"
+    severity = Severity.WARNING
+    title = "Step if: compares matrix.X with a value no matrix leg has"
+    kinds = frozenset({ASCEND_WORKFLOW})
+    needles = ("matrix",)
+
+    def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if job.matrix_node is None:
+            return
+        npu = ascend_jobs(ctx, src.path)
+        if npu is not None and job.id not in npu:
+            return
+        values = matrix_values(job)
+        if values is None or not values:
+            return
+        for step in job.steps:
+            yield from _step(src, step, values)
+
+
+def _step(src: SourceFile, step: Step, values: dict[str, set[str]]) -> Iterator[Hit]:
+    node = step.node.get("if")
+    if node is None or not node.is_scalar or "matrix" not in node.value:
+        return
+    text = node.value
+    for m in _CMP.finditer(text):
+        key = m.group("k1") or m.group("k1q") or m.group("k2") or m.group("k2q")
+        op = m.group("op1") or m.group("op2")
+        quoted = m.group("v1") if m.group("v1") is not None else m.group("v2")
+        value = quoted.replace("''", "'") if quoted is not None else (m.group("v1n") or m.group("v2n"))
+        if key is None or value is None:
+            continue
+        have = values.get(key)
+        if have is not None and any(_equal(v, value) for v in have):
+            continue
+        line = _line_of(src, node.line, node.end_line, m.group(0))
+        if have is None:
+            what = f"no leg of the job's matrix has a key `{key}` (keys: {', '.join(f'`{k}`' for k in sorted(values))})"
+        else:
+            shown = ", ".join(f"`{v}`" for v in sorted(have)[:6]) + (" ..." if len(have) > 6 else "")
+            what = f"no leg of the job's matrix has `{key}: {value}` (its values: {shown})"
+        effect = "the step never runs" if op == "==" else "the condition is always true"
+        yield Hit(src.path, line, f"`{m.group(0).strip()}`: {what}, so {effect}. Compare with a value the matrix has.")
+
+
+def _equal(a: str, b: str) -> bool:
+    """GitHub's `==` on a matrix value and a literal: strings ignore case, numbers compare as numbers."""
+    if a.lower() == b.lower():
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+def _line_of(src: SourceFile, first: int, last: int, needle: str) -> int:
+    probe = needle.strip()[:40]
+    for n in range(first, max(first, last) + 1):
+        if probe and probe in src.line(n):
+            return n
+    return first

@@ -1,0 +1,62 @@
+"""NPU118 named-file-missing: its fixture cases (tests/fixtures/NPU118/), messages and the cross-file finding."""
+
+from __future__ import annotations
+
+from npu_review.checks.model import ChangeStatus, FileChange
+from tests.fixture_support import audit
+from tests.rules.support import file_findings, fixture_tests, tree_findings
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU118")
+
+
+def test_a_deleted_script_a_workflow_still_runs_is_caused_by_the_change() -> None:
+    found = file_findings("NPU118/bad_ci_step_runs_deleted_script", "NPU118")
+    (severity, suggestion, message) = found[("e2e_ascend.yml", 22)]
+    assert severity == "warning" and suggestion is None
+    assert message.endswith("This change deletes it.")
+
+
+def test_the_hydra_config_is_reported_on_the_literal_that_names_it() -> None:
+    found = file_findings("NPU118/bad_hydra_default_config_missing", "NPU118")
+    _, _, message = found[("grpo_trainer_qwen25_32b.sh", 4)]
+    assert message.startswith("`--config-name grpo_trainer_qwen25_32b_A3` (line 8): there is no")
+    assert "in `configs/`" in message
+
+
+def test_one_misspelled_folder_is_one_finding_with_the_close_name() -> None:
+    found = file_findings("NPU118/bad_doc_paths_of_a_clone_with_a_typo", "NPU118")
+    assert list(found) == [("README.md", 6)]
+    assert "Did you mean `examples/disaggregated_prefill_v1`? Also named on line 13." in found[("README.md", 6)][2]
+
+
+def test_the_caller_and_its_folder_are_named() -> None:
+    found = file_findings("NPU118/bad_script_run_from_its_callers_folder", "NPU118")
+    message = found[("test_module_entry_vllm_engine.sh", 4)][2]
+    assert "`tests/st/st_run.sh` (line 3) runs this script from `.` or `tests/st`" in message
+    assert '`"$(dirname "$0")/test_vllm_engine.py"`' in message
+
+
+def test_a_rename_in_a_script_gets_the_new_name_as_a_suggestion() -> None:
+    script = "#!/usr/bin/env bash\nexport HCCL_CONNECT_TIMEOUT=1800\nbash tests/special_npu/run_a.sh\n"
+    runner = "#!/usr/bin/env bash\nexport HCCL_CONNECT_TIMEOUT=1800\npython3 -m verl.trainer.main_ppo\n"
+    old, new = "tests/special_npu/run_a.sh", "tests/special_npu/run_a_npu.sh"
+    got = tree_findings(
+        {"tests/special_npu/all.sh": script, new: runner},
+        base={"tests/special_npu/all.sh": script, old: runner},
+        changes={new: FileChange(new, ChangeStatus.RENAMED, old, frozenset({1}))},
+    )
+    mine = [f for f in got if f.rule == "NPU118"]
+    assert [(f.path, f.line) for f in mine] == [("tests/special_npu/all.sh", 3)]
+    assert mine[0].suggestion == "bash tests/special_npu/run_a_npu.sh"
+    assert "renames it to `tests/special_npu/run_a_npu.sh`" in mine[0].message
+
+
+def test_a_gpu_only_script_and_a_non_ascend_doc_are_not_read() -> None:
+    report = audit(
+        {
+            "tests/gpu/run.sh": "#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0\nbash tests/gpu/missing/x.sh\n",
+            "tests/gpu/ok.sh": "#!/bin/bash\n",
+            "docs/gpu.md": "# GPU\n\n```bash\nbash tests/gpu/missing/x.sh\n```\n",
+        }
+    )
+    assert [f for f in report.findings if f.rule == "NPU118"] == []
