@@ -351,6 +351,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml", "x: 1\n"),),
     ),
     "NPU217": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
+    "NPU220": Scaffold("scripts/release_npu.sh", "#!/bin/bash\nset -e\n{example}\n"),
+    "NPU221": Scaffold("docker/Dockerfile"),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),
@@ -397,6 +399,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
             ("scripts/install_vllm_mcore_npu.sh", "#!/usr/bin/env bash\npip install vllm\n"),
         ),
     ),
+    "NPU319": Scaffold("docs/install_npu.md", "# Install on Ascend NPU\n\n{example}\n"),
+    "NPU506": Scaffold("README.md", "# Install on Ascend NPU\n\n```bash\n{example}\n```\n"),
     "NPU503": Scaffold(
         "docker/ascend/supported_tags.md",
         "# Supported tags\n\n## Latest Images\n\n{example}\n",

@@ -516,6 +516,7 @@ class Facts:
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())
+    torch_wheels: TorchWheels = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -544,3 +545,14 @@ def sections(scope: str) -> tuple[str, ...]:
 def sourced_sections() -> tuple[str, ...]:
     """The universal sections bench/facts/refresh.py writes (checks/facts/sourced.json), in declaration order."""
     return tuple(f.name for f in fields(Facts) if f.metadata.get("sourced"))
+
+
+@dataclass(frozen=True)
+class TorchWheels(Section):
+    """Where pip finds what an Ascend image installs (NPU506): the PyTorch CPU index, and what pulls torch."""
+
+    cpu_index: str
+    local_version_hosts: tuple[str, ...]
+    torch_family: tuple[str, ...]
+    pulls_torch: tuple[str, ...]
+    pulls_torch_repos: tuple[str, ...]

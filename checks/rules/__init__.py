@@ -37,6 +37,8 @@ from npu_review.checks.rules.npu216_concurrency_group_collision import Concurren
 from npu_review.checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
+from npu_review.checks.rules.npu220_image_pushed_not_built import ImagePushedNotBuilt
+from npu_review.checks.rules.npu221_build_arg_not_declared import BuildArgNotDeclared
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -53,11 +55,13 @@ from npu_review.checks.rules.npu313_arg_used_before_declared import ArgUsedBefor
 from npu_review.checks.rules.npu314_build_mirror_config_persisted import BuildMirrorConfigPersisted
 from npu_review.checks.rules.npu315_version_never_published import VersionNeverPublished
 from npu_review.checks.rules.npu316_cann_package_file_unknown import CannPackageFileUnknown
+from npu_review.checks.rules.npu319_installs_from_moving_branch import InstallsFromMovingBranch
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
 from npu_review.checks.rules.npu502_broken_repo_link import BrokenRepoLink
 from npu_review.checks.rules.npu503_version_table_inconsistent import VersionTableInconsistent
+from npu_review.checks.rules.npu506_package_index_mismatch import PackageIndexMismatch
 
 RULES = (
     GraphModeWithTaskQueue2,
@@ -91,6 +95,8 @@ RULES = (
     CacheRestoredWithoutContentHash,
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
+    ImagePushedNotBuilt,
+    BuildArgNotDeclared,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
@@ -107,9 +113,11 @@ RULES = (
     BuildMirrorConfigPersisted,
     VersionNeverPublished,
     CannPackageFileUnknown,
+    InstallsFromMovingBranch,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
     BrokenRepoLink,
     VersionTableInconsistent,
+    PackageIndexMismatch,
 )
