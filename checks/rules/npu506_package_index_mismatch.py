@@ -59,7 +59,9 @@ class PackageIndexMismatch(Rule):
     what pulls it.
 
     Not reported: installs with an index or find-links option or setting whose value is not known, or that the
-    file configures before (`pip config set`, `PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`); for the x86 case, images
+    file configures before (`pip config set`, `PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`); a local version whose
+    guide names the index host next to it (a "download the wheel from download.pytorch.org if this fails" note
+    under the command); for the x86 case, images
     that handle the architecture themselves (`uname -m`, `TARGETARCH`, `x86_64`/`aarch64` branches), are for Arm
     only (an `arm`/`aarch64` path, an arm64 base or platform), or install with `--no-deps`.
     """
@@ -253,8 +255,9 @@ def _arch(ctx: Context, src: SourceFile) -> str:
 
 
 def _names_host(src: SourceFile, use: PipUse, f: TorchWheels) -> bool:
-    """A host that publishes local versions is named on the install's lines or the three around them."""
-    for n in range(use.line - 3, use.end_line + 4):
+    """A host that publishes local versions is named on the install's lines, the three before them or the
+    eight after them (a guide's "if this fails, download the wheel from ..." under the code block)."""
+    for n in range(use.line - 3, use.end_line + 9):
         text = src.line(n)
         if any(h in text for h in f.local_version_hosts):
             return True
