@@ -117,14 +117,20 @@ def test_graph_metadata_tags_through_a_reusable_workflow_call() -> None:
                         uses: docker/metadata-action@v5
                         with:
                           images: quay.io/acme/app
-                          tags: type=schedule,pattern=main,suffix=${{ env.SUFFIX }}
+                          tags: |
+                            type=schedule,pattern=main,suffix=${{ env.SUFFIX }}
+                            type=pep440,pattern={{version}},suffix=${{ env.SUFFIX }}
                       - uses: docker/build-push-action@v6
                         with:
                           push: true
                           tags: ${{ steps.meta.outputs.tags }}
                 """,
             ".github/workflows/image.yml": """
-                on: [schedule]
+                on:
+                  schedule:
+                    - cron: '0 0 * * *'
+                  push:
+                    tags: ['v*']
                 jobs:
                   images:
                     strategy:
@@ -134,14 +140,24 @@ def test_graph_metadata_tags_through_a_reusable_workflow_call() -> None:
                     with:
                       suffix: ${{ matrix.suffix }}
                 """,
-            "docs/use.md": "```bash\ndocker pull quay.io/acme:latest\ndocker pull quay.io/acme/app:main-a5\n```\n",
+            "docs/use.md": (
+                "```bash\ndocker pull quay.io/acme:latest\ndocker pull quay.io/acme/app:1.0-a5\n"
+                "docker pull quay.io/acme/app:1.0-a3\n```\n"
+            ),
         }
     )
     g = builds.graph(ctx)
-    assert sorted(p.shown for p in g.pushed["quay.io/acme/app"]) == ["main-a2", "main-a3"]
+    assert sorted(p.shown for p in g.pushed["quay.io/acme/app"]) == [
+        "<pep440 version>-a2",
+        "<pep440 version>-a3",
+        "latest",
+        "main-a2",
+        "main-a3",
+    ]
     verdicts = {p.ref.text: builds.unpushed(g, p) for p in g.judged_pulls(lambda r: True)}
     assert verdicts["quay.io/acme:latest"] is not None and verdicts["quay.io/acme:latest"].kind == "namespace"
-    assert verdicts["quay.io/acme/app:main-a5"] is not None and verdicts["quay.io/acme/app:main-a5"].kind == "tag"
+    assert verdicts["quay.io/acme/app:1.0-a5"] is not None and verdicts["quay.io/acme/app:1.0-a5"].kind == "tag"
+    assert verdicts["quay.io/acme/app:1.0-a3"] is None
     assert {leg.leg.label for leg in g.leg_tags} == {"suffix=a2", "suffix=a3"}
 
 

@@ -283,11 +283,21 @@ def unpushed(g: Graph, pull: Pull) -> Unpushed | None:
     tag = pull.ref.tag
     if tag is None or pull.ref.digest:
         return None
-    if any(t.unknown or t.pattern.fullmatch(tag) for t in tags):
+    # Mirrors of one image (`quay.io/org/app` and `swr.example.com/.../app`) hold each other's tags.
+    name = repo.rsplit("/", 1)[-1]
+    mirrored = [t for r, items in g.pushed.items() if r != repo and r.rsplit("/", 1)[-1] == name for t in items]
+    if any(t.unknown or t.pattern.fullmatch(tag) for t in (*tags, *mirrored)):
         return None
     if any(b.fullmatch(tag) for b in g.branches):
         return None  # may be another branch's own tag, pushed by that branch's copy of the build
+    # A floating name (`nightly-cpu`, `main`) may be kept by hand beside what the builds push: only a version tag
+    # (`v0.13.0-dev`), which releases make, is judged.
+    if not _VERSIONED.search(tag):
+        return None
     return Unpushed(pull, "tag", repo, tuple(tags))
+
+
+_VERSIONED = re.compile(r"\d+\.\d+")
 
 
 # -- Dockerfiles ----------------------------------------------------------------------------------------------

@@ -72,10 +72,12 @@ class ImageTagNotProduced(Rule):
     own builds push, read from its image/build graph (checks/analysis/builds.py): pushes in workflows (run
     blocks, build-push-action, metadata-action rules, reusable workflows evaluated per call), scripts and docs;
     pulls in CI `container:`/`services:`, `docker run`/`docker pull`, Dockerfile `FROM` and docs' code blocks.
-    A pulled tag no build can push is an error (twins that differ only by a variant suffix the builds use are
-    one finding); so is a pulled name that is the namespace of a pushed repository (`quay.io/ascend:<version>`
-    for `quay.io/ascend/vllm-ascend`). A tag that is the name of a branch the workflows name (`releases/v0.13.0`
-    -> `releases-v0.13.0`) may be pushed by that branch's copy of the build: not reported.
+    A pulled version tag no build can push (mirrors of one image hold each other's tags) is an error (twins that
+    differ only by a variant suffix the builds use are one finding); so is a pulled name that is the namespace
+    of a pushed repository (`quay.io/ascend:<version>` for `quay.io/ascend/vllm-ascend`). A floating name
+    (`nightly-cpu`, `main`) may be kept by hand beside what the builds push, and a tag that is the name of a
+    branch the workflows name (`releases/v0.13.0` -> `releases-v0.13.0`) may be pushed by that branch's copy of
+    the build: neither is reported.
 
     Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
     device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
