@@ -370,7 +370,8 @@ def _dockerfile_args(df: dfp.Dockerfile) -> DockerfileArgs:
                 needed.setdefault(name, (instr.line, instr.keyword))
     for name in list(needed):
         decls = declared.get(name, [])
-        if name in optional or any(d.default is not None for d in decls):
+        # `ARG X=""` gives nothing more than `ARG X`
+        if name in optional or any(d.default not in (None, "", '""', "''") for d in decls):
             del needed[name]
     return DockerfileArgs(declared, needed, from_args)
 

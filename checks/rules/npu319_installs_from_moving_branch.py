@@ -15,6 +15,8 @@ from npu_review.checks.rule import Hit, Rule
 
 # A commit id as docs state one: 7 to 40 hex digits holding both a digit and a letter (not a number, not a word).
 _COMMIT = re.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w.-])")
+# A Dockerfile named for a release (`Dockerfile.ascend_8.5.0_a2_v0.7.1`, `Dockerfile-v1.2`).
+_RELEASE_FILE = re.compile(r"[_.-]v\d+\.\d+(?:\.\d+)?(?:rc\d+)?(?=$|[_.-])")
 # A release tag (`v0.13.0`, `v0.11.0rc1`, `2.3.0.post1`): a clone of it does not move.
 _TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?(?:rc|a|b|post|dev)\.?\d*)*")
 _GIT_REF_COMMAND = re.compile(r"git\s+(?:-C\s+\S+\s+)?(?:checkout|reset|fetch|switch|cherry-pick)\b")
@@ -59,9 +61,9 @@ class InstallsFromMovingBranch(Rule):
 
     Not reported: clones followed by a checkout, reset or fetch of a commit in their directory; a clone of a
     tag or commit; a repository the file states no commit or version for (a deliberate "latest" install);
-    files that are not about Ascend (in a repository that is not Ascend-only). An image that builds the project
-    itself from its default branch is a notice (often a deliberate "latest" image); so is a fork cloned by a
-    Dockerfile or a doc (the owner may be an old name the forge redirects).
+    files that are not about Ascend (in a repository that is not Ascend-only); a fork cloned by a Dockerfile or a
+    doc (the owner may be an old name the forge redirects); an image that clones the project itself from its
+    default branch (a deliberate "latest" image), unless the Dockerfile is named for a release (a notice).
     """
 
     id = "NPU319"
@@ -103,7 +105,8 @@ class InstallsFromMovingBranch(Rule):
             return None
         own = me is not None and _norm(clone.name) == _norm(me.name)
         script = SHELL in src.kinds
-        if own and me is not None and clone.owner.lower() not in me.owners:
+        if own and me is not None and clone.owner.lower() not in me.owners and script:
+            # (only in a build script: a guide or an image may name an old owner the forge redirects)
             owners = ", ".join(sorted(me.owners))
             return Hit(
                 src.path,
@@ -111,7 +114,6 @@ class InstallsFromMovingBranch(Rule):
                 f"This {_what(src)} builds `{clone.owner}/{clone.name}`, a fork of this repository ({owners}), "
                 f"from its {_ref(clone)}: not the code this repository ships with, and it moves. Build the "
                 "repository's own checkout (or clone it at the ref being built).",
-                severity=None if script else Severity.NOTICE,
             )
         stated = _stated(src, clone)
         if stated is not None and _moving(clone, stated):
@@ -125,13 +127,15 @@ class InstallsFromMovingBranch(Rule):
                 + (" (`pip install git+URL@<ref>`)" if clone.via == "pip" else "")
                 + ".",
             )
-        if own and (DOCKERFILE in src.kinds or ASCEND_DOCKERFILE in src.kinds) and clone.ref is None:
+        release = _RELEASE_FILE.search(src.path.rsplit("/", 1)[-1])
+        if own and release and (DOCKERFILE in src.kinds or ASCEND_DOCKERFILE in src.kinds) and clone.ref is None:
+            # (a "latest" image that clones the default branch on purpose is not reported: only a release's)
             return Hit(
                 src.path,
                 clone.line,
-                f"This image installs the project itself from the default branch of `{clone.owner}/{clone.name}`, "
-                "not from the ref being built: an image built for a release or a pull request holds other code. "
-                "COPY the build context, or check out the build's ref (a build argument).",
+                f"This release image (`{release.group(0).strip('_-.')}`) installs the project itself from the default "
+                f"branch of `{clone.owner}/{clone.name}`, not from the release: it holds whatever the branch has on "
+                "the day it is built. Clone the release's tag or branch (or COPY the build context).",
                 severity=Severity.NOTICE,
             )
         return None
