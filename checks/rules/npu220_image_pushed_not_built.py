@@ -46,7 +46,8 @@ class ImagePushedNotBuilt(Rule):
     Not reported: a push whose reference is not known statically, or that follows a command which may make
     images nobody can see from here (`make`, another script, `docker load`, `docker compose`, an action other than
     checkout/login/setup/metadata/cache/artifacts); pushes in another job than the build (each job is a fresh
-    runner, but a self-hosted one may hold the image: unknown).
+    runner, but a self-hosted one may hold the image: unknown); the sources of `imagetools create` and `manifest
+    create`, which are read from the registry (pushed by other jobs, often by digest).
     """
 
     id = "NPU220"
