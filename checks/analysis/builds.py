@@ -399,6 +399,7 @@ def _breaks_empty(text: str, name: str) -> bool:
 _PLACEHOLDER_TAGS = frozenset({"tag", "version", "xxx", "x.y.z", "x.x.x", "<tag>", "<version>", "latest-tag"})
 _MAKES_IMAGES = re.compile(r"docker\s+(?:buildx\s+|image\s+)?(?:build|push|tag)\b|imagetools|manifest\s+create")
 _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what sets their variables) only
+_PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
 class _Builder:
@@ -952,7 +953,7 @@ def _sequences(ctx: Context, src: SourceFile) -> list[Sequence]:
         return out
     # Every command is read where a push follows (a command that may make images, `make image`, matters);
     # elsewhere only the docker lines (the `-t` words are judged).
-    pushes = "push" in src.text or "imagetools" in src.text or "manifest" in src.text
+    pushes = _PUSHES.search(src.text) is not None
     ev = RunEvaluator(src.path, None, {}, lambda p: ctx.text(p), cwd=None, focus=() if pushes else _DOCKER_FOCUS)
     if kinds.SHELL in src.kinds:
         ev.run_lines(list(enumerate(src.text.splitlines(), start=1)))

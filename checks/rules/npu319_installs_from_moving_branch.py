@@ -83,8 +83,10 @@ class InstallsFromMovingBranch(Rule):
         me = identity(ctx)
         # The cheap tests first: a web page URL, the project's own name, or a commit the file states.
         low = src.text.lower()
-        own = me is not None and re.search(r"/" + re.escape(me.name) + r"(?:\.git)?\b", low) is not None
-        if not own and "/tree/" not in low and "/blob/" not in low and _COMMIT.search(low) is None:
+        # the project's own name matters in a build script (a fork) and in a release image (its default branch)
+        named = SHELL in src.kinds or _RELEASE_FILE.search(src.path.rsplit("/", 1)[-1]) is not None
+        own = named and me is not None and re.search(r"/" + re.escape(me.name) + r"(?:\.git)?\b", low) is not None
+        if not own and _WEB_CLONE.search(low) is None and not _may_state(low):
             return
         runs = runs_of(ctx, src)
         if not runs.clones:
@@ -156,6 +158,22 @@ class InstallsFromMovingBranch(Rule):
             suggestion=suggestion,
             severity=Severity.ERROR,
         )
+
+
+_WEB_CLONE = re.compile(r"(?:git\s+clone\b[^\n]*?|git\+\S*?)/(?:-/)?(?:tree|blob|src)/")
+_CLONED = re.compile(r"(?:git\s+clone\b[^\n]*?|git\+)\S*?/([\w.-]+?)(?:\.git)?(?=[\s@#\"']|$)", re.M)
+
+
+def _may_state(low: str) -> bool:
+    """Whether a line of the (lower-cased) text names a cloned repository and holds a commit id: the cheap
+    test before the file is evaluated."""
+    names = {m.group(1) for m in _CLONED.finditer(low)}
+    if not names or _COMMIT.search(low) is None:
+        return False
+    return any(
+        _COMMIT.search(line) and not _GIT_REF_COMMAND.search(line) and any(n in line for n in names)
+        for line in low.splitlines()
+    )
 
 
 def _what(src: SourceFile) -> str:

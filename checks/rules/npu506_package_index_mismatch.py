@@ -27,6 +27,16 @@ _VALUE_OPTS = frozenset(
     | {"--config-settings", "--upgrade-strategy", "--abi", "--implementation", "--report", "--python"}
 )
 _LOCAL = re.compile(r"==\s*[\w.]+\+[A-Za-z0-9]")
+# An index URL that goes on past `simple/` (the cheap test before the file is read).
+_PAGE_HINT = re.compile(r"/\+?simple/[A-Za-z0-9][\w.-]*/?(?=[\s\"'\\]|$)", re.M)
+_INDEX_HINT = re.compile(r"index-url|find-links|\s-[if]\s|PIP_INDEX|PIP_EXTRA|pip config", re.I)
+
+
+def _bare_local(text: str) -> bool:
+    """A line asks for a local version without naming an index on it (the cheap test before the file is read)."""
+    return any(_LOCAL.search(line) and not _INDEX_HINT.search(line) for line in text.splitlines() if "+" in line)
+
+
 _PROJECT_PAGE = re.compile(r"\A(?P<root>[a-z][\w+.-]*://[^?#]*?/(?:\+)?simple)/(?P<name>[A-Za-z0-9][\w.-]*)/?\Z")
 # What says the image handles the machine's architecture itself (then its installs are not judged for x86).
 _ARCH = re.compile(r"x86_64|amd64|aarch64|arm64|uname|TARGETARCH|TARGETPLATFORM|\$\(arch\)", re.I)
@@ -85,7 +95,7 @@ class PackageIndexMismatch(Rule):
         # The cheap tests first: a project page is under `/simple/`, a local version is `==X+label`, and the
         # x86 case is an Ascend image's.
         arch = _arch(ctx, src) if ASCEND_DOCKERFILE in src.kinds else "arm"
-        if arch == "arm" and "/simple/" not in src.text and _LOCAL.search(src.text) is None:
+        if arch == "arm" and _PAGE_HINT.search(src.text) is None and not _bare_local(src.text):
             return
         runs = runs_of(ctx, src, "pips")
         facts = ctx.facts.torch_wheels
