@@ -177,11 +177,14 @@ def _code_lines(text: str) -> list[str]:
 
 def is_ascend_image(ref: str, m: Markers) -> bool:
     """A base image reference (`quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11`) names an Ascend image. A
-    tag computed by an expression (`cann:${{ matrix.cann_version }}-...`) leaves the repository to decide it."""
-    if "$" not in ref:
-        return _search(m.base_image, ref)
-    repo, sep, tag = ref.partition(":")
-    return bool(sep) and "$" not in repo and "/" in repo and tag.startswith("$") and _search(m.base_image, repo)
+    tag set by a build argument (`quay.io/ascend/cann:${CANN_VERSION}-910b-...`) leaves the repository to tell."""
+    if "$" in ref:
+        slash = ref.rfind("/")
+        colon = ref.find(":", slash + 1)
+        if colon < 0 or "$" in ref[:colon]:
+            return False
+        ref = ref[: colon + 1]
+    return _search(m.base_image, ref)
 
 
 def dockerfile_is_ascend(df: dfp.Dockerfile, m: Markers) -> bool:

@@ -77,7 +77,9 @@ def _fence(lines: list[str], language: str) -> list[str]:
     body = textwrap.dedent("\n".join(lines)).strip("\n").splitlines()
     if any(b.startswith(("@@", "--- a/", "+++ b/")) for b in body):
         language = "diff"
-    return [f"```{language}", *body, "```", ""]
+    # A fence longer than any backtick run in the body (an install doc's own ``` block stays inside it).
+    ticks = "`" * max([3, *(len(m) + 1 for b in body for m in re.findall(r"`{3,}", b))])
+    return [f"{ticks}{language}", *body, ticks, ""]
 
 
 def docstring_markdown(doc: str, language: str) -> str:

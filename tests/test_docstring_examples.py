@@ -401,6 +401,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
         "      ",
         others=(("requirements-npu.txt", "torch_npu==2.5.1\n"), ("setup.py", "from setuptools import setup\n")),
     ),
+    "NPU220": Scaffold("scripts/release_npu.sh", "#!/bin/bash\nset -e\n{example}\n"),
+    "NPU221": Scaffold("docker/Dockerfile"),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),
@@ -449,6 +451,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
             ("scripts/install_vllm_mcore_npu.sh", "#!/usr/bin/env bash\npip install vllm\n"),
         ),
     ),
+    "NPU319": Scaffold("docs/install_npu.md", "# Install on Ascend NPU\n\n{example}\n"),
+    "NPU506": Scaffold("README.md", "# Install on Ascend NPU\n\n```bash\n{example}\n```\n"),
     "NPU503": Scaffold(
         "docker/ascend/supported_tags.md",
         "# Supported tags\n\n## Latest Images\n\n{example}\n",

@@ -519,6 +519,7 @@ class Facts:
     shell_tools: ShellTools = field(metadata=_universal())
     cann_shell: CannShell = field(metadata=_universal())
     cuda_habits: CudaHabits = field(metadata=_universal())
+    torch_wheels: TorchWheels = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -570,3 +571,14 @@ class CannShell(Section):
 class CudaHabits(Section):
     # "tool [subcommand]" -> option -> why it is a GPU habit on NPU (the message's ending)
     gpu_options: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class TorchWheels(Section):
+    """Where pip finds what an Ascend image installs (NPU506): the PyTorch CPU index, and what pulls torch."""
+
+    cpu_index: str
+    local_version_hosts: tuple[str, ...]
+    torch_family: tuple[str, ...]
+    pulls_torch: tuple[str, ...]
+    pulls_torch_repos: tuple[str, ...]

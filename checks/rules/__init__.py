@@ -45,6 +45,8 @@ from npu_review.checks.rules.npu216_concurrency_group_collision import Concurren
 from npu_review.checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
+from npu_review.checks.rules.npu220_image_pushed_not_built import ImagePushedNotBuilt
+from npu_review.checks.rules.npu221_build_arg_not_declared import BuildArgNotDeclared
 from npu_review.checks.rules.npu222_matrix_value_unmatched import MatrixValueUnmatched
 from npu_review.checks.rules.npu223_checkout_not_the_change import CheckoutNotTheChange
 from npu_review.checks.rules.npu224_runner_label_misspelled import RunnerLabelMisspelled
@@ -67,11 +69,13 @@ from npu_review.checks.rules.npu315_version_never_published import VersionNeverP
 from npu_review.checks.rules.npu316_cann_package_file_unknown import CannPackageFileUnknown
 from npu_review.checks.rules.npu317_bash_syntax_under_sh import BashSyntaxUnderSh
 from npu_review.checks.rules.npu318_run_line_dangling_operator import RunLineDanglingOperator
+from npu_review.checks.rules.npu319_installs_from_moving_branch import InstallsFromMovingBranch
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
 from npu_review.checks.rules.npu502_broken_repo_link import BrokenRepoLink
 from npu_review.checks.rules.npu503_version_table_inconsistent import VersionTableInconsistent
+from npu_review.checks.rules.npu506_package_index_mismatch import PackageIndexMismatch
 
 RULES = (
     GraphModeWithTaskQueue2,
@@ -113,6 +117,8 @@ RULES = (
     CacheRestoredWithoutContentHash,
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
+    ImagePushedNotBuilt,
+    BuildArgNotDeclared,
     MatrixValueUnmatched,
     CheckoutNotTheChange,
     RunnerLabelMisspelled,
@@ -135,9 +141,11 @@ RULES = (
     CannPackageFileUnknown,
     BashSyntaxUnderSh,
     RunLineDanglingOperator,
+    InstallsFromMovingBranch,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
     BrokenRepoLink,
     VersionTableInconsistent,
+    PackageIndexMismatch,
 )

@@ -576,6 +576,7 @@ def _option_values(
             and program not in _TAKES_NAMES
             and opt not in _NAME_OPTIONS
             and unit.where in ("run", "script")
+            and not (program == "docker" and opt in ("-t", "--tag"))  # NPU220's: an image tagged with the word
         ):
             yield Hit(
                 unit.path,

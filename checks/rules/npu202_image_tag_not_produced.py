@@ -7,20 +7,45 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import Levenshtein
 
+from npu_review.checks.analysis.builds import (
+    IMAGE_SCRIPT_GLOBS,
+    Graph,
+    Unpushed,
+    change_mentions,
+    graph,
+    repository,
+    unpushed,
+)
 from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Consumer,
     Inventory,
     Product,
+    grammar,
     inventory,
     spelled_line,
     unchanged_pullers,
 )
 from npu_review.checks.context import Context
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import (
+    ASCEND_DOCKERFILE,
+    ASCEND_WORKFLOW,
+    DOCKERFILE,
+    DOCS,
+    NPU_SCRIPT,
+    SHELL,
+    WORKFLOW,
+)
 from npu_review.checks.messages import places
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.gha.values import WILD
+from npu_review.checks.parsers.imagetags import parse_ref
 from npu_review.checks.rule import Hit, Rule
+
+# What the image graph is built from for this rule: the builds that push (workflows, scripts) and the Ascend
+# Dockerfiles; pulls are judged in the files a change touches (all of them in an audit).
+_GRAPH_READS = frozenset({WORKFLOW, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
 
 
 class ImageTagNotProduced(Rule):
@@ -43,6 +68,17 @@ class ImageTagNotProduced(Rule):
     reported on a change; `--all` reports it.
     A changed or new consumer that pulls the same tag as jobs the change does not touch (a new job copying
     the others mid-migration) is a notice: the stale tag is the state the change found, not its doing.
+    Without a tag grammar (no project profile, any layout), the same holds for every image the repository's
+    own builds push, read from its image/build graph (checks/analysis/builds.py): pushes in workflows (run
+    blocks, build-push-action, metadata-action rules, reusable workflows evaluated per call), scripts and docs;
+    pulls in CI `container:`/`services:`, `docker run`/`docker pull`, Dockerfile `FROM` and docs' code blocks.
+    A pulled version tag no build can push (mirrors of one image hold each other's tags) is an error (twins that
+    differ only by a variant suffix the builds use are one finding); so is a pulled name that is the namespace
+    of a pushed repository (`quay.io/ascend:<version>` for `quay.io/ascend/vllm-ascend`). A floating name
+    (`nightly-cpu`, `main`) may be kept by hand beside what the builds push, and a tag that is the name of a
+    branch the workflows name (`releases/v0.13.0` -> `releases-v0.13.0`) may be pushed by that branch's copy of
+    the build: neither is reported.
+
     Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
     device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
     consumer (pinned on purpose). Builds that run only on `workflow_dispatch` count as producers.
@@ -67,14 +103,85 @@ class ImageTagNotProduced(Rule):
     name = "image-tag-not-produced"
     severity = Severity.ERROR
     title = "Pulled Ascend image tag is not pushed by any build workflow"
-    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW})
-    context_kinds = INVENTORY_KINDS
+    kinds = frozenset({ASCEND_WORKFLOW, WORKFLOW, DOCS, DOCKERFILE, ASCEND_DOCKERFILE, SHELL})
+    context_kinds = INVENTORY_KINDS | _GRAPH_READS
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return IMAGE_SCRIPT_GLOBS  # scripts that push images (the graph reads them among the producers)
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         inv = inventory(ctx)
         yield from self._consumers(ctx, inv)
         if not ctx.audit:
             yield from self._producer_changes(ctx, inv)
+        yield from self._graph_pulls(ctx)
+
+    # -- without a tag grammar: the image/build graph --------------------------------------------------------------
+    def _graph_pulls(self, ctx: Context) -> Iterator[Hit]:
+        """Pulls of an image the repository's own builds push (any layout, no profile), judged against the tags
+        the builds can push; the images of the profile's families are judged above."""
+        if not change_mentions(ctx, ("docker", "image", "container", "FROM", "push", "metadata-action")):
+            return
+        g = graph(ctx, reads=_GRAPH_READS)
+        if not g.pushed:
+            return
+        fam = grammar(ctx)
+        groups: dict[tuple[str, str, str], list[Unpushed]] = {}
+
+        def judged(repo: str) -> bool:  # the families' images are judged above, with the tag grammar
+            ref = parse_ref(repo)
+            return ref is None or fam.family(ref) is None
+
+        for pull in g.judged_pulls(judged):
+            if fam.family(pull.ref) is not None:
+                continue
+            if not ctx.audit and not ctx.is_added_line(pull.path, pull.line):
+                continue
+            miss = unpushed(g, pull)
+            if miss is None or not _ascend_repository(ctx, g, miss):
+                continue
+            stem = _stem(pull.ref.tag or "", miss.pushed) if miss.kind == "tag" else ""
+            groups.setdefault((miss.repository, miss.kind, stem), []).append(miss)
+        for (_repo, kind, _tag_stem), items in sorted(groups.items()):
+            items.sort(key=lambda m: (m.pull.path, m.pull.line))
+            first = items[0]
+            others = tuple(Related(m.pull.path, m.pull.line, "same cause") for m in items[1:])
+            yield self._namespace(ctx, first, others) if kind == "namespace" else self._unpushed_tag(first, others)
+
+    def _unpushed_tag(self, miss: Unpushed, others: tuple[Related, ...]) -> Hit:
+        shown = list(dict.fromkeys(f"`{p.shown}`" for p in miss.pushed))
+        where = places(sorted({f"{p.path}:{p.line}" for p in miss.pushed}))
+        also = f" ({len(others)} more place(s) pull the same way: {places(f'{r.path}:{r.line}' for r in others)})"
+        return Hit(
+            miss.pull.path,
+            miss.pull.line,
+            f"No build of this repository pushes `{miss.pull.ref.text}`: the builds push `{miss.repository}` as "
+            f"{', '.join(shown[:6])}{' ...' if len(shown) > 6 else ''} ({where}). A tag nobody pushes is missing, "
+            f"or an old copy that is never rebuilt.{also if others else ''} Pull a tag a build pushes.",
+            related=others,
+        )
+
+    def _namespace(self, ctx: Context, miss: Unpushed, others: tuple[Related, ...]) -> Hit:
+        repos = sorted({p.repository for p in miss.pushed})
+        where = places(sorted({f"{p.path}:{p.line}" for p in miss.pushed}))
+        suggestion = None
+        src = ctx.source(miss.pull.path)
+        written = miss.pull.ref.repository
+        if len(repos) == 1 and src is not None:
+            text = src.line(miss.pull.line)
+            name = repos[0].rsplit("/", 1)[1]
+            if text.count(written + ":") == 1:
+                suggestion = text.replace(written + ":", f"{written}/{name}:")
+        return Hit(
+            miss.pull.path,
+            miss.pull.line,
+            f"`{written}` is a namespace, not an image: no build pushes it (registries such as quay.io hold "
+            f"`namespace/name` repositories). The builds of this repository push {', '.join(f'`{r}`' for r in repos)} "
+            f"({where}); write the image's name.",
+            suggestion=suggestion,
+            related=others,
+        )
 
     # -- consumers pulling what nobody pushes -------------------------------------------------------------------
     def _consumers(self, ctx: Context, inv: Inventory) -> Iterator[Hit]:
@@ -220,3 +327,39 @@ def _changed_line(ctx: Context, prod: Product) -> tuple[str, int] | None:
         if best is None or score > best[0]:
             best = (score, (path, line))
     return best[1] if best else None
+
+
+def _stem(tag: str, pushed: tuple[object, ...]) -> str:
+    """The tag without a variant suffix the builds use (`v0.13.0-dev-a3` -> `v0.13.0-dev`): the twins of one
+    stale tag are one cause."""
+    suffixes = set()
+    for p in pushed:
+        shown = getattr(p, "shown", "")
+        if ">" in shown:
+            tail = shown.rsplit(">", 1)[1]
+            if tail.startswith("-"):
+                suffixes.add(tail)
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if tag.endswith(suffix):
+            return tag[: -len(suffix)]
+    return tag
+
+
+def _ascend_repository(ctx: Context, g: Graph, miss: Unpushed) -> bool:
+    """The pulled image is an Ascend one: the repository is Ascend-only, or a build pushing it is an Ascend
+    workflow or NPU script, or builds an Ascend Dockerfile."""
+    if ctx.ascend_only():
+        return True
+    repos = {p.repository for p in miss.pushed}
+    for p in miss.pushed:
+        if ctx.has_kind(p.path, ASCEND_WORKFLOW) or ctx.has_kind(p.path, NPU_SCRIPT):
+            return True
+    for b in g.builds:
+        if b.dockerfile is None or not ctx.has_kind(b.dockerfile, ASCEND_DOCKERFILE):
+            continue
+        for t in b.tags:
+            name = t.text.rsplit(":", 1)[0] if ":" in t.text.rsplit("/", 1)[-1] else t.text
+            ref = parse_ref(name) if WILD not in name else None  # the tag may be unknown, the repository not
+            if ref is not None and repository(ref) in repos:
+                return True
+    return False

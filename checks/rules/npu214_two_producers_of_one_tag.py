@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.builds import CallLeg, change_mentions, graph
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
@@ -83,6 +84,11 @@ class TwoProducersOfOneTag(Rule):
           type=ref,event=branch,suffix=-310p-openeuler
           type=ref,event=pr,suffix=-310p-openeuler
 
+    The legs of a job that calls a reusable image workflow (`uses: ./.github/workflows/build.yml` with a matrix
+    of `with:` values) are compared too, with the called workflow evaluated for each leg (its `inputs`, the
+    `$GITHUB_ENV` its steps write, its metadata-action rules): a leg whose entry lacks the `suffix` the others
+    set is reported on its matrix entry (vllm-ascend's 310P entries were pushed under the A2 tags).
+
     Fix: give every variant's rules the variant's suffix (in each rule or in `flavor: suffix=`).
 
     Not reported: rules whose tag or `enable=` is not known statically (other than by matrix values), builds
@@ -97,6 +103,45 @@ class TwoProducersOfOneTag(Rule):
     kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
+        yield from self._call_legs(ctx)
+        yield from self._same_workflow(ctx)
+
+    def _call_legs(self, ctx: Context) -> Iterator[Hit]:
+        """The legs of one call of a reusable image workflow (`uses: ./.github/workflows/build.yml` with a
+        matrix of `with:` values) whose tags come out the same: one leg's image overwrites the other's."""
+        wfs = frozenset({WORKFLOW, ASCEND_WORKFLOW})
+        if not change_mentions(ctx, ("uses: ./", "metadata-action", "suffix"), wfs):
+            return
+        g = graph(ctx, reads=wfs)
+        groups: dict[tuple[str, str, str, str], list[tuple[CallLeg, set[tuple[str, str]], list[str]]]] = {}
+        for lt in g.leg_tags:
+            known = [p for p in lt.produced if "<?>" not in p.shown]  # an unknown value is no shared tag
+            keys = {(_namespace(p.image), p.pattern.pattern) for p in known}
+            shown = list(dict.fromkeys(p.shown for p in known))
+            groups.setdefault((lt.leg.caller, lt.leg.job, lt.callee, lt.job), []).append((lt.leg, keys, shown))
+        for (_caller, job, callee, _cjob), items in sorted(groups.items()):
+            legs_seen: dict[int, tuple[CallLeg, set[tuple[str, str]], list[str]]] = {}
+            for leg, keys, shown in items:
+                prev = legs_seen.get(leg.line)
+                legs_seen[leg.line] = (leg, keys | (prev[1] if prev else set()), shown)
+            ordered = sorted(legs_seen.values(), key=lambda x: x[0].line)
+            for k, (leg, keys, _shown) in enumerate(ordered):
+                clash = [(o, keys & okeys) for o, okeys, _s in ordered[:k] if keys & okeys]
+                if not clash or not ctx.is_added_line(leg.caller, leg.line):
+                    continue
+                other, common = clash[0]
+                images = sorted({img for img, _p in common})
+                tags = list(dict.fromkeys(s for s in _shown_of(items, leg, common)))
+                yield Hit(
+                    leg.caller,
+                    leg.line,
+                    f"This matrix entry of job `{job}` ({leg.label or 'its leg'}) gets the same tags as "
+                    f"{other.label or 'another entry'} (line {other.line}) from `{callee}`: `{images[0]}` "
+                    f"{', '.join(f'`{t}`' for t in tags[:4])}. The two images overwrite each other under one tag. "
+                    "Give this entry its own suffix.",
+                )
+
+    def _same_workflow(self, ctx: Context) -> Iterator[Hit]:
         tags: list[_Tag] = []
         for path in workflow_paths(ctx, "head"):
             src = ctx.source(path)
@@ -375,3 +420,14 @@ def _template(rule: TagRule, flavor: dict[str, str]) -> tuple[str, str, str] | N
     if kind == "sha":
         readable = "<short sha>" if attrs.get("format", "short") == "short" else "<sha>"
     return prefix + body + suffix, prefix + readable + suffix, where
+
+
+def _shown_of(
+    items: list[tuple[CallLeg, set[tuple[str, str]], list[str]]], leg: CallLeg, common: set[tuple[str, str]]
+) -> list[str]:
+    """How the shared tags read (`<pep440 raw>`, `main`)."""
+    del common
+    for other, _keys, shown in items:
+        if other == leg:
+            return shown
+    return []

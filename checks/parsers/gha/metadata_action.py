@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from npu_review.checks.parsers.gha.workflow import Step
@@ -126,3 +127,210 @@ def literal_outside_templates(pattern: str) -> tuple[str, str]:
     if not spans:
         return "", ""
     return pattern[: spans[0][0]], pattern[spans[-1][1] :]
+
+
+# -- what the tags of a step can be -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Events:
+    """The events a workflow runs on, with the `push` branch and tag filters (globs; () when unfiltered)."""
+
+    triggers: frozenset[str]
+    branches: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Produced:
+    """One tag a metadata-action rule can give one image: `pattern` matches every tag it can be, `shown` is it
+    for a reader (`<pep440 version>-a3`), `exact` the tag when it is one known text."""
+
+    image: str
+    pattern: re.Pattern[str]
+    shown: str
+    line: int  # the rule's line
+    exact: str | None
+
+
+# What `{{raw}}` of a pep440 rule can be: a release version as projects tag it (`v0.9.1`, `v0.9.1rc1`, `0.9.1.post1`,
+# `v1.0.0.dev2`); PEP 440 also reads `-dev`-spelled versions, but a release tag is not written that way.
+# semver: https://semver.org (pre-release and build metadata after `-` / `+`).
+_VERSION = {
+    "pep440": r"v?\d+(?:\.\d+)*(?:[-.]?(?:a|b|rc|c|alpha|beta|pre|preview)\.?\d*)?(?:[-.]?post\.?\d*)?(?:\.dev\d*)?",
+    "semver": r"v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?",
+}
+_SANITIZE = re.compile(r"[^a-zA-Z0-9._-]+")  # what the action does to a ref before using it as a tag
+
+
+def _glob_regex(glob: str) -> str:
+    """A push filter (`releases/v*`, `main`) as a regex of the tag its ref becomes (`/` read as `-`)."""
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "*":
+            out.append(".*")
+            i += 2 if glob[i : i + 2] == "**" else 1
+            continue
+        out.append("." if c == "?" else re.escape(_SANITIZE.sub("-", c)))
+        i += 1
+    return "".join(out)
+
+
+def _refs(filters: tuple[str, ...]) -> str:
+    positive = [f for f in filters if not f.startswith("!")]
+    return "(?:" + "|".join(_glob_regex(f) for f in positive) + ")" if positive else ".+"
+
+
+def produced_tags(step: Step, resolve: Callable[[str, int], str | None], events: Events) -> list[Produced] | None:
+    """Every tag the step's rules can give each of its images, for one leg (`resolve` puts in its `${{ }}`
+    values; None for what stays unknown). None when the images themselves are not known."""
+    images = _images(step, resolve)
+    if images is None:
+        return None
+    flavor = _flavor(step, resolve)
+    out: list[Produced] = []
+    latest = flavor.get("latest", "auto")
+    for rule in tag_rules(step):
+        got = _rule_pattern(rule, resolve, events, flavor)
+        if got is None:
+            continue
+        for regex, shown, exact in got:
+            for image in images:
+                out.append(Produced(image, re.compile(regex), shown, rule.line, exact))
+        if rule.type in ("semver", "pep440", "match") and latest in ("auto", "true") and "push" in events.triggers:
+            for image in images:
+                out.append(Produced(image, re.compile("latest"), "latest", rule.line, "latest"))
+    if latest == "true":
+        for image in images:
+            out.append(Produced(image, re.compile("latest"), "latest", 0, "latest"))
+    return out
+
+
+def _images(step: Step, resolve: Callable[[str, int], str | None]) -> list[str] | None:
+    node = step.with_.get("images")
+    if node is None or not node.is_scalar:
+        return None
+    out: list[str] = []
+    for line, text in node.text_lines():
+        for part in text.split("\n"):
+            item = part.strip()
+            if not item or item.startswith("#"):
+                continue
+            fields = [f.strip() for f in item.split(",")]
+            name = fields[0]
+            for f in fields:
+                key, eq, value = f.partition("=")
+                if eq and key.strip() == "name":
+                    name = value.strip()
+                elif eq and key.strip() == "enable":
+                    decided = resolve(value.strip(), line)
+                    if decided is not None and decided.strip().lower() == "false":
+                        name = ""
+            if not name:
+                continue
+            resolved = resolve(name, line)
+            if resolved is None:
+                return None
+            out.append(resolved.strip().lower())
+    return out
+
+
+def _flavor(step: Step, resolve: Callable[[str, int], str | None]) -> dict[str, str]:
+    node = step.with_.get("flavor")
+    out: dict[str, str] = {}
+    if node is None or not node.is_scalar:
+        return out
+    for line, text in node.text_lines():
+        for part in text.split(","):
+            key, eq, value = part.partition("=")
+            if eq:
+                resolved = resolve(value.strip(), line)
+                out[key.strip().lower()] = "\x00" if resolved is None else resolved
+    return out
+
+
+def _rule_pattern(
+    rule: TagRule, resolve: Callable[[str, int], str | None], events: Events, flavor: dict[str, str]
+) -> list[tuple[str, str, str | None]] | None:
+    """(regex, shown, exact) of the tags one rule gives; None when the rule gives none for these events."""
+    attrs = {}
+    for key, value in rule.attrs.items():
+        resolved = resolve(value, rule.line) if "${{" in value else value
+        attrs[key] = "\x00" if resolved is None else resolved
+    enable = attrs.get("enable", "true").strip().lower()
+    if enable == "false":
+        return None
+    prefix = attrs.get("prefix", flavor.get("prefix", ""))
+    suffix = attrs.get("suffix", flavor.get("suffix", ""))
+    kind = attrs.get("type", "raw")
+    trig = events.triggers
+    if kind == "ref":
+        event = attrs.get("event", "")
+        if event == "branch":
+            on_branch = trig & {"push", "workflow_dispatch", "schedule", "workflow_run", "repository_dispatch"}
+            if not on_branch:
+                return None
+            body, shown = (_refs(events.branches) if on_branch == {"push"} else ".+"), "<branch>"
+        elif event == "tag":
+            if "push" not in trig and "release" not in trig and "workflow_dispatch" not in trig:
+                return None
+            on_tag = trig & {"push", "release", "workflow_dispatch"}
+            body, shown = (_refs(events.tags) if on_tag == {"push"} else ".+"), "<git tag>"
+        elif event == "pr":
+            if not trig & {"pull_request", "pull_request_target"}:
+                return None
+            body, shown = r"pr-\d+", "pr-<number>"
+        else:
+            return None
+    elif kind in ("semver", "pep440"):
+        if "value" not in attrs and not trig & {"push", "release", "workflow_dispatch"}:
+            return None
+        pattern = attrs.get("pattern", "{{version}}")
+        version = _VERSION[kind]
+        if "\x00" in attrs.get("value", ""):
+            version = ".+"
+        body = re.escape(pattern)
+        for name, regex in (
+            ("raw", version),
+            ("version", version.replace("v?", "", 1)),
+            ("major", r"\d+"),
+            ("minor", r"\d+"),
+            ("patch", r"\d+"),
+        ):
+            body = body.replace(re.escape("{{" + name + "}}"), regex).replace(re.escape("{{ " + name + " }}"), regex)
+        body = re.sub(r"\\\{\\\{.*?\\\}\\\}", ".+", body)
+        shown = re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: f"<{kind} {m.group(1)}>", pattern)
+    elif kind == "match":
+        body, shown = ".+", "<match>"
+    elif kind == "schedule":
+        if "schedule" not in trig:
+            return None
+        pattern = attrs.get("pattern", "nightly")
+        body = re.sub(r"\\\{\\\{.*?\\\}\\\}", ".+", re.escape(pattern))
+        shown = pattern
+    elif kind == "sha":
+        short = attrs.get("format", "short") != "long"
+        if "prefix" not in attrs and "prefix" not in flavor:
+            prefix = "sha-"
+        body, shown = (r"[0-9a-f]{7}" if short else r"[0-9a-f]{40}"), "<sha>"
+    elif kind == "edge":
+        body, shown = "edge", "edge"
+    elif kind == "raw":
+        value = attrs.get("value", "")
+        if not value:
+            return None
+        body, shown = (
+            "\x00".join(re.escape(p) for p in value.split("\x00")).replace("\x00", ".+"),
+            value.replace("\x00", "<?>"),
+        )
+    else:
+        return None
+    exact = None
+    regex_prefix = ".*" if "\x00" in prefix else re.escape(prefix)
+    regex_suffix = ".*" if "\x00" in suffix else re.escape(suffix)
+    if kind in ("raw", "edge", "schedule") and "\x00" not in prefix + suffix + shown and re.escape(shown) == body:
+        exact = prefix + shown + suffix
+    shown_all = prefix.replace("\x00", "<?>") + shown + suffix.replace("\x00", "<?>")
+    return [(regex_prefix + body + regex_suffix, shown_all, exact)]

@@ -49,11 +49,12 @@ class Job:
     def field(self, key: str) -> Node | None:
         return self.node.get(key)
 
-    def combinations(self) -> list[dict[str, str]] | None:
-        """Matrix legs (one empty dict without a matrix); None when the matrix is not static."""
+    def combinations(self, objects: bool = False) -> list[dict[str, str]] | None:
+        """Matrix legs (one empty dict without a matrix); None when the matrix is not static. With `objects`,
+        a matrix value that is a mapping of scalars is kept as dotted keys (see matrix_combinations)."""
         if self.matrix_node is None:
             return [{}]
-        return matrix_combinations(self.matrix_node)
+        return matrix_combinations(self.matrix_node, objects)
 
 
 @dataclass
@@ -156,13 +157,34 @@ def matrix_product(axes: Sequence[tuple[str, Sequence[T]]], limit: int) -> list[
     return [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(v for _, v in axes))] if axes else []
 
 
-def matrix_combinations(matrix: Node) -> list[dict[str, str]] | None:
+OBJECT = "\x01object"  # the value of `NAME.` in a leg whose `NAME` is a mapping (see matrix_combinations)
+
+
+def _object_value(key: str, node: Node) -> dict[str, str] | None:
+    """A mapping of scalars as dotted keys: {"meta.": OBJECT, "meta.name": "A2", ...}; None otherwise."""
+    if not node.is_map:
+        return None
+    out = {f"{key}.": OBJECT}
+    for k, _, v in node.entries():
+        sv = _matrix_value(v)
+        if sv is None:
+            return None
+        out[f"{key}.{k}"] = sv
+    return out
+
+
+def matrix_combinations(matrix: Node, objects: bool = False) -> list[dict[str, str]] | None:
     """GitHub's expansion: product of the axes, minus `exclude`, then `include` extends or adds legs.
 
-    None when the matrix is dynamic (`${{ fromJSON(...) }}`), holds non-scalar values, or is too large.
+    None when the matrix is dynamic (`${{ fromJSON(...) }}`), holds non-scalar values, or is too large. With
+    `objects`, an axis whose values are mappings of scalars (`build: [{name: A2, file: Dockerfile}, ...]`) is
+    kept: each leg holds `build.name`, `build.file`, ... and `build.` (OBJECT), so that `matrix.build.suffix`
+    of an entry without `suffix` reads as empty, as GitHub reads a missing property.
     """
     if not matrix.is_map:
         return None
+    if objects:
+        return _object_combinations(matrix)
     axes: list[tuple[str, list[str]]] = []
     include: list[dict[str, str]] = []
     exclude: list[dict[str, str]] = []
@@ -214,6 +236,64 @@ def matrix_combinations(matrix: Node) -> list[dict[str, str]] | None:
     return combos or [{}]
 
 
+def _object_combinations(matrix: Node) -> list[dict[str, str]] | None:
+    """matrix_combinations with mapping values kept as dotted keys (only the axes; an `include` or `exclude`
+    holding mappings makes the matrix unknown)."""
+    axes: list[tuple[str, list[dict[str, str]]]] = []
+    include: list[dict[str, str]] = []
+    exclude: list[dict[str, str]] = []
+    for key, _, value in matrix.entries():
+        if key in ("include", "exclude"):
+            if not value.is_seq:
+                return None
+            for item in value.items:
+                if not item.is_map:
+                    return None
+                leg: dict[str, str] = {}
+                for k, _, v in item.entries():
+                    sv = _matrix_value(v)
+                    if sv is None:
+                        return None
+                    leg[k] = sv
+                (include if key == "include" else exclude).append(leg)
+            continue
+        if not value.is_seq:
+            return None
+        values: list[dict[str, str]] = []
+        for item in value.items:
+            sv = _matrix_value(item)
+            obj = _object_value(key, item) if sv is None else {key: sv}
+            if obj is None:
+                return None
+            values.append(obj)
+        axes.append((key, values))
+    product = matrix_product(axes, MAX_COMBINATIONS)
+    if product is None:
+        return None
+    combos: list[dict[str, str]] = []
+    for chosen in product:
+        merged: dict[str, str] = {}
+        for part in chosen.values():
+            merged.update(part)
+        combos.append(merged)
+    combos = [c for c in combos if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
+    originals = {k for k, _ in axes}
+    base_count = len(combos)
+    for inc in include:
+        matched = False
+        for c in combos[:base_count]:
+            if all(c.get(k) == v for k, v in inc.items() if k in originals) and all(
+                k not in c or c[k] == v for k, v in inc.items() if k not in originals
+            ):
+                c.update(inc)
+                matched = True
+        if not matched:
+            combos.append(dict(inc))
+    if len(combos) > MAX_COMBINATIONS:
+        return None
+    return combos or [{}]
+
+
 # -- scopes: what `${{ env.X }}` etc. mean at a given place ---------------------------------------------------------
 
 
@@ -227,6 +307,10 @@ class Scope:
     step_outputs: dict[str, dict[str, list[Val]]] = field(default_factory=dict)
     needs_outputs: Callable[[str, str], list[Val] | None] | None = None
     extra_env: dict[str, Node] = field(default_factory=dict)
+    # Values written to `$GITHUB_ENV` by earlier steps of the job, and a called workflow's `inputs` (None: the
+    # workflow is not evaluated for a known call, its inputs are unknown).
+    runtime_env: dict[str, list[Val]] = field(default_factory=dict)
+    inputs: dict[str, list[Val]] | None = None
 
     def env_nodes(self) -> dict[str, Node]:
         merged = dict(self.workflow.env)
@@ -237,6 +321,8 @@ class Scope:
 
     def lookup(self, ctx: str, parts: tuple[str, ...], _depth: int = 0) -> list[Val] | None:
         if ctx == "env" and len(parts) == 1:
+            if parts[0] in self.runtime_env and parts[0] not in self.extra_env:
+                return self.runtime_env[parts[0]]
             node = self.env_nodes().get(parts[0])
             if node is None or not node.is_scalar or _depth > 5:
                 return None
@@ -249,6 +335,11 @@ class Scope:
             if self.combo is None or parts[0] not in self.combo:
                 return None
             return [Val(self.combo[parts[0]])]
+        if ctx == "matrix" and len(parts) == 2 and self.combo is not None and f"{parts[0]}." in self.combo:
+            return [Val(self.combo.get(f"{parts[0]}.{parts[1]}", ""))]  # a missing property reads as empty
+        if ctx == "inputs" and len(parts) == 1 and self.inputs is not None:
+            low = parts[0].lower()
+            return next((v for k, v in self.inputs.items() if k.lower() == low), None)
         if ctx == "steps" and len(parts) == 3 and parts[1] == "outputs":
             return self.step_outputs.get(parts[0], {}).get(parts[2])
         if ctx == "needs" and len(parts) == 3 and parts[1] == "outputs" and self.needs_outputs is not None:
@@ -260,14 +351,17 @@ class Scope:
         return substitute(node.value, self.lookup, (self.workflow.path, node.line))
 
 
-def legs(workflow: Workflow, job: Job) -> Iterator[Scope]:
-    """One Scope per matrix leg of `job` (a single leg with unknown matrix values when the matrix is dynamic)."""
-    combos = job.combinations()
+def legs(
+    workflow: Workflow, job: Job, objects: bool = False, inputs: dict[str, list[Val]] | None = None
+) -> Iterator[Scope]:
+    """One Scope per matrix leg of `job` (a single leg with unknown matrix values when the matrix is dynamic).
+    `objects`: see matrix_combinations; `inputs`: the called workflow's inputs for one call."""
+    combos = job.combinations(objects)
     if combos is None:
-        yield Scope(workflow, job, None)
+        yield Scope(workflow, job, None, inputs=inputs)
         return
     for combo in combos:
-        yield Scope(workflow, job, combo)
+        yield Scope(workflow, job, combo, inputs=inputs)
 
 
 def env_mapping(scope: Scope, nodes: Mapping[str, Node]) -> dict[str, list[Val]]:
