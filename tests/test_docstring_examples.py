@@ -371,6 +371,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU311": Scaffold(_DF, _FROM + _VLLM_ASCEND + "RUN {example}\n    true\n"),
     "NPU312": Scaffold("requirements-npu.txt", "{example}\n"),
     "NPU313": Scaffold("docker/Dockerfile", "{example}\n"),
+    "NPU321": Scaffold("requirements-npu.txt", "{example}\n"),
     "NPU401": Scaffold(
         "verl/trainer/ppo/ray_trainer.py",
         "from verl.single_controller.ray.base import RayWorkerGroup\n\n\n"

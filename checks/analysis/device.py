@@ -106,3 +106,23 @@ def _ascend_jobs(ctx: Context, path: str, rev: str) -> frozenset[str] | None:
         if ascend.workflow_is_ascend("\n".join(src.line(n) for n in range(job.node.line, job.node.end_line + 1)), m)
     )
     return found or None
+
+
+def npu_project(ctx: Context) -> bool:
+    """The repository is about Ascend as a whole: Ascend-only by its package's name (`vllm_ascend/`), or its own
+    top-level package is an Ascend package by the install markers (`torch_npu/` of Ascend/pytorch)."""
+
+    def decide() -> bool:
+        if ctx.ascend_only():
+            return True
+        m = ascend.markers(ctx.facts.ascend_content)
+        if m.install is None:
+            return False
+        for path in ctx.head_paths():
+            parts = path.split("/")
+            top = len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")
+            if parts[-1] == "__init__.py" and top and m.install.fullmatch(parts[-2]):
+                return True
+        return False
+
+    return ctx.memo(("npu-project", "head", ""), decide)

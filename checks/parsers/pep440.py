@@ -81,3 +81,19 @@ def spec_allows(specs: tuple[tuple[str, str], ...], version: str) -> bool | None
         if not ok:
             return False
     return True
+
+
+# PEP 440 Appendix B's regular expression (the canonical grammar pip accepts, case-insensitive).
+_PEP440 = re.compile(
+    r"v?(?:(?:[0-9]+)!)?[0-9]+(?:\.[0-9]+)*"
+    r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?"
+    r"(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?"
+    r"(?:[-_.]?dev[-_.]?[0-9]*)?"
+    r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?",
+    re.IGNORECASE,
+)
+
+
+def is_version(text: str) -> bool:
+    """True when `text` is a version PEP 440 accepts (`2.7.1`, `2.9.0.post2`, `0.22.0.dev20250409`, `1.0+cpu`)."""
+    return _PEP440.fullmatch(text.strip()) is not None

@@ -53,6 +53,7 @@ from npu_review.checks.rules.npu313_arg_used_before_declared import ArgUsedBefor
 from npu_review.checks.rules.npu314_build_mirror_config_persisted import BuildMirrorConfigPersisted
 from npu_review.checks.rules.npu315_version_never_published import VersionNeverPublished
 from npu_review.checks.rules.npu316_cann_package_file_unknown import CannPackageFileUnknown
+from npu_review.checks.rules.npu321_requirements_file_invalid import RequirementsFileInvalid
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -107,6 +108,7 @@ RULES = (
     BuildMirrorConfigPersisted,
     VersionNeverPublished,
     CannPackageFileUnknown,
+    RequirementsFileInvalid,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
