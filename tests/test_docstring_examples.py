@@ -351,6 +351,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("tests/e2e/nightly/multi_node/external_dp/config/Kimi-K2.6-W4A8-64k-1k-TPOT50-PD.yaml", "x: 1\n"),),
     ),
     "NPU217": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
+    "NPU227": Scaffold(_WF, _JOB, "    "),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),

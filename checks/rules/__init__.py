@@ -37,6 +37,7 @@ from npu_review.checks.rules.npu216_concurrency_group_collision import Concurren
 from npu_review.checks.rules.npu217_cache_restored_without_content_hash import CacheRestoredWithoutContentHash
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
+from npu_review.checks.rules.npu227_environment_stack_disagrees import EnvironmentStackDisagrees
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -92,6 +93,7 @@ RULES = (
     CacheRestoredWithoutContentHash,
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
+    EnvironmentStackDisagrees,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
