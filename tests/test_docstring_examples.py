@@ -407,6 +407,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
             ("docker/ascend/Dockerfile.ascend_9.1.0_a3", _FROM.replace("-910b-", "-a3-")),
         ),
     ),
+    "NPU504": Scaffold("docs/install_guide.md", "# Install guide\n\n{example}\n"),
     "NPU314": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU315": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU316": Scaffold(_DF, _FROM + "{example}\n"),

@@ -516,6 +516,7 @@ class Facts:
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())
+    guide_components: GuideComponents = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -544,3 +545,19 @@ def sections(scope: str) -> tuple[str, ...]:
 def sourced_sections() -> tuple[str, ...]:
     """The universal sections bench/facts/refresh.py writes (checks/facts/sourced.json), in declaration order."""
     return tuple(f.name for f in fields(Facts) if f.metadata.get("sourced"))
+
+
+# -- appended sections (universal) ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuideComponents(Section):
+    """How install guides name the components of an Ascend stack (analysis.guides)."""
+
+    names: Mapping[str, tuple[str, ...]]  # component -> names in tables (lower case, version words cut)
+    repos: Mapping[str, tuple[str, ...]]  # component -> git repositories that install it (last URL segment)
+    exact: tuple[str, ...]  # components whose tables state a full release (others: major.minor)
+    current_rows: tuple[str, ...]  # release-row labels that mean "what the commands install now"
+    branch_names: tuple[str, ...]  # column names of a torch_npu release branch (`v2.7.1-7.2.0`)
+    drop_words: tuple[str, ...]  # words cut from a table name before it is looked up (`版本`, `version`)
+    doc_version_pattern: Regex  # a CANN documentation URL's version segment (`canncommercial/83RC2/`)

@@ -60,6 +60,7 @@ from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundR
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
 from npu_review.checks.rules.npu502_broken_repo_link import BrokenRepoLink
 from npu_review.checks.rules.npu503_version_table_inconsistent import VersionTableInconsistent
+from npu_review.checks.rules.npu504_install_guide_versions_disagree import InstallGuideVersionsDisagree
 
 RULES = (
     GraphModeWithTaskQueue2,
@@ -116,4 +117,5 @@ RULES = (
     InvisibleUnicodeInPath,
     BrokenRepoLink,
     VersionTableInconsistent,
+    InstallGuideVersionsDisagree,
 )
