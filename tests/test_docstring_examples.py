@@ -352,6 +352,10 @@ SCAFFOLDS: dict[str, Scaffold] = {
     ),
     "NPU217": Scaffold(_WF, _JOB.replace("{example}", "    steps:\n{example}"), "      "),
     "NPU227": Scaffold(_WF, _JOB, "    "),
+    "NPU228": Scaffold("tests/special_npu/run_sft_sp2.sh", "set -x\n{example}\n"),
+    "NPU229": Scaffold(
+        "docs/tutorials/deepseek.md", "# DeepSeek\n\n{example}\n", others=(("vllm_ascend/__init__.py", ""),)
+    ),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),

@@ -517,6 +517,7 @@ class Facts:
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())
     guide_components: GuideComponents = field(metadata=_universal())
+    ascend_devices: AscendDevices = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -561,3 +562,15 @@ class GuideComponents(Section):
     branch_names: tuple[str, ...]  # column names of a torch_npu release branch (`v2.7.1-7.2.0`)
     drop_words: tuple[str, ...]  # words cut from a table name before it is looked up (`版本`, `version`)
     doc_version_pattern: Regex  # a CANN documentation URL's version segment (`canncommercial/83RC2/`)
+
+
+@dataclass(frozen=True)
+class AscendDevices(Section):
+    """Ascend devices as launch commands and docs meet them (NPU228, NPU229)."""
+
+    node_npus: Mapping[str, int]  # device -> NPUs one server node shows a process (chips; dies on A3)
+    max_node_npus: int  # the most any Ascend server node has
+    doc_names: Mapping[str, tuple[str, ...]]  # device -> how docs name it (lower case, whole words)
+    tag_tokens: Mapping[str, tuple[str, ...]]  # device -> its token in an image tag (split on `-`)
+    parallel_keys: tuple[str, ...]  # launcher config keys (last part) that each need that many NPUs
+    model_parallel_keys: tuple[str, ...]  # of those, the ones whose product one model replica needs

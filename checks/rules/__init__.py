@@ -38,6 +38,8 @@ from npu_review.checks.rules.npu217_cache_restored_without_content_hash import C
 from npu_review.checks.rules.npu218_reusable_workflow_input_not_forwarded import ReusableWorkflowInputNotForwarded
 from npu_review.checks.rules.npu219_ci_image_version_drift import CiImageVersionDrift
 from npu_review.checks.rules.npu227_environment_stack_disagrees import EnvironmentStackDisagrees
+from npu_review.checks.rules.npu228_device_count_exceeded import DeviceCountExceeded
+from npu_review.checks.rules.npu229_device_variant_mismatch import DeviceVariantMismatch
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -95,6 +97,8 @@ RULES = (
     ReusableWorkflowInputNotForwarded,
     CiImageVersionDrift,
     EnvironmentStackDisagrees,
+    DeviceCountExceeded,
+    DeviceVariantMismatch,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
