@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES, ascend_text
 from npu_review.checks.context import Context, SourceFile
@@ -62,6 +62,13 @@ class Said:
     how: str  # for messages: "the version table's master row", "`git checkout core_v0.12.1`"
     commented: bool = False
     ref: str = ""  # a command's git ref or pin as written (what the change-aware check compares)
+    # The headings above it: a command's own; for a table, those of the part of the guide it speaks for (its
+    # own section's parent: a "Dependencies" table covers its sibling "Install" sections).
+    scope: tuple[str, ...] = ()
+
+    def covers(self, other: Said) -> bool:
+        """The statement (a table) speaks for the part of the guide `other` (a command) is in."""
+        return other.scope[: len(self.scope)] == self.scope
 
 
 @dataclass
@@ -222,6 +229,8 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
         guide.commands.extend(_block_commands(ctx, block))
     _cann_links(ctx, doc, guide)
     _links(ctx, doc, guide)
+    guide.tables = [replace(t, scope=doc.section(t.line)[:-1]) for t in guide.tables]
+    guide.commands = [replace(c, scope=doc.section(c.line)) for c in guide.commands]
     if not (guide.tables or guide.commands or guide.rows or guide.cann_links):
         return None
     return guide

@@ -151,7 +151,9 @@ def line_error(text: str) -> LineError | None:
         name = w.split("=", 1)[0]
         if name.startswith("-") and not name.startswith("--") and len(name) > 2:
             name = name[:2]
-        if w.startswith("-") and name not in REQUIREMENT_OPTIONS:
+        # pip parses what follows a requirement with its whole requirements-file option parser: an option of
+        # a line of its own passes there too; one the parser lacks (`--no-deps`) stops the file.
+        if w.startswith("-") and name not in REQUIREMENT_OPTIONS and name not in FILE_OPTIONS:
             return LineError("option", name)
     req = " ".join(words[:k]).split(";", 1)[0].strip()
     if not req or "://" in req or "/" in req or req.startswith((".", "~")) or req.endswith(_ARCHIVE) or "@" in req:

@@ -134,13 +134,11 @@ def _place(ctx: Context, path: str, lines: list[int]) -> int:
 
 def _tables_vs_commands(ctx: Context, guide: Guide) -> Iterator[Hit]:
     stale: dict[int, list[tuple[Said, Said]]] = {}  # table line -> (table value, what the commands install)
-    for comp in dict.fromkeys(s.component for s in guide.tables):
-        ref = reference(guide.commands, comp, ctx)
-        if ref is None:
-            continue
-        for said in guide.tables:
-            if said.component == comp and agree(ctx, comp, said.value, ref.value) is False:
-                stale.setdefault(said.line, []).append((said, ref))
+    for said in guide.tables:
+        # The commands of the part of the guide the table speaks for (not another backend's section).
+        ref = reference([c for c in guide.commands if said.covers(c)], said.component, ctx)
+        if ref is not None and agree(ctx, said.component, said.value, ref.value) is False:
+            stale.setdefault(said.line, []).append((said, ref))
     for line, pairs in sorted(stale.items()):
         table = pairs[0][0]
         cmds = [c for _, c in pairs]
@@ -196,9 +194,10 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
             builds = known.cann.get(cann.value)
             build = torch_npu_build(npu.value)
             same = [b for b in builds or () if _release3(b) == base]
-            if same and build not in builds:  # type: ignore[operator]
-                made = known.built_for(npu.value)
-                also = f" ({build} is the CANN {made} build)" if made else ""
+            made = known.built_for(npu.value)
+            # Only a build the facts place on another CANN: one they do not list may be a refresh of this one.
+            if same and made is not None and made != cann.value:
+                also = f" ({build} is the CANN {_cann(made)} build)"
                 problems.append(
                     f"CANN {_cann(cann.value)}'s torch_npu for torch {'.'.join(map(str, base))} is {same[0]}, not "
                     f"{npu.shown}{also}"
@@ -296,24 +295,26 @@ def _moved_commands(ctx: Context, src: SourceFile, guide: Guide) -> Iterator[Hit
     before = guide_stack(ctx, base_src, rev="base")
     if before is None:
         return
-    for comp in dict.fromkeys(s.component for s in guide.tables):
-        old = [s for s in before.commands if s.component == comp and not s.commented]
-        new = [s for s in guide.commands if s.component == comp and not s.commented]
+    for table in guide.tables:
+        comp = table.component
+        if ctx.is_added_line(src.path, table.line):
+            continue
+        was = next((t for t in before.tables if t.component == comp and t.value == table.value), None)
+        if was is None:
+            continue
+        old = [s for s in before.commands if s.component == comp and not s.commented and was.covers(s)]
+        new = [s for s in guide.commands if s.component == comp and not s.commented and table.covers(s)]
         if not old or not new or old[-1].ref == new[-1].ref or not ctx.is_added_line(src.path, new[-1].line):
             continue
-        for table in guide.tables:
-            if table.component != comp or ctx.is_added_line(src.path, table.line):
-                continue
-            was = next((t for t in before.tables if t.component == comp and t.value == table.value), None)
-            if was is None or agree(ctx, comp, was.value, old[-1].value) is not True:
-                continue
-            if agree(ctx, comp, table.value, new[-1].value) is not None:
-                continue  # a known disagreement is _tables_vs_commands' to report
-            yield Hit(
-                src.path,
-                new[-1].line,
-                f"This change moves {comp} from `{old[-1].ref}` to `{new[-1].ref}`, but {table.how} still says "
-                f"{table.shown}, the release the old commands installed. Update the table to what "
-                f"`{new[-1].ref}` is (or name the commit there).",
-                related=(Related(src.path, table.line, "the table"),),
-            )
+        if agree(ctx, comp, was.value, old[-1].value) is not True:
+            continue
+        if agree(ctx, comp, table.value, new[-1].value) is not None:
+            continue  # a known disagreement is _tables_vs_commands' to report
+        yield Hit(
+            src.path,
+            new[-1].line,
+            f"This change moves {comp} from `{old[-1].ref}` to `{new[-1].ref}`, but {table.how} still says "
+            f"{table.shown}, the release the old commands installed. Update the table to what "
+            f"`{new[-1].ref}` is (or name the commit there).",
+            related=(Related(src.path, table.line, "the table"),),
+        )
