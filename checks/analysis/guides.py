@@ -1,7 +1,7 @@
 """Install guides' stacks: the versions a guide (or a README) states for each component in its tables, and the
 ones the commands of its code blocks install, each with its line.
 
-    guide = guide_stack(ctx, src)              # None: no version table and no install command
+    guide = guide_stack(ctx, src)              # None: not a doc about Ascend
     guide.tables                                # Said of the current rows and the dependency tables
     guide.commands                              # Said of `pip install x==v`, wheels, git refs, CANN installers
     guide.rows                                  # every table row, its cells by component (and its table's line)
@@ -19,8 +19,9 @@ whose current row is the one labelled master/main/latest, or its only row. Compo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES, ascend_text
 from npu_review.checks.context import Context, SourceFile
@@ -75,10 +76,15 @@ class Said:
 class Guide:
     path: str
     tables: list[Said] = field(default_factory=list)
-    commands: list[Said] = field(default_factory=list)
     rows: list[tuple[int, dict[str, Said]]] = field(default_factory=list)  # (the table's line, cells)
     cann_links: list[tuple[int, str, str, str]] = field(default_factory=list)  # line, said, linked, as linked
     links: list[str] = field(default_factory=list)  # repository paths of the documents it links
+    # The commands are read on first use: most docs have code blocks, few have a table to compare them with.
+    _read_commands: Callable[[], list[Said]] | None = field(default=None, repr=False)
+
+    @cached_property
+    def commands(self) -> list[Said]:
+        return self._read_commands() if self._read_commands is not None else []
 
 
 # -- versions ------------------------------------------------------------------------------------------------------
@@ -221,18 +227,19 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     tables = list(doc.tables) + (html_tables(doc) if flavor == "md" else [])
     for table in tables:
         _read_table(ctx, doc, table, guide)
-    blocks = [
-        b if b.language != "console" and b.language != "shell-session" else console_commands(b)
-        for b in shell_blocks(text, flavor, DOC_LANGUAGES)
-    ]
-    for block in blocks:
-        guide.commands.extend(_block_commands(ctx, block))
+
+    def read_commands() -> list[Said]:
+        blocks = [
+            b if b.language != "console" and b.language != "shell-session" else console_commands(b)
+            for b in shell_blocks(text, flavor, DOC_LANGUAGES)
+        ]
+        found = [said for block in blocks for said in _block_commands(ctx, block)]
+        return [replace(c, scope=doc.section(c.line)) for c in found]
+
+    guide._read_commands = read_commands
     _cann_links(ctx, doc, guide)
     _links(ctx, doc, guide)
     guide.tables = [replace(t, scope=doc.section(t.line)[:-1]) for t in guide.tables]
-    guide.commands = [replace(c, scope=doc.section(c.line)) for c in guide.commands]
-    if not (guide.tables or guide.commands or guide.rows or guide.cann_links):
-        return None
     return guide
 
 
