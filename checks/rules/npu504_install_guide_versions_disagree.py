@@ -119,6 +119,12 @@ def _cann(version: str) -> str:
     return re.sub(r"\.rc(\d)", r".RC\1", version)
 
 
+def _cann_line(version: str) -> tuple[str, ...]:
+    """A CANN release line: major.minor and its RC (`8.3.rc2` -> 8, 3, rc2; `9.0.1` -> 9, 0)."""
+    parts = version.split(".")
+    return tuple(parts[:2]) + tuple(p for p in parts[2:] if p.startswith("rc"))
+
+
 def _listed(items: list[str]) -> str:
     if len(items) > _SHOWN:
         return ", ".join(items[:_SHOWN]) + f" and {len(items) - _SHOWN} more"
@@ -218,8 +224,8 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
 
 def _cann_links(guide: Guide) -> Iterator[Hit]:
     for line, said, linked, raw in guide.cann_links:
-        if said == linked or linked.startswith(said + ".") or said.startswith(linked + "."):
-            continue
+        if _cann_line(said) == _cann_line(linked):
+            continue  # one release line: 9.0.1's HDK notes are 9.0.0's
         yield Hit(
             guide.path,
             line,
