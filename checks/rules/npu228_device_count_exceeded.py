@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from npu_review.checks.analysis.device import device_at, doc_regions, docker_npus, npu_project, npu_reading
 from npu_review.checks.analysis.launch import Serve, Size, World, model_groups, parallel_sizes, serve_of, world
@@ -86,7 +86,7 @@ class DeviceCountExceeded(Rule):
             if not any(f in src.text for f in ("-tp", "--tp", "parallel-size")):
                 return
             blocks = [b if b.language in SHELL_LANGUAGES else console_commands(b) for b in doc_command_blocks(ctx, src)]
-            yield from _serving(ctx, src, blocks, doc_regions(ctx, src))
+            yield from _once(ctx, list(_serving(ctx, src, blocks, doc_regions(ctx, src))))
             return
         if not any(w in src.text for w in ("parallel", "davinci", "-tp", "--tp", "nproc")):
             return
@@ -97,6 +97,20 @@ class DeviceCountExceeded(Rule):
         if "-tp" in src.text or "--tp" in src.text or "parallel-size" in src.text:
             block = Block("bash", tuple(enumerate(src.lines, 1)))
             yield from _serving(ctx, src, [block], [], doc=False)
+
+
+def _once(ctx: Context, hits: list[Hit]) -> list[Hit]:
+    """One finding for the same command copied in a doc (one per node of a multi-node setup): on a changed line
+    when there is one, naming the others."""
+    groups: dict[str, list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.message, []).append(hit)
+    out = []
+    for same in groups.values():
+        first = next((h for h in same if ctx.is_added_line(h.path, h.line)), same[0])
+        others = tuple(Related(h.path, h.line, "the same command") for h in same if h is not first)
+        out.append(replace(first, related=first.related + others) if others else first)
+    return out
 
 
 # -- training launches ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from npu_review.checks.analysis.guides import Guide, Said, agree, guide_stack, reference
 from npu_review.checks.analysis.stacks import tables, torch_npu_build
@@ -87,6 +88,9 @@ class InstallGuideVersionsDisagree(Rule):
     context_kinds = frozenset({DOCS})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
+        return _one_per_cause(ctx, list(self._hits(ctx)))
+
+    def _hits(self, ctx: Context) -> Iterator[Hit]:
         touched = {p for p in ctx.paths_of_kind(DOCS) if ctx.touched(p)} if not ctx.audit else None
         for path in ctx.paths_of_kind(DOCS):
             src = ctx.source(path)
@@ -104,6 +108,20 @@ class InstallGuideVersionsDisagree(Rule):
                 if touched is not None:
                     yield from _moved_commands(ctx, src, guide)
             yield from _linked_guides(ctx, guide, touched)
+
+
+def _one_per_cause(ctx: Context, hits: list[Hit]) -> list[Hit]:
+    """The same statement in two docs (a README and its translation, a guide copied per language) is one cause:
+    one finding, on a changed line when there is one, naming the other places."""
+    groups: dict[str, list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault(re.sub(r"\(?\blines? \d+(?:-\d+)?\)?", "", hit.message), []).append(hit)
+    out: list[Hit] = []
+    for same in groups.values():
+        first = next((h for h in same if ctx.is_added_line(h.path, h.line)), same[0])
+        others = tuple(Related(h.path, h.line, "the same") for h in same if h is not first)
+        out.append(replace(first, related=first.related + others) if others else first)
+    return out
 
 
 def _links_any(src: SourceFile, paths: set[str]) -> bool:
