@@ -147,7 +147,7 @@ def _named_canns(ctx: Context, src: SourceFile, legs: list[JobLeg]) -> Iterator[
             seen.add(named.line)
             line = ctx.first_added(src.path, [named.line, image.line])
             said = f"This {named.how}" if line == named.line else f"The job's {named.how} (line {named.line})"
-            there = f"a CANN {image.value} container (line {image.line})" if line == named.line else "this container"
+            there = f"a CANN {image.value} container" + (f" (line {image.line})" if line == named.line else "")
             yield Hit(
                 src.path,
                 line,
