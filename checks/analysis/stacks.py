@@ -1,6 +1,15 @@
 """The Ascend stack of each environment: which CANN, torch, torch_npu and torchvision a Dockerfile stage or a CI
 job runs with, each value with the line that states it (ARG defaults substituted, requirements an image installs
-followed), and the compatibility tables they are judged by."""
+followed), and the compatibility tables they are judged by.
+
+What one environment states about itself in several places (analysis for NPU227):
+    job_legs(ctx, wf, job)        # per matrix leg: the container's CANN, device, OS, Python (image_stack), the
+                                  # CANN its cache keys, artifact names and env values name, the Pythons its
+                                  # commands address
+    builds(ctx)                   # each workflow build of a Dockerfile with the platforms it targets
+    arch_files(df)                # the single-architecture installers, wheels and archives a Dockerfile names
+    moved_commits(ctx, kinds)     # commit pins a change moved in some files and left in others
+Install guides' stacks are analysis.guides'."""
 
 from __future__ import annotations
 
