@@ -46,17 +46,24 @@ class InstallGuideVersionsDisagree(Rule):
       installers (`Ascend-cann-toolkit_8.2.RC1_linux-aarch64.run`). torch, torch_npu, torchvision, CANN and
       Python are compared by full release (`2.7.1` is not `2.7.0`; `2.7.1.post2` is `2.7.1`), other components
       by major.minor (a table's `Core 0.12.0` names the line `core_v0.12.1` is on);
-    * a README's (or any doc's) dependency table against the install guide it links;
+    * a README's dependency table against the install guide it links (a link whose name or line says
+      install, setup or quick start);
     * each row of a table with its own cells: torch_npu built for another torch than the row's PyTorch (its
-      version, or its `v<torch>-<release>` branch), or a torch_npu that the row's CANN has another build of
-      (facts: `cann_torch_npu`);
+      version, or its `v<torch>-<release>` branch), or, in a table that names torch_npu builds (`.postN`), a
+      build the release facts place on another CANN than the row's while that CANN has its own build;
     * a line that states a CANN version and links the hiascend.com documentation of another CANN release;
     * on a change, commands moved to a commit (`git checkout 5bc1ad6`) while the table still names the release
       the old commands installed.
 
+    A table is compared with the commands of its own part of the guide (the section above its heading): another
+    backend's install section may pin another Megatron on purpose. The same statement in two docs (a README
+    and its translation) is one finding.
+
     Not reported: release rows other than the current one (they describe their own releases), tables under a
     "History" heading, components the commands install in two versions (two paths, e.g. per architecture),
-    commits and unpinned installs (unknown), ranges (`>=8.5.0`), and docs that say nothing about Ascend.
+    commits and unpinned installs (unknown), ranges (`>=8.5.0`), a CANN patch release next to its line's
+    documentation (9.0.1 with the 9.0.0 notes), torch_npu builds the facts do not know, and docs that say
+    nothing about Ascend.
 
     Bad (`docs/install_guide.md`):
         | Release | Megatron   | PyTorch | torch_npu | CANN    |
