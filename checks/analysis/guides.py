@@ -18,6 +18,7 @@ whose current row is the one labelled master/main/latest, or its only row. Compo
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -224,7 +225,9 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     if doc is None:
         return None
     guide = Guide(src.path)
-    tables = list(doc.tables) + (html_tables(doc) if flavor == "md" else [])
+    low = text.lower()
+    tabular = "|" in text or "<table" in low or (flavor == "rst" and ("===" in text or "list-table" in text))
+    tables = (list(doc.tables) + (html_tables(doc) if flavor == "md" and "<table" in low else [])) if tabular else []
     for table in tables:
         _read_table(ctx, doc, table, guide)
 
@@ -237,8 +240,10 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
         return [replace(c, scope=doc.section(c.line)) for c in found]
 
     guide._read_commands = read_commands
-    _cann_links(ctx, doc, guide)
-    _links(ctx, doc, guide)
+    if "hiascend" in low:
+        _cann_links(ctx, doc, guide)
+    if posixpath.basename(src.path).lower().startswith("readme") and guide.tables:
+        _links(ctx, doc, guide)  # a README's dependency table is compared with the install guide it links
     guide.tables = [replace(t, scope=doc.section(t.line)[:-1]) for t in guide.tables]
     return guide
 

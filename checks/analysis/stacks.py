@@ -442,6 +442,7 @@ _NAMING_ACTIONS = ("actions/cache", "runs-on/cache", "actions/upload-artifact", 
 _NAMING_KEYS = ("key", "restore-keys", "name")
 # A Python the command addresses by its name: `python3.10`, `pip3.12`.
 _VERSIONED_PY = re.compile(r"(?:python|pip)(3\.\d+)")
+_PY_MENTION = re.compile(r"(?:python|pip)3\.\d|--python-version")
 # Steps that install or select another Python for the job (then a versioned command may be that one).
 _PY_SETUP = re.compile(
     r"actions/setup-python|\buv\s+(?:venv|python\s+install)\b|\bconda\b|\bpyenv\b|\bdeadsnakes\b|"
@@ -516,6 +517,8 @@ def _job_pythons(wf: Workflow, job: Job) -> Iterator[Stated]:
             continue
         if _PY_SETUP.search(step.run.value):
             return
+        if not _PY_MENTION.search(step.run.value):
+            continue  # the quick no: nothing here names a Python version
         for cmd in commands(Source.lines(step.run.text_lines()), heredoc_bodies=True):
             words = cmd.words[cmd.start :]
             if not words:

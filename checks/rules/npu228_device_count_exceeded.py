@@ -162,6 +162,8 @@ def _too_large(ctx: Context, src: SourceFile, w: World, need: int, members: list
 
 def _script_visible(src: SourceFile) -> tuple[int, int] | None:
     """(count, line) of a literal `ASCEND_RT_VISIBLE_DEVICES=0,1,...` the script exports."""
+    if _VISIBLE not in src.text:
+        return None
     found = None
     for n, line in enumerate(src.lines, 1):
         m = re.match(rf"\s*(?:export\s+)?{_VISIBLE}=[\"']?([\d,]+)[\"']?\s*(?:#.*)?$", line)

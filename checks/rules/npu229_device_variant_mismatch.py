@@ -17,6 +17,8 @@ from npu_review.checks.rule import Hit, Rule
 
 # An image reference with a tag: `quay.io/ascend/vllm-ascend:v0.11.0rc0-a3`, `${REGISTRY}/x/y:tag` left out.
 _IMAGE = re.compile(r"(?<![\w/.$-])((?:[\w.-]+(?::\d+)?/)+[\w.-]+):([\w][\w.-]{0,127})(?![\w.-]*/)")
+# A tag token that names a device (`:v0.11.0rc0-a3-…`, `-910b-`): what a finding needs somewhere in the text.
+_DEVICE_TAG = re.compile(r"[-:](?:a2|a3|910b|310p|a5|950)(?:-|\b)", re.IGNORECASE)
 # A docs substitution inside a tag (`{{ vllm_ascend_version }}-a3`, `|version|-a3`): a known text for the match.
 _TEMPLATE = re.compile(r"\{\{\s*\w+\s*\}\}|\|[\w-]+\|")
 # A command that compiles what the job packages.
@@ -77,8 +79,8 @@ class DeviceVariantMismatch(Rule):
     kinds = frozenset({DOCS, WORKFLOW, ASCEND_WORKFLOW})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if DOCS not in src.kinds or ":" not in src.text:
-            return
+        if DOCS not in src.kinds or not _DEVICE_TAG.search(src.text):
+            return  # the quick no: no image tag here names a device
         if not (ascend_text(ctx, src.text) or npu_project(ctx)):
             return
         regions = doc_regions(ctx, src)
@@ -114,6 +116,8 @@ class DeviceVariantMismatch(Rule):
                 )
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if job.matrix_node is None or not _device_axes(ctx, job):
+            return
         if ASCEND_WORKFLOW in src.kinds or npu_project(ctx):
             only = ascend_jobs(ctx, src.path)
             if only is not None and job.id not in only:
