@@ -94,27 +94,48 @@ class InstallGuideVersionsDisagree(Rule):
     kinds = frozenset({DOCS})
     context_kinds = frozenset({DOCS})
 
-    def check_project(self, ctx: Context) -> Iterable[Hit]:
-        return _one_per_cause(ctx, list(self._hits(ctx)))
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        guide = guide_stack(ctx, src)
+        if guide is None:
+            return
+        hits = [*_tables_vs_commands(ctx, guide), *_rows(ctx, guide), *_cann_links(guide)]
+        if not ctx.audit:
+            hits += _moved_commands(ctx, src, guide)
+        if hits:
+            yield from _not_in_primary(ctx, src, _one_per_cause(ctx, hits))
 
-    def _hits(self, ctx: Context) -> Iterator[Hit]:
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        """A README's dependency table against the install guide it links (only READMEs are read)."""
         touched = {p for p in ctx.paths_of_kind(DOCS) if ctx.touched(p)} if not ctx.audit else None
         for path in ctx.paths_of_kind(DOCS):
-            src = ctx.source(path)
-            if src is None:
+            if not posixpath.basename(path).lower().startswith("readme"):
                 continue
-            if touched is not None and path not in touched and not _links_any(src, touched):
+            src = ctx.source(path)
+            if src is None or (touched is not None and path not in touched and not _links_any(src, touched)):
                 continue
             guide = guide_stack(ctx, src)
-            if guide is None:
-                continue
-            if touched is None or path in touched:
-                yield from _tables_vs_commands(ctx, guide)
-                yield from _rows(ctx, guide)
-                yield from _cann_links(guide)
-                if touched is not None:
-                    yield from _moved_commands(ctx, src, guide)
-            yield from _linked_guides(ctx, guide, touched)
+            if guide is not None:
+                yield from _linked_guides(ctx, guide, touched)
+
+
+_TRANSLATION = re.compile(r"(?i)[._-](?:zh|cn|zh[_-]cn)(?=\.[a-z]+$)")
+
+
+def _not_in_primary(ctx: Context, src: SourceFile, hits: list[Hit]) -> Iterator[Hit]:
+    """A translation (`README.zh.md`) says what its primary (`README.md`) says: a statement both make is the
+    primary's finding, one cause."""
+    primary = _TRANSLATION.sub("", src.path)
+    other = ctx.source(primary) if primary != src.path else None
+    guide = guide_stack(ctx, other) if other is not None else None
+    if guide is None:
+        yield from hits
+        return
+    theirs = {_cause(h) for h in [*_tables_vs_commands(ctx, guide), *_rows(ctx, guide), *_cann_links(guide)]}
+    yield from (h for h in hits if _cause(h) not in theirs)
+
+
+def _cause(hit: Hit) -> str:
+    return re.sub(r"\(?\blines? \d+(?:-\d+)?\)?", "", hit.message)
 
 
 def _one_per_cause(ctx: Context, hits: list[Hit]) -> list[Hit]:
@@ -122,7 +143,7 @@ def _one_per_cause(ctx: Context, hits: list[Hit]) -> list[Hit]:
     one finding, on a changed line when there is one, naming the other places."""
     groups: dict[str, list[Hit]] = {}
     for hit in hits:
-        groups.setdefault(re.sub(r"\(?\blines? \d+(?:-\d+)?\)?", "", hit.message), []).append(hit)
+        groups.setdefault(_cause(hit), []).append(hit)
     out: list[Hit] = []
     for same in groups.values():
         first = next((h for h in same if ctx.is_added_line(h.path, h.line)), same[0])
@@ -319,7 +340,11 @@ def _link_text(ctx: Context, doc: Guide, target: str) -> str:
 # -- a change that moves the commands to a commit and leaves the table ---------------------------------------------
 
 
-def _moved_commands(ctx: Context, src: SourceFile, guide: Guide) -> Iterator[Hit]:
+def _moved_commands(ctx: Context, src: SourceFile, guide: Guide) -> list[Hit]:
+    return list(_moved(ctx, src, guide))
+
+
+def _moved(ctx: Context, src: SourceFile, guide: Guide) -> Iterator[Hit]:
     base_src = ctx.source(src.path, "base")
     if base_src is None or base_src.text == src.text:
         return
