@@ -138,14 +138,18 @@ _MKDOCS_TAB = re.compile(r"^(\s*)===\s+\"([^\"]*)\"\s*$")
 
 def device_named(ctx: Context, text: str) -> str | None:
     """The one device a title names (`A3 series`, `Atlas 800 A2 (64G*8)`), None when it names none or several."""
+    patterns = ctx.memo(("device-name-patterns", "", ""), lambda: _name_patterns(ctx))
     low = text.lower()
-    found = set()
-    for device, names in ctx.facts.ascend_devices.doc_names.items():
-        for name in names:
-            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", low):
-                found.add(device)
-                break
+    found = {device for device, pattern in patterns if pattern.search(low)}
     return found.pop() if len(found) == 1 else None
+
+
+def _name_patterns(ctx: Context) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for device, names in ctx.facts.ascend_devices.doc_names.items():
+        alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        out.append((device, re.compile(rf"(?<![\w.-])(?:{alternation})(?![\w.-])")))
+    return out
 
 
 def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
@@ -158,24 +162,27 @@ def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
         lines = src.lines
         doc = ctx.document(src)
         out: list[tuple[int, int, str]] = []
+        heading_lines: list[int] = []
         if doc is not None:
             heads = doc.headings
+            heading_lines = [h.line for h in heads]
             for k, h in enumerate(heads):
                 device = device_named(ctx, h.title)
                 if device is None:
                     continue
                 end = next((x.line - 1 for x in heads[k + 1 :] if x.level <= h.level), len(lines))
                 out.append((h.line, end, device))
-            heading_lines = [h.line for h in heads]
-        else:
-            heading_lines = []
+        labels = [n for n, line in enumerate(lines, 1) if "**" in line and _BOLD_LABEL.match(line)]
+        for i, n in enumerate(labels):
+            m = _BOLD_LABEL.match(lines[n - 1])
+            device = device_named(ctx, m.group(1)) if m else None
+            if device is None:
+                continue
+            stops = [x for x in heading_lines if x > n] + labels[i + 1 : i + 2]
+            out.append((n, (min(stops) - 1) if stops else len(lines), device))
         for n, line in enumerate(lines, 1):
-            m = _BOLD_LABEL.match(line)
-            if m and (device := device_named(ctx, m.group(1))) is not None:
-                stops = [x for x in heading_lines if x > n]
-                stops += [k for k in range(n + 1, len(lines) + 1) if _BOLD_LABEL.match(lines[k - 1])][:1]
-                out.append((n, (min(stops) - 1) if stops else len(lines), device))
-        for n, line in enumerate(lines, 1):
+            if not ("tab" in line or "===" in line):
+                continue
             m = _TAB_OPEN.match(line)
             if m:
                 fence = m.group(1)

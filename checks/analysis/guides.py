@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES, ascend_text
+from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.codeblocks import Block, console_commands, shell_blocks
 from npu_review.checks.parsers.gitcli import clone_of, git_call
@@ -174,6 +174,14 @@ def reference(said: list[Said], component: str, ctx: Context) -> Said | None:
 
 def component_of(ctx: Context, name: str, pip_names: bool = False) -> str | None:
     """The component a table names (a header or a row's first cell); with `pip_names`, any pip-like name."""
+    known: dict[tuple[str, bool], str | None] = ctx.memo(("guide-component-names", "", ""), dict)
+    key = (name, pip_names)
+    if key not in known:
+        known[key] = _component_of(ctx, name, pip_names)
+    return known[key]
+
+
+def _component_of(ctx: Context, name: str, pip_names: bool) -> str | None:
     facts = ctx.facts.guide_components
     low = _PARENS.sub(" ", _MARKUP.sub("", name)).lower()
     for word in facts.drop_words:
@@ -219,13 +227,13 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     text = src.text
     if not ("|" in text or "<table" in text.lower() or "```" in text or "::" in text or "hiascend" in text):
         return None
-    if not ascend_text(ctx, text) and not _npu_words(text):
-        return None
+    low = text.lower()
+    if not (_npu_words(low) or "ascend" in low or ctx.ascend_only()):
+        return None  # a guide about Ascend names it, CANN or torch_npu somewhere
     doc = ctx.document(src, rev=rev)
     if doc is None:
         return None
     guide = Guide(src.path)
-    low = text.lower()
     tabular = "|" in text or "<table" in low or (flavor == "rst" and ("===" in text or "list-table" in text))
     tables = (list(doc.tables) + (html_tables(doc) if flavor == "md" and "<table" in low else [])) if tabular else []
     for table in tables:
@@ -248,8 +256,7 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     return guide
 
 
-def _npu_words(text: str) -> bool:
-    low = text.lower()
+def _npu_words(low: str) -> bool:
     return "torch_npu" in low or "torch-npu" in low or "cann" in low
 
 

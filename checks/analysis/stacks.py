@@ -23,7 +23,7 @@ from npu_review.checks.facts.releases import Releases, generation, parse_version
 from npu_review.checks.model import ChangeStatus
 from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
 from npu_review.checks.parsers.gha.values import WILD, Val
-from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version
 from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
@@ -564,15 +564,17 @@ def builds(ctx: Context) -> list[Build]:
     def collect() -> list[Build]:
         out: list[Build] = []
         for path in workflow_paths(ctx, "head"):
-            src = ctx.source(path)
-            if src is None or "platform" not in src.text:
-                continue
-            wf = workflow(ctx, path)
-            if wf is not None:
+            wf = workflow(ctx, path)  # kept for the run: the file is not read again
+            if wf is not None and any(_may_build(step) for job in wf.jobs.values() for step in job.steps):
                 out.extend(_builds_of(ctx, wf))
         return out
 
     return ctx.memo(("image-builds", "head", ""), collect)
+
+
+def _may_build(step: Step) -> bool:
+    """The quick no: a step that names platforms (build-push-action's `platforms:`, `--platform`)."""
+    return "platforms" in step.with_ or (step.run is not None and "--platform" in step.run.value)
 
 
 def _archs(text: str) -> frozenset[str] | None:

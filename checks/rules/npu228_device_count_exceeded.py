@@ -81,9 +81,9 @@ class DeviceCountExceeded(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if DOCS in src.kinds:
-            if not (ascend_text(ctx, src.text) or npu_project(ctx) or "/dev/davinci" in src.text):
-                return
             if not any(f in src.text for f in ("-tp", "--tp", "parallel-size")):
+                return  # the quick no: no serving command here sets a parallel size
+            if not ("/dev/davinci" in src.text or npu_project(ctx) or ascend_text(ctx, src.text)):
                 return
             blocks = [b if b.language in SHELL_LANGUAGES else console_commands(b) for b in doc_command_blocks(ctx, src)]
             yield from _once(ctx, list(_serving(ctx, src, blocks, doc_regions(ctx, src))))

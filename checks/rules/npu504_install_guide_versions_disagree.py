@@ -103,19 +103,33 @@ class InstallGuideVersionsDisagree(Rule):
             hits += _moved_commands(ctx, src, guide)
         if hits:
             yield from _not_in_primary(ctx, src, _one_per_cause(ctx, hits))
+        # A README's dependency table against the install guide it links: said from the README's side, unless
+        # the change touches only the guide.
+        if _is_readme(src.path):
+            yield from _linked_guides(ctx, guide, guide.links)
+        elif not ctx.audit:
+            for readme in _readmes_above(ctx, src.path):
+                other = ctx.source(readme)
+                linking = guide_stack(ctx, other) if other is not None else None
+                if linking is not None and src.path in linking.links:
+                    yield from _linked_guides(ctx, linking, [src.path])
 
-    def check_project(self, ctx: Context) -> Iterable[Hit]:
-        """A README's dependency table against the install guide it links (only READMEs are read)."""
-        touched = {p for p in ctx.paths_of_kind(DOCS) if ctx.touched(p)} if not ctx.audit else None
-        for path in ctx.paths_of_kind(DOCS):
-            if not posixpath.basename(path).lower().startswith("readme"):
-                continue
-            src = ctx.source(path)
-            if src is None or (touched is not None and path not in touched and not _links_any(src, touched)):
-                continue
-            guide = guide_stack(ctx, src)
-            if guide is not None:
-                yield from _linked_guides(ctx, guide, touched)
+
+def _is_readme(path: str) -> bool:
+    return posixpath.basename(path).lower().startswith("readme")
+
+
+def _readmes_above(ctx: Context, path: str) -> Iterator[str]:
+    """The READMEs of the folders above a doc (its own and each parent), that the change leaves alone."""
+    folder = posixpath.dirname(path)
+    while True:
+        for name in ("README.md", "readme.md", "README.rst"):
+            candidate = posixpath.join(folder, name) if folder else name
+            if candidate != path and not ctx.touched(candidate) and ctx.changeset.head.exists(candidate):
+                yield candidate
+        if not folder:
+            return
+        folder = posixpath.dirname(folder)
 
 
 _TRANSLATION = re.compile(r"(?i)[._-](?:zh|cn|zh[_-]cn)(?=\.[a-z]+$)")
@@ -150,10 +164,6 @@ def _one_per_cause(ctx: Context, hits: list[Hit]) -> list[Hit]:
         others = tuple(Related(h.path, h.line, "the same") for h in same if h is not first)
         out.append(replace(first, related=first.related + others) if others else first)
     return out
-
-
-def _links_any(src: SourceFile, paths: set[str]) -> bool:
-    return any(posixpath.basename(p) in src.text for p in paths)
 
 
 def _said(s: Said) -> str:
@@ -284,17 +294,13 @@ def _cann_links(guide: Guide) -> Iterator[Hit]:
 # -- a README against the install guide it links --------------------------------------------------------------
 
 
-def _linked_guides(ctx: Context, doc: Guide, touched: set[str] | None) -> Iterator[Hit]:
+def _linked_guides(ctx: Context, doc: Guide, targets: list[str]) -> Iterator[Hit]:
     # A README's dependency table summarises the stack its install guide sets up; other docs link other
     # devices' or releases' guides (an A5 guide from the A2/A3 one), whose stacks differ on purpose.
-    if not posixpath.basename(doc.path).lower().startswith("readme"):
-        return
     own = [s for s in doc.tables if s.how.startswith("the dependency table")]
     if not own:
         return
-    for target in doc.links:
-        if touched is not None and doc.path not in touched and target not in touched:
-            continue
+    for target in targets:
         other_src = ctx.source(target)
         if other_src is None or not _INSTALL_LINK.search(target + " " + _link_text(ctx, doc, target)):
             continue
