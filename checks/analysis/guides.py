@@ -33,6 +33,7 @@ from npu_review.checks.parsers.pipcli import pip_call
 from npu_review.checks.parsers.requirements import normalize_name
 from npu_review.checks.parsers.sh import Source, commands
 
+_INSTALL_WORDS = ("pip", "git ", "cann")
 MAIN = "main"  # the value of a component installed from (or said to be) the default branch
 _PIP_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 _PARENS = re.compile(r"[（(][^）)]*[）)]")
@@ -225,29 +226,26 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     if flavor is None:
         return None
     text = src.text
-    if not ("|" in text or "<table" in text.lower() or "```" in text or "::" in text or "hiascend" in text):
-        return None
     low = text.lower()
     if not (_npu_words(low) or "ascend" in low or ctx.ascend_only()):
         return None  # a guide about Ascend names it, CANN or torch_npu somewhere
+    # The quick no, before any parse: a doc with no version table and no CANN documentation link states no
+    # stack this analysis reads (its commands only matter next to a table).
+    tabular = _may_have_version_table(src.lines)
+    html = flavor == "md" and "<td" in low and _VERSION_HINT.search(text) is not None
+    guide = Guide(src.path)
+    if not (tabular or html or "hiascend" in low):
+        # No table to compare, but an install guide a README links is compared by its commands.
+        guide._read_commands = lambda: _commands_of(ctx, src, rev)
+        return guide
     doc = ctx.document(src, rev=rev)
     if doc is None:
         return None
-    guide = Guide(src.path)
-    tabular = "|" in text or "<table" in low or (flavor == "rst" and ("===" in text or "list-table" in text))
-    tables = (list(doc.tables) + (html_tables(doc) if flavor == "md" and "<table" in low else [])) if tabular else []
+    tables = (list(doc.tables) if tabular else []) + (html_tables(doc) if html else [])
     for table in tables:
         _read_table(ctx, doc, table, guide)
 
-    def read_commands() -> list[Said]:
-        blocks = [
-            b if b.language != "console" and b.language != "shell-session" else console_commands(b)
-            for b in shell_blocks(text, flavor, DOC_LANGUAGES)
-        ]
-        found = [said for block in blocks for said in _block_commands(ctx, block)]
-        return [replace(c, scope=doc.section(c.line)) for c in found]
-
-    guide._read_commands = read_commands
+    guide._read_commands = lambda: _commands_of(ctx, src, rev)
     if "hiascend" in low:
         _cann_links(ctx, doc, guide)
     if posixpath.basename(src.path).lower().startswith("readme") and guide.tables:
@@ -256,11 +254,58 @@ def _guide(ctx: Context, src: SourceFile, rev: str) -> Guide | None:
     return guide
 
 
+def _commands_of(ctx: Context, src: SourceFile, rev: str) -> list[Said]:
+    flavor = flavor_of(src.path)
+    if flavor is None:
+        return []
+    blocks = [
+        b if b.language != "console" and b.language != "shell-session" else console_commands(b)
+        for b in shell_blocks(src.text, flavor, DOC_LANGUAGES)
+    ]
+    # Only blocks that install something (pip, git, a CANN installer): launch scripts are the most text.
+    wanted = [b for b in blocks if any(k in t for _n, t in b.lines for k in _INSTALL_WORDS)]
+    found = [said for block in wanted for said in _block_commands(ctx, block)]
+    doc = ctx.document(src, rev=rev) if found else None
+    return [replace(c, scope=doc.section(c.line)) for c in found] if doc is not None else found
+
+
 def _npu_words(low: str) -> bool:
     return "torch_npu" in low or "torch-npu" in low or "cann" in low
 
 
+_VERSION_HINT = re.compile(r"\d\.\d")
+# Words a version table's header or first column has (what tells it from the doc's other tables).
+_TABLE_WORDS = ("cann", "torch", "版本", "megatron", "toolkit", "mindspeed", "依赖")
+
+
+_TABLE_WORD_RE = re.compile("|".join(re.escape(w) for w in _TABLE_WORDS), re.IGNORECASE)
+
+
+def _may_have_version_table(lines: list[str]) -> bool:
+    """The quick no before the tables are parsed: a table's header (a pipe row, or a line after an RST border)
+    with a word a version table's header or first column has, and a table row with a dotted version."""
+    named = versioned = False
+    border = -100
+    for k, line in enumerate(lines):
+        if "|" not in line:
+            head = line.lstrip()[:3]
+            if head in ("===", "+--", "+==") or "list-table" in line:
+                border = k
+            elif k - border > 12:
+                continue
+        if not versioned and _VERSION_HINT.search(line):
+            versioned = True
+        if not named and _TABLE_WORD_RE.search(line):
+            named = True
+        if named and versioned:
+            return True
+    return False
+
+
 def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None:
+    # The quick no: a table without a dotted number in its cells states no version.
+    if not _VERSION_HINT.search(" ".join(c.text for row in table.rows for c in row.cells)):
+        return
     history = [w.lower() for w in ctx.facts.version_tables.history_sections]
     old = any(w in t.lower() for t in doc.section(table.line) for w in history)
     columns = {i: component_of(ctx, h) for i, h in enumerate(table.header)}
