@@ -403,6 +403,11 @@ SCAFFOLDS: dict[str, Scaffold] = {
     ),
     "NPU220": Scaffold("scripts/release_npu.sh", "#!/bin/bash\nset -e\n{example}\n"),
     "NPU221": Scaffold("docker/Dockerfile"),
+    "NPU227": Scaffold(_WF, _JOB, "    "),
+    "NPU228": Scaffold("tests/special_npu/run_sft_sp2.sh", "set -x\n{example}\n"),
+    "NPU229": Scaffold(
+        "docs/tutorials/deepseek.md", "# DeepSeek\n\n{example}\n", others=(("vllm_ascend/__init__.py", ""),)
+    ),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),
@@ -425,6 +430,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU313": Scaffold("docker/Dockerfile", "{example}\n"),
     "NPU317": Scaffold("scripts/gen_npu.sh", others=(("setup.py", _SETUP_RUNS_SH),)),
     "NPU318": Scaffold(_DF, _FROM + "{example}\n"),
+    "NPU321": Scaffold("requirements-npu.txt", "{example}\n"),
     "NPU401": Scaffold(
         "verl/trainer/ppo/ray_trainer.py",
         "from verl.single_controller.ray.base import RayWorkerGroup\n\n\n"
@@ -461,6 +467,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
             ("docker/ascend/Dockerfile.ascend_9.1.0_a3", _FROM.replace("-910b-", "-a3-")),
         ),
     ),
+    "NPU504": Scaffold("docs/install_guide.md", "# Install guide\n\n{example}\n"),
     "NPU314": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU315": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU316": Scaffold(_DF, _FROM + "{example}\n"),

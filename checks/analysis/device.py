@@ -106,3 +106,147 @@ def _ascend_jobs(ctx: Context, path: str, rev: str) -> frozenset[str] | None:
         if ascend.workflow_is_ascend("\n".join(src.line(n) for n in range(job.node.line, job.node.end_line + 1)), m)
     )
     return found or None
+
+
+def npu_project(ctx: Context) -> bool:
+    """The repository is about Ascend as a whole: Ascend-only by its package's name (`vllm_ascend/`), or its own
+    top-level package is an Ascend package by the install markers (`torch_npu/` of Ascend/pytorch)."""
+
+    def decide() -> bool:
+        if ctx.ascend_only():
+            return True
+        m = ascend.markers(ctx.facts.ascend_content)
+        if m.install is None:
+            return False
+        for path in ctx.head_paths():
+            parts = path.split("/")
+            top = len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")
+            if parts[-1] == "__init__.py" and top and m.install.fullmatch(parts[-2]):
+                return True
+        return False
+
+    return ctx.memo(("npu-project", "head", ""), decide)
+
+
+# -- which device a part of a document is about --------------------------------------------------------------------
+
+_TAB_OPEN = re.compile(r"^\s*(:{3,}|`{3,})\s*\{tab-item\}\s*(.*?)\s*$")
+_RST_TAB = re.compile(r"^(\s*)\.\.\s+(?:tab-item|tab)::\s*(.*?)\s*$")
+_BOLD_LABEL = re.compile(r"^\s*\*\*([^*]{1,60})\*\*\s*:?\s*$")
+_MKDOCS_TAB = re.compile(r"^(\s*)===\s+\"([^\"]*)\"\s*$")
+
+
+def device_named(ctx: Context, text: str) -> str | None:
+    """The one device a title names (`A3 series`, `Atlas 800 A2 (64G*8)`), None when it names none or several."""
+    patterns = ctx.memo(("device-name-patterns", "", ""), lambda: _name_patterns(ctx))
+    low = text.lower()
+    found = {device for device, pattern in patterns if pattern.search(low)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _name_patterns(ctx: Context) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for device, names in ctx.facts.ascend_devices.doc_names.items():
+        alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        out.append((device, re.compile(rf"(?<![\w.-])(?:{alternation})(?![\w.-])")))
+    return out
+
+
+def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
+    """(first line, last line, device) of the parts of a Markdown or reST document that are about one device:
+    tab items (`::::{tab-item} A2 series`, `.. tab-item:: A3`, mkdocs' `=== "A3 series"`), headings and bold
+    labels on a line of their own (`**A3 series**`, up to the next heading or label) that name exactly one
+    device. Innermost last."""
+
+    def build() -> list[tuple[int, int, str]]:
+        lines = src.lines
+        doc = ctx.document(src)
+        out: list[tuple[int, int, str]] = []
+        heading_lines: list[int] = []
+        if doc is not None:
+            heads = doc.headings
+            heading_lines = [h.line for h in heads]
+            for k, h in enumerate(heads):
+                device = device_named(ctx, h.title)
+                if device is None:
+                    continue
+                end = next((x.line - 1 for x in heads[k + 1 :] if x.level <= h.level), len(lines))
+                out.append((h.line, end, device))
+        labels = [n for n, line in enumerate(lines, 1) if "**" in line and _BOLD_LABEL.match(line)]
+        for i, n in enumerate(labels):
+            m = _BOLD_LABEL.match(lines[n - 1])
+            device = device_named(ctx, m.group(1)) if m else None
+            if device is None:
+                continue
+            stops = [x for x in heading_lines if x > n] + labels[i + 1 : i + 2]
+            out.append((n, (min(stops) - 1) if stops else len(lines), device))
+        for n, line in enumerate(lines, 1):
+            if not ("tab" in line or "===" in line):
+                continue
+            m = _TAB_OPEN.match(line)
+            if m:
+                fence = m.group(1)
+                end = next((k for k in range(n + 1, len(lines) + 1) if lines[k - 1].strip() == fence), len(lines))
+                device = device_named(ctx, m.group(2))
+                if device is not None:
+                    out.append((n, end, device))
+                continue
+            r = _RST_TAB.match(line) or _MKDOCS_TAB.match(line)
+            if r and (device := device_named(ctx, r.group(2))) is not None:
+                indent = len(r.group(1))
+                end = next(
+                    (
+                        k - 1
+                        for k in range(n + 1, len(lines) + 1)
+                        if lines[k - 1].strip() and len(lines[k - 1]) - len(lines[k - 1].lstrip()) <= indent
+                    ),
+                    len(lines),
+                )
+                out.append((n, end, device))
+        # innermost last: a tab inside a section, a label inside a tab
+        return sorted(out, key=lambda r: (-(r[1] - r[0]), r[0]))
+
+    return ctx.parsed("doc-regions", src, lambda _text: build())
+
+
+def device_at(regions: list[tuple[int, int, str]], line: int) -> str | None:
+    """The device of the innermost region holding `line`."""
+    found = None
+    for first, last, device in regions:
+        if first <= line <= last:
+            found = device
+    return found
+
+
+def image_device(ctx: Context, tag: str) -> str | None:
+    """The one device an image tag names by a token (`v0.11.0rc0-a3-deepseek` -> a3), None for none or several."""
+    tokens = set(tag.lower().split("-"))
+    found = {d for d, toks in ctx.facts.ascend_devices.tag_tokens.items() if tokens & {t.lower() for t in toks}}
+    return found.pop() if len(found) == 1 else None
+
+
+_DAVINCI = re.compile(r"/dev/davinci(\d+)\Z")
+
+
+def docker_npus(argv: tuple[str, ...]) -> int | None:
+    """How many NPUs a `docker run` maps (`--device /dev/davinciN` each); None when it is not one, 0 when it
+    maps none or in a way that cannot be counted (`--privileged`, a variable, a glob, the Ascend runtime's
+    ASCEND_VISIBLE_DEVICES)."""
+    if len(argv) < 2 or argv[0] not in ("docker", "podman", "nerdctl") or argv[1] not in ("run", "create"):
+        return None
+    found: set[str] = set()
+    for i, a in enumerate(argv):
+        if a.startswith("--privileged") or "ASCEND_VISIBLE_DEVICES" in a:
+            return 0
+        value = a[9:] if a.startswith("--device=") else None
+        if a == "--device" and i + 1 < len(argv):
+            value = argv[i + 1]
+        if value is None:
+            continue
+        path = value.split(":", 1)[0]
+        m = _DAVINCI.match(path)
+        if m:
+            found.add(m.group(1))
+        elif path.startswith("/dev/davinci") and path[12:] not in ("_manager",):
+            return 0  # `/dev/davinci$i`, `/dev/davinci[0-7]`: not countable
+    return len(found)

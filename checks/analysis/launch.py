@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from npu_review.checks.context import Context
 from npu_review.checks.parsers import hydra_config
 from npu_review.checks.parsers.hydra_config import Schema
-from npu_review.checks.parsers.shell import Invocation, Override, as_int
+from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
 
 
 @dataclass(frozen=True)
@@ -110,3 +110,176 @@ def free_form(ctx: Context) -> list[re.Pattern[str]]:
         return [re.compile(p) for p in ctx.facts.hydra_schema.free_form]
 
     return ctx.memo(("hydra-free-form", "head", ""), build)
+
+
+# -- how many NPUs a launch asks for ------------------------------------------------------------------------------
+# A training launch (torchrun, a Hydra trainer) starts `world` processes, one per NPU, and splits them into model
+# parallel groups; a serving command (`vllm serve`, a DP launcher script) starts tensor x pipeline x local data
+# parallel workers on the node it runs on. NPU228 compares these with what the node, the container or the
+# visible-device list gives.
+
+
+@dataclass(frozen=True)
+class Size:
+    """A parallel size a launch sets, with where."""
+
+    key: str  # as written (`actor_rollout_ref.actor.megatron.tensor_model_parallel_size`)
+    value: int
+    line: int
+
+
+@dataclass(frozen=True)
+class World:
+    """The processes a training launch starts over all its nodes, and what says so."""
+
+    value: int
+    per_node: int
+    line: int
+    how: str  # "`--nproc_per_node=1`", "`trainer.n_gpus_per_node=8`"
+
+
+_INT = re.compile(r"\d+\Z")
+
+
+def _resolved(view: View, inv: Invocation, text: str) -> int | None:
+    """An int written literally or as `$X` / `${X}` / `${X:-8}` that the view resolves to one."""
+    text = text.strip("\"'")
+    if _INT.match(text):
+        return int(text)
+    m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)(?::?-([^}]*))?\}?", text)
+    if not m:
+        return None
+    found = view.variable(m.group(1), inv)
+    value = found.value if found is not None else m.group(2)
+    return int(value) if isinstance(value, str) and _INT.match(value.strip("\"'")) else None
+
+
+def _option(args: tuple[str, ...], names: tuple[str, ...]) -> str | None:
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(n + "="):
+                return a[len(n) + 1 :]
+    return None
+
+
+def world(ctx: Context, view: View, inv: Invocation) -> World | None:
+    """The world size of a training launch: torchrun's `--nproc_per_node` x `--nnodes`, else the trainer's
+    NPUs per node x nodes (`trainer.n_gpus_per_node`, `trainer.nnodes`); None when a part is unknown."""
+    nproc = _option(inv.args, ("--nproc_per_node", "--nproc-per-node"))
+    if nproc is not None:
+        per = _resolved(view, inv, nproc)
+        nodes_text = _option(inv.args, ("--nnodes",))
+        nodes = 1 if nodes_text is None else _resolved(view, inv, nodes_text)
+        if per is None or nodes is None:
+            return None
+        shown = f"`--nproc_per_node={nproc}`" + (f" x `--nnodes={nodes_text}`" if nodes_text else "")
+        return World(per * nodes, per, inv.line, shown)
+    key = ctx.facts.ascend_runners.npu_count_key
+    eff = inv.effective(key)
+    if eff.override is None or not isinstance(eff.value, str) or not _INT.match(eff.value):
+        return None
+    nodes_key = key.rsplit(".", 1)[0] + ".nnodes"
+    neff = inv.effective(nodes_key)
+    if neff.override is None:
+        nodes = 1
+    elif isinstance(neff.value, str) and _INT.match(neff.value):
+        nodes = int(neff.value)
+    else:
+        return None
+    shown = f"`{key}={eff.value}`" + (f" x `{nodes_key}={nodes}`" if neff.override is not None else "")
+    return World(int(eff.value) * nodes, int(eff.value), eff.override.line, shown)
+
+
+def parallel_sizes(ctx: Context, view: View, inv: Invocation) -> list[Size]:
+    """The parallel sizes a launch sets (the facts' `parallel_keys`, dotted overrides and bare `key=value`
+    arguments alike), as ints; unknown values left out."""
+    keys = set(ctx.facts.ascend_devices.parallel_keys)
+    out: list[Size] = []
+    seen: set[str] = set()
+    for o in reversed(inv.overrides):  # the last override of a key wins
+        if o.key.rsplit(".", 1)[-1] in keys and o.key not in seen:
+            seen.add(o.key)
+            if isinstance(o.value, str) and _INT.match(o.value) and not o.conditional:
+                out.append(Size(o.key, int(o.value), o.line))
+    for a in inv.args:
+        name, eq, value = a.partition("=")
+        if eq and "." not in name and name in keys and name not in seen:
+            seen.add(name)
+            n = _resolved(view, inv, value)
+            if n is not None:
+                out.append(Size(name, n, inv.line))
+    return out
+
+
+def model_groups(ctx: Context, sizes: list[Size]) -> list[tuple[int, list[Size]]]:
+    """The NPUs each model replica needs: per config path, the product of its model parallel sizes (TP x PP x
+    CP); single sizes (Ulysses SP, EP) on their own."""
+    product_keys = set(ctx.facts.ascend_devices.model_parallel_keys)
+    groups: dict[str, list[Size]] = {}
+    out: list[tuple[int, list[Size]]] = []
+    for s in sizes:
+        prefix, _, last = s.key.rpartition(".")
+        if last in product_keys:
+            groups.setdefault(prefix, []).append(s)
+        else:
+            out.append((s.value, [s]))
+    for members in groups.values():
+        total = 1
+        for s in members:
+            total *= s.value
+        out.append((total, members))
+    return out
+
+
+@dataclass(frozen=True)
+class Serve:
+    """A serving command and the NPUs it starts on its node."""
+
+    line: int
+    need: int  # tensor x pipeline x local data parallel
+    shown: str  # the options that say so
+    spans_nodes: bool  # the engine may spread one model over nodes (Ray executor, --nnodes): no per-node bound
+
+
+_TP = ("--tensor-parallel-size", "-tp", "--tp-size", "--tp")
+_PP = ("--pipeline-parallel-size", "-pp", "--pp-size", "--pp")
+_DP = ("--data-parallel-size", "-dp", "--dp-size", "--dp")
+_DPL = ("--data-parallel-size-local", "-dpl", "--dp-size-local")
+_DP_ELSEWHERE = (
+    "--data-parallel-address",
+    "--data-parallel-start-rank",
+    "--headless",
+    "--dp-address",
+    "--dp-rank-start",
+)
+_SPANS = ("--nnodes", "--node-rank")
+
+
+def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
+    """The NPUs a command with tensor-parallel options asks of its node; None without them or when a value is
+    not a literal number."""
+    tp = _option(argv, _TP)
+    if tp is None:
+        return None
+    values: dict[str, int] = {}
+    for name, flags in (("tp", _TP), ("pp", _PP), ("dp", _DP), ("dpl", _DPL)):
+        raw = _option(argv, flags)
+        if raw is None:
+            continue
+        if not _INT.match(raw):
+            return None
+        values[name] = int(raw)
+    elsewhere = any(a == f or a.startswith(f + "=") for a in argv for f in _DP_ELSEWHERE)
+    elsewhere = elsewhere or _option(argv, ("--data-parallel-backend", "-dpb")) == "ray"
+    local = values.get("dpl", 1 if elsewhere else values.get("dp", 1))
+    need = values["tp"] * values.get("pp", 1) * local
+    shown = " x ".join(
+        f"{flag} {values[name]}"
+        for name, flag in (("tp", "tp"), ("pp", "pp"), ("dpl", "local dp"), ("dp", "dp"))
+        if name in values and values[name] > 1 and not (name == "dp" and ("dpl" in values or elsewhere))
+    )
+    backend = _option(argv, ("--distributed-executor-backend",))
+    spans = backend == "ray" or any(a == f or a.startswith(f + "=") for a in argv for f in _SPANS)
+    return Serve(line, need, shown or f"tp {values['tp']}", spans)

@@ -1,6 +1,15 @@
 """The Ascend stack of each environment: which CANN, torch, torch_npu and torchvision a Dockerfile stage or a CI
 job runs with, each value with the line that states it (ARG defaults substituted, requirements an image installs
-followed), and the compatibility tables they are judged by."""
+followed), and the compatibility tables they are judged by.
+
+What one environment states about itself in several places (analysis for NPU227):
+    job_legs(ctx, wf, job)        # per matrix leg: the container's CANN, device, OS, Python (image_stack), the
+                                  # CANN its cache keys, artifact names and env values name, the Pythons its
+                                  # commands address
+    builds(ctx)                   # each workflow build of a Dockerfile with the platforms it targets
+    arch_files(df)                # the single-architecture installers, wheels and archives a Dockerfile names
+    moved_commits(ctx, kinds)     # commit pins a change moved in some files and left in others
+Install guides' stacks are analysis.guides'."""
 
 from __future__ import annotations
 
@@ -11,13 +20,15 @@ from dataclasses import dataclass
 from npu_review.checks.analysis.installs import Install, installs, project_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
+from npu_review.checks.model import ChangeStatus
 from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
-from npu_review.checks.parsers.gha.values import WILD
-from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
+from npu_review.checks.parsers.gha.values import WILD, Val
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version
 from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, Word, commands
+from npu_review.checks.parsers.yamlmarks import Node
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 
@@ -385,3 +396,376 @@ def image_canns(ctx: Context, path: str) -> list[Cann]:
 def base_cann(ctx: Context, path: str) -> str | None:
     """The CANN version of the first CANN base image of the Dockerfile at `path` (head), None when unknown."""
     return next((c.version for c in image_canns(ctx, path) if c.how == "base image" and c.version), None)
+
+
+# -- the stack of an environment, each value with the place that states it ----------------------------------------
+# One environment (a CI job leg, an image build) states its stack in several places: the container image's tag,
+# the cache keys and artifact names its steps compute, the Python its commands address, the platforms a build
+# targets and the installers it downloads. Rules compare what one environment says in two places.
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One value of one stack dimension, with where it is stated."""
+
+    dim: str  # cann, device, os, python, arch
+    value: str  # lower case for cann/device/os; `3.11` for python; `aarch64`/`x86_64` for arch
+    path: str
+    line: int
+    how: str  # what states it, for messages: "container image", "cache key", "`pip3.10`", ...
+
+
+def image_stack(ref: str) -> dict[str, str]:
+    """The dimensions an image reference states through the CANN tag grammar, for CANN base images and for
+    project images tagged after them (`verl-sglang-8.5.0-a3-ubuntu22.04-py3.11-latest`): cann, device, os,
+    python. Empty for any other reference."""
+    tag = ref.strip().partition("@")[0]
+    last = tag.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return {}
+    tag = last.rsplit(":", 1)[1]
+    found = list(CANN_TAG.finditer(tag))
+    if len(found) != 1:
+        return {}
+    m = found[0]
+    return {
+        "cann": m.group("cann").lower(),
+        "device": m.group("dev").lower(),
+        "os": m.group("os").lower(),
+        "python": m.group("py"),
+    }
+
+
+# `cann8.5.0`, `cann-9.0.0`, `CANN_8.3.RC1` inside a key, an artifact name or an env value.
+_CANN_NAMED = re.compile(r"(?<![A-Za-z0-9\x00])cann[-_]?(\d+\.\d+(?:\.(?:\d+|rc\d+))?)(?![\d.]*[\d\x00])", re.I)
+# Actions whose `with:` values name what a job produced or restores (so a CANN in them is the job's).
+_NAMING_ACTIONS = ("actions/cache", "runs-on/cache", "actions/upload-artifact", "actions/download-artifact")
+_NAMING_KEYS = ("key", "restore-keys", "name")
+# A Python the command addresses by its name: `python3.10`, `pip3.12`.
+_VERSIONED_PY = re.compile(r"(?:python|pip)(3\.\d+)")
+_PY_MENTION = re.compile(r"(?:python|pip)3\.\d|--python-version")
+# Steps that install or select another Python for the job (then a versioned command may be that one).
+_PY_SETUP = re.compile(
+    r"actions/setup-python|\buv\s+(?:venv|python\s+install)\b|\bconda\b|\bpyenv\b|\bdeadsnakes\b|"
+    r"\bapt(?:-get)?\s+install\b[^\n]*\bpython3\.\d+|\bvirtualenv\b[^\n]*-p|\bmamba\b"
+)
+
+
+@dataclass(frozen=True)
+class JobLeg:
+    """What one matrix leg of a job states about its stack."""
+
+    combo: dict[str, str] | None
+    image: tuple[Stated, ...]  # the container image's tag
+    named: tuple[Stated, ...]  # CANN versions in cache keys, artifact names and env values
+    pythons: tuple[Stated, ...]  # Python minors that its run steps address
+
+
+def job_legs(ctx: Context, wf: Workflow, job: Job) -> list[JobLeg]:
+    """The stack each leg of `job` states (memoised per workflow and job)."""
+    return ctx.memo(("job-stack", "head", f"{wf.path}#{job.id}"), lambda: _job_legs(wf, job))
+
+
+def _job_legs(wf: Workflow, job: Job) -> list[JobLeg]:
+    container = job.field("container")
+    if container is not None and not container.is_scalar:
+        container = container.get("image")
+    pythons = tuple(_job_pythons(wf, job))
+    out: list[JobLeg] = []
+    for scope in legs(wf, job):
+        image: list[Stated] = []
+        if container is not None and container.is_scalar:
+            vals = scope.resolve(container)
+            if len(vals) == 1 and vals[0].known:
+                for dim, value in image_stack(vals[0].text).items():
+                    image.append(Stated(dim, value, wf.path, container.line, "container image"))
+        named: list[Stated] = []
+        for node, how in _naming_nodes(job):
+            for val in scope.resolve(node):
+                # The literal parts of a value are known even where an expression is not (`${{ runner.os }}`).
+                for m in _CANN_NAMED.finditer(val.text):
+                    named.append(Stated("cann", m.group(1).lower(), wf.path, node.line, how))
+        out.append(JobLeg(scope.combo, tuple(image), tuple(dict.fromkeys(named)), pythons))
+    return out
+
+
+def _naming_nodes(job: Job) -> Iterator[tuple[Node, str]]:
+    """Scalar values that name what the job builds, restores or uploads: `with:` keys of cache and artifact
+    actions, and the job's and steps' `env:` values."""
+    for key, node in job.env.items():
+        if node.is_scalar:
+            yield node, f"env `{key}`"
+    for step in job.steps:
+        for key, node in step.env.items():
+            if node.is_scalar:
+                yield node, f"env `{key}`"
+        action = (step.uses or "").split("@", 1)[0]
+        if action in _NAMING_ACTIONS:
+            for key in _NAMING_KEYS:
+                value = step.with_.get(key)
+                if value is not None and value.is_scalar:
+                    yield value, "cache key" if "cache" in action and key != "name" else f"artifact `{key}`"
+
+
+def _job_pythons(wf: Workflow, job: Job) -> Iterator[Stated]:
+    """Python minors the job's commands address: `--python-version X` of a `pip install` (without `--target`),
+    `python3.X` / `pip3.X` as a command's name. None when the job sets up another Python itself."""
+    found: list[Stated] = []
+    for step in job.steps:
+        if step.uses and _PY_SETUP.search(step.uses):
+            return
+        if step.run is None:
+            continue
+        if _PY_SETUP.search(step.run.value):
+            return
+        if not _PY_MENTION.search(step.run.value):
+            continue  # the quick no: nothing here names a Python version
+        for cmd in commands(Source.lines(step.run.text_lines()), heredoc_bodies=True):
+            words = cmd.words[cmd.start :]
+            if not words:
+                continue
+            prog = words[0].unquoted.rsplit("/", 1)[-1]
+            m = _VERSIONED_PY.fullmatch(prog)
+            if m:
+                found.append(Stated("python", m.group(1), wf.path, words[0].line, f"`{prog}`"))
+            call = pip_call(cmd)
+            if call is None or call.verb != "install":
+                continue
+            if any(o in ("-t", "--target", "--prefix", "--root") for o, _, _ in call.options):
+                continue
+            for opt, value, word in call.options:
+                if opt == "--python-version" and value and re.fullmatch(r"3\.\d+", value):
+                    found.append(Stated("python", value, wf.path, word.line, f"`--python-version {value}`"))
+    yield from found
+
+
+# -- the CPU architectures of an image build --------------------------------------------------------------------
+
+_PLATFORM_ARCH = {"linux/amd64": "x86_64", "linux/arm64": "aarch64", "linux/arm64/v8": "aarch64"}
+_ARCH_WORDS = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
+
+
+@dataclass(frozen=True)
+class Build:
+    """A workflow step that builds a Dockerfile for a set of platforms."""
+
+    dockerfile: str  # repository path
+    archs: frozenset[str]  # aarch64, x86_64
+    platforms: str  # as written (resolved), for messages
+    path: str  # the workflow
+    line: int  # the `platforms:` / `--platform` line
+
+
+def builds(ctx: Context) -> list[Build]:
+    """Every multi-or-single platform build of a repository Dockerfile that a workflow at head runs with known
+    platforms: docker/build-push-action with `platforms:` and `file:` (or `context:` + `Dockerfile`), and
+    `docker buildx build --platform … -f …` in run steps. Memoised per run."""
+    from npu_review.checks.analysis.workflows import workflow, workflow_paths
+
+    def collect() -> list[Build]:
+        out: list[Build] = []
+        for path in workflow_paths(ctx, "head"):
+            wf = workflow(ctx, path)  # kept for the run: the file is not read again
+            if wf is not None and any(_may_build(step) for job in wf.jobs.values() for step in job.steps):
+                out.extend(_builds_of(ctx, wf))
+        return out
+
+    return ctx.memo(("image-builds", "head", ""), collect)
+
+
+def _may_build(step: Step) -> bool:
+    """The quick no: a step that names platforms (build-push-action's `platforms:`, `--platform`)."""
+    return "platforms" in step.with_ or (step.run is not None and "--platform" in step.run.value)
+
+
+def _archs(text: str) -> frozenset[str] | None:
+    found = set()
+    for part in re.split(r"[\s,]+", text.strip()):
+        if not part:
+            continue
+        arch = _PLATFORM_ARCH.get(part.lower())
+        if arch is None:
+            return None  # another platform, or an unknown one: the set is not known
+        found.add(arch)
+    return frozenset(found) if found else None
+
+
+def _builds_of(ctx: Context, wf: Workflow) -> Iterator[Build]:
+    seen: set[tuple[str, frozenset[str], int]] = set()
+    for job in wf.jobs.values():
+        for scope in legs(wf, job):
+            for step in job.steps:
+                action = (step.uses or "").split("@", 1)[0]
+                if action.endswith("docker/build-push-action"):
+                    plat = step.with_.get("platforms")
+                    if plat is None or not plat.is_scalar:
+                        continue
+                    vals = scope.resolve(plat)
+                    file_node = step.with_.get("file")
+                    context_node = step.with_.get("context")
+                    if file_node is not None and file_node.is_scalar:
+                        files = scope.resolve(file_node)
+                    elif context_node is not None and context_node.is_scalar:
+                        dirs = scope.resolve(context_node)
+                        files = [Val(v.text.rstrip("/") + "/Dockerfile", v.origins) for v in dirs]
+                    else:
+                        files = [Val("Dockerfile")]
+                    for pv in vals:
+                        archs = _archs(pv.text) if pv.known else None
+                        for fv in files:
+                            name = re.sub(r"^(\./)+", "", fv.text.strip()) if fv.known else ""
+                            if archs and name and ctx.changeset.head.exists(name):
+                                key = (name, archs, plat.line)
+                                if key not in seen:
+                                    seen.add(key)
+                                    yield Build(name, archs, pv.text.strip(), wf.path, plat.line)
+                elif step.run is not None and "--platform" in step.run.value:
+                    for val in scope.resolve(step.run):
+                        if not val.known:
+                            continue
+                        yield from _buildx_runs(ctx, wf.path, step.run, val.text, seen)
+
+
+def _buildx_runs(
+    ctx: Context, path: str, node: Node, text: str, seen: set[tuple[str, frozenset[str], int]]
+) -> Iterator[Build]:
+    lines = node.text_lines()
+    source = Source.lines([(n, t) for (n, _), t in zip(lines, text.split("\n"), strict=False)])
+    for cmd in commands(source):
+        argv = cmd.argv
+        if len(argv) < 3 or argv[0] != "docker" or "build" not in argv[1:3]:
+            continue
+        platform = dockerfile = None
+        line = cmd.line
+        for i, a in enumerate(argv):
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            if a.startswith("--platform="):
+                platform = a.split("=", 1)[1]
+            elif a == "--platform" and nxt is not None:
+                platform = nxt
+            elif a.startswith("--file="):
+                dockerfile = a.split("=", 1)[1]
+            elif a in ("-f", "--file") and nxt is not None:
+                dockerfile = nxt
+        if platform is None or dockerfile is None or "$" in dockerfile:
+            continue
+        archs = _archs(platform.replace(",", " "))
+        name = re.sub(r"^(\./)+", "", dockerfile)
+        if archs and ctx.changeset.head.exists(name) and (name, archs, line) not in seen:
+            seen.add((name, archs, line))
+            yield Build(name, archs, platform, path, line)
+
+
+# A file for one CPU architecture: an installer, archive or wheel whose name says which.
+_ARCH_FILE = re.compile(
+    r"(?<![A-Za-z0-9])(aarch64|x86_64|arm64|amd64)(?![A-Za-z0-9])[\w.+-]*\.(?:run|whl|tar\.gz|tgz|zip|rpm|deb|sh)$"
+)
+# A RUN instruction that picks the architecture itself (then its file names may be one branch of several).
+_ARCH_AWARE = re.compile(r"uname|ARCH|arch\b|dpkg\s+--print-architecture|PLATFORM")
+
+
+_NOT_INSTALLING = frozenset({"rm", "echo", "ls", "mv", "test", "["})
+
+
+@dataclass(frozen=True)
+class ArchFile:
+    arch: str  # aarch64 or x86_64
+    name: str  # the file name as written (last path part)
+    line: int
+
+
+def arch_files(df: Dockerfile) -> list[ArchFile]:
+    """Installers, wheels and archives for one CPU architecture that a Dockerfile's RUN instructions name
+    literally, in instructions that do not choose the architecture themselves (`$(uname -m)`, `$TARGETARCH`, an
+    `if`/`case` on an ARCH variable), in stages not pinned to a platform (`FROM --platform=…`)."""
+    out: list[ArchFile] = []
+    pinned: dict[int, bool] = {}  # RUN line -> its stage is pinned to a platform
+    stage_pinned = False
+    for instr in df.instructions:
+        if instr.keyword == "FROM":
+            stage_pinned = instr.image is not None and instr.image.platform is not None
+        elif instr.keyword == "RUN":
+            pinned[instr.line] = stage_pinned or bool(_ARCH_AWARE.search(instr.args))
+    for step in steps(df):
+        if pinned.get(step.instr.line, True) or (step.cmd.argv[:1] and step.cmd.argv[0] in _NOT_INSTALLING):
+            continue
+        for word in step.cmd.words:
+            text = word.unquoted.split("?", 1)[0]
+            if "$" in text:
+                continue
+            name = text.rsplit("/", 1)[-1]
+            m = _ARCH_FILE.search(name)
+            if m:
+                out.append(ArchFile(_ARCH_WORDS[m.group(1)], name, word.line))
+    return out
+
+
+# -- a pinned commit the change moves in some places and not in others ------------------------------------------
+
+_SHA = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{12,40}(?![0-9a-fA-F])")
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A commit pin the change replaced (`old` -> `new`) on some lines, while other lines at head keep `old`."""
+
+    old: str
+    new: str
+    moved: tuple[tuple[str, int], ...]  # added lines at head that hold `new` where `old` was
+    kept: tuple[tuple[str, int], ...]  # untouched lines at head that still hold `old`
+
+
+def moved_commits(ctx: Context, kinds: frozenset[str]) -> list[Moved]:
+    """Commit pins (hex shas of 12+ digits) that the change replaced in some files of `kinds` and left in
+    others: for each changed file, a sha its base text holds and its head text does not, paired with the one
+    new sha of the same length the change added to that file; then every other line at head (files of `kinds`,
+    lines the change did not add) that still holds the old one. Empty in an audit."""
+    if ctx.audit:
+        return []
+
+    def collect() -> list[Moved]:
+        pairs: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        for path in sorted(_changed(ctx)):
+            if not any(ctx.has_kind(path, k) for k in kinds):
+                continue
+            head, base = ctx.source(path), ctx.source(path, "base")
+            if head is None or base is None:
+                continue
+            old = set(_SHA.findall(base.text)) - set(_SHA.findall(head.text))
+            if not old:
+                continue
+            added = ctx.added_lines(path)
+            new_at: dict[str, list[int]] = {}
+            for n in sorted(added):
+                for sha in _SHA.findall(head.line(n)):
+                    if sha not in base.text:
+                        new_at.setdefault(sha, []).append(n)
+            for o in old:
+                same = [s for s in new_at if len(s) == len(o)]
+                if len(same) == 1:
+                    pairs.setdefault((o, same[0]), []).extend((path, n) for n in new_at[same[0]])
+        out: list[Moved] = []
+        for (o, new), moved in sorted(pairs.items()):
+            kept = [
+                (p, n)
+                for p in ctx.head_paths()
+                if any(ctx.has_kind(p, k) for k in kinds)
+                for n in _lines_with(ctx, p, o)
+                if not ctx.is_added_line(p, n)
+            ]
+            if kept:
+                out.append(Moved(o, new, tuple(moved), tuple(kept)))
+        return out
+
+    return ctx.memo(("moved-commits", "head", ",".join(sorted(kinds))), collect)
+
+
+def _changed(ctx: Context) -> list[str]:
+    return [p for p, c in ctx.changeset.changes.items() if c.status != ChangeStatus.DELETED]
+
+
+def _lines_with(ctx: Context, path: str, sha: str) -> list[int]:
+    src = ctx.source(path)
+    if src is None or sha not in src.text:
+        return []
+    return [n for n, line in enumerate(src.lines, 1) if sha in line and not line.lstrip().startswith("#")]

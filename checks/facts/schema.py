@@ -520,6 +520,8 @@ class Facts:
     cann_shell: CannShell = field(metadata=_universal())
     cuda_habits: CudaHabits = field(metadata=_universal())
     torch_wheels: TorchWheels = field(metadata=_universal())
+    guide_components: GuideComponents = field(metadata=_universal())
+    ascend_devices: AscendDevices = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -582,3 +584,31 @@ class TorchWheels(Section):
     torch_family: tuple[str, ...]
     pulls_torch: tuple[str, ...]
     pulls_torch_repos: tuple[str, ...]
+
+
+# -- appended sections (universal) ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuideComponents(Section):
+    """How install guides name the components of an Ascend stack (analysis.guides)."""
+
+    names: Mapping[str, tuple[str, ...]]  # component -> names in tables (lower case, version words cut)
+    repos: Mapping[str, tuple[str, ...]]  # component -> git repositories that install it (last URL segment)
+    exact: tuple[str, ...]  # components whose tables state a full release (others: major.minor)
+    current_rows: tuple[str, ...]  # release-row labels that mean "what the commands install now"
+    branch_names: tuple[str, ...]  # column names of a torch_npu release branch (`v2.7.1-7.2.0`)
+    drop_words: tuple[str, ...]  # words cut from a table name before it is looked up (`版本`, `version`)
+    doc_version_pattern: Regex  # a CANN documentation URL's version segment (`canncommercial/83RC2/`)
+
+
+@dataclass(frozen=True)
+class AscendDevices(Section):
+    """Ascend devices as launch commands and docs meet them (NPU228, NPU229)."""
+
+    node_npus: Mapping[str, int]  # device -> NPUs one server node shows a process (chips; dies on A3)
+    max_node_npus: int  # the most any Ascend server node has
+    doc_names: Mapping[str, tuple[str, ...]]  # device -> how docs name it (lower case, whole words)
+    tag_tokens: Mapping[str, tuple[str, ...]]  # device -> its token in an image tag (split on `-`)
+    parallel_keys: tuple[str, ...]  # launcher config keys (last part) that each need that many NPUs
+    model_parallel_keys: tuple[str, ...]  # of those, the ones whose product one model replica needs

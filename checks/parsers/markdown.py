@@ -790,3 +790,101 @@ def resolve(doc_path: str, target: str, repos: Iterable[str], refs: Iterable[str
     if path == "." or path.startswith("../") or path == "..":
         return Target("unknown")
     return Target("repo", path, None)
+
+
+# -- HTML tables inside Markdown ----------------------------------------------------------------------------------
+
+_HTML_TABLE = re.compile(r"<table\b.*?(?:</table\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_HTML_ROW = re.compile(r"<tr\b[^>]*>", re.IGNORECASE)
+_HTML_CELL = re.compile(r"<(t[dh])\b([^>]*)>(.*?)(?=</t[dh]\s*>|<t[dh]\b|<tr\b|</tr\s*>|</table\s*>|\Z)", re.I | re.S)
+_HTML_SPAN = re.compile(r"""\b(rowspan|colspan)\s*=\s*["']?(\d+)""", re.IGNORECASE)
+_HTML_TAG = re.compile(r"<[^>]*>")
+_MAX_SPAN = 50
+
+
+def html_tables(doc: Document) -> list[Table]:
+    """The `<table>` blocks of a Markdown document, outside code, as Tables of kind "html": `rowspan` and
+    `colspan` cells are repeated into every row and column they cover (the same Cell, so its line is where it
+    is written), tags are dropped from cell text and entities decoded; a first row of `<th>` cells is the
+    header. Tolerates the missing `</tr>` and `</td>` that hand-written tables have. Never raises."""
+    if doc.flavor != "md" or "<t" not in "".join(doc.lines).lower():
+        return []
+    try:
+        return _html_tables(doc)
+    except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
+        return []
+
+
+def _html_tables(doc: Document) -> list[Table]:
+    import html
+
+    text = "\n".join(doc.lines)
+    starts = [0]
+    for line in doc.lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def line_of(offset: int) -> int:
+        lo, hi = 0, len(starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1
+
+    out: list[Table] = []
+    for tm in _HTML_TABLE.finditer(text):
+        first = line_of(tm.start())
+        if first in doc.code:
+            continue
+        body = tm.group(0)
+        row_starts = [m.start() for m in _HTML_ROW.finditer(body)] + [len(body)]
+        grid: list[tuple[int, list[Cell | None], bool]] = []  # (line, cells, all <th>)
+        pending: dict[int, tuple[Cell, int]] = {}  # column -> (cell, rows still to cover)
+        for k in range(len(row_starts) - 1):
+            chunk = body[row_starts[k] : row_starts[k + 1]]
+            base = tm.start() + row_starts[k]
+            cells: list[Cell | None] = []
+            heads = []
+            col = 0
+            for cm in _HTML_CELL.finditer(chunk):
+                col = _take_pending(pending, cells, col)
+                attrs = dict((a.lower(), min(int(v), _MAX_SPAN)) for a, v in _HTML_SPAN.findall(cm.group(2)))
+                raw = html.unescape(_HTML_TAG.sub(" ", cm.group(3)))
+                cell_text = " ".join(raw.split())
+                n = line_of(base + cm.start(3) + (len(cm.group(3)) - len(cm.group(3).lstrip())))
+                cell = Cell(cell_text, ((n, 0, 0),))
+                heads.append(cm.group(1).lower() == "th")
+                for _ in range(max(1, attrs.get("colspan", 1))):
+                    cells.append(cell)
+                    if attrs.get("rowspan", 1) > 1:
+                        pending[col] = (cell, attrs["rowspan"] - 1)
+                    col += 1
+            col = _take_pending(pending, cells, col)
+            if heads or cells:
+                grid.append((line_of(base), cells, bool(heads) and all(heads)))
+        if not grid:
+            continue
+        header: tuple[str, ...] = ()
+        if grid[0][2]:
+            header = tuple(c.text if c is not None else "" for c in grid[0][1])
+            grid = grid[1:]
+        rows = tuple(
+            Row(line, line, tuple(c if c is not None else Cell("") for c in cells)) for line, cells, _ in grid if cells
+        )
+        out.append(Table(first, header, rows, "html"))
+    return out
+
+
+def _take_pending(pending: dict[int, tuple[Cell, int]], cells: list[Cell | None], col: int) -> int:
+    """Fill the columns from `col` on that a cell of an earlier row spans into; returns the next free column."""
+    while col in pending:
+        cell, left = pending[col]
+        cells.append(cell)
+        if left <= 1:
+            del pending[col]
+        else:
+            pending[col] = (cell, left - 1)
+        col += 1
+    return col

@@ -37,3 +37,8 @@ def spec_allows(specs: tuple[tuple[str, str], ...], version: str) -> bool | None
     except (InvalidVersion, InvalidSpecifier):
         return None
     return allowed.contains(have, prereleases=True)
+
+
+def is_version(text: str) -> bool:
+    """True when `text` is a version PEP 440 accepts (`2.7.1`, `2.9.0.post2`, `0.22.0.dev20250409`, `1.0+cpu`)."""
+    return version_key(text) is not None

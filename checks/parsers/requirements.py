@@ -72,3 +72,121 @@ def parse_requirements_file(text: str) -> list[tuple[int, Requirement]]:
         if req is not None:
             out.append((n, req))
     return out
+
+
+# -- what pip makes of each line of a requirements file ----------------------------------------------------------
+
+# Options pip accepts on a line of their own (pip's req_file.SUPPORTED_OPTIONS), with their short spellings.
+FILE_OPTIONS = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "--no-index", "-c", "--constraint", "-r", "--requirement"}
+    | {"-e", "--editable", "-f", "--find-links", "--no-binary", "--only-binary", "--prefer-binary"}
+    | {"--require-hashes", "--pre", "--trusted-host", "--use-feature"}
+)
+# Options pip accepts after a requirement on its line (pip's req_file.SUPPORTED_OPTIONS_REQ; `--install-option`
+# was accepted until pip 23.1).
+REQUIREMENT_OPTIONS = frozenset({"--hash", "--global-option", "--config-settings", "-C", "--install-option"})
+_ARCHIVE = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
+# `name-1.2.3`: a version glued to the name with `-` where `==` was meant (pip reads it all as a name).
+_GLUED = re.compile(r"([A-Za-z][A-Za-z0-9._-]*?[A-Za-z])-(v?\d+(?:\.\d+)+(?:[.-]?[A-Za-z]+\d*)*(?:\+[\w.]+)?)\Z")
+_SPEC_OPS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
+
+
+@dataclass(frozen=True)
+class Line:
+    """A logical line of a requirements file: continuations joined, the comment cut."""
+
+    line: int  # the first physical line
+    text: str
+
+
+def logical_lines(text: str) -> list[Line]:
+    """The requirement file's logical lines, as pip reads them: a trailing `\\` joins the next line, a `#` at the
+    start or after whitespace starts a comment; blank lines are left out."""
+    out: list[Line] = []
+    pending: list[str] = []
+    first = 0
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not pending:
+            first = n
+        if raw.endswith("\\") and not raw.endswith("\\\\"):
+            pending.append(raw[:-1])
+            continue
+        pending.append(raw)
+        joined = re.sub(r"(^|[ \t])#.*$", "", "".join(pending)).strip()
+        pending = []
+        if joined:
+            out.append(Line(first, joined))
+    if pending:
+        joined = re.sub(r"(^|[ \t])#.*$", "", "".join(pending)).strip()
+        if joined:
+            out.append(Line(first, joined))
+    return out
+
+
+@dataclass(frozen=True)
+class LineError:
+    """Why pip refuses a requirements line (or reads it as something else than meant)."""
+
+    kind: str  # "option", "glued-version", "bad-version", "bad-operator"
+    token: str  # the offending text
+    meant: str | None = None  # what was meant, when it is clear (`name==1.0`)
+
+
+def line_error(text: str) -> LineError | None:
+    """What pip rejects in one logical requirements line, None when it accepts it (or it cannot be told: a
+    `${VAR}`, a URL, a path, an archive file)."""
+    if "$" in text:
+        return None  # pip expands ${VAR} from the environment: unknown
+    words = text.split()
+    if not words:
+        return None
+    if words[0].startswith("-"):
+        name = words[0].split("=", 1)[0]
+        if name in FILE_OPTIONS or (len(name) > 2 and name[:2] in ("-r", "-c", "-e", "-i", "-f")):
+            return None
+        return LineError("option", name) if name.startswith("--") else None
+    # pip splits the line at its first option: what comes before is the requirement, after it the options.
+    k = next((i for i, w in enumerate(words) if w.startswith("-") and i > 0), len(words))
+    for w in words[k:]:
+        name = w.split("=", 1)[0]
+        if name.startswith("-") and not name.startswith("--") and len(name) > 2:
+            name = name[:2]
+        # pip parses what follows a requirement with its whole requirements-file option parser: an option of
+        # a line of its own passes there too; one the parser lacks (`--no-deps`) stops the file.
+        if w.startswith("-") and name not in REQUIREMENT_OPTIONS and name not in FILE_OPTIONS:
+            return LineError("option", name)
+    req = " ".join(words[:k]).split(";", 1)[0].strip()
+    if not req or "://" in req or "/" in req or req.startswith((".", "~")) or req.endswith(_ARCHIVE) or "@" in req:
+        return None
+    m = _GLUED.fullmatch(req)
+    if m and not any(op in req for op in _SPEC_OPS):
+        from npu_review.checks.parsers.pep440 import is_version
+
+        if is_version(m.group(2)):
+            return LineError("glued-version", req, f"{m.group(1)}=={m.group(2)}")
+    name_m = _REQ.match(req)
+    if not name_m:
+        return None
+    rest = name_m.group(3).strip()
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1].strip()
+    if not rest:
+        return None
+    if not _SPEC_START.match(rest):
+        if re.match(r"=\s*\d", rest):
+            return LineError("bad-operator", req, f"{name_m.group(1)}{name_m.group(2) or ''}=={rest[1:].strip()}")
+        return None
+    from npu_review.checks.parsers.pep440 import is_version
+
+    for part in rest.split(","):
+        sm = _SPEC_ITEM.fullmatch(part)
+        if not sm:
+            return LineError("bad-version", part.strip())
+        op, version = sm.group(1), sm.group(2)
+        if op == "===":
+            continue
+        if op in ("==", "!=") and version.endswith(".*"):
+            version = version[:-2]
+        if not is_version(version):
+            return LineError("bad-version", f"{op}{version}")
+    return None

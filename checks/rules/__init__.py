@@ -51,6 +51,9 @@ from npu_review.checks.rules.npu222_matrix_value_unmatched import MatrixValueUnm
 from npu_review.checks.rules.npu223_checkout_not_the_change import CheckoutNotTheChange
 from npu_review.checks.rules.npu224_runner_label_misspelled import RunnerLabelMisspelled
 from npu_review.checks.rules.npu226_step_before_checkout import StepBeforeCheckout
+from npu_review.checks.rules.npu227_environment_stack_disagrees import EnvironmentStackDisagrees
+from npu_review.checks.rules.npu228_device_count_exceeded import DeviceCountExceeded
+from npu_review.checks.rules.npu229_device_variant_mismatch import DeviceVariantMismatch
 from npu_review.checks.rules.npu301_tls_verification_disabled import TlsVerificationDisabled
 from npu_review.checks.rules.npu302_global_build_parallelism_env import GlobalBuildParallelismEnv
 from npu_review.checks.rules.npu303_sourcing_not_persisted import SourcingNotPersisted
@@ -70,11 +73,13 @@ from npu_review.checks.rules.npu316_cann_package_file_unknown import CannPackage
 from npu_review.checks.rules.npu317_bash_syntax_under_sh import BashSyntaxUnderSh
 from npu_review.checks.rules.npu318_run_line_dangling_operator import RunLineDanglingOperator
 from npu_review.checks.rules.npu319_installs_from_moving_branch import InstallsFromMovingBranch
+from npu_review.checks.rules.npu321_requirements_file_invalid import RequirementsFileInvalid
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
 from npu_review.checks.rules.npu502_broken_repo_link import BrokenRepoLink
 from npu_review.checks.rules.npu503_version_table_inconsistent import VersionTableInconsistent
+from npu_review.checks.rules.npu504_install_guide_versions_disagree import InstallGuideVersionsDisagree
 from npu_review.checks.rules.npu506_package_index_mismatch import PackageIndexMismatch
 
 RULES = (
@@ -123,6 +128,9 @@ RULES = (
     CheckoutNotTheChange,
     RunnerLabelMisspelled,
     StepBeforeCheckout,
+    EnvironmentStackDisagrees,
+    DeviceCountExceeded,
+    DeviceVariantMismatch,
     TlsVerificationDisabled,
     GlobalBuildParallelismEnv,
     SourcingNotPersisted,
@@ -142,10 +150,12 @@ RULES = (
     BashSyntaxUnderSh,
     RunLineDanglingOperator,
     InstallsFromMovingBranch,
+    RequirementsFileInvalid,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
     BrokenRepoLink,
     VersionTableInconsistent,
+    InstallGuideVersionsDisagree,
     PackageIndexMismatch,
 )

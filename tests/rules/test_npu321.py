@@ -1,0 +1,26 @@
+"""NPU321 requirements-file-invalid: its fixture cases (tests/fixtures/NPU321/), and what they cannot say."""
+
+from __future__ import annotations
+
+from npu_review.checks.parsers.requirements import line_error, logical_lines
+from tests.rules.support import file_findings, fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU321")
+
+
+def test_npu321_suggests_the_pin_it_means() -> None:
+    got = file_findings("NPU321/bad_torch_npu_repo", "NPU321")
+    assert got[("requirements.txt", 6)][:2] == ("error", "torchvision==0.22.0.dev20250409")
+    got = file_findings("NPU321/bad_requirements_npu", "NPU321")
+    assert got[("requirements-npu.txt", 5)][1] == "torch_npu==2.7.1"
+    assert got[("requirements-npu.txt", 4)][1] is None  # where the option goes is the author's call
+
+
+def test_npu321_reads_lines_as_pip_does() -> None:
+    lines = logical_lines("a==1 \\\n  --hash=sha256:00\n# c\n\nb==2 # note\n")
+    assert [(x.line, x.text) for x in lines] == [(1, "a==1   --hash=sha256:00"), (5, "b==2")]
+    assert line_error("torch-npu-2.7.1") is not None
+    assert line_error("python-3parclient") is None
+    assert line_error("foo==1.0.*") is None
+    assert line_error("--no-deps") is not None
+    assert line_error("--prefer-binary") is None

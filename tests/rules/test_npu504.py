@@ -1,0 +1,42 @@
+"""NPU504 install-guide-versions-disagree: its fixture cases (tests/fixtures/NPU504/), and what they cannot say."""
+
+from __future__ import annotations
+
+from npu_review.checks.analysis.guides import cell_version, ref_version
+from npu_review.checks.parsers.markdown import html_tables, parse
+from tests.rules.support import file_findings, fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU504")
+
+
+def test_npu504_versions_as_tables_and_refs_write_them() -> None:
+    assert cell_version("Core 0.12.0") == "0.12.0"
+    assert cell_version("master（主线）") == "main"
+    assert cell_version("8.3.RC1") == "8.3.rc1"
+    assert cell_version("Python3.10") == "3.10"
+    assert cell_version(">=8.5.0") is None
+    assert cell_version("2.5.1 / 2.6.0") is None
+    assert ref_version("core_v0.12.1") == "0.12.1"
+    assert ref_version("releases/v0.11.0") == "0.11.0"
+    assert ref_version("v0.11.0-dev") == "0.11.0"
+    assert ref_version("b8b302c") == "sha:b8b302c"
+    assert ref_version("2.3.0_core_r0.12.1") is None
+
+
+def test_npu504_html_tables_repeat_rowspan_cells() -> None:
+    doc = parse(
+        '<table>\n<tr><th>A</th><th>B</th></tr>\n<tr><td>torch</td>\n<td rowspan="2">2.5.1</td>\n'
+        "<tr><td>torch_npu</td></tr>\n</table>\n",
+        "md",
+    )
+    (table,) = html_tables(doc)
+    assert table.header == ("A", "B")
+    assert [[c.text for c in r.cells] for r in table.rows] == [["torch", "2.5.1"], ["torch_npu", "2.5.1"]]
+    assert table.rows[1].cells[1].spans[0][0] == 4  # where the spanning cell is written
+
+
+def test_npu504_readme_names_the_guide_and_both_places() -> None:
+    got = file_findings("NPU504/bad_readme_vs_guide", "NPU504")
+    _, _, message = got[("README.md", 12)]
+    assert "(docs/install_guide.md)" in message
+    assert "cann 8.1.RC1 (line 12) where the guide has 8.2.RC1" in message
