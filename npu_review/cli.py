@@ -240,6 +240,11 @@ def _repo_paths(git: Git, paths: Sequence[str]) -> set[str]:
     return out
 
 
+def _selected(path: str, only: set[str]) -> bool:
+    """A finding's path is one of the PATH arguments, or lies under one (a directory; `.` is the whole tree)."""
+    return path in only or any(p in (".", "") or path.startswith(p.rstrip("/") + "/") for p in only)
+
+
 @contextlib.contextmanager
 def without_cyclic_gc() -> Iterator[None]:
     """No cyclic garbage collection while the rules run. They allocate many small objects (tokens, parse nodes)
@@ -278,7 +283,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         finally:
             progress.close()
         if only is not None:
-            report = Report([f for f in report.findings if f.path in only], report.files_checked, report.errors)
+            report = Report(
+                [f for f in report.findings if _selected(f.path, only)], report.files_checked, report.errors
+            )
         root = Path(git.toplevel()) if args.fix else None
     finally:
         git.close()

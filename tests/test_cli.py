@@ -434,3 +434,15 @@ def test_the_program_stops_quietly_when_its_reader_goes_away() -> None:
     proc.stdout.close()  # gone before the program writes a byte (its start-up alone takes longer): like `| true`
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (0, b"")  # no traceback, no "Exception ignored" at exit
+
+
+def test_a_directory_path_reports_everything_under_it(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    folder = DOCKERFILE.split("/", 1)[0]
+    for where in (".", folder, folder + "/"):
+        _, out, _ = run_cli(capsys, "check", "--all", "--format", "json", where)
+        assert ("NPU301", DOCKERFILE, 5) in findings(out), where
+    _, out, _ = run_cli(capsys, "check", "--all", "--format", "json", "elsewhere")
+    assert findings(out) == []

@@ -274,6 +274,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("examples/ascend/run_qwen3_8b_sft_npu.sh", "#!/usr/bin/env bash\nDEVICE=${DEVICE:-npu}\n"),),
     ),
     "NPU120": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU121": Scaffold("examples/ascend/offline_infer_npu.py"),
     "NPU118": Scaffold(
         "tests/special_npu/run_e2e.sh",
         "#!/usr/bin/env bash\n{example}\n",

@@ -522,6 +522,7 @@ class Facts:
     torch_wheels: TorchWheels = field(metadata=_universal())
     guide_components: GuideComponents = field(metadata=_universal())
     ascend_devices: AscendDevices = field(metadata=_universal())
+    env_prefixes: EnvPrefixes = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -573,6 +574,15 @@ class CannShell(Section):
 class CudaHabits(Section):
     # "tool [subcommand]" -> option -> why it is a GPU habit on NPU (the message's ending)
     gpu_options: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class EnvPrefixes(Section):
+    """Variables of an upstream package that an Ascend family extends (NPU110: a dropped family)."""
+
+    # upstream prefix -> the Ascend family that extends it (`VLLM_` -> `VLLM_ASCEND_`)
+    dropped_family: Mapping[str, str]
+    upstream: tuple[str, ...]  # the upstream package's own variables under those prefixes
 
 
 @dataclass(frozen=True)

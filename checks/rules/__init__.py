@@ -25,6 +25,7 @@ from npu_review.checks.rules.npu117_script_argument_unknown import ScriptArgumen
 from npu_review.checks.rules.npu118_named_file_missing import NamedFileMissing
 from npu_review.checks.rules.npu119_variable_never_set import VariableNeverSet
 from npu_review.checks.rules.npu120_set_u_before_cann_env import SetUBeforeCannEnv
+from npu_review.checks.rules.npu121_environ_value_not_string import EnvironValueNotString
 from npu_review.checks.rules.npu200_invalid_workflow_yaml import InvalidWorkflowYaml
 from npu_review.checks.rules.npu201_mixed_image_tag_formats import MixedImageTagFormats
 from npu_review.checks.rules.npu202_image_tag_not_produced import ImageTagNotProduced
@@ -102,6 +103,7 @@ RULES = (
     NamedFileMissing,
     VariableNeverSet,
     SetUBeforeCannEnv,
+    EnvironValueNotString,
     InvalidWorkflowYaml,
     MixedImageTagFormats,
     ImageTagNotProduced,

@@ -101,7 +101,9 @@ class MisspelledAscendEnvVariable(Rule):
         if src.kinds == {PYTHON} and not _python_may_report(src.text, facts.families):
             return  # most Python files name no Ascend variable: no upper-casing of their text
         text = src.text.upper().replace("-", "_")
-        if not any(f[:-1] in text for f in facts.families):
+        if not any(f[:-1] in text for f in facts.families) and not any(
+            p in text for p in ctx.facts.env_prefixes.dropped_family
+        ):
             return
         known = _known(ctx)
         for found in _names_set(src, ctx):
@@ -111,6 +113,11 @@ class MisspelledAscendEnvVariable(Rule):
             suggestion, distance, sure = verdict
             how = "is not a known variable" if distance else f"is `{suggestion}` misspelled"
             near = f" ({_EDITS.get(distance, f'{distance} edits')} from `{suggestion}`)" if distance else ""
+            if distance == _DROPPED:
+                how, near = "is not a variable the upstream package reads", f" (`{suggestion}` without its family)"
+            elif distance == _RENAMED:
+                how = "is no longer a variable of this repository"
+                near = f" (its `envs.py` registers `{suggestion}` instead)"
             why = (
                 "the code reads a name nothing sets, so a setting of the real one is never seen"
                 if found.read
@@ -125,6 +132,10 @@ class MisspelledAscendEnvVariable(Rule):
 
 
 _EDITS = {1: "one edit", 2: "two edits", 3: "three edits"}
+# Verdicts that are not a spelling distance: an Ascend variable with its family dropped (`VLLM_X` for
+# `VLLM_ASCEND_X`), and a name the repository's own registry renamed to its family's.
+_DROPPED = -1
+_RENAMED = -2
 
 
 def known_names(facts: Facts) -> frozenset[str]:
@@ -136,8 +147,14 @@ def known_names(facts: Facts) -> frozenset[str]:
 
 
 def _known(ctx: Context) -> frozenset[str]:
+    return ctx.memo(("npu110-known", "head", ""), lambda: known_names(ctx.facts) | _registry(ctx))
+
+
+def _registry(ctx: Context) -> frozenset[str]:
+    """The names the repository's own registries (`envs.py`) define."""
+
     def build() -> frozenset[str]:
-        names = set(known_names(ctx.facts))
+        names: set[str] = set()
         for path in ctx.head_paths():
             if globs.match_any(path, REGISTRY_GLOBS):
                 src = ctx.source(path)
@@ -145,19 +162,58 @@ def _known(ctx: Context) -> frozenset[str]:
                     names.update(_REGISTRY_NAME.findall(src.text))
         return frozenset(names)
 
-    return ctx.memo(("npu110-known", "head", ""), build)
+    return ctx.memo(("npu110-registry", "head", ""), build)
+
+
+def _family_heads(families: tuple[str, ...]) -> tuple[str, ...]:
+    """The first word of each family long enough that one edit in it is still the family (`ASCEND`)."""
+    return tuple(dict.fromkeys(h for f in families if len(h := f.split("_", 1)[0]) >= 5))
+
+
+def _other_verdict(norm: str, known: frozenset[str], ctx: Context) -> tuple[str, int, bool] | None:
+    """A name outside the Ascend families: an Ascend variable with its family dropped (`VLLM_X` upstream does
+    not read, for `VLLM_ASCEND_X`), or with one edit in the family's first word (`ASCEBD_RT_VISIBLE_DEVICES`)."""
+    prefixes = ctx.facts.env_prefixes
+    facts = ctx.facts.ascend_env
+    if len(norm) < facts.min_length:  # `VLLM_COMMIT`: short names are a project's own as often as not
+        return None
+    for upstream, family in prefixes.dropped_family.items():
+        if norm.startswith(upstream) and not norm.startswith(family) and norm not in prefixes.upstream:
+            meant = family + norm[len(upstream) :]
+            registry = _registry(ctx)
+            if meant in registry and norm not in registry and norm in known:
+                return meant, _RENAMED, True
+            if meant in known and norm not in known:
+                return meant, _DROPPED, True
+            return None
+    head, sep, _ = norm.partition("_")
+    if not sep:
+        return None
+    heads = ctx.memo(("npu110-heads", "", ""), lambda: _family_heads(tuple(facts.families)))
+    if head in heads or not any(Levenshtein.distance(head, h, score_cutoff=1) == 1 for h in heads):
+        return None
+    close = [k for k in known if Levenshtein.distance(norm, k, score_cutoff=1) == 1]
+    return (close[0], 1, True) if len(close) == 1 else None
 
 
 def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int, bool] | None:
     """(the known name meant, edits away (0 when only the spelling of `-`, `_` or case differs), whether that is
     close enough for a warning), or None."""
-    if name in known or name != name.upper():  # lower-case names are the shell's own variables
+    if name != name.upper():  # lower-case names are the shell's own variables
         return None
     facts = ctx.facts.ascend_env
     norm = _normal(name)
+    if not norm.startswith(tuple(facts.families)):
+        if name in known and not any(name.startswith(p) for p in ctx.facts.env_prefixes.dropped_family):
+            return None
+        if norm != name and norm in known:
+            return norm, 0, True
+        return _other_verdict(norm, known, ctx)
+    if name in known:
+        return None
     if norm in known:
         return norm, 0, True
-    if len(norm) < facts.min_length or not norm.startswith(tuple(facts.families)):
+    if len(norm) < facts.min_length:
         return None
     # The distance grows with the name's length: a long name is still recognisable three edits away.
     allowed = min(facts.max_distance, max(facts.base_distance, len(norm) // facts.chars_per_edit))
@@ -302,6 +358,8 @@ def _candidates(families: tuple[str, ...]) -> re.Pattern[str]:
     family = "|".join(f"(?<={re.escape(f[0])}){re.escape(f[1:])}" for f in families if f)
     return re.compile(
         rf"[{first}](?<![A-Za-z0-9_-][{first}])(?:{family}|(?<=_)_|[A-Z0-9_]*(?:-|__))[A-Z0-9_-]*(?![A-Za-z0-9_-])"
+        # a first word of 4 to 8 capitals, then `_` (a dropped family's prefix, a misspelled family's first word)
+        r"|(?<![A-Za-z0-9_-])[A-Z][A-Z0-9]{3,7}_[A-Z0-9_-]{3,}(?![A-Za-z0-9_-])"
     )
 
 
