@@ -523,6 +523,7 @@ class Facts:
     guide_components: GuideComponents = field(metadata=_universal())
     ascend_devices: AscendDevices = field(metadata=_universal())
     env_prefixes: EnvPrefixes = field(metadata=_universal())
+    apt_lists: AptLists = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -574,6 +575,13 @@ class CannShell(Section):
 class CudaHabits(Section):
     # "tool [subcommand]" -> option -> why it is a GPU habit on NPU (the message's ending)
     gpu_options: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class AptLists(Section):
+    """Base images that ship without apt's package lists (NPU322)."""
+
+    empty_images: tuple[str, ...]  # regular expressions searched in the image name (no tag)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ from npu_review.checks.rules.npu317_bash_syntax_under_sh import BashSyntaxUnderS
 from npu_review.checks.rules.npu318_run_line_dangling_operator import RunLineDanglingOperator
 from npu_review.checks.rules.npu319_installs_from_moving_branch import InstallsFromMovingBranch
 from npu_review.checks.rules.npu321_requirements_file_invalid import RequirementsFileInvalid
+from npu_review.checks.rules.npu322_apt_install_without_update import AptInstallWithoutUpdate
 from npu_review.checks.rules.npu401_silent_cuda_default_on_npu_path import SilentCudaDefaultOnNpuPath
 from npu_review.checks.rules.npu402_npu_workaround_removed import NpuWorkaroundRemoved
 from npu_review.checks.rules.npu501_invisible_unicode_in_path import InvisibleUnicodeInPath
@@ -153,6 +154,7 @@ RULES = (
     RunLineDanglingOperator,
     InstallsFromMovingBranch,
     RequirementsFileInvalid,
+    AptInstallWithoutUpdate,
     SilentCudaDefaultOnNpuPath,
     NpuWorkaroundRemoved,
     InvisibleUnicodeInPath,
