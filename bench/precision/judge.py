@@ -64,35 +64,96 @@ def _rank(f: dict[str, Any]) -> str:
 
 
 def sample(
-    replay: Path, run: str, *, order: str = "random", notices: bool = False, sha: str = "", every: bool = False
+    replay: Path,
+    run: str,
+    *,
+    order: str = "random",
+    notices: bool = False,
+    sha: str = "",
+    every: bool = False,
+    seed: str = "prec-13",
+    total: int = 0,
+    repo: str = "",
+    by_cause: bool = False,
 ) -> list[dict[str, Any]]:
+    """8 findings per rule (`total`: a seeded sample of that many over all rules instead). With `repo`, each
+    entry also carries what a blind judge is given: the repository, severity, message, suggestion and an id."""
     by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    causes: dict[tuple[str, str], dict[str, Any]] = {}
     for f in _findings(replay, sha):
-        if _wanted(f, notices):
-            by_rule[f["rule"]].append(f)
-    picked = []
-    for rule in sorted(by_rule):
+        if not _wanted(f, notices):
+            continue
+        if by_cause and f.get("cause"):
+            first = causes.get((f["sha"], f["cause"]))
+            if first is not None:  # one inline comment per cause: the others are its listed places
+                first.setdefault("other_places", []).append(f"{f['path']}:{f['line']}")
+                continue
+            causes[(f["sha"], f["cause"])] = f = dict(f)
+        by_rule[f["rule"]].append(f)
+    chosen_all: list[dict[str, Any]] = []
+    if total:
+        pool = [f for rule in sorted(by_rule) for f in by_rule[rule]]
+        chosen_all = pool if len(pool) <= total else random.Random(f"{seed}-all").sample(pool, total)
+    for rule in sorted(by_rule) if not total else ():
         items = by_rule[rule]
         if every or len(items) <= PER_RULE:
-            chosen = items
+            chosen_all.extend(items)
         elif order == "hash":
-            chosen = sorted(items, key=_rank)[:PER_RULE]
+            chosen_all.extend(sorted(items, key=_rank)[:PER_RULE])
         else:
-            chosen = random.Random(f"prec-13-{rule}").sample(items, PER_RULE)
-        for f in chosen:
-            picked.append(
-                {
-                    "run": run,
-                    "sha": f["sha"],
-                    "rule": "+".join(f.get("rules") or [f["rule"]]),
-                    "path": f["path"],
-                    "line": f["line"],
-                    "fingerprint": f["fingerprint"],
-                    "verdict": None,
-                    "why": "",
-                }
-            )
+            chosen_all.extend(random.Random(f"{seed}-{rule}").sample(items, PER_RULE))
+    picked = []
+    for n, f in enumerate(chosen_all, start=1):
+        entry: dict[str, Any] = {
+            "run": run,
+            "sha": f["sha"],
+            "rule": "+".join(f.get("rules") or [f["rule"]]),
+            "path": f["path"],
+            "line": f["line"],
+            "fingerprint": f["fingerprint"],
+            "verdict": None,
+            "why": "",
+        }
+        if repo:
+            entry = {
+                "id": f"{run}-{n}",
+                "repo": repo,
+                **entry,
+                "end_line": f.get("end_line") or f["line"],
+                "severity": f["severity"],
+                "message": f["message"],
+                "suggestion": f.get("suggestion"),
+                "related": f.get("related") or [],
+                "other_places_of_this_cause": f.get("other_places", []),
+            }
+            del entry["verdict"], entry["why"]
+        picked.append(entry)
     return picked
+
+
+def merge(sampled: Path, verdicts: Path) -> list[dict[str, Any]]:
+    """A blind judge's verdicts (`id, verdict, why`) joined to the sample they judged (`sample --repo`): the
+    entries of a `<project>-blind.yml` (no message text kept: sha, rule, path, line, fingerprint, verdict, why)."""
+    given = {e["id"]: e for e in yaml.safe_load(sampled.read_text()) or []}
+    out = []
+    for v in yaml.safe_load(verdicts.read_text()) or []:
+        e = given[v["id"]]
+        verdict = str(v["verdict"]).lower()
+        if verdict not in VERDICTS:
+            raise SystemExit(f"{v['id']}: unknown verdict {v['verdict']!r}")
+        out.append(
+            {
+                "run": e["run"],
+                "sha": e["sha"],
+                "rule": e["rule"],
+                "path": e["path"],
+                "line": e["line"],
+                "fingerprint": e["fingerprint"],
+                "verdict": verdict,
+                "why": v.get("why", ""),
+            }
+        )
+    return out
 
 
 def _key(e: dict[str, Any]) -> tuple[str, str]:
@@ -240,6 +301,13 @@ def main(argv: list[str]) -> int:
     t.add_argument("judged", type=Path)
     t.add_argument("--replay", action="append", default=[], help="RUN=REPLAY.json")
     s.add_argument("--order", choices=("random", "hash"), default="random")
+    s.add_argument("--seed", default="prec-13", help="the sample's seed (record it with the verdicts)")
+    s.add_argument("--total", type=int, default=0, help="a seeded sample of N over all rules (`check --all`)")
+    s.add_argument("--by-cause", action="store_true", help="one finding per cause (what gets an inline comment)")
+    s.add_argument("--repo", default="", help="owner/name: add what a blind judge is given (message, id, ...)")
+    m = sub.add_parser("merge", help="join a blind judge's verdicts (id, verdict, why) to the sample they judged")
+    m.add_argument("sampled", type=Path)
+    m.add_argument("verdicts", type=Path)
     s.add_argument("--notices", action="store_true", help="sample the notices instead of errors and warnings")
     s.add_argument("--sha", default="", help="the commit of a `check --all` report")
     t.add_argument("--markdown", metavar="RUN=REPLAY.json", help="one run as a markdown table with FP%%")
@@ -261,8 +329,20 @@ def main(argv: list[str]) -> int:
     k.add_argument("--sha", default="", help="for a `check --all` report: only entries of this commit")
     args = ap.parse_args(argv)
     if args.cmd == "sample":
-        picked = sample(args.replay, args.run, order=args.order, notices=args.notices, sha=args.sha)
+        picked = sample(
+            args.replay,
+            args.run,
+            order=args.order,
+            notices=args.notices,
+            sha=args.sha,
+            seed=args.seed,
+            total=args.total,
+            repo=args.repo,
+            by_cause=args.by_cause,
+        )
         yaml.safe_dump(picked, sys.stdout, sort_keys=False, allow_unicode=True, width=200)
+    elif args.cmd == "merge":
+        yaml.safe_dump(merge(args.sampled, args.verdicts), sys.stdout, sort_keys=False, allow_unicode=True, width=200)
     elif args.cmd == "table" and args.markdown:
         run, replay = args.markdown.split("=", 1)
         print(markdown_table(args.judged, run, Path(replay), notices=args.notices, sha=args.sha))
