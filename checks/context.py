@@ -265,6 +265,11 @@ class Context:
     def is_added_line(self, path: str, line: int) -> bool:
         return self.changeset.is_added_line(path, line)
 
+    def introduces(self, path: str, line: int) -> bool:
+        """The change under review wrote this line (never in an audit, where nothing is introduced): what rules
+        whose findings are often deliberate or long-lived settings ask before they raise one above a notice."""
+        return not self.audit and self.is_added_line(path, line)
+
     def first_added(self, path: str, lines: Iterable[int]) -> int:
         """The first of `lines` the change added, else the first of them (1 when none is given): where a
         finding spanning several lines goes, so that a change to any of them is reported."""

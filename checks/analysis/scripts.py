@@ -105,7 +105,7 @@ def caller_exports(ctx: Context) -> dict[str, set[str]]:
                 argument = _expand_simple(view, call.argument, call.index)
                 if argument is None or not argument.endswith((".sh", ".bash")):
                     continue
-                target = resolve_script(ctx, path, argument)
+                target = resolve_script(ctx, path, argument) or _only_one_named(ctx, argument)
                 if target is None or target == path:
                     continue
                 sourced = call.program in SOURCERS
@@ -118,6 +118,24 @@ def caller_exports(ctx: Context) -> dict[str, set[str]]:
         return out
 
     return ctx.memo(("caller-exports", "head", ""), build)
+
+
+def _only_one_named(ctx: Context, argument: str) -> str | None:
+    """`./x.sh` that resolves from neither the root nor the caller's folder (the caller is run from the folder
+    that holds x.sh): the repository's only script of that name, if there is exactly one."""
+    arg = argument.strip("\"'").removeprefix("./")
+    if not arg or "/" in arg or "$" in arg:
+        return None
+    named = ctx.memo(("scripts-by-name", "head", ""), lambda: _scripts_by_name(ctx))
+    found = named.get(arg, ())
+    return found[0] if len(found) == 1 else None
+
+
+def _scripts_by_name(ctx: Context) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for path in ctx.paths_of_kind(SHELL):
+        out.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 # -- shell units: the shell text of Ascend files, one Source each ------------------------------------------------
@@ -173,7 +191,12 @@ _SHELLISH = frozenset(
 _MYST_OPTION = re.compile(r"[ \t]*:[\w-]+:")
 _SUBSTITUTION = re.compile(r"\|([A-Za-z_][\w-]*)\|")
 _ASSIGN_WORD = re.compile(r"[A-Za-z_]\w*=")
-_PYTHON_LINE = re.compile(r"[ \t]*(?:from [\w.]+ import |import [\w.]+[ \t]*$|def \w+\(|class \w+[(:])")
+# Python in a block labeled shell: imports, definitions, and `if x:` / `else:` / `try:` headers (shell ends none of
+# its `if`/`for`/`while` lines with a colon).
+_PYTHON_LINE = re.compile(
+    r"[ \t]*(?:from [\w.]+ import |import [\w.]+[ \t]*(?:#.*)?$|def \w+\(|class \w+[(:]"
+    r"|(?:if|elif|while|for|with) [^;#\n]*:[ \t]*(?:#.*)?$|(?:else|try|finally|except[^:\n]*):[ \t]*(?:#.*)?$)"
+)
 
 
 def doc_is_ascend(ctx: Context, src: SourceFile) -> bool:

@@ -31,7 +31,10 @@ class GraphConfigDeadUnderEager(Rule):
         actor_rollout_ref.rollout.enforce_eager=False \\
         +actor_rollout_ref.rollout.engine_kwargs.vllm.compilation_config.cudagraph_mode=FULL_DECODE_ONLY \\
 
-    One finding per `enforce_eager=True`: the graph settings it makes dead are listed together. A change that
+    One finding per `enforce_eager=True`: the graph settings it makes dead are listed together. It is a warning
+    when the change writes the eager switch or a graph setting, and a notice for settings the project already
+    lives with (an audit, or lines the change leaves alone: an eager test run beside its graph twin keeps the
+    same arguments on purpose). A change that
     adds the same graph line to many scripts at once (a sweep) is not reported on the scripts that were eager
     before it: they run eager on purpose, and the sweep is not about them.
 
@@ -108,6 +111,7 @@ class GraphConfigDeadUnderEager(Rule):
                 f"{what} {verb} no effect: `enforce_eager=True` on line {eager.override.line} runs the vLLM "
                 "rollout eagerly, so no graph is captured. Remove the graph settings, or set "
                 "`enforce_eager=False` if graph mode is meant (and use TASK_QUEUE_ENABLE=1 with it).",
+                severity=_severity(ctx, src.path, (*lines, *eager.override.lines)),
             )
 
 
@@ -148,7 +152,15 @@ def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
             f"{what} {verb} no effect: {eager} on line {config.eager_line} runs the vLLM server eagerly, so no "
             f"graph is captured. Remove the graph settings, or drop {eager} if graph mode is meant (and use "
             "TASK_QUEUE_ENABLE=1 with it).",
+            severity=_severity(ctx, src.path, (*(s.line for _k, s in dead), config.eager_line)),
         )
+
+
+def _severity(ctx: Context, path: str, lines: Iterable[int]) -> Severity | None:
+    """A warning when the change writes the eager switch or a graph setting; a notice for dead settings the
+    project already lives with (an audit, or lines the change leaves alone): a test that runs eager beside its
+    graph twin with the same arguments keeps them on purpose, and old ones are cruft, not worth a comment."""
+    return None if any(ctx.introduces(path, n) for n in lines) else Severity.NOTICE
 
 
 def _show(value: object) -> str:

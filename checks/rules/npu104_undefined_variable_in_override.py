@@ -80,6 +80,7 @@ class UndefinedVariableInOverride(Rule):
                     "script it sources or that runs it defines it. Bash expands it to an empty string, so Hydra "
                     f"gets `{o.key}` without that part{_missing(o, name)}. Define `{name}`, give it a default "
                     f"(`${{{name}:-...}}`), or, if the caller must pass it, write `${{{name}:?set {name}}}`.",
+                    cause=f"${name}",  # one unset variable, one cause, however many overrides use it
                 )
 
 

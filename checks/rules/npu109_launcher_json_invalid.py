@@ -3,6 +3,7 @@ value is not JSON once the shell has removed its quotes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from npu_review.checks.analysis.vllm_launches import ascend_text, doc_command_blocks, vllm_launches
@@ -79,4 +80,7 @@ class LauncherJsonInvalid(Rule):
                 f"The value of `{problem.arg.flag}` is not valid JSON ({problem.reason}): vLLM refuses it and the "
                 f"server does not start.{hint} Give `{option}` valid JSON, "
                 + ("or build it with json.dumps." if where == "python-args" else "inside single quotes for the shell."),
+                # One cause: the same mistake in the same option (a trailing comma copied into the prefill and the
+                # decode command of one guide), wherever the parser stops.
+                cause=f"{option}: {problem.hint or re.sub(r'(?:line|column|char) [0-9]+', '', problem.reason)}",
             )

@@ -31,6 +31,7 @@ class _Set:
     name: str
     line: int
     read: bool = False  # the code reads the name (os.getenv) rather than setting it
+    value: str | None = None  # the value set, when it is a plain literal (YAML env mappings, `export X=v`)
 
 
 def _normal(name: str) -> str:
@@ -111,6 +112,11 @@ class MisspelledAscendEnvVariable(Rule):
             if verdict is None:
                 continue
             suggestion, distance, sure = verdict
+            also = _sibling(suggestion, known) if distance in (_DROPPED, _RENAMED) else None
+            shown = f"`{suggestion}`" if also is None else f"`{suggestion}` (or `{also}`: both spellings were used)"
+            default = None if found.read or found.value is None else _registry_defaults(ctx).get(suggestion)
+            if default is not None and _same_value(found.value, default):
+                sure = False  # the real variable's default is this value: the misspelling changes nothing today
             how = "is not a known variable" if distance else f"is `{suggestion}` misspelled"
             near = f" ({_EDITS.get(distance, f'{distance} edits')} from `{suggestion}`)" if distance else ""
             if distance == _DROPPED:
@@ -123,10 +129,17 @@ class MisspelledAscendEnvVariable(Rule):
                 if found.read
                 else "nothing reads it, so the setting is silently ignored"
             )
+            if default is not None and _same_value(found.value, default):
+                why += f" (the value is `{suggestion}`'s default, so nothing changes until the default does)"
+            after = (
+                ""
+                if found.read
+                else " The corrected name turns the setting on: check that the value is one it accepts."
+            )
             yield Hit(
                 src.path,
                 found.line,
-                f"`{found.name}` {how}{near}: {why}. Did you mean `{suggestion}`?",
+                f"`{found.name}` {how}{near}: {why}. Did you mean {shown}?{after}",
                 severity=None if sure else Severity.NOTICE,
             )
 
@@ -260,8 +273,9 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
             return
         for path, node in doc.root.walk():
             if node.is_map and path and path[-1] in ENV_KEYS:
-                for key, key_node, _ in node.entries():
-                    yield _Set(key, key_node.line)
+                for key, key_node, value_node in node.entries():
+                    value = value_node.value if value_node is not None and value_node.is_scalar else None
+                    yield _Set(key, key_node.line, value=None if value is None else str(value))
 
 
 # Python that names an environment variable: os.environ[...], os.environ.get/setdefault/pop/update, os.getenv,
@@ -432,4 +446,43 @@ def _shell_names(source: Source, keep: Callable[[LogicalLine], bool]) -> Iterato
                 m = _EXPORT_ARG.match(word.unquoted)
                 if m is None or word.raw.startswith("-") or (name == "env" and "=" not in word.raw):
                     continue
-                yield _Set(m.group(1), word.line)
+                value = word.unquoted.split("=", 1)[1] if "=" in word.unquoted else None
+                yield _Set(m.group(1), word.line, value=None if value is None or "$" in value else value)
+
+
+def _sibling(name: str, known: frozenset[str]) -> str | None:
+    """The one other known name one edit from `name` (a project that renamed a misspelled variable knows both)."""
+    close = [k for k in known if k != name and Levenshtein.distance(name, k, score_cutoff=1) == 1]
+    return close[0] if len(close) == 1 else None
+
+
+# `"NAME": lambda: ... os.getenv("NAME", default)` in a registry (vLLM-Ascend's envs.py style).
+_REGISTRY_DEFAULT = re.compile(
+    r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:\s*lambda\s*:[^\n]*?(?:getenv|environ\.get)\(\s*["']\1["']\s*,\s*"""
+    r"""(?:["']([^"'\n]*)["']|([0-9]+|True|False|None))"""
+)
+
+
+def _registry_defaults(ctx: Context) -> dict[str, str]:
+    """NAME -> its default, as the repository's own registries state it."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for path in ctx.head_paths():
+            if globs.match_any(path, REGISTRY_GLOBS):
+                src = ctx.source(path)
+                if src is not None:
+                    for m in _REGISTRY_DEFAULT.finditer(src.text):
+                        out.setdefault(m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
+        return out
+
+    return ctx.memo(("npu110-defaults", "head", ""), build)
+
+
+def _same_value(value: str | None, default: str) -> bool:
+    if value is None:
+        return False
+    a, b = value.strip().strip("\"'").lower(), default.strip().lower()
+    truthy = {"1", "true"}
+    falsy = {"0", "false", "", "none"}
+    return a == b or (a in truthy and b in truthy) or (a in falsy and b in falsy)

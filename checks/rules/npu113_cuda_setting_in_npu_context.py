@@ -3,6 +3,7 @@ of a device-agnostic tool, a CUDA build of vLLM."""
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -73,7 +74,9 @@ class CudaSettingInNpuContext(Rule):
         if DOCS in src.kinds and flavor_of(src.path) is not None:
             units = doc_units(ctx, src)
             if units and doc_is_ascend(ctx, src):
-                yield from _place(ctx, src.path, [], [c for u in units for c in _unit_commands(u)])
+                doc = ctx.document(src)
+                sections = [h.line for h in doc.headings] if doc is not None else []
+                yield from _place(ctx, src.path, [], [c for u in units for c in _unit_commands(u)], sections)
             return
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
@@ -110,8 +113,15 @@ def _unit_commands(unit: ShellUnit) -> list[_Command]:
     return [_Command(tuple(w.unquoted for w in c.words), c.line) for c in unit_shell(unit).commands if c.words]
 
 
-def _place(ctx: Context, path: str, env: list[tuple[str, str, int]], commands: Sequence[_Command]) -> Iterator[Hit]:
-    """The findings of one place (a script, a job, a Dockerfile, a doc): its variables and its commands."""
+def _place(
+    ctx: Context,
+    path: str,
+    env: list[tuple[str, str, int]],
+    commands: Sequence[_Command],
+    sections: Sequence[int] = (),
+) -> Iterator[Hit]:
+    """The findings of one place (a script, a job, a Dockerfile, a doc): its variables and its commands. A doc's
+    `sections` (its headings' lines) bound where a `cd` of one block still holds."""
     settings = list(env)
     for c in commands:
         words = c.words
@@ -125,7 +135,7 @@ def _place(ctx: Context, path: str, env: list[tuple[str, str, int]], commands: S
             settings.append((m.group(1), m.group(2), c.line))
     yield from _variables(ctx, path, settings)
     yield from _options(ctx, path, commands)
-    yield from _vllm_builds(ctx, path, commands, settings)
+    yield from _vllm_builds(ctx, path, commands, settings, sections)
 
 
 def _variables(ctx: Context, path: str, settings: list[tuple[str, str, int]]) -> Iterator[Hit]:
@@ -174,7 +184,11 @@ def _options(ctx: Context, path: str, commands: Sequence[_Command]) -> Iterator[
 
 
 def _vllm_builds(
-    ctx: Context, path: str, commands: Sequence[_Command], settings: list[tuple[str, str, int]]
+    ctx: Context,
+    path: str,
+    commands: Sequence[_Command],
+    settings: list[tuple[str, str, int]],
+    sections: Sequence[int] = (),
 ) -> Iterator[Hit]:
     """`pip install [-e] .` (or `python setup.py install|develop`) in a vLLM checkout, without the environment
     under which vLLM builds no CUDA code (the facts' torch_resolvers.no_torch_env)."""
@@ -186,7 +200,11 @@ def _vllm_builds(
     exported = {name: value for name, value, _l in settings}
     cwd = ""
     clones: dict[str, str] = {}  # folder -> repository name
+    section = 0
     for c in commands:
+        here = bisect.bisect_right(sections, c.line)
+        if here != section:  # a doc's next section starts where its reader stands, not in the last `cd`
+            section, cwd = here, ""
         words = list(c.words)
         prefix = {}
         while words and (m := _ASSIGN.match(words[0])):

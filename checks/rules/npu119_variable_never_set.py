@@ -199,7 +199,8 @@ def _risky_uses(unit: ShellUnit, text: str) -> Iterator[tuple[str, int, str]]:
         if name in _RUNS and len(words) > 1:
             arg = next((w for w in words[1:] if not w.raw.startswith("-")), None)
             m = _REF_WORD.match(arg.raw) if arg is not None else None
-            if m and arg is not None:
+            # `cd "$X"` with X empty is `cd ""`, which bash runs as a no-op: the script stays where it is.
+            if m and arg is not None and not (name == "cd" and arg.raw.startswith('"')):
                 yield m.group(1), arg.line, f"Empty, `{name}` gets no path (`{name} {arg.raw}` runs on nothing)."
         if name in ("[", "test"):
             for k, w in enumerate(words[1:-1], start=1):

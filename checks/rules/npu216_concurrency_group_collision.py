@@ -78,9 +78,9 @@ class ConcurrencyGroupCollision(Rule):
     workflow and let the caller's own group cancel).
 
     Not reported: groups without `cancel-in-progress: true` (a literal; an expression is not evaluated),
-    groups that include `github.run_id`, calls ordered by `needs:`, and calls whose differing inputs cannot be
-    told apart statically, among them differences only a dynamic matrix (`fromJSON(...)`) makes (it may have
-    a single leg).
+    groups that include `github.run_id`, calls ordered by `needs:`, the legs of a matrix with `max-parallel:
+    1` (they run one after another), and calls whose differing inputs cannot be told apart statically, among
+    them differences only a dynamic matrix (`fromJSON(...)`) makes (it may have a single leg).
     """
 
     id = "NPU216"
@@ -314,8 +314,9 @@ def _within_run(
             continue
         expanded.append((call, [_values(call, leg, defaults) for leg in got[0]]))
     for i, (call, values) in enumerate(expanded):
-        # the legs of one call job (a difference only a dynamic matrix makes is unknown: it may have one leg)
-        diff = _first_difference(values, group.inputs)
+        # the legs of one call job (a difference only a dynamic matrix makes is unknown: it may have one leg);
+        # with `max-parallel: 1` they run one after another and never meet in the group
+        diff = None if _one_at_a_time(call) else _first_difference(values, group.inputs)
         if diff:
             yield _Collision(
                 target,
@@ -414,3 +415,10 @@ def _across_runs(target: str, group: _Group, caller: Workflow, target_calls: lis
                 "its own concurrency group keeps parallel runs apart",
                 Severity.WARNING,
             )
+
+
+def _one_at_a_time(call: Call) -> bool:
+    """The call job's matrix legs run one after another (`strategy.max-parallel: 1`)."""
+    strategy = call.job.field("strategy")
+    limit = strategy.get("max-parallel") if strategy is not None and strategy.is_map else None
+    return limit is not None and limit.is_scalar and str(limit.value).strip() == "1"

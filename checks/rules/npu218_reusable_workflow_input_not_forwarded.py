@@ -56,6 +56,10 @@ class ReusableWorkflowInputNotForwarded(Rule):
     Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
 
+    In an audit, an input nothing reads is a notice (the project lives with it: an input kept so that a
+    dispatcher's `-f name=` does not fail, or copied from a sibling workflow, is cruft more often than a lost
+    value); a change that declares it or removes its last read gets the warning.
+
     Not reported: an optional `workflow_call` input no call passes (a dead declaration: nothing is lost),
     optional inputs with a default a call leaves out, optional ones that fewer than two other
     calls pass (a new one: two in three of them; an old one, only a secret: every other call), optional secrets
@@ -181,7 +185,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
                 if accepting:
                     yield from self._not_passed_on(ctx, wf, param, accepting, said)
                     continue
-                yield Hit(path, param.line, said, caused_by_change=True)
+                # In an audit the project has lived with it: an input kept for a dispatcher's `-f name=` or copied
+                # from a sibling workflow is cruft more often than a lost value (a notice, not a comment).
+                yield Hit(
+                    path, param.line, said, caused_by_change=True, severity=Severity.NOTICE if ctx.audit else None
+                )
 
     def _not_passed_on(
         self, ctx: Context, wf: Workflow, param: Param, accepting: list[str], unread: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator
@@ -52,8 +53,11 @@ class TlsVerificationDisabled(Rule):
     is not reported: there is no certificate to skip, and pip needs the setting to use such a host at all.
     A host whose scheme the file does not show is unknown and not reported either. A variable set for one RUN
     only (`export PIP_TRUSTED_HOST=…` inside the RUN) never reaches the image and is how projects point a build
-    at their mirror on purpose: a notice. The same flag or setting said in several places (six downloads of one
-    installer loop, the same line in twin Dockerfiles) is one cause, one inline comment.
+    at their mirror on purpose: a notice. pip's `trusted-host` in a RUN (`pip config set global.trusted-host`,
+    `--trusted-host`) is the project's mirror setup, chosen on purpose: a warning when the change writes it, a
+    notice for the setup the project already lives with (an audit, a change elsewhere in the file). The same
+    flag or setting said in several places (six downloads of one installer loop, the same line in twin
+    Dockerfiles) is one cause, one inline comment.
 
     Bad:
         RUN wget --no-check-certificate https://example.com/Ascend-cann-toolkit_9.1.0_linux-aarch64.run && \\
@@ -82,7 +86,13 @@ class TlsVerificationDisabled(Rule):
             if instr.keyword in ("ENV", "ARG"):
                 yield from self._env(instr, src, https_hosts)
             elif instr.keyword == "RUN":
-                yield from self._run(instr, src, https_hosts)
+                for hit in self._run(instr, src, https_hosts):
+                    # pip's `trusted-host` for the project's own index mirror is a build setup chosen on purpose
+                    # (every Dockerfile of a project carries it): a warning when the change writes it, a notice
+                    # for the setup the project already lives with (an audit, a change elsewhere).
+                    if hit.severity is None and _MIRROR_TRUST in hit.message and not ctx.introduces(src.path, hit.line):
+                        hit = dataclasses.replace(hit, severity=Severity.NOTICE)
+                    yield hit
 
     # -- ENV / ARG ----------------------------------------------------------------------------------------
     def _env(self, instr: Instruction, src: SourceFile, schemes: dict[str, set[str]]) -> Iterator[Hit]:
@@ -150,8 +160,11 @@ def _https_only(hosts: Iterable[str], schemes: dict[str, set[str]]) -> list[str]
     return [h for h in hosts if schemes.get(h.lower()) == {"https"}]
 
 
+_MIRROR_TRUST = "pip `trusted-host` "
+
+
 def _trusted_host_message(hosts: list[str]) -> str:
-    return f"pip `trusted-host` {', '.join(hosts)} skips certificate checks for an index this file reaches over https"
+    return f"{_MIRROR_TRUST}{', '.join(hosts)} skips certificate checks for an index this file reaches over https"
 
 
 def _env_message(name: str, value: str, schemes: dict[str, set[str]]) -> str | None:

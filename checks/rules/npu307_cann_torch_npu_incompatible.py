@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.installs import SELF_PATHS
@@ -69,7 +70,9 @@ class CannTorchNpuIncompatible(Rule):
     leg resolving to the same version) is checked against the torch_npu its `run:` steps pin, or else the
     one the repository's own requirements state when a step installs them in the checkout (`pip install -e
     .`, `pip install -r requirements.txt`; not when the checkout is moved or a working directory is set).
-    Versions the tables do not list are not judged.
+    Versions the tables do not list are not judged. A pairing the project already ships is a notice: the
+    change that writes the pin or the CANN it meets (the base image, the job's container) gets the error, an
+    audit and a change elsewhere in the file get a notice (a pairing shipped for months ran).
 
     Bad (on `FROM .../cann:8.3.rc1-910b-ubuntu22.04-py3.11`):
         pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1
@@ -100,11 +103,17 @@ class CannTorchNpuIncompatible(Rule):
             return
         t = tables(ctx)
         for pin in job_pins(ctx, job):
-            yield from self._torch_npu(src, pin, [], cann, t)
+            for hit in self._torch_npu(src, pin, [], cann, t):
+                yield _existing(ctx, hit, src.path, (cann.line,))
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if ASCEND_DOCKERFILE not in src.kinds:
             return
+        stated = [c.line for c in cann_versions(df)]
+        for hit in self._pairs(df, src, ctx):
+            yield _existing(ctx, hit, src.path, stated)
+
+    def _pairs(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterator[Hit]:
         found = image_pins(ctx, src)
         derived: list[Pin] = []
         if not any(p.package == "torch-npu" for p in found) and not installs_torch_npu(df):
@@ -219,3 +228,13 @@ class CannTorchNpuIncompatible(Rule):
             f"torchvision is {want}: pip replaces torch with the one this torchvision requires.",
             severity=Severity.WARNING,
         )
+
+
+def _existing(ctx: Context, hit: Hit, path: str, stated: Iterable[int]) -> Hit:
+    """A pairing the project already ships is a notice: only the change that writes the pin or the CANN it meets
+    introduces it (an audit introduces nothing). A pairing shipped for months ran, whatever the table says."""
+    if hit.severity is Severity.NOTICE or ctx.introduces(hit.path, hit.line):
+        return hit
+    if any(ctx.introduces(path, n) for n in stated):
+        return hit
+    return dataclasses.replace(hit, severity=Severity.NOTICE)

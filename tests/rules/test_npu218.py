@@ -103,3 +103,26 @@ jobs:
     called += "      - run: git checkout ${{ github.event.inputs.branch }}\n"
     files = {".github/workflows/dispatch.yml": dispatch, ".github/workflows/called.yml": called}
     assert got(audit(files), "NPU218") == []
+
+
+def test_npu218_an_input_nothing_reads_is_a_notice_in_an_audit() -> None:
+    from npu_review.checks.model import Severity
+
+    wf = (
+        "name: nightly\n"
+        "on:\n"
+        "  workflow_dispatch:\n"
+        "    inputs:\n"
+        "      vllm_ascend_branch:\n"
+        "        type: string\n"
+        "jobs:\n"
+        "  test:\n"
+        "    runs-on: linux-aarch64-a2-1\n"
+        "    steps:\n"
+        "      - run: pytest tests/e2e\n"
+    )
+    files = {".github/workflows/nightly.yml": wf}
+    audited = [(f.rule, f.line, f.severity) for f in audit(files).findings]
+    assert audited == [("NPU218", 5, Severity.NOTICE)]
+    written = [(f.rule, f.line, f.severity) for f in change({}, files).findings]
+    assert written == [("NPU218", 5, Severity.WARNING)]

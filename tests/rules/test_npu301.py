@@ -63,3 +63,18 @@ def test_npu301_one_cause_one_comment_across_a_run_and_twin_files() -> None:
     assert len(found) == 12 and len({f.cause for f in found}) == 1
     (comment,) = by_cause(found)
     assert (comment.lead.path, comment.lead.line, len(comment.also)) == ("docker/ascend/Dockerfile.a2", 3, 11)
+
+
+def test_npu301_a_mirror_trusted_host_already_shipped_is_a_notice() -> None:
+    from npu_review.checks.model import Severity
+    from tests.rules.support import change
+
+    dockerfile = (
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        "RUN pip config set global.index-url https://mirrors.example.com/simple && \\\n"
+        "    pip config set global.trusted-host mirrors.example.com\n"
+    )
+    files = {"docker/Dockerfile.npu": dockerfile}
+    assert [(f.line, f.severity) for f in audit(files).findings if f.rule == "NPU301"] == [(3, Severity.NOTICE)]
+    written = [(f.line, f.severity) for f in change({}, files).findings if f.rule == "NPU301"]
+    assert written == [(3, Severity.WARNING)]
