@@ -5,6 +5,7 @@ Pure: no network, no clock, no environment. The CLI and the App both call this.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
@@ -16,7 +17,7 @@ from functools import partial
 from npu_review.checks import globs
 from npu_review.checks.config import DEFAULT_CONFIG, Config
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import NPU_SCRIPT, PYTHON, SHELL, KindMap
+from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
 from npu_review.checks.rule import Hit, Rule, all_rules
 from npu_review.checks.suppress import Suppressions, scan
@@ -277,6 +278,8 @@ def run(
     if scan_unknown:
         findings.extend(_unknown_suppressions(suppressions, ctx))
     lines = {key: text for part in parts for key, text in part.lines.items()}
+    if ctx.audit:
+        findings = retired_dockerfiles(findings, ctx)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
@@ -378,6 +381,35 @@ def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -
                     )
                 )
     return out
+
+
+def retired_dockerfiles(findings: list[Finding], ctx: Context) -> list[Finding]:
+    """In an audit, a Dockerfile that nothing builds any more (no workflow, script or install doc of a repository
+    that builds its other Dockerfiles) is a recipe kept for history: its errors and warnings are notices, since
+    fixing it changes no image anyone gets. A change that edits it is reviewed as usual."""
+    from npu_review.checks.analysis.builds import graph
+
+    dockerfile = {f.path for f in findings if f.severity > Severity.NOTICE and ctx.kindmap.has(f.path, DOCKERFILE)}
+    if not dockerfile:
+        return findings
+    builds = graph(ctx).builds
+    built = {b.dockerfile for b in builds if b.dockerfile is not None}
+    if not built or any(b.dockerfile is None and b.maybe is None for b in builds):
+        return findings  # the repository builds none of them, or a build's Dockerfile cannot be told
+    maybes = [b.maybe for b in builds if b.dockerfile is None and b.maybe is not None]
+    retired = {p for p in dockerfile if p not in built and not any(m.search(p) for m in maybes)}
+    if not retired:
+        return findings
+    return [
+        dataclasses.replace(
+            f,
+            severity=Severity.NOTICE,
+            message=f.message + " (No workflow, script or install doc builds this Dockerfile any more.)",
+        )
+        if f.path in retired and f.severity > Severity.NOTICE
+        else f
+        for f in findings
+    ]
 
 
 # Rules that say the same cause when they report on the same line: one finding (one comment) carries them all.

@@ -202,3 +202,34 @@ def test_shares_hand_back_the_lines_of_their_findings_so_no_file_is_read_again()
     # The fingerprints are those of the lines: as the same audit in one process gives them.
     alone = run(ChangeSet(head=MemoryTree(files), audit=True))
     assert [f.fingerprint for f in report.findings] == [f.fingerprint for f in alone.findings]
+
+
+def test_an_audit_makes_notices_of_a_dockerfile_nothing_builds_any_more() -> None:
+    from tests.fixture_support import audit
+
+    dockerfile = (
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        "RUN wget --no-check-certificate https://example.com/tool.tar.gz\n"
+    )
+    workflow = (
+        "name: image\n"
+        "on: [push]\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - uses: actions/checkout@v4\n"
+        "      - run: docker build -f docker/Dockerfile.ascend_a2 -t quay.io/example/app:a2 .\n"
+    )
+    files = {
+        "docker/Dockerfile.ascend_a2": dockerfile,
+        "docker/Dockerfile.ascend_a2_old": dockerfile,
+        ".github/workflows/image.yml": workflow,
+    }
+    got = {(f.path, f.rule, f.severity.label) for f in audit(files).findings if f.rule == "NPU301"}
+    assert got == {
+        ("docker/Dockerfile.ascend_a2", "NPU301", "warning"),
+        ("docker/Dockerfile.ascend_a2_old", "NPU301", "notice"),
+    }
+    old = next(f for f in audit(files).findings if f.path.endswith("_old") and f.rule == "NPU301")
+    assert old.message.endswith("(No workflow, script or install doc builds this Dockerfile any more.)")

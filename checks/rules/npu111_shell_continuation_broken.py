@@ -155,6 +155,7 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 f"{effect}. Remove everything after the backslash"
                 + (" and put the comment above the command." if comment else "."),
                 suggestion=None,
+                cause="a comment after the `\\`" if comment else "blanks after the `\\`",
             ),
         )
     for line in comment_breaks:
@@ -174,6 +175,7 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 f"This comment line sits inside a command continued with `\\`: the shell ends the command at the "
                 f"comment, and line {nxt} onwards run as separate commands (the options there are lost). Move the "
                 "comment above the command.",
+                cause="a comment line inside a continued command",
             ),
         )
 

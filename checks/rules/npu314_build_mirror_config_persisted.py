@@ -23,7 +23,9 @@ _INTERNAL = re.compile(
 )
 _HOST = re.compile(r"(?:[a-z][\w+.-]*://)?(?:[^@/\s'\"]+@)?([A-Za-z0-9][\w.-]*\.[\w.-]*[A-Za-z0-9]|localhost)(?::\d+)?")
 _CONFIG_FILES = re.compile(r"(?:^|/)(?:pip\.conf|pip\.ini|sources\.list(?:\.d/\S*)?|\.gitconfig|gitconfig|\.npmrc)$")
-_PIP_KEYS = re.compile(r"(?:index-url|extra-index-url|trusted-host|proxy|find-links)$", re.I)
+# The pip settings that send a later `pip install` somewhere (`trusted-host` only relaxes checks for a host: it
+# redirects nothing, and NPU301 says what it costs).
+_PIP_KEYS = re.compile(r"(?:index-url|extra-index-url|proxy|find-links)$", re.I)
 _GIT_KEYS = re.compile(r"^url\..*\.(?:insteadof|pushinsteadof)$|^https?\.(?:[^.]+\.)*proxy$", re.I)
 
 
@@ -66,8 +68,9 @@ class BuildMirrorConfigPersisted(Rule):
     One cause, one comment: the same tool configured from the same build arguments in several Dockerfiles of a
     change (the twins of one mirror decision) is said once.
 
-    Not reported: values that are literal public hosts or build arguments whose default is a public host (a
-    mirror chosen for the image's users on purpose), settings undone later in the stage (`pip config unset`,
+    Not reported: values that are literal public hosts or build arguments whose default is a public host and
+    that no workflow replaces (a mirror chosen for the image's users on purpose; a workflow that passes its own
+    value builds the published image with the build's mirror), settings undone later in the stage (`pip config unset`,
     `git config --unset`, `rm` of the file, a restored backup), and stages the final image is not built from.
     """
 
@@ -90,7 +93,7 @@ class BuildMirrorConfigPersisted(Rule):
                 globals_.update((p.name, p.value) for p in instr.pairs)
         passed = _passed_build_args(ctx)
         for stage in _shipped_stages(df):
-            for hit, write in _stage_hits(src.path, stage, globals_):
+            for hit, write in _stage_hits(src.path, stage, globals_, passed):
                 if write.args and not set(write.args) & passed:
                     shown = ", ".join(f"`{a}`" for a in write.args)
                     yield Hit(
@@ -150,7 +153,7 @@ def _passed_build_args(ctx: Context) -> frozenset[str]:
 
 
 def _stage_hits(
-    path: str, body: list[dfp.Instruction], globals_: dict[str, str | None]
+    path: str, body: list[dfp.Instruction], globals_: dict[str, str | None], passed: frozenset[str] = frozenset()
 ) -> Iterator[tuple[Hit, _Write]]:
     args: dict[str, str | None] = {}
     runs: list[tuple[dfp.Instruction, list[Command]]] = []
@@ -163,7 +166,7 @@ def _stage_hits(
             runs.append((instr, list(instr.commands)))
     flat = [c for _, cmds in runs for c in cmds]
     for k, cmd in enumerate(flat):
-        write = _write(cmd, args)
+        write = _write(cmd, args, passed)
         if write is None or any(_undoes(c, write) for c in flat[k + 1 :]):
             continue
         source = (
@@ -178,7 +181,7 @@ def _stage_hits(
         )
         # One cause: the build's mirror for one tool from the same build arguments (one decision, whether it is
         # written in one Dockerfile or in all the twins of a change).
-        cause = f"{_tool(write.target)} from {','.join(sorted(write.args)) or write.literal}"
+        cause = _tool(write.target)  # e.g. `pip install`: its index and proxy settings are one mirror decision
         yield Hit(path, write.line, message, cause=cause), write
 
 
@@ -192,16 +195,19 @@ def _tool(target: str) -> str:
     return "package install"
 
 
-def _from_build(value: str, args: dict[str, str | None]) -> tuple[tuple[str, ...], str | None]:
-    """The build arguments a value takes from (without a public default), or an internal host it names."""
+def _from_build(
+    value: str, args: dict[str, str | None], passed: frozenset[str] = frozenset()
+) -> tuple[tuple[str, ...], str | None]:
+    """The build arguments a value takes from (without a public default, or with one that the project's
+    workflows replace when they build the image), or an internal host it names."""
     names = []
     for m in _VAR.finditer(value):
         name = m.group(1) or m.group(2)
         if name not in args:
             continue
         default = args[name]
-        if default and not _INTERNAL.search(default) and "proxy" not in name.lower():
-            continue  # a public mirror chosen as the default: on purpose
+        if default and not _INTERNAL.search(default) and "proxy" not in name.lower() and name not in passed:
+            continue  # a public mirror chosen as the default, and the image is built with it: on purpose
         names.append(name)
     literal = None
     if not names:
@@ -212,7 +218,7 @@ def _from_build(value: str, args: dict[str, str | None]) -> tuple[tuple[str, ...
     return tuple(dict.fromkeys(names)), literal
 
 
-def _write(cmd: Command, args: dict[str, str | None]) -> _Write | None:
+def _write(cmd: Command, args: dict[str, str | None], passed: frozenset[str] = frozenset()) -> _Write | None:
     argv = cmd.argv
     if not argv:
         return None
@@ -228,7 +234,7 @@ def _write(cmd: Command, args: dict[str, str | None]) -> _Write | None:
         opts = [a for a in rest if not a.startswith("-")]
         if opts[:2] == ["config", "set"] and len(opts) >= 4 and _PIP_KEYS.search(opts[2]):
             value = " ".join(w for w in raw_rest if not w.startswith("-"))
-            names, literal = _from_build(value, args)
+            names, literal = _from_build(value, args, passed)
             if names or literal:
                 return _Write(line, f"`pip config set {opts[2]}`", "pip", names, literal)
         return None
@@ -240,7 +246,7 @@ def _write(cmd: Command, args: dict[str, str | None]) -> _Write | None:
         keys = [a for a in rest[i + 1 :] if not a.startswith("-")]
         if len(keys) >= 2 and _GIT_KEYS.search(keys[0]):
             value = " ".join(raw_rest[i + 1 :])
-            names, literal = _from_build(value, args)
+            names, literal = _from_build(value, args, passed)
             if names or literal:
                 short = re.sub(r"^url\..*\.", "url.….", keys[0], flags=re.I)
                 return _Write(line, f"`git config {scope[0]} {short}`", "git", names, literal)
@@ -252,7 +258,7 @@ def _write(cmd: Command, args: dict[str, str | None]) -> _Write | None:
         targets += [a for a in rest if not a.startswith("-")]
     for target in targets:
         if _CONFIG_FILES.search(target):
-            names, literal = _from_build(" ".join(raw), args)
+            names, literal = _from_build(" ".join(raw), args, passed)
             if names or literal:
                 return _Write(line, f"writing `{target}`", target, names, literal)
     return None
