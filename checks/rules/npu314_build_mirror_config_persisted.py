@@ -91,7 +91,7 @@ class BuildMirrorConfigPersisted(Rule):
                 break
             if instr.keyword == "ARG":
                 globals_.update((p.name, p.value) for p in instr.pairs)
-        passed = _passed_build_args(ctx)
+        passed = _passed_to(ctx, src.path)
         for stage in _shipped_stages(df):
             for hit, write in _stage_hits(src.path, stage, globals_, passed):
                 if write.args and not set(write.args) & passed:
@@ -150,6 +150,33 @@ def _passed_build_args(ctx: Context) -> frozenset[str]:
         return frozenset(out)
 
     return ctx.memo(("npu314-build-args", "head", ""), find)
+
+
+def _passed_to(ctx: Context, path: str) -> frozenset[str]:
+    """The build arguments the builds of this Dockerfile pass (the image/build graph); when no build of it is
+    known, the names any workflow passes (`build-args:`, `--build-arg NAME=`)."""
+    from npu_review.checks.analysis.builds import graph
+
+    mine = [
+        b
+        for b in graph(ctx).builds
+        if b.dockerfile == path or (b.dockerfile is None and b.maybe is not None and b.maybe.search(path))
+    ]
+    if mine and all(b.args_known for b in mine):
+        return frozenset(a.name for b in mine for a in b.args)
+    # The builds of this Dockerfile cannot be read (`docker build "${ARGS[@]}"`): the names the workflows that
+    # name it (`Dockerfile.nightly.a2`, or `Dockerfile.nightly.${{ inputs.target }}`) pass; with none, any's.
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] + "." if "." in name.lstrip(".") else name
+    out: set[str] = set()
+    named = False
+    for wf in ctx.paths_of_kind(WORKFLOW):
+        text = ctx.text(wf)
+        if text is None or (name not in text and stem not in text):
+            continue
+        named = True
+        out.update(a or b for a, b in _SETS_ARG.findall(text))
+    return frozenset(out) if named else _passed_build_args(ctx)
 
 
 def _stage_hits(

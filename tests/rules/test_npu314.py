@@ -73,3 +73,29 @@ def test_one_mirror_decision_in_twin_dockerfiles_is_one_cause_per_tool() -> None
         ("docker/npu/Dockerfile.310p", 4, 2),
         ("docker/npu/Dockerfile.310p", 5, 2),
     ]
+
+
+def test_npu314_a_public_default_counts_where_the_builds_of_that_dockerfile_replace_it() -> None:
+    dockerfile = (
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        'ARG PIP_INDEX_URL="https://pypi.tuna.tsinghua.edu.cn/simple"\n'
+        "RUN pip config set global.index-url ${PIP_INDEX_URL}\n"
+    )
+
+    def job(name: str, dockerfile: str, extra: str) -> str:
+        return (
+            f"name: {name}\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n"
+            f"      - run: docker build -f {dockerfile} {extra}-t quay.io/example/app:{name} .\n"
+        )
+
+    files = {
+        "Dockerfile": dockerfile,
+        "docker/Dockerfile.nightly": dockerfile,
+        ".github/workflows/release.yml": job(
+            "release", "Dockerfile", "--build-arg PIP_INDEX_URL=http://cache.svc.cluster.local/simple "
+        ),
+        ".github/workflows/nightly.yml": job("nightly", "docker/Dockerfile.nightly", ""),
+    }
+    found = [(f.path, f.line, f.severity.label) for f in audit(files).findings if f.rule == "NPU314"]
+    assert found == [("Dockerfile", 3, "warning")]
