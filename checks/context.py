@@ -270,6 +270,29 @@ class Context:
         whose findings are often deliberate or long-lived settings ask before they raise one above a notice."""
         return not self.audit and self.is_added_line(path, line)
 
+    def practised(self, path: str, line: int, kind: str) -> bool:
+        """The text of this line (blanks folded) is already in a file of `kind` at the base: a change that writes
+        it copies what the project does elsewhere (a twin Dockerfile's mirror setup), it does not start it. A
+        rule that asks declares `kind` among its context kinds (the App then fetches those files)."""
+        src = self.source(path)
+        if src is None or not 0 < line <= len(src.lines) or self.audit:
+            return False
+        text = " ".join(src.line(line).split())
+        if not text:
+            return False
+
+        def build() -> frozenset[str]:
+            out: set[str] = set()
+            for p in self.paths_at("base"):
+                if not self.kindmap.has(p, kind):
+                    continue
+                base = self.source_at(p, "base")
+                if base is not None:
+                    out.update(" ".join(t.split()) for t in base.lines)
+            return frozenset(out)
+
+        return text in self.memo(("practised", "base", kind), build)
+
     def first_added(self, path: str, lines: Iterable[int]) -> int:
         """The first of `lines` the change added, else the first of them (1 when none is given): where a
         finding spanning several lines goes, so that a change to any of them is reported."""

@@ -103,6 +103,7 @@ class GhaCacheScopeCollision(Rule):
                 line,
                 "This build exports its layer cache to the same GitHub Actions cache as other builds, so each run "
                 f"replaces the others' cache: {'; '.join(notes)}. Give each job and matrix leg its own `scope=`.",
+                cause="shared cache scope",  # one decision (scopes that do not tell builds apart), one comment
             )
 
     def _writers(self, ctx: Context) -> Iterator[_Writer]:

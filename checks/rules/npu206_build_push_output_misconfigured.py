@@ -150,6 +150,7 @@ class BuildPushOutputMisconfigured(Rule):
                     "the merge job reads only its digest, so the `:tag` contradicts it (buildx may refuse or drop "
                     "it). Name only the repository here; the merge job tags the manifest.",
                     suggestion=_untag(src.line(line), tagged[0]),
+                    cause="push-by-digest with a tagged name",
                 )
         tags = step.with_.get("tags")
         if by_digest and tags is not None and tags.is_scalar and tags.value.strip():
@@ -159,6 +160,7 @@ class BuildPushOutputMisconfigured(Rule):
                 "`tags:` together with `outputs: ...push-by-digest=true`: the digest push ignores or fights the "
                 "tags (each architecture's build would move them). Drop `tags:` here and tag the merged manifest "
                 "(`docker buildx imagetools create -t`), or push a temporary tag without `push-by-digest`.",
+                cause="push-by-digest with tags",
             )
 
     # -- the digest comes from the build step -------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instruction, Word
 from npu_review.checks.rule import Hit, Rule
@@ -55,7 +55,9 @@ class TlsVerificationDisabled(Rule):
     only (`export PIP_TRUSTED_HOST=…` inside the RUN) never reaches the image and is how projects point a build
     at their mirror on purpose: a notice. pip's `trusted-host` in a RUN (`pip config set global.trusted-host`,
     `--trusted-host`) is the project's mirror setup, chosen on purpose: a warning when the change writes it, a
-    notice for the setup the project already lives with (an audit, a change elsewhere in the file). The same
+    notice for the setup the project already lives with (an audit, a change elsewhere in the file). A line the
+    change copies from the project's other Dockerfiles (a twin's download, the house mirror) is a notice too:
+    the practice is the project's, and it is fixed in all of them at once. The same
     flag or setting said in several places (six downloads of one installer loop, the same line in twin
     Dockerfiles) is one cause, one inline comment.
 
@@ -79,6 +81,7 @@ class TlsVerificationDisabled(Rule):
     severity = Severity.WARNING
     title = "TLS certificate verification disabled in a Dockerfile"
     kinds = frozenset({ASCEND_DOCKERFILE})
+    context_kinds = frozenset({DOCKERFILE})  # what the project's other Dockerfiles already do (ctx.practised)
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         https_hosts = _host_schemes(src.text)
@@ -92,6 +95,15 @@ class TlsVerificationDisabled(Rule):
                     # for the setup the project already lives with (an audit, a change elsewhere).
                     if hit.severity is None and _MIRROR_TRUST in hit.message and not ctx.introduces(src.path, hit.line):
                         hit = dataclasses.replace(hit, severity=Severity.NOTICE)
+                    elif hit.severity is not Severity.NOTICE and ctx.practised(src.path, hit.line, DOCKERFILE):
+                        # A line the project already has in its other Dockerfiles (a twin's download, the house
+                        # mirror setup) is copied practice, not a new decision: it is fixed in all of them at once.
+                        hit = dataclasses.replace(
+                            hit,
+                            severity=Severity.NOTICE,
+                            message=hit.message
+                            + " The project's other Dockerfiles already do this: fix them together.",
+                        )
                     yield hit
 
     # -- ENV / ARG ----------------------------------------------------------------------------------------

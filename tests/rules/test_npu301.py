@@ -78,3 +78,19 @@ def test_npu301_a_mirror_trusted_host_already_shipped_is_a_notice() -> None:
     assert [(f.line, f.severity) for f in audit(files).findings if f.rule == "NPU301"] == [(3, Severity.NOTICE)]
     written = [(f.line, f.severity) for f in change({}, files).findings if f.rule == "NPU301"]
     assert written == [(3, Severity.WARNING)]
+
+
+def test_npu301_a_download_copied_from_a_twin_dockerfile_is_a_notice() -> None:
+    from npu_review.checks.model import Severity
+    from tests.rules.support import change
+
+    twin = (
+        "FROM quay.io/ascend/cann:8.5.0-a3-ubuntu22.04-py3.11\n"
+        "RUN wget --no-check-certificate https://example.com/tool.tar.gz && tar xf tool.tar.gz\n"
+    )
+    new = twin.replace("-a3-", "-910b-") + "RUN curl -k https://example.com/other.tar.gz -o /tmp/other.tar.gz\n"
+    base = {"docker/Dockerfile.ascend_a3": twin}
+    head = {**base, "docker/Dockerfile.ascend_a2": new}
+    found = [(f.line, f.severity) for f in change(base, head).findings if f.rule == "NPU301"]
+    # The wget line is the a3 twin's, copied; the curl -k is this change's own.
+    assert found == [(2, Severity.NOTICE), (3, Severity.WARNING)]
