@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.embedded import EmbeddedWorker
 from npu_review.bot.github import GONE, RETRY_LATER, GitHubApp, describe, failure_kind
 from npu_review.bot.jobs import (
     CONCLUDE,
@@ -59,8 +60,11 @@ class Services:
     clock: Clock = SYSTEM_CLOCK
     # The `/recheck` budgets' windows (shared through Redis when it is the store).
     budgets: WindowStore = field(default_factory=LocalWindows)
-    # The reviews this process ran, for the status page.
+    # The reviews this process ran, for the status page (its worker process's, when it has one).
     history: ReviewLog = field(default_factory=ReviewLog)
+    # The worker process that runs the embedded queue's reviews (bot/embedded.py); None: they run here, or in
+    # `npu-review worker` processes (Redis).
+    worker: EmbeddedWorker | None = None
     _installations: list[dict[str, Any]] | None = field(default=None, repr=False)
     _installations_at: float = field(default=-INSTALLATIONS_TTL_S, repr=False)
 
@@ -90,6 +94,23 @@ class Services:
 
     def forget_installations(self) -> None:
         self._installations_at = -INSTALLATIONS_TTL_S
+
+    async def refresh(self) -> None:
+        """Brings the worker process's numbers (reviews, metrics, budgets, problems) up to date."""
+        if self.worker is not None:
+            await self.worker.refresh()
+
+    def problems(self) -> list[str]:
+        """Why the App cannot take or run work now (for /healthz): the store's and the worker process's."""
+        return self.store.problems() + (self.worker.problems() if self.worker is not None else [])
+
+    def rate_budgets(self) -> dict[int, tuple[int, int, int]]:
+        """The core rate-limit budget GitHub last reported per installation, to this process or its worker."""
+        return {**self.github.rate_budgets(), **(self.worker.budgets if self.worker is not None else {})}
+
+    def metrics_total(self) -> Metrics:
+        """This process's counters and its worker process's."""
+        return self.metrics if self.worker is None else Metrics.total([self.metrics, self.worker.metrics])
 
     async def recheck_allowed(self, req: ReviewRequest) -> bool:
         """Takes one from the commenter's `/recheck` budget and, for an untrusted commenter (the PR's author),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_WEB_URL = "https://github.com"
@@ -72,8 +74,12 @@ class Settings:
     # First delay before a job GitHub could not serve is tried again (then doubling, up to 5 minutes; bot/jobs.py).
     retry_base_s: float = 5.0
     # Processes that run the rules (off the event loop that acknowledges deliveries); -1: one per core, at most
-    # max_concurrent_reviews; 0: a thread of the server's own process.
+    # max_concurrent_reviews; 0: a thread of the process that runs the reviews.
     review_processes: int = -1
+    # With the embedded queue (a SQLite file), the reviews run in a worker process that `npu-review serve` starts
+    # and supervises beside itself (bot/embedded.py), so that no review's GitHub I/O or CPU shares the event loop
+    # that acknowledges deliveries; False runs them in the server's own process.
+    worker_process: bool = True
     # Where jobs wait: sqlite:///path (embedded, the default) or redis://host:port/db (several replicas).
     # The dataclass default keeps them in memory (programmatic use); from_env defaults to a file.
     queue_url: str = "sqlite://"
@@ -98,6 +104,11 @@ class Settings:
         return self.queue_url.startswith(("redis://", "rediss://", "unix://"))
 
     @property
+    def queue_in_memory(self) -> bool:
+        """An embedded queue that lives in the process's memory (no file another process could share)."""
+        return not self.uses_redis and self.queue_url.removeprefix("sqlite://") in ("", "/", "/:memory:")
+
+    @property
     def graphql_url(self) -> str:
         return self.api_url.rstrip("/") + "/graphql"
 
@@ -114,6 +125,36 @@ class Settings:
             app_slug=creds.slug,
             app_html_url=creds.html_url,
         )
+
+
+def settings_to_json(settings: Settings) -> dict[str, Any]:
+    """Every field, secrets revealed: for the embedded worker process only, over the socket it shares with its
+    server (never logged, never written)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, Secret):
+            value = {"secret": value.reveal()}
+        elif isinstance(value, Path):
+            value = {"path": str(value)}
+        elif isinstance(value, Mapping):
+            value = {"mapping": dict(value)}
+        out[f.name] = value
+    return out
+
+
+def settings_from_json(data: Mapping[str, Any]) -> Settings:
+    def value(v: Any) -> Any:
+        if isinstance(v, dict):
+            if "secret" in v:
+                return Secret(str(v["secret"]))
+            if "path" in v:
+                return Path(v["path"])
+            return dict(v["mapping"])
+        return v
+
+    names = {f.name for f in dataclasses.fields(Settings)}
+    return Settings(**{k: value(v) for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -202,6 +243,7 @@ def _server_settings(env: Mapping[str, str]) -> Settings:
         max_concurrent_reviews=_count(env, "NPU_REVIEW_CONCURRENCY", 4),
         retry_base_s=_seconds(env, "NPU_REVIEW_RETRY_BASE_S", 5.0),
         review_processes=_processes(env, "NPU_REVIEW_PROCESSES"),
+        worker_process=_flag(env, "NPU_REVIEW_WORKER_PROCESS", True),
         queue_url=queue_url,
         redis_prefix=env.get("NPU_REVIEW_REDIS_PREFIX", "").strip() or "npu-review",
         visibility_timeout_s=_seconds(env, "NPU_REVIEW_VISIBILITY_TIMEOUT_S", 30.0),
@@ -221,6 +263,15 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if not text.isdigit() or int(text) < 1:
         raise SettingsError(f"{name} must be a positive whole number, got {text!r}")
     return int(text)
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = env.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text not in ("0", "1", "true", "false", "yes", "no"):
+        raise SettingsError(f"{name} must be 1 or 0, got {text!r}")
+    return text in ("1", "true", "yes")
 
 
 def _processes(env: Mapping[str, str], name: str) -> int:
