@@ -19,7 +19,8 @@ from npu_review.bot.settings import Settings
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
 
 
-def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> Store:
+def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK, checkpoints: bool = True) -> Store:
+    """`checkpoints` False: a receiver whose worker process copies the SQLite WAL back into the file."""
     if settings.uses_redis:
         from npu_review.bot.queue_redis import RedisStore
 
@@ -38,6 +39,7 @@ def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> Store:
         settings.max_concurrent_reviews,
         clock=clock,
         retry_base_s=settings.retry_base_s,
+        checkpoints=checkpoints,
     )
 
 

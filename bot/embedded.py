@@ -41,6 +41,8 @@ SYNC_TIMEOUT_S = 1.0
 # The worker looks for jobs queued in the file this often, beside the server's kicks (a kick lost while it
 # restarted, or a job another process stored).
 POLL_S = 5.0
+# ... and copies the queue file's WAL back into the file this often (the server never does: bot/queue_sqlite.py).
+CHECKPOINT_S = 1.0
 # A line of the socket protocol is at most this long (the settings, a snapshot of 50 reviews: a few kB).
 LINE_LIMIT = 4 * 1024 * 1024
 
@@ -200,6 +202,7 @@ async def _work(fd: int) -> None:
     from npu_review.bot.app import SHUTDOWN_DEADLINE_S
     from npu_review.bot.assemble import HTTP_TIMEOUT, build_services, make_store
     from npu_review.bot.engine_pool import lower_priority
+    from npu_review.bot.jobs import StorageUnavailable
     from npu_review.bot.queue_sqlite import SqliteStore, path_from_url
     from npu_review.checks.engine import known_rule_ids
 
@@ -252,12 +255,21 @@ async def _work(fd: int) -> None:
             await asyncio.sleep(POLL_S)
             store.jobs.wake()
 
+    async def checkpoint() -> None:
+        while True:
+            await asyncio.sleep(CHECKPOINT_S)
+            try:
+                store.db.checkpoint()  # on this loop: the worker's, whose reviews may wait an fsync
+            except StorageUnavailable as exc:
+                log.warning("checkpointing the queue file failed (%s); trying again", exc)
+
     await store.jobs.open(services.run_job)
-    tasks = [asyncio.ensure_future(listen()), asyncio.ensure_future(poll())]
+    tasks = [asyncio.ensure_future(listen()), asyncio.ensure_future(poll()), asyncio.ensure_future(checkpoint())]
     send({"ready": os.getpid()})
     log.info("worker process ready: %d reviews at once", settings.max_concurrent_reviews)
     await stop.wait()
     tasks[1].cancel()
+    tasks[2].cancel()
     log.info("stopping: finishing running reviews (up to %.0f s)", SHUTDOWN_DEADLINE_S)
     await store.jobs.drain(SHUTDOWN_DEADLINE_S)
     send({"snapshot": snapshot()})

@@ -76,7 +76,11 @@ def path_from_url(url: str) -> str:
 class Database:
     """The connection, transactions, and SQLite's errors turned into StorageUnavailable."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, checkpoints: bool = True) -> None:
+        """`checkpoints` False: this connection never copies the WAL back into the database file (SQLite does
+        that in the COMMIT that crosses 1,000 pages, with an fsync: milliseconds, tens of them on a busy disk,
+        during which the event loop waits). A receiver whose worker process checkpoints the file
+        (bot/embedded.py) turns them off, so that no acknowledgement waits for one."""
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -84,6 +88,8 @@ class Database:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=5000")
+        if not checkpoints:
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
         self.conn.executescript(SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(jobs)")}
         if "due" not in columns:  # a file written before jobs could wait on GitHub
@@ -105,6 +111,14 @@ class Database:
             if isinstance(exc, sqlite3.Error):
                 raise StorageUnavailable(f"the queue database: {exc}") from exc
             raise
+
+    def checkpoint(self) -> None:
+        """Copies what the WAL holds into the database file as far as readers allow (PASSIVE: nobody waits), so
+        that the WAL does not grow while only the receiver writes."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            raise StorageUnavailable(f"the queue database: {exc}") from exc
 
     def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         try:
@@ -405,8 +419,9 @@ class SqliteStore:
         concurrency: int = 4,
         clock: Clock = SYSTEM_CLOCK,
         retry_base_s: float = RETRY_BASE_S,
+        checkpoints: bool = True,
     ) -> None:
-        self.db = Database(path)
+        self.db = Database(path, checkpoints)
         self.deliveries = SqliteDeliveries(self.db, clock)
         self.heads = SqliteHeads(self.db, clock)
         self.jobs = SqliteJobs(self.db, clock, concurrency, retry_base_s)

@@ -54,7 +54,8 @@ class Runtime:
         """Build the services of a registered App (at start-up, or when the setup page registered it)."""
         assert settings.registered and self.session is not None and self.services is None
         self.settings = settings
-        store = make_store(settings, self.clock)
+        # With a worker process, the worker checkpoints the queue file (no fsync on the acknowledging loop).
+        store = make_store(settings, self.clock, checkpoints=not self.worker_process)
         services = build_services(settings, self.session, store, self.metrics, self.clock)
         if self.worker_process:
             assert isinstance(store, SqliteStore)

@@ -137,3 +137,24 @@ async def test_the_server_waits_on_sigterm_for_its_worker_to_finish(
     (run,) = fake.check_runs_for(pull.repo, pull.head_sha, "npu-review")
     assert run.status == "completed" and run.conclusion == "failure" and len(run.annotations) == 3
     assert "stopping: finishing running reviews" in app.log()
+
+
+def test_a_receiver_with_a_worker_never_checkpoints_the_queue_file(tmp_path: Path) -> None:
+    """SQLite copies the WAL back into the file (with an fsync) in the COMMIT that crosses 1,000 pages: the
+    receiver, whose commits acknowledge deliveries, leaves that to its worker process."""
+    from npu_review.bot.queue_sqlite import SqliteStore
+
+    path = str(tmp_path / "queue.sqlite3")
+    receiver, worker = SqliteStore(path, checkpoints=False), SqliteStore(path)
+    try:
+        assert receiver.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert worker.db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        for i in range(300):
+            with receiver.db.tx() as db:
+                db.execute("INSERT INTO deliveries (key, at) VALUES (?, ?)", (f"d{i}", 0.0))
+        busy, wal_pages, moved = worker.db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert busy == 0 and wal_pages >= 300 and moved == wal_pages
+        worker.db.checkpoint()
+    finally:
+        receiver.db.conn.close()
+        worker.db.conn.close()
