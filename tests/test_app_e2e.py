@@ -615,3 +615,151 @@ async def test_the_rules_run_in_a_process_pool_off_the_receivers_loop(
         await app.session.close()
         await app.stop(signal.SIGKILL)
     await wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in pool), 15, "the pool to end with the server")
+
+
+# ------------------------------------------------------------------------------ one comment per cause, the budget
+
+CAUSES_HEAD_DOCKERFILE = BASE_DOCKERFILE + (
+    "RUN cd /tmp && \\\n"  # 4
+    "    wget --no-check-certificate https://example.com/Ascend-cann-toolkit.run && \\\n"  # 5: NPU301, one cause
+    "    wget --no-check-certificate https://example.com/Ascend-cann-kernels.run && \\\n"  # 6: the same
+    "    wget --no-check-certificate https://example.com/Ascend-cann-nnal.run\n"  # 7: the same
+    "RUN git clone https://example.com/x.git \\\n"  # 8: NPU306 (error)
+    "    pip install -e x\n"
+    "ENV MAX_JOBS=1\n"  # 10: NPU302
+)
+NPU301_MESSAGE = (
+    "`wget --no-check-certificate` downloads without checking the server's certificate: anyone on the path can "
+    "swap the file."
+)
+
+
+def _comment(rule: str, name: str, severity: str, message: str, suggestion: str, fp: str, also: str = "") -> str:
+    icon = {"error": "🛑", "warning": "⚠️"}[severity]
+    parts = [f"{icon} **{rule}** `{name}` ({severity})", "", message]
+    if also:
+        parts += ["", also]
+    parts += ["", "```suggestion", suggestion, "```", ""]
+    parts += [f"<sub>Run `npu-review rules {rule}` for details; `/recheck` re-runs the review.</sub>"]
+    return "\n".join(parts) + f"\n<!-- npu-review:fp={fp} -->"
+
+
+async def test_one_inline_comment_per_cause_within_the_prs_budget(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """Three wgets of one RUN are one cause: one comment on the first, naming the others; the base's config allows
+    two inline comments a PR, so the error and the first warning get them and the last warning goes to the review
+    body. A push that fixes the first wget moves the cause's comment to the next one, within the same budget (the
+    error's comment still stands), and the check run keeps every finding."""
+    fake = fake_github
+    base = {**BASE, ".github/npu-review.yml": "review:\n  max_inline_comments: 2\n"}
+    repo = fake.add_repo("octo-org/verl", files=base)
+    pull = fake.add_pull(repo, head_files={**base, DOCKERFILE: CAUSES_HEAD_DOCKERFILE})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [
+        (5, "NPU301 tls-verification-disabled"),
+        (6, "NPU301 tls-verification-disabled"),
+        (7, "NPU301 tls-verification-disabled"),
+        (8, "NPU306 missing-and-in-continued-run"),
+        (10, "NPU302 global-build-parallelism-env"),
+    ]
+    fps = _fingerprints(CAUSES_HEAD_DOCKERFILE, run)
+    (review_call,) = fake.calls("pulls/create-review")
+    npu302 = next(a for a in run.annotations if a["start_line"] == 10)
+    npu306 = next(a for a in run.annotations if a["start_line"] == 8)
+    assert review_call.body == {
+        "commit_id": pull.head_sha,
+        "event": "COMMENT",
+        "body": "npu-review found 5 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        f"- `{DOCKERFILE}:10` **NPU302** (warning): {npu302['message'][:199]}…",  # cut at 200 characters
+        "comments": [
+            {
+                "path": DOCKERFILE,
+                "line": 5,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU301",
+                    "tls-verification-disabled",
+                    "warning",
+                    NPU301_MESSAGE,
+                    "    wget https://example.com/Ascend-cann-toolkit.run && \\",
+                    fps[5],
+                    f"The same in 2 other places: `{DOCKERFILE}:6`, `{DOCKERFILE}:7`.",
+                ),
+            },
+            {
+                "path": DOCKERFILE,
+                "line": 8,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU306",
+                    "missing-and-in-continued-run",
+                    "error",
+                    npu306["message"],
+                    "RUN git clone https://example.com/x.git && \\",
+                    fps[8],
+                ),
+            },
+        ],
+    }
+    first = {c.line: c for c in bot_comments(fake)}
+    assert sorted(first) == [5, 8]
+
+    old_head = pull.head_sha
+    fixed = CAUSES_HEAD_DOCKERFILE.replace(
+        "wget --no-check-certificate https://example.com/Ascend-cann-toolkit",
+        "wget https://example.com/Ascend-cann-toolkit",
+    )
+    fake.push(pull, {**base, DOCKERFILE: fixed})
+    payload = fake.pull_request_payload(pull, "synchronize", before=old_head)
+    status, _ = await app.post(fake.delivery("pull_request", payload, FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [a["start_line"] for a in run.annotations] == [6, 7, 8, 10]
+    fps = _fingerprints(fixed, run)
+    second = fake.calls("pulls/create-review")[1]
+    assert second.body == {
+        "commit_id": pull.head_sha,
+        "event": "COMMENT",
+        "body": "npu-review found 3 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        f"- `{DOCKERFILE}:10` **NPU302** (warning): {npu302['message'][:199]}…",  # cut at 200 characters
+        "comments": [
+            {
+                "path": DOCKERFILE,
+                "line": 6,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU301",
+                    "tls-verification-disabled",
+                    "warning",
+                    NPU301_MESSAGE,
+                    "    wget https://example.com/Ascend-cann-kernels.run && \\",
+                    fps[6],
+                    f"The same in 1 other place: `{DOCKERFILE}:7`.",
+                ),
+            }
+        ],
+    }
+    now = {c.line: c for c in bot_comments(fake)}
+    assert sorted(now) == [6, 8] and now[8].id == first[8].id  # the old first place's comment deleted
+    assert [c.path for c in fake.calls("pulls/delete-review-comment")] == [
+        f"/repos/{repo.full_name}/pulls/comments/{first[5].id}"
+    ]
+    assert fake.violations == []
+
+
+def _fingerprints(dockerfile: str, run: CheckRun) -> dict[int, str]:
+    """line -> the fingerprint of the check run's finding there (the contract's: rule, path, line text)."""
+    from npu_review.checks.engine import fingerprint, fingerprint_key
+
+    lines = dockerfile.splitlines()
+    return {
+        a["start_line"]: fingerprint(fingerprint_key(a["title"].split()[0]), DOCKERFILE, lines[a["start_line"] - 1], 0)
+        for a in run.annotations
+    }
