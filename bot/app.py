@@ -13,6 +13,7 @@ from aiohttp import web
 from npu_review.bot import pages, setup
 from npu_review.bot.assemble import HTTP_TIMEOUT
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.gitcode_webhook import handle_gitcode_webhook
 from npu_review.bot.jobs import StorageUnavailable
 from npu_review.bot.runtime import RUNTIME, Runtime
 from npu_review.bot.settings import Settings
@@ -75,12 +76,13 @@ def create_app(settings: Settings, run_jobs: bool | None = None, clock: Clock = 
     runtime = Runtime(settings, runs_jobs, clock, worker_process=in_worker)
     app[RUNTIME] = runtime
     app.router.add_post("/webhook", handle_webhook)
+    app.router.add_post("/gitcode/webhook", handle_gitcode_webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_handler)
     app.router.add_get("/", pages.status_page)
     app.router.add_get("/status.json", pages.status_json)
     setup_token = ""
-    if not settings.registered:
+    if not settings.serving:
         setup_token = settings.setup_token.reveal() if settings.setup_token else secrets.token_urlsafe(24)
         setup.add_routes(app, setup_token)
 
@@ -88,7 +90,7 @@ def create_app(settings: Settings, run_jobs: bool | None = None, clock: Clock = 
         runtime.session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
         if runtime.run_jobs and not runtime.worker_process:
             known_rule_ids()  # import every rule now, not on the first review's path
-        if settings.registered:
+        if settings.serving:
             await runtime.activate(settings)
         else:
             where = settings.public_url or f"http://localhost:{settings.port}"

@@ -26,6 +26,8 @@ from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
 
 log = logging.getLogger(__name__)
 
+GITHUB = "github"
+GITCODE = "gitcode"
 # The reaction that tells a `/recheck` author the command was accepted.
 ACCEPTED_REACTION = "+1"
 # An unchanged head (same head SHA, same config on the base) is re-reviewed by `/recheck` at most this often,
@@ -69,10 +71,14 @@ class ReviewRequest:
     # (OWNER, MEMBER, COLLABORATOR) or at most once per RECHECK_COOLDOWN_S (the PR's author).
     requested_by: str = ""
     trusted: bool = True
+    # Where the change request lives: "github" (a PR of an installation) or "gitcode" (a merge request; its
+    # repository reached with the GitCode token, installation_id 0).
+    platform: str = GITHUB
 
     @property
     def key(self) -> str:
-        return pr_key(self.owner, self.repo, self.number)
+        key = pr_key(self.owner, self.repo, self.number)
+        return key if self.platform == GITHUB else f"{self.platform}:{key}"
 
     def to_json(self) -> dict[str, Any]:
         # Shallow on purpose: dataclasses.asdict would deep-copy the PR payload (~1 ms a delivery); the queue

@@ -52,7 +52,7 @@ class Runtime:
 
     async def activate(self, settings: Settings) -> Services:
         """Build the services of a registered App (at start-up, or when the setup page registered it)."""
-        assert settings.registered and self.session is not None and self.services is None
+        assert settings.serving and self.session is not None and self.services is None
         self.settings = settings
         # With a worker process, the worker checkpoints the queue file (no fsync on the acknowledging loop).
         store = make_store(settings, self.clock, checkpoints=not self.worker_process)
@@ -69,7 +69,10 @@ class Runtime:
                 await services.reviewer.engine.start()
             await store.jobs.open(services.run_job if self.run_jobs else None)
         self.services = services  # deliveries are taken from now on
-        log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
+        if settings.registered:
+            log.info("npu-review App %s ready, GitHub API at %s", settings.app_id, settings.api_url)
+        if settings.gitcode:
+            log.info("GitCode merge requests: POST /gitcode/webhook, GitCode API at %s", settings.gitcode_api_url)
         return services
 
 

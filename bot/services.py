@@ -10,6 +10,7 @@ from typing import Any
 
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
 from npu_review.bot.embedded import EmbeddedWorker
+from npu_review.bot.gitcode_review import GitCodeReviewer
 from npu_review.bot.github import GONE, RETRY_LATER, GitHubApp, describe, failure_kind
 from npu_review.bot.jobs import (
     CONCLUDE,
@@ -26,7 +27,7 @@ from npu_review.bot.jobs import (
 from npu_review.bot.limits import LocalWindows, WindowStore
 from npu_review.bot.logs import log_context
 from npu_review.bot.metrics import Metrics
-from npu_review.bot.review import Reviewer, ReviewRequest
+from npu_review.bot.review import GITCODE, Reviewer, ReviewRequest
 from npu_review.bot.settings import Settings
 from npu_review.bot.status import ReviewLog
 
@@ -65,6 +66,8 @@ class Services:
     # The worker process that runs the embedded queue's reviews (bot/embedded.py); None: they run here, or in
     # `npu-review worker` processes (Redis).
     worker: EmbeddedWorker | None = None
+    # The reviews of GitCode merge requests (bot/gitcode_review.py); None: GitCode is not configured.
+    gitcode: GitCodeReviewer | None = None
     _installations: list[dict[str, Any]] | None = field(default=None, repr=False)
     _installations_at: float = field(default=-INSTALLATIONS_TTL_S, repr=False)
 
@@ -177,6 +180,8 @@ class Services:
                 return RunResult(RETRY, describe(exc))
 
     async def _run(self, job: Job, req: ReviewRequest) -> RunResult:
+        if req.platform == GITCODE:
+            return await self._run_gitcode(req)
         if job.kind == CONCLUDE:
             await self.reviewer.conclude_abandoned(req, job.id)
             return FINISHED
@@ -202,7 +207,32 @@ class Services:
                     self.history.add(req, result, outcome, seconds)
         return FINISHED
 
+    async def _run_gitcode(self, req: ReviewRequest) -> RunResult:
+        """A merge request's review: no check run to find or conclude (its summary comment is edited in place
+        by the next run), so a resumed or retried job simply runs again."""
+        if self.gitcode is None:
+            log.error("a GitCode job, but GitCode is not configured (GITCODE_TOKEN): dropped")
+            return FINISHED
+        started = time.monotonic()
+        outcome = "error"
+        result = None
+        try:
+            result = await self.gitcode.review(req)
+            outcome = "skipped" if result.skipped else (result.conclusion or "done")
+        except Exception as exc:
+            outcome = "waiting" if failure_kind(exc) == RETRY_LATER else "error"
+            raise
+        finally:
+            seconds = time.monotonic() - started
+            if outcome != "skipped":
+                self.metrics.run(outcome, seconds)
+                if outcome != "waiting":
+                    self.history.add(req, result, outcome, seconds)
+        return FINISHED
+
     async def _give_up(self, job: Job, req: ReviewRequest) -> None:
+        if req.platform == GITCODE:
+            return  # nothing to conclude: the summary comment says what the last run found
         try:
             reason = f"GitHub was unavailable for more than {RETRY_WINDOW_S / 3600:.0f} hours"
             await self.reviewer.conclude_abandoned(req, job.id, reason, create=True)

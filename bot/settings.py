@@ -12,6 +12,7 @@ from typing import Any
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_WEB_URL = "https://github.com"
 DEFAULT_PORT = 8080
+DEFAULT_GITCODE_API_URL = "https://api.gitcode.com"
 # Where the setup page stores the App's credentials (mode 0600) when no other place is named.
 DEFAULT_CREDENTIALS_FILE = "~/.config/npu-review/app-credentials.json"
 # The variables that carry the App's credentials; with none of them set, the server runs its setup page.
@@ -97,6 +98,17 @@ class Settings:
     # Content-creating requests per installation, in GitHub's one-minute and one-hour windows (bot/limits.py).
     mutations_per_minute: int = 70
     mutations_per_hour: int = 450
+    # GitCode merge requests (bot/gitcode.py): a personal access token and the webhook's signing key; both or
+    # neither. Password mode (X-GitCode-Token equal to the secret) only with gitcode_allow_password.
+    gitcode_token: Secret | None = None
+    gitcode_webhook_secret: Secret | None = None
+    gitcode_api_url: str = DEFAULT_GITCODE_API_URL
+    gitcode_allow_password: bool = False
+    # The gate labels set on a reviewed merge request; content-creating GitCode calls a minute per owner (assumed:
+    # GitCode documents no number).
+    gitcode_pass_label: str = "npu-review: pass"
+    gitcode_fail_label: str = "npu-review: fail"
+    gitcode_writes_per_minute: int = 60
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -114,7 +126,18 @@ class Settings:
 
     @property
     def registered(self) -> bool:
+        """The GitHub App's credentials are known."""
         return bool(self.app_id)
+
+    @property
+    def gitcode(self) -> bool:
+        """GitCode merge requests are served (its token and webhook secret are set)."""
+        return self.gitcode_token is not None and self.gitcode_webhook_secret is not None
+
+    @property
+    def serving(self) -> bool:
+        """Deliveries are taken: from GitHub (a registered App), from GitCode, or both."""
+        return self.registered or self.gitcode
 
     def with_credentials(self, creds: AppCredentials) -> Settings:
         return replace(
@@ -183,7 +206,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     from the credentials file the setup page wrote; without that file either, the settings are unregistered
     (app_id "") and `npu-review serve` serves its setup page. A credential variable set alone is an error."""
     env = os.environ if env is None else env
-    server = _server_settings(env)
+    server = replace(_server_settings(env), **_gitcode_settings(env))
     if not any(env.get(name, "").strip() for name in CREDENTIAL_VARIABLES):
         assert server.credentials_file is not None
         from npu_review.bot.credentials import load_credentials  # the file format lives with its writer
@@ -206,6 +229,31 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError("the private key is not a PEM private key (expected '-----BEGIN ... PRIVATE KEY-----')")
     secret = _required(env, "GITHUB_WEBHOOK_SECRET", "the webhook secret set in the App's settings")
     return replace(server, app_id=app_id, private_key=Secret(key), webhook_secret=Secret(secret))
+
+
+def _gitcode_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """GITCODE_TOKEN and GITCODE_WEBHOOK_SECRET (both or neither), GITCODE_API_URL, GITCODE_ALLOW_PASSWORD."""
+    token = env.get("GITCODE_TOKEN", "").strip()
+    secret = env.get("GITCODE_WEBHOOK_SECRET", "").strip()
+    if bool(token) != bool(secret):
+        missing = "GITCODE_WEBHOOK_SECRET" if token else "GITCODE_TOKEN"
+        raise SettingsError(
+            f"{missing} is not set: GitCode merge requests need both GITCODE_TOKEN and GITCODE_WEBHOOK_SECRET"
+        )
+    labels = {
+        "gitcode_pass_label": env.get("NPU_REVIEW_GITCODE_PASS_LABEL", "").strip() or "npu-review: pass",
+        "gitcode_fail_label": env.get("NPU_REVIEW_GITCODE_FAIL_LABEL", "").strip() or "npu-review: fail",
+    }
+    if labels["gitcode_pass_label"] == labels["gitcode_fail_label"]:
+        raise SettingsError("NPU_REVIEW_GITCODE_PASS_LABEL and NPU_REVIEW_GITCODE_FAIL_LABEL must differ")
+    return {
+        "gitcode_token": Secret(token) if token else None,
+        "gitcode_webhook_secret": Secret(secret) if secret else None,
+        "gitcode_api_url": _url(env, "GITCODE_API_URL", DEFAULT_GITCODE_API_URL),
+        "gitcode_allow_password": _flag(env, "GITCODE_ALLOW_PASSWORD", False),
+        "gitcode_writes_per_minute": _count(env, "NPU_REVIEW_GITCODE_WRITES_PER_MINUTE", 60),
+        **labels,
+    }
 
 
 def _url(env: Mapping[str, str], name: str, default: str) -> str:
