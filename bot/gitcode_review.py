@@ -20,6 +20,7 @@ Assumed, because GitCode documents no more (see bot/gitcode.py for the documente
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from npu_review.bot.clock import SYSTEM_CLOCK, Clock
 from npu_review.bot.diffmap import DiffMap
 from npu_review.bot.engine_pool import Engine
 from npu_review.bot.gitcode import GitCodeClient, GitCodeUnavailable
+from npu_review.bot.github import FAILED, failure_kind
 from npu_review.bot.jobs import HeadStore
 from npu_review.bot.limits import WindowStore
 from npu_review.bot.logs import set_context
@@ -110,6 +112,21 @@ class GitCodeReviewer:
         self.clock = clock
 
     async def review(self, req: ReviewRequest) -> Outcome:
+        """One run. A failure GitCode may get over (5xx, 429, a timeout) goes up as it is: the job waits and is
+        tried again. Any other failure is said in the summary comment (as a neutral check run says it on GitHub),
+        then goes up."""
+        try:
+            return await self._review(req)
+        except Exception as exc:
+            if failure_kind(exc) != FAILED:
+                raise
+            log.exception("the review failed")
+            reason = f"an internal error stopped it ({type(exc).__name__})"
+            with contextlib.suppress(Exception):  # GitCode may refuse this too: the error above is what counts
+                await self._summary(req.owner, req.repo, req.number, self._failed_summary(reason))
+            raise
+
+    async def _review(self, req: ReviewRequest) -> Outcome:
         c = self.client
         owner, repo, number = req.owner, req.repo, req.number
         set_context(repo=f"gitcode:{owner}/{repo}", pr=number)
@@ -319,7 +336,10 @@ class GitCodeReviewer:
         return f"{SUMMARY_MARKER}\n### {title}\n\nCommit {head_sha[:12]}, label `{verdict}`.\n\n{text}"
 
     def _failed_summary(self, reason: str) -> str:
-        return f"{SUMMARY_MARKER}\n### npu-review could not complete\n\nThe review did not finish: {reason}"
+        return (
+            f"{SUMMARY_MARKER}\n### npu-review could not complete\n\nThe review did not finish: {reason}\n\n"
+            "Comment `/recheck` to try again."
+        )
 
     async def _summary(
         self, owner: str, repo: str, number: int, body: str, ours: list[dict[str, Any]] | None = None

@@ -298,3 +298,58 @@ async def test_as_deployed_the_worker_process_reviews_merge_requests(
     finally:
         await app.session.close()
         await app.stop()
+
+
+async def test_a_broken_config_or_a_refused_write_is_said_in_the_summary(
+    fake_gitcode: FakeGitCode, app: AppProcess
+) -> None:
+    """What a neutral check run says on GitHub: a broken config on the target commit (nothing reviewed), or a
+    write GitCode refuses for good (400: not tried again)."""
+    fake = fake_gitcode
+    broken = fake.add_merge_request(REPO, {**BASE, ".github/npu-review.yml": "rules:\n  NPU999: off\n"}, HEAD)
+    await open_mr(fake, app, broken)
+    assert summary(fake, broken) == (
+        f"{SUMMARY_MARKER}\n### npu-review could not complete\n\nThe review did not finish: the repo config is "
+        "invalid: .github/npu-review.yml on the target branch: rules: unknown rule id 'NPU999' (see `npu-review "
+        "rules`)\n\nComment `/recheck` to try again."
+    )
+    assert inline(fake, broken) == {} and broken.labels == []
+
+    refused = fake.add_merge_request(REPO, BASE, HEAD, number=2)
+    fake.fail("POST", "/pulls/2/labels", 400, times=1)
+    await open_mr(fake, app, refused)
+    await wait_until(lambda: "could not complete" in (summary(fake, refused) or ""), 20, "the failure's summary")
+    assert "an internal error stopped it (GitCodeError)" in (summary(fake, refused) or "")
+    assert sorted(inline(fake, refused)) == [4, 5, 7]  # posted before the label was refused
+
+
+async def test_with_redis_a_receiver_takes_and_a_worker_reviews_merge_requests(
+    fake_github: FakeGitHub, fake_gitcode: FakeGitCode, app_key_pair: KeyPair, tmp_path: Path, redis_url: str
+) -> None:
+    """Replicas: `npu-review serve` only receives, `npu-review worker` runs the merge request's review from Redis;
+    a second receiver given the same delivery takes it as a duplicate."""
+    import uuid
+
+    from tests.app_harness import start_worker
+
+    fake = fake_gitcode
+    env = {**gitcode_env(fake), "NPU_REVIEW_QUEUE": redis_url, "NPU_REVIEW_REDIS_PREFIX": f"t-{uuid.uuid4().hex[:8]}"}
+    key = app_key_pair.private_pem
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = await start_app(fake_github, key, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path / "a", env)
+    second = await start_app(fake_github, key, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path / "b", env)
+    worker = await start_worker(fake_github, key, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env, "0")
+    try:
+        mr = fake.add_merge_request(REPO, BASE, HEAD)
+        delivery = fake.delivery(MR_HOOK, fake.merge_request_hook(mr), SECRET)
+        assert (await post(first, delivery))[0] == 202
+        assert (await post(second, delivery))[0] == 200
+        await wait_until(lambda: mr.labels == ["npu-review: fail"], 20, "the fail label")
+        assert sorted(inline(fake, mr)) == [4, 5, 7] and summary(fake, mr) is not None
+        assert "review done: failure" in worker.log()
+    finally:
+        for app in (first, second):
+            await app.session.close()
+            await app.stop()
+        await worker.stop()
