@@ -111,10 +111,11 @@ class GitCodeReviewer:
         self.timeout_s = timeout_s
         self.clock = clock
 
-    async def review(self, req: ReviewRequest) -> Outcome:
-        """One run. A failure GitCode may get over (5xx, 429, a timeout) goes up as it is: the job waits and is
-        tried again. Any other failure is said in the summary comment (as a neutral check run says it on GitHub),
-        then goes up."""
+    async def review(self, req: ReviewRequest, external_id: str | None = None, resumed: bool = False) -> Outcome:
+        """One run (a resumed or retried job simply runs again: its comments are found by their markers, its
+        summary comment is edited in place). A failure GitCode may get over (5xx, 429, a timeout) goes up as it
+        is: the job waits and is tried again. Any other failure is said in the summary comment (as a neutral
+        check run says it on GitHub), then goes up."""
         try:
             return await self._review(req)
         except Exception as exc:
@@ -125,6 +126,13 @@ class GitCodeReviewer:
             with contextlib.suppress(Exception):  # GitCode may refuse this too: the error above is what counts
                 await self._summary(req.owner, req.repo, req.number, self._failed_summary(reason))
             raise
+
+    async def conclude_abandoned(
+        self, req: ReviewRequest, external_id: str, reason: str = "", create: bool = False
+    ) -> None:
+        """Nothing shows "in progress" on GitCode; a job given up (`create`) says why in the summary comment."""
+        if create and reason:
+            await self._summary(req.owner, req.repo, req.number, self._failed_summary(reason))
 
     async def _review(self, req: ReviewRequest) -> Outcome:
         c = self.client

@@ -27,7 +27,8 @@ from npu_review.bot.jobs import (
 from npu_review.bot.limits import LocalWindows, WindowStore
 from npu_review.bot.logs import log_context
 from npu_review.bot.metrics import Metrics
-from npu_review.bot.review import GITCODE, Reviewer, ReviewRequest
+from npu_review.bot.platform import Platform
+from npu_review.bot.review import GITCODE, GITHUB, Reviewer, ReviewRequest
 from npu_review.bot.settings import Settings
 from npu_review.bot.status import ReviewLog
 
@@ -40,6 +41,8 @@ INSTALLATIONS_TTL_S = 60.0
 # calls, so even every budget spent at once stays far below the installation's 70 a minute and 450 an hour.
 RECHECKS_PER_PR = ((600.0, 3), (3600.0, 10))
 RECHECKS_PER_USER = ((600.0, 5), (3600.0, 20))
+# The hosts' names in what a concluded run says.
+_HOSTS = {GITHUB: "GitHub", GITCODE: "GitCode"}
 
 
 @dataclass(frozen=True)
@@ -179,45 +182,31 @@ class Services:
                 log.warning("GitHub could not serve job %s (%s); it waits and is tried again", job.id, describe(exc))
                 return RunResult(RETRY, describe(exc))
 
-    async def _run(self, job: Job, req: ReviewRequest) -> RunResult:
+    def platform(self, req: ReviewRequest) -> Platform | None:
+        """The reviewer of the job's host (bot/platform.py); None when that host is not configured here."""
         if req.platform == GITCODE:
-            return await self._run_gitcode(req)
+            return self.gitcode
+        return self.reviewer if req.platform == GITHUB else None
+
+    async def _run(self, job: Job, req: ReviewRequest) -> RunResult:
+        platform = self.platform(req)
+        if platform is None:
+            log.error("a job for %s, which this server is not configured for: dropped", req.platform)
+            return FINISHED
         if job.kind == CONCLUDE:
-            await self.reviewer.conclude_abandoned(req, job.id)
+            await platform.conclude_abandoned(req, job.id)
             return FINISHED
         if job.retries and req.head_sha and (await self.heads.latest_head(req.key)) not in (None, req.head_sha):
-            # It waited on GitHub while a newer head came: that one is reviewed; this one's run is concluded.
-            reason = "GitHub was unavailable, and a newer commit of this PR is reviewed instead"
-            await self.reviewer.conclude_abandoned(req, job.id, reason)
+            # It waited on the host while a newer head came: that one is reviewed; this one's run is concluded.
+            host = _HOSTS.get(req.platform, req.platform)
+            reason = f"{host} was unavailable, and a newer commit of this PR is reviewed instead"
+            await platform.conclude_abandoned(req, job.id, reason)
             return FINISHED
         started = time.monotonic()
         outcome = "error"
         result = None
         try:
-            result = await self.reviewer.review(req, external_id=job.id, resumed=job.may_have_check_run)
-            outcome = "skipped" if result.skipped else (result.conclusion or "done")
-        except Exception as exc:
-            outcome = "waiting" if failure_kind(exc) == RETRY_LATER else "error"
-            raise
-        finally:
-            seconds = time.monotonic() - started
-            if outcome != "skipped":
-                self.metrics.run(outcome, seconds)
-                if outcome != "waiting":
-                    self.history.add(req, result, outcome, seconds)
-        return FINISHED
-
-    async def _run_gitcode(self, req: ReviewRequest) -> RunResult:
-        """A merge request's review: no check run to find or conclude (its summary comment is edited in place
-        by the next run), so a resumed or retried job simply runs again."""
-        if self.gitcode is None:
-            log.error("a GitCode job, but GitCode is not configured (GITCODE_TOKEN): dropped")
-            return FINISHED
-        started = time.monotonic()
-        outcome = "error"
-        result = None
-        try:
-            result = await self.gitcode.review(req)
+            result = await platform.review(req, external_id=job.id, resumed=job.may_have_check_run)
             outcome = "skipped" if result.skipped else (result.conclusion or "done")
         except Exception as exc:
             outcome = "waiting" if failure_kind(exc) == RETRY_LATER else "error"
@@ -231,10 +220,12 @@ class Services:
         return FINISHED
 
     async def _give_up(self, job: Job, req: ReviewRequest) -> None:
-        if req.platform == GITCODE:
-            return  # nothing to conclude: the summary comment says what the last run found
+        platform = self.platform(req)
+        if platform is None:
+            return
         try:
-            reason = f"GitHub was unavailable for more than {RETRY_WINDOW_S / 3600:.0f} hours"
-            await self.reviewer.conclude_abandoned(req, job.id, reason, create=True)
+            host = _HOSTS.get(req.platform, req.platform)
+            reason = f"{host} was unavailable for more than {RETRY_WINDOW_S / 3600:.0f} hours"
+            await platform.conclude_abandoned(req, job.id, reason, create=True)
         except Exception as exc:
             log.error("could not conclude the check run of job %s either (%s)", job.id, describe(exc))
