@@ -170,16 +170,18 @@ class Services:
                 if kind != RETRY_LATER:
                     raise
                 now = self.clock.time()
+                host = _HOSTS.get(req.platform, req.platform)
                 if job.failing_since and now - job.failing_since > RETRY_WINDOW_S:
                     log.error(
-                        "GitHub has not served job %s for %.0f s (%s); giving up",
+                        "%s has not served job %s for %.0f s (%s); giving up",
+                        host,
                         job.id,
                         now - job.failing_since,
                         describe(exc),
                     )
                     await self._give_up(job, req)
                     return FINISHED
-                log.warning("GitHub could not serve job %s (%s); it waits and is tried again", job.id, describe(exc))
+                log.warning("%s could not serve job %s (%s); it waits and is tried again", host, job.id, describe(exc))
                 return RunResult(RETRY, describe(exc))
 
     def platform(self, req: ReviewRequest) -> Platform | None:

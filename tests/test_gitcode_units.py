@@ -95,3 +95,46 @@ async def test_the_client_retries_5xx_and_429_and_says_what_is_gone(client: tupl
     assert len(fake.calls("POST", "/pulls/1/comments")) == 1
     assert await c.permission("Ascend", "torchair", "stranger") == ""
     assert await c.file("Ascend", "torchair", "no/such/file", mr.base_sha) is None
+
+
+async def test_the_runner_hands_a_job_to_its_platform_and_gives_up_on_gitcode_after_the_window() -> None:
+    """Services.run_job through bot/platform.py: a GitCode job GitCode does not serve waits (RETRY) and, past
+    the retry window, is concluded by GitCode's reviewer with the reason; a job for a host not configured is
+    dropped."""
+    import dataclasses
+
+    from npu_review.bot.assemble import build_services, make_store
+    from npu_review.bot.jobs import RETRY, RETRY_WINDOW_S, Job
+    from npu_review.bot.review import Outcome, ReviewRequest
+    from npu_review.bot.settings import Settings
+    from tests.fakeclock import FakeClock
+
+    calls: list[tuple[str, str, bool]] = []
+
+    class Down:
+        async def review(self, req: ReviewRequest, external_id: str | None = None, resumed: bool = False) -> Outcome:
+            raise GitCodeUnavailable("GET", "/pulls/1", "answered 503")
+
+        async def conclude_abandoned(
+            self, req: ReviewRequest, external_id: str, reason: str = "", create: bool = False
+        ) -> None:
+            calls.append((external_id, reason, create))
+
+    clock = FakeClock()
+    settings = Settings(
+        app_id="", private_key=Secret(""), webhook_secret=Secret(""), gitcode_token=Secret("t"),
+        gitcode_webhook_secret=Secret("s"), review_processes=0,
+    )  # fmt: skip
+    async with aiohttp.ClientSession() as session:
+        services = build_services(settings, session, make_store(settings, clock), clock=clock)
+        assert services.gitcode is not None and services.platform(ReviewRequest(0, "a", "b", 1)) is services.reviewer
+        services.gitcode = Down()  # type: ignore[assignment]
+        req = ReviewRequest(0, "Ascend", "torchair", 1, head_sha="abc", platform="gitcode")
+        job = Job("j1", req.key, "abc", False, req.to_json())
+        assert (await services.run_job(job)).verdict == RETRY
+        late = dataclasses.replace(job, retries=30, failing_since=clock.time() - RETRY_WINDOW_S - 1)
+        assert (await services.run_job(late)).verdict != RETRY
+        assert calls == [("j1", "GitCode was unavailable for more than 6 hours", True)]
+        other = ReviewRequest(0, "a", "b", 1, platform="gitea")
+        assert services.platform(other) is None
+        assert (await services.run_job(Job("j2", other.key, None, True, other.to_json()))).verdict != RETRY
