@@ -248,14 +248,18 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     # PR 1 for the warm-up and the rows below; PRs 2.. for the loaded row (each of them one review to run).
     with FakeGitHubProcess(APP_ID, keys.public_pem, seed(1 + args.prs)) as gh, tempfile.TemporaryDirectory() as tmp:
+        if args.fake_nice:
+            assert gh._proc is not None
+            os.setpriority(os.PRIO_PROCESS, gh._proc.pid, args.fake_nice)
         payload = await asyncio.to_thread(gh.payload, "pull_request", repo=REPO, number=1, action="opened")
         loaded = [
             await asyncio.to_thread(gh.payload, "pull_request", repo=REPO, number=n, action="opened")
             for n in range(2, 2 + args.prs)
         ]
         fake = SimpleNamespace(base_url=gh.url)
-        # The App as deployed: the rules in a pool of processes (one per core), not the tests' single one.
-        env = {"NPU_REVIEW_PROCESSES": args.processes}
+        # The App as deployed: the reviews in the server's worker process, their rules in a pool of processes (one
+        # per core); --in-server runs the reviews in the server's own process instead (as before the worker).
+        env = {"NPU_REVIEW_PROCESSES": args.processes, "NPU_REVIEW_WORKER_PROCESS": "0" if args.in_server else "1"}
         app = await start_app(fake, keys.private_pem, APP_ID, SECRET, Path(tmp), env)  # type: ignore[arg-type]
         try:
             url = app.url + "/webhook"
@@ -313,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wrk-seconds", type=float, default=5.0, help="length of each wrk run")
     ap.add_argument("--prs", type=int, default=50, help="PRs whose reviews run while the measured burst is acked")
     ap.add_argument("--processes", default="", help="NPU_REVIEW_PROCESSES for the App (default: one per core)")
+    # GitHub does not run on the App's cores: the fake's CPU (it validates every call against GitHub's API
+    # description) competes with the App here only because both share this machine. 0 measures it as before.
+    ap.add_argument("--fake-nice", type=int, default=19, help="niceness of the fake GitHub's process (default 19)")
+    ap.add_argument(
+        "--in-server", action="store_true", help="run the reviews in the server's process (NPU_REVIEW_WORKER_PROCESS=0)"
+    )
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
     started = os.getloadavg()

@@ -7,6 +7,8 @@ import aiohttp
 
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
 from npu_review.bot.engine_pool import Engine, default_processes
+from npu_review.bot.gitcode import GitCodeClient
+from npu_review.bot.gitcode_review import GitCodeReviewer, Labels
 from npu_review.bot.github import GitHubApp
 from npu_review.bot.jobs import Store
 from npu_review.bot.limits import LocalWindows
@@ -19,7 +21,8 @@ from npu_review.bot.settings import Settings
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
 
 
-def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> Store:
+def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK, checkpoints: bool = True) -> Store:
+    """`checkpoints` False: a receiver whose worker process copies the SQLite WAL back into the file."""
     if settings.uses_redis:
         from npu_review.bot.queue_redis import RedisStore
 
@@ -38,6 +41,7 @@ def make_store(settings: Settings, clock: Clock = SYSTEM_CLOCK) -> Store:
         settings.max_concurrent_reviews,
         clock=clock,
         retry_base_s=settings.retry_base_s,
+        checkpoints=checkpoints,
     )
 
 
@@ -54,7 +58,23 @@ def build_services(
     engine = Engine(default_processes(settings.max_concurrent_reviews) if processes < 0 else processes)
     reviewer = Reviewer(github, store.heads, engine, settings.review_timeout_s, settings.quick_review_s, clock)
     budgets = store.shared.windows if store.shared is not None else LocalWindows(clock.monotonic)
+    gitcode = None
+    if settings.gitcode:
+        assert settings.gitcode_token is not None
+        client = GitCodeClient(session, settings.gitcode_token, settings.gitcode_api_url, settings.backoff_base_s)
+        labels = Labels(settings.gitcode_pass_label, settings.gitcode_fail_label)
+        gitcode = GitCodeReviewer(
+            client,
+            store.heads,
+            engine,
+            budgets,
+            labels,
+            settings.gitcode_writes_per_minute,
+            settings.review_timeout_s,
+            clock,
+        )
     return Services(
+        gitcode=gitcode,
         settings=settings,
         github=github,
         reviewer=reviewer,

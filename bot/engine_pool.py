@@ -31,9 +31,16 @@ def default_processes(concurrency: int) -> int:
     return max(1, min(os.cpu_count() or 1, concurrency))
 
 
-# The pool's processes run at this lower CPU priority: on a busy machine the kernel serves the process that
-# acknowledges deliveries first, and the reviews take what is left (they wait in a queue anyway).
+# The pool's processes (and the embedded queue's worker process, bot/embedded.py) run at this lower CPU priority:
+# on a busy machine the kernel serves the process that acknowledges deliveries first, and the reviews take what
+# is left (they wait in a queue anyway).
 NICENESS = 10
+
+
+def lower_priority() -> None:
+    """This process to NICENESS (from a parent that already runs there, no lower)."""
+    with contextlib.suppress(OSError):
+        os.nice(max(0, NICENESS - os.nice(0)))
 
 
 # A pool process checks this often that the server it works for is alive, and ends when it is not: a server killed
@@ -42,8 +49,7 @@ PARENT_CHECK_S = 2.0
 
 
 def _start_worker(server_pid: int) -> None:
-    with contextlib.suppress(OSError):
-        os.nice(NICENESS)
+    lower_priority()
     threading.Thread(target=_watch_server, args=(server_pid,), name="watch-server", daemon=True).start()
     _warm()
 

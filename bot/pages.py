@@ -40,6 +40,7 @@ async def _gather(runtime: Runtime) -> StatusInput:
     waiting: list[Waiting] | None = []
     if services is not None:
         name = settings.app_slug or f"App {settings.app_id}"
+        await services.refresh()
         try:
             depth = await services.jobs.depth()
             waiting = await services.jobs.waiting_on_github()
@@ -53,7 +54,7 @@ async def _gather(runtime: Runtime) -> StatusInput:
         queue_depth=depth,
         by_conclusion=dict(services.history.by_conclusion) if services is not None else {},
         reviews=services.history.recent() if services is not None else [],
-        budgets=services.github.rate_budgets() if services is not None else {},
+        budgets=services.rate_budgets() if services is not None else {},
         installations=await services.installations() if services is not None else [],
         app_name=name,
         app_html_url=settings.app_html_url,

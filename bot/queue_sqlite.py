@@ -76,7 +76,11 @@ def path_from_url(url: str) -> str:
 class Database:
     """The connection, transactions, and SQLite's errors turned into StorageUnavailable."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, checkpoints: bool = True) -> None:
+        """`checkpoints` False: this connection never copies the WAL back into the database file (SQLite does
+        that in the COMMIT that crosses 1,000 pages, with an fsync: milliseconds, tens of them on a busy disk,
+        during which the event loop waits). A receiver whose worker process checkpoints the file
+        (bot/embedded.py) turns them off, so that no acknowledgement waits for one."""
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -84,6 +88,8 @@ class Database:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA busy_timeout=5000")
+        if not checkpoints:
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
         self.conn.executescript(SCHEMA)
         columns = {row[1] for row in self.conn.execute("PRAGMA table_info(jobs)")}
         if "due" not in columns:  # a file written before jobs could wait on GitHub
@@ -105,6 +111,14 @@ class Database:
             if isinstance(exc, sqlite3.Error):
                 raise StorageUnavailable(f"the queue database: {exc}") from exc
             raise
+
+    def checkpoint(self) -> None:
+        """Copies what the WAL holds into the database file as far as readers allow (PASSIVE: nobody waits), so
+        that the WAL does not grow while only the receiver writes."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            raise StorageUnavailable(f"the queue database: {exc}") from exc
 
     def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         try:
@@ -176,18 +190,25 @@ class SqliteJobs:
         self._stopping = False
         self._retry_changed = asyncio.Event()
         self.supervisor = Supervisor("sqlite-queue", clock)
+        # Called with the PR of each job stored, once committed: how a receiver tells its worker process.
+        self.on_submit: Callable[[str], None] | None = None
         self.storage_error: tuple[float, str] | None = None  # (since, message) while writes fail
 
     # -- start-up ------------------------------------------------------------------------------------------
     async def open(self, runner: Runner | None) -> None:
+        """With a runner: run the jobs, resuming what the last runner of this file left running (it is gone: the
+        server starts its worker process only after the previous one exited, and the worker holds the file's
+        lock). Without: only accept jobs (a receiver), leaving running ones to their runner."""
         self._runner = runner
         self._gate = FairGate(self._concurrency)
         now = self._clock.time()
+        running = []
         with self._db.tx() as db:
             db.execute("DELETE FROM deliveries WHERE at < ?", (now - DELIVERY_TTL_S,))
             db.execute("DELETE FROM heads WHERE at < ?", (now - HEAD_TTL_S,))
             db.execute("DELETE FROM pr_heads WHERE at < ?", (now - HEAD_TTL_S,))
-            running = db.execute("SELECT id, pr FROM jobs WHERE state = 'running'").fetchall()
+            if runner is not None:
+                running = db.execute("SELECT id, pr FROM jobs WHERE state = 'running'").fetchall()
             for job_id, pr in running:
                 newer = db.execute(
                     "SELECT 1 FROM jobs WHERE pr = ? AND state = 'queued' AND kind = ?", (pr, REVIEW)
@@ -201,9 +222,17 @@ class SqliteJobs:
         if running:
             log.info("resuming %d job(s) that were running when the server stopped", len(running))
         if runner is not None:
-            for (pr,) in self._db.read("SELECT DISTINCT pr FROM jobs WHERE state = 'queued'"):
-                self._kick(pr)
+            self.wake()
             self.supervisor.loop("retries", self._schedule_retries)
+
+    def wake(self, pr: str | None = None) -> None:
+        """Runs the jobs queued for `pr` (for every PR: None) that no loop of this process runs yet: what another
+        process (the receiver in front of this worker) queued in the shared file."""
+        if pr is not None:
+            self._kick(pr)
+            return
+        for (queued,) in self._db.read("SELECT DISTINCT pr FROM jobs WHERE state = 'queued'"):
+            self._kick(queued)
 
     # -- jobs ----------------------------------------------------------------------------------------------
     async def submit(self, job: Job) -> str:
@@ -237,6 +266,8 @@ class SqliteJobs:
                 (job.id, job.pr, job.head, int(job.force), json.dumps(job.to_json()), job.kind, 0, self._clock.time()),
             )
         self._kick(job.pr)
+        if self.on_submit is not None:
+            self.on_submit(job.pr)
         return "replaced" if old else "queued"
 
     async def depth(self) -> int:
@@ -388,8 +419,9 @@ class SqliteStore:
         concurrency: int = 4,
         clock: Clock = SYSTEM_CLOCK,
         retry_base_s: float = RETRY_BASE_S,
+        checkpoints: bool = True,
     ) -> None:
-        self.db = Database(path)
+        self.db = Database(path, checkpoints)
         self.deliveries = SqliteDeliveries(self.db, clock)
         self.heads = SqliteHeads(self.db, clock)
         self.jobs = SqliteJobs(self.db, clock, concurrency, retry_base_s)

@@ -1,4 +1,5 @@
-"""Pure payload builders: the check run (title, summary, annotation batches) and one review with inline comments."""
+"""Pure payload builders: the check run (title, summary, annotation batches) and one review with inline comments
+(one per cause, checks.causes, within the repo config's budget)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from npu_review.bot.diffmap import DiffMap
+from npu_review.checks.causes import Comment, by_cause, places
+from npu_review.checks.config import DEFAULT_MAX_INLINE_COMMENTS
 from npu_review.checks.model import Finding, Severity
 from npu_review.checks.severity_map import ANNOTATION_LEVEL, conclusion
 
@@ -19,9 +22,8 @@ ANNOTATIONS_PER_REQUEST = 50
 SUMMARY_LIMIT = 65535
 # Annotation title: 255 characters at most (GitHub's API description).
 ANNOTATION_TITLE_LIMIT = 255
-# Inline comments per review: a review of hundreds of comments is unreadable and slow for GitHub to accept;
-# the rest are listed in the review body and are all in the check run's annotations.
-MAX_INLINE_COMMENTS = 30
+# Causes listed in the review body at most (each one line); the check run has every finding.
+BODY_LIMIT = 100
 # Requested-action button (label <= 20 chars, description <= 40, identifier <= 20: GitHub's limits).
 RERUN_ACTION = {"label": "Re-run", "description": "Run npu-review again on this commit", "identifier": "rerun"}
 
@@ -40,12 +42,16 @@ def parse_marker(body: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def comment_body(f: Finding) -> str:
+def comment_body(f: Finding, also: Comment | None = None) -> str:
+    """The inline comment of a finding; `also`: its cause's other places, named under the message."""
     ids = " + ".join(f.rule_ids)
     parts = [f"{SEVERITY_ICON[f.severity]} **{ids}** `{f.name}` ({f.severity.label})", "", f.message]
     if f.related:
         parts.append("")
         parts.extend(f"- see `{r.path}` line {r.line}" + (f": {r.note}" if r.note else "") for r in f.related)
+    if also is not None and also.also:
+        n = len(also.also)
+        parts += ["", f"The same in {n} other place{'s' if n != 1 else ''}: {places(also)}."]
     if f.suggestion is not None:
         parts += ["", "```suggestion", f.suggestion, "```"]
     parts += ["", f"<sub>Run `npu-review rules {f.rule}` for details; `/recheck` re-runs the review.</sub>"]
@@ -60,8 +66,46 @@ def _location(f: Finding) -> str:
 @dataclass(frozen=True)
 class ReviewPlan:
     payload: dict[str, Any] | None  # None: nothing new to post
-    inline: tuple[Finding, ...]
-    overflow: tuple[Finding, ...]  # new findings that could not be inline comments (cap or outside the diff)
+    inline: tuple[Finding, ...]  # the finding each new inline comment is on (one per cause)
+    overflow: tuple[Finding, ...]  # new findings that could not be inline comments (budget or outside the diff)
+
+
+def inline_causes(
+    findings: Sequence[Finding],
+    diffmap: DiffMap,
+    already_posted: set[str],
+    inline_notices: bool = False,
+    max_inline: int = DEFAULT_MAX_INLINE_COMMENTS,
+) -> tuple[list[Comment], list[Comment]]:
+    """The new causes said inline and those left to the review body (most severe first).
+
+    A cause is one comment (checks.causes.by_cause), on the first of its places the diff can carry, naming the
+    others. A cause with a place posted before (its marker is on the PR) is not said again. The per-PR budget
+    counts those comments too: `max_inline` at most on the PR, the most severe causes first."""
+    eligible = [f for f in findings if inline_notices or f.severity >= Severity.WARNING]
+    posted = 0
+    new: list[Comment] = []
+    for cause in by_cause(eligible):
+        if any(f.fingerprint in already_posted for f in cause.findings):
+            posted += 1
+            continue
+        new.append(cause)
+    room = max(0, max_inline - posted)
+    inline: list[Comment] = []
+    rest: list[Comment] = []
+    for cause in sorted(new, key=lambda c: (-max(f.severity for f in c.findings), c.lead.sort_key())):
+        anchor = next((f for f in cause.findings if _commentable(diffmap, f)), None)
+        if anchor is not None and len(inline) < room:
+            others = tuple(f for f in cause.findings if f is not anchor)
+            inline.append(Comment(anchor, others))
+        else:
+            rest.append(cause)
+    inline.sort(key=lambda c: c.lead.sort_key())
+    return inline, rest
+
+
+def _commentable(diffmap: DiffMap, f: Finding) -> bool:
+    return diffmap.commentable(f.path, f.end_line, f.line if f.end_line > f.line else None)
 
 
 def plan_review(
@@ -70,55 +114,52 @@ def plan_review(
     diffmap: DiffMap,
     already_posted: set[str],
     inline_notices: bool = False,
+    max_inline: int = DEFAULT_MAX_INLINE_COMMENTS,
 ) -> ReviewPlan:
-    """One COMMENT review for the findings not posted before, inline where the diff allows.
+    """One COMMENT review for the causes not posted before, inline where the diff and the budget allow.
 
     Inline comments ask the author to act: errors and warnings. Notices are left to the check run (its
     annotations and summary) unless the repo config asks for them inline (`review: {inline_notices: true}`)."""
-    new = [
-        f
-        for f in findings
-        if f.fingerprint not in already_posted and (inline_notices or f.severity >= Severity.WARNING)
-    ]
-    inline: list[Finding] = []
-    overflow: list[Finding] = []
-    for f in new:
-        start = f.line if f.end_line > f.line else None
-        if len(inline) < MAX_INLINE_COMMENTS and diffmap.commentable(f.path, f.end_line, start):
-            inline.append(f)
-        else:
-            overflow.append(f)
+    inline, rest = inline_causes(findings, diffmap, already_posted, inline_notices, max_inline)
+    overflow = tuple(f for c in rest for f in c.findings)
     if not inline:
         # Findings outside the diff live in the check run; a review with only a body would be noise.
-        return ReviewPlan(None, (), tuple(overflow))
+        return ReviewPlan(None, (), overflow)
     comments = []
-    for f in inline:
-        c: dict[str, Any] = {"path": f.path, "line": f.end_line, "side": "RIGHT", "body": comment_body(f)}
+    for cause in inline:
+        f = cause.lead
+        c: dict[str, Any] = {"path": f.path, "line": f.end_line, "side": "RIGHT", "body": comment_body(f, cause)}
         if f.end_line > f.line:
             c["start_line"] = f.line
             c["start_side"] = "RIGHT"
         comments.append(c)
-    body = _review_body(len(new), overflow)
-    payload = {"commit_id": head_sha, "event": "COMMENT", "body": body, "comments": comments}
-    return ReviewPlan(payload, tuple(inline), tuple(overflow))
+    new_count = sum(len(c.findings) for c in [*inline, *rest])
+    payload = {"commit_id": head_sha, "event": "COMMENT", "body": _review_body(new_count, rest), "comments": comments}
+    return ReviewPlan(payload, tuple(c.lead for c in inline), overflow)
 
 
-def _review_body(new_count: int, overflow: Sequence[Finding]) -> str:
+def _review_body(new_count: int, rest: Sequence[Comment]) -> str:
+    """How many new findings; the causes not said inline, one line each, most severe first."""
     body = [f"npu-review found {new_count} new issue{'s' if new_count != 1 else ''} in this change."]
-    if overflow:
+    if rest:
         body.append("")
         body.append("Not shown inline (see the `npu-review` check run for all of them):")
-        body.extend(
-            f"- {_location(f)} **{f.rule}** ({f.severity.label}): {_one_line(f.message)}" for f in overflow[:100]
-        )
-        if len(overflow) > 100:
-            body.append(f"- … and {len(overflow) - 100} more")
+        for cause in rest[:BODY_LIMIT]:
+            f = cause.lead
+            line = f"- {_location(f)} **{f.rule}** ({f.severity.label}): {_one_line(f.message)}"
+            if cause.also:
+                line += f" (also {places(cause)})"
+            body.append(line)
+        if len(rest) > BODY_LIMIT:
+            body.append(f"- … and {len(rest) - BODY_LIMIT} more")
     return "\n".join(body)
 
 
 def body_only_review(head_sha: str, findings: Sequence[Finding]) -> dict[str, Any]:
-    """The fallback when GitHub refuses the inline comments: every finding listed in the review body."""
-    return {"commit_id": head_sha, "event": "COMMENT", "body": _review_body(len(findings), findings)}
+    """The fallback when GitHub refuses the inline comments: every finding listed in the review body, by cause,
+    most severe first."""
+    causes = sorted(by_cause(findings), key=lambda c: (-max(f.severity for f in c.findings), c.lead.sort_key()))
+    return {"commit_id": head_sha, "event": "COMMENT", "body": _review_body(len(findings), causes)}
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -26,6 +26,8 @@ from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
 
 log = logging.getLogger(__name__)
 
+GITHUB = "github"
+GITCODE = "gitcode"
 # The reaction that tells a `/recheck` author the command was accepted.
 ACCEPTED_REACTION = "+1"
 # An unchanged head (same head SHA, same config on the base) is re-reviewed by `/recheck` at most this often,
@@ -69,10 +71,14 @@ class ReviewRequest:
     # (OWNER, MEMBER, COLLABORATOR) or at most once per RECHECK_COOLDOWN_S (the PR's author).
     requested_by: str = ""
     trusted: bool = True
+    # Where the change request lives: "github" (a PR of an installation) or "gitcode" (a merge request; its
+    # repository reached with the GitCode token, installation_id 0).
+    platform: str = GITHUB
 
     @property
     def key(self) -> str:
-        return pr_key(self.owner, self.repo, self.number)
+        key = pr_key(self.owner, self.repo, self.number)
+        return key if self.platform == GITHUB else f"{self.platform}:{key}"
 
     def to_json(self) -> dict[str, Any]:
         # Shallow on purpose: dataclasses.asdict would deep-copy the PR payload (~1 ms a delivery); the queue
@@ -294,9 +300,8 @@ class Reviewer:
             post_error: Exception | None = None
             if await self.is_current(req, head_sha):
                 try:
-                    await self._post_review(
-                        repo, req.number, head_sha, report, diffmap, outcome, await existing, config.inline_notices
-                    )
+                    comments = await existing
+                    await self._post_review(repo, req.number, head_sha, report, diffmap, outcome, comments, config)
                 except Exception as exc:  # the check run still carries every finding
                     if failure_kind(exc) != FAILED:
                         raise  # GitHub down: the job is tried again, and this run completed then
@@ -432,7 +437,7 @@ class Reviewer:
         diffmap: DiffMap,
         outcome: Outcome,
         existing: list[dict[str, Any]],
-        inline_notices: bool = False,
+        config: Config,
     ) -> None:
         ours: dict[str, dict[str, Any]] = {}
         replied_to: set[int] = set()
@@ -442,9 +447,7 @@ class Reviewer:
             fp = reporters.parse_marker(c.get("body"))
             if fp and (c.get("user") or {}).get("type") == "Bot" and fp not in ours:
                 ours[fp] = c
-        outcome.posted = await self._post_new_comments(
-            repo, number, head_sha, report, diffmap, set(ours), inline_notices
-        )
+        outcome.posted = await self._post_new_comments(repo, number, head_sha, report, diffmap, set(ours), config)
         current = {f.fingerprint for f in report.findings}
         stale = [c for fp, c in ours.items() if fp not in current]
         if not stale:
@@ -472,12 +475,15 @@ class Reviewer:
         report: Report,
         diffmap: DiffMap,
         posted: set[str],
-        inline_notices: bool = False,
+        config: Config,
     ) -> int:
-        """One review for the findings not yet commented. GitHub's answer can be lost after it made the review,
-        so a failed attempt is followed by a look at the markers on the PR before anything is posted again."""
+        """One review for the causes not yet commented, within the repo config's budget of inline comments.
+        GitHub's answer can be lost after it made the review, so a failed attempt is followed by a look at the
+        markers on the PR before anything is posted again."""
         for attempt in range(1, REVIEW_ATTEMPTS + 1):
-            plan = reporters.plan_review(head_sha, report.findings, diffmap, posted, inline_notices)
+            plan = reporters.plan_review(
+                head_sha, report.findings, diffmap, posted, config.inline_notices, config.max_inline_comments
+            )
             if plan.payload is None:
                 return 0
             try:
@@ -487,7 +493,9 @@ class Reviewer:
                 if getattr(exc, "status_code", None) == 422:
                     # GitHub refused a line (the diff moved under us): list the findings in the body instead.
                     log.warning("review refused with 422; posting the findings in the review body")
-                    fallback = reporters.plan_review(head_sha, report.findings, DiffMap(), posted, inline_notices)
+                    fallback = reporters.plan_review(
+                        head_sha, report.findings, DiffMap(), posted, config.inline_notices, config.max_inline_comments
+                    )
                     await repo.create_review(number, reporters.body_only_review(head_sha, fallback.overflow))
                     return 0
                 if attempt == REVIEW_ATTEMPTS:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
+from npu_review.bot.embedded import EmbeddedWorker
+from npu_review.bot.gitcode_review import GitCodeReviewer
 from npu_review.bot.github import GONE, RETRY_LATER, GitHubApp, describe, failure_kind
 from npu_review.bot.jobs import (
     CONCLUDE,
@@ -25,7 +27,8 @@ from npu_review.bot.jobs import (
 from npu_review.bot.limits import LocalWindows, WindowStore
 from npu_review.bot.logs import log_context
 from npu_review.bot.metrics import Metrics
-from npu_review.bot.review import Reviewer, ReviewRequest
+from npu_review.bot.platform import Platform
+from npu_review.bot.review import GITCODE, GITHUB, Reviewer, ReviewRequest
 from npu_review.bot.settings import Settings
 from npu_review.bot.status import ReviewLog
 
@@ -38,6 +41,8 @@ INSTALLATIONS_TTL_S = 60.0
 # calls, so even every budget spent at once stays far below the installation's 70 a minute and 450 an hour.
 RECHECKS_PER_PR = ((600.0, 3), (3600.0, 10))
 RECHECKS_PER_USER = ((600.0, 5), (3600.0, 20))
+# The hosts' names in what a concluded run says.
+_HOSTS = {GITHUB: "GitHub", GITCODE: "GitCode"}
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,13 @@ class Services:
     clock: Clock = SYSTEM_CLOCK
     # The `/recheck` budgets' windows (shared through Redis when it is the store).
     budgets: WindowStore = field(default_factory=LocalWindows)
-    # The reviews this process ran, for the status page.
+    # The reviews this process ran, for the status page (its worker process's, when it has one).
     history: ReviewLog = field(default_factory=ReviewLog)
+    # The worker process that runs the embedded queue's reviews (bot/embedded.py); None: they run here, or in
+    # `npu-review worker` processes (Redis).
+    worker: EmbeddedWorker | None = None
+    # The reviews of GitCode merge requests (bot/gitcode_review.py); None: GitCode is not configured.
+    gitcode: GitCodeReviewer | None = None
     _installations: list[dict[str, Any]] | None = field(default=None, repr=False)
     _installations_at: float = field(default=-INSTALLATIONS_TTL_S, repr=False)
 
@@ -90,6 +100,23 @@ class Services:
 
     def forget_installations(self) -> None:
         self._installations_at = -INSTALLATIONS_TTL_S
+
+    async def refresh(self) -> None:
+        """Brings the worker process's numbers (reviews, metrics, budgets, problems) up to date."""
+        if self.worker is not None:
+            await self.worker.refresh()
+
+    def problems(self) -> list[str]:
+        """Why the App cannot take or run work now (for /healthz): the store's and the worker process's."""
+        return self.store.problems() + (self.worker.problems() if self.worker is not None else [])
+
+    def rate_budgets(self) -> dict[int, tuple[int, int, int]]:
+        """The core rate-limit budget GitHub last reported per installation, to this process or its worker."""
+        return {**self.github.rate_budgets(), **(self.worker.budgets if self.worker is not None else {})}
+
+    def metrics_total(self) -> Metrics:
+        """This process's counters and its worker process's."""
+        return self.metrics if self.worker is None else Metrics.total([self.metrics, self.worker.metrics])
 
     async def recheck_allowed(self, req: ReviewRequest) -> bool:
         """Takes one from the commenter's `/recheck` budget and, for an untrusted commenter (the PR's author),
@@ -143,32 +170,45 @@ class Services:
                 if kind != RETRY_LATER:
                     raise
                 now = self.clock.time()
+                host = _HOSTS.get(req.platform, req.platform)
                 if job.failing_since and now - job.failing_since > RETRY_WINDOW_S:
                     log.error(
-                        "GitHub has not served job %s for %.0f s (%s); giving up",
+                        "%s has not served job %s for %.0f s (%s); giving up",
+                        host,
                         job.id,
                         now - job.failing_since,
                         describe(exc),
                     )
                     await self._give_up(job, req)
                     return FINISHED
-                log.warning("GitHub could not serve job %s (%s); it waits and is tried again", job.id, describe(exc))
+                log.warning("%s could not serve job %s (%s); it waits and is tried again", host, job.id, describe(exc))
                 return RunResult(RETRY, describe(exc))
 
+    def platform(self, req: ReviewRequest) -> Platform | None:
+        """The reviewer of the job's host (bot/platform.py); None when that host is not configured here."""
+        if req.platform == GITCODE:
+            return self.gitcode
+        return self.reviewer if req.platform == GITHUB else None
+
     async def _run(self, job: Job, req: ReviewRequest) -> RunResult:
+        platform = self.platform(req)
+        if platform is None:
+            log.error("a job for %s, which this server is not configured for: dropped", req.platform)
+            return FINISHED
         if job.kind == CONCLUDE:
-            await self.reviewer.conclude_abandoned(req, job.id)
+            await platform.conclude_abandoned(req, job.id)
             return FINISHED
         if job.retries and req.head_sha and (await self.heads.latest_head(req.key)) not in (None, req.head_sha):
-            # It waited on GitHub while a newer head came: that one is reviewed; this one's run is concluded.
-            reason = "GitHub was unavailable, and a newer commit of this PR is reviewed instead"
-            await self.reviewer.conclude_abandoned(req, job.id, reason)
+            # It waited on the host while a newer head came: that one is reviewed; this one's run is concluded.
+            host = _HOSTS.get(req.platform, req.platform)
+            reason = f"{host} was unavailable, and a newer commit of this PR is reviewed instead"
+            await platform.conclude_abandoned(req, job.id, reason)
             return FINISHED
         started = time.monotonic()
         outcome = "error"
         result = None
         try:
-            result = await self.reviewer.review(req, external_id=job.id, resumed=job.may_have_check_run)
+            result = await platform.review(req, external_id=job.id, resumed=job.may_have_check_run)
             outcome = "skipped" if result.skipped else (result.conclusion or "done")
         except Exception as exc:
             outcome = "waiting" if failure_kind(exc) == RETRY_LATER else "error"
@@ -182,8 +222,12 @@ class Services:
         return FINISHED
 
     async def _give_up(self, job: Job, req: ReviewRequest) -> None:
+        platform = self.platform(req)
+        if platform is None:
+            return
         try:
-            reason = f"GitHub was unavailable for more than {RETRY_WINDOW_S / 3600:.0f} hours"
-            await self.reviewer.conclude_abandoned(req, job.id, reason, create=True)
+            host = _HOSTS.get(req.platform, req.platform)
+            reason = f"{host} was unavailable for more than {RETRY_WINDOW_S / 3600:.0f} hours"
+            await platform.conclude_abandoned(req, job.id, reason, create=True)
         except Exception as exc:
             log.error("could not conclude the check run of job %s either (%s)", job.id, describe(exc))

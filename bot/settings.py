@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_WEB_URL = "https://github.com"
 DEFAULT_PORT = 8080
+DEFAULT_GITCODE_API_URL = "https://api.gitcode.com"
 # Where the setup page stores the App's credentials (mode 0600) when no other place is named.
 DEFAULT_CREDENTIALS_FILE = "~/.config/npu-review/app-credentials.json"
 # The variables that carry the App's credentials; with none of them set, the server runs its setup page.
@@ -72,8 +75,12 @@ class Settings:
     # First delay before a job GitHub could not serve is tried again (then doubling, up to 5 minutes; bot/jobs.py).
     retry_base_s: float = 5.0
     # Processes that run the rules (off the event loop that acknowledges deliveries); -1: one per core, at most
-    # max_concurrent_reviews; 0: a thread of the server's own process.
+    # max_concurrent_reviews; 0: a thread of the process that runs the reviews.
     review_processes: int = -1
+    # With the embedded queue (a SQLite file), the reviews run in a worker process that `npu-review serve` starts
+    # and supervises beside itself (bot/embedded.py), so that no review's GitHub I/O or CPU shares the event loop
+    # that acknowledges deliveries; False runs them in the server's own process.
+    worker_process: bool = True
     # Where jobs wait: sqlite:///path (embedded, the default) or redis://host:port/db (several replicas).
     # The dataclass default keeps them in memory (programmatic use); from_env defaults to a file.
     queue_url: str = "sqlite://"
@@ -91,6 +98,17 @@ class Settings:
     # Content-creating requests per installation, in GitHub's one-minute and one-hour windows (bot/limits.py).
     mutations_per_minute: int = 70
     mutations_per_hour: int = 450
+    # GitCode merge requests (bot/gitcode.py): a personal access token and the webhook's signing key; both or
+    # neither. Password mode (X-GitCode-Token equal to the secret) only with gitcode_allow_password.
+    gitcode_token: Secret | None = None
+    gitcode_webhook_secret: Secret | None = None
+    gitcode_api_url: str = DEFAULT_GITCODE_API_URL
+    gitcode_allow_password: bool = False
+    # The gate labels set on a reviewed merge request; content-creating GitCode calls a minute per owner (assumed:
+    # GitCode documents no number).
+    gitcode_pass_label: str = "npu-review: pass"
+    gitcode_fail_label: str = "npu-review: fail"
+    gitcode_writes_per_minute: int = 60
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -98,12 +116,28 @@ class Settings:
         return self.queue_url.startswith(("redis://", "rediss://", "unix://"))
 
     @property
+    def queue_in_memory(self) -> bool:
+        """An embedded queue that lives in the process's memory (no file another process could share)."""
+        return not self.uses_redis and self.queue_url.removeprefix("sqlite://") in ("", "/", "/:memory:")
+
+    @property
     def graphql_url(self) -> str:
         return self.api_url.rstrip("/") + "/graphql"
 
     @property
     def registered(self) -> bool:
+        """The GitHub App's credentials are known."""
         return bool(self.app_id)
+
+    @property
+    def gitcode(self) -> bool:
+        """GitCode merge requests are served (its token and webhook secret are set)."""
+        return self.gitcode_token is not None and self.gitcode_webhook_secret is not None
+
+    @property
+    def serving(self) -> bool:
+        """Deliveries are taken: from GitHub (a registered App), from GitCode, or both."""
+        return self.registered or self.gitcode
 
     def with_credentials(self, creds: AppCredentials) -> Settings:
         return replace(
@@ -114,6 +148,36 @@ class Settings:
             app_slug=creds.slug,
             app_html_url=creds.html_url,
         )
+
+
+def settings_to_json(settings: Settings) -> dict[str, Any]:
+    """Every field, secrets revealed: for the embedded worker process only, over the socket it shares with its
+    server (never logged, never written)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, Secret):
+            value = {"secret": value.reveal()}
+        elif isinstance(value, Path):
+            value = {"path": str(value)}
+        elif isinstance(value, Mapping):
+            value = {"mapping": dict(value)}
+        out[f.name] = value
+    return out
+
+
+def settings_from_json(data: Mapping[str, Any]) -> Settings:
+    def value(v: Any) -> Any:
+        if isinstance(v, dict):
+            if "secret" in v:
+                return Secret(str(v["secret"]))
+            if "path" in v:
+                return Path(v["path"])
+            return dict(v["mapping"])
+        return v
+
+    names = {f.name for f in dataclasses.fields(Settings)}
+    return Settings(**{k: value(v) for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -142,7 +206,7 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
     from the credentials file the setup page wrote; without that file either, the settings are unregistered
     (app_id "") and `npu-review serve` serves its setup page. A credential variable set alone is an error."""
     env = os.environ if env is None else env
-    server = _server_settings(env)
+    server = replace(_server_settings(env), **_gitcode_settings(env))
     if not any(env.get(name, "").strip() for name in CREDENTIAL_VARIABLES):
         assert server.credentials_file is not None
         from npu_review.bot.credentials import load_credentials  # the file format lives with its writer
@@ -165,6 +229,31 @@ def from_env(env: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError("the private key is not a PEM private key (expected '-----BEGIN ... PRIVATE KEY-----')")
     secret = _required(env, "GITHUB_WEBHOOK_SECRET", "the webhook secret set in the App's settings")
     return replace(server, app_id=app_id, private_key=Secret(key), webhook_secret=Secret(secret))
+
+
+def _gitcode_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """GITCODE_TOKEN and GITCODE_WEBHOOK_SECRET (both or neither), GITCODE_API_URL, GITCODE_ALLOW_PASSWORD."""
+    token = env.get("GITCODE_TOKEN", "").strip()
+    secret = env.get("GITCODE_WEBHOOK_SECRET", "").strip()
+    if bool(token) != bool(secret):
+        missing = "GITCODE_WEBHOOK_SECRET" if token else "GITCODE_TOKEN"
+        raise SettingsError(
+            f"{missing} is not set: GitCode merge requests need both GITCODE_TOKEN and GITCODE_WEBHOOK_SECRET"
+        )
+    labels = {
+        "gitcode_pass_label": env.get("NPU_REVIEW_GITCODE_PASS_LABEL", "").strip() or "npu-review: pass",
+        "gitcode_fail_label": env.get("NPU_REVIEW_GITCODE_FAIL_LABEL", "").strip() or "npu-review: fail",
+    }
+    if labels["gitcode_pass_label"] == labels["gitcode_fail_label"]:
+        raise SettingsError("NPU_REVIEW_GITCODE_PASS_LABEL and NPU_REVIEW_GITCODE_FAIL_LABEL must differ")
+    return {
+        "gitcode_token": Secret(token) if token else None,
+        "gitcode_webhook_secret": Secret(secret) if secret else None,
+        "gitcode_api_url": _url(env, "GITCODE_API_URL", DEFAULT_GITCODE_API_URL),
+        "gitcode_allow_password": _flag(env, "GITCODE_ALLOW_PASSWORD", False),
+        "gitcode_writes_per_minute": _count(env, "NPU_REVIEW_GITCODE_WRITES_PER_MINUTE", 60),
+        **labels,
+    }
 
 
 def _url(env: Mapping[str, str], name: str, default: str) -> str:
@@ -202,6 +291,7 @@ def _server_settings(env: Mapping[str, str]) -> Settings:
         max_concurrent_reviews=_count(env, "NPU_REVIEW_CONCURRENCY", 4),
         retry_base_s=_seconds(env, "NPU_REVIEW_RETRY_BASE_S", 5.0),
         review_processes=_processes(env, "NPU_REVIEW_PROCESSES"),
+        worker_process=_flag(env, "NPU_REVIEW_WORKER_PROCESS", True),
         queue_url=queue_url,
         redis_prefix=env.get("NPU_REVIEW_REDIS_PREFIX", "").strip() or "npu-review",
         visibility_timeout_s=_seconds(env, "NPU_REVIEW_VISIBILITY_TIMEOUT_S", 30.0),
@@ -221,6 +311,15 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if not text.isdigit() or int(text) < 1:
         raise SettingsError(f"{name} must be a positive whole number, got {text!r}")
     return int(text)
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = env.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text not in ("0", "1", "true", "false", "yes", "no"):
+        raise SettingsError(f"{name} must be 1 or 0, got {text!r}")
+    return text in ("1", "true", "yes")
 
 
 def _processes(env: Mapping[str, str], name: str) -> int:

@@ -6,6 +6,7 @@ status token (NPU_REVIEW_STATUS_TOKEN) also gets the installations and the last 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import time
@@ -72,6 +73,23 @@ class ReviewLog:
 
     def recent(self) -> list[ReviewRecord]:
         return list(self._recent)
+
+    def snapshot(self) -> dict[str, Any]:
+        """As JSON (the embedded worker process hands it to its server, bot/embedded.py)."""
+        return {
+            "by_conclusion": dict(self.by_conclusion),
+            "recent": [dataclasses.asdict(r) for r in self._recent],
+        }
+
+    def load(self, parts: list[dict[str, Any]]) -> None:
+        """Shows what other processes ran instead: the sum of their snapshots, newest reviews first."""
+        self.by_conclusion = Counter()
+        recent: list[ReviewRecord] = []
+        for part in parts:
+            self.by_conclusion.update({str(k): int(v) for k, v in part.get("by_conclusion", {}).items()})
+            recent.extend(ReviewRecord(**r) for r in part.get("recent", []))
+        recent.sort(key=lambda r: r.finished_at, reverse=True)
+        self._recent = deque(recent, maxlen=self._recent.maxlen)
 
 
 @dataclass(frozen=True)

@@ -80,9 +80,10 @@ class Refused(Exception):
 
 
 async def read_verified(
-    request: web.Request, secret: bytes, signature: str, budget: UnverifiedBytes, timeout: float
+    request: web.Request, secret: bytes, signature: str | None, budget: UnverifiedBytes, timeout: float
 ) -> tuple[bytes | None, int]:
-    """The body if its signature matches (None if not), and the budget bytes taken for it (to give back)."""
+    """The body if its signature matches (None if not), and the budget bytes taken for it (to give back).
+    `signature` None: the body whatever it holds (GitCode's password mode checks a header instead)."""
     length = request.content_length
     if length is not None and length > MAX_BODY_BYTES:
         raise Refused(_error(413, "payload too large", close=True))
@@ -112,7 +113,7 @@ async def read_verified(
     except BaseException:
         budget.give(taken)
         raise
-    if not hmac.compare_digest("sha256=" + mac.hexdigest(), signature):
+    if signature is not None and not hmac.compare_digest("sha256=" + mac.hexdigest(), signature):
         chunks.clear()
         return None, taken
     body = b"".join(chunks)
@@ -127,6 +128,9 @@ async def handle_webhook(request: web.Request) -> web.StreamResponse:
     services = runtime.services
     if services is None:
         return _error(503, "the App is not registered yet: finish its setup page first", close=True)
+    if not services.settings.registered:
+        # Serving GitCode only: no GitHub secret to check a signature against, so nothing is taken here.
+        return _error(404, "this server takes GitCode deliveries only (POST /gitcode/webhook)", close=True)
     # Nothing from a delivery reaches the metrics before its signature is checked.
     if request.content_type != "application/json":
         return _error(400, "expected Content-Type: application/json", close=True)

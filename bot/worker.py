@@ -44,10 +44,11 @@ def work() -> int:
     except SettingsError as exc:
         print(f"npu-review worker: {exc}", file=sys.stderr)
         return 2
-    if not settings.registered:
+    if not settings.serving:
         print(
             "npu-review worker: no App credentials (set GITHUB_APP_ID, GITHUB_PRIVATE_KEY, GITHUB_WEBHOOK_SECRET, "
-            "or register the App through `npu-review serve`'s setup page and share its credentials file)",
+            "or register the App through `npu-review serve`'s setup page and share its credentials file; or "
+            "GITCODE_TOKEN and GITCODE_WEBHOOK_SECRET)",
             file=sys.stderr,
         )
         return 2

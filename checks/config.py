@@ -17,7 +17,9 @@ from npu_review.checks.model import Severity
 CONFIG_PATH = ".github/npu-review.yml"
 
 _TOP_KEYS = ("rules", "ignore_paths", "paths", "profile", "knowledge", "review")
-_REVIEW_KEYS = ("inline_notices",)
+_REVIEW_KEYS = ("inline_notices", "max_inline_comments")
+# The App's inline comments per PR at most (one per cause); the rest go to the review body, most severe first.
+DEFAULT_MAX_INLINE_COMMENTS = 10
 
 
 class ConfigError(ValueError):
@@ -40,6 +42,9 @@ class Config:
     # The App posts inline review comments for errors and warnings only; notices go to the check run
     # (annotations and summary). `review: {inline_notices: true}` posts notices inline too.
     inline_notices: bool = False
+    # `review: {max_inline_comments: N}`: the App's inline comments on one PR at most (its earlier ones still on
+    # the PR count); the other causes are listed in the review body, most severe first. 0: none inline.
+    max_inline_comments: int = DEFAULT_MAX_INLINE_COMMENTS
     # The profile the repo config names; None: the one checks.facts.detect chooses for the tree (for_tree).
     profile: str | None = None
     # The `knowledge:` overrides as written (validated into `facts` at parse time): for_tree applies them to the
@@ -182,6 +187,9 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
     inline_notices = review.get("inline_notices", False)
     if not isinstance(inline_notices, bool):
         raise ConfigError(f"{source}: review.inline_notices: expected true or false")
+    max_inline = review.get("max_inline_comments", DEFAULT_MAX_INLINE_COMMENTS)
+    if isinstance(max_inline, bool) or not isinstance(max_inline, int) or max_inline < 0:
+        raise ConfigError(f"{source}: review.max_inline_comments: expected a whole number, 0 or more")
 
     return Config(
         rules=rules,
@@ -189,6 +197,7 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         paths=paths,
         facts=facts,
         inline_notices=inline_notices,
+        max_inline_comments=max_inline,
         profile=profile,
         knowledge=knowledge,
     )

@@ -142,11 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--force", action="store_true", help=f"replace an existing {CONFIG_PATH}")
     i.add_argument("--jobs", type=int, default=0, metavar="N", help="processes for the review, as in check")
 
-    s = sub.add_parser("serve", help="run the GitHub App webhook server")
+    s = sub.add_parser("serve", help="run the webhook server (the GitHub App, GitCode merge requests)")
     s.add_argument("--host", default="0.0.0.0")
     s.add_argument("--port", type=int, default=None, help="port (default: $PORT or 8080)")
 
     sub.add_parser("worker", help="run queued reviews from Redis (NPU_REVIEW_QUEUE=redis://...)")
+    g = sub.add_parser(
+        "gitcode-hook",
+        help="register the server's webhook on a GitCode repository (GITCODE_TOKEN, GITCODE_WEBHOOK_SECRET)",
+    )
+    g.add_argument("repo", metavar="OWNER/REPO", help="the GitCode repository")
+    g.add_argument("--url", required=True, help="the server's public address of POST /gitcode/webhook")
     facts_cmd.add_parser(sub)
     return p
 
@@ -422,6 +428,13 @@ def cmd_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_gitcode_hook(args: argparse.Namespace) -> int:
+    with app_dependencies("gitcode-hook"):
+        from npu_review.bot.gitcode_setup import register
+
+    return register(args.repo, args.url)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     with app_dependencies("serve"):
         from npu_review.bot.__main__ import serve
@@ -431,7 +444,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # Commands that run, print and end: the program ends right after them (see `program`). `serve` and `worker` run
 # until stopped and end the usual way.
-ONE_SHOT = frozenset({"check", "replay", "rules", "init", "facts", "version"})
+ONE_SHOT = frozenset({"check", "replay", "rules", "init", "facts", "version", "gitcode-hook"})
 
 
 def program() -> NoReturn:
@@ -502,6 +515,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return cmd_worker(args)
     if args.command == "facts":
         return facts_cmd.run(args)
+    if args.command == "gitcode-hook":
+        return cmd_gitcode_hook(args)
     return cmd_serve(args)
 
 

@@ -188,7 +188,13 @@ def config_schema() -> dict[str, Any]:
                         "inline_notices": {
                             "type": "boolean",
                             "description": "Post notices as inline comments too (default: errors and warnings).",
-                        }
+                        },
+                        "max_inline_comments": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Inline comments on one PR at most, one per cause (default 10); the "
+                            "other causes are listed in the review body, most severe first.",
+                        },
                     },
                     "additionalProperties": False,
                 }

@@ -55,6 +55,11 @@ class AppProcess:
         return self.proc.returncode or 0
 
 
+# The App as `npu-review serve` runs by default: its reviews in a worker process beside the server (the rules in
+# that worker's thread, unless NPU_REVIEW_PROCESSES is unset too).
+AS_DEPLOYED = {"NPU_REVIEW_WORKER_PROCESS": "1"}
+
+
 def app_env(
     fake: FakeGitHub,
     private_pem: str,
@@ -82,9 +87,11 @@ def app_env(
         # about 50 ms instead of 5 s: the fault tests wait on GitHub, not on timers.
         "NPU_REVIEW_BACKOFF_BASE_S": "0.01",
         "NPU_REVIEW_RETRY_BASE_S": "0.05",
-        # The rules in a thread: a process pool costs each App start about a second; tests that start the App
-        # with NPU_REVIEW_PROCESSES set (test_app_e2e.py) run them in the pool, as deployed.
+        # The rules in a thread, and the reviews in the server's own process: a process pool, like the worker
+        # process, costs each App start about a second. The tests that start the App as deployed (AS_DEPLOYED:
+        # test_app_e2e.py, the restarts of test_app_durable.py, SIGTERM, the browser) run them in both.
         "NPU_REVIEW_PROCESSES": "0",
+        "NPU_REVIEW_WORKER_PROCESS": "0",
         **(extra_env or {}),
     }
 
@@ -135,7 +142,17 @@ async def start_app(
             await session.close()
             raise RuntimeError(f"the App did not start:\n{log_path.read_text(errors='replace')}")
         await asyncio.sleep(0.05)
-    return AppProcess(url, proc, session, log_path)
+    app = AppProcess(url, proc, session, log_path)
+    deadline = time.monotonic() + 20
+    if credentials and env["NPU_REVIEW_WORKER_PROCESS"] == "1" and env["NPU_REVIEW_QUEUE"].startswith("sqlite:"):
+        # Its worker process takes jobs once it is ready (accepted ones wait in the queue till then): the tests
+        # start from there, as a server that has been up a while.
+        while "worker process ready" not in app.log():
+            if proc.returncode is not None or time.monotonic() > deadline:
+                await session.close()
+                raise RuntimeError(f"the App's worker process did not start:\n{app.log()}")
+            await asyncio.sleep(0.05)
+    return app
 
 
 def queue_in(tmp: Path, port: int) -> str:
@@ -178,6 +195,33 @@ async def start_worker(
             raise RuntimeError(f"the worker did not start:\n{worker.log()}")
         await asyncio.sleep(0.05)
     return worker
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (children, their children, ...)."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                found = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo.extend(found - out)
+            out |= found
+    return out
+
+
+def worker_pid(app: AppProcess) -> int:
+    """The pid of the server's worker process (the embedded queue's, bot/embedded.py)."""
+    for pid in descendants(app.proc.pid):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"npu_review.bot.embedded" in cmdline:
+            return pid
+    raise AssertionError("the App has no worker process")
 
 
 async def wait_until(pred: Callable[[], bool], timeout: float = 20, what: str = "condition") -> None:
@@ -251,7 +295,13 @@ class LiveApp:
 
 
 async def start_live_app(
-    fake: FakeGitHub, private_pem: str, app_id: int, secret: str, clock: Clock, run_jobs: bool = True, **settings: Any
+    fake: FakeGitHub,
+    private_pem: str,
+    app_id: int,
+    secret: str,
+    clock: Clock,
+    run_jobs: bool | None = True,
+    **settings: Any,
 ) -> LiveApp:
     from aiohttp.test_utils import TestServer
 

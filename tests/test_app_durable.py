@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from npu_review.bot.reporters import parse_marker
-from tests.app_harness import settle, start_app, wait_completed, wait_until
+from tests.app_harness import AS_DEPLOYED, settle, start_app, wait_completed, wait_until
 from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
 from tests.test_app_e2e import BASE, EXPECTED_ANNOTATIONS, HEAD, bot_comments
@@ -38,7 +38,7 @@ async def test_sigkill_between_202_and_check_run_then_restart_on_the_same_file(
     fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path, quick_s: str
 ) -> None:
     fake = fake_github
-    env = {"NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3", "NPU_REVIEW_QUICK_S": quick_s}
+    env = {**AS_DEPLOYED, "NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3", "NPU_REVIEW_QUICK_S": quick_s}
     repo = fake.add_repo("octo-org/verl", files=BASE)
     pull = fake.add_pull(repo, head_files=HEAD)
     fake.inject("git/get-tree", Fault.slow(30), times=2)  # the review hangs on GitHub when the server dies
@@ -92,7 +92,7 @@ async def test_a_burst_of_200_deliveries_for_20_prs(
             deliveries += [d, d, d, d, renamed]
     assert len(deliveries) == 200
     random.Random(11).shuffle(deliveries)
-    app = await start_app(fake, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path)
+    app = await start_app(fake, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, AS_DEPLOYED)
     try:
         gate = asyncio.Semaphore(50)
         statuses: list[int] = []
@@ -134,7 +134,7 @@ async def test_a_check_run_left_in_progress_by_a_superseded_job_is_concluded_aft
     fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
 ) -> None:
     fake = fake_github
-    env = {"NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3", "NPU_REVIEW_QUICK_S": "0"}
+    env = {**AS_DEPLOYED, "NPU_REVIEW_QUEUE": f"sqlite:///{tmp_path}/queue.sqlite3", "NPU_REVIEW_QUICK_S": "0"}
     repo = fake.add_repo("octo-org/verl", files=BASE)
     pull = fake.add_pull(repo, head_files=HEAD)
     old_head = pull.head_sha

@@ -12,7 +12,16 @@ import pytest
 from npu_review.bot.github import BadRequest, GitHubApp, Limits
 from npu_review.bot.reporters import parse_marker
 from npu_review.bot.settings import Secret, Settings
-from tests.app_harness import AppProcess, settle, start_app, wait_completed, wait_until
+from tests.app_harness import (
+    AS_DEPLOYED,
+    AppProcess,
+    descendants,
+    settle,
+    start_app,
+    wait_completed,
+    wait_until,
+    worker_pid,
+)
 from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
 from tests.fakegithub.state import CheckRun, Pull, git_sha
@@ -63,6 +72,17 @@ async def app(fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path) ->
     await proc.stop()
 
 
+@pytest.fixture
+async def deployed(fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path) -> AsyncIterator[AppProcess]:
+    """The App as `npu-review serve` runs by default: the reviews in its worker process."""
+    proc = await start_app(
+        fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, AS_DEPLOYED
+    )
+    yield proc
+    await proc.session.close()
+    await proc.stop()
+
+
 def bot_comments(fake: FakeGitHub) -> list:  # type: ignore[type-arg]
     return [c for c in fake.review_comments.values() if c.user.type == "Bot"]
 
@@ -78,8 +98,9 @@ async def open_pull(fake: FakeGitHub, app: AppProcess, **kw: object):  # type: i
     return pull, run, delivery
 
 
-async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHub, app: AppProcess) -> None:
+async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHub, deployed: AppProcess) -> None:
     fake = fake_github
+    app = deployed
     pull, run, _ = await open_pull(fake, app)
 
     assert run.conclusion == "failure"
@@ -138,6 +159,16 @@ async def test_pr_opened_gives_a_check_run_and_one_review(fake_github: FakeGitHu
     assert "review done: failure, 3 findings, 3 comments posted" in log
     assert FAKE_WEBHOOK_SECRET not in log and "PRIVATE KEY" not in log
     assert fake.tokens and not any(token in log for token in fake.tokens)
+    # The review ran in the worker process; the server's status page and metrics count it, and the GitHub calls.
+    async with app.session.get(app.url + "/status.json") as r:
+        status = await r.json()
+    assert status["reviews"] == {"total": 1, "failure": 1} and status["queue_depth"] == 0
+    assert status["rate_limit"] is not None and status["last_review_at"] is not None
+    async with app.session.get(app.url + "/metrics") as r:
+        metrics = (await r.text()).splitlines()
+    assert 'npu_review_runs_total{conclusion="failure"} 1' in metrics
+    assert 'npu_review_deliveries_total{event="pull_request",outcome="accepted"} 1' in metrics
+    assert 'npu_review_github_requests_total{method="POST",status="201"} 2' in metrics  # its token, its check run
 
 
 async def test_same_delivery_again_does_nothing(fake_github: FakeGitHub, app: AppProcess) -> None:
@@ -152,8 +183,9 @@ async def test_same_delivery_again_does_nothing(fake_github: FakeGitHub, app: Ap
     assert fake.violations == []
 
 
-async def test_recheck_by_a_collaborator(fake_github: FakeGitHub, app: AppProcess) -> None:
+async def test_recheck_by_a_collaborator(fake_github: FakeGitHub, deployed: AppProcess) -> None:
     fake = fake_github
+    app = deployed
     pull, _, _ = await open_pull(fake, app)
     fake.set_role(pull.repo, "maintainer", "write")
     comment = fake.add_issue_comment(
@@ -173,30 +205,33 @@ async def test_recheck_by_a_collaborator(fake_github: FakeGitHub, app: AppProces
     assert fake.violations == []
 
 
-@pytest.mark.parametrize(
-    ("body", "user", "association", "user_type"),
-    [
-        ("/recheck", "stranger", "NONE", "User"),
-        ("/recheck", "ci-bot[bot]", "MEMBER", "Bot"),
-        ("please /recheck this", "maintainer", "MEMBER", "User"),
-        ("```\n/recheck\n```", "maintainer", "MEMBER", "User"),
-        ("Like this:\n\n    /recheck\n", "maintainer", "MEMBER", "User"),  # an indented code block
-        ("````\n```\n/recheck\n```\n````", "maintainer", "MEMBER", "User"),  # a fence inside a longer one
-        ("- try\n\n  ```\n  /recheck\n  ```\n", "maintainer", "MEMBER", "User"),  # a fence in a list item
-    ],
-)
-async def test_recheck_ignored(
-    fake_github: FakeGitHub, app: AppProcess, body: str, user: str, association: str, user_type: str
-) -> None:
+IGNORED_RECHECKS = [
+    ("/recheck", "stranger", "NONE", "User"),
+    ("/recheck", "ci-bot[bot]", "MEMBER", "Bot"),
+    ("please /recheck this", "maintainer", "MEMBER", "User"),
+    ("```\n/recheck\n```", "maintainer", "MEMBER", "User"),
+    ("Like this:\n\n    /recheck\n", "maintainer", "MEMBER", "User"),  # an indented code block
+    ("````\n```\n/recheck\n```\n````", "maintainer", "MEMBER", "User"),  # a fence inside a longer one
+    ("- try\n\n  ```\n  /recheck\n  ```\n", "maintainer", "MEMBER", "User"),  # a fence in a list item
+]
+
+
+async def test_recheck_ignored(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """Each comment on the same reviewed PR, one after the other: none runs a review or gets a reaction (a
+    delivery is answered once its job is queued, so a job it queued would be seen by settle)."""
     fake = fake_github
     pull, _, _ = await open_pull(fake, app)
     before = len(fake.requests)
-    comment = fake.add_issue_comment(pull, body, user=user, author_association=association, user_type=user_type)
-    status, _ = await app.post(fake.delivery("issue_comment", fake.issue_comment_payload(comment), FAKE_WEBHOOK_SECRET))
-    assert status == 202
+    for body, user, association, user_type in IGNORED_RECHECKS:
+        comment = fake.add_issue_comment(pull, body, user=user, author_association=association, user_type=user_type)
+        delivery = fake.delivery("issue_comment", fake.issue_comment_payload(comment), FAKE_WEBHOOK_SECRET)
+        status, _ = await app.post(delivery)
+        assert status == 202
+        await settle(app)
+        assert (len(fake.requests), fake.reactions) == (before, []), (body, user)  # no run, no reaction
     await asyncio.sleep(0.3)
     await settle(app)
-    assert len(fake.requests) == before  # no run, no reaction
+    assert len(fake.requests) == before
     assert fake.reactions == []
 
 
@@ -211,38 +246,32 @@ async def test_recheck_by_the_pr_author(fake_github: FakeGitHub, app: AppProcess
     assert [r.content for r in fake.reactions] == ["+1"]
 
 
-@pytest.mark.parametrize("kind", ["wrong", "unsigned", "sha1-only"])
-async def test_bad_signatures_are_refused_before_any_github_call(
-    fake_github: FakeGitHub, app: AppProcess, kind: str
-) -> None:
+async def test_bad_signatures_are_refused_before_any_github_call(fake_github: FakeGitHub, app: AppProcess) -> None:
+    import hashlib
+    import hmac
+
     fake = fake_github
     repo = fake.add_repo("octo-org/verl", files=BASE)
     pull = fake.add_pull(repo, head_files=HEAD)
     payload = fake.pull_request_payload(pull, "opened")
-    if kind == "wrong":
-        delivery = fake.delivery("pull_request", payload, "not-the-secret")
-    else:
-        delivery = fake.delivery("pull_request", payload, None)
-        if kind == "sha1-only":
-            import hashlib
-            import hmac
-
-            delivery.signature = None
-            sha1 = "sha1=" + hmac.new(FAKE_WEBHOOK_SECRET.encode(), delivery.body, hashlib.sha1).hexdigest()
-            headers = {**delivery.headers, "X-Hub-Signature": sha1}
-            async with app.session.post(app.url + "/webhook", data=delivery.body, headers=headers) as r:
-                assert r.status == 401
-            await asyncio.sleep(0.2)
-            assert fake.requests == []
-            return
-    status, _ = await app.post(delivery)
+    # Signed with another secret; unsigned; signed with SHA-1 only (X-Hub-Signature).
+    status, _ = await app.post(fake.delivery("pull_request", payload, "not-the-secret"))
     assert status == 401
+    status, _ = await app.post(fake.delivery("pull_request", payload, None))
+    assert status == 401
+    delivery = fake.delivery("pull_request", payload, None)
+    delivery.signature = None
+    sha1 = "sha1=" + hmac.new(FAKE_WEBHOOK_SECRET.encode(), delivery.body, hashlib.sha1).hexdigest()
+    headers = {**delivery.headers, "X-Hub-Signature": sha1}
+    async with app.session.post(app.url + "/webhook", data=delivery.body, headers=headers) as r:
+        assert r.status == 401
     await asyncio.sleep(0.2)
     assert fake.requests == []
 
 
-async def test_push_that_fixes_findings_cleans_up_old_comments(fake_github: FakeGitHub, app: AppProcess) -> None:
+async def test_push_that_fixes_findings_cleans_up_old_comments(fake_github: FakeGitHub, deployed: AppProcess) -> None:
     fake = fake_github
+    app = deployed
     pull, _, _ = await open_pull(fake, app)
     by_line = {c.line: c for c in bot_comments(fake)}
     # Someone answers the TLS finding: its thread must be resolved, not deleted.
@@ -320,38 +349,40 @@ async def test_rerun_button_re_completes_the_check_run(fake_github: FakeGitHub, 
     assert fake.violations == []
 
 
-@pytest.mark.parametrize(
-    ("config", "reason"),
-    [
-        ("rules:\n  NPU999: off\n", "rules: unknown rule id 'NPU999' (see `npu-review rules`)"),
-        # The facts are validated with the config: a typo in a section name, a string where a list belongs.
-        ("knowledge:\n  laucnh: {}\n", "knowledge: unknown key 'laucnh' (did you mean 'launch'?)"),
-        (
-            "knowledge:\n  launch:\n    cudagraph_mode_keys: actor_rollout_ref.rollout.mode\n",
-            "knowledge.launch.cudagraph_mode_keys: expected a list of strings, got the string "
-            "'actor_rollout_ref.rollout.mode'",
-        ),
-        # Not read as "no config" (which would review with every default).
-        (b"rules:\x00\n", "a binary file (it holds NUL bytes), not YAML"),
-    ],
-)
-async def test_broken_base_config_ends_neutral_with_the_reason(
-    fake_github: FakeGitHub, app: AppProcess, config: str | bytes, reason: str
-) -> None:
+BROKEN_CONFIGS: list[tuple[str | bytes, str]] = [
+    ("rules:\n  NPU999: off\n", "rules: unknown rule id 'NPU999' (see `npu-review rules`)"),
+    # The facts are validated with the config: a typo in a section name, a string where a list belongs.
+    ("knowledge:\n  laucnh: {}\n", "knowledge: unknown key 'laucnh' (did you mean 'launch'?)"),
+    (
+        "knowledge:\n  launch:\n    cudagraph_mode_keys: actor_rollout_ref.rollout.mode\n",
+        "knowledge.launch.cudagraph_mode_keys: expected a list of strings, got the string "
+        "'actor_rollout_ref.rollout.mode'",
+    ),
+    # Not read as "no config" (which would review with every default).
+    (b"rules:\x00\n", "a binary file (it holds NUL bytes), not YAML"),
+]
+
+
+async def test_broken_base_config_ends_neutral_with_the_reason(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """One repository per broken config, each PR's head fixing it (the base's is the one read)."""
     fake = fake_github
-    repo = fake.add_repo("octo-org/verl", files={**BASE, ".github/npu-review.yml": config})
-    pull = fake.add_pull(repo, head_files={**HEAD, ".github/npu-review.yml": "rules: {}\n"})
-    status, _ = await app.post(
-        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
-    )
-    assert status == 202
-    run = await wait_completed(fake, pull)
+    pulls = []
+    for i, (config, _) in enumerate(BROKEN_CONFIGS):
+        repo = fake.add_repo(f"octo-org/verl{i}", files={**BASE, ".github/npu-review.yml": config})
+        pull = fake.add_pull(repo, head_files={**HEAD, ".github/npu-review.yml": "rules: {}\n"})
+        status, _ = await app.post(
+            fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+        )
+        assert status == 202
+        pulls.append(pull)
+    for pull, (_, reason) in zip(pulls, BROKEN_CONFIGS, strict=True):
+        run = await wait_completed(fake, pull)
+        assert run.conclusion == "neutral"
+        assert run.output["summary"] == (
+            "The review did not finish: the repo config is invalid: .github/npu-review.yml on the base branch: "
+            f"{reason}\n\nUse **Re-run** to try again."
+        )
     await settle(app)
-    assert run.conclusion == "neutral"
-    assert run.output["summary"] == (
-        "The review did not finish: the repo config is invalid: .github/npu-review.yml on the base branch: "
-        f"{reason}\n\nUse **Re-run** to try again."
-    )
     assert fake.calls("pulls/create-review") == []
     assert fake.violations == []
 
@@ -505,35 +536,36 @@ NOTICE_HEAD = BASE_DOCKERFILE + (
 )
 
 
-@pytest.mark.parametrize("inline_notices", [False, True])
 async def test_notices_go_to_the_check_run_only_unless_the_config_asks(
-    fake_github: FakeGitHub, app: AppProcess, inline_notices: bool
+    fake_github: FakeGitHub, app: AppProcess
 ) -> None:
+    """Two repositories, the second's config asking for notices inline."""
     fake = fake_github
-    base = dict(BASE)
-    if inline_notices:
-        base[".github/npu-review.yml"] = "review:\n  inline_notices: true\n"
-    repo = fake.add_repo("octo-org/verl", files=base)
-    pull = fake.add_pull(repo, head_files={**base, DOCKERFILE: NOTICE_HEAD}, title="[ci] docker: add packages")
-    delivery = fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
-    status, _ = await app.post(delivery)
-    assert status == 202
-    run = await wait_completed(fake, pull)
-    await settle(app)
-    # The check run carries both, notice included, whatever the config says.
-    assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == [
-        (4, "warning", "NPU301 tls-verification-disabled"),
-        (6, "notice", "NPU304 empty-continuation-line"),
-    ]
-    assert run.conclusion == "neutral"
-    (review_call,) = fake.calls("pulls/create-review")
-    lines = [c["line"] for c in review_call.body["comments"]]
-    assert lines == ([4, 6] if inline_notices else [4])
-    assert review_call.body["body"] == (
-        "npu-review found 2 new issues in this change."
-        if inline_notices
-        else "npu-review found 1 new issue in this change."
-    )
+    for inline_notices in (False, True):
+        base = dict(BASE)
+        if inline_notices:
+            base[".github/npu-review.yml"] = "review:\n  inline_notices: true\n"
+        repo = fake.add_repo(f"octo-org/verl-{inline_notices}".lower(), files=base)
+        pull = fake.add_pull(repo, head_files={**base, DOCKERFILE: NOTICE_HEAD}, title="[ci] docker: add packages")
+        delivery = fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+        status, _ = await app.post(delivery)
+        assert status == 202
+        run = await wait_completed(fake, pull)
+        await settle(app)
+        # The check run carries both, notice included, whatever the config says.
+        assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == [
+            (4, "warning", "NPU301 tls-verification-disabled"),
+            (6, "notice", "NPU304 empty-continuation-line"),
+        ]
+        assert run.conclusion == "neutral"
+        (review_call,) = [c for c in fake.calls("pulls/create-review") if f"/{repo.full_name}/" in c.path]
+        lines = [c["line"] for c in review_call.body["comments"]]
+        assert lines == ([4, 6] if inline_notices else [4])
+        assert review_call.body["body"] == (
+            "npu-review found 2 new issues in this change."
+            if inline_notices
+            else "npu-review found 1 new issue in this change."
+        )
 
 
 async def test_a_quick_review_with_60_findings_creates_50_annotations_and_adds_10(
@@ -561,37 +593,173 @@ async def test_a_quick_review_with_60_findings_creates_50_annotations_and_adds_1
     assert fake.violations == []
 
 
-def _descendants(pid: int) -> set[int]:
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
-            try:
-                found = {int(c) for c in (task / "children").read_text().split()}
-            except OSError:
-                continue
-            todo.extend(found - out)
-            out |= found
-    return out
-
-
 async def test_the_rules_run_in_a_process_pool_off_the_receivers_loop(
     fake_github: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path
 ) -> None:
-    """As deployed (NPU_REVIEW_PROCESSES unset: one process per core): the review's rules run in child processes
-    of the server, with the same findings; and a server killed outright leaves none of them behind."""
+    """As deployed (NPU_REVIEW_PROCESSES unset: one process per core): the review runs in the server's worker
+    process and its rules in that worker's child processes, with the same findings; and a server killed outright
+    leaves none of them behind."""
     import signal
 
-    env = {"NPU_REVIEW_PROCESSES": ""}
+    env = {**AS_DEPLOYED, "NPU_REVIEW_PROCESSES": ""}
     app = await start_app(fake_github, app_key_pair.private_pem, FAKE_APP_ID, FAKE_WEBHOOK_SECRET, tmp_path, env)
     try:
         _, run, _ = await open_pull(fake_github, app)
         assert run.conclusion == "failure"
         assert [(a["start_line"], a["annotation_level"], a["title"]) for a in run.annotations] == EXPECTED_ANNOTATIONS
         assert len(bot_comments(fake_github)) == 3 and fake_github.violations == []
-        pool = _descendants(app.proc.pid)
-        assert len(pool) >= 3  # the forkserver, its pool processes, the resource tracker
+        pool = descendants(app.proc.pid)
+        # The worker process, its forkserver, its pool processes, the resource tracker.
+        assert worker_pid(app) in pool and len(pool) >= 4
     finally:
         await app.session.close()
         await app.stop(signal.SIGKILL)
     await wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in pool), 15, "the pool to end with the server")
+
+
+# ------------------------------------------------------------------------------ one comment per cause, the budget
+
+CAUSES_HEAD_DOCKERFILE = BASE_DOCKERFILE + (
+    "RUN cd /tmp && \\\n"  # 4
+    "    wget --no-check-certificate https://example.com/Ascend-cann-toolkit.run && \\\n"  # 5: NPU301, one cause
+    "    wget --no-check-certificate https://example.com/Ascend-cann-kernels.run && \\\n"  # 6: the same
+    "    wget --no-check-certificate https://example.com/Ascend-cann-nnal.run\n"  # 7: the same
+    "RUN git clone https://example.com/x.git \\\n"  # 8: NPU306 (error)
+    "    pip install -e x\n"
+    "ENV MAX_JOBS=1\n"  # 10: NPU302
+)
+NPU301_MESSAGE = (
+    "`wget --no-check-certificate` downloads without checking the server's certificate: anyone on the path can "
+    "swap the file."
+)
+
+
+def _comment(rule: str, name: str, severity: str, message: str, suggestion: str, fp: str, also: str = "") -> str:
+    icon = {"error": "🛑", "warning": "⚠️"}[severity]
+    parts = [f"{icon} **{rule}** `{name}` ({severity})", "", message]
+    if also:
+        parts += ["", also]
+    parts += ["", "```suggestion", suggestion, "```", ""]
+    parts += [f"<sub>Run `npu-review rules {rule}` for details; `/recheck` re-runs the review.</sub>"]
+    return "\n".join(parts) + f"\n<!-- npu-review:fp={fp} -->"
+
+
+async def test_one_inline_comment_per_cause_within_the_prs_budget(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """Three wgets of one RUN are one cause: one comment on the first, naming the others; the base's config allows
+    two inline comments a PR, so the error and the first warning get them and the last warning goes to the review
+    body. A push that fixes the first wget moves the cause's comment to the next one, within the same budget (the
+    error's comment still stands), and the check run keeps every finding."""
+    fake = fake_github
+    base = {**BASE, ".github/npu-review.yml": "review:\n  max_inline_comments: 2\n"}
+    repo = fake.add_repo("octo-org/verl", files=base)
+    pull = fake.add_pull(repo, head_files={**base, DOCKERFILE: CAUSES_HEAD_DOCKERFILE})
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [(a["start_line"], a["title"]) for a in run.annotations] == [
+        (5, "NPU301 tls-verification-disabled"),
+        (6, "NPU301 tls-verification-disabled"),
+        (7, "NPU301 tls-verification-disabled"),
+        (8, "NPU306 missing-and-in-continued-run"),
+        (10, "NPU302 global-build-parallelism-env"),
+    ]
+    fps = _fingerprints(CAUSES_HEAD_DOCKERFILE, run)
+    (review_call,) = fake.calls("pulls/create-review")
+    npu302 = next(a for a in run.annotations if a["start_line"] == 10)
+    npu306 = next(a for a in run.annotations if a["start_line"] == 8)
+    assert review_call.body == {
+        "commit_id": pull.head_sha,
+        "event": "COMMENT",
+        "body": "npu-review found 5 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        f"- `{DOCKERFILE}:10` **NPU302** (warning): {npu302['message'][:199]}…",  # cut at 200 characters
+        "comments": [
+            {
+                "path": DOCKERFILE,
+                "line": 5,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU301",
+                    "tls-verification-disabled",
+                    "warning",
+                    NPU301_MESSAGE,
+                    "    wget https://example.com/Ascend-cann-toolkit.run && \\",
+                    fps[5],
+                    f"The same in 2 other places: `{DOCKERFILE}:6`, `{DOCKERFILE}:7`.",
+                ),
+            },
+            {
+                "path": DOCKERFILE,
+                "line": 8,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU306",
+                    "missing-and-in-continued-run",
+                    "error",
+                    npu306["message"],
+                    "RUN git clone https://example.com/x.git && \\",
+                    fps[8],
+                ),
+            },
+        ],
+    }
+    first = {c.line: c for c in bot_comments(fake)}
+    assert sorted(first) == [5, 8]
+
+    old_head = pull.head_sha
+    fixed = CAUSES_HEAD_DOCKERFILE.replace(
+        "wget --no-check-certificate https://example.com/Ascend-cann-toolkit",
+        "wget https://example.com/Ascend-cann-toolkit",
+    )
+    fake.push(pull, {**base, DOCKERFILE: fixed})
+    payload = fake.pull_request_payload(pull, "synchronize", before=old_head)
+    status, _ = await app.post(fake.delivery("pull_request", payload, FAKE_WEBHOOK_SECRET))
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [a["start_line"] for a in run.annotations] == [6, 7, 8, 10]
+    fps = _fingerprints(fixed, run)
+    second = fake.calls("pulls/create-review")[1]
+    assert second.body == {
+        "commit_id": pull.head_sha,
+        "event": "COMMENT",
+        "body": "npu-review found 3 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        f"- `{DOCKERFILE}:10` **NPU302** (warning): {npu302['message'][:199]}…",  # cut at 200 characters
+        "comments": [
+            {
+                "path": DOCKERFILE,
+                "line": 6,
+                "side": "RIGHT",
+                "body": _comment(
+                    "NPU301",
+                    "tls-verification-disabled",
+                    "warning",
+                    NPU301_MESSAGE,
+                    "    wget https://example.com/Ascend-cann-kernels.run && \\",
+                    fps[6],
+                    f"The same in 1 other place: `{DOCKERFILE}:7`.",
+                ),
+            }
+        ],
+    }
+    now = {c.line: c for c in bot_comments(fake)}
+    assert sorted(now) == [6, 8] and now[8].id == first[8].id  # the old first place's comment deleted
+    assert [c.path for c in fake.calls("pulls/delete-review-comment")] == [
+        f"/repos/{repo.full_name}/pulls/comments/{first[5].id}"
+    ]
+    assert fake.violations == []
+
+
+def _fingerprints(dockerfile: str, run: CheckRun) -> dict[int, str]:
+    """line -> the fingerprint of the check run's finding there (the contract's: rule, path, line text)."""
+    from npu_review.checks.engine import fingerprint, fingerprint_key
+
+    lines = dockerfile.splitlines()
+    return {
+        a["start_line"]: fingerprint(fingerprint_key(a["title"].split()[0]), DOCKERFILE, lines[a["start_line"] - 1], 0)
+        for a in run.annotations
+    }

@@ -12,7 +12,7 @@ import pytest
 from npu_review.bot.github import MAX_ATTEMPTS
 from npu_review.bot.reporters import parse_marker
 from tests.app_harness import AppProcess, settle, start_app, wait_completed, wait_until
-from tests.conftest import FAKE_APP_ID, FAKE_WEBHOOK_SECRET
+from tests.conftest import FAKE_APP_ID, FAKE_INSTALLATION_ID, FAKE_WEBHOOK_SECRET
 from tests.fakegithub import FakeGitHub, Fault, KeyPair
 from tests.test_app_e2e import BASE, EXPECTED_ANNOTATIONS, HEAD, bot_comments
 
@@ -40,7 +40,7 @@ def assert_one_clean_run(fake: FakeGitHub, pull) -> None:  # type: ignore[no-unt
     runs = fake.check_runs_for(pull.repo, pull.head_sha, "npu-review")
     assert len(runs) == 1 and runs[0].status == "completed" and runs[0].conclusion == "failure"
     assert [(a["start_line"], a["annotation_level"], a["title"]) for a in runs[0].annotations] == EXPECTED_ANNOTATIONS
-    fps = [parse_marker(c.body) for c in bot_comments(fake)]
+    fps = [parse_marker(c.body) for c in bot_comments(fake) if c.pull is pull]
     assert len(fps) == 3 and len(set(fps)) == 3
     assert fake.violations == []
 
@@ -52,44 +52,35 @@ async def deliver(fake: FakeGitHub, app: AppProcess, pull):  # type: ignore[no-u
     return d
 
 
-@pytest.mark.parametrize(
-    ("route", "fault", "times"),
-    [
-        ("*", Fault.server_error(502), 4),
-        ("pulls/get", Fault.server_error(503), 2),
-        ("graphql/post", Fault.dropped(), 2),
-        ("graphql/post", Fault.server_error(502), 2),
-        ("graphql/post", Fault.secondary_rate_limit(retry_after=1), 1),
-        ("checks/update", Fault.server_error(502), 2),
-        ("pulls/create-review", Fault.secondary_rate_limit(retry_after=1), 1),
-        ("checks/create", Fault.too_many_requests(retry_after=1), 1),
-        ("git/get-tree", Fault.slow(0.5), 2),
-        ("apps/create-installation-access-token", Fault.server_error(500), 1),
-    ],
-    ids=[
-        "502-everywhere",
-        "503-pr",
-        "dropped-blob-query",
-        "502-blob-query",
-        "secondary-limit-blob-query",
-        "502-update",
-        "secondary-limit",
-        "429-create",
-        "slow-tree",
-        "500-token",
-    ],
-)
-async def test_transient_failures_are_retried(
-    fake_github: FakeGitHub, app: AppProcess, route: str, fault: Fault, times: int
-) -> None:
+TRANSIENT = [
+    ("502-everywhere", "*", Fault.server_error(502), 4),
+    ("503-pr", "pulls/get", Fault.server_error(503), 2),
+    ("dropped-blob-query", "graphql/post", Fault.dropped(), 2),
+    ("502-blob-query", "graphql/post", Fault.server_error(502), 2),
+    ("secondary-limit-blob-query", "graphql/post", Fault.secondary_rate_limit(retry_after=1), 1),
+    ("502-update", "checks/update", Fault.server_error(502), 2),
+    ("secondary-limit", "pulls/create-review", Fault.secondary_rate_limit(retry_after=1), 1),
+    ("429-create", "checks/create", Fault.too_many_requests(retry_after=1), 1),
+    ("slow-tree", "git/get-tree", Fault.slow(0.5), 2),
+    ("500-token", "apps/create-installation-access-token", Fault.server_error(500), 1),
+]
+
+
+async def test_transient_failures_are_retried(fake_github: FakeGitHub, app: AppProcess) -> None:
+    """Each fault against one App, one after the other, each case in an installation and repository of its
+    own (no token, limit or head of one case is another's), from its delivery to its settled queue."""
     fake = fake_github
-    pull = seed(fake)
-    fake.inject(route, fault, times=times)
-    await deliver(fake, app, pull)
-    await wait_completed(fake, pull, timeout=40)
-    await settle(app, timeout=30)
-    assert_one_clean_run(fake, pull)
-    assert any(r.fault for r in fake.requests)  # the fault did happen
+    for i, (case, route, fault, times) in enumerate(TRANSIENT):
+        installation = fake.add_installation(FAKE_INSTALLATION_ID + 100 + i, account=f"org{i}")
+        repo = fake.add_repo(f"org{i}/verl", installation=installation, files=BASE)
+        pull = fake.add_pull(repo, head_files=HEAD)
+        seen = len(fake.requests)
+        fake.inject(route, fault, times=times)
+        await deliver(fake, app, pull)
+        await wait_completed(fake, pull, timeout=40)
+        await settle(app, timeout=30)
+        assert_one_clean_run(fake, pull)
+        assert any(r.fault for r in fake.requests[seen:]), case  # the fault did happen
 
 
 async def test_blob_queries_failing_after_every_retry_are_read_through_rest(
@@ -106,16 +97,17 @@ async def test_blob_queries_failing_after_every_retry_are_read_through_rest(
     assert fake.calls("git/get-blob")  # the same blobs, through REST
 
 
-@pytest.mark.parametrize("route", ["pulls/create-review", "checks/create"])
-async def test_lost_answers_to_creations_do_not_duplicate(fake_github: FakeGitHub, app: AppProcess, route: str) -> None:
+async def test_lost_answers_to_creations_do_not_duplicate(fake_github: FakeGitHub, app: AppProcess) -> None:
     fake = fake_github
-    pull = seed(fake)
-    fake.inject(route, Fault.dropped(after=True), times=1)  # GitHub does the work, the answer is lost
-    await deliver(fake, app, pull)
-    await wait_completed(fake, pull, timeout=40)
-    await settle(app, timeout=30)
-    assert_one_clean_run(fake, pull)
-    assert len(fake.reviews) == 1
+    for i, route in enumerate(["pulls/create-review", "checks/create"]):
+        repo = fake.add_repo(f"octo-org/verl{i}", files=BASE)
+        pull = fake.add_pull(repo, head_files=HEAD)
+        fake.inject(route, Fault.dropped(after=True), times=1)  # GitHub does the work, the answer is lost
+        await deliver(fake, app, pull)
+        await wait_completed(fake, pull, timeout=40)
+        await settle(app, timeout=30)
+        assert_one_clean_run(fake, pull)
+        assert len([r for r in fake.reviews.values() if r.pull is pull]) == 1, route
 
 
 async def test_primary_rate_limit_is_waited_out(fake_github: FakeGitHub, app: AppProcess) -> None:

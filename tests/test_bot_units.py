@@ -14,12 +14,14 @@ from npu_review.bot.diffmap import from_diff, from_file_patches, from_files
 from npu_review.bot.github import blob_from_graphql
 from npu_review.bot.routers.recheck import has_recheck, may_recheck
 from npu_review.bot.settings import Secret, SettingsError, from_env
+from npu_review.checks.config import DEFAULT_MAX_INLINE_COMMENTS
 from npu_review.checks.diffing import parse_diff
 from npu_review.checks.model import ChangeStatus, Finding, Related, Severity
 
 
 def finding(line: int, sev: Severity = Severity.WARNING, end: int | None = None, fp: str = "", **kw: object) -> Finding:
     return Finding(
+        cause=str(kw.get("cause", "")),
         rule=str(kw.get("rule", "NPU301")),
         name="tls-verification-disabled",
         severity=sev,
@@ -111,13 +113,121 @@ def test_review_payload_inline_overflow_and_markers() -> None:
     assert "`docker/ascend/Dockerfile.a2:40` **NPU301** (warning)" in plan.payload["body"]
 
 
-def test_review_cap_moves_the_rest_to_the_body() -> None:
+def test_review_budget_moves_the_rest_to_the_body() -> None:
     patch = "@@ -0,0 +1,40 @@\n" + "".join(f"+l{i}\n" for i in range(40))
     dm = from_file_patches({"docker/ascend/Dockerfile.a2": patch})
     plan = reporters.plan_review("s", [finding(i) for i in range(1, 41)], dm, set())
     assert plan.payload is not None
-    assert len(plan.payload["comments"]) == reporters.MAX_INLINE_COMMENTS
-    assert len(plan.overflow) == 40 - reporters.MAX_INLINE_COMMENTS
+    assert len(plan.payload["comments"]) == DEFAULT_MAX_INLINE_COMMENTS == 10
+    assert [f.line for f in plan.inline] == list(range(1, 11))
+    assert [f.line for f in plan.overflow] == list(range(11, 41))
+    plan = reporters.plan_review("s", [finding(i) for i in range(1, 41)], dm, set(), max_inline=0)
+    assert plan.payload is None and len(plan.overflow) == 40  # all of them in the check run
+
+
+D = "docker/ascend/Dockerfile.a2"
+FOOTER = "<sub>Run `npu-review rules NPU301` for details; `/recheck` re-runs the review.</sub>"
+
+
+def test_one_inline_comment_per_cause_on_its_first_line_naming_the_others() -> None:
+    dm = from_file_patches({D: PATCH, "docker/ascend/Dockerfile.a3": PATCH})
+    fs = [
+        finding(3, cause="c1", fp="3" * 20),
+        finding(2, cause="c1", fp="2" * 20),
+        finding(2, cause="c1", fp="9" * 20, path="docker/ascend/Dockerfile.a3"),
+        finding(22, cause="c2", fp="4" * 20, rule="NPU302", message="other"),
+    ]
+    plan = reporters.plan_review("abc", fs, dm, set())
+    assert plan.payload == {
+        "commit_id": "abc",
+        "event": "COMMENT",
+        "body": "npu-review found 4 new issues in this change.",
+        "comments": [
+            {
+                "path": D,
+                "line": 2,
+                "side": "RIGHT",
+                "body": "⚠️ **NPU301** `tls-verification-disabled` (warning)\n\nwget skips TLS verification\n\n"
+                "The same in 2 other places: `docker/ascend/Dockerfile.a2:3`, `docker/ascend/Dockerfile.a3:2`.\n\n"
+                f"{FOOTER}\n<!-- npu-review:fp={'2' * 20} -->",
+            },
+            {
+                "path": D,
+                "line": 22,
+                "side": "RIGHT",
+                "body": "⚠️ **NPU302** `tls-verification-disabled` (warning)\n\nother\n\n"
+                "<sub>Run `npu-review rules NPU302` for details; `/recheck` re-runs the review.</sub>\n"
+                f"<!-- npu-review:fp={'4' * 20} -->",
+            },
+        ],
+    }
+    assert [f.line for f in plan.inline] == [2, 22] and plan.overflow == ()
+    # A later run: the cause's comment is on the PR (its lead's marker), so none of its places is said again,
+    # even one new to this head.
+    again = reporters.plan_review("abd", [*fs, finding(5, cause="c1", fp="5" * 20)], dm, {"2" * 20, "4" * 20})
+    assert again.payload is None and again.overflow == ()
+
+
+def test_a_cause_is_said_on_its_first_place_the_diff_can_carry() -> None:
+    dm = from_file_patches({D: PATCH})
+    fs = [finding(1, cause="c", fp="1" * 20), finding(3, cause="c", fp="3" * 20), finding(40, cause="c")]
+    plan = reporters.plan_review("abc", fs, dm, set())
+    assert plan.payload is not None
+    (comment,) = plan.payload["comments"]
+    assert comment["line"] == 1  # line 1 is context in the hunk: commentable
+    fs = [finding(40, cause="c", fp="e" * 20), finding(3, cause="c", fp="3" * 20)]
+    plan = reporters.plan_review("abc", fs, dm, set())
+    assert plan.payload is not None
+    (comment,) = plan.payload["comments"]
+    assert comment["line"] == 3 and reporters.parse_marker(comment["body"]) == "3" * 20
+    assert "The same in 1 other place: `docker/ascend/Dockerfile.a2:40`." in comment["body"]
+
+
+def test_the_budget_goes_to_the_most_severe_causes_and_counts_those_on_the_pr() -> None:
+    patch = "@@ -0,0 +1,9 @@\n" + "".join(f"+l{i}\n" for i in range(9))
+    dm = from_file_patches({D: patch})
+    fs = [
+        finding(1, Severity.WARNING, cause="w1", fp="1" * 20),
+        finding(2, Severity.WARNING, cause="w2", fp="2" * 20, message="second"),
+        finding(3, Severity.ERROR, cause="e3", fp="3" * 20, rule="NPU306", message="third"),
+        finding(4, Severity.WARNING, cause="w2", fp="4" * 20, message="second"),
+        finding(5, Severity.ERROR, cause="e5", fp="5" * 20, rule="NPU306", message="fifth"),
+        finding(6, Severity.NOTICE, cause="n6", fp="6" * 20),
+    ]
+    plan = reporters.plan_review("abc", fs, dm, set(), max_inline=3)
+    assert plan.payload is not None
+    assert [c["line"] for c in plan.payload["comments"]] == [1, 3, 5]  # in the file's order
+    assert [f.line for f in plan.overflow] == [2, 4]  # the notice is left to the check run
+    assert plan.payload["body"] == (
+        "npu-review found 5 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        "- `docker/ascend/Dockerfile.a2:2` **NPU301** (warning): second (also `docker/ascend/Dockerfile.a2:4`)"
+    )
+    plan = reporters.plan_review("abc", fs, dm, set(), max_inline=2)
+    assert [f.line for f in plan.inline] == [3, 5]  # errors first
+    assert plan.payload is not None and plan.payload["body"].splitlines()[3:] == [
+        "- `docker/ascend/Dockerfile.a2:1` **NPU301** (warning): wget skips TLS verification",
+        "- `docker/ascend/Dockerfile.a2:2` **NPU301** (warning): second (also `docker/ascend/Dockerfile.a2:4`)",
+    ]
+    # Two comments still on the PR use the budget up: nothing more inline, however severe.
+    plan = reporters.plan_review("abc", fs, dm, {"1" * 20, "4" * 20}, max_inline=2)
+    assert plan.payload is None and [f.line for f in plan.overflow] == [3, 5]
+    # A comment on the PR whose finding is gone (stale) does not count.
+    plan = reporters.plan_review("abc", fs, dm, {"f" * 20}, max_inline=2)
+    assert [f.line for f in plan.inline] == [3, 5]
+
+
+def test_body_only_review_lists_causes_most_severe_first() -> None:
+    fs = [finding(1, cause="w", fp="1" * 20), finding(2, cause="w"), finding(9, Severity.ERROR, rule="NPU306")]
+    assert reporters.body_only_review("abc", fs) == {
+        "commit_id": "abc",
+        "event": "COMMENT",
+        "body": "npu-review found 3 new issues in this change.\n\n"
+        "Not shown inline (see the `npu-review` check run for all of them):\n"
+        "- `docker/ascend/Dockerfile.a2:9` **NPU306** (error): wget skips TLS verification\n"
+        "- `docker/ascend/Dockerfile.a2:1` **NPU301** (warning): wget skips TLS verification"
+        " (also `docker/ascend/Dockerfile.a2:2`)",
+    }
 
 
 def test_no_review_when_nothing_is_new() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.app_harness import ROOT, AppProcess, settle, start_app, wait_completed, wait_until
+from tests.app_harness import AS_DEPLOYED, ROOT, AppProcess, settle, start_app, wait_completed, wait_until
 from tests.fakegithub import FakeGitHub, KeyPair
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -79,7 +79,7 @@ async def app(blank_fake: FakeGitHub, app_key_pair: KeyPair, tmp_path: Path) -> 
         0,
         "",
         tmp_path,
-        extra_env={"NPU_REVIEW_STATUS_TOKEN": STATUS_TOKEN},
+        extra_env={**AS_DEPLOYED, "NPU_REVIEW_STATUS_TOKEN": STATUS_TOKEN},
         credentials=False,
     )
     yield proc

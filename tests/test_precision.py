@@ -24,6 +24,11 @@ def test_review_config_switch_parses_and_refuses_bad_values() -> None:
         parse_config("review:\n  inline_notices: sometimes\n", known_rule_ids())
     with pytest.raises(ConfigError, match=r"review: unknown key 'notices'"):
         parse_config("review:\n  notices: inline\n", known_rule_ids())
+    assert parse_config(None, known_rule_ids()).max_inline_comments == 10
+    assert parse_config("review:\n  max_inline_comments: 3\n", known_rule_ids()).max_inline_comments == 3
+    for bad in ("-1", "2.5", "true", "many"):
+        with pytest.raises(ConfigError, match=r"review.max_inline_comments: expected a whole number, 0 or more"):
+            parse_config(f"review:\n  max_inline_comments: {bad}\n", known_rule_ids())
 
 
 # -- same-cause findings: one finding, every rule id, one stable fingerprint ------------------------------------
