@@ -15,7 +15,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from npu_review.checks import ChangeSet, Config
-from npu_review.checks.engine import Report, known_rule_ids, run
+from npu_review.checks.engine import Report, run
+from npu_review.checks.rule import all_rules
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def _watch_server(server_pid: int) -> None:
 
 
 def _warm() -> None:
-    known_rule_ids()  # import every rule once per process, not on the first review's clock
+    all_rules()  # import every rule once per process, not on the first review's clock
 
 
 def _run(changeset: ChangeSet, config: Config) -> Report:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from npu_review.checks import globs
-from npu_review.checks.config import DEFAULT_CONFIG, Config
+from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
-from npu_review.checks.rule import Hit, Rule, all_rules
+from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def cause_id(rule: str, hit: Hit) -> str:
 
 
 def known_rule_ids() -> frozenset[str]:
-    return frozenset(all_rules()) | {UNKNOWN_SUPPRESSION[0]}
+    return frozenset(rule_specs()) | {UNKNOWN_SUPPRESSION[0]}
 
 
 def targets(changeset: ChangeSet, config: Config) -> list[str]:
@@ -154,20 +154,45 @@ class _Runner:
         self.known = known_rule_ids()
         self.kindmap = KindMap(config.paths, config.facts.file_kinds)
         self.ctx = Context(changeset, config, self.kindmap)
-        self.active = active_rules(config)
-        self.per_file = [r for r in self.active if r.is_per_file()]
+        # The enabled rules, by what the registry says of them: a rule's module is imported (`_rule`) when a file
+        # of its kinds is checked, or for a project rule when the change can concern it (`project`).
+        self.active = [s for s in rule_specs().values() if config.enabled(s.id, s.enabled_by_default)]
+        self.per_file = [s for s in self.active if s.per_file]
+        self._rules: dict[str, Rule] = {}
         self.clock = clock
         self.budget = rule_budget_s
         self.spent: dict[str, float] = {}
         self.stopped: set[str] = set()
         # The per-file rules that read a file of these kinds (a handful of kind sets cover a whole tree).
         self._wanted: dict[frozenset[str], list[Rule]] = {}
+        self._moved: bool | None = None
+        self._touched: frozenset[str] = frozenset()
+
+    def _rule(self, spec: RuleSpec) -> Rule:
+        rule = self._rules.get(spec.id)
+        if rule is None:
+            rule = self._rules[spec.id] = spec.load()()
+        return rule
 
     def wanted(self, kinds: frozenset[str]) -> list[Rule]:
         found = self._wanted.get(kinds)
         if found is None:
-            found = self._wanted[kinds] = [r for r in self.per_file if r.kinds & kinds]
+            found = self._wanted[kinds] = [self._rule(s) for s in self.per_file if s.kinds & kinds]
         return found
+
+    def concerned(self, spec: RuleSpec) -> bool:
+        """Whether a project rule can report on this run: always in an audit; on a change, when it touches a file
+        the rule's context is about or deletes or renames one (as `needed_paths` decides what the App fetches).
+        Otherwise its findings, which sit on changed lines or are caused by the change, cannot be."""
+        if self.ctx.audit:
+            return True
+        if self._moved is None:
+            changes = self.ctx.changeset.changes.values()
+            self._moved = any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes)
+            self._touched = frozenset().union(
+                *(self.kindmap.candidates(p) for c in changes for p in (c.path, c.old_path) if p)
+            )
+        return self._moved or bool(spec.triggers & self._touched)
 
     def _timed(self, out: Partial, rule: Rule, where: str, work: Callable[[], Iterable[Hit]]) -> None:
         if rule.id in self.stopped:
@@ -217,15 +242,16 @@ class _Runner:
 
     def project(self) -> Partial:
         out = Partial()
-        for rule in self.active:
-            if rule.is_project():
+        for spec in self.active:
+            if spec.project and self.concerned(spec):
+                rule = self._rule(spec)
                 self._timed(out, rule, "the repository", partial(rule.check_project, self.ctx))
         return out
 
 
 def run(
     changeset: ChangeSet,
-    config: Config = DEFAULT_CONFIG,
+    config: Config | None = None,
     clock: Callable[[], float] | None = None,
     rule_budget_s: float = DEFAULT_RULE_BUDGET_S,
     mapper: ShareMapper | None = None,
@@ -236,7 +262,7 @@ def run(
     report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`), each handed
     to the mapper, the project rules with the first share of the files that are neither Python nor shell (or as
     a share of their own when there is none); the findings are the same as without."""
-    config = config.for_tree(changeset.head.paths())
+    config = (default_config() if config is None else config).for_tree(changeset.head.paths())
     files = targets(changeset, config)
     runner = _Runner(changeset, config, clock, rule_budget_s)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])

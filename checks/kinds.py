@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs
-from npu_review.checks.facts import default_facts
-from npu_review.checks.facts.schema import FileKinds
+
+if TYPE_CHECKING:
+    from npu_review.checks.facts.schema import FileKinds
 
 # Kinds. A file may have several (an NPU launch script is also a shell script).
 SHELL = "shell"  # every shell script; NPU1xx rules still require an NPU context inside it
@@ -67,7 +69,11 @@ class KindMap:
     def __init__(
         self, overrides: Mapping[str, tuple[str, ...]] | None = None, defaults: FileKinds | None = None
     ) -> None:
-        kinds = defaults if defaults is not None else default_facts().file_kinds
+        if defaults is None:
+            from npu_review.checks.facts import default_facts
+
+            defaults = default_facts().file_kinds
+        kinds = defaults
         merged = dict(UNIVERSAL_KIND_GLOBS)
         merged.update({f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS})
         merged.update(overrides or {})
