@@ -171,3 +171,16 @@ def test_a_review_imports_the_rules_of_the_kinds_it_meets(tmp_path: Path) -> Non
     assert "npu_review.checks.rules.npu101_graph_mode_with_task_queue_2" in loaded  # a shell script's
     assert "npu_review.checks.rules.npu301_tls_verification_disabled" not in loaded  # a Dockerfile's only
     assert "multiprocessing" not in loaded
+
+
+def test_every_project_rule_runs_whatever_kind_the_change_touches() -> None:
+    # NPU501 (a project rule about docs) reports an invisible character in any changed path: loading rules on
+    # first use must not leave a project rule out because the change touches no file of its kinds.
+    from npu_review.checks.engine import run
+    from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+
+    path = "scripts/run_npu\u200e.sh"
+    head = MemoryTree({path: "#!/bin/bash\necho hi\n"})
+    change = FileChange(path, ChangeStatus.ADDED, added_lines=frozenset({1, 2}))
+    report = run(ChangeSet(head=head, base=MemoryTree({}), changes={path: change}))
+    assert [f.rule for f in report.findings] == ["NPU501"]
