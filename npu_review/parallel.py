@@ -24,6 +24,22 @@ log = logging.getLogger(__name__)
 _TASK: Callable[[int], Partial] | None = None
 
 
+def _start_worker() -> None:
+    """In each worker: its `git cat-file` readers (opened after the fork, see gitsource) are closed and reaped
+    when the worker ends, not left to the system: multiprocessing's finalizers run at a worker's exit."""
+    from multiprocessing import util
+
+    util.Finalize(None, _close_git, exitpriority=10)
+
+
+def _close_git() -> None:
+    import sys
+
+    gitsource = sys.modules.get("npu_review.gitsource")
+    if gitsource is not None:
+        gitsource.close_all()
+
+
 def _call(index: int) -> Partial:
     assert _TASK is not None
     return _TASK(index)
@@ -61,7 +77,7 @@ def process_mapper(
         gc.freeze()
         try:
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(min(jobs, count), mp_context=context) as pool:
+            with ProcessPoolExecutor(min(jobs, count), mp_context=context, initializer=_start_worker) as pool:
                 futures = [pool.submit(_call, i) for i in range(count)]
                 if progress is not None:
                     checked = 0
