@@ -3,6 +3,8 @@ and over verl's HEAD when its clone is here. Reports files per second and the CL
 
     /work/venv/bin/python bench/engine.py [--files 10000] [--runs 3] [--profile] [--json bench/out/engine.json]
     /work/venv/bin/python bench/engine.py --base-code DIR [--runs 7] [--no-synthetic]   # DIR's code vs this one
+    /work/venv/bin/python bench/engine.py --floor [--runs 5]          # npu-review --all vs bench/floor.py, in turn
+    /work/venv/bin/python bench/engine.py --change 2500,40000 [--runs 5]  # one 3-file change on two tree sizes
 
 Targets: >= 2,000 files/s, peak RSS < 200 MB. Each run is a fresh `python -m npu_review check --repo DIR --all
 --format json` subprocess, so the wall time includes interpreter start-up, rule import, git reads and output.
@@ -13,6 +15,15 @@ both alike), with the default jobs and with `--jobs 1`; the table gives the medi
 CPU time of each, and current / base. DIR's code runs as `python -m npu_review` with DIR on PYTHONPATH, under this
 interpreter, byte-compiled first like this checkout. These runs sample no memory, so that the sampler takes no
 CPU from them.
+
+With `--floor`, each tree's `check --all` (default jobs) alternates with bench/floor.py on the same tree (one `git
+cat-file --batch` over every blob, the C YAML loader on every YAML file, `ast.parse` on every Python file: what any
+tool reading those files pays, in one process): the medians of both and npu-review / floor, wall and CPU.
+
+With `--change N,M`, a generated tree of each size gets the same 3-file Ascend change (treegen.change: an Ascend
+workflow that pulls an image, an Ascend Dockerfile, an NPU launch script), and `check --base HEAD~1` runs on the
+trees in turn, run after run: the medians, the larger tree's / the smaller's (the change should cost what it
+touches, not what the tree holds), and each tree's `check --all` peak RSS (sampled, one run each).
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, VERL, load_note, table, write_json
-from treegen import commit, generate
+from treegen import change, commit, generate
 
 TARGET_FILES_PER_S = 2000.0
 TARGET_PEAK_MB = 200.0
@@ -101,6 +112,137 @@ class TreeRss(threading.Thread):
                 except (OSError, ValueError):
                     continue
             self.peak_kb = max(self.peak_kb, total)
+
+
+def _timed(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> dict[str, float]:
+    """One whole-process run: wall time and the CPU of the process and what it reaped (wait4), output dropped."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd[:4])} exited {code}: {err.decode(errors='replace')[-2000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime}
+
+
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "cpu_s")}
+
+
+def floor_ratio(name: str, repo: Path, runs: int) -> dict[str, Any]:
+    """`check --all` and bench/floor.py on `repo`, alternating; medians and their ratio."""
+    floor_cmd = [sys.executable, str(Path(__file__).resolve().parent / "floor.py"), str(repo)]
+    ours, floors = [], []
+    for _ in range(runs):
+        ours.append(_timed(cli_command(repo)))
+        floors.append(_timed(floor_cmd))
+    a, b = _medians(ours), _medians(floors)
+    return {
+        "name": name,
+        "runs": runs,
+        "npu_review": a,
+        "floor": b,
+        "ratio_wall": a["wall_s"] / b["wall_s"],
+        "ratio_cpu": a["cpu_s"] / b["cpu_s"],
+    }
+
+
+def change_cost(sizes: list[int], runs: int, seed: int, tmp: Path) -> dict[str, Any]:
+    """The same 3-file change reviewed on a generated tree of each size, the trees in turn run after run."""
+    trees: list[tuple[int, Path, list[str]]] = []
+    for n in sizes:
+        root = tmp / f"change-{n}"
+        root.mkdir()
+        generate(root, n, seed)
+        commit(root)
+        trees.append((n, root, change(root)))
+        print(f"generated the {n:,}-file tree and its change", file=sys.stderr)
+    timings: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    for _ in range(runs):
+        for n, root, _paths in trees:
+            cmd = [sys.executable, "-m", "npu_review", "check", "--repo", str(root), "--base", "HEAD~1"]
+            timings[n].append(_timed([*cmd, "--format", "json", "--fail-on", "never"]))
+    rows = []
+    for n, root, paths in trees:
+        peak = run_cli(root)["peak_rss_mb"]  # the audit's largest process, for the memory target
+        rows.append({"files": n, "changed": paths, "runs": runs, **_medians(timings[n]), "all_peak_rss_mb": peak})
+    small, large = rows[0], rows[-1]
+    return {
+        "trees": rows,
+        "ratio_wall": large["wall_s"] / small["wall_s"],
+        "ratio_cpu": large["cpu_s"] / small["cpu_s"],
+    }
+
+
+def main_extra(args: argparse.Namespace) -> int:
+    """--floor and --change."""
+    started = os.getloadavg()
+    for package in ("checks", "npu_review"):
+        compileall.compile_dir(str(ROOT / package), quiet=1)
+    out: dict[str, Any] = {"benchmark": "engine-floor-change"}
+    with tempfile.TemporaryDirectory(prefix="npu-review-bench-") as tmp:
+        if args.floor:
+            rows = []
+            if not args.no_synthetic:
+                synth = Path(tmp, "synthetic")
+                synth.mkdir()
+                generate(synth, args.files, args.seed)
+                commit(synth)
+                rows.append(floor_ratio(f"synthetic ({args.files:,} files)", synth, args.runs))
+            if not args.no_verl and args.verl.exists():
+                rows.append(floor_ratio("verl HEAD", args.verl, args.runs))
+            out["floor"] = rows
+            print(
+                table(
+                    [
+                        "tree",
+                        "runs",
+                        "npu-review wall s",
+                        "floor wall s",
+                        "wall ratio",
+                        "npu-review cpu s",
+                        "floor cpu s",
+                        "cpu ratio",
+                    ],
+                    [
+                        [
+                            r["name"],
+                            r["runs"],
+                            r["npu_review"]["wall_s"],
+                            r["floor"]["wall_s"],
+                            round(r["ratio_wall"], 2),
+                            r["npu_review"]["cpu_s"],
+                            r["floor"]["cpu_s"],
+                            round(r["ratio_cpu"], 2),
+                        ]
+                        for r in rows
+                    ],
+                )
+            )
+            print("check --all (default jobs) and bench/floor.py alternate; medians; ratio = npu-review / floor")
+        if args.change:
+            sizes = sorted(int(n) for n in args.change.split(","))
+            result = change_cost(sizes, args.runs, args.seed, Path(tmp))
+            out["change"] = result
+            print(
+                table(
+                    ["tree files", "wall s", "cpu s", "--all peak RSS MB", "changed"],
+                    [
+                        [r["files"], r["wall_s"], r["cpu_s"], round(r["all_peak_rss_mb"], 1), ", ".join(r["changed"])]
+                        for r in result["trees"]
+                    ],
+                )
+            )
+            print(
+                f"check --base HEAD~1 on each tree in turn, median of {args.runs} runs; largest / smallest tree: "
+                f"wall {result['ratio_wall']:.2f}, cpu {result['ratio_cpu']:.2f}"
+            )
+    print(load_note(started))
+    write_json(args.json, out, started)
+    return 0
 
 
 def run_cli(repo: Path, jobs: int = 0, code: Path | None = None, sample: bool = True) -> dict[str, Any]:
@@ -271,7 +413,8 @@ def profile(repo: Path, top: int) -> str:
     functions with the most own time, then the rules' cumulative time."""
     with tempfile.TemporaryDirectory(prefix="npu-review-prof-") as tmp:
         out = Path(tmp, "cli.prof")
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(out), *cli_command(repo, 1)[1:]]
+        # The CLI's own --profile: it ends with os._exit, so `python -m cProfile` would write nothing.
+        cmd = [*cli_command(repo, 1), "--profile", str(out)]
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         text = io.StringIO()
         stats = pstats.Stats(str(out), stream=text)
@@ -322,10 +465,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--memory", action="store_true", help="also attribute Python allocations (tracemalloc, slow)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--base-code", type=Path, metavar="DIR", help="compare with the npu-review checkout in DIR")
-    ap.add_argument("--no-synthetic", action="store_true", help="with --base-code: verl's tree only")
+    ap.add_argument("--no-synthetic", action="store_true", help="with --base-code or --floor: verl's tree only")
+    ap.add_argument("--floor", action="store_true", help="check --all against bench/floor.py on each tree, in turn")
+    ap.add_argument("--change", metavar="N,M", help="a 3-file change reviewed on generated trees of these sizes")
     args = ap.parse_args(argv)
     if args.base_code is not None:
         return main_versus(args)
+    if args.floor or args.change:
+        return main_extra(args)
     started = os.getloadavg()
     # Byte-compile the package first, as pip does when it installs one: a machine that sets
     # PYTHONDONTWRITEBYTECODE (this one does) would otherwise compile every module at every start (~0.1 s).

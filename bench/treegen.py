@@ -767,3 +767,59 @@ def commit(root: Path) -> None:
     }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "synthetic tree"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+# The files a small Ascend change touches (see `change`): the first path of each kind, in path order.
+CHANGE_KINDS = ("ascend_workflow", "ascend_dockerfile", "npu_script")
+
+
+def _first(paths: list[str], want: Callable[[str], bool]) -> str:
+    return next(p for p in sorted(paths) if want(p))
+
+
+def change(root: Path) -> list[str]:
+    """A 3-file Ascend change on a tree `generate` wrote, committed on top: an Ascend workflow that pulls an image
+    (a step added to one of its jobs), an Ascend Dockerfile (a RUN added) and an NPU launch script (an export
+    added). The same three edits on a tree of any size, so that the change's cost can be compared across sizes.
+    Returns the changed paths."""
+    paths = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+    texts: dict[str, str] = {}
+
+    def read(p: str) -> str:
+        if p not in texts:
+            texts[p] = (root / p).read_text(encoding="utf-8")
+        return texts[p]
+
+    wf = _first(
+        paths,
+        lambda p: p.startswith(".github/workflows/e2e_") and "ascend" in p and "      image: " in read(p),
+    )
+    df = _first(paths, lambda p: p.startswith("docker/ascend/Dockerfile.ascend_") and p.count("_") >= 3)
+    sh = _first(paths, lambda p: p.startswith("tests/special_npu/") and p.endswith("_npu.sh"))
+    edits = {
+        wf: read(wf).replace(
+            "      - name: Checkout\n",
+            "      - name: Show the image\n        run: npu-smi info\n      - name: Checkout\n",
+            1,
+        ),
+        df: read(df).replace('CMD ["/bin/bash"]', 'RUN pip install --no-cache-dir pytest==8.3.0\nCMD ["/bin/bash"]', 1),
+        sh: read(sh).replace(
+            "export HCCL_CONNECT_TIMEOUT=1800\n", "export HCCL_CONNECT_TIMEOUT=1800\nexport HCCL_BUFFSIZE=400\n", 1
+        ),
+    }
+    for p, text in edits.items():
+        if text == read(p):
+            raise RuntimeError(f"change: nothing to edit in {p}")
+        (root / p).write_text(text, encoding="utf-8")
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@localhost",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@localhost",
+    }
+    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", "a small Ascend change"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    return sorted(edits)

@@ -18,7 +18,7 @@ from npu_review.bot.jobs import StorageUnavailable
 from npu_review.bot.runtime import RUNTIME, Runtime
 from npu_review.bot.settings import Settings
 from npu_review.bot.webhook import MAX_BODY_BYTES, handle_webhook
-from npu_review.checks.engine import known_rule_ids
+from npu_review.checks.rule import all_rules
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def create_app(settings: Settings, run_jobs: bool | None = None, clock: Clock = 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         runtime.session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
         if runtime.run_jobs and not runtime.worker_process:
-            known_rule_ids()  # import every rule now, not on the first review's path
+            all_rules()  # import every rule now, not on the first review's path
         if settings.serving:
             await runtime.activate(settings)
         else:

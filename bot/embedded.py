@@ -204,7 +204,7 @@ async def _work(fd: int) -> None:
     from npu_review.bot.engine_pool import lower_priority
     from npu_review.bot.jobs import StorageUnavailable
     from npu_review.bot.queue_sqlite import SqliteStore, path_from_url
-    from npu_review.checks.engine import known_rule_ids
+    from npu_review.checks.rule import all_rules
 
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd), limit=LINE_LIMIT)
     first = await reader.readline()
@@ -218,7 +218,7 @@ async def _work(fd: int) -> None:
     store = make_store(settings)
     assert isinstance(store, SqliteStore)
     services = build_services(settings, session, store)
-    known_rule_ids()
+    all_rules()  # import every rule now, not on the first review's clock
     await services.reviewer.engine.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -15,7 +15,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from npu_review.checks import ChangeSet, Config
-from npu_review.checks.engine import Report, known_rule_ids, run
+from npu_review.checks.context import ParseCache
+from npu_review.checks.engine import Report, run
+from npu_review.checks.rule import all_rules
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +68,20 @@ def _watch_server(server_pid: int) -> None:
 
 
 def _warm() -> None:
-    known_rule_ids()  # import every rule once per process, not on the first review's clock
+    all_rules()  # import every rule once per process, not on the first review's clock
+
+
+# The parses of this process's reviews, kept for the next (checks.context.ParseCache): a push to a PR, or another PR
+# on the same base, finds the unchanged files' parses here. Bounded by the text it holds (~10x that in memory).
+PARSES_TEXT_CHARS = 8 << 20
+_PARSES: ParseCache | None = None
 
 
 def _run(changeset: ChangeSet, config: Config) -> Report:
-    return run(changeset, config, time.monotonic)
+    global _PARSES
+    if _PARSES is None:
+        _PARSES = ParseCache(PARSES_TEXT_CHARS)
+    return run(changeset, config, time.monotonic, parses=_PARSES)
 
 
 class Engine:

@@ -13,7 +13,7 @@ from npu_review.bot import logs
 from npu_review.bot.app import SHUTDOWN_DEADLINE_S
 from npu_review.bot.assemble import HTTP_TIMEOUT, build_services, make_store
 from npu_review.bot.settings import Settings, SettingsError, from_env
-from npu_review.checks.engine import known_rule_ids
+from npu_review.checks.rule import all_rules
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ async def run_worker(settings: Settings) -> None:
     session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = make_store(settings)
     services = build_services(settings, session, store)
-    known_rule_ids()
+    all_rules()  # import every rule now, not on the first review's clock
     await services.reviewer.engine.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from npu_review.checks import facts as facts_data
-from npu_review.checks.facts import Facts, FactsError
 from npu_review.checks.kinds import KNOWN_KINDS
 from npu_review.checks.model import Severity
+
+if TYPE_CHECKING:
+    from npu_review.checks.facts import Facts
 
 CONFIG_PATH = ".github/npu-review.yml"
 
@@ -38,7 +38,7 @@ class Config:
     ignore_paths: tuple[str, ...] = ()
     paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The facts the rules read: the profile's, with the `knowledge:` overrides merged in and validated.
-    facts: Facts = field(default_factory=facts_data.default_facts, repr=False)
+    facts: Facts = field(default_factory=lambda: _default_facts(), repr=False)
     # The App posts inline review comments for errors and warnings only; notices go to the check run
     # (annotations and summary). `review: {inline_notices: true}` posts notices inline too.
     inline_notices: bool = False
@@ -56,6 +56,8 @@ class Config:
         detected one (verl's for a repository that looks like verl, the generic one for an unknown layout)."""
         if self.profile is not None:
             return self
+        from npu_review.checks import facts as facts_data
+
         chosen = facts_data.detect(paths)
         if chosen == self.facts.profile:
             return self
@@ -71,7 +73,23 @@ class Config:
         return default if setting is None or setting.severity is None else setting.severity
 
 
-DEFAULT_CONFIG = Config()
+def _default_facts() -> Facts:
+    # The facts are imported when a config first needs them, not with this module (the CLI's start-up).
+    from npu_review.checks.facts import default_facts
+
+    return default_facts()
+
+
+@functools.cache
+def default_config() -> Config:
+    """The config of a repository without a config file: built on first use (it reads and checks the facts)."""
+    return Config()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DEFAULT_CONFIG":  # the old constant, built on first use
+        return default_config()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _str_list(value: object, where: str) -> tuple[str, ...]:
@@ -130,7 +148,9 @@ def config_text(data: bytes, source: str = CONFIG_PATH) -> str:
 def parse_config(text: str | None, known_rules: frozenset[str], source: str = CONFIG_PATH) -> Config:
     """Parse the YAML text of a repo config. None or an empty file gives the defaults."""
     if text is None or not text.strip():
-        return DEFAULT_CONFIG
+        return default_config()
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -139,7 +159,7 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{source}:{where}: {problem}") from None
     if data is None:
-        return DEFAULT_CONFIG
+        return default_config()
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     unknown = [k for k in data if k not in _TOP_KEYS]
@@ -167,6 +187,8 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
             raise ConfigError(f"{source}: paths: unknown file kind {kind!r} (known: {', '.join(sorted(KNOWN_KINDS))})")
         paths[str(kind)] = _str_list(value, f"{source}: paths.{kind}")
 
+    from npu_review.checks import facts as facts_data
+
     profile = data.get("profile")
     if profile is not None and not isinstance(profile, str):
         raise ConfigError(f"{source}: profile: expected a profile name ({', '.join(facts_data.profiles())})")
@@ -175,7 +197,7 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
         raise ConfigError(f"{source}: knowledge: expected a mapping")
     try:
         facts = facts_data.load(knowledge, profile or facts_data.DEFAULT_PROFILE)
-    except FactsError as exc:
+    except facts_data.FactsError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
     review = data.get("review") or {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,41 @@ T = TypeVar("T")
 KEEP_FILES = 256
 
 
+class ParseCache:
+    """The parses Context names (Dockerfile, shell, YAML with marks, Python, markup) by parser, path and text: each
+    is a function of the text alone (and the path, for the markup flavour), so one serves every later ask for the
+    same blob, after the window of KEEP_FILES let it go (an index walking every Dockerfile after another did) or
+    in a later review of the same base in the same process (the App's workers). Bounded by the length of the texts
+    it holds, least recently used first out."""
+
+    def __init__(self, max_text_chars: int = 4 << 20) -> None:
+        self.max_text_chars = max_text_chars
+        self._held: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self._chars = 0
+        self.hits = self.misses = 0
+        self._lock = threading.Lock()  # the App may run reviews in threads of one process
+
+    def get(self, parser: str, path: str, text: str, make: Callable[[], T]) -> T:
+        key = (parser, path, text)
+        held = self._held
+        with self._lock:
+            if key in held:
+                held.move_to_end(key)
+                self.hits += 1
+                return held[key]
+            self.misses += 1
+        value = make()
+        if len(text) <= self.max_text_chars:
+            with self._lock:
+                if key not in held:
+                    held[key] = value
+                    self._chars += len(text)
+                while self._chars > self.max_text_chars:
+                    (_, _, old), _ = held.popitem(last=False)
+                    self._chars -= len(old)
+        return value
+
+
 @dataclass
 class SourceFile:
     """One text file at head. `lines[0]` is line 1."""
@@ -48,8 +84,10 @@ class SourceFile:
 
 
 class Context:
-    def __init__(self, changeset: ChangeSet, config: Config, kinds: KindMap) -> None:
+    def __init__(self, changeset: ChangeSet, config: Config, kinds: KindMap, parses: ParseCache | None = None) -> None:
         self.changeset = changeset
+        # Parses kept beyond the window (see ParseCache); None: a parse lives as long as its file's window.
+        self.parses = parses
         self.config = config
         self.kindmap = kinds
         self.facts = config.facts  # read as `ctx.facts.<section>.<field>`
@@ -176,23 +214,23 @@ class Context:
     # Rules ask these (and the analysis layer, npu_review.checks.analysis, for what is derived across files)
     # instead of naming a parser and a cache key themselves. The parsers are imported on first use.
     def dockerfile(self, src: SourceFile, rev: str | None = None) -> dfp.Dockerfile:
-        return self.parsed("dockerfile", src, dfp.parse, rev=rev)
+        return self._shared("dockerfile", src, dfp.parse)
 
     def shell(self, src: SourceFile, rev: str | None = None) -> ShellScript:
         from npu_review.checks.parsers.shell import parse
 
-        return self.parsed("shell", src, parse, rev=rev)
+        return self._shared("shell", src, parse)
 
     def yaml(self, src: SourceFile, rev: str | None = None) -> YamlDoc:
         from npu_review.checks.parsers.yamlmarks import parse
 
-        return self.parsed("yamlmarks", src, parse, rev=rev)
+        return self._shared("yamlmarks", src, parse)
 
     def python_ast(self, src: SourceFile, rev: str | None = None) -> ast.Module | None:
         """The module's syntax tree, None when it does not parse."""
         from npu_review.checks.parsers.pyast import parse
 
-        return self.parsed("pyast", src, parse, rev=rev)
+        return self._shared("pyast", src, parse)
 
     def document(self, src: SourceFile, rev: str | None = None) -> Document | None:
         """The Markdown or reStructuredText document, None for a file of neither."""
@@ -201,7 +239,16 @@ class Context:
         flavor = flavor_of(src.path)
         if flavor is None:
             return None
-        return self.parsed("markup", src, lambda text: parse(text, flavor), rev=rev)
+        return self._shared("markup", src, lambda text: parse(text, flavor))
+
+    def _shared(self, parser: str, src: SourceFile, fn: Callable[[str], T]) -> T:
+        """`parsed`, for a parser whose result depends on the text (and path) alone: kept in `parses` too."""
+        shared = self.parses
+        if shared is None:
+            return self._per_file_memo((parser, src.rev, src.path), lambda: fn(src.text))
+        return self._per_file_memo(
+            (parser, src.rev, src.path), lambda: shared.get(parser, src.path, src.text, lambda: fn(src.text))
+        )
 
     def _per_file_memo(self, key: tuple[str, str, str], factory: Callable[[], T]) -> T:
         path = key[2]

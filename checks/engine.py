@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from npu_review.checks import globs
-from npu_review.checks.config import DEFAULT_CONFIG, Config
-from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.config import Config, default_config
+from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
-from npu_review.checks.rule import Hit, Rule, all_rules
+from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def cause_id(rule: str, hit: Hit) -> str:
 
 
 def known_rule_ids() -> frozenset[str]:
-    return frozenset(all_rules()) | {UNKNOWN_SUPPRESSION[0]}
+    return frozenset(rule_specs()) | {UNKNOWN_SUPPRESSION[0]}
 
 
 def targets(changeset: ChangeSet, config: Config) -> list[str]:
@@ -149,13 +149,21 @@ class _Runner:
     """The rules in one process: their context (memoised parses), their time spent, and which are stopped."""
 
     def __init__(
-        self, changeset: ChangeSet, config: Config, clock: Callable[[], float] | None, rule_budget_s: float
+        self,
+        changeset: ChangeSet,
+        config: Config,
+        clock: Callable[[], float] | None,
+        rule_budget_s: float,
+        parses: ParseCache | None = None,
     ) -> None:
         self.known = known_rule_ids()
         self.kindmap = KindMap(config.paths, config.facts.file_kinds)
-        self.ctx = Context(changeset, config, self.kindmap)
-        self.active = active_rules(config)
-        self.per_file = [r for r in self.active if r.is_per_file()]
+        self.ctx = Context(changeset, config, self.kindmap, parses)
+        # The enabled rules, by what the registry says of them: a per-file rule's module is imported (`_rule`) when
+        # a file of its kinds is checked, a project rule's when the project rules run.
+        self.active = [s for s in rule_specs().values() if config.enabled(s.id, s.enabled_by_default)]
+        self.per_file = [s for s in self.active if s.per_file]
+        self._rules: dict[str, Rule] = {}
         self.clock = clock
         self.budget = rule_budget_s
         self.spent: dict[str, float] = {}
@@ -163,10 +171,16 @@ class _Runner:
         # The per-file rules that read a file of these kinds (a handful of kind sets cover a whole tree).
         self._wanted: dict[frozenset[str], list[Rule]] = {}
 
+    def _rule(self, spec: RuleSpec) -> Rule:
+        rule = self._rules.get(spec.id)
+        if rule is None:
+            rule = self._rules[spec.id] = spec.load()()
+        return rule
+
     def wanted(self, kinds: frozenset[str]) -> list[Rule]:
         found = self._wanted.get(kinds)
         if found is None:
-            found = self._wanted[kinds] = [r for r in self.per_file if r.kinds & kinds]
+            found = self._wanted[kinds] = [self._rule(s) for s in self.per_file if s.kinds & kinds]
         return found
 
     def _timed(self, out: Partial, rule: Rule, where: str, work: Callable[[], Iterable[Hit]]) -> None:
@@ -217,28 +231,35 @@ class _Runner:
 
     def project(self) -> Partial:
         out = Partial()
-        for rule in self.active:
-            if rule.is_project():
+        for spec in self.active:
+            # Every project rule runs, whatever the change touches: some report on any changed file (NPU501 on a
+            # changed path of any kind), so what the App fetches for a rule (needed_paths) is not when it runs.
+            if spec.project:
+                rule = self._rule(spec)
                 self._timed(out, rule, "the repository", partial(rule.check_project, self.ctx))
         return out
 
 
 def run(
     changeset: ChangeSet,
-    config: Config = DEFAULT_CONFIG,
+    config: Config | None = None,
     clock: Callable[[], float] | None = None,
     rule_budget_s: float = DEFAULT_RULE_BUDGET_S,
     mapper: ShareMapper | None = None,
     jobs: int = 1,
+    parses: ParseCache | None = None,
 ) -> Report:
     """Run every enabled rule. With a `clock` (the caller's: the engine reads none itself), a rule that has
     spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
     report says so. With a `mapper` and `jobs` > 1, the files are cut into shares (see `_shares`), each handed
     to the mapper, the project rules with the first share of the files that are neither Python nor shell (or as
-    a share of their own when there is none); the findings are the same as without."""
-    config = config.for_tree(changeset.head.paths())
+    a share of their own when there is none); the findings are the same as without. `parses`: a ParseCache the
+    caller keeps between runs (the App's workers: a push to a PR, or another PR on the same base, finds the
+    unchanged files parsed). The CLI passes none: within one change's review it saved ~6 % of the CPU on the
+    40,000-file generated tree for ~50 MB more at the peak."""
+    config = (default_config() if config is None else config).for_tree(changeset.head.paths())
     files = targets(changeset, config)
-    runner = _Runner(changeset, config, clock, rule_budget_s)
+    runner = _Runner(changeset, config, clock, rule_budget_s, parses)
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
     # The files the loop reads: those some per-file rule wants, and every one when NPU001 looks for directives.
     paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.candidates(p) for r in runner.per_file)]

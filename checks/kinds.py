@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs
-from npu_review.checks.facts import default_facts
-from npu_review.checks.facts.schema import FileKinds
+
+if TYPE_CHECKING:
+    from npu_review.checks.facts.schema import FileKinds
 
 # Kinds. A file may have several (an NPU launch script is also a shell script).
 SHELL = "shell"  # every shell script; NPU1xx rules still require an NPU context inside it
@@ -67,7 +69,11 @@ class KindMap:
     def __init__(
         self, overrides: Mapping[str, tuple[str, ...]] | None = None, defaults: FileKinds | None = None
     ) -> None:
-        kinds = defaults if defaults is not None else default_facts().file_kinds
+        if defaults is None:
+            from npu_review.checks.facts import default_facts
+
+            defaults = default_facts().file_kinds
+        kinds = defaults
         merged = dict(UNIVERSAL_KIND_GLOBS)
         merged.update({f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS})
         merged.update(overrides or {})
@@ -75,13 +81,15 @@ class KindMap:
         self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]
         self._cache: dict[str, frozenset[str]] = {}
         self._candidates: dict[str, frozenset[str]] = {}
+        # One object per distinct set of kinds (a tree has a few dozen): 40,000 paths held 17 MiB of equal sets.
+        self._sets: dict[frozenset[str], frozenset[str]] = {}
 
     def kinds(self, path: str) -> frozenset[str]:
         """The kinds the path's globs give (for a content kind: a hint that decides without reading)."""
         hit = self._cache.get(path)
         if hit is None:
             hit = frozenset(k for k, m in self._matchers if m.match(path))
-            self._cache[path] = hit
+            hit = self._cache[path] = self._sets.setdefault(hit, hit)
         return hit
 
     def candidates(self, path: str) -> frozenset[str]:
@@ -91,7 +99,7 @@ class KindMap:
         if hit is None:
             own = self.kinds(path)
             hit = own | {k for k, base in CONTENT_KINDS.items() if base in own}
-            self._candidates[path] = hit
+            hit = self._candidates[path] = self._sets.setdefault(hit, hit)
         return hit
 
     def has(self, path: str, kind: str) -> bool:

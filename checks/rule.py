@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -156,6 +155,8 @@ class Rule:
 
     @classmethod
     def doc(cls) -> str:
+        import inspect  # ~5 ms to import: for the documentation only
+
         return inspect.cleandoc(cls.__doc__ or cls.title)
 
 
@@ -177,10 +178,96 @@ _ALL: dict[str, type[Rule]] | None = None
 
 
 def all_rules() -> dict[str, type[Rule]]:
-    """Every rule by id: the explicit list `checks.rules.RULES`."""
+    """Every rule by id, every rule module imported: the explicit list `checks.rules.MODULES`."""
     global _ALL
     if _ALL is None:
         from npu_review.checks.rules import RULES
 
         _ALL = validate(RULES)
     return dict(_ALL)
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """What the engine decides by before a rule's module is imported: its id, name and severity, the kinds of
+    files it reads, and which hooks it implements. `load()` imports the rule."""
+
+    id: str
+    name: str
+    module: str
+    cls: str
+    severity: Severity
+    title: str
+    enabled_by_default: bool
+    kinds: frozenset[str]
+    per_file: bool
+    project: bool
+    triggers: frozenset[str]  # Rule.triggers_context()
+
+    def load(self) -> type[Rule]:
+        from npu_review.checks.rules import load
+
+        return load(self.module, self.cls)
+
+
+def _spec(module: str, cls: type[Rule]) -> RuleSpec:
+    return RuleSpec(
+        id=cls.id,
+        name=cls.name,
+        module=module,
+        cls=cls.__name__,
+        severity=cls.severity,
+        title=cls.title,
+        enabled_by_default=cls.enabled_by_default,
+        kinds=frozenset(cls.kinds),
+        per_file=cls.is_per_file(),
+        project=cls.is_project(),
+        triggers=frozenset(cls.triggers_context()),
+    )
+
+
+def _make_specs() -> dict[str, RuleSpec]:
+    from npu_review.checks.rules import MODULES
+
+    rules = all_rules()
+    modules = {cls: module for module, cls in MODULES}
+    return {rid: _spec(modules[cls.__name__], cls) for rid, cls in rules.items()}
+
+
+_SPECS: dict[str, RuleSpec] | None = None
+
+
+def rule_specs() -> dict[str, RuleSpec]:
+    """Every rule's RuleSpec by id, in id order. Made by importing every rule once, then kept in the caller's cache
+    folder (checks.diskcache) keyed by the engine's source files, so that a run imports only the rules it needs."""
+    global _SPECS
+    if _SPECS is None:
+        from npu_review.checks import diskcache
+        from npu_review.checks.rules import MODULES
+
+        def valid(found: object) -> bool:
+            return isinstance(found, dict) and sorted((s.module, s.cls) for s in found.values()) == sorted(MODULES)
+
+        if diskcache.folder() is None:
+            _SPECS = _make_specs()
+        else:
+            _SPECS = diskcache.cached("rules", _source_key(), _make_specs, valid)
+    return dict(_SPECS)
+
+
+def _source_key() -> str:
+    """A hash of the engine's Python files (path, size, modification time, as Python's own bytecode cache checks
+    them) and of the interpreter: a rule's kinds may come from any module of the engine."""
+    import hashlib
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256(f"{sys.version}\0{root}".encode())
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                digest.update(f"{dirpath}/{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return digest.hexdigest()[:24]

@@ -5,33 +5,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import logging
 import os
 import sys
-import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from npu_review import facts_cmd, fix, version
-from npu_review.checks.config import CONFIG_PATH, Config, ConfigError, config_text, parse_config
-from npu_review.checks.diffing import DiffError
-from npu_review.checks.engine import Report, known_rule_ids, run
-from npu_review.checks.model import ChangeSet, Severity, Tree
-from npu_review.checks.output import FORMATS, render, summary_line
-from npu_review.checks.rule import all_rules
-from npu_review.gitsource import (
-    Git,
-    GitError,
-    GitTree,
-    changeset_audit,
-    changeset_from_diff,
-    changeset_from_git,
-    changeset_staged,
-    changeset_work_tree,
-)
-from npu_review.parallel import available, default_jobs, process_mapper
-from npu_review.term import COLOR_CHOICES, Progress, use_color
+from npu_review import facts_cmd, version
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from npu_review.checks.config import Config
+    from npu_review.checks.engine import Report
+    from npu_review.checks.model import ChangeSet, Tree
+    from npu_review.gitsource import Git
+
+# What `check` and `init` read and write: checks.config.CONFIG_PATH, named here too so that building the parser
+# does not import the engine (tests/test_cli.py holds the two equal). Everything else is imported by the command
+# that needs it: `npu-review --version` or `rules` must not pay for the engine, the facts and the rules.
+CONFIG_PATH = ".github/npu-review.yml"
+# checks.output.FORMATS and npu_review.term.COLOR_CHOICES, likewise.
+FORMATS = ("text", "concise", "json", "sarif", "github")
+COLOR_CHOICES = ("auto", "always", "never")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("error", "warning", "notice", "never")
@@ -58,6 +53,12 @@ class _VersionAction(argparse.Action):
         raise _ShowVersion
 
 
+PROFILE_ENV = "NPU_REVIEW_PROFILE"
+PROFILE_HELP = (
+    f"write a cProfile of the run to FILE (read it with `python -m pstats FILE`; also ${PROFILE_ENV}=FILE); worker "
+    "processes of a parallel review are not in it: add --jobs 1"
+)
+
 # `--fix --diff`: the fixes as a diff. `--diff` without a FILE takes this value.
 FIX_DIFF = "\0fix-diff"
 # What the App needs besides the engine: `pip install 'npu-review[app]'` brings them.
@@ -67,9 +68,14 @@ APP_MODULES = frozenset({"aiohttp", "gidgethub", "jwt", "redis", "tenacity", "cr
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="npu-review", description="Review changes for Ascend NPU mistakes.")
     p.add_argument("--version", action=_VersionAction)
+    p.add_argument("--profile", metavar="FILE", dest="cprofile", help=PROFILE_HELP)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # `--profile` after the command as well (`npu-review check --profile FILE ...`); SUPPRESS: a subcommand without
+    # it leaves the main parser's value alone.
+    profiled = _Parser(add_help=False)
+    profiled.add_argument("--profile", metavar="FILE", dest="cprofile", default=argparse.SUPPRESS, help=PROFILE_HELP)
 
-    c = sub.add_parser("check", help="review a change (or a whole tree) exactly as the App would")
+    c = sub.add_parser("check", parents=[profiled], help="review a change (or a whole tree) exactly as the App would")
     c.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     c.add_argument("--base", help="review base..head; content is read from git objects")
     c.add_argument("--head", help="head revision (default: HEAD)")
@@ -124,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the work tree",
     )
 
-    rp = sub.add_parser("replay", help="review each first-parent commit since REV as its own change")
+    rp = sub.add_parser(
+        "replay", parents=[profiled], help="review each first-parent commit since REV as its own change"
+    )
     rp.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     rp.add_argument("--since", required=True, help="replay the commits after this revision")
     rp.add_argument("--until", default="HEAD", help="up to this revision (default: HEAD)")
@@ -132,11 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--config", metavar="FILE", help=f"config for every commit (default: {CONFIG_PATH} at each base)")
     rp.add_argument("--format", choices=("text", "json"), default="text")
 
-    r = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
+    r = sub.add_parser("rules", parents=[profiled], help="list the rules, or print one rule's documentation")
     r.add_argument("rule", nargs="?", help="a rule id such as NPU301")
     r.add_argument("--format", choices=("text", "markdown"), default="text", help="markdown: a table of them")
 
-    i = sub.add_parser("init", help=f"write a commented {CONFIG_PATH} for a repository, and show a first review")
+    i = sub.add_parser(
+        "init", parents=[profiled], help=f"write a commented {CONFIG_PATH} for a repository, and show a first review"
+    )
     i.add_argument("--repo", default=".", help="the git repository (default: .); the file goes into its work tree")
     i.add_argument("--head", default="HEAD", help="the revision whose files are counted and reviewed (default: HEAD)")
     i.add_argument("--force", action="store_true", help=f"replace an existing {CONFIG_PATH}")
@@ -158,10 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load_config(args: argparse.Namespace, config_tree: Tree | None) -> Config:
+    from npu_review.checks.config import config_text, parse_config
+    from npu_review.checks.engine import known_rule_ids
+    from npu_review.gitsource import GitTree
+
     known = known_rule_ids()
     if args.config:
         try:
-            data = Path(args.config).read_bytes()
+            with open(args.config, "rb") as fh:
+                data = fh.read()
         except OSError as exc:
             raise UsageError(f"cannot read config {args.config}: {exc.strerror or exc}") from None
         return parse_config(config_text(data, args.config), known, source=args.config)
@@ -181,7 +196,8 @@ def _read_diff(name: str) -> str:
             stdin = getattr(sys.stdin, "buffer", None)  # a text stream put in its place has none
             data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8", "surrogateescape")
         else:
-            data = Path(name).read_bytes()
+            with open(name, "rb") as fh:
+                data = fh.read()
     except OSError as exc:
         raise UsageError(f"cannot read diff {name}: {exc.strerror or exc}") from None
     where = "stdin" if name == "-" else name
@@ -191,6 +207,8 @@ def _read_diff(name: str) -> str:
 
 
 def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
+    from npu_review.gitsource import changeset_audit, changeset_from_diff, changeset_from_git, changeset_staged
+
     modes = [m for m in ("base", "diff", "all", "staged") if getattr(args, m) not in (None, False, FIX_DIFF)]
     if len(modes) > 1:
         raise UsageError(f"--{modes[0]} and --{modes[1]} cannot be combined")
@@ -211,7 +229,7 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
             # pre-commit passes files the staged change does not touch (`run --all-files`, `--files`): review
             # those as they are, whole, like the other files it hands to its hooks.
             git.close()
-            cs, git = changeset_work_tree(args.repo)
+            cs, git = _work_tree(args.repo)
         return cs, git, config_tree
     if args.diff not in (None, FIX_DIFF):
         text = _read_diff(args.diff)
@@ -222,14 +240,22 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
             raise UsageError(f"{where}: no file diff in it: not a unified diff")
         return cs, git, cs.base
     if args.paths:
-        cs, git = changeset_work_tree(args.repo)
+        cs, git = _work_tree(args.repo)
         return cs, git, cs.base
     raise UsageError("say what to review: --base REV [--head REV], --diff FILE|-, --staged, --all or PATHs")
+
+
+def _work_tree(repo: str) -> tuple[ChangeSet, Git]:
+    from npu_review.gitsource import changeset_work_tree
+
+    return changeset_work_tree(repo)
 
 
 def _repo_paths(git: Git, paths: Sequence[str]) -> set[str]:
     """PATH arguments (relative to the current directory, as pre-commit and shells give them) as repository
     paths. In a bare repository they are taken as repository paths."""
+    from pathlib import Path
+
     if git.is_bare():
         return {Path(p).as_posix() for p in paths}
     top = os.path.realpath(git.toplevel())
@@ -268,6 +294,15 @@ def without_cyclic_gc() -> Iterator[None]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from npu_review.checks.engine import Report, run
+    from npu_review.checks.model import Severity
+    from npu_review.checks.output import render, summary_line
+    from npu_review.parallel import available, default_jobs, process_mapper
+    from npu_review.term import Progress, use_color
+
     if args.jobs < 0:
         raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
     cs, git, config_tree = _changeset(args)
@@ -318,6 +353,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _fix(args: argparse.Namespace, report: Report, head: Tree, root: Path) -> Report:
     """Applies (or, with --diff, prints) the suggestions; the report of what is left to fix by hand."""
+    from npu_review import fix
+    from npu_review.checks.engine import Report
+
     dry_run = args.diff == FIX_DIFF
     done = fix.plan(report.findings, head, root)
     if dry_run:
@@ -336,12 +374,14 @@ def _fix(args: argparse.Namespace, report: Report, head: Tree, root: Path) -> Re
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    rules = all_rules()
+    from npu_review.checks.rule import rule_specs
+
+    rules = rule_specs()  # the registry: only the rule whose documentation is asked for is imported
     if args.rule:
         rid = args.rule.upper()
         if rid not in rules:
             raise UsageError(f"unknown rule {args.rule!r} (see `npu-review rules`)")
-        cls = rules[rid]
+        cls = rules[rid].load()
         default = "" if cls.enabled_by_default else ", off by default"
         print(f"{rid} {cls.name} ({cls.severity.label}{default})\n{cls.title}\n\n{cls.doc()}")
         return EXIT_OK
@@ -349,9 +389,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
         sys.stdout.write(rules_markdown())
         return EXIT_OK
     width = max((len(c.name) for c in rules.values()), default=10)
-    for rid, cls in rules.items():
-        off = "" if cls.enabled_by_default else " (off by default)"
-        print(f"{rid}  {cls.name:<{width}}  {cls.severity.label:<7}  {cls.title}{off}")
+    for rid, spec in rules.items():
+        off = "" if spec.enabled_by_default else " (off by default)"
+        print(f"{rid}  {spec.name:<{width}}  {spec.severity.label:<7}  {spec.title}{off}")
     return EXIT_OK
 
 
@@ -369,8 +409,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def rules_markdown() -> str:
+    from npu_review.checks.rule import rule_specs
+
     rows = ["| id | name | severity | default | what it reports |", "|---|---|---|---|---|"]
-    for rid, cls in all_rules().items():
+    for rid, cls in rule_specs().items():
         on = "on" if cls.enabled_by_default else "off"
         rows.append(f"| {rid} | `{cls.name}` | {cls.severity.label} | {on} | {cls.title} |")
     return "\n".join(rows) + "\n"
@@ -399,8 +441,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     import datetime as dt
+    import time
+    from pathlib import Path
 
+    from npu_review.checks.engine import run
+    from npu_review.gitsource import changeset_audit
     from npu_review.init import init
+    from npu_review.parallel import available, default_jobs, process_mapper
 
     if args.jobs < 0:
         raise UsageError(f"--jobs must be 1 or more (0: one per core), not {args.jobs}")
@@ -457,12 +504,16 @@ def program() -> NoReturn:
     0.13 s; on verl's tree with the default jobs, 0.05 s."""
     command, code = _main(None, program=True)
     if command in ONE_SHOT:
+        gitsource = sys.modules.get("npu_review.gitsource")
+        if gitsource is not None:  # os._exit below: reap the `git cat-file` children first
+            gitsource.close_all()
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         except BrokenPipeError:  # the reader went away (`| head`): nothing more to say
             pass
-        logging.shutdown()
+        if "logging" in sys.modules:  # imported by the commands that log
+            sys.modules["logging"].shutdown()
         os._exit(code)
     sys.exit(code)
 
@@ -476,16 +527,24 @@ def _main(argv: Sequence[str] | None, program: bool) -> tuple[str | None, int]:
     """The command's name (None until the arguments are parsed) and its exit code. In the program, a one-shot
     command runs with the cyclic collector off for good: the program ends right after it."""
     command: str | None = None
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--version"]:  # what argparse would do (the option acts as it is read), without building it
+        print(f"npu-review {version()}")
+        return "version", EXIT_OK
     try:
         args = build_parser().parse_args(argv)
         command = args.command
         if program and command in ONE_SHOT:
             gc.disable()
+        # `cprofile`: `facts --profile NAME` names a facts profile, not this one
+        profile = getattr(args, "cprofile", None) or os.environ.get(PROFILE_ENV)
+        if profile:
+            return command, _profiled(profile, args)
         return command, _dispatch(args)
     except _ShowVersion:
         print(f"npu-review {version()}")
         return "version", EXIT_OK
-    except (UsageError, ConfigError, GitError, DiffError) as exc:
+    except UsageError as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)
         return command, EXIT_USAGE
     except KeyboardInterrupt:
@@ -493,6 +552,9 @@ def _main(argv: Sequence[str] | None, program: bool) -> tuple[str | None, int]:
     except BrokenPipeError:
         return command, EXIT_OK
     except Exception as exc:  # never a traceback for the user; NPU_REVIEW_DEBUG=1 shows it
+        if isinstance(exc, _user_errors()):
+            print(f"npu-review: error: {exc}", file=sys.stderr)
+            return command, EXIT_USAGE
         if os.environ.get("NPU_REVIEW_DEBUG"):
             raise
         print(
@@ -502,7 +564,52 @@ def _main(argv: Sequence[str] | None, program: bool) -> tuple[str | None, int]:
         return command, EXIT_USAGE
 
 
+def _profiled(path: str, args: argparse.Namespace) -> int:
+    """The command run under cProfile, its profile written to `path` when it ends however it ends (the program
+    then leaves with os._exit, which would lose a profile written at interpreter exit)."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        profiler.enable()
+        try:
+            return _dispatch(args)
+        finally:
+            profiler.disable()
+    finally:
+        try:
+            profiler.dump_stats(path)
+        except OSError as exc:
+            print(f"npu-review: warning: cannot write the profile {path}: {exc.strerror or exc}", file=sys.stderr)
+
+
+# The errors that are the user's (a bad config, repository or diff), by module: one that is not imported has raised
+# nothing, so these are looked up only among the modules the command imported.
+_USER_ERRORS = (
+    ("npu_review.checks.config", "ConfigError"),
+    ("npu_review.gitsource", "GitError"),
+    ("npu_review.checks.diffing", "DiffError"),
+)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    return tuple(getattr(m, name) for module, name in _USER_ERRORS if (m := sys.modules.get(module)) is not None)
+
+
+def cache_dir() -> str | None:
+    """Where the CLI keeps what it can reuse between runs (checks.diskcache): $NPU_REVIEW_CACHE_DIR (empty: no
+    cache), else $XDG_CACHE_HOME/npu-review, else ~/.cache/npu-review; None when there is no home to put it in."""
+    chosen = os.environ.get("NPU_REVIEW_CACHE_DIR")
+    if chosen is not None:
+        return chosen or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return None if base.startswith("~") else os.path.join(base, "npu-review")
+
+
 def _dispatch(args: argparse.Namespace) -> int:
+    from npu_review.checks import diskcache
+
+    diskcache.use(cache_dir())
     if args.command == "check":
         return cmd_check(args)
     if args.command == "init":

@@ -7,11 +7,13 @@ import dataclasses
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_review.checks import facts as facts_data
-from npu_review.checks.facts import Facts
-from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, sections, sourced_sections
+from npu_review.checks.facts.typed import FactsError
+
+if TYPE_CHECKING:
+    from npu_review.checks.facts import Facts
 
 EXIT_OK, EXIT_UNSOURCED, EXIT_USAGE = 0, 1, 2
 
@@ -55,6 +57,8 @@ def _sizes(section: Any) -> dict[str, int]:
 
 def unsourced(facts: Facts) -> list[str]:
     """The universal sections that name no source or no date (a fact nobody can trace is a guess)."""
+    from npu_review.checks.facts.schema import UNIVERSAL, sections
+
     return [
         name
         for name in sections(UNIVERSAL)
@@ -63,6 +67,8 @@ def unsourced(facts: Facts) -> list[str]:
 
 
 def report(facts: Facts) -> dict[str, Any]:
+    from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, sections, sourced_sections
+
     sourced = set(sourced_sections())
     out = []
     for scope in (UNIVERSAL, PROJECT):
@@ -87,7 +93,7 @@ def report(facts: Facts) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     try:
         facts = facts_data.load(profile=args.profile)
-    except facts_data.FactsError as exc:
+    except FactsError as exc:
         print(f"npu-review: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     doc = report(facts)

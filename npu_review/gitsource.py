@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from npu_review.checks.diffing import DiffError, parse_unified_diff
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
 from npu_review.checks.textio import decode_blob
 
@@ -231,14 +230,27 @@ class Git:
         return result
 
     def close(self) -> None:
-        if self._batch is not None:
-            if self._batch.stdin:
-                self._batch.stdin.close()
-            self._batch.wait(timeout=5)
-            self._batch = None
+        """End the `cat-file` child and reap it (killed when it does not end within 5 s of its input closing)."""
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            if batch.stdin:
+                batch.stdin.close()
+            try:
+                batch.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                batch.kill()
+                batch.wait()
+            if batch.stdout:
+                batch.stdout.close()
 
 
 _OPEN: weakref.WeakSet[Git] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every Git of this process: a program that ends with os._exit (the CLI) leaves no child unreaped."""
+    for git in list(_OPEN):
+        git.close()
 
 
 def _reset_after_fork() -> None:
@@ -363,6 +375,8 @@ _STATUS = {
 
 def _merge_changes(raw: list[tuple[str, str, str | None]], patch_text: str, head: Tree) -> dict[str, FileChange]:
     """Statuses and exact paths from --raw, added lines from the patch (unidiff)."""
+    from npu_review.checks.diffing import DiffError, parse_unified_diff  # unidiff: imported by a change's review
+
     try:
         patched = parse_unified_diff(patch_text)
     except DiffError:
@@ -448,6 +462,8 @@ def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
     git = Git(repo)
     if git.is_bare():
         raise GitError(f"{repo}: --diff reads new content from the work tree, and this repository has none")
+    from npu_review.checks.diffing import parse_unified_diff
+
     changes = parse_unified_diff(diff_text)
     base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
     return ChangeSet(head=WorkTree(git), base=base, changes=changes, repository=git.github_repository()), git

@@ -5,23 +5,39 @@ be pickled: each child starts as a copy of this process. Only the results (`Part
 directives, counts) travel back. Git readers reopen their `cat-file` process in each child (gitsource).
 `concurrent.futures` rather than `multiprocessing.Pool`: when a worker dies (killed for memory, say) the
 executor says so, where a Pool waits forever for the lost share. The run then finishes in this process.
+`multiprocessing` and the executor are imported when a run is shared out, not by a review too small for it.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
-from npu_review.checks.engine import Partial
+if TYPE_CHECKING:
+    from npu_review.checks.engine import Partial
 
 log = logging.getLogger(__name__)
 
 _TASK: Callable[[int], Partial] | None = None
+
+
+def _start_worker() -> None:
+    """In each worker: its `git cat-file` readers (opened after the fork, see gitsource) are closed and reaped
+    when the worker ends, not left to the system: multiprocessing's finalizers run at a worker's exit."""
+    from multiprocessing import util
+
+    util.Finalize(None, _close_git, exitpriority=10)
+
+
+def _close_git() -> None:
+    import sys
+
+    gitsource = sys.modules.get("npu_review.gitsource")
+    if gitsource is not None:
+        gitsource.close_all()
 
 
 def _call(index: int) -> Partial:
@@ -30,8 +46,9 @@ def _call(index: int) -> Partial:
 
 
 def available() -> bool:
-    """Whether worker processes can be forked here (not on Windows)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether worker processes can be forked here (not on Windows): multiprocessing's "fork" start method is
+    there exactly where the os module can fork."""
+    return hasattr(os, "fork")
 
 
 def default_jobs() -> int:
@@ -49,6 +66,10 @@ def process_mapper(
     `progress(shares done, shares, files checked)` is called as each share comes back."""
 
     def mapper(task: Callable[[int], Partial], count: int) -> list[Partial]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
         global _TASK
         _TASK = task
         # What exists now is shared with the children until written: keep their collector off it (a
@@ -56,7 +77,7 @@ def process_mapper(
         gc.freeze()
         try:
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(min(jobs, count), mp_context=context) as pool:
+            with ProcessPoolExecutor(min(jobs, count), mp_context=context, initializer=_start_worker) as pool:
                 futures = [pool.submit(_call, i) for i in range(count)]
                 if progress is not None:
                     checked = 0

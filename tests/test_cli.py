@@ -308,7 +308,7 @@ def test_replay_reviews_each_commit_as_its_own_change(repo: Path, capsys: pytest
 def test_parallel_audit_gives_the_same_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npu_review import cli, parallel
+    from npu_review import parallel
 
     r = tmp_path / "big"
     r.mkdir()
@@ -332,7 +332,7 @@ def test_parallel_audit_gives_the_same_report(
 
         return mapper
 
-    monkeypatch.setattr(cli, "process_mapper", recording)
+    monkeypatch.setattr(parallel, "process_mapper", recording)  # the CLI imports it when it reviews
     args = ["check", "--repo", str(r), "--all", "--format", "json"]
     code1, one, err1 = run_cli(capsys, *args, "--jobs", "1")
     code2, two, err2 = run_cli(capsys, *args, "--jobs", "2")
@@ -369,13 +369,13 @@ def test_check_reviews_without_cyclic_collection_and_restores_the_collector(
 ) -> None:
     import gc
 
-    from npu_review import cli
-
     before = (gc.get_threshold(), gc.isenabled())
     reviewing: list[bool] = []  # whether the collector was on, at each review
     active: list[bool] = []
     collected_during_review: list[int] = []
-    real_run = cli.run
+    from npu_review.checks import engine
+
+    real_run = engine.run
 
     def review(*args, **kwargs):  # type: ignore[no-untyped-def]
         reviewing.append(gc.isenabled())
@@ -391,7 +391,7 @@ def test_check_reviews_without_cyclic_collection_and_restores_the_collector(
         if active and phase == "start":
             collected_during_review.append(info["generation"])
 
-    monkeypatch.setattr(cli, "run", review)
+    monkeypatch.setattr(engine, "run", review)  # the CLI imports it when it reviews
     gc.callbacks.append(on_gc)
     try:
         code, out, _ = run_cli(capsys, "check", "--repo", str(repo), "--all", "--format", "json")

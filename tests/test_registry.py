@@ -125,3 +125,35 @@ def test_the_walk_hands_each_job_and_step_once_and_honours_needles() -> None:
         (".github/workflows/ci.yml", 11),
     ]
     assert Walker.is_per_file()
+
+
+def test_the_specs_say_what_the_rules_say(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from npu_review.checks import diskcache, rule
+
+    fresh = rule._make_specs()
+    for rid, cls in all_rules().items():
+        spec = fresh[rid]
+        assert spec.load() is cls
+        assert (spec.name, spec.severity, spec.title, spec.enabled_by_default) == (
+            cls.name,
+            cls.severity,
+            cls.title,
+            cls.enabled_by_default,
+        )
+        assert (spec.kinds, spec.per_file, spec.project, spec.triggers) == (
+            cls.kinds,
+            cls.is_per_file(),
+            cls.is_project(),
+            cls.triggers_context(),
+        )
+    # Kept in the cache folder, and read back from it; an entry that does not load is made anew.
+    monkeypatch.setattr(diskcache, "_folder", str(tmp_path))
+    monkeypatch.setattr(rule, "_SPECS", None)
+    assert rule.rule_specs() == fresh
+    (entry,) = tmp_path.iterdir()
+    monkeypatch.setattr(rule, "_SPECS", None)
+    assert rule.rule_specs() == fresh
+    entry.write_bytes(b"\x80\x05garbage")
+    monkeypatch.setattr(rule, "_SPECS", None)
+    assert rule.rule_specs() == fresh
+    assert entry.read_bytes() != b"\x80\x05garbage"

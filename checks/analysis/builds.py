@@ -412,6 +412,10 @@ class _Builder:
             tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, CallLeg | None]
         ] = []
         self.paths = ctx.paths_at(rev)
+        # The pulls of g.pulls as a set, for the test before adding one (a list scan made a large tree quadratic):
+        # the first `_seen_upto` of them, the rest added at the next test.
+        self._seen: set[Pull] = set()
+        self._seen_upto = 0
 
     def wanted(self, path: str, kind: str) -> bool:
         """Read `path` as a `kind` file: a kind the asking rule reads, a file the change touches, or (for shell
@@ -554,8 +558,12 @@ class _Builder:
             if ref is None:
                 continue
             pull = Pull(path, self._written(path, line, v, repo_part), ref, via)
-            if pull not in self.g.pulls:
-                self.g.pulls.append(pull)
+            pulls = self.g.pulls
+            if self._seen_upto < len(pulls):
+                self._seen.update(pulls[self._seen_upto :])
+                self._seen_upto = len(pulls)
+            if pull not in self._seen:
+                pulls.append(pull)
 
     def _written(self, path: str, line: int, v: Val, repo: str) -> int:
         """The line that spells the reference (`export IMAGE=quay.io/x/y:1` before `docker run $IMAGE`)."""

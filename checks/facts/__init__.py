@@ -5,6 +5,10 @@ bench/facts/refresh.py) and one project's (profiles/<name>.yml), typed.
 lists and scalars replace) and builds a frozen `Facts`, checking every key and type: a typo or a wrong type
 raises FactsError naming the key. Rules read `ctx.facts.<section>.<field>`; the data files are the only place a
 value lives.
+
+The validated facts of each profile are kept in a cache folder when the caller names one (checks.diskcache; the
+CLI does): a pickle keyed by the hash of the data files and of the code that builds them, so that a start-up reads
+one file instead of loading YAML and checking every key.
 """
 
 from __future__ import annotations
@@ -12,16 +16,18 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
-from collections.abc import Iterable, Mapping
-from importlib import resources
-from typing import Any
-
-import yaml
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_review.checks import globs
-from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, Facts, sections, sourced_sections
-from npu_review.checks.facts.typed import FactsError, build
+from npu_review.checks.facts.typed import FactsError
+
+if TYPE_CHECKING:
+    from npu_review.checks.facts.schema import Facts
+
+T = TypeVar("T")
 
 __all__ = ["DEFAULT_PROFILE", "FALLBACK_PROFILE", "Facts", "FactsError", "default_facts", "detect", "load", "profiles"]
 
@@ -31,10 +37,51 @@ DEFAULT_PROFILE = "verl"
 # The profile of a repository that looks like no known project: universal facts, no project's layout.
 FALLBACK_PROFILE = "generic"
 
+# This package's folder: the data files sit beside this module (read as files: importlib.resources costs a start-up
+# as much as the read).
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The other code whose classes or values the pickled facts hold (besides this folder's modules).
+_CODE = (os.path.join(os.path.dirname(_HERE), "parsers", "sh", "launchers.py"),)
+
+
+def _data(*parts: str) -> str:
+    with open(os.path.join(_HERE, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+@functools.cache
+def _cache_key() -> str:
+    """The hash of every data file and module of this folder (and `_CODE`) and of the interpreter's version: the
+    cached facts are those files' as long as none changes."""
+    import hashlib
+    import sys
+
+    digest = hashlib.sha256(sys.version.encode())
+    files = [os.path.join(dirpath, name) for dirpath, _, names in os.walk(_HERE) for name in names]
+    for path in sorted(
+        [*(f for f in files if f.endswith((".py", ".yml", ".json")) and "__pycache__" not in f), *_CODE]
+    ):
+        digest.update(os.path.relpath(path, _HERE).encode() + b"\0")
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def _cached(name: str, make: Callable[[], T], valid: Callable[[object], bool]) -> T:
+    """`make()`, kept between runs in the caller's cache folder (checks.diskcache) under this folder's hash."""
+    from npu_review.checks import diskcache
+
+    if diskcache.folder() is None:
+        return make()
+    return diskcache.cached(f"facts-{name}", _cache_key(), make, valid)
+
 
 @functools.cache  # ascend.yml goes into every profile: read it once
 def _read(*parts: str) -> dict[str, Any]:
-    text = resources.files("npu_review.checks.facts").joinpath(*parts).read_text(encoding="utf-8")
+    import yaml
+
+    text = _data(*parts)
     # libyaml's safe loader when built in: the same data, 3 ms instead of 40 ms at every start-up.
     data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     assert isinstance(data, dict), parts
@@ -45,8 +92,7 @@ def _read(*parts: str) -> dict[str, Any]:
 def _read_sourced() -> tuple[dict[str, Any], dict[str, str]]:
     """sourced.json (what bench/facts/refresh.py writes): its sections, and each one's `about` line. JSON, not
     YAML: it is read at every start-up, 0.2 ms instead of 6."""
-    text = resources.files("npu_review.checks.facts").joinpath("sourced.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = json.loads(_data("sourced.json"))
     assert isinstance(data, dict)
     data.pop("about", None)
     about = {name: str(section.pop("about", "")) for name, section in data.items()}
@@ -61,12 +107,14 @@ def about(section: str) -> str:
 @functools.cache
 def profiles() -> tuple[str, ...]:
     """The names of the shipped project profiles."""
-    folder = resources.files("npu_review.checks.facts").joinpath("profiles")
-    return tuple(sorted(p.name.removesuffix(".yml") for p in folder.iterdir() if p.name.endswith(".yml")))
+    names = os.listdir(os.path.join(_HERE, "profiles"))
+    return tuple(sorted(n.removesuffix(".yml") for n in names if n.endswith(".yml")))
 
 
 @functools.cache
 def _shipped(profile: str) -> dict[str, Any]:
+    from npu_review.checks.facts.schema import PROJECT, UNIVERSAL, sections, sourced_sections
+
     hand, sourced = _read("ascend.yml"), _read_sourced()[0]
     project = _read("profiles", f"{profile}.yml")
     # Each file holds exactly its sections: a section in the wrong file is a packaging bug. sourced.yml is what
@@ -97,6 +145,9 @@ def load(overrides: Mapping[str, Any] | None = None, profile: str = DEFAULT_PROF
         return _default(profile)
     if "profile" in overrides:
         raise FactsError("knowledge: unknown key 'profile' (the profile is named by the top-level `profile:` key)")
+    from npu_review.checks.facts.schema import Facts
+    from npu_review.checks.facts.typed import build
+
     return build(Facts, {"profile": profile, **_merge(_shipped(profile), _legacy(overrides))}, "knowledge")
 
 
@@ -124,17 +175,27 @@ def _legacy(overrides: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @functools.cache
 def _default(profile: str) -> Facts:
-    return build(Facts, {"profile": profile, **_shipped(profile)}, "knowledge")
+    from npu_review.checks.facts.schema import Facts
+    from npu_review.checks.facts.typed import build
+
+    return _cached(
+        profile,
+        lambda: build(Facts, {"profile": profile, **_shipped(profile)}, "knowledge"),
+        lambda found: isinstance(found, Facts) and found.profile == profile,
+    )
 
 
 @functools.cache
 def _looks_like() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
     # From the data as shipped (`project.looks_like`, a list of globs): building every profile's typed facts
     # only to read one list cost each start-up ~40 ms. tests/test_facts.py builds and checks every profile.
-    return tuple(
-        (name, tuple(globs.compile_glob(g) for g in _read("profiles", f"{name}.yml")["project"]["looks_like"]))
-        for name in profiles()
+    # The globs of each profile are kept in the cache folder with the facts.
+    looks = _cached(
+        "looks_like",
+        lambda: {name: list(_read("profiles", f"{name}.yml")["project"]["looks_like"]) for name in profiles()},
+        lambda found: isinstance(found, dict) and sorted(found) == list(profiles()),
     )
+    return tuple((name, tuple(globs.compile_glob(g) for g in looks[name])) for name in profiles())
 
 
 def detect(paths: Iterable[str]) -> str:
@@ -154,3 +215,11 @@ def detect(paths: Iterable[str]) -> str:
 def default_facts() -> Facts:
     """The shipped facts of the default profile (no repo config)."""
     return _default(DEFAULT_PROFILE)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Facts":  # the schema, imported on first use (~30 ms of dataclasses)
+        from npu_review.checks.facts.schema import Facts
+
+        return Facts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Literal
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Literal
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_block import StateBlock
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_block import StateBlock
 
 Kind = Literal["fence", "code", "paragraph"]
 
@@ -63,10 +64,17 @@ def _mkdocs_container(state: StateBlock, start: int, end: int, silent: bool) -> 
     return True
 
 
-# Block structure only: the inline rules (emphasis, links, ...) cost five times the block parse and say nothing
-# about where code is.
-_PARSER = MarkdownIt("commonmark").disable(["inline", "text_join"])
-_PARSER.block.ruler.before("fence", "mkdocs_container", _mkdocs_container)
+@cache
+def _parser() -> MarkdownIt:
+    """Block structure only: the inline rules (emphasis, links, ...) cost five times the block parse and say
+    nothing about where code is. Made (and markdown-it imported, ~10 ms) when a first text is parsed."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").disable(["inline", "text_join"])
+    parser.block.ruler.before("fence", "mkdocs_container", _mkdocs_container)
+    return parser
+
+
 _KINDS: dict[str, Kind] = {"fence": "fence", "code_block": "code", "paragraph_open": "paragraph"}
 
 
@@ -89,7 +97,7 @@ def blocks(text: str) -> tuple[MdBlock, ...]:
     try:
         # markdown-it breaks lines at \n (and \r) only; splitlines() also at \f, \x1c, \u2028, ...: one \n per
         # line of ours keeps the line numbers the same.
-        tokens = _PARSER.parse("\n".join(lines) + "\n")
+        tokens = _parser().parse("\n".join(lines) + "\n")
     except Exception:  # pragma: no cover - defensive: odd input degrades to no blocks
         return ()
     out: list[MdBlock] = []
