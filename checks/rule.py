@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -41,6 +42,16 @@ class Hit:
     # value, the pin), never a line number. Findings of one cause anywhere in the change are one inline comment
     # (checks.causes). None: the message is the cause (the same comment said twice is one cause).
     cause: str | None = None
+
+    def unless_introduced(self, ctx: Context, also: Iterable[tuple[str, int]] = ()) -> Hit:
+        """This hit as it is when the change under review writes its line (or one of `also`: the lines that make
+        the same statement, a pin's CANN), else as a notice: a setting the project already lives with (an audit
+        introduces nothing, ctx.introduces) is not worth an inline comment."""
+        if self.severity is Severity.NOTICE or ctx.introduces(self.path, self.line):
+            return self
+        if any(ctx.introduces(path, line) for path, line in also):
+            return self
+        return dataclasses.replace(self, severity=Severity.NOTICE)
 
 
 class Rule:

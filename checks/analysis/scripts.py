@@ -51,26 +51,14 @@ def resolve_script(ctx: Context, here: str, argument: str) -> str | None:
         return None
     else:
         candidates = [arg, f"{folder}/{arg}" if folder else arg]
+    from npu_review.checks.analysis.references import normpath  # imported here: it brings the workflow models
+
     tree = ctx.changeset.head
     for cand in candidates:
-        norm = _normalise(cand)
+        norm = normpath(cand)
         if norm and tree.exists(norm):
             return norm
     return None
-
-
-def _normalise(path: str) -> str | None:
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return None
-            parts.pop()
-            continue
-        parts.append(part)
-    return "/".join(parts)
 
 
 def _expand_simple(view: View, argument: str, at: int) -> str | None:

@@ -111,8 +111,7 @@ class GraphConfigDeadUnderEager(Rule):
                 f"{what} {verb} no effect: `enforce_eager=True` on line {eager.override.line} runs the vLLM "
                 "rollout eagerly, so no graph is captured. Remove the graph settings, or set "
                 "`enforce_eager=False` if graph mode is meant (and use TASK_QUEUE_ENABLE=1 with it).",
-                severity=_severity(ctx, src.path, (*lines, *eager.override.lines)),
-            )
+            ).unless_introduced(ctx, [(src.path, n) for n in (*lines, *eager.override.lines)])
 
 
 # The compilation-config keys that only act on captured graphs.
@@ -152,15 +151,9 @@ def _vllm_servers(src: SourceFile, ctx: Context) -> Iterable[Hit]:
             f"{what} {verb} no effect: {eager} on line {config.eager_line} runs the vLLM server eagerly, so no "
             f"graph is captured. Remove the graph settings, or drop {eager} if graph mode is meant (and use "
             "TASK_QUEUE_ENABLE=1 with it).",
-            severity=_severity(ctx, src.path, (*(s.line for _k, s in dead), config.eager_line)),
-        )
-
-
-def _severity(ctx: Context, path: str, lines: Iterable[int]) -> Severity | None:
-    """A warning when the change writes the eager switch or a graph setting; a notice for dead settings the
-    project already lives with (an audit, or lines the change leaves alone): a test that runs eager beside its
-    graph twin with the same arguments keeps them on purpose, and old ones are cruft, not worth a comment."""
-    return None if any(ctx.introduces(path, n) for n in lines) else Severity.NOTICE
+            # Dead settings the project lives with (an eager test run beside its graph twin keeps the same
+            # arguments on purpose; old ones are cruft) are a notice; the change that writes them gets the warning.
+        ).unless_introduced(ctx, [(src.path, n) for n in (*(s.line for _k, s in dead), config.eager_line)])
 
 
 def _show(value: object) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -108,8 +107,8 @@ class AscendInvalidValues(Rule):
             hits += [("f", h) for h in _context_parallel(src, inv, res, facts)]
             # (g) and (h) are habits, not breakage: a warning when the change writes the value, a notice for one
             # the project lives with (an audit, a change elsewhere; a shared GPU/NPU array keeps its defaults)
-            hits += [("g", _habit(ctx, h)) for h in _flash_attn(src, inv, facts)]
-            hits += [("h", _habit(ctx, h)) for h in _torch_compile(src, inv, facts)]
+            hits += [("g", h.unless_introduced(ctx)) for h in _flash_attn(src, inv, facts)]
+            hits += [("h", h.unless_introduced(ctx)) for h in _torch_compile(src, inv, facts)]
         if view.invocations:
             hits += [("c", h) for h in _visible_devices(ctx, src, script, view, facts)]
         for case, hit in hits:
@@ -458,8 +457,6 @@ def _uses_megatron_bridge(res: _Resolver, prefix: str, facts: _Facts) -> bool | 
 
 
 # -- (g) use_flash_attn, (h) use_torch_compile ---------------------------------------------------------------------
-def _habit(ctx: Context, hit: Hit) -> Hit:
-    return hit if ctx.introduces(hit.path, hit.line) else dataclasses.replace(hit, severity=Severity.NOTICE)
 
 
 def _flash_attn(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[Hit]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.installs import SELF_PATHS
@@ -104,14 +103,16 @@ class CannTorchNpuIncompatible(Rule):
         t = tables(ctx)
         for pin in job_pins(ctx, job):
             for hit in self._torch_npu(src, pin, [], cann, t):
-                yield _existing(ctx, hit, src.path, (cann.line,))
+                yield hit.unless_introduced(ctx, [(src.path, cann.line)])
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if ASCEND_DOCKERFILE not in src.kinds:
             return
         stated = [c.line for c in cann_versions(df)]
         for hit in self._pairs(df, src, ctx):
-            yield _existing(ctx, hit, src.path, stated)
+            # A pairing the project already ships is a notice: only the change that writes the pin or the CANN it
+            # meets introduces it (a pairing shipped for months ran, whatever the table says).
+            yield hit.unless_introduced(ctx, [(src.path, n) for n in stated])
 
     def _pairs(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterator[Hit]:
         found = image_pins(ctx, src)
@@ -228,13 +229,3 @@ class CannTorchNpuIncompatible(Rule):
             f"torchvision is {want}: pip replaces torch with the one this torchvision requires.",
             severity=Severity.WARNING,
         )
-
-
-def _existing(ctx: Context, hit: Hit, path: str, stated: Iterable[int]) -> Hit:
-    """A pairing the project already ships is a notice: only the change that writes the pin or the CANN it meets
-    introduces it (an audit introduces nothing). A pairing shipped for months ran, whatever the table says."""
-    if hit.severity is Severity.NOTICE or ctx.introduces(hit.path, hit.line):
-        return hit
-    if any(ctx.introduces(path, n) for n in stated):
-        return hit
-    return dataclasses.replace(hit, severity=Severity.NOTICE)

@@ -217,8 +217,15 @@ def matrix_combinations(matrix: Node, objects: bool = False) -> list[dict[str, s
     product = matrix_product(axes, MAX_COMBINATIONS)
     if product is None:
         return None
-    combos = [c for c in product if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
-    originals = {k for k, _ in axes}
+    return _legs(list(product), {k for k, _ in axes}, include, exclude)
+
+
+def _legs(
+    combos: list[dict[str, str]], originals: set[str], include: list[dict[str, str]], exclude: list[dict[str, str]]
+) -> list[dict[str, str]] | None:
+    """The matrix's legs as GitHub makes them: the product without the `exclude` entries, then each `include`
+    added to every leg it matches (or as a leg of its own); None beyond MAX_COMBINATIONS."""
+    combos = [c for c in combos if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
     base_count = len(combos)
     for inc in include:
         matched = False
@@ -276,22 +283,7 @@ def _object_combinations(matrix: Node) -> list[dict[str, str]] | None:
         for part in chosen.values():
             merged.update(part)
         combos.append(merged)
-    combos = [c for c in combos if not any(all(c.get(k) == v for k, v in ex.items()) for ex in exclude)]
-    originals = {k for k, _ in axes}
-    base_count = len(combos)
-    for inc in include:
-        matched = False
-        for c in combos[:base_count]:
-            if all(c.get(k) == v for k, v in inc.items() if k in originals) and all(
-                k not in c or c[k] == v for k, v in inc.items() if k not in originals
-            ):
-                c.update(inc)
-                matched = True
-        if not matched:
-            combos.append(dict(inc))
-    if len(combos) > MAX_COMBINATIONS:
-        return None
-    return combos or [{}]
+    return _legs(combos, {k for k, _ in axes}, include, exclude)
 
 
 # -- scopes: what `${{ env.X }}` etc. mean at a given place ---------------------------------------------------------
