@@ -328,8 +328,13 @@ def envs_registry(repo: Repo, path: str) -> set[str]:
     for sha in repo.history(path):
         text = repo.show(path, sha)
         if text:
-            names.update(re.findall(r'^\s*"([A-Z][A-Z0-9_]+)"\s*:', text, re.M))
+            names.update(registry_keys(text))
     return names
+
+
+def registry_keys(text: str) -> set[str]:
+    """The keys of an envs.py registry (`"NAME": lambda: ...`)."""
+    return set(re.findall(r'^\s*"([A-Z][A-Z0-9_]+)"\s*:', text, re.M))
 
 
 TORCH_NPU_PREFIXES = (
@@ -375,9 +380,12 @@ def env_sections(mirrors: Path) -> dict[str, tuple[dict[str, Any], str, str]]:
         torch_npu.date,
     )
     va = Repo.at(mirrors, "vllm-project/vllm-ascend")
+    registry, reads = envs_registry(va, "vllm_ascend/envs.py"), env_reads(va, ("VLLM_ASCEND_",))
+    current = registry_keys(va.show("vllm_ascend/envs.py") or "")
     out["env_vllm_ascend"] = (
-        {"names": sorted(envs_registry(va, "vllm_ascend/envs.py") | env_reads(va, ("VLLM_ASCEND_",)))},
-        f"{va.label} vllm_ascend/envs.py (every key of env_variables in the file's history, current and retired) "
+        {"names": sorted(registry | reads), "retired": sorted(registry - current - reads)},
+        f"{va.label} vllm_ascend/envs.py (every key of env_variables in the file's history, current and retired: "
+        "retired = a key the file no longer has and nothing reads) "
         "and the VLLM_ASCEND_* variables its code, tests and tools read",
         va.date,
     )

@@ -93,6 +93,8 @@ class PackageIndexes(Section):
 @dataclass(frozen=True)
 class EnvNames(Section):
     names: tuple[str, ...]  # environment variables a component reads (documented or in its code)
+    # names of `names` the component read once and no longer does (its registry dropped them, nothing reads them)
+    retired: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,9 @@ class MisspelledAscendEnvVariable(Rule):
         envs:
           VLLM_ASCEND_BALANCE_SCHEDULING: "1"
 
-    Fix: use the name the message suggests.
+    Fix: use the name the message suggests. When the name meant is one vLLM-Ascend no longer reads (its
+    `envs.py` dropped it: `env_vllm_ascend.retired`), correcting the spelling turns nothing on: that is a notice
+    that advises deleting the line (unless the repository's own `envs.py` still registers the name).
 
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
     Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
@@ -113,6 +115,17 @@ class MisspelledAscendEnvVariable(Rule):
                 continue
             suggestion, distance, sure = verdict
             also = _sibling(suggestion, known) if distance in (_DROPPED, _RENAMED) else None
+            if suggestion in _retired(ctx):
+                # the name meant is one the component no longer reads: correcting the spelling turns nothing on
+                yield Hit(
+                    src.path,
+                    found.line,
+                    f"`{found.name}` is not a known variable, and the name it is closest to, `{suggestion}`, is one "
+                    "vLLM-Ascend no longer reads (its `envs.py` dropped it): the line sets nothing either way. "
+                    "Delete it, or set the variable that does its job in the vLLM-Ascend release you run.",
+                    severity=Severity.NOTICE,
+                )
+                continue
             shown = f"`{suggestion}`" if also is None else f"`{suggestion}` (or `{also}`: both spellings were used)"
             default = None if found.read or found.value is None else _registry_defaults(ctx).get(suggestion)
             if default is not None and _same_value(found.value, default):
@@ -161,6 +174,14 @@ def known_names(facts: Facts) -> frozenset[str]:
 
 def _known(ctx: Context) -> frozenset[str]:
     return ctx.memo(("npu110-known", "head", ""), lambda: known_names(ctx.facts) | _registry(ctx))
+
+
+def _retired(ctx: Context) -> frozenset[str]:
+    """Names a component read once and reads no more (facts), unless this repository's own registry has them."""
+    return ctx.memo(
+        ("npu110-retired", "head", ""),
+        lambda: frozenset(ctx.facts.env_vllm_ascend.retired) - _registry(ctx),
+    )
 
 
 def _registry(ctx: Context) -> frozenset[str]:
