@@ -105,6 +105,13 @@ class Context:
     def audit(self) -> bool:
         return self.changeset.audit
 
+    def review_date(self) -> str:
+        """The day (YYYY-MM-DD) the change is reviewed as of: its head commit's date, else today (dated facts,
+        such as a variable dropped on a day, are read against it)."""
+        import datetime  # here: most reviews never ask, and the module is not free to import
+
+        return self.changeset.when or datetime.date.today().isoformat()
+
     def head_paths(self) -> list[str]:
         if self._head_paths is None:
             self._head_paths = sorted(self.changeset.head.paths())

@@ -99,6 +99,9 @@ class ChangeSet:
     # "owner/name" of the repository under review when known: the App's payload, or the git remote's GitHub
     # address for the CLI; "" when unknown (a bare mirror, a local repository without a GitHub remote).
     repository: str = ""
+    # The day the change is reviewed as of (YYYY-MM-DD): its head commit's date when it has one (a replay of an
+    # old commit is judged against the facts of its day: a variable dropped later was still read), "" = today.
+    when: str = ""
 
     def changed(self, path: str) -> FileChange | None:
         return self.changes.get(path)

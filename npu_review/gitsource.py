@@ -408,12 +408,17 @@ def changeset_from_git(
     head_sha = git.resolve(head)
     head_tree = GitTree(git, head_sha)
     changes = _merge_changes(git.raw_changes(base_sha, head_sha), git.diff(base_sha, head_sha), head_tree)
-    if not title:
-        subject = git._run(["log", "-1", "--format=%s", head_sha], check=False)
-        title = subject.decode("utf-8", "replace").strip() if subject else ""
+    about = git._run(["log", "-1", "--format=%cd%n%s", "--date=format:%Y-%m-%d", head_sha], check=False)
+    when, _, subject = (about.decode("utf-8", "replace") if about else "").partition("\n")
+    title = title or subject.strip()
     base_tree = GitTree(git, base_sha) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
     return ChangeSet(
-        head=head_tree, base=base_tree, changes=changes, title=title, repository=git.github_repository()
+        head=head_tree,
+        base=base_tree,
+        changes=changes,
+        title=title,
+        repository=git.github_repository(),
+        when=when.strip(),
     ), git
 
 

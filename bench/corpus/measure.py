@@ -3,6 +3,8 @@ and each clean commit, and say which mistakes an error or warning catches.
 
     python bench/corpus/measure.py bench/corpus/<owner>+<name>.yml [--repo DIR] [--json OUT] [--misses]
     python bench/corpus/measure.py bench/corpus/*.yml --table          # the per-project and per-kind table
+    python bench/corpus/measure.py LABELS --replay-json OUT.json       # every finding of every review, as a
+                                                                       # replay report (for judge.py sample)
 
 The repository defaults to the fetched mirror (/work/.mirror/<owner>+<name>/repo). No config file is used: the
 default configuration, as a new user gets it (a `.github/npu-review.yml` in the project at the commit's parent
@@ -68,13 +70,24 @@ def review(git: Git, repo: str, sha: str) -> list[Finding]:
     return run(cs, config, clock=time.monotonic).findings
 
 
-def measure(label_file: Path, repo: str | None) -> dict[str, Any]:
+def measure(label_file: Path, repo: str | None, commits: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     doc = yaml.safe_load(label_file.read_text())
     name = doc["repo"]
     repo = repo or str(MIRRORS / name.replace("/", "+") / "repo")
     git = Git(repo)
     outcomes: list[Outcome] = []
     reviews: dict[str, list[Finding]] = {}
+
+    def reviewed(sha: str) -> list[Finding]:
+        if sha not in reviews:
+            reviews[sha] = review(git, repo, sha)
+            if commits is not None:
+                subject = git._run(["log", "-1", "--format=%s", sha], check=False).decode().strip()
+                commits.append(
+                    {"sha": sha, "subject": subject, "repo": name, "findings": [f.to_json() for f in reviews[sha]]}
+                )
+        return reviews[sha]
+
     for label in doc.get("mistakes") or ():
         out = Outcome(label)
         intro = str(label.get("intro") or "")
@@ -83,8 +96,7 @@ def measure(label_file: Path, repo: str | None) -> dict[str, Any]:
             outcomes.append(out)
             continue
         try:
-            if intro not in reviews:
-                reviews[intro] = review(git, repo, intro)
+            reviewed(intro)
         except Exception as exc:  # a commit the mirror lacks, a broken history: say so, go on
             out.error = f"{type(exc).__name__}: {exc}"
             outcomes.append(out)
@@ -97,7 +109,7 @@ def measure(label_file: Path, repo: str | None) -> dict[str, Any]:
     clean: list[dict[str, Any]] = []
     for sha in doc.get("clean") or ():
         try:
-            found = [f for f in review(git, repo, str(sha)) if f.severity.label in ACTIONABLE]
+            found = [f for f in reviewed(str(sha)) if f.severity.label in ACTIONABLE]
         except Exception as exc:
             clean.append({"sha": sha, "error": f"{type(exc).__name__}: {exc}", "findings": []})
             continue
@@ -167,12 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the results as JSON")
     ap.add_argument("--misses", action="store_true", help="list every miss and every noisy clean commit")
     ap.add_argument("--table", action="store_true", help="print the per-project and per-kind table")
+    ap.add_argument("--replay-json", type=Path, help="write every finding of every review as a replay report")
     args = ap.parse_args(argv)
     if args.repo and len(args.labels) > 1:
         ap.error("--repo goes with one label file")
     results = []
+    commits: list[dict[str, Any]] | None = [] if args.replay_json else None
     for path in args.labels:
-        r = measure(path, args.repo)
+        r = measure(path, args.repo, commits)
         results.append(r)
         caught, counted, clean, noisy = summary(r)
         print(f"{r['repo']}: {caught}/{counted} caught, {noisy} of {clean} clean commits with an error or warning")
@@ -182,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.replay_json:
+        args.replay_json.write_text(json.dumps({"version": 1, "commits": commits}, indent=1))
     return 0
 
 

@@ -25,6 +25,7 @@ script on small repositories they build), `--check` only compares.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import subprocess
@@ -332,6 +333,21 @@ def envs_registry(repo: Repo, path: str) -> set[str]:
     return names
 
 
+def registry_dropped(repo: Repo, path: str) -> dict[str, str]:
+    """Each key the registry once had and no longer has -> the date (YYYY-MM-DD) of the commit that dropped it
+    for good (the newest commit of the file without the key whose parent revision had it)."""
+    log = repo.git("log", "--format=%H %cd", "--date=format:%Y-%m-%d", "HEAD", "--", path).split("\n")
+    revisions = [(sha, date, registry_keys(repo.show(path, sha) or "")) for sha, date in (r.split() for r in log if r)]
+    if not revisions:
+        return {}
+    current = revisions[0][2]
+    out: dict[str, str] = {}
+    for (_, date, newer), (_, _, older) in itertools.pairwise(revisions):
+        for key in older - newer - current:
+            out.setdefault(key, date)  # newest first: the first drop met is the last one
+    return out
+
+
 def registry_keys(text: str) -> set[str]:
     """The keys of an envs.py registry (`"NAME": lambda: ...`)."""
     return set(re.findall(r'^\s*"([A-Z][A-Z0-9_]+)"\s*:', text, re.M))
@@ -381,11 +397,11 @@ def env_sections(mirrors: Path) -> dict[str, tuple[dict[str, Any], str, str]]:
     )
     va = Repo.at(mirrors, "vllm-project/vllm-ascend")
     registry, reads = envs_registry(va, "vllm_ascend/envs.py"), env_reads(va, ("VLLM_ASCEND_",))
-    current = registry_keys(va.show("vllm_ascend/envs.py") or "")
+    dropped = registry_dropped(va, "vllm_ascend/envs.py")
     out["env_vllm_ascend"] = (
-        {"names": sorted(registry | reads), "retired": sorted(registry - current - reads)},
+        {"names": sorted(registry | reads), "retired": {k: dropped[k] for k in sorted(set(dropped) - reads)}},
         f"{va.label} vllm_ascend/envs.py (every key of env_variables in the file's history, current and retired: "
-        "retired = a key the file no longer has and nothing reads) "
+        "retired = a key the file no longer has and nothing reads, with the date of the commit that dropped it) "
         "and the VLLM_ASCEND_* variables its code, tests and tools read",
         va.date,
     )

@@ -94,7 +94,8 @@ class PackageIndexes(Section):
 class EnvNames(Section):
     names: tuple[str, ...]  # environment variables a component reads (documented or in its code)
     # names of `names` the component read once and no longer does (its registry dropped them, nothing reads them)
-    retired: tuple[str, ...] = ()
+    # -> the date (YYYY-MM-DD) they were dropped
+    retired: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,9 @@ class MisspelledAscendEnvVariable(Rule):
           VLLM_ASCEND_BALANCE_SCHEDULING: "1"
 
     Fix: use the name the message suggests. When the name meant is one vLLM-Ascend no longer reads (its
-    `envs.py` dropped it: `env_vllm_ascend.retired`), correcting the spelling turns nothing on: that is a notice
-    that advises deleting the line (unless the repository's own `envs.py` still registers the name).
+    `envs.py` had dropped it by the day of the change: `env_vllm_ascend.retired`), correcting the spelling turns
+    nothing on: that is a notice that advises deleting the line (unless the repository's own `envs.py` still
+    registers the name). Of two spellings both used, the one still read is suggested first.
 
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
     Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
@@ -115,7 +116,10 @@ class MisspelledAscendEnvVariable(Rule):
                 continue
             suggestion, distance, sure = verdict
             also = _sibling(suggestion, known) if distance in (_DROPPED, _RENAMED) else None
-            if suggestion in _retired(ctx):
+            retired = _retired(ctx)
+            if also is not None and suggestion in retired and also not in retired:
+                suggestion, also = also, suggestion  # the spelling still read first
+            if suggestion in retired and (also is None or also in retired):
                 # the name meant is one the component no longer reads: correcting the spelling turns nothing on
                 yield Hit(
                     src.path,
@@ -177,11 +181,15 @@ def _known(ctx: Context) -> frozenset[str]:
 
 
 def _retired(ctx: Context) -> frozenset[str]:
-    """Names a component read once and reads no more (facts), unless this repository's own registry has them."""
-    return ctx.memo(
-        ("npu110-retired", "head", ""),
-        lambda: frozenset(ctx.facts.env_vllm_ascend.retired) - _registry(ctx),
-    )
+    """Names a component had dropped by the day of the review (facts), unless this repository's own registry
+    has them."""
+
+    def build() -> frozenset[str]:
+        day = ctx.review_date()
+        dropped = ctx.facts.env_vllm_ascend.retired
+        return frozenset(k for k, d in dropped.items() if d <= day) - _registry(ctx)
+
+    return ctx.memo(("npu110-retired", "head", ""), build)
 
 
 def _registry(ctx: Context) -> frozenset[str]:

@@ -7,3 +7,43 @@ from tests.rules.support import (
 )
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU110")
+
+
+def _run_on(day: str) -> list[tuple[str, str, int, str, str]]:
+    from npu_review.checks.config import DEFAULT_CONFIG
+    from npu_review.checks.engine import run
+    from npu_review.checks.model import ChangeSet, MemoryTree
+
+    files = {"examples/run_rl_npu.sh": "#!/bin/bash\nexport VLLM_ENABLE_TOPK_OPTIMZE=1\npython -m train\n"}
+    report = run(ChangeSet(head=MemoryTree(files), audit=True, when=day), DEFAULT_CONFIG)
+    return [(f.rule, f.path, f.line, f.severity.label, f.message) for f in report.findings if f.rule == "NPU110"]
+
+
+def test_a_name_is_retired_as_of_the_day_of_the_change() -> None:
+    """vLLM-Ascend read `VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE` until 2025-07-09 and the misspelled
+    `..._TOPK_OPTIMZE` until 2025-06-07 (facts env_vllm_ascend.retired): a change of 2025-06-08 gets the warning
+    and the spelling still read; a change of today gets a notice that advises deleting the line."""
+    assert _run_on("2025-06-08") == [
+        (
+            "NPU110",
+            "examples/run_rl_npu.sh",
+            2,
+            "warning",
+            "`VLLM_ENABLE_TOPK_OPTIMZE` is not a variable the upstream package reads "
+            "(`VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE` without its family): nothing reads it, so the setting is silently "
+            "ignored. Did you mean `VLLM_ASCEND_ENABLE_TOPK_OPTIMIZE` (or `VLLM_ASCEND_ENABLE_TOPK_OPTIMZE`: both "
+            "spellings were used)? The corrected name turns the setting on: check that the value is one it accepts.",
+        )
+    ]
+    assert _run_on("2026-12-05") == [
+        (
+            "NPU110",
+            "examples/run_rl_npu.sh",
+            2,
+            "notice",
+            "`VLLM_ENABLE_TOPK_OPTIMZE` is not a known variable, and the name it is closest to, "
+            "`VLLM_ASCEND_ENABLE_TOPK_OPTIMZE`, is one vLLM-Ascend no longer reads (its `envs.py` dropped it): "
+            "the line sets nothing either way. Delete it, or set the variable that does its job in the vLLM-Ascend "
+            "release you run.",
+        )
+    ]
