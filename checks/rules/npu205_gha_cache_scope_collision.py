@@ -28,6 +28,7 @@ class _Writer:
     leg: str  # "arch=linux/amd64" or ""
     scope: str
     explicit: bool
+    by_hand: bool = False  # the workflow runs only when someone starts it (`workflow_dispatch` alone)
 
     @property
     def who(self) -> str:
@@ -43,6 +44,9 @@ class GhaCacheScopeCollision(Rule):
     same scope (a missing `scope=` is the shared default `buildkit`), each run overwrites the cache of the other
     and every build starts cold: the 2-3 hour Ascend image builds then hit the job time limit or OOM. verl hit
     this with `scope=ascend-${{ matrix.tag }}` in both the a2 and the a3 workflow (#7176, fixed in #7311).
+
+    A notice, not a warning, when only builds started by hand (`on: workflow_dispatch` alone) share the scope
+    with this one: the overwrite happens on the days someone runs them.
 
     Not reported: `cache-from` of another job's scope (reading a shared cache on purpose is fine), scopes that
     cannot be evaluated (`${{ github.ref_name }}`), and one matrix leg writing its own scope.
@@ -81,6 +85,9 @@ class GhaCacheScopeCollision(Rule):
             writers[w.scope].append(w)
         # One finding per cache-to line, naming every scope it shares and with whom.
         per_line: dict[tuple[str, int], list[str]] = defaultdict(list)
+        # Whether two writers of the line's scope run on their own (push, schedule, PR): builds started by hand
+        # overwrite the others' cache only on the day someone starts them.
+        routine: dict[tuple[str, int], bool] = defaultdict(bool)
         for scope, group in sorted(writers.items()):
             if len({(w.path, w.job, w.leg) for w in group}) < 2:
                 continue
@@ -96,13 +103,23 @@ class GhaCacheScopeCollision(Rule):
                     parts.append(f"each of its matrix legs ({'; '.join(w.leg or w.job for w in mine)})")
                 if others:
                     parts.append(_join(w.who for w in others))
+                if not all(w.by_hand for w in mine):
+                    routine[(path, line)] |= len(mine) > 1 or not all(w.by_hand for w in others)
                 per_line[(path, line)].append(f"{shown}: written by {' and by '.join(parts)}")
         for (path, line), notes in sorted(per_line.items()):
+            by_hand = not routine[(path, line)]
             yield Hit(
                 path,
                 line,
                 "This build exports its layer cache to the same GitHub Actions cache as other builds, so each run "
-                f"replaces the others' cache: {'; '.join(notes)}. Give each job and matrix leg its own `scope=`.",
+                f"replaces the others' cache: {'; '.join(notes)}. Give each job and matrix leg its own `scope=`."
+                + (
+                    " Only builds started by hand (`workflow_dispatch`) take part here, so this costs a cold "
+                    "build on the days they run."
+                    if by_hand
+                    else ""
+                ),
+                severity=Severity.NOTICE if by_hand else None,
                 cause="shared cache scope",  # one decision (scopes that do not tell builds apart), one comment
             )
 
@@ -119,6 +136,7 @@ class GhaCacheScopeCollision(Rule):
             wf = workflow(ctx, path)
             if wf is None:
                 continue
+            by_hand = wf.triggers == {"workflow_dispatch"}
             for job in wf.jobs.values():
                 builds = [
                     s
@@ -135,7 +153,7 @@ class GhaCacheScopeCollision(Rule):
                         node = step.with_["cache-to"]
                         step_scope = Scope(wf, job, scope.combo, extra_env=step.env)
                         for value, explicit in _gha_scopes(node, step_scope):
-                            yield _Writer(path, node.line, job.id, leg, value, explicit)
+                            yield _Writer(path, node.line, job.id, leg, value, explicit, by_hand)
 
 
 def _gha_scopes(node: Node, scope: Scope) -> Iterator[tuple[str, bool]]:

@@ -56,7 +56,8 @@ class TlsVerificationDisabled(Rule):
     at their mirror on purpose: a notice. pip's `trusted-host` in a RUN (`pip config set global.trusted-host`,
     `--trusted-host`) is the project's mirror setup, chosen on purpose: a notice too. A line the
     change copies from the project's other Dockerfiles (a twin's download, the house mirror) is a notice too:
-    the practice is the project's, and it is fixed in all of them at once. The same
+    the practice is the project's, and it is fixed in all of them at once; so is a download the change adds
+    with the flag and the host the same file already uses (the x86 installer beside the aarch64 one). The same
     flag or setting said in several places (six downloads of one installer loop, the same line in twin
     Dockerfiles) is one cause, one inline comment.
 
@@ -94,6 +95,14 @@ class TlsVerificationDisabled(Rule):
                     # the seven times it was judged, written by the change or not.
                     if hit.severity is None and _MIRROR_TRUST in hit.message:
                         hit = dataclasses.replace(hit, severity=Severity.NOTICE)
+                    elif hit.severity is not Severity.NOTICE and _file_already_does(ctx, src, hit):
+                        # The file's own base already downloads from this host with this flag: the change
+                        # extends the file's pattern (another architecture's installer), it does not start it.
+                        hit = dataclasses.replace(
+                            hit,
+                            severity=Severity.NOTICE,
+                            message=hit.message + " This file already does this for the same host: fix them together.",
+                        )
                     elif hit.severity is not Severity.NOTICE and ctx.practised(src.path, hit.line, DOCKERFILE):
                         # A line the project already has in its other Dockerfiles (a twin's download, the house
                         # mirror setup) is copied practice, not a new decision: it is fixed in all of them at once.
@@ -153,6 +162,26 @@ class TlsVerificationDisabled(Rule):
                     # One cause: the same flag or setting (with its value), in this RUN or any file of the change.
                     cause=f.message,
                 )
+
+
+_URL_HOST = re.compile(r"\bhttps?://([^/\s\"'$]+)")
+_FLAGGED = re.compile(r"^`(?:[^`]*\s)?([^`\s]+)`")  # the last word of the setting the message names
+
+
+def _file_already_does(ctx: Context, src: SourceFile, hit: Hit) -> bool:
+    """The base version of this file has a line with the flag the hit names (`wget --no-check-certificate`)
+    and the hosts of the hit's line (any host when the line names none)."""
+    flag = _FLAGGED.match(hit.message)
+    if flag is None or ctx.audit or not 0 < hit.line <= len(src.lines):
+        return False
+    base = ctx.source_at(src.path, "base")
+    if base is None:
+        return False
+    hosts = set(_URL_HOST.findall(src.line(hit.line)))
+    word = re.compile(rf"(?<!\S){re.escape(flag.group(1))}(?!\S)")
+    return any(
+        word.search(t) is not None and (not hosts or bool(hosts & set(_URL_HOST.findall(t)))) for t in base.lines
+    )
 
 
 def _host_schemes(text: str) -> dict[str, set[str]]:
