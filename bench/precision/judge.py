@@ -51,7 +51,9 @@ def _findings(replay: Path, sha: str = "") -> list[dict[str, Any]]:
         return [{"sha": sha, "subject": "", **f} for f in doc["findings"]]
     for commit in doc["commits"]:
         for f in commit["findings"]:
-            out.append({"sha": commit["sha"], "subject": commit["subject"], **f})
+            # a corpus report (measure.py --replay-json) names each commit's repository
+            where = {"repo": commit["repo"]} if commit.get("repo") else {}
+            out.append({"sha": commit["sha"], "subject": commit["subject"], **where, **f})
     return out
 
 
@@ -75,13 +77,14 @@ def sample(
     total: int = 0,
     repo: str = "",
     by_cause: bool = False,
+    rules: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """8 findings per rule (`total`: a seeded sample of that many over all rules instead). With `repo`, each
     entry also carries what a blind judge is given: the repository, severity, message, suggestion and an id."""
     by_rule: dict[str, list[dict[str, Any]]] = defaultdict(list)
     causes: dict[tuple[str, str], dict[str, Any]] = {}
     for f in _findings(replay, sha):
-        if not _wanted(f, notices):
+        if not _wanted(f, notices) or (rules and f["rule"] not in rules):
             continue
         if by_cause and f.get("cause"):
             first = causes.get((f["sha"], f["cause"]))
@@ -117,7 +120,7 @@ def sample(
         if repo:
             entry = {
                 "id": f"{run}-{n}",
-                "repo": repo,
+                "repo": f.get("repo") or repo,
                 **entry,
                 "end_line": f.get("end_line") or f["line"],
                 "severity": f["severity"],
@@ -144,6 +147,7 @@ def merge(sampled: Path, verdicts: Path) -> list[dict[str, Any]]:
         out.append(
             {
                 "run": e["run"],
+                **({"repo": e["repo"]} if e.get("repo") else {}),
                 "sha": e["sha"],
                 "rule": e["rule"],
                 "path": e["path"],
@@ -305,6 +309,7 @@ def main(argv: list[str]) -> int:
     s.add_argument("--total", type=int, default=0, help="a seeded sample of N over all rules (`check --all`)")
     s.add_argument("--by-cause", action="store_true", help="one finding per cause (what gets an inline comment)")
     s.add_argument("--repo", default="", help="owner/name: add what a blind judge is given (message, id, ...)")
+    s.add_argument("--rules", default="", help="comma-separated rule ids: sample only these")
     m = sub.add_parser("merge", help="join a blind judge's verdicts (id, verdict, why) to the sample they judged")
     m.add_argument("sampled", type=Path)
     m.add_argument("verdicts", type=Path)
@@ -339,6 +344,7 @@ def main(argv: list[str]) -> int:
             total=args.total,
             repo=args.repo,
             by_cause=args.by_cause,
+            rules=frozenset(r for r in args.rules.split(",") if r),
         )
         yaml.safe_dump(picked, sys.stdout, sort_keys=False, allow_unicode=True, width=200)
     elif args.cmd == "merge":

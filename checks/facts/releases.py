@@ -112,7 +112,7 @@ class Releases:
     # -- torch_npu ------------------------------------------------------------------------------------------------
 
     def torch_npu(self, version: str) -> TorchNpuBuild | None:
-        """The release `version` is (a `.devN` nightly counts as the version before it; a local label is ignored)."""
+        """The release `version` is (a `.devN` nightly counts as the release it leads to; a local label is ignored)."""
         v = parse_version(version)
         if v is None:
             return None
@@ -131,7 +131,13 @@ class Releases:
         return None if v is None else v.base_version
 
     def built_for(self, torch_npu: str) -> str | None:
-        """The CANN a torch_npu release is built for (None: not in the data, or its line's CANN is unknown)."""
+        """The CANN a torch_npu release is built for (None: not in the data, or its line's CANN is unknown). A
+        `.devN` nightly has none: it is built before the release it leads to, on the CANN of its day, which the
+        release may have moved past (vLLM-Ascend ran `2.5.1.post1.dev20250528` on CANN 8.1.RC1 while
+        `2.5.1.post1` is the CANN 8.2.RC1 build)."""
+        v = parse_version(torch_npu)
+        if v is not None and v.is_devrelease:
+            return None
         build = self.torch_npu(torch_npu)
         return None if build is None else build.cann
 

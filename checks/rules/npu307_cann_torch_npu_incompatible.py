@@ -49,7 +49,8 @@ class CannTorchNpuIncompatible(Rule):
     version.txt of its release tags and branches), so a `post` build the table does not list is judged by the
     release that published it (2.9.0.post4 is TorchNPU 26.0.1's, for CANN 9.0.0). A release candidate of the
     adapter (`2.6.0rc1`) extends the final torch 2.6.0 and is not a mismatch; which CANN it was built for, like
-    that of a build newer than the data, is unknown: not judged.
+    that of a build newer than the data or of a `.devN` nightly (built before its release, on the CANN of its
+    day), is unknown: not judged.
 
     The CANN version is read from the `…/cann:<version>-…` FROM tag (ARG defaults substituted: `ARG
     BASE_IMAGE=…` + `FROM ${BASE_IMAGE}`) and from CANN toolkit `.run` installers run later

@@ -68,7 +68,9 @@ class BrokenRepoLink(Rule):
     file (NPU501 reports it), never to copy the invisible character into the link.
 
     Fix: point the link at the file's current path, or at a release tag (`blob/release/vX.Y.Z/...`) for a file
-    that only exists in an old release. When a file is renamed in this change, the suggestion rewrites the link.
+    that only exists in an old release. When a file is renamed in this change, the suggestion rewrites the link
+    (except in a workflow the change adds naming the workflow it was copied from: that is most likely its own
+    trigger, and the message names both choices).
     """
 
     id = "NPU502"
@@ -335,6 +337,16 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             continue  # check_file reports it, with a suggestion
         src = ctx.source(ref.path)
         suggestion = None
+        if new is not None and _own_trigger(ctx, ref.path, old):
+            # A workflow this change adds, naming the workflow it was copied from: its own `paths:` trigger, most
+            # likely, which should name the copy, not where the original went.
+            yield Hit(
+                ref.path,
+                ref.line,
+                f"This line still names `{old}`, but the change {what}. If it is this workflow's own trigger "
+                f"(the file was copied from `{old}`), name `{ref.path}`; else `{new}`.",
+            )
+            continue
         if new is not None and src is not None:
             line = src.line(ref.line)
             if ref.link is None and line.count(old) == 1:
@@ -362,6 +374,21 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
         f"This change {what}, but {_count(len(leftover))} at the old path: {listed}{more}. "
         + (f"Update {'them' if len(leftover) > 1 else 'it'} to `{new}`." if new else "Update or remove them."),
         related=tuple(Related(r.path, r.line, f"still names {old}") for r in leftover),
+    )
+
+
+_WORKFLOWS = ".github/workflows/"
+
+
+def _own_trigger(ctx: Context, path: str, old: str) -> bool:
+    """`path` is a workflow the change adds and `old` another workflow (what a copied file's self-trigger names)."""
+    change = ctx.changeset.changed(path)
+    return (
+        change is not None
+        and change.status is ChangeStatus.ADDED
+        and path.startswith(_WORKFLOWS)
+        and old.startswith(_WORKFLOWS)
+        and "/" not in old[len(_WORKFLOWS) :]
     )
 
 

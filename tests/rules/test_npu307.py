@@ -127,3 +127,22 @@ def test_in_context_maps_image_paths_back_to_the_repository() -> None:
     assert in_context(copied, 0, 3, "/w/app") is None  # not copied yet
     assert in_context(copied, 1, 9, "/w/app") is None  # another stage
     assert in_context(copied, 1, 9, "/docs/index.md") == "docs/index.md"
+
+
+def test_a_nightly_build_has_no_cann_of_its_release() -> None:
+    """A `.devN` torch_npu is built before the release it leads to, on the CANN of its day: `2.5.1.post1` is the
+    CANN 8.2.rc1 build, but vLLM-Ascend ran `2.5.1.post1.dev20250528` on CANN 8.1.rc1 (its CI, its release
+    matrix). The nightly's CANN is unknown, so nothing is said; the release itself on 8.1.rc1 is reported."""
+
+    def npu307(pin: str) -> list[tuple[str, int, str]]:
+        files = {
+            "docker/Dockerfile.npu": (
+                "FROM quay.io/ascend/cann:8.1.rc1-910b-ubuntu22.04-py3.10\n"
+                f"RUN pip install torch==2.5.1 torch_npu=={pin}\n"
+            )
+        }
+        return [(f.path, f.line, f.severity.label) for f in audit(files).findings if f.rule == "NPU307"]
+
+    assert npu307("2.5.1.post1.dev20250528") == []
+    # (an audit introduces nothing: the pairing the project lives with is a notice)
+    assert npu307("2.5.1.post1") == [("docker/Dockerfile.npu", 2, "notice")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from npu_review.checks import run
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from tests.rules.support import (
+    change,
     fixture_tests,
 )
 
@@ -28,3 +29,47 @@ def test_npu502_stale_references_in_workflows_and_docs_are_listed_on_the_rename(
     assert (f.path, f.line) == (new, 1)
     assert ".github/workflows/docs.yml:4" in f.message and "docs/README.md:1" in f.message
     assert "docs.yml:5" not in f.message and "docs.yml:11" not in f.message
+
+
+def test_a_copied_workflow_naming_its_original_gets_no_suggestion_of_the_rename() -> None:
+    """A change renames e2e_megatron.yml to e2e_megatron_vllm.yml and adds e2e_megatron_sglang.yml, copied from
+    it, whose `paths:` still names the original: the copy's own trigger, which should name the copy. Rewriting
+    it to the renamed file (as for any other stale reference) would trigger the sglang job on the vllm workflow
+    (verl ebb21b7f, fixed in cb3dcc6 to the copy's own name)."""
+    workflow = (
+        "name: e2e_megatron\n"
+        "on:\n"
+        "  pull_request:\n"
+        "    paths:\n"
+        '      - "verl/**"\n'
+        '      - ".github/workflows/e2e_megatron.yml"\n'
+        "jobs:\n"
+        "  e2e:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: bash tests/e2e/run_megatron.sh\n"
+    )
+    report = change(
+        {".github/workflows/e2e_megatron.yml": workflow},
+        {
+            ".github/workflows/e2e_megatron_vllm.yml": workflow.replace(
+                ".github/workflows/e2e_megatron.yml", ".github/workflows/e2e_megatron_vllm.yml"
+            ),
+            ".github/workflows/e2e_megatron_sglang.yml": workflow.replace("e2e_megatron\n", "e2e_megatron_sglang\n")
+            .replace("e2e:", "e2e_sglang:")
+            .replace("run_megatron.sh", "run_megatron_sglang.sh"),
+        },
+    )
+    found = [(f.path, f.line, f.severity.label, f.message, f.suggestion) for f in report.findings if f.rule == "NPU502"]
+    assert found == [
+        (
+            ".github/workflows/e2e_megatron_sglang.yml",
+            6,
+            "warning",
+            "This line still names `.github/workflows/e2e_megatron.yml`, but the change renames "
+            "`.github/workflows/e2e_megatron.yml` to `.github/workflows/e2e_megatron_vllm.yml`. If it is this "
+            "workflow's own trigger (the file was copied from `.github/workflows/e2e_megatron.yml`), name "
+            "`.github/workflows/e2e_megatron_sglang.yml`; else `.github/workflows/e2e_megatron_vllm.yml`.",
+            None,
+        )
+    ]
