@@ -62,7 +62,8 @@ class ImageTagNotProduced(Rule):
 
     Reported on a changed consumer line whose floating tag is not pushed (or is a typo or two away from a
     pushed tag), and on a changed producer line (the tag, or the Dockerfile FROM an F1 tag derives from) that
-    stops pushing a tag that consumers still pull, listing those consumers. When the change deletes the build
+    stops pushing a tag that consumers still pull, listing those consumers (twin builds moved to one new tag
+    scheme, the device aside, are one cause: one comment). When the change deletes the build
     (no changed line is left to carry the finding), each consumer still pulling its tags is reported, also
     when the change does not touch it (listed in the review summary, not inline). Untouched old state is not
     reported on a change; `--all` reports it.
@@ -280,6 +281,9 @@ class ImageTagNotProduced(Rule):
                         # warning, not an error (blind judging: an error asking to move the pulls in this PR was
                         # noise three times in a calibration replay).
                         severity=Severity.WARNING,
+                        # One retagging decision, one comment: the new tags' scheme with the device left out
+                        # (`latest-vllm-910b-ubuntu` and `latest-vllm-a3-ubuntu` are one cause).
+                        cause=f"stops pushing, now {_scheme(ctx, prod.tag) if prod.known else '?'}",
                     )
                 continue
             deleted = [p.path for p in before if not ctx.changeset.head.exists(p.path)]
@@ -294,6 +298,12 @@ class ImageTagNotProduced(Rule):
                     "job still pulls it.",
                     caused_by_change=not ctx.is_added_line(c.path, c.line),
                 )
+
+
+def _scheme(ctx: Context, tag: str) -> str:
+    """A tag with its device tokens (facts `ascend_devices.tag_tokens`) masked: what twin builds share."""
+    tokens = {t for names in ctx.facts.ascend_devices.tag_tokens.values() for t in names}
+    return "-".join("{device}" if part.lower() in tokens else part for part in tag.split("-"))
 
 
 def _sites_for(
