@@ -63,7 +63,8 @@ class BuildMirrorConfigPersisted(Rule):
     url.….insteadOf=… clone`, `PIP_INDEX_URL=… pip install`), or undo the setting in the same RUN.
 
     A build argument no workflow of the repository sets (`build-args:`, `--build-arg`) is a notice: the image
-    carries the setting only when someone builds it with that argument.
+    carries the setting only when someone builds it with that argument (a build a doc shows, `--build-arg
+    APT_MIRROR=<a mirror near you>`, is such a user's own).
 
     One cause, one comment: the same tool configured from the same build arguments in several Dockerfiles of a
     change (the twins of one mirror decision) is said once.
@@ -138,6 +139,10 @@ def _shipped_stages(df: dfp.Dockerfile) -> list[list[dfp.Instruction]]:
 _SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A-Za-z_]\w*)=\S", re.M)
 
 
+# What the rule reads of the build graph: the files it declares (on a change; an audit reads every file).
+_GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW})
+
+
 def _passed_build_args(ctx: Context) -> frozenset[str]:
     """Names the workflows set as build arguments (`build-args:` lines, `--build-arg NAME=`)."""
 
@@ -157,10 +162,13 @@ def _passed_to(ctx: Context, path: str) -> frozenset[str]:
     known, the names any workflow passes (`build-args:`, `--build-arg NAME=`)."""
     from npu_review.checks.analysis.builds import graph
 
+    # A build a doc shows (`docker build --build-arg APT_MIRROR=<a public mirror>` for users far from the
+    # default one) is the user's own choice, not what the project's images are built with.
     mine = [
         b
-        for b in graph(ctx).builds
-        if b.dockerfile == path or (b.dockerfile is None and b.maybe is not None and b.maybe.search(path))
+        for b in graph(ctx, reads=_GRAPH_READS).builds
+        if b.origin != "doc"
+        and (b.dockerfile == path or (b.dockerfile is None and b.maybe is not None and b.maybe.search(path)))
     ]
     if mine and all(b.args_known for b in mine):
         return frozenset(a.name for b in mine for a in b.args)

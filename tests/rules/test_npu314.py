@@ -99,3 +99,14 @@ def test_npu314_a_public_default_counts_where_the_builds_of_that_dockerfile_repl
     }
     found = [(f.path, f.line, f.severity.label) for f in audit(files).findings if f.rule == "NPU314"]
     assert found == [("Dockerfile", 3, "warning")]
+
+
+def test_a_build_a_doc_shows_is_not_what_the_project_builds_with() -> None:
+    """`check --all` reads the docs too: a README's `docker build --build-arg APT_MIRROR=<public mirror>` is a user's
+    own build, so the image the project builds never takes the mirror: a notice (verl's Dockerfile.stable.vllm)."""
+    from tests.fixture_support import FIXTURES, audit, load_case
+
+    case = load_case(FIXTURES / "NPU314/trap_mirror_argument_only_docs_pass")
+    files = {p: t for p, t in case.head.items() if t is not None}
+    found = [(f.path, f.line, f.severity.label) for f in audit(files).findings if f.rule == "NPU314"]
+    assert found == [("docker/Dockerfile.stable.vllm", 5, "notice")]
