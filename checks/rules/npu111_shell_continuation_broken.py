@@ -58,8 +58,8 @@ class ShellContinuationBroken(Rule):
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
     ends are not reported.
     Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
-    not with a program), and in docs any listing of overrides (the options a reader pastes into a script, not
-    a command of its own), a comment line after
+    not with a program; blanks alone after the `\\` of such a listing are still reported: a pasted listing
+    breaks there), a comment line after
     the command's last line (nothing follows it that the command would lose), backslashes inside quotes or
     here-documents, `console` and unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a
     continued instruction and allows blanks after its `\\`).
@@ -134,8 +134,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
         line = ll.end_line
         text = physical.get(line, "")
         comment = "#" in text[text.rfind("\\") :]
-        if _FRAGMENT.match(ll.text) and (comment or excerpt):
-            continue  # a listing of overrides (with notes, or in a doc: the options to paste into a script)
+        if comment and _FRAGMENT.match(ll.text):
+            continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"
         nxt = _next_content(physical, line)
         if excerpt and nxt is None:
