@@ -152,7 +152,7 @@ def parse_config(text: str | None, known_rules: frozenset[str], source: str = CO
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.safe_load(str(text))  # a plain str (decode_blob's CrlfText is a subclass)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

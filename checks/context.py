@@ -14,6 +14,7 @@ from npu_review.checks.config import Config
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
 from npu_review.checks.model import ChangeSet
 from npu_review.checks.parsers import dockerfile as dfp
+from npu_review.checks.textio import CrlfText
 
 if TYPE_CHECKING:
     import ast
@@ -74,6 +75,8 @@ class SourceFile:
     # The revision the text was read at: "base" only for a file the change touches (the base of an untouched
     # file is its head), so that each blob is parsed once whichever revision a rule asks for.
     rev: str = "head"
+    # The file's line ends were CRLF (`text` has LF ends, as GitHub numbers the lines).
+    crlf: bool = False
 
     @cached_property
     def lines(self) -> list[str]:
@@ -177,7 +180,10 @@ class Context:
     def _load(self, text: str | None, path: str, rev: str) -> SourceFile | None:
         if text is None:
             return None
-        src = SourceFile(path, text, self.kindmap.kinds(path), rev)
+        crlf = isinstance(text, CrlfText) or "\r\n" in text
+        if type(text) is not str:
+            text = str(text)  # a plain str for every parser (libyaml's takes nothing else)
+        src = SourceFile(path, text, self.kindmap.kinds(path), rev, crlf)
         undecided = self.kindmap.candidates(path) - src.kinds
         if undecided:
             # Decided once per run: a file read again after the window let it go keeps its kinds.

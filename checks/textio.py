@@ -8,14 +8,10 @@ MAX_TEXT_BYTES = 1_000_000
 
 
 class CrlfText(str):
-    """The text of a file whose line ends were CRLF, given with LF ends (a rule that cares asks `crlf`)."""
+    """The text of a file whose line ends were CRLF, given with LF ends. The engine hands rules a plain str and
+    says so in `SourceFile.crlf` (C parsers such as libyaml's take an exact str only)."""
 
     __slots__ = ()
-
-
-def crlf(text: str) -> bool:
-    """The file's line ends were CRLF (its text was given with LF ends), or still are."""
-    return isinstance(text, CrlfText) or "\r\n" in text
 
 
 def decode_blob(data: bytes) -> str | None:
@@ -23,7 +19,7 @@ def decode_blob(data: bytes) -> str | None:
 
     Invalid UTF-8 (a Latin-1 comment, say) is replaced rather than refused, so the rest of the file is still
     reviewed; a UTF-8 BOM is dropped; CRLF line ends become LF so line numbers match what GitHub shows (the text is
-    then a `CrlfText`, so a rule can still tell: `crlf`).
+    then a `CrlfText`, so the engine can still tell: `SourceFile.crlf`).
     """
     if len(data) > MAX_TEXT_BYTES or b"\0" in data[:8192]:
         return None

@@ -14,7 +14,6 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import Source, split_logical
 from npu_review.checks.rule import Hit, Rule
-from npu_review.checks.textio import crlf
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
 _BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
@@ -73,7 +72,7 @@ class ShellContinuationBroken(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "\\" not in src.text or crlf(src.text):
+        if "\\" not in src.text or src.crlf:
             return  # nothing to continue; or a CRLF file, whose carriage returns are a problem of another kind
         flavor = flavor_of(src.path)
         if flavor is not None:

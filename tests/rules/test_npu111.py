@@ -9,7 +9,7 @@ from tests.rules.support import (
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU111")
 
 
-def test_a_crlf_file_read_from_git_or_github_is_still_crlf() -> None:
+def test_a_crlf_file_read_from_git_or_github_is_still_crlf() -> None:  # and every parser gets a plain str
     """The CLI and the App give rules LF text (decode_blob), a CrlfText for a CRLF file: NPU111 leaves those alone
     (their carriage returns are a problem of another kind; blind judging called the findings there noise twice),
     and reports the same text written with LF ends."""
@@ -32,3 +32,25 @@ def test_a_crlf_file_read_from_git_or_github_is_still_crlf() -> None:
 
     assert npu111(from_git) == []
     assert npu111(doc) == [("docs/graph_mode.md", 4)]
+
+
+def test_a_crlf_workflow_is_parsed_like_any_other() -> None:
+    """libyaml's C parser takes an exact str only: a CRLF workflow (a CrlfText from decode_blob) is parsed, and its
+    findings are those of the same file with LF ends (verl's CRLF workflows lost their NPU202 findings once)."""
+    from npu_review.checks import run
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from npu_review.checks.textio import decode_blob
+
+    workflow = (
+        "name: e2e\non: [push]\njobs:\n  t:\n    runs-on: linux-aarch64-a2-8\n"
+        "    container:\n      image: quay.io/ascend/verl:verl-nightly-a2\n    steps:\n"
+        "      - run: bash tests/run_npu.sh\n"
+    )
+    crlf_text = decode_blob(workflow.replace("\n", "\r\n").encode())
+
+    def findings(text: str) -> list[tuple[str, str, int]]:
+        report = run(ChangeSet(head=MemoryTree({".github/workflows/e2e_ascend.yml": text}), audit=True))
+        assert report.errors == []
+        return [(f.rule, f.path, f.line) for f in report.findings]
+
+    assert findings(crlf_text) == findings(workflow)
