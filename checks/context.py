@@ -113,9 +113,19 @@ class Context:
     def paths_of_kind(self, kind: str) -> Iterator[str]:
         """Every path at head of the given kind (unchanged files included: cross-file context). For a content
         kind, the candidates are read."""
-        for p in self.head_paths():
+        for p in self.candidate_paths(frozenset({kind})):
             if self.has_kind(p, kind):
                 yield p
+
+    def candidate_paths(self, kinds: frozenset[str], rev: str = "head") -> list[str]:
+        """The paths at `rev` that may be of one of `kinds` (among their KindMap.candidates), in path order: a
+        pass over some kinds of file starts from this list (kept for the run) instead of testing every path."""
+
+        def find() -> list[str]:
+            candidates = self.kindmap.candidates
+            return [p for p in self.paths_at(rev) if not kinds.isdisjoint(candidates(p))]
+
+        return self.memo(("candidate-paths", rev, ",".join(sorted(kinds))), find)
 
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
         """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that

@@ -402,6 +402,10 @@ _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what set
 _PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
+# The kinds of file the graph reads besides workflows: scripts, docs and Dockerfiles.
+_FILE_KINDS = frozenset({kinds.SHELL, kinds.DOCS, kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE})
+
+
 class _Builder:
     def __init__(self, ctx: Context, rev: str, reads: frozenset[str]) -> None:
         self.ctx = ctx
@@ -411,7 +415,6 @@ class _Builder:
         self._pulling_workflows: list[
             tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, CallLeg | None]
         ] = []
-        self.paths = ctx.paths_at(rev)
         # The pulls of g.pulls as a set, for the test before adding one (a list scan made a large tree quadratic):
         # the first `_seen_upto` of them, the rest added at the next test.
         self._seen: set[Pull] = set()
@@ -446,7 +449,7 @@ class _Builder:
             self._workflow(wf, callers.get(path, []))
             self._branches(wf)
         pulling: list[tuple[str, str]] = []  # (path, "script"/"doc") whose docker commands only pull or run
-        for path in self.paths:
+        for path in ctx.candidate_paths(_FILE_KINDS, self.rev):  # the paths the tests below can accept
             kinds_of = ctx.kindmap.candidates(path)
             if kinds.SHELL in kinds_of:
                 if self.wanted(path, kinds.SHELL):

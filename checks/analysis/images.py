@@ -176,9 +176,8 @@ def inventory(ctx: Context, rev: str = "head") -> Inventory:
 def _inventory(ctx: Context, rev: str) -> Inventory:
     g = grammar(ctx)
     inv = Inventory()
-    for path in ctx.paths_at(rev):
-        if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
-            continue
+    # The paths of either kind (a WORKFLOW path admits ASCEND_WORKFLOW: it is among its candidates).
+    for path in ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev):
         src = ctx.source(path, rev)
         if src is None:
             continue
