@@ -161,7 +161,13 @@ class Context:
         # fetch it (checks.engine.needed_paths), so the CLI must not see it either.
         if self._ignored(path):
             return None
-        return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path, rev))
+        key = ("source", rev, path)
+        if not self.changeset.audit and ASCEND_WORKFLOW in self.kindmap.candidates(path):
+            # On a change, a workflow's text is kept for the run: the cross-file indexes test the workflows' texts
+            # before they parse the few that can matter (~19 reads of each on a change of the 40,000-file
+            # generated tree). An audit parses them all anyway, and keeps their models, not their texts.
+            return self.memo(key, lambda: self._load(tree.read(path), path, rev))
+        return self._per_file_memo(key, lambda: self._load(tree.read(path), path, rev))
 
     def held(self, path: str) -> SourceFile | None:
         """The file at head if it is in memory now (read and not yet let go), else None; never reads."""
