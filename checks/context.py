@@ -123,9 +123,19 @@ class Context:
     def paths_of_kind(self, kind: str) -> Iterator[str]:
         """Every path at head of the given kind (unchanged files included: cross-file context). For a content
         kind, the candidates are read."""
-        for p in self.head_paths():
+        for p in self.candidate_paths(frozenset({kind})):
             if self.has_kind(p, kind):
                 yield p
+
+    def candidate_paths(self, kinds: frozenset[str], rev: str = "head") -> list[str]:
+        """The paths at `rev` that may be of one of `kinds` (among their KindMap.candidates), in path order: a
+        pass over some kinds of file starts from this list (kept for the run) instead of testing every path."""
+
+        def find() -> list[str]:
+            candidates = self.kindmap.candidates
+            return [p for p in self.paths_at(rev) if not kinds.isdisjoint(candidates(p))]
+
+        return self.memo(("candidate-paths", rev, ",".join(sorted(kinds))), find)
 
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
         """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that
@@ -161,7 +171,13 @@ class Context:
         # fetch it (checks.engine.needed_paths), so the CLI must not see it either.
         if self._ignored(path):
             return None
-        return self._per_file_memo(("source", rev, path), lambda: self._load(tree.read(path), path, rev))
+        key = ("source", rev, path)
+        if not self.changeset.audit and ASCEND_WORKFLOW in self.kindmap.candidates(path):
+            # On a change, a workflow's text is kept for the run: the cross-file indexes test the workflows' texts
+            # before they parse the few that can matter (~19 reads of each on a change of the 40,000-file
+            # generated tree). An audit parses them all anyway, and keeps their models, not their texts.
+            return self.memo(key, lambda: self._load(tree.read(path), path, rev))
+        return self._per_file_memo(key, lambda: self._load(tree.read(path), path, rev))
 
     def held(self, path: str) -> SourceFile | None:
         """The file at head if it is in memory now (read and not yet let go), else None; never reads."""

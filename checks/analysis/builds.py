@@ -22,6 +22,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 from npu_review.checks import globs, kinds
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
@@ -158,12 +159,22 @@ class Graph:
     pushed: dict[str, list[Pushed]] = field(default_factory=dict)
     unknown_pushes: list[tuple[re.Pattern[str], str, int]] = field(default_factory=list)  # repository unknown
     sequences: list[Sequence] = field(default_factory=list)
-    branches: list[re.Pattern[str]] = field(default_factory=list)  # tags the repository's branches become
     leg_tags: list[LegTags] = field(default_factory=list)  # per call leg of a reusable image workflow
     # Scripts and docs the graph did not read (the asking rule does not read them): builds may hide there.
     unread: int = 0
     # Evaluates the files whose docker commands only pull or run images (see `judged_pulls`).
     _later: Callable[[Callable[[str], bool]], None] | None = None
+    _branches: list[re.Pattern[str]] | None = None
+    _read_branches: Callable[[], list[re.Pattern[str]]] | None = None
+
+    @property
+    def branches(self) -> list[re.Pattern[str]]:
+        """The tags the repository's branches become (every workflow's branch names), read on first use: only a
+        pulled tag no build pushes is weighed against them."""
+        if self._branches is None:
+            self._branches = self._read_branches() if self._read_branches is not None else []
+            self._read_branches = None
+        return self._branches
 
     def judged_pulls(self, judged: Callable[[str], bool]) -> list[Pull]:
         """Every pull, the files that only pull read for the pushed repositories `judged` accepts (a rule that
@@ -402,6 +413,10 @@ _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what set
 _PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
+# The kinds of file the graph reads besides workflows: scripts, docs and Dockerfiles.
+_FILE_KINDS = frozenset({kinds.SHELL, kinds.DOCS, kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE})
+
+
 class _Builder:
     def __init__(self, ctx: Context, rev: str, reads: frozenset[str]) -> None:
         self.ctx = ctx
@@ -411,7 +426,6 @@ class _Builder:
         self._pulling_workflows: list[
             tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, CallLeg | None]
         ] = []
-        self.paths = ctx.paths_at(rev)
         # The pulls of g.pulls as a set, for the test before adding one (a list scan made a large tree quadratic):
         # the first `_seen_upto` of them, the rest added at the next test.
         self._seen: set[Pull] = set()
@@ -433,20 +447,31 @@ class _Builder:
 
     def build(self) -> Graph:
         ctx = self.ctx
-        wf_paths = workflow_paths(ctx, self.rev)
+        wanted = [
+            p
+            for p in workflow_paths(ctx, self.rev)
+            if self.wanted(p, kinds.WORKFLOW) or self.wanted(p, kinds.ASCEND_WORKFLOW)
+        ]
         models: dict[str, Workflow] = {}
-        for path in wf_paths:
-            if not (self.wanted(path, kinds.WORKFLOW) or self.wanted(path, kinds.ASCEND_WORKFLOW)):
-                continue
+        for path in wanted:
+            # On a change, a workflow it does not touch gives the graph only its builds and pushes, its calls of
+            # local reusable workflows (their inputs) and its branch names (read on first need, below); its own
+            # pulls are never judged (see `_workflow`). One that names no docker build, push or tag, no
+            # metadata-action (`_workflow`'s `makes`) and calls no local workflow (`./` and `workflows` in the
+            # `uses:`) gives none of the first two: it is not parsed.
+            if not ctx.audit and not ctx.touched(path):
+                text = self.read(path) or ""
+                if not _makes_images(text) and not ("./" in text and "workflows" in text):
+                    continue
             wf = _workflow(ctx, path, self.rev)
             if wf is not None:
                 models[path] = wf
         callers = _call_sites(models)
         for path, wf in models.items():
             self._workflow(wf, callers.get(path, []))
-            self._branches(wf)
+        self.g._read_branches = partial(_branches_of, ctx, self.rev, wanted)
         pulling: list[tuple[str, str]] = []  # (path, "script"/"doc") whose docker commands only pull or run
-        for path in self.paths:
+        for path in ctx.candidate_paths(_FILE_KINDS, self.rev):  # the paths the tests below can accept
             kinds_of = ctx.kindmap.candidates(path)
             if kinds.SHELL in kinds_of:
                 if self.wanted(path, kinds.SHELL):
@@ -458,9 +483,11 @@ class _Builder:
                     self._file(path, "doc", pulling)
                 else:
                     self.g.unread += 1
-            if (kinds.DOCKERFILE in kinds_of and self.wanted(path, kinds.DOCKERFILE)) or (
-                kinds.ASCEND_DOCKERFILE in kinds_of and self.wanted(path, kinds.ASCEND_DOCKERFILE)
-            ):
+            # A Dockerfile gives the graph its FROM pulls alone: on a change, only those it touches are judged.
+            if (
+                (kinds.DOCKERFILE in kinds_of and self.wanted(path, kinds.DOCKERFILE))
+                or (kinds.ASCEND_DOCKERFILE in kinds_of and self.wanted(path, kinds.ASCEND_DOCKERFILE))
+            ) and (ctx.audit or ctx.touched(path)):
                 self._dockerfile(path)
         self.g._later = lambda judged: self._pulling(pulling, judged)
         return self.g
@@ -505,10 +532,12 @@ class _Builder:
         text = self.read(wf.path) or ""
         # Its docker commands are evaluated when it builds or pushes (or pulls, where pulls are judged and it
         # names an image the builds push: see `build`).
-        makes = _MAKES_IMAGES.search(text) is not None or "build-push-action" in text or "metadata-action" in text
-        pulls = not makes and "docker" in text and (self.ctx.audit or self.ctx.touched(wf.path))
+        makes = _makes_images(text)
+        mine = self.ctx.audit or self.ctx.touched(wf.path)
+        pulls = not makes and "docker" in text and mine
         for k, (inputs, events, leg) in enumerate(contexts[:MAX_CONTEXTS]):
-            self._pulls_of(wf, inputs)
+            if mine:  # a pull is judged on a line the change adds (NPU202): the others' pulls are left out
+                self._pulls_of(wf, inputs)
             if makes:
                 for unit in self._units(wf, k, inputs, events):
                     self._unit(wf, unit, leg)
@@ -602,25 +631,6 @@ class _Builder:
         bucket = self.g.pushed.setdefault(repo, [])
         if item not in bucket:
             bucket.append(item)
-
-    def _branches(self, wf: Workflow) -> None:
-        """The branch names a workflow names literally (push and pull-request filters without a glob, checkout
-        refs): another branch's copy of the build may push a tag that is its name (`releases/v0.13.0` ->
-        `releases-v0.13.0`, `releases-v0.13.0-a3`), which this tree cannot show."""
-        names: set[str] = set()
-        for _event, node in trigger_filters(wf, "branches"):
-            names.add(node.value)
-        for job in wf.jobs.values():
-            for step in job.steps:
-                ref = step.with_.get("ref")
-                if ref is not None and ref.is_scalar and "${{" not in ref.value:
-                    names.add(ref.value)
-        for name in names:
-            name = name.removeprefix("refs/heads/")
-            if not name or any(c in name for c in "*?[!") or name in ("main", "master"):
-                continue
-            sanitized = re.sub(r"[^a-zA-Z0-9._-]+", "-", name)
-            self.g.branches.append(re.compile(re.escape(sanitized) + r"(?:-.*)?"))
 
     # -- one docker command -------------------------------------------------------------------------------------
     def _op(
@@ -790,6 +800,38 @@ class _Builder:
             ref = parse_ref(text)
             if ref is not None and ref.tag is not None and _valid_tag(ref.tag):
                 self.g.pulls.append(Pull(path, instr.line, ref, "from"))
+
+
+def _makes_images(text: str) -> bool:
+    """A workflow's text names a docker build, push or tag, or a metadata-action: its docker commands are
+    evaluated for the graph."""
+    return _MAKES_IMAGES.search(text) is not None or "build-push-action" in text or "metadata-action" in text
+
+
+def _branches_of(ctx: Context, rev: str, paths: list[str]) -> list[re.Pattern[str]]:
+    """The branch names the workflows at `paths` name literally (push and pull-request filters without a glob,
+    checkout refs), as the tags they become: another branch's copy of the build may push a tag that is its name
+    (`releases/v0.13.0` -> `releases-v0.13.0`, `releases-v0.13.0-a3`), which this tree cannot show."""
+    out: list[re.Pattern[str]] = []
+    for path in paths:
+        wf = _workflow(ctx, path, rev)
+        if wf is None:
+            continue
+        names: set[str] = set()
+        for _event, node in trigger_filters(wf, "branches"):
+            names.add(node.value)
+        for job in wf.jobs.values():
+            for step in job.steps:
+                ref = step.with_.get("ref")
+                if ref is not None and ref.is_scalar and "${{" not in ref.value:
+                    names.add(ref.value)
+        for name in names:
+            name = name.removeprefix("refs/heads/")
+            if not name or any(c in name for c in "*?[!") or name in ("main", "master"):
+                continue
+            sanitized = re.sub(r"[^a-zA-Z0-9._-]+", "-", name)
+            out.append(re.compile(re.escape(sanitized) + r"(?:-.*)?"))
+    return out
 
 
 def _file_ops(ctx: Context, src: SourceFile, origin: str) -> list[DockerOp]:

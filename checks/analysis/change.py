@@ -46,3 +46,22 @@ def _sweeps(ctx: Context) -> dict[str, frozenset[str]]:
         return {k: frozenset(v) for k, v in where.items() if len(v) > 1}
 
     return ctx.memo(("change-sweeps", "head", ""), build)
+
+
+def adds_text(ctx: Context, needle: str) -> bool:
+    """Whether the change adds a line whose lower-cased text holds `needle` (lower case): the cheap no before a
+    rule that reports only on added lines naming a package goes over every file of a kind. Always true in an
+    audit (every line counts)."""
+    if ctx.audit:
+        return True
+
+    def find() -> bool:
+        for path, change in ctx.changeset.changes.items():
+            if not change.added_lines:
+                continue
+            src = ctx.source(path)
+            if src is not None and any(needle in src.line(n).lower() for n in change.added_lines):
+                return True
+        return False
+
+    return ctx.memo(("change-adds", "head", needle), find)

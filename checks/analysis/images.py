@@ -8,7 +8,7 @@ cannot be evaluated makes "is this tag produced?" unanswerable, and the rules st
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,6 @@ from npu_review.checks.parsers.gha.evaluate import WorkflowEval
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
 from npu_review.checks.parsers.gha.workflow import Scope, Workflow, legs
 from npu_review.checks.parsers.imagetags import Grammar, ImageRef, TagInfo, documented_tags, parse_ref
-from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 
 def grammar(ctx: Context) -> Grammar:
@@ -71,11 +70,19 @@ class Producer:
 
 @dataclass
 class Inventory:
-    """Every producer, consumer and broken Ascend workflow of one revision."""
+    """Every producer and consumer of one revision. The consumers are read on first use: a change's review that
+    asks only for its own files' consumers (`changed_consumers`) parses no other Ascend workflow for them."""
 
     producers: dict[str, Producer] = field(default_factory=dict)
-    consumers: list[Consumer] = field(default_factory=list)
-    broken: dict[str, YamlDoc] = field(default_factory=dict)
+    _consumers: list[Consumer] | None = None
+    _read_consumers: Callable[[], list[Consumer]] | None = None
+
+    @property
+    def consumers(self) -> list[Consumer]:
+        if self._consumers is None:
+            self._consumers = self._read_consumers() if self._read_consumers is not None else []
+            self._read_consumers = None
+        return self._consumers
 
     def products(self) -> Iterator[Product]:
         for p in self.producers.values():
@@ -176,32 +183,59 @@ def inventory(ctx: Context, rev: str = "head") -> Inventory:
 def _inventory(ctx: Context, rev: str) -> Inventory:
     g = grammar(ctx)
     inv = Inventory()
-    for path in ctx.paths_at(rev):
-        if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
-            continue
+    ascend: list[str] = []
+    # The paths of either kind (a WORKFLOW path admits ASCEND_WORKFLOW: it is among its candidates).
+    for path in ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev):
         src = ctx.source(path, rev)
         if src is None:
             continue
-        ascend = kinds.ASCEND_WORKFLOW in src.kinds
-        candidate = _is_candidate_producer(src, g)
-        if not ascend and not candidate:
+        if kinds.ASCEND_WORKFLOW in src.kinds:
+            ascend.append(path)
+        # A workflow pushes with a `docker` command or docker/build-push-action (WorkflowEval.pushes): one whose
+        # text never says `docker` pushes nothing, and is neither parsed nor evaluated for it.
+        if not _is_candidate_producer(src, g) or "docker" not in src.text:
             continue
-        doc = workflow_doc(ctx, path, rev)
-        if doc is None:
-            continue
-        if not doc.ok:
-            inv.broken[path] = doc
-            continue
-        wf = workflow(ctx, path, rev)
+        wf = _sound_workflow(ctx, path, rev)
         if wf is None:
             continue
-        if candidate:
-            products = products_of(wf, g, lambda p: ctx.text(p, rev))
-            if products:
-                inv.producers[path] = Producer(path, products, wf.triggers)
-        if ascend:
-            inv.consumers.extend(consumers_of(wf, g))
+        products = products_of(wf, g, lambda p: ctx.text(p, rev))
+        if products:
+            inv.producers[path] = Producer(path, products, wf.triggers)
+    inv._read_consumers = lambda: [c for path in ascend for c in _file_consumers(ctx, path, rev)]
     return inv
+
+
+def _sound_workflow(ctx: Context, path: str, rev: str) -> Workflow | None:
+    """The workflow model, None when its YAML is broken (the inventory leaves such a workflow out)."""
+    doc = workflow_doc(ctx, path, rev)
+    if doc is None or not doc.ok:
+        return None
+    return workflow(ctx, path, rev)
+
+
+def _file_consumers(ctx: Context, path: str, rev: str) -> list[Consumer]:
+    """The consumers of one Ascend workflow (kept per blob for the run: the base of an untouched file is its head)."""
+
+    def read(blob_rev: str) -> list[Consumer]:
+        wf = _sound_workflow(ctx, path, blob_rev)
+        return [] if wf is None else consumers_of(wf, grammar(ctx))
+
+    return ctx.of_blob("image-consumers-of-file", path, rev, read)
+
+
+def changed_consumers(ctx: Context) -> list[Consumer]:
+    """The consumers at head in the files the change touches, in the order of `inventory(ctx).consumers` (every
+    consumer in an audit): where a change's added consumer lines are, without reading the other workflows."""
+    if ctx.audit:
+        return inventory(ctx).consumers
+    out: list[Consumer] = []
+    for path in sorted(ctx.changeset.changes):
+        if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
+            continue
+        src = ctx.source(path)
+        if src is not None and kinds.ASCEND_WORKFLOW in src.kinds:
+            out.extend(_file_consumers(ctx, path, "head"))
+    return out
 
 
 def head_documented_tags(ctx: Context, src: SourceFile) -> list[tuple[int, str, int, int]]:

@@ -10,6 +10,7 @@ from npu_review.checks import globs
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
+from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
 
 # Where a project lists its runner labels: actionlint's config and runner-label JSON files under .github/.
@@ -110,12 +111,20 @@ def _file_jobs(ctx: Context, catalog: RunnerCatalog, path: str, rev: str) -> lis
     out: list[AscendJob] = []
     for job in wf.jobs.values():
         node = job.node.get("runs-on")
-        if node is None:
-            continue
-        seen: set[str] = set()
-        for labels in runner_label_sets(wf, job):
-            runner = catalog.of(labels) if labels is not None else None
-            if runner is not None and runner.label not in seen:
-                seen.add(runner.label)
-                out.append(AscendJob(path, job.id, runner, node.line))
+        if node is not None:
+            out.extend(AscendJob(path, job.id, runner, node.line) for runner in job_runners(catalog, wf, job))
+    return out
+
+
+def job_runners(catalog: RunnerCatalog, wf: Workflow, job: Job) -> list[Runner]:
+    """The distinct Ascend runners a job runs on over its matrix legs (one AscendJob of `ascend_jobs` each)."""
+    if job.node.get("runs-on") is None:
+        return []
+    out: list[Runner] = []
+    seen: set[str] = set()
+    for labels in runner_label_sets(wf, job):
+        runner = catalog.of(labels) if labels is not None else None
+        if runner is not None and runner.label not in seen:
+            seen.add(runner.label)
+            out.append(runner)
     return out

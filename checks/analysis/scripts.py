@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from npu_review.checks.context import Context, SourceFile
@@ -559,7 +559,36 @@ def script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     return ctx.memo(("script-calls", "head", ""), lambda: _script_calls(ctx))
 
 
-def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
+def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
+    """The calls of `script_calls` whose caller or called script the change touches (every call in an audit). Only
+    the callers the change touches, or whose text names a touched file's name, are read: a call names its script
+    with a literal file name (see resolve_script), so no other file can call a touched script."""
+    if ctx.audit:
+        return script_calls(ctx)
+
+    def build() -> dict[str, list[ScriptCall]]:
+        names = {
+            p.rsplit("/", 1)[-1]
+            for change in ctx.changeset.changes.values()
+            for p in (change.path, change.old_path)
+            if p and p.endswith((".sh", ".bash"))
+        }
+
+        def pick(path: str, text: str) -> bool:
+            return ctx.touched(path) or any(n in text for n in names)
+
+        out: dict[str, list[ScriptCall]] = {}
+        for target, calls in _script_calls(ctx, pick).items():
+            kept = [c for c in calls if ctx.touched(target) or ctx.touched(c.caller)]
+            if kept:
+                out[target] = kept
+        return out
+
+    return ctx.memo(("change-script-calls", "head", ""), build)
+
+
+def _script_calls(ctx: Context, pick: Callable[[str, str], bool] | None = None) -> dict[str, list[ScriptCall]]:
+    """Every script call, from the callers `pick(path, text)` accepts (all of them when None)."""
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
     from npu_review.checks.kinds import DOCKERFILE
 
@@ -569,14 +598,14 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         out.setdefault(call.target, []).append(call)
 
     for path, text in shell_texts(ctx):
-        if not may_call_script(text):
+        if not may_call_script(text) or (pick is not None and not pick(path, text)):
             continue
         unit = ShellUnit(path, Source.file(text), "script", 1)
         for call in _unit_calls(ctx, unit, False):
             add(call)
     for path in workflow_paths(ctx, "head"):
         src = ctx.source(path)
-        if src is None or not may_call_script(src.text):
+        if src is None or not may_call_script(src.text) or (pick is not None and not pick(path, src.text)):
             continue
         wf = workflow(ctx, path)
         if wf is None:
@@ -590,7 +619,7 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
                     add(call)
     for path in ctx.paths_of_kind(DOCKERFILE):
         src = ctx.source(path)
-        if src is None or not may_call_script(src.text):
+        if src is None or not may_call_script(src.text) or (pick is not None and not pick(path, src.text)):
             continue
         from npu_review.checks.analysis.stacks import cann_image
 
@@ -610,7 +639,7 @@ def _script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         if not path.endswith(".py") or not _python_caller_path(path):
             continue
         src = ctx.source(path)
-        if src is None or ".sh" not in src.text:
+        if src is None or ".sh" not in src.text or (pick is not None and not pick(path, src.text)):
             continue
         for m in _PY_SH_CALL.finditer(src.text):
             parts = [p for p in _PY_LITERAL.findall(m.group(2))]

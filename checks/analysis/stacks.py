@@ -565,6 +565,10 @@ def builds(ctx: Context) -> list[Build]:
     def collect() -> list[Build]:
         out: list[Build] = []
         for path in workflow_paths(ctx, "head"):
+            # `_may_build`'s test on the text first: a workflow that never says `platform` is not parsed.
+            src = ctx.source(path)
+            if src is None or "platform" not in src.text:
+                continue
             wf = workflow(ctx, path)  # kept for the run: the file is not read again
             if wf is not None and any(_may_build(step) for job in wf.jobs.values() for step in job.steps):
                 out.extend(_builds_of(ctx, wf))

@@ -46,11 +46,7 @@ def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
 def workflow_paths(ctx: Context, rev: str) -> list[str]:
     """Workflow files GitHub runs at `rev` (directly under .github/workflows/)."""
 
-    def find() -> list[str]:  # the cheap test first: most paths are not two levels deep
-        return [
-            p
-            for p in ctx.paths_at(rev)
-            if p.count("/") == 2 and (ctx.kindmap.has(p, kinds.WORKFLOW) or ctx.kindmap.has(p, kinds.ASCEND_WORKFLOW))
-        ]
+    def find() -> list[str]:  # a path of either kind is a candidate of ASCEND_WORKFLOW (its base kind admits it)
+        return [p for p in ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev) if p.count("/") == 2]
 
     return list(ctx.memo(("workflow-paths", rev, ""), find))  # a copy: the caller may change its list

@@ -6,7 +6,7 @@ import fnmatch
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, script_calls, script_interface
+from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
@@ -63,7 +63,7 @@ class ScriptArgumentUnknown(Rule):
         return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        for target, calls in script_calls(ctx).items():
+        for target, calls in change_script_calls(ctx).items():
             if not any(c.args for c in calls):
                 continue
             touched_target = ctx.audit or ctx.touched(target)

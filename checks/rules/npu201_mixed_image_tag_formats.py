@@ -10,6 +10,7 @@ from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Consumer,
     Inventory,
+    changed_consumers,
     grammar,
     inventory,
     unchanged_pullers,
@@ -71,11 +72,15 @@ class MixedImageTagFormats(Rule):
     context_kinds = INVENTORY_KINDS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
+        # On a change, nothing is reported unless it adds a floating consumer line (in a file it touches): the
+        # other workflows' consumers are read only then.
+        if not ctx.audit and not any(
+            c.info.role == "floating" and ctx.is_added_line(c.path, c.line) for c in changed_consumers(ctx)
+        ):
+            return
         inv = inventory(ctx)
         floating = [c for c in inv.consumers if c.info.role == "floating"]
         if not floating:
-            return
-        if not ctx.audit and not any(ctx.is_added_line(c.path, c.line) for c in floating):
             return
         g = grammar(ctx)
         messages: dict[tuple[str, int], list[str]] = defaultdict(list)

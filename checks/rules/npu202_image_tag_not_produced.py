@@ -21,6 +21,7 @@ from npu_review.checks.analysis.images import (
     Consumer,
     Inventory,
     Product,
+    changed_consumers,
     grammar,
     inventory,
     spelled_line,
@@ -194,7 +195,8 @@ class ImageTagNotProduced(Rule):
             if p.known and p.info.role == "floating":
                 floating_by_variant[p.info.variant].add(p.tag)
         literal = sorted(inv.literal_tags())
-        for c in inv.consumers:
+        # Only added consumer lines are judged on a change: those of the files it touches.
+        for c in changed_consumers(ctx):
             if not ctx.audit and not ctx.is_added_line(c.path, c.line):
                 continue
             if not c.info.known:

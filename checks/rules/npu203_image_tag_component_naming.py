@@ -8,7 +8,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs, kinds
-from npu_review.checks.analysis.images import INVENTORY_KINDS, grammar, head_documented_tags, inventory, spelled_line
+from npu_review.checks.analysis.images import (
+    INVENTORY_KINDS,
+    Consumer,
+    changed_consumers,
+    grammar,
+    head_documented_tags,
+    inventory,
+    spelled_line,
+)
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.messages import places
@@ -95,7 +103,14 @@ class ImageTagComponentNaming(Rule):
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         g = grammar(ctx)
-        occurrences = list(self._occurrences(ctx, g))
+        if not ctx.audit:
+            # Every finding is on a tag's occurrence, and a change's findings on its added lines: with the consumers
+            # of the files it touches alone, none of those is on an added line, nothing is reported (the other
+            # workflows' consumers are read only when one is).
+            own = self._occurrences(ctx, g, changed_consumers(ctx))
+            if not any(ctx.is_added_line(o.path, o.line) for o in own):
+                return
+        occurrences = list(self._occurrences(ctx, g, inventory(ctx).consumers))
         if not occurrences:
             return
         notes: dict[tuple[str, int], list[tuple[str, bool]]] = defaultdict(list)  # (text, exact fix known)
@@ -125,14 +140,14 @@ class ImageTagComponentNaming(Rule):
             yield Hit(path, line, " ".join(dict.fromkeys(t for t, _ in texts)), suggestion=suggestion)
 
     # -- where tags are written ------------------------------------------------------------------------------
-    def _occurrences(self, ctx: Context, g: Grammar) -> Iterator[_Occurrence]:
+    def _occurrences(self, ctx: Context, g: Grammar, consumers: list[Consumer]) -> Iterator[_Occurrence]:
         inv = inventory(ctx)
         for prod in inv.products():
             if not prod.known or not prod.info.known:
                 continue
             path, line = spelled_line(ctx, prod)
             yield _Occurrence(path, line, prod.tag, prod.info, "build")
-        for c in inv.consumers:
+        for c in consumers:
             if c.info.known:
                 yield _Occurrence(c.path, c.line, c.tag, c.info, "workflow")
         noted = _noted(ctx)

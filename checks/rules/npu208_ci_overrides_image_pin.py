@@ -196,8 +196,17 @@ class CiOverridesImagePin(Rule):
         fw = Frameworks(ctx.facts.framework_pins)
         if not fw.by_repo:
             return
+        # On a change, a finding is on a pin line it adds to a workflow, or on a workflow's pin that a pin line it
+        # adds to a Dockerfile moves away from (`_pin_changed`): without such a Dockerfile line, the workflows it
+        # does not touch are not read.
+        pinned = ctx.audit or any(
+            ctx.is_added_line(path, pin.line)
+            for path, change in ctx.changeset.changes.items()
+            if change.added_lines
+            for pin in dockerfile_pins(ctx, path, fw).values()
+        )
         for path in workflow_paths(ctx, "head"):
-            if not ctx.has_kind(path, ASCEND_WORKFLOW):
+            if not (pinned or ctx.touched(path)) or not ctx.has_kind(path, ASCEND_WORKFLOW):
                 continue
             wf = workflow(ctx, path)
             if wf is None:

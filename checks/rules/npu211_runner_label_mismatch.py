@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
@@ -111,13 +111,26 @@ class RunnerLabelMismatch(Rule):
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         rev = ctx.reference_rev
-        reference = ascend_jobs(ctx, rev)
         # How many of the reference's Ascend jobs use each label, and how many of those are the job's own: what
-        # the label check needs first of the other jobs (most labels are in use or current; see `_label`).
-        total = Counter(aj.runner.label for aj in reference)
-        own = Counter((aj.path, aj.job, aj.runner.label) for aj in reference)
+        # the label check needs first of the other jobs (most labels are in use or current; see `_label`). Read
+        # on first need: a change whose jobs run on current labels parses no other workflow for them.
+        found: dict[str, tuple[list[AscendJob], Counter[str], Counter[tuple[str, str, str]]]] = {}
+
+        def reference() -> tuple[list[AscendJob], Counter[str], Counter[tuple[str, str, str]]]:
+            if not found:
+                jobs = ascend_jobs(ctx, rev)
+                found[""] = (
+                    jobs,
+                    Counter(aj.runner.label for aj in jobs),
+                    Counter((aj.path, aj.job, aj.runner.label) for aj in jobs),
+                )
+            return found[""]
+
         catalog = runner_catalog(ctx)
+        concerned = _concerned(ctx)
         for path in workflow_paths(ctx, "head"):
+            if not concerned(path):
+                continue
             wf = workflow(ctx, path)
             if wf is None:
                 continue
@@ -134,10 +147,13 @@ class RunnerLabelMismatch(Rule):
                     continue
                 others: list[AscendJob] | None = None
                 for runner in runners.values():
-                    if total[runner.label] - own[(path, job.id, runner.label)] >= 2 or runner.status == "current":
-                        continue  # `_label` returns at once: the label is served
+                    if runner.status == "current" or not ctx.is_added_line(path, runs_on.line):
+                        continue  # `_label` returns at once: the label is served, or the line is not the change's
+                    _jobs, total, own = reference()
+                    if total[runner.label] - own[(path, job.id, runner.label)] >= 2:
+                        continue  # likewise
                     if others is None:
-                        others = [aj for aj in reference if (aj.path, aj.job) != (path, job.id)]
+                        others = [aj for aj in _jobs if (aj.path, aj.job) != (path, job.id)]
                     yield from self._label(ctx, wf, job, runner, runs_on.line, others)
                 if len(runners) == 1:
                     (runner,) = runners.values()
@@ -153,8 +169,11 @@ class RunnerLabelMismatch(Rule):
         matrix.test_config.config_file_path }}`), and the entries of a matrix file under `.github/**/config*/`
         (`{name, os, config_file_path}`): the NPUs the config's vLLM server asks for against the runner's."""
         catalog = runner_catalog(ctx)
+        concerned = _concerned(ctx)
         found: list[tuple[str, str, _Entry]] = []
         for path in workflow_paths(ctx, "head"):
+            if not concerned(path):
+                continue
             wf = workflow(ctx, path)
             if wf is None:
                 continue
@@ -302,6 +321,24 @@ class RunnerLabelMismatch(Rule):
             f"runs on `{runner.label}`, which has {runner.npus}: Ray cannot place the workers. Use at most "
             f"{runner.npus} or a larger runner.",
         )
+
+
+def _concerned(ctx: Context) -> Callable[[str], bool]:
+    """Whether a workflow at head can carry or cause a finding of this change: every finding is on an added line
+    of the workflow itself, of a script one of its steps runs (`bash x.sh`, named literally) or of a test config
+    its matrix names (literally): so the change touches the workflow, or the workflow's text names the file name
+    of a file the change touches. Every workflow in an audit."""
+    if ctx.audit:
+        return lambda _path: True
+    names = {p.rsplit("/", 1)[-1] for p in ctx.changeset.changes}
+
+    def concerned(path: str) -> bool:
+        if ctx.touched(path):
+            return True
+        src = ctx.source(path)
+        return src is not None and any(n in src.text for n in names)
+
+    return concerned
 
 
 def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, int] | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
-from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, ascend_jobs, runner_catalog
+from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, job_runners, runner_catalog
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -405,32 +405,39 @@ class _Guards:
 
 def _guards_at(ctx: Context, rev: str) -> _Guards:
     jobs: Counter[str] = Counter()
-    for aj in ascend_jobs(ctx, rev):
-        wf = workflow_at(ctx, aj.path, rev)
-        job = wf.jobs.get(aj.job) if wf is not None else None
-        if job is not None:
-            jobs.update(guard_owners(_if_text(job.node)))
     anywhere: Counter[str] = Counter()
     fork_flag = guards_jobs = False
     for path in workflow_paths(ctx, rev):
-        named, flag, in_jobs = ctx.of_blob("fork-guards-of-file", path, rev, partial(_file_guards, ctx, path))
+        in_ascend, named, flag, in_jobs = ctx.of_blob(
+            "fork-guards-of-file", path, rev, partial(_file_guards, ctx, path)
+        )
+        jobs.update(in_ascend)
         anywhere.update(named)
         fork_flag = fork_flag or flag
         guards_jobs = guards_jobs or in_jobs
     return _Guards(jobs, anywhere, guards_jobs, guards_jobs or bool(anywhere) or fork_flag)
 
 
-def _file_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], bool, bool]:
-    """One workflow's part of `_guards_at`: the owners it names anywhere, whether it tests for a fork, whether a
-    job's own `if:` guards it."""
+def _file_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], list[str], bool, bool]:
+    """One workflow's part of `_guards_at`: the owners the `if:` of its Ascend jobs name (once for each Ascend
+    runner of the job: each of its `ascend_jobs` entries), the owners it names anywhere, whether it tests for a
+    fork, whether a job's own `if:` guards it. A guard names `github.repository...`: a workflow whose text does not
+    say `repository` has none, and is not parsed (nor are its jobs' runners worked out)."""
     src = ctx.source_at(path, rev)
     if src is None or "repository" not in src.text:
-        return [], False, False
+        return [], [], False, False
     wf = workflow_at(ctx, path, rev)
-    in_jobs = wf is not None and any(
-        guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values())
-    )
-    return list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), in_jobs
+    if wf is None:
+        return [], list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), False
+    catalog = runner_catalog(ctx)
+    in_ascend: list[str] = []
+    for job in wf.jobs.values():
+        named = guard_owners(_if_text(job.node))
+        if named:
+            for _runner in job_runners(catalog, wf, job):
+                in_ascend.extend(named)
+    in_jobs = any(guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values()))
+    return in_ascend, list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), in_jobs
 
 
 _INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")

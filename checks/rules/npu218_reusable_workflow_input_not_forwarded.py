@@ -83,12 +83,13 @@ class ReusableWorkflowInputNotForwarded(Rule):
 
     # -- call sites that leave a declared input or secret out -------------------------------------------------
     def _forwarding(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
-        for target, target_calls in sorted(head.calls_by_target().items()):
-            wf = head.workflows.get(target)
-            if wf is None or "workflow_call" not in wf.triggers:
+        for target in head.called():
+            target_calls = head.calls_to(target)
+            wf = head.workflow(target)
+            if not target_calls or wf is None or "workflow_call" not in wf.triggers:
                 continue
             params = declared(wf, "workflow_call", "input") + declared(wf, "workflow_call", "secret")
-            base_wf = base.workflows.get(target) if base is not None else None
+            base_wf = base.workflow(target) if base is not None else None
             base_params = (
                 {(p.kind, p.name.lower()): p for p in declared(base_wf, "workflow_call", "input")}
                 | {(p.kind, p.name.lower()): p for p in declared(base_wf, "workflow_call", "secret")}
@@ -145,7 +146,7 @@ class ReusableWorkflowInputNotForwarded(Rule):
     @staticmethod
     def _new_gap(call: Call, param: Param, base: _Revision) -> bool:
         """In a change: the call did not leave the parameter out before it (new parameter, call or omission)."""
-        base_wf = base.workflows.get(call.target)
+        base_wf = base.workflow(call.target)
         if base_wf is None:
             return True
         base_params = declared(base_wf, "workflow_call", param.kind)
@@ -156,24 +157,27 @@ class ReusableWorkflowInputNotForwarded(Rule):
         needed_then = match[0].required and not (match[0].kind == "input" and match[0].has_default)
         if needed_now and not needed_then:
             return True
-        old = [c for c in base.calls_by_target().get(call.target, []) if c.caller.path == call.caller.path]
+        old = [c for c in base.calls_to(call.target) if c.caller.path == call.caller.path]
         old_call = next((c for c in old if c.job.id == call.job.id), None)
         return old_call is None or passes(old_call, param)
 
     # -- declared inputs nothing reads ------------------------------------------------------------------------
     def _unread(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
-        for path, wf in sorted(head.workflows.items()):
+        for path in head.declaring():
+            wf = head.workflow(path)
+            if wf is None:
+                continue
             unread = head.unread_inputs(wf)
             if not unread:
                 continue
-            base_wf = base.workflows.get(path) if base is not None else None
+            base_wf = base.workflow(path) if base is not None else None
             before = base.unread_inputs(base_wf) if base is not None and base_wf is not None else None
             before_names = {p.name.lower() for p in before or ()}
             for param in unread:
                 if base is not None and param.name.lower() in before_names:
                     continue  # unread before the change too
                 if param.event == "workflow_call" and not param.required:
-                    callers = head.calls_by_target().get(path, [])
+                    callers = head.calls_to(path)
                     if not any(passes(c, param) for c in callers):
                         continue  # no call gives it a value: a dead declaration, nothing is lost
                 accepting = head.targets_accepting(wf, param.name)
@@ -257,19 +261,105 @@ _WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not nee
 
 
 class _Revision:
-    """The workflows of one revision, their calls and the inputs they leave unread."""
+    """The workflows of one revision, their calls and the inputs they leave unread. In an audit every workflow is
+    read; on a change, those that can carry one of its findings (see `called` and `declaring`) and what they need
+    (the workflows they call, those that call a target), found by their file names in the workflows' texts: a call
+    (`uses: ./.github/workflows/x.yml`) names its target's file name literally."""
 
     def __init__(self, ctx: Context, rev: str) -> None:
-        self.workflows: dict[str, Workflow] = {}
-        self.texts: dict[str, str] = {}
-        for path in workflow_paths(ctx, rev):
-            wf = workflow_at(ctx, path, rev)
-            src = ctx.source_at(path, rev)
-            if wf is not None and src is not None:
-                self.workflows[path] = wf
-                self.texts[path] = src.text
-        self._calls: dict[str, list[Call]] | None = None
+        self.ctx = ctx
+        self.rev = rev
+        self.paths = workflow_paths(ctx, rev)
+        self._known = frozenset(self.paths)
+        self._read: dict[str, tuple[Workflow, str] | None] = {}
+        self._calls: dict[str, list[Call]] | None = None  # every call by target, once every workflow is read
+        self._calls_to: dict[str, list[Call]] = {}
         self._whole_inputs: dict[str, bool] = {}  # by text: each is asked for itself and by its callers
+        # The file names of the files the change touches (none in an audit, where every workflow is read).
+        self._names = (
+            frozenset()
+            if ctx.audit
+            else frozenset(
+                p.rsplit("/", 1)[-1]
+                for c in ctx.changeset.changes.values()
+                for p in (c.path, c.old_path)
+                if p is not None
+            )
+        )
+
+    def _load(self, path: str) -> tuple[Workflow, str] | None:
+        if path not in self._read:
+            found = None
+            if path in self._known:
+                wf = workflow_at(self.ctx, path, self.rev)
+                src = self.ctx.source_at(path, self.rev)
+                if wf is not None and src is not None:
+                    found = (wf, src.text)
+            self._read[path] = found
+        return self._read[path]
+
+    def workflow(self, path: str) -> Workflow | None:
+        found = self._load(path)
+        return found[0] if found is not None else None
+
+    def text(self, path: str) -> str | None:
+        found = self._load(path)
+        return found[1] if found is not None else None
+
+    def _naming(self, names: frozenset[str]) -> list[str]:
+        """The workflows (in path order) whose text names one of `names` (every workflow in an audit)."""
+        if self.ctx.audit:
+            return self.paths
+        out = []
+        for path in self.paths:
+            src = self.ctx.source_at(path, self.rev)
+            if src is not None and any(n in src.text for n in names):
+                out.append(path)
+        return out
+
+    def _all_calls(self) -> dict[str, list[Call]]:
+        if self._calls is None:
+            out: dict[str, list[Call]] = {}
+            for path in self.paths:
+                wf = self.workflow(path)
+                for call in calls(wf) if wf is not None else ():
+                    out.setdefault(call.target, []).append(call)
+            self._calls = out
+        return self._calls
+
+    def calls_to(self, target: str) -> list[Call]:
+        """Every call of `target` (by caller path, then job), from the workflows whose text names its file name."""
+        if self.ctx.audit:
+            return self._all_calls().get(target, [])
+        found = self._calls_to.get(target)
+        if found is None:
+            found = self._calls_to[target] = [
+                call
+                for path in self._naming(frozenset({target.rsplit("/", 1)[-1]}))
+                if (wf := self.workflow(path)) is not None
+                for call in calls(wf)
+                if call.target == target
+            ]
+        return found
+
+    def called(self) -> list[str]:
+        """The call targets whose calls can carry a finding, sorted: every one in an audit; on a change, a touched
+        workflow or one a touched workflow calls (the gap must be new: the target or the caller changed)."""
+        if self.ctx.audit:
+            return sorted(self._all_calls())
+        targets = {p for p in self.paths if self.ctx.touched(p)}
+        for path in list(targets):
+            wf = self.workflow(path)
+            targets.update(call.target for call in (calls(wf) if wf is not None else ()))
+        return sorted(targets)
+
+    def declaring(self) -> list[str]:
+        """The workflows whose unread inputs can carry a finding, in path order: every one in an audit; on a
+        change, those it touches or that name a touched file (a workflow it calls: what it reads may have moved)."""
+        if self.ctx.audit:
+            return self.paths
+        named = set(self._naming(self._names))
+        return [p for p in self.paths if p in named or self.ctx.touched(p)]
 
     def _whole(self, text: str) -> bool:
         """The text reads the whole `inputs` object or the event payload (see WHOLE_INPUTS)."""
@@ -280,23 +370,14 @@ class _Revision:
 
     def says_why(self, call: Call) -> bool:
         """A comment inside the call job says it leaves something out on purpose."""
-        lines = self.texts.get(call.caller.path, "").splitlines()[call.job.node.line - 1 : call.job.node.end_line]
+        lines = (self.text(call.caller.path) or "").splitlines()[call.job.node.line - 1 : call.job.node.end_line]
         return any(_WHY.search(line.partition("#")[2]) for line in lines if "#" in line)
-
-    def calls_by_target(self) -> dict[str, list[Call]]:
-        if self._calls is None:
-            out: dict[str, list[Call]] = {}
-            for _, wf in sorted(self.workflows.items()):
-                for call in calls(wf):
-                    out.setdefault(call.target, []).append(call)
-            self._calls = out
-        return self._calls
 
     def targets_accepting(self, wf: Workflow, name: str) -> list[str]:
         """Local workflows `wf` calls that declare a `workflow_call` input `name`."""
         out: list[str] = []
         for call in calls(wf):
-            target = self.workflows.get(call.target)
+            target = self.workflow(call.target)
             if target is None or call.target in out:
                 continue
             if any(p.name.lower() == name.lower() for p in declared(target, "workflow_call", "input")):
@@ -304,10 +385,10 @@ class _Revision:
         return out
 
     def unread_inputs(self, wf: Workflow) -> list[Param]:
-        text = self.texts.get(wf.path, "")
+        text = self.text(wf.path) or ""
         if self._whole(text):
             return []
-        called = [self.texts[c.target] for c in calls(wf) if c.target in self.texts]
+        called = [t for c in calls(wf) if (t := self.text(c.target)) is not None]
         out: list[Param] = []
         seen: set[str] = set()
         for event in ("workflow_dispatch", "workflow_call"):

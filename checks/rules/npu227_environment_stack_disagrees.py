@@ -200,6 +200,8 @@ def _pythons(ctx: Context, src: SourceFile, job: Job, legs: list[JobLeg]) -> Ite
 def _single_arch_installers(ctx: Context) -> Iterator[Hit]:
     seen: set[tuple[str, str, int]] = set()
     for build in builds(ctx):
+        if not (ctx.audit or ctx.touched(build.dockerfile) or ctx.touched(build.path)):
+            continue  # the finding is on a line of the Dockerfile or of the build: on a change, one it added
         src = ctx.source(build.dockerfile)
         if src is None:
             continue

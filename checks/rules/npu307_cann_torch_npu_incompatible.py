@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.change import adds_text
 from npu_review.checks.analysis.installs import SELF_PATHS
 from npu_review.checks.analysis.stacks import (
     Cann,
@@ -135,7 +136,9 @@ class CannTorchNpuIncompatible(Rule):
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         """A change to the repository's requirements that an unchanged Dockerfile installs: reported on the
         changed requirement line (check_file reports on the Dockerfiles the change touches)."""
-        if ctx.audit:
+        # A finding here is on an added line that states torch-npu (`torch_npu`, `Torch-NPU`, ...): a change that
+        # adds none needs no Dockerfile read.
+        if ctx.audit or not adds_text(ctx, "torch"):
             return
         t: Tables | None = None
         for path in ctx.paths_of_kind(ASCEND_DOCKERFILE):
