@@ -82,7 +82,9 @@ class MisspelledAscendEnvVariable(Rule):
     Fix: use the name the message suggests. When the name meant is one vLLM-Ascend no longer reads (its
     `envs.py` had dropped it by the day of the change: `env_vllm_ascend.retired`), correcting the spelling turns
     nothing on: that is a notice that advises deleting the line (unless the repository's own `envs.py` still
-    registers the name). Of two spellings both used, the one still read is suggested first.
+    registers the name). Of two spellings both used, the one still read is suggested first. A value equal to the
+    real variable's default, or none of the values its registry entry's comment numbers (`# 0: ...`, `# 1: ...`),
+    makes it a notice: correcting the name would change nothing, or something no one documented.
 
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
     Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
@@ -148,6 +150,16 @@ class MisspelledAscendEnvVariable(Rule):
             )
             if default is not None and _same_value(found.value, default):
                 why += f" (the value is `{suggestion}`'s default, so nothing changes until the default does)"
+            value = None if found.read else found.value
+            choices = None if value is None else _registry_choices(ctx).get(suggestion)
+            if choices and value is not None and value.strip().strip("\"'") not in choices:
+                # the registry lists the values the variable takes, and this is none of them: what the corrected
+                # name would do is not known (vLLM-Ascend's `VLLM_ASCEND_ENABLE_NZ` takes 0, 1 or 2; "3" was set)
+                sure = False
+                why += (
+                    f" (`{value}` is none of the values `{suggestion}` documents: "
+                    f"{', '.join(f'`{c}`' for c in choices)})"
+                )
             after = (
                 ""
                 if found.read
@@ -506,6 +518,41 @@ def _registry_defaults(ctx: Context) -> dict[str, str]:
         return out
 
     return ctx.memo(("npu110-defaults", "head", ""), build)
+
+
+# The numbered choices a registry's comment gives above a variable (`# 0: close nz;` / `# 2: enable nz ...`).
+_CHOICE = re.compile(r"^\s*#\s*([0-9]+)\s*:")
+_REGISTRY_KEY = re.compile(r"""^\s*["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
+
+
+def _registry_choices(ctx: Context) -> dict[str, tuple[str, ...]]:
+    """NAME -> the values the comment right above its registry entry numbers (`# 0: ...`, `# 1: ...`), when it
+    numbers two or more."""
+
+    def build() -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        for path in ctx.head_paths():
+            if not globs.match_any(path, REGISTRY_GLOBS):
+                continue
+            src = ctx.source(path)
+            if src is None:
+                continue
+            comment: list[str] = []
+            for line in src.lines:
+                key = _REGISTRY_KEY.match(line)
+                if key is not None:
+                    if len(comment) >= 2:
+                        out.setdefault(key.group(1), tuple(comment))
+                    comment = []
+                elif line.lstrip().startswith("#"):
+                    m = _CHOICE.match(line)
+                    if m is not None:
+                        comment.append(m.group(1))
+                else:
+                    comment = []
+        return out
+
+    return ctx.memo(("npu110-choices", "head", ""), build)
 
 
 def _same_value(value: str | None, default: str) -> bool:
