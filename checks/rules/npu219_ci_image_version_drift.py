@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -68,7 +69,8 @@ class CiImageVersionDrift(Rule):
     files or more share against a majority under four times as large, files whose path names a release or a
     version (`Dockerfile.cann_8.2.rc1_a2`), release images (`…-py3.11-v0.7.1`), two versions for one device
     within a few lines of each other (a matrix of versions), lines with a comment saying why (`# keep …`,
-    `# still …`, `# older …`), and in a change, outliers that were outliers before it.
+    `# still …`, `# older …`), and in a change, outliers that were outliers before it, and untouched ones when
+    the change moved no use off their version (it only added uses of another: new jobs, a new image).
     """
 
     id = "NPU219"
@@ -82,8 +84,17 @@ class CiImageVersionDrift(Rule):
         if not found:
             return
         before = set() if ctx.audit else {(u.path, u.text, field) for u, field, _, _ in _outliers(ctx, "base")}
+        moved = set() if ctx.audit else _moved_off(ctx)
         for use, field, value, agreeing in found:
             if (use.path, use.text, field) in before:
+                continue
+            if (
+                not ctx.audit
+                and not ctx.is_added_line(use.path, use.line)
+                and (use.device, use.family, field, getattr(use, field)) not in moved
+            ):
+                # The change only added uses of another version (new jobs, a new image): it upgraded nothing, so
+                # the untouched job was not left behind by it; which version the new ones should use is theirs.
                 continue
             what = "CANN" if field == "cann" else "Python"
             mine = use.cann if field == "cann" else f"py{use.py}"
@@ -150,6 +161,19 @@ def _uses(ctx: Context, rev: str) -> list[_Use]:
             )
         )
     return out
+
+
+def _moved_off(ctx: Context) -> set[tuple[str, str, str, str]]:
+    """(device, family, field, value) of which the change leaves fewer uses than it found: an upgrade moved some
+    uses off that value (the untouched ones still on it were left behind)."""
+    counts: dict[tuple[str, str, str, str], int] = {}
+    for rev, sign in (("base", 1), ("head", -1)):
+        uses: list[_Use] = ctx.memo(("npu219-uses", rev, ""), functools.partial(_uses, ctx, rev))
+        for u in uses:
+            for field in ("cann", "py"):
+                key = (u.device, u.family, field, getattr(u, field))
+                counts[key] = counts.get(key, 0) + sign
+    return {k for k, n in counts.items() if n > 0}
 
 
 def _outliers(ctx: Context, rev: str) -> Iterator[tuple[_Use, str, str, list[str]]]:

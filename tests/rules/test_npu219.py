@@ -33,3 +33,14 @@ def test_an_upgrade_that_leaves_one_workflow_behind_reports_the_untouched_one() 
             "in a comment why this one differs.",
         )
     ]
+
+
+def test_new_jobs_on_a_newer_image_leave_the_established_job_alone() -> None:
+    """The change adds three workflows on CANN 8.5.0 beside a job that stays on 8.3.rc1: it upgraded nothing, so
+    the untouched job was not left behind by it (verl 6e971843: the MindSpeed job kept 8.3.rc1 on purpose, judged
+    noise blind); the audit still names it."""
+    old, new = "8.3.rc1-a3-ubuntu22.04-py3.11", "8.5.0-a3-ubuntu22.04-py3.11"
+    base = {".github/workflows/mindspeed.yml": _wf(old)}
+    head = dict(base)
+    head.update({f".github/workflows/sglang_{n}.yml": _wf(new) for n in ("a", "b", "c")})
+    assert got(change(base, head), "NPU219") == []
