@@ -137,6 +137,9 @@ class Partial:
     # The text of each hit's line, where its file was at hand when the hit came (the fingerprint's input): the
     # process that merges the shares then reads again only the files it was not taken from.
     lines: dict[tuple[str, int], str] = field(default_factory=dict)
+    # In an audit, what `retired_dockerfiles` needs of the build graph, from the process that ran the project
+    # rules (which has built the graph): the process merging the shares then need not build it again.
+    retirement: Retirement | None = None
 
 
 # Runs a task for each share index 0..n-1, in any order and any process, and returns their results in index
@@ -278,13 +281,19 @@ def run(
         # Each process works with its copy of this runner (a forked child starts with the state it has now:
         # rules, facts, the kinds of every path), so the parses a process memoised serve every share it is given.
 
+        def project() -> Partial:
+            out = runner.project()
+            if runner.ctx.audit:
+                out.retirement = retirement(runner.ctx)
+            return out
+
         def share(i: int) -> Partial:
             k = tasks[i]
             if k < 0:
-                return runner.project()
+                return project()
             out = runner.files(slices[k])
             if k == lead:
-                out.project = runner.project()
+                out.project = project()
             return out
 
         done = dict(zip(tasks, mapper(share, len(tasks)), strict=True))
@@ -300,7 +309,7 @@ def run(
         findings.extend(_unknown_suppressions(suppressions, ctx))
     lines = {key: text for part in parts for key, text in part.lines.items()}
     if ctx.audit:
-        findings = retired_dockerfiles(findings, ctx)
+        findings = retired_dockerfiles(findings, ctx, parts[-1].retirement)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
@@ -404,21 +413,39 @@ def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -
     return out
 
 
-def retired_dockerfiles(findings: list[Finding], ctx: Context) -> list[Finding]:
-    """In an audit, a Dockerfile that nothing builds any more (no workflow, script or install doc of a repository
-    that builds its other Dockerfiles) is a recipe kept for history: its errors and warnings are notices, since
-    fixing it changes no image anyone gets. A change that edits it is reviewed as usual."""
+@dataclass(frozen=True)
+class Retirement:
+    """What `retired_dockerfiles` reads of the build graph: the Dockerfiles its builds build, the patterns of
+    those whose Dockerfile is one of several paths, and whether some build's Dockerfile cannot be told at all."""
+
+    built: frozenset[str]
+    maybes: tuple[re.Pattern[str], ...]
+    untold: bool
+
+
+def retirement(ctx: Context) -> Retirement:
     from npu_review.checks.analysis.builds import graph
 
+    builds = graph(ctx).builds
+    return Retirement(
+        frozenset(b.dockerfile for b in builds if b.dockerfile is not None),
+        tuple(b.maybe for b in builds if b.dockerfile is None and b.maybe is not None),
+        any(b.dockerfile is None and b.maybe is None for b in builds),
+    )
+
+
+def retired_dockerfiles(findings: list[Finding], ctx: Context, known: Retirement | None = None) -> list[Finding]:
+    """In an audit, a Dockerfile that nothing builds any more (no workflow, script or install doc of a repository
+    that builds its other Dockerfiles) is a recipe kept for history: its errors and warnings are notices, since
+    fixing it changes no image anyone gets. A change that edits it is reviewed as usual. `known`: the graph's
+    part, from the process that built it (see `Partial.retirement`); else the graph is built here."""
     dockerfile = {f.path for f in findings if f.severity > Severity.NOTICE and ctx.kindmap.has(f.path, DOCKERFILE)}
     if not dockerfile:
         return findings
-    builds = graph(ctx).builds
-    built = {b.dockerfile for b in builds if b.dockerfile is not None}
-    if not built or any(b.dockerfile is None and b.maybe is None for b in builds):
+    r = known if known is not None else retirement(ctx)
+    if not r.built or r.untold:
         return findings  # the repository builds none of them, or a build's Dockerfile cannot be told
-    maybes = [b.maybe for b in builds if b.dockerfile is None and b.maybe is not None]
-    retired = {p for p in dockerfile if p not in built and not any(m.search(p) for m in maybes)}
+    retired = {p for p in dockerfile if p not in r.built and not any(m.search(p) for m in r.maybes)}
     if not retired:
         return findings
     return [

@@ -1065,8 +1065,9 @@ _HEX = re.compile(r"\A[0-9a-f]{7,40}\Z")
 
 def runs_of(ctx: Context, src: SourceFile, what: str = "clones") -> Runs:
     """The clones (`what` "clones") or the pip installs ("pips") of a shell script, a doc's code blocks or a
-    Dockerfile's RUNs (memoised). Each reads only the lines that may hold what it looks for."""
-    return ctx.memo(("file-runs-" + what, src.rev, src.path), lambda: _runs(ctx, src, _FOCUS[what]))
+    Dockerfile's RUNs (memoised with the file's parses, let go of with them: only the rules checking the file
+    ask). Each reads only the lines that may hold what it looks for."""
+    return ctx.parsed("file-runs-" + what, src, lambda _text: _runs(ctx, src, _FOCUS[what]))
 
 
 def _runs(ctx: Context, src: SourceFile, focus: tuple[str, ...]) -> Runs:

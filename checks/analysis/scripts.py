@@ -597,7 +597,7 @@ def _script_calls(ctx: Context, pick: Callable[[str, str], bool] | None = None) 
     def add(call: ScriptCall) -> None:
         out.setdefault(call.target, []).append(call)
 
-    for path, text in shell_texts(ctx):
+    for path, text in each_shell_text(ctx):
         if not may_call_script(text) or (pick is not None and not pick(path, text)):
             continue
         unit = ShellUnit(path, Source.file(text), "script", 1)
@@ -699,14 +699,17 @@ def _script_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
         from npu_review.checks.analysis.workflows import workflow_paths
         from npu_review.checks.kinds import DOCKERFILE
 
-        texts = [t for _p, t in shell_texts(ctx)]
-        for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
-            src = ctx.source(path)
-            if src is not None:
-                texts.append(src.text)
+        def texts() -> Iterator[str]:
+            for _path, text in each_shell_text(ctx):
+                yield text
+            for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
+                src = ctx.source(path)
+                if src is not None:
+                    yield src.text
+
         named: set[str] = set()
         with_sh: set[str] = set()
-        for text in texts:
+        for text in texts():
             for m in _SCRIPT_NAME.finditer(text):
                 i = j = m.start()
                 while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.+-"):
@@ -1133,8 +1136,19 @@ def _provided(ctx: Context) -> set[str]:
     return out
 
 
+def each_shell_text(ctx: Context) -> Iterator[tuple[str, str]]:
+    """(path, text) of every shell script at head, read in turn (through the window of files): for an index built
+    once per run, the script names and the script calls. Keeping the texts for it (`shell_texts`) would hold
+    every script (28 MiB on the 40,000-file generated tree) for the run, for one pass more."""
+    for path in ctx.paths_of_kind(SHELL):
+        src = ctx.source(path)
+        if src is not None:
+            yield path, src.text
+
+
 def shell_texts(ctx: Context) -> tuple[tuple[str, str], ...]:
-    """(path, text) of every shell script at head, read once per run (the name searches below go over them)."""
+    """(path, text) of every shell script at head, read once per run: the name searches below go over them, one
+    pass for each name asked."""
 
     def read() -> tuple[tuple[str, str], ...]:
         out = []

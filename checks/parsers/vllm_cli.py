@@ -350,7 +350,7 @@ def _command_args(node: yamlmarks.Node) -> tuple[Arg, ...] | None:
         return None
     if not _is_vllm(pieces):
         return None
-    source = node._source  # the document's lines: each word is placed by searching them in order
+    source = node.source_lines()  # the document's lines: each word is placed by searching them in order
     first = node.line + (1 if node.style in ("|", ">") else 0)
     cursor = first
     placed: list[tuple[str | None, int, bool, bool, bool]] = []

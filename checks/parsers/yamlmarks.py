@@ -7,8 +7,10 @@ Rules walk mappings and sequences and get (value, line) pairs, e.g. `jobs.<id>.c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import yaml
 
@@ -47,9 +49,12 @@ class Node:
     end_line: int
     value: str = ""
     style: str | None = None
-    pairs: list[tuple[Node, Node]] = field(default_factory=list)
-    items: list[Node] = field(default_factory=list)
-    _source: list[str] = field(default_factory=list, repr=False)
+    # A scalar has neither pairs nor items, a mapping no items, a sequence no pairs: one empty tuple serves them all
+    # (an empty list a node would cost 56 bytes, and a workflow's document holds ~10,000 nodes).
+    pairs: Sequence[tuple[Node, Node]] = ()
+    items: Sequence[Node] = ()
+    # The document's text, shared by its nodes; split into lines only where a folded scalar is looked up in it.
+    _source: str = field(default="", repr=False)
 
     # -- shape ---------------------------------------------------------------------------------------------
     @property
@@ -135,8 +140,13 @@ class Node:
             cursor = found
         return out
 
+    def source_lines(self) -> list[str]:
+        """The lines of the document this node is part of (`[0]` is line 1)."""
+        return _lines(self._source)
+
     def _line(self, n: int) -> str:
-        return self._source[n - 1] if 1 <= n <= len(self._source) else ""
+        lines = _lines(self._source)
+        return lines[n - 1] if 1 <= n <= len(lines) else ""
 
     # -- traversal -----------------------------------------------------------------------------------------
     def walk(self, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Node]]:
@@ -149,6 +159,12 @@ class Node:
                 stack.extend(reversed([((*p, k.value), v) for k, v in node.pairs if k.kind == SCALAR]))
             elif node.kind == SEQ:
                 stack.extend(reversed([((*p, i), v) for i, v in enumerate(node.items)]))
+
+
+@lru_cache(maxsize=8)
+def _lines(text: str) -> list[str]:
+    """The lines of a document's text (kept for the few documents whose folded scalars are being located)."""
+    return text.splitlines()
 
 
 @dataclass
@@ -171,7 +187,7 @@ class _Budget(Exception):
 
 
 class _Converter:
-    def __init__(self, source: list[str]) -> None:
+    def __init__(self, source: str) -> None:
         self.source = source
         self.count = 0
         self.duplicates: list[DuplicateKey] = []
@@ -196,7 +212,9 @@ class _Converter:
         if end < line:
             end = line
         if isinstance(node, _SCALAR_NODE):
-            return Node(SCALAR, line, end, value=str(node.value), style=node.style or None, _source=self.source)
+            # Interned: keys and common values (`runs-on`, `actions/checkout@v4`) recur in every workflow of a tree.
+            value = _intern(str(node.value))
+            return Node(SCALAR, line, end, value=value, style=node.style or None, _source=self.source)
         convert = self.convert
         if isinstance(node, _SEQUENCE_NODE):
             return Node(SEQ, line, end, items=[convert(child, depth + 1) for child in node.value], _source=self.source)
@@ -244,6 +262,7 @@ def _error_text(exc: yaml.YAMLError) -> str:
 
 
 _SCALAR_NODE, _SEQUENCE_NODE = yaml.ScalarNode, yaml.SequenceNode
+_intern = sys.intern
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -284,7 +303,7 @@ def parse(text: str) -> YamlDoc:
         return YamlDoc(None, ParseError(1, str(exc)))
     if raw is None:
         return YamlDoc(None)
-    conv = _Converter(text.splitlines())
+    conv = _Converter(text)
     try:
         root = conv.convert(raw, 0)
     except _Budget as exc:
