@@ -31,7 +31,7 @@ from npu_review.bot.review import GITCODE, ReviewRequest
 from npu_review.bot.routers.recheck import has_recheck
 from npu_review.bot.runtime import RUNTIME
 from npu_review.bot.services import Intake, Services
-from npu_review.bot.webhook import Refused, TooDeep, _error, parse_json, read_verified
+from npu_review.bot.webhook import Refused, _error, json_object, read_verified
 
 log = logging.getLogger(__name__)
 
@@ -96,17 +96,9 @@ async def handle_gitcode_webhook(request: web.Request) -> web.StreamResponse:
 async def _accept(services: Services, event: str, delivery: str, body: bytes) -> web.StreamResponse:
     metrics = services.metrics
     label = METRIC_EVENTS.get(event, "other")
-    try:
-        data = parse_json(body)
-    except TooDeep as exc:
-        metrics.delivery(label, "bad_request")
-        return _error(400, f"body is {exc}")
-    except (ValueError, UnicodeDecodeError):
-        metrics.delivery(label, "bad_request")
-        return _error(400, "body is not a JSON document")
-    if not isinstance(data, dict):
-        metrics.delivery(label, "bad_request")
-        return _error(400, "body is not a JSON object")
+    data = json_object(body, metrics, label)
+    if isinstance(data, web.Response):
+        return data
     try:
         request = _request(event, data, delivery)
     except ValueError as exc:

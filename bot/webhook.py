@@ -21,6 +21,7 @@ from gidgethub import sansio
 from npu_review.bot.bodies import UnverifiedBytes
 from npu_review.bot.jobs import STORAGE_RETRY_AFTER_S, StorageUnavailable, body_digest
 from npu_review.bot.logs import log_context
+from npu_review.bot.metrics import Metrics
 from npu_review.bot.payload import NotForTheApp, PayloadError
 from npu_review.bot.routers import router
 from npu_review.bot.runtime import RUNTIME
@@ -51,6 +52,22 @@ def _error(status: int, message: str, retry_after: int | None = None, close: boo
 
 class TooDeep(ValueError):
     """A JSON document nested deeper than MAX_JSON_DEPTH."""
+
+
+def json_object(body: bytes, metrics: Metrics, label: str) -> dict[str, Any] | web.Response:
+    """The delivery's body as a JSON object, or the 400 answer (counted as a bad request) when it is none."""
+    try:
+        data = parse_json(body)
+    except TooDeep as exc:
+        metrics.delivery(label, "bad_request")
+        return _error(400, f"body is {exc}")
+    except (ValueError, UnicodeDecodeError):
+        metrics.delivery(label, "bad_request")
+        return _error(400, "body is not a JSON document")
+    if not isinstance(data, dict):
+        metrics.delivery(label, "bad_request")
+        return _error(400, "body is not a JSON object")
+    return data
 
 
 def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
@@ -164,17 +181,9 @@ async def _accept(
 ) -> web.StreamResponse:
     metrics = services.metrics
     label = event_name if event_name in METRIC_EVENTS else "other"
-    try:
-        data = parse_json(body)
-    except TooDeep as exc:
-        metrics.delivery(label, "bad_request")
-        return _error(400, f"body is {exc}")
-    except (ValueError, UnicodeDecodeError):
-        metrics.delivery(label, "bad_request")
-        return _error(400, "body is not a JSON document")
-    if not isinstance(data, dict):
-        metrics.delivery(label, "bad_request")
-        return _error(400, "body is not a JSON object")
+    data = json_object(body, metrics, label)
+    if isinstance(data, web.Response):
+        return data
     if event_name == "ping":
         metrics.delivery(label, "ok")
         zen = data.get("zen")
