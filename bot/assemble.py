@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
+
 import aiohttp
 
 from npu_review.bot.clock import SYSTEM_CLOCK, Clock
@@ -83,3 +86,20 @@ def build_services(
         clock=clock,
         budgets=budgets,
     )
+
+
+async def start_reviewing(
+    settings: Settings, session: aiohttp.ClientSession, store: Store
+) -> tuple[Services, asyncio.Event]:
+    """What a process that runs reviews (the worker, the embedded worker) does first: the services, every rule
+    imported now (not on the first review's clock), the engine started, and an event SIGTERM and SIGINT set."""
+    from npu_review.checks.rule import all_rules
+
+    services = build_services(settings, session, store)
+    all_rules()
+    await services.reviewer.engine.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return services, stop

@@ -200,11 +200,10 @@ async def _work(fd: int) -> None:
 
     from npu_review.bot import logs
     from npu_review.bot.app import SHUTDOWN_DEADLINE_S
-    from npu_review.bot.assemble import HTTP_TIMEOUT, build_services, make_store
+    from npu_review.bot.assemble import HTTP_TIMEOUT, make_store, start_reviewing
     from npu_review.bot.engine_pool import lower_priority
     from npu_review.bot.jobs import StorageUnavailable
     from npu_review.bot.queue_sqlite import SqliteStore, path_from_url
-    from npu_review.checks.rule import all_rules
 
     reader, writer = await asyncio.open_unix_connection(sock=socket.socket(fileno=fd), limit=LINE_LIMIT)
     first = await reader.readline()
@@ -217,13 +216,7 @@ async def _work(fd: int) -> None:
     session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = make_store(settings)
     assert isinstance(store, SqliteStore)
-    services = build_services(settings, session, store)
-    all_rules()  # import every rule now, not on the first review's clock
-    await services.reviewer.engine.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    services, stop = await start_reviewing(settings, session, store)
 
     def snapshot() -> dict[str, Any]:
         budgets = services.github.rate_budgets()

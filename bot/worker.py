@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 
 import aiohttp
 
 from npu_review.bot import logs
 from npu_review.bot.app import SHUTDOWN_DEADLINE_S
-from npu_review.bot.assemble import HTTP_TIMEOUT, build_services, make_store
+from npu_review.bot.assemble import HTTP_TIMEOUT, make_store, start_reviewing
 from npu_review.bot.settings import Settings, SettingsError, from_env
-from npu_review.checks.rule import all_rules
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +19,7 @@ log = logging.getLogger(__name__)
 async def run_worker(settings: Settings) -> None:
     session = aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = make_store(settings)
-    services = build_services(settings, session, store)
-    all_rules()  # import every rule now, not on the first review's clock
-    await services.reviewer.engine.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    services, stop = await start_reviewing(settings, session, store)
     await store.jobs.open(services.run_job)
     log.info("npu-review worker ready: %d reviews at once", settings.max_concurrent_reviews)
     await stop.wait()
