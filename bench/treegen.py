@@ -754,8 +754,8 @@ def generate(root: Path, n: int = 10_000, seed: int = 0) -> Counter[str]:
     return made
 
 
-def commit(root: Path) -> None:
-    """`git init` + one commit of everything, without the user's git config or hooks."""
+def _git(root: Path, *commands: list[str]) -> None:
+    """Run git commands in `root`, without the user's git config or hooks."""
     env = {
         **os.environ,
         "GIT_CONFIG_GLOBAL": os.devnull,
@@ -765,8 +765,13 @@ def commit(root: Path) -> None:
         "GIT_COMMITTER_NAME": "bench",
         "GIT_COMMITTER_EMAIL": "bench@localhost",
     }
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "synthetic tree"]):
+    for args in commands:
         subprocess.run(["git", "-C", str(root), *args], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def commit(root: Path) -> None:
+    """`git init` + one commit of everything, without the user's git config or hooks."""
+    _git(root, ["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "synthetic tree"])
 
 
 # The files a small Ascend change touches (see `change`): the first path of each kind, in path order.
@@ -811,15 +816,5 @@ def change(root: Path) -> list[str]:
         if text == read(p):
             raise RuntimeError(f"change: nothing to edit in {p}")
         (root / p).write_text(text, encoding="utf-8")
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "bench",
-        "GIT_AUTHOR_EMAIL": "bench@localhost",
-        "GIT_COMMITTER_NAME": "bench",
-        "GIT_COMMITTER_EMAIL": "bench@localhost",
-    }
-    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", "a small Ascend change"]):
-        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    _git(root, ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "a small Ascend change"])
     return sorted(edits)
