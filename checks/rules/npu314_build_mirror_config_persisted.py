@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, WORKFLOW
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.dockerfile import Dockerfile
@@ -139,8 +139,9 @@ def _shipped_stages(df: dfp.Dockerfile) -> list[list[dfp.Instruction]]:
 _SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A-Za-z_]\w*)=\S", re.M)
 
 
-# What the rule reads of the build graph: the files it declares (on a change; an audit reads every file).
-_GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW})
+# What the rule reads of the build graph: the files it declares (on a change; an audit reads every file). The
+# same set as NPU221's, so that a change both rules review builds that graph once (graph() memoises per set).
+_GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW})
 
 
 def _passed_build_args(ctx: Context) -> frozenset[str]:
