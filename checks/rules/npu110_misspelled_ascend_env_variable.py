@@ -204,17 +204,21 @@ def _retired(ctx: Context) -> frozenset[str]:
     return ctx.memo(("npu110-retired", "head", ""), build)
 
 
+def _registry_files(ctx: Context) -> list[SourceFile]:
+    """The repository's own registries of variables (`envs.py`), found once per run."""
+
+    def build() -> list[SourceFile]:
+        found = (ctx.source(p) for p in ctx.head_paths() if globs.match_any(p, REGISTRY_GLOBS))
+        return [src for src in found if src is not None]
+
+    return ctx.memo(("npu110-registry-files", "head", ""), build)
+
+
 def _registry(ctx: Context) -> frozenset[str]:
     """The names the repository's own registries (`envs.py`) define."""
 
     def build() -> frozenset[str]:
-        names: set[str] = set()
-        for path in ctx.head_paths():
-            if globs.match_any(path, REGISTRY_GLOBS):
-                src = ctx.source(path)
-                if src is not None:
-                    names.update(_REGISTRY_NAME.findall(src.text))
-        return frozenset(names)
+        return frozenset(name for src in _registry_files(ctx) for name in _REGISTRY_NAME.findall(src.text))
 
     return ctx.memo(("npu110-registry", "head", ""), build)
 
@@ -509,12 +513,9 @@ def _registry_defaults(ctx: Context) -> dict[str, str]:
 
     def build() -> dict[str, str]:
         out: dict[str, str] = {}
-        for path in ctx.head_paths():
-            if globs.match_any(path, REGISTRY_GLOBS):
-                src = ctx.source(path)
-                if src is not None:
-                    for m in _REGISTRY_DEFAULT.finditer(src.text):
-                        out.setdefault(m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
+        for src in _registry_files(ctx):
+            for m in _REGISTRY_DEFAULT.finditer(src.text):
+                out.setdefault(m.group(1), m.group(2) if m.group(2) is not None else m.group(3))
         return out
 
     return ctx.memo(("npu110-defaults", "head", ""), build)
@@ -522,7 +523,6 @@ def _registry_defaults(ctx: Context) -> dict[str, str]:
 
 # The numbered choices a registry's comment gives above a variable (`# 0: close nz;` / `# 2: enable nz ...`).
 _CHOICE = re.compile(r"^\s*#\s*([0-9]+)\s*:")
-_REGISTRY_KEY = re.compile(r"""^\s*["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
 
 
 def _registry_choices(ctx: Context) -> dict[str, tuple[str, ...]]:
@@ -531,15 +531,10 @@ def _registry_choices(ctx: Context) -> dict[str, tuple[str, ...]]:
 
     def build() -> dict[str, tuple[str, ...]]:
         out: dict[str, tuple[str, ...]] = {}
-        for path in ctx.head_paths():
-            if not globs.match_any(path, REGISTRY_GLOBS):
-                continue
-            src = ctx.source(path)
-            if src is None:
-                continue
+        for src in _registry_files(ctx):
             comment: list[str] = []
             for line in src.lines:
-                key = _REGISTRY_KEY.match(line)
+                key = _REGISTRY_NAME.match(line.lstrip())  # an entry's key starts its line
                 if key is not None:
                     if len(comment) >= 2:
                         out.setdefault(key.group(1), tuple(comment))
