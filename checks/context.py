@@ -75,7 +75,7 @@ class SourceFile:
     # The revision the text was read at: "base" only for a file the change touches (the base of an untouched
     # file is its head), so that each blob is parsed once whichever revision a rule asks for.
     rev: str = "head"
-    # The file's line ends were CRLF (`text` has LF ends, as GitHub numbers the lines).
+    # The file's line ends were CRLF and `text` has LF ends, as GitHub numbers the lines (decode_blob's CrlfText).
     crlf: bool = False
 
     @cached_property
@@ -196,7 +196,7 @@ class Context:
     def _load(self, text: str | None, path: str, rev: str) -> SourceFile | None:
         if text is None:
             return None
-        crlf = isinstance(text, CrlfText) or "\r\n" in text
+        crlf = isinstance(text, CrlfText)  # (a tree that gives raw text keeps its "\r\n": a rule can see them)
         if type(text) is not str:
             text = str(text)  # a plain str for every parser (libyaml's takes nothing else)
         src = SourceFile(path, text, self.kindmap.kinds(path), rev, crlf)

@@ -72,7 +72,7 @@ class ShellContinuationBroken(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "\\" not in src.text or src.crlf:
+        if "\\" not in src.text or src.crlf or "\r\n" in src.text:
             return  # nothing to continue; or a CRLF file, whose carriage returns are a problem of another kind
         flavor = flavor_of(src.path)
         if flavor is not None:
