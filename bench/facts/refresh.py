@@ -98,10 +98,6 @@ class Repo:
         out = self.git("for-each-ref", "--format=%(refname:short)", f"refs/{kind}/")
         return sorted(r for r in out.splitlines() if r)
 
-    def history(self, path: str) -> list[str]:
-        """The commits that changed `path`, newest first."""
-        return self.git("log", "--format=%H", "HEAD", "--", path).split()
-
 
 def newest(*dates: str) -> str:
     return max(dates)
@@ -323,26 +319,26 @@ def quoted_names(repo: Repo, prefixes: tuple[str, ...], exts: tuple[str, ...]) -
     return {t.strip('"') for t in text.split()}
 
 
-def envs_registry(repo: Repo, path: str) -> set[str]:
-    """Every key `env_variables` of vllm_ascend/envs.py held in the file's history (current and retired)."""
-    names: set[str] = set()
-    for sha in repo.history(path):
-        text = repo.show(path, sha)
-        if text:
-            names.update(registry_keys(text))
-    return names
+def registry_history(repo: Repo, path: str) -> list[tuple[str, set[str]]]:
+    """(the commit's date YYYY-MM-DD, the registry's keys then) for each commit that changed the registry file
+    (vllm_ascend/envs.py's `env_variables`), newest first: read once for what was ever a key and what was dropped."""
+    log = repo.git("log", "--format=%H %cd", "--date=format:%Y-%m-%d", "HEAD", "--", path).split("\n")
+    return [(date, registry_keys(repo.show(path, sha) or "")) for sha, date in (r.split() for r in log if r)]
 
 
-def registry_dropped(repo: Repo, path: str) -> dict[str, str]:
+def envs_registry(revisions: list[tuple[str, set[str]]]) -> set[str]:
+    """Every key the registry held in its history (current and retired)."""
+    return set().union(*(keys for _, keys in revisions))
+
+
+def registry_dropped(revisions: list[tuple[str, set[str]]]) -> dict[str, str]:
     """Each key the registry once had and no longer has -> the date (YYYY-MM-DD) of the commit that dropped it
     for good (the newest commit of the file without the key whose parent revision had it)."""
-    log = repo.git("log", "--format=%H %cd", "--date=format:%Y-%m-%d", "HEAD", "--", path).split("\n")
-    revisions = [(sha, date, registry_keys(repo.show(path, sha) or "")) for sha, date in (r.split() for r in log if r)]
     if not revisions:
         return {}
-    current = revisions[0][2]
+    current = revisions[0][1]
     out: dict[str, str] = {}
-    for (_, date, newer), (_, _, older) in itertools.pairwise(revisions):
+    for (date, newer), (_, older) in itertools.pairwise(revisions):
         for key in older - newer - current:
             out.setdefault(key, date)  # newest first: the first drop met is the last one
     return out
@@ -396,8 +392,8 @@ def env_sections(mirrors: Path) -> dict[str, tuple[dict[str, Any], str, str]]:
         torch_npu.date,
     )
     va = Repo.at(mirrors, "vllm-project/vllm-ascend")
-    registry, reads = envs_registry(va, "vllm_ascend/envs.py"), env_reads(va, ("VLLM_ASCEND_",))
-    dropped = registry_dropped(va, "vllm_ascend/envs.py")
+    revisions, reads = registry_history(va, "vllm_ascend/envs.py"), env_reads(va, ("VLLM_ASCEND_",))
+    registry, dropped = envs_registry(revisions), registry_dropped(revisions)
     out["env_vllm_ascend"] = (
         {"names": sorted(registry | reads), "retired": {k: dropped[k] for k in sorted(set(dropped) - reads)}},
         f"{va.label} vllm_ascend/envs.py (every key of env_variables in the file's history, current and retired: "
