@@ -3,7 +3,9 @@ wrong with a `cudagraph_mode` value for that command (NPU103 and NPU108 both ask
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -11,6 +13,7 @@ from npu_review.checks.context import Context
 from npu_review.checks.parsers import hydra_config
 from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
+from npu_review.checks.parsers.yamlmarks import Node
 
 
 @dataclass(frozen=True)
@@ -96,13 +99,29 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
     choice = hydra_config.config_file_for(inv, ctx.facts.hydra_schema)
     if choice.file is None:
         return None
-    path = choice.file
+    path, name = choice.file, choice.name
 
     def load() -> Schema | None:
         src = ctx.source(path)
-        return None if src is None else hydra_config.from_doc(path, ctx.yaml(src))
+        schema = None if src is None else hydra_config.from_doc(path, ctx.yaml(src))
+        if schema is not None and name is not None:
+            schema = dataclasses.replace(schema, top=_root_names(ctx, posixpath.dirname(path), name))
+        return schema
 
-    return ctx.memo(("hydra-schema", "head", path), load)
+    return ctx.memo(("hydra-schema", "head", f"{path}:{name}"), load)
+
+
+def _root_names(ctx: Context, folder: str, name: str) -> frozenset[str] | None:
+    """The top-level names the primary config `name` composes (hydra_config.root_names), once per run."""
+
+    def read(path: str) -> tuple[str, Node | None] | None:
+        src = ctx.source(path)
+        return None if src is None else (src.text, ctx.yaml(src).root)
+
+    return ctx.memo(
+        ("hydra-root-names", "head", f"{folder}/{name}"),
+        lambda: hydra_config.root_names(folder, name, read, ctx.head_paths()),
+    )
 
 
 def free_form(ctx: Context) -> list[re.Pattern[str]]:

@@ -13,7 +13,7 @@ Pure and bounded: the text is composed by `yamlmarks.parse` (safe loader, node a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,11 +45,15 @@ class Schema:
 
     path: str
     root: Node
+    # Every top-level name the composed config can have (`root_names`), None when that is not known: a first
+    # segment the file lacks is then 'missing' only when it is not among them either.
+    top: frozenset[str] | None = None
 
     def node(self, key: str) -> tuple[Status, Node | None]:
         """('exists', node) when the dotted key is in the config; ('missing', None) when its parent is a
-        mapping without it; ('unknown', None) when the walk meets something that is not a plain mapping (a
-        null, an interpolation, a list) or the first segment is not a key the file shows."""
+        mapping without it, or it is a first segment neither the file nor `top` has; ('unknown', None) when the
+        walk meets something that is not a plain mapping (a null, an interpolation, a list) or the first segment
+        is not a key the file shows and `top` is not known."""
         node: Node | None = self.root
         parts = key.split(".")
         for i, part in enumerate(parts):
@@ -58,8 +62,10 @@ class Schema:
             child = node.get(part)
             if child is None:
                 # The generated files leave out what precedes `actor_rollout_ref` (hydra, model_engine):
-                # an unknown top-level name is not evidence of a missing key.
-                return ("unknown" if i == 0 else "missing"), None
+                # an unknown top-level name is evidence of a missing key only against the primary config's.
+                if i == 0 and (self.top is None or part in self.top):
+                    return "unknown", None
+                return "missing", None
             node = child
         return "exists", node
 
@@ -141,6 +147,7 @@ class ConfigChoice:
 
     file: str | None
     reason: str = ""  # when `file` is None: what could not be mapped
+    name: str | None = None  # the primary config's name (`ppo_trainer`), when `file` is known
 
 
 def _option(args: tuple[str, ...], names: Iterable[str], at: Iterable[int] | None = None) -> tuple[bool, str | None]:
@@ -219,4 +226,81 @@ def config_file_for(inv: Invocation, facts: HydraSchema) -> ConfigChoice:
         if engine not in engines:
             return ConfigChoice(None, f"model_engine={engine} has no generated reference file")
         target = engines[engine]
-    return ConfigChoice(target)
+    return ConfigChoice(target, name=name)
+
+
+# -- which names the composed config's root can have ---------------------------------------------------------
+
+_MAX_DEFAULTS_DEPTH = 4
+# A group file that places anything at the root (`# @package _global_`, a nested default `...@_global_`).
+_GLOBAL = re.compile(r"_global_")
+_GLOBAL_FILE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*?[ \t]*#\s*@package\s+_global_[ \t]*\n")
+
+
+def root_names(
+    folder: str, name: str, read: Callable[[str], tuple[str, Node | None] | None], listing: Iterable[str]
+) -> frozenset[str] | None:
+    """The top-level names the config `name` (`<folder>/<name>.yaml`) composes: its own keys, the package of each
+    group of its defaults list (`data@data: x` -> `data`, `model_engine: dp` -> `model_engine`), and the names of
+    the plain configs it lists (merged at its root), recursively. None when that cannot be known: a file that
+    cannot be read, a `_global_` package, a `_here_` or interpolated package, or a group folder with a file that
+    names the `_global_` package (`listing`: the repository's paths; `read(path)`: the file's text and YAML
+    root, None when absent)."""
+    paths = list(listing)
+    names: set[str] = set()
+
+    def visit(config: str, depth: int) -> bool:
+        found = read(f"{folder}/{config}.yaml")
+        root = found[1] if found is not None else None
+        if root is None or not root.is_map or depth > _MAX_DEFAULTS_DEPTH:
+            return False
+        defaults = None
+        for key, _, value in root.entries():
+            if key == "defaults":
+                defaults = value
+            else:
+                names.add(key)
+        if defaults is None:
+            return True
+        if not defaults.is_seq:
+            return False
+        for item in defaults.items:
+            if item.is_scalar:
+                entry = item.value.strip()
+                if entry == "_self_":
+                    continue
+                if "@" in entry or "/" in entry or "$" in entry or not visit(entry, depth + 1):
+                    return False
+                continue
+            entries = list(item.entries())
+            if not item.is_map or len(entries) != 1:
+                return False
+            key = entries[0][0].strip()
+            for word in ("override ", "optional "):
+                key = key.removeprefix(word).strip()
+            group, _, package = key.partition("@")
+            group = group.strip("/")
+            if "$" in key or not group or package.startswith(("_global_", "_here_")):
+                return False
+            prefix = f"{folder}/{group}/"
+            for path in paths:
+                if path.startswith(prefix) and path.endswith((".yaml", ".yml")):
+                    found = read(path)
+                    if found is None:
+                        return False
+                    text, top = found
+                    if not _GLOBAL.search(text):
+                        continue
+                    # A whole file at the root (`# @package _global_` over plain keys: `model_engine: dp`) adds
+                    # its keys; anything else placed there cannot be followed.
+                    header = _GLOBAL_FILE.match(text)
+                    if header is None or top is None or not top.is_map:
+                        return False
+                    keys = [k for k, _, _ in top.entries()]
+                    if "defaults" in keys or "_global_" in text[header.end() :]:
+                        return False
+                    names.update(keys)
+            names.add((package or group.replace("/", ".")).split(".")[0])
+        return True
+
+    return frozenset(names) if visit(name, 0) else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 from npu_review.checks.analysis.device import npu_reading
@@ -34,7 +35,11 @@ class HydraPlusMismatch(Rule):
             +actor_rollout_ref.model.override_config.attn_implementation=eager \\
             ++actor_rollout_ref.actor.megatron.override_transformer_config.attention_backend=auto
 
-    Keys under one parent the schema lacks are one cause, said in one finding that lists them.
+    Keys under one parent the schema lacks are one cause, said in one finding that lists them. A top-level name
+    the generated file does not show is missing only when the primary config (`ppo_trainer.yaml` beside it) does
+    not compose it either: its own keys, its defaults list's group packages (`data@data`), the configs it lists
+    (merged at its root) and `_global_` group files of plain keys (`model_engine: dp`); a defaults list that can
+    place anything else at the root leaves such names unchecked.
 
     Fix: drop the `+` for an existing key, add it for a new one (or use `++`, which works either way). The
     keys are read from the repository's own `verl/trainer/config/_generated_ppo_trainer.yaml` and
@@ -129,7 +134,11 @@ def _nearest(schema: Schema, key: str) -> str:
         deepest = key.split(".")
         while deepest and schema.status(".".join(deepest)) != "exists":
             deepest.pop()
-        return f"; it has no `{key.split('.')[len(deepest)]}` under `{'.'.join(deepest)}`" if deepest else ""
+        if deepest:
+            return f"; it has no `{key.split('.')[len(deepest)]}` under `{'.'.join(deepest)}`"
+        top = key.split(".")[0]
+        close = difflib.get_close_matches(top, [k for k, _, _ in schema.root.entries()], n=1)
+        return f"; its top level has `{close[0]}`, not `{top}`" if close else ""
     return f", `{parent}` on line {node.line} has no `{key.rsplit('.', 1)[-1]}`"
 
 
