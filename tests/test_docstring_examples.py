@@ -397,6 +397,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     ),
     "NPU223": Scaffold(_WF, "{example}\n", others=(("scripts/ascend/run_tests.sh", "#!/bin/bash\npytest tests\n"),)),
     "NPU224": Scaffold(".github/workflows/release.yml", "name: release\non: [release]\n{example}\n"),
+    "NPU225": Scaffold(_WF),
     "NPU226": Scaffold(
         _WF,
         _JOB.replace("{example}", "    steps:\n{example}"),

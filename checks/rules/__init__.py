@@ -62,6 +62,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu222_matrix_value_unmatched", "MatrixValueUnmatched"),
     ("npu223_checkout_not_the_change", "CheckoutNotTheChange"),
     ("npu224_runner_label_misspelled", "RunnerLabelMisspelled"),
+    ("npu225_paths_filter_on_schedule", "PathsFilterOnSchedule"),
     ("npu226_step_before_checkout", "StepBeforeCheckout"),
     ("npu227_environment_stack_disagrees", "EnvironmentStackDisagrees"),
     ("npu228_device_count_exceeded", "DeviceCountExceeded"),
