@@ -449,6 +449,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
         others=(("verl/utils/vllm/npu_vllm_patch.py", "def apply_npu_vllm_patches():\n    pass\n"),),
         change=True,
     ),
+    "NPU403": Scaffold("setup.py", others=(("torch_npu/__init__.py", ""),)),
     "NPU501": Scaffold(
         "docs/ascend_tutorial/get_start/quick_start.md",
         others=(("docs/ascend_tutorial/get_start/install_guidance.md", "# 安装指南\n"),),
