@@ -137,6 +137,29 @@ class Context:
 
         return self.memo(("candidate-paths", rev, ",".join(sorted(kinds))), find)
 
+    def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str]) -> list[str]:
+        """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can
+        search its blobs itself (git) narrows the paths first, by their extensions, so that only the files that may
+        match are read; the answer is the same as reading every file."""
+        wanted = tuple(dict.fromkeys(needles))
+        paths = list(paths)
+        if not wanted or not paths:
+            return []
+        grep = getattr(self.changeset.head, "grep", None)
+        hits: set[str] | None = None
+        if callable(grep) and all(n.isascii() and "\n" not in n and "\r" not in n for n in wanted):
+            specs = _extension_pathspecs(paths)
+            if specs is not None:
+                hits = grep(wanted, specs)
+        out = []
+        for path in paths:
+            if hits is not None and path not in hits:
+                continue
+            src = self.source(path)
+            if src is not None and any(n in src.text for n in wanted):
+                out.append(path)
+        return out
+
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
         """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that
         cannot be read has its path kinds only)."""
@@ -394,3 +417,18 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
         for k in range(1, len(parts) + 1):
             out.add("/".join(parts[:k]))
     return frozenset(out)
+
+
+def _extension_pathspecs(paths: list[str], most: int = 8) -> list[str] | None:
+    """Git pathspecs (`*.sh`: any folder) that cover every path by its extension; None when a path has none or
+    there are too many to be worth it."""
+    specs: set[str] = set()
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        stem, dot, ext = name.rpartition(".")
+        if not dot or not stem or not ext.isalnum():
+            return None
+        specs.add(f"*.{ext}")
+        if len(specs) > most:
+            return None
+    return sorted(specs)

@@ -51,7 +51,15 @@ def match(path: str, pattern: str) -> bool:
 
 
 def match_any(path: str, patterns: Iterable[str]) -> bool:
+    if isinstance(patterns, tuple):  # a fixed list (a rule's globs, the config's): one regex, compiled once
+        combined = _compiled_any(patterns)
+        return combined is not None and combined.match(path) is not None
     return any(compile_glob(p).match(path) for p in patterns)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    return compile_any(patterns)
 
 
 def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:

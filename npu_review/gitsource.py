@@ -140,6 +140,33 @@ class Git:
                 blobs.setdefault(path.decode("utf-8", "surrogateescape"), sha.decode())
         return blobs
 
+    def grep_files(self, rev: str, needles: Sequence[str], pathspecs: Sequence[str]) -> set[str] | None:
+        """The paths (at `rev`, or in the index for "") among `pathspecs` whose blob holds one of the fixed strings
+        `needles`, binary files included; None when git cannot tell (then the caller reads the files itself)."""
+        if not needles or not pathspecs:
+            return set()
+        args = ["grep", "-l", "-z", "-a", "-F", "--no-color", "--full-name"]
+        for needle in needles:
+            args += ["-e", needle]
+        args += ["--cached"] if not rev else [rev]
+        env = {**os.environ, **_GIT_ENV}
+        try:
+            proc = subprocess.run(
+                ["git", *_SAFE, "-C", self.repo, *args, "--", *pathspecs], capture_output=True, env=env, check=False
+            )
+        except OSError:
+            return None
+        if proc.returncode == 1 and not proc.stdout:
+            return set()  # no match
+        if proc.returncode != 0:
+            return None
+        prefix = f"{rev}:".encode() if rev else b""
+        found = set()
+        for entry in proc.stdout.split(b"\0"):
+            if entry:
+                found.add(entry.removeprefix(prefix).decode("utf-8", "surrogateescape"))
+        return found
+
     def cat(self, spec: str) -> bytes | None:
         """Blob content for an object id (or `REV:path`) via one long-lived `cat-file --batch`."""
         return self.cat_many([spec])[0]
@@ -326,6 +353,11 @@ class GitTree:
             stream.ahead = dict(zip(batch[1:], answers[1:], strict=True))
             data = answers[0]
         return None if data is None else decode_blob(data)
+
+    def grep(self, needles: Sequence[str], pathspecs: Sequence[str]) -> set[str] | None:
+        """The paths among `pathspecs` (git pathspecs) whose blob holds one of the fixed strings `needles`, found
+        by git without reading the blobs here; None when git cannot tell."""
+        return self.git.grep_files(self.rev, needles, pathspecs)
 
     def read_bytes(self, path: str) -> bytes | None:
         """The file's bytes as stored (for what must not be decoded leniently: the repo config)."""

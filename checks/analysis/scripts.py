@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from npu_review.checks.context import Context, SourceFile
@@ -577,8 +577,12 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         def pick(path: str, text: str) -> bool:
             return ctx.touched(path) or any(n in text for n in names)
 
+        # The shell scripts that can be callers: the touched ones, and those whose text names a touched script
+        # (found without reading the others where the tree can search).
+        shells = list(ctx.paths_of_kind(SHELL))
+        chosen = {p for p in shells if ctx.touched(p)} | set(ctx.paths_mentioning(sorted(names), shells))
         out: dict[str, list[ScriptCall]] = {}
-        for target, calls in _script_calls(ctx, pick).items():
+        for target, calls in _script_calls(ctx, pick, [p for p in shells if p in chosen]).items():
             kept = [c for c in calls if ctx.touched(target) or ctx.touched(c.caller)]
             if kept:
                 out[target] = kept
@@ -587,8 +591,11 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     return ctx.memo(("change-script-calls", "head", ""), build)
 
 
-def _script_calls(ctx: Context, pick: Callable[[str, str], bool] | None = None) -> dict[str, list[ScriptCall]]:
-    """Every script call, from the callers `pick(path, text)` accepts (all of them when None)."""
+def _script_calls(
+    ctx: Context, pick: Callable[[str, str], bool] | None = None, shells: list[str] | None = None
+) -> dict[str, list[ScriptCall]]:
+    """Every script call, from the callers `pick(path, text)` accepts (all of them when None), among the shell
+    scripts `shells` (every one when None) and the workflows, Dockerfiles and Python build files."""
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
     from npu_review.checks.kinds import DOCKERFILE
 
@@ -597,7 +604,11 @@ def _script_calls(ctx: Context, pick: Callable[[str, str], bool] | None = None) 
     def add(call: ScriptCall) -> None:
         out.setdefault(call.target, []).append(call)
 
-    for path, text in each_shell_text(ctx):
+    for path in ctx.paths_of_kind(SHELL) if shells is None else shells:
+        src = ctx.source(path)
+        if src is None:
+            continue
+        text = src.text
         if not may_call_script(text) or (pick is not None and not pick(path, text)):
             continue
         unit = ShellUnit(path, Source.file(text), "script", 1)
@@ -679,59 +690,80 @@ _PY_SH_LIST = re.compile(r"""\[\s*["'](sh|dash|bash)["']\s*,[^\]]*?([\w.-]+\.sh)
 def calls_of(ctx: Context, path: str) -> list[ScriptCall]:
     """`script_calls(ctx)[path]`, without building the call graph when the script's file name is named nowhere
     (most scripts are run by hand, or by nothing in the repository)."""
-    if path.rsplit("/", 1)[-1] not in _script_names(ctx)[0]:
+    if not _name_use(ctx, path.rsplit("/", 1)[-1])[0]:
         return []
     return script_calls(ctx).get(path, [])
 
 
-def run_with_sh(ctx: Context) -> frozenset[str]:
-    """The file names (`gen.sh`) of scripts that something runs with `sh` or `dash` (a script, a CI step, a
-    Dockerfile, a Python `["sh", ...]` list): the cheap index that lets NPU317 skip every other script without
-    building the call graph."""
-    return _script_names(ctx)[1]
+def runs_with_sh(ctx: Context, name: str) -> bool:
+    """Something runs the script file `name` (`gen.sh`) with `sh` or `dash` (a script, a CI step, a Dockerfile,
+    a Python `["sh", ...]` list): the cheap test that lets NPU317 skip every other script without building the
+    call graph."""
+    return _name_use(ctx, name)[1]
+
+
+def _name_use(ctx: Context, name: str) -> tuple[bool, bool]:
+    """(a shell script, workflow, Dockerfile or Python build file names the script file `name`, one runs it
+    with sh). An audit asks for every script: one pass over every text answers them all; a change asks for the
+    few it touches: only the texts that contain the name are read."""
+    if ctx.audit:
+        named, with_sh = _script_names(ctx)
+        return name in named, name in with_sh
+
+    def find() -> tuple[bool, bool]:
+        named, with_sh = _names_in(_texts(ctx, name))
+        return name in named, name in with_sh
+
+    return ctx.memo(("script-name-use", "head", name), find)
+
+
+def _texts(ctx: Context, needle: str | None = None) -> Iterator[str]:
+    """The texts that may name a script (shell scripts, workflows, Dockerfiles), in turn; with a needle, only
+    those that contain it (found without reading the others where the tree can search)."""
+    from npu_review.checks.analysis.workflows import workflow_paths
+    from npu_review.checks.kinds import DOCKERFILE
+
+    groups = [list(ctx.paths_of_kind(SHELL)), [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]]
+    for paths in groups:
+        for path in paths if needle is None else ctx.paths_mentioning([needle], paths):
+            src = ctx.source(path)
+            if src is not None:
+                yield src.text
+    for path in ctx.head_paths():
+        if _python_caller_path(path):
+            src = ctx.source(path)
+            if src is not None and ".sh" in src.text and (needle is None or needle in src.text):
+                yield "\0" + src.text  # a Python file: its `["sh", "x.sh"]` lists
+
+
+def _names_in(texts: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    named: set[str] = set()
+    with_sh: set[str] = set()
+    for text in texts:
+        if text.startswith("\0"):
+            for m in _PY_SH_LIST.finditer(text):
+                named.add(m.group(2))
+                if m.group(1) != "bash":
+                    with_sh.add(m.group(2))
+            continue
+        for m in _SCRIPT_NAME.finditer(text):
+            i = j = m.start()
+            while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.+-"):
+                j -= 1
+            if j == i:
+                continue
+            file = text[j:i] + m.group(0)
+            named.add(file)
+            start = text.rfind("\n", 0, i) + 1
+            if "sh" in text[start:i] and _SH_BEFORE.fullmatch(text, start, i):
+                with_sh.add(file)
+    return frozenset(named), frozenset(with_sh)
 
 
 def _script_names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
     """(the file names of `.sh` / `.bash` scripts that a shell script, workflow, Dockerfile or Python build file
     names, those of them it runs with sh), from one pass over the `.sh` in those texts."""
-
-    def build() -> tuple[frozenset[str], frozenset[str]]:
-        from npu_review.checks.analysis.workflows import workflow_paths
-        from npu_review.checks.kinds import DOCKERFILE
-
-        def texts() -> Iterator[str]:
-            for _path, text in each_shell_text(ctx):
-                yield text
-            for path in [*workflow_paths(ctx, "head"), *ctx.paths_of_kind(DOCKERFILE)]:
-                src = ctx.source(path)
-                if src is not None:
-                    yield src.text
-
-        named: set[str] = set()
-        with_sh: set[str] = set()
-        for text in texts():
-            for m in _SCRIPT_NAME.finditer(text):
-                i = j = m.start()
-                while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.+-"):
-                    j -= 1
-                if j == i:
-                    continue
-                file = text[j:i] + m.group(0)
-                named.add(file)
-                start = text.rfind("\n", 0, i) + 1
-                if "sh" in text[start:i] and _SH_BEFORE.fullmatch(text, start, i):
-                    with_sh.add(file)
-        for path in ctx.head_paths():
-            if _python_caller_path(path):
-                src = ctx.source(path)
-                if src is not None and ".sh" in src.text:
-                    for m in _PY_SH_LIST.finditer(src.text):
-                        named.add(m.group(2))
-                        if m.group(1) != "bash":
-                            with_sh.add(m.group(2))
-        return frozenset(named), frozenset(with_sh)
-
-    return ctx.memo(("script-names", "head", ""), build)
+    return ctx.memo(("script-names", "head", ""), lambda: _names_in(_texts(ctx)))
 
 
 def _with_os(call: ScriptCall, os_name: str) -> ScriptCall:
@@ -1134,16 +1166,6 @@ def _provided(ctx: Context) -> set[str]:
                     for m in _PREFIX_BEFORE_SCRIPT.finditer(step.run.value):
                         out.update(re.findall(r"([A-Za-z_]\w*)=", m.group(1)))
     return out
-
-
-def each_shell_text(ctx: Context) -> Iterator[tuple[str, str]]:
-    """(path, text) of every shell script at head, read in turn (through the window of files): for an index built
-    once per run, the script names and the script calls. Keeping the texts for it (`shell_texts`) would hold
-    every script (28 MiB on the 40,000-file generated tree) for the run, for one pass more."""
-    for path in ctx.paths_of_kind(SHELL):
-        src = ctx.source(path)
-        if src is not None:
-            yield path, src.text
 
 
 def shell_texts(ctx: Context) -> tuple[tuple[str, str], ...]:

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 
 from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, job_runners, runner_catalog
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
@@ -63,27 +63,89 @@ def _if_text(node: Node) -> str:
     return if_node.value if if_node is not None and if_node.is_scalar else ""
 
 
-@dataclass(frozen=True)
 class _Owners:
-    accepted: frozenset[str]  # owners a guard may name here
-    uses: Counter[str]  # how often each owner is named in the reference revision's workflows
-    fixed: frozenset[str]  # owners accepted whatever the guards say (config, repository, project URL, renames)
-    suggest: str | None  # the owner a suggested guard names
-    guards_jobs: bool  # some job's own `if:` keeps it out of forks at the reference revision
-    guards_any: bool  # some guard anywhere (a step using a secret, an input handed to a reusable workflow)
+    """The owners a fork guard may name here, the one to suggest, and whether the project guards at all: the same
+    for every workflow of the run. What the workflows' texts say (the owners named anywhere, a fork test) is read
+    first; what needs their jobs parsed (the owners the guards of Ascend jobs name, whether a job's own `if:`
+    guards it) only when a question cannot be answered without it: most reviews never ask."""
 
-    def guarding(self, reason: str) -> bool:
-        """Does the project guard what this finding is about? A runner: only job guards say so (guarded login
-        steps say the project cares about its secrets, not about forks queueing jobs); a secret: any guard."""
-        return self.guards_jobs or (self.guards_any and "secrets." in reason)
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self.configured = list(ctx.facts.fork_guard.owners)  # a config file may name them; no profile does
+        self.ref = _texts_at(ctx, ctx.reference_rev)
+        # The head too: a change that adds a project's first guards says it guards; and one that renames the owner
+        # in the guards of several jobs (a repository transfer) names the new one.
+        self.head = self.ref if ctx.audit else _texts_at(ctx, "head")
+        self.repo_owner = ctx.repository_owner
+        self.project = _project_owners(ctx, "head") + _project_owners(ctx, ctx.reference_rev)
+        # How often each owner is named in the reference revision's workflows.
+        self.uses: Counter[str] = self.ref.anywhere
+        # Owners accepted whatever the guards say, as far as the texts tell (config, repository, project URL).
+        self._cheap_fixed = set(self.configured) | set(self.project) | ({self.repo_owner} if self.repo_owner else set())
+
+    @cached_property
+    def _jobs(self) -> tuple[_JobGuards, _JobGuards]:
+        ref = _jobs_at(self._ctx, self._ctx.reference_rev)
+        return ref, (ref if self._ctx.audit else _jobs_at(self._ctx, "head"))
+
+    @cached_property
+    def fixed(self) -> frozenset[str]:
+        """Owners accepted whatever the guards say (config, repository, project URL, renames: an owner the head's
+        guards of two Ascend jobs or more name)."""
+        head_jobs = self._jobs[1].jobs
+        return frozenset(self._cheap_fixed | {o for o, n in head_jobs.items() if n >= 2})
+
+    def accepts(self, owner: str) -> bool:
+        """`owner` may be named by a guard here."""
+        if owner in self.ref.anywhere or owner in self.head.anywhere or owner in self._cheap_fixed:
+            return True
+        return owner in self.fixed
 
     def wrong(self, owner: str) -> bool:
         """`owner`, named by a guard, is not this repository's: other guards name another owner more often (or
         as often, when the repository or the project names that one), and nothing fixes `owner` itself."""
-        if owner in self.fixed:
+        if owner in self._cheap_fixed:
             return False
         n = self.uses[owner]
-        return any(m > n or (m == n and p in self.fixed) for p, m in self.uses.items() if p != owner and m > 0)
+        rivals = [(p, m) for p, m in self.uses.items() if p != owner and m > 0 and m >= n]
+        if not rivals or owner in self.fixed:
+            return False
+        return any(m > n or (m == n and p in self.fixed) for p, m in rivals)
+
+    @cached_property
+    def suggest(self) -> str | None:
+        """The owner a suggested guard names."""
+        ref_jobs, head_jobs = self._jobs
+        order = [
+            *self.configured,
+            *(o for o, _ in ref_jobs.jobs.most_common()),
+            *(o for o, _ in self.ref.anywhere.most_common()),
+            *(o for o, _ in head_jobs.jobs.most_common()),
+            *(o for o, _ in self.head.anywhere.most_common()),
+            *([self.repo_owner] if self.repo_owner else []),
+            *(o for o, _ in self.project.most_common()),
+        ]
+        return order[0] if order else None
+
+    def can_suggest(self) -> bool:
+        """`suggest` is not None, without parsing the jobs when the texts tell."""
+        if self.configured or self.ref.anywhere or self.head.anywhere or self.repo_owner or self.project:
+            return True
+        return self.suggest is not None
+
+    @cached_property
+    def guards_jobs(self) -> bool:
+        """Some job's own `if:` keeps it out of forks at the reference revision (or at the head)."""
+        ref_jobs, head_jobs = self._jobs
+        return ref_jobs.guards_jobs or head_jobs.guards_jobs
+
+    def guarding(self, reason: str) -> bool:
+        """Does the project guard what this finding is about? A runner: only job guards say so (guarded login
+        steps say the project cares about its secrets, not about forks queueing jobs); a secret: any guard."""
+        if self.guards_jobs:
+            return True
+        guards_any = self.ref.guards_any or self.head.guards_any
+        return guards_any and "secrets." in reason
 
 
 class MissingForkGuard(Rule):
@@ -179,7 +241,7 @@ class MissingForkGuard(Rule):
                             f"guards name {' or '.join(f'`{o}`' for o in ours)}: the job never runs here.",
                         )
                 continue
-            if not events or owners.suggest is None or _NOT_FORK.search(if_text):
+            if not events or not owners.can_suggest() or _NOT_FORK.search(if_text):
                 continue
             if _skipped_in_forks(if_text, events):
                 continue
@@ -207,7 +269,7 @@ class MissingForkGuard(Rule):
             return called
         with_node = job.node.get("with")
         if with_node is not None and any(
-            n.is_scalar and (_NOT_FORK.search(n.value) or any(o in owners.accepted for o in guard_owners(n.value)))
+            n.is_scalar and (_NOT_FORK.search(n.value) or any(owners.accepts(o) for o in guard_owners(n.value)))
             for _, n in with_node.walk()
         ):
             return None  # its secrets go with an owner-guarded input (`should_push: ...`) the callee gates on
@@ -219,7 +281,7 @@ class MissingForkGuard(Rule):
                 step = job.node.get("steps")
                 step_node = step.items[path[1]] if step is not None and step.is_seq else None
                 step_if = _if_text(step_node) if step_node is not None and step_node.is_map else ""
-                if _NOT_FORK.search(step_if) or any(o in owners.accepted for o in guard_owners(step_if)):
+                if _NOT_FORK.search(step_if) or any(owners.accepts(o) for o in guard_owners(step_if)):
                     continue  # the step that uses the secret is guarded
             for m in _SECRET.finditer(node.value):
                 name = m.group(1) or m.group(2)
@@ -293,7 +355,7 @@ class MissingForkGuard(Rule):
             return False
         busy.add(job_id)
         if_text = _if_text(job.node)
-        result = bool(_NOT_FORK.search(if_text)) or any(o in owners.accepted for o in guard_owners(if_text))
+        result = bool(_NOT_FORK.search(if_text)) or any(owners.accepts(o) for o in guard_owners(if_text))
         if not result and not any(s in if_text.replace(" ", "") for s in status):
             result = any(self._guarded(wf, n, owners, status, memo, busy) for n in job.needs)
         memo[job_id] = result
@@ -302,33 +364,7 @@ class MissingForkGuard(Rule):
     # -- whose guard ---------------------------------------------------------------------------------------------
     def _owners(self, ctx: Context) -> _Owners:
         """The owners a guard may name and the one to suggest: the same for every workflow of the run."""
-        return ctx.memo(("npu212-owners", "", ""), lambda: self._find_owners(ctx))
-
-    def _find_owners(self, ctx: Context) -> _Owners:
-        configured = ctx.facts.fork_guard.owners  # a config file may name them; no profile does
-        ref = _guards_at(ctx, ctx.reference_rev)
-        # The head too: a change that adds a project's first guards says it guards; and one that renames the owner
-        # in the guards of several jobs (a repository transfer) names the new one.
-        head = ref if ctx.audit else _guards_at(ctx, "head")
-        repo_owner = ctx.repository_owner
-        project = _project_owners(ctx, "head") + _project_owners(ctx, ctx.reference_rev)
-        fixed = set(configured) | set(project) | {o for o, n in head.jobs.items() if n >= 2}
-        if repo_owner:
-            fixed.add(repo_owner)
-        accepted = fixed | set(ref.anywhere) | set(head.anywhere)
-        order = [
-            *configured,
-            *(o for o, _ in ref.jobs.most_common()),
-            *(o for o, _ in ref.anywhere.most_common()),
-            *(o for o, _ in head.jobs.most_common()),
-            *(o for o, _ in head.anywhere.most_common()),
-            *([repo_owner] if repo_owner else []),
-            *(o for o, _ in project.most_common()),
-        ]
-        guards_jobs = ref.guards_jobs or head.guards_jobs
-        guards_any = guards_jobs or ref.guards_any or head.guards_any
-        suggest = order[0] if order else None
-        return _Owners(frozenset(accepted), ref.anywhere, frozenset(fixed), suggest, guards_jobs, guards_any)
+        return ctx.memo(("npu212-owners", "", ""), lambda: _Owners(ctx))
 
     # -- the finding -----------------------------------------------------------------------------------------
     def _hit(
@@ -390,45 +426,64 @@ class MissingForkGuard(Rule):
             return False
         base = workflow_at(ctx, change.old_path or path, "base")
         job = base.jobs.get(job_id) if base is not None else None
-        return job is not None and any(o in owners.accepted for o in guard_owners(_if_text(job.node)))
+        return job is not None and any(owners.accepts(o) for o in guard_owners(_if_text(job.node)))
 
 
 @dataclass(frozen=True)
-class _Guards:
-    """The fork guards of one revision's workflows."""
+class _TextGuards:
+    """What one revision's workflow texts say about fork guards."""
 
-    jobs: Counter[str]  # owners named by the `if:` of Ascend jobs
     anywhere: Counter[str]  # owners named anywhere in the workflows (jobs, steps, inputs, scripts)
-    guards_jobs: bool  # some job's own `if:` keeps it out of forks
     guards_any: bool  # some guard anywhere (an owner, or `!github.event.repository.fork`)
 
 
-def _guards_at(ctx: Context, rev: str) -> _Guards:
-    jobs: Counter[str] = Counter()
+@dataclass(frozen=True)
+class _JobGuards:
+    """The fork guards of one revision's jobs (their workflows parsed)."""
+
+    jobs: Counter[str]  # owners named by the `if:` of Ascend jobs
+    guards_jobs: bool  # some job's own `if:` keeps it out of forks
+
+
+def _texts_at(ctx: Context, rev: str) -> _TextGuards:
     anywhere: Counter[str] = Counter()
-    fork_flag = guards_jobs = False
+    fork_flag = False
     for path in workflow_paths(ctx, rev):
-        in_ascend, named, flag, in_jobs = ctx.of_blob(
-            "fork-guards-of-file", path, rev, partial(_file_guards, ctx, path)
-        )
-        jobs.update(in_ascend)
+        named, flag = ctx.of_blob("fork-guards-of-text", path, rev, partial(_text_guards, ctx, path))
         anywhere.update(named)
         fork_flag = fork_flag or flag
-        guards_jobs = guards_jobs or in_jobs
-    return _Guards(jobs, anywhere, guards_jobs, guards_jobs or bool(anywhere) or fork_flag)
+    return _TextGuards(anywhere, bool(anywhere) or fork_flag)
 
 
-def _file_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], list[str], bool, bool]:
-    """One workflow's part of `_guards_at`: the owners the `if:` of its Ascend jobs name (once for each Ascend
-    runner of the job: each of its `ascend_jobs` entries), the owners it names anywhere, whether it tests for a
-    fork, whether a job's own `if:` guards it. A guard names `github.repository...`: a workflow whose text does not
-    say `repository` has none, and is not parsed (nor are its jobs' runners worked out)."""
+def _text_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], bool]:
+    """One workflow's part of `_texts_at`: the owners it names anywhere, whether it tests for a fork. A guard
+    names `github.repository...`: a workflow whose text does not say `repository` has none."""
     src = ctx.source_at(path, rev)
     if src is None or "repository" not in src.text:
-        return [], [], False, False
+        return [], False
+    return list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text))
+
+
+def _jobs_at(ctx: Context, rev: str) -> _JobGuards:
+    jobs: Counter[str] = Counter()
+    guards_jobs = False
+    for path in workflow_paths(ctx, rev):
+        in_ascend, in_jobs = ctx.of_blob("fork-guards-of-jobs", path, rev, partial(_job_guards, ctx, path))
+        jobs.update(in_ascend)
+        guards_jobs = guards_jobs or in_jobs
+    return _JobGuards(jobs, guards_jobs)
+
+
+def _job_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], bool]:
+    """One workflow's part of `_jobs_at`: the owners the `if:` of its Ascend jobs name (once for each Ascend
+    runner of the job: each of its `ascend_jobs` entries), whether a job's own `if:` guards it. A workflow whose
+    text does not say `repository` is not parsed (nor are its jobs' runners worked out)."""
+    src = ctx.source_at(path, rev)
+    if src is None or "repository" not in src.text:
+        return [], False
     wf = workflow_at(ctx, path, rev)
     if wf is None:
-        return [], list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), False
+        return [], False
     catalog = runner_catalog(ctx)
     in_ascend: list[str] = []
     for job in wf.jobs.values():
@@ -437,7 +492,7 @@ def _file_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], list[str
             for _runner in job_runners(catalog, wf, job):
                 in_ascend.extend(named)
     in_jobs = any(guard_owners(t) or _NOT_FORK.search(t) for t in (_if_text(j.node) for j in wf.jobs.values()))
-    return in_ascend, list(guard_owners(src.text)), bool(_NOT_FORK.search(src.text)), in_jobs
+    return in_ascend, in_jobs
 
 
 _INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")

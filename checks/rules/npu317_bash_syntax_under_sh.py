@@ -11,7 +11,7 @@ from npu_review.checks.analysis.scripts import (
     bashisms,
     calls_of,
     run_unit,
-    run_with_sh,
+    runs_with_sh,
     script_unit,
 )
 from npu_review.checks.analysis.stacks import cann_image
@@ -75,7 +75,7 @@ class BashSyntaxUnderSh(Rule):
             return
         first_line = src.text.split("\n", 1)[0]
         shebang_sh = first_line.startswith("#!") and first_line.split()[0].rsplit("/", 1)[-1] in ("sh", "dash")
-        if not shebang_sh and src.path.rsplit("/", 1)[-1] not in run_with_sh(ctx):
+        if not shebang_sh and not runs_with_sh(ctx, src.path.rsplit("/", 1)[-1]):
             return  # nothing runs it with sh, and its own first line says bash (or nothing)
         unit = script_unit(ctx, src)
         if unit is None:
