@@ -575,9 +575,19 @@ class CannShell(Section):
 
 
 @dataclass(frozen=True)
+class GpuValues:
+    """The values of one setting that name a GPU-only implementation, and what they do on NPU."""
+
+    values: tuple[str, ...]  # compared without regard to case
+    why: str  # the message's ending
+
+
+@dataclass(frozen=True)
 class CudaHabits(Section):
     # "tool [subcommand]" -> option -> why it is a GPU habit on NPU (the message's ending)
     gpu_options: Mapping[str, Mapping[str, str]]
+    # a variable, or "tool [subcommand] option" -> the values that name a GPU-only implementation
+    gpu_values: Mapping[str, GpuValues]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """NPU113: a CUDA habit where the job runs on NPU: an NCCL or CUDA variable with an NPU counterpart, a GPU option
-of a device-agnostic tool, a CUDA build of vLLM."""
+of a device-agnostic tool, a setting that names a GPU-only implementation, a CUDA build of vLLM."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ class _Command:
 
 class CudaSettingInNpuContext(Rule):
     """A CUDA habit where the job runs on NPU: the NCCL or CUDA variable instead of its NPU counterpart, a GPU
-    option of a tool that finds NPUs by itself, or a CUDA build of vLLM.
+    option of a tool that finds NPUs by itself, a setting whose value names a GPU-only implementation, or a CUDA
+    build of vLLM.
 
     Why: on Ascend the collective library is HCCL and the runtime is CANN, so the settings written for a GPU
     cluster do nothing there. `NCCL_SOCKET_IFNAME=eth0` leaves HCCL on its own choice of interface
@@ -40,13 +41,16 @@ class CudaSettingInNpuContext(Rule):
     torch_npu's allocator as it was (`PYTORCH_NPU_ALLOC_CONF`), and the run differs from what the script
     claims without any error. `ray start --num-gpus=8` on an NPU node registers eight GPUs that do not exist
     while Ray finds the NPUs itself (vllm-ascend removed it from its multi-node guide); `docker run --gpus all`
-    asks for NVIDIA's runtime (NPUs come in with `--device /dev/davinciN`); and `pip install -e .` of a vLLM
+    asks for NVIDIA's runtime (NPUs come in with `--device /dev/davinciN`); `VLLM_ATTENTION_BACKEND=XFORMERS`
+    (or `vllm serve --attention-backend FLASHINFER`) names a CUDA attention backend that vLLM-Ascend never runs:
+    its platform picks its own Ascend backend whatever vLLM is asked for; and `pip install -e .` of a vLLM
     checkout without `VLLM_TARGET_DEVICE=empty` builds vLLM for CUDA and installs CUDA torch over the NPU one
     (the vLLM-Ascend install guide builds it with `VLLM_TARGET_DEVICE=empty`).
 
     Bad:
         export NCCL_SOCKET_IFNAME=eth0
         export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+        export VLLM_ATTENTION_BACKEND=XFORMERS
         ray start --head --num-gpus=8
 
     Good:
@@ -54,14 +58,16 @@ class CudaSettingInNpuContext(Rule):
         export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
         ray start --head
 
-    Fix: set the NPU counterpart the message names (or drop the CUDA one); drop the GPU option; build vLLM with
-    `VLLM_TARGET_DEVICE=empty pip install -e .`.
+    Fix: set the NPU counterpart the message names (or drop the CUDA one); drop the GPU option and the GPU
+    attention backend; build vLLM with `VLLM_TARGET_DEVICE=empty pip install -e .`.
 
     Where: NPU scripts (their NPU branch only: a `case "$DEVICE"` arm for GPUs is left alone), `run:` steps and
     `env:` of Ascend jobs, Ascend Dockerfiles (ENV and RUN) and the shell blocks of Ascend docs. Not reported:
     CUDA variables without an NPU counterpart (Megatron reads `CUDA_DEVICE_MAX_CONNECTIONS` on NPU too; the
     others are inert), a place that sets the NPU counterpart as well (written for both devices on purpose),
-    `CUDA_VISIBLE_DEVICES` (NPU106's), and values the rule cannot read.
+    `CUDA_VISIBLE_DEVICES` (NPU106's), `FLASH_ATTN` (vLLM-Ascend's FA3 for training-inference consistency was
+    asked for by it), `ASCEND`, and values the rule cannot read. The GPU-only values are the facts'
+    `cuda_habits.gpu_values`.
     """
 
     id = "NPU113"
@@ -135,6 +141,7 @@ def _place(
             settings.append((m.group(1), m.group(2), c.line))
     yield from _variables(ctx, path, settings)
     yield from _options(ctx, path, commands)
+    yield from _gpu_values(ctx, path, settings, commands)
     yield from _vllm_builds(ctx, path, commands, settings, sections)
 
 
@@ -181,6 +188,46 @@ def _options(ctx: Context, path: str, commands: Sequence[_Command]) -> Iterator[
                         f"`{tool} {option}` asks for GPUs where this runs on NPU: {options[option]}",
                         cause=f"{tool} {option}",
                     )
+
+
+def _gpu_values(
+    ctx: Context, path: str, settings: list[tuple[str, str, int]], commands: Sequence[_Command]
+) -> Iterator[Hit]:
+    """A variable or a tool's option whose value names a GPU-only implementation (the facts'
+    cuda_habits.gpu_values): `VLLM_ATTENTION_BACKEND=XFORMERS`, `vllm serve --attention-backend FLASHINFER`."""
+    table = ctx.facts.cuda_habits.gpu_values
+    found: list[tuple[str, str, int]] = []  # (setting as written, value, line)
+    for name, raw, line in settings:
+        if name in table:
+            found.append((name, _unquote(raw.strip()), line))
+    for key in table:
+        tool, _, option = key.rpartition(" ")
+        if not tool:
+            continue
+        parts = tool.split()
+        for c in commands:
+            words = [posixpath.basename(c.words[0]), *c.words[1:]] if c.words else []
+            if words[: len(parts)] != parts:
+                continue
+            args = words[len(parts) :]
+            for i, w in enumerate(args):
+                if w == option and i + 1 < len(args):
+                    found.append((key, args[i + 1], c.line))
+                elif w.startswith(option + "="):
+                    found.append((key, w[len(option) + 1 :], c.line))
+    seen: set[tuple[str, int]] = set()
+    for key, value, line in found:
+        facts = table[key]
+        if value.upper() not in {v.upper() for v in facts.values} or (key, line) in seen:
+            continue
+        seen.add((key, line))
+        shown = f"{key}={value}" if " " not in key else f"{key} {value}"
+        yield Hit(
+            path,
+            line,
+            f"`{shown}` names a GPU-only implementation where this runs on NPU: {facts.why}",
+            cause=f"{key}={value.upper()}",
+        )
 
 
 def _vllm_builds(

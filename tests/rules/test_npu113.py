@@ -27,3 +27,18 @@ def test_npu113_a_vllm_build_without_the_empty_target_is_a_cuda_build() -> None:
         "This builds vllm from source for CUDA: without `VLLM_TARGET_DEVICE=empty` its build compiles CUDA kernels "
         "and installs the CUDA torch over the NPU one. Prefix the install with `VLLM_TARGET_DEVICE=empty`."
     )
+
+
+def test_npu113_a_gpu_attention_backend_is_named_in_every_layout() -> None:
+    script = file_findings("NPU113/bad_attention_backend_script", "NPU113")
+    severity, suggestion, message = script[("run_qwen3_32b_gspo_npu.sh", 5)]
+    assert (severity, suggestion) == ("warning", None)
+    assert message.startswith(
+        "`VLLM_ATTENTION_BACKEND=XFORMERS` names a GPU-only implementation where this runs on NPU: vLLM-Ascend "
+        "chooses its own attention backend and never runs the one vLLM is asked for"
+    )
+    # The option of `vllm serve`, written with `=` and in lower case, is the same setting.
+    job = file_findings("NPU113/bad_attention_backend_workflow", "NPU113")
+    assert job[("e2e_ascend.yml", 13)][2].startswith(
+        "`vllm serve --attention-backend flashmla` names a GPU-only implementation"
+    )
