@@ -140,5 +140,14 @@ def read_keys(text: str) -> ConfigKeys | None:
             for i, arg in enumerate(node.args):
                 if isinstance(arg, ast.Name) and arg.id == var:
                     nested |= _class_keys(cls, i)
+    for node in ast.walk(tree):  # Cls(**additional_config.get("SUB", {})), Cls(additional_config.get("SUB"))
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in classes:
+            continue
+        given = [(kw.value, None) for kw in node.keywords if kw.arg is None]
+        given += [(arg, i) for i, arg in enumerate(node.args)]
+        for value, position in given:
+            read = _key_read(value)
+            if read is not None and _is_additional(read[0]):
+                keys.nested.setdefault(read[1], set()).update(_class_keys(classes[node.func.id], position))
     keys.nested = {k: v for k, v in keys.nested.items() if v}
     return keys

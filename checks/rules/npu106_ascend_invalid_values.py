@@ -656,7 +656,7 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
             f"{names} {'is' if one else 'are'} set at the top level of `--additional-config`, where vLLM-Ascend "
             f"does not read {'it' if one else 'them'}: it reads {'it' if one else 'them'} only inside {inside} "
             f"({where}), so {'this setting does' if one else 'these settings do'} nothing. Move "
-            f"{'it' if one else 'them'} there: `{example}`.",
+            f"{'it' if one else 'them'} there, `{example}`, or drop {'it' if one else 'them'} to keep the default.",
             severity=Severity.WARNING,
         )
 
