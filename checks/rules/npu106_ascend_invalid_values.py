@@ -102,6 +102,8 @@ class AscendInvalidValues(Rule):
     # The generated config (defaults of use_mbridge & co.), the checkpoint-engine registry (Python), scripts
     # that source or run this one.
     context_kinds = frozenset({HYDRA_CONFIG, SHELL, NPU_SCRIPT})
+    # ... read for a changed script only: a doc, YAML config or Python file needs none of them ((i), (j)).
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
