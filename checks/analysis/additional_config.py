@@ -143,7 +143,7 @@ def read_keys(text: str) -> ConfigKeys | None:
     for node in ast.walk(tree):  # Cls(**additional_config.get("SUB", {})), Cls(additional_config.get("SUB"))
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in classes:
             continue
-        given = [(kw.value, None) for kw in node.keywords if kw.arg is None]
+        given: list[tuple[ast.expr, int | None]] = [(kw.value, None) for kw in node.keywords if kw.arg is None]
         given += [(arg, i) for i, arg in enumerate(node.args)]
         for value, position in given:
             read = _key_read(value)
