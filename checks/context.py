@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -132,10 +133,25 @@ class Context:
         pass over some kinds of file starts from this list (kept for the run) instead of testing every path."""
 
         def find() -> list[str]:
-            candidates = self.kindmap.candidates
-            return [p for p in self.paths_at(rev) if not kinds.isdisjoint(candidates(p))]
+            groups = [paths for found, paths in self._by_candidates(rev).items() if not kinds.isdisjoint(found)]
+            return list(groups[0]) if len(groups) == 1 else list(heapq.merge(*groups))
 
         return self.memo(("candidate-paths", rev, ",".join(sorted(kinds))), find)
+
+    def _by_candidates(self, rev: str) -> dict[frozenset[str], list[str]]:
+        """The paths at `rev` grouped by their candidate kinds (a tree has a few dozen such sets), each group in
+        path order: one pass over the tree serves every `candidate_paths`."""
+
+        def group() -> dict[frozenset[str], list[str]]:
+            candidates = self.kindmap.candidates
+            out: dict[frozenset[str], list[str]] = {}
+            for p in self.paths_at(rev):
+                found = candidates(p)
+                if found:
+                    out.setdefault(found, []).append(p)
+            return out
+
+        return self.memo(("paths-by-candidates", rev, ""), group)
 
     def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str]) -> list[str]:
         """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can

@@ -1,5 +1,6 @@
 """Every vLLM server start in a file that runs on Ascend, whatever its layout: shell scripts, shell code blocks of
-Markdown and reST docs, YAML test configs (`server_cmd:`) and Python `LLM(...)` calls (parsed with `ast`).
+Markdown and reST docs, YAML test configs (`server_cmd:`) and Python `LLM(...)` calls (parsed with `ast`), in
+Python files and in the Python code blocks of docs.
 
     for launch in vllm_launches(ctx, src):
         launch.args                       # the options (checks.parsers.sh.launchers.Arg), in order
@@ -17,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from npu_review.checks import ascend
 from npu_review.checks.context import Context, SourceFile
@@ -29,6 +31,7 @@ from npu_review.checks.parsers.vllm_cli import python_arg_lists, python_calls, y
 
 __all__ = [
     "DOC_LANGUAGES",
+    "DOC_PYTHON_LANGUAGES",
     "EnvSeen",
     "Launch",
     "ascend_text",
@@ -39,6 +42,8 @@ __all__ = [
 
 # Docs code blocks read as commands: the shell ones, and `console` blocks (their `$ ` lines).
 DOC_LANGUAGES = SHELL_LANGUAGES | {"console", "shell-session"}
+# Docs code blocks read as Python (their `LLM(...)` calls); `pycon` blocks hold prompts and output, left out.
+DOC_PYTHON_LANGUAGES = frozenset({"python", "py", "python3"})
 
 # Environment variables the launch rules ask about (besides the facts' task_queue.env).
 _TORCHAIR_ENV = "VLLM_ENABLE_GRAPH_MODE"
@@ -151,10 +156,10 @@ def _docs(ctx: Context, src: SourceFile) -> list[Launch]:
         for b in doc_command_blocks(ctx, src)
         if any("vllm" in t for _, t in b.lines)
     ]
+    out: list[Launch] = _doc_python(ctx, src, flavor)
     if not blocks:
-        return []
+        return out
     doc_is_ascend = ascend_text(ctx, src.text)
-    out: list[Launch] = []
     for block in blocks:
         first = block.lines[0][0]
         text = "\n" * (first - 1) + "\n".join(t for _, t in block.lines) + "\n"
@@ -164,6 +169,25 @@ def _docs(ctx: Context, src: SourceFile) -> list[Launch]:
         if not doc_is_ascend and not _exports_task_queue(ctx, script):
             continue
         out.extend(_from_view(src.path, script.view(True, ctx.facts.launchers), _names(ctx), "docs"))
+    return out
+
+
+def _doc_python(ctx: Context, src: SourceFile, flavor: Literal["md", "rst"]) -> list[Launch]:
+    """The `LLM(...)` calls of the Python code blocks of an Ascend doc (each block parsed on its own, at its lines)."""
+    facts = ctx.facts.vllm_cli
+    if not any(f"{c}(" in src.text for c in facts.python_calls) or not ascend_text(ctx, src.text):
+        return []
+    out: list[Launch] = []
+    for block in shell_blocks(src.text, flavor, DOC_PYTHON_LANGUAGES):
+        if not any(f"{c}(" in t for _, t in block.lines for c in facts.python_calls):
+            continue
+        first = block.lines[0][0]
+        text = "\n" * (first - 1) + "\n".join(t for _, t in block.lines) + "\n"
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # a fragment (`...`, an elided argument list): not code that runs as written
+        out += [Launch(src.path, line, args, {}, "python") for line, args in python_calls(tree, facts)]
     return out
 
 

@@ -527,6 +527,8 @@ class Facts:
     ascend_devices: AscendDevices = field(metadata=_universal())
     env_prefixes: EnvPrefixes = field(metadata=_universal())
     apt_lists: AptLists = field(metadata=_universal())
+    vllm_engine_values: VllmEngineValues = field(metadata=_universal())
+    ascend_additional_config: AscendAdditionalConfig = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -643,3 +645,23 @@ class AscendDevices(Section):
     tag_tokens: Mapping[str, tuple[str, ...]]  # device -> its token in an image tag (split on `-`)
     parallel_keys: tuple[str, ...]  # launcher config keys (last part) that each need that many NPUs
     model_parallel_keys: tuple[str, ...]  # of those, the ones whose product one model replica needs
+
+
+@dataclass(frozen=True)
+class VllmEngineValues(Section):
+    """vLLM engine options that take one of a closed set of values (NPU106 (i))."""
+
+    # option (as `vllm serve` spells it; a Python keyword reads as the option) -> every value vLLM accepts
+    closed: Mapping[str, tuple[str, ...]]
+    # of those, options that also take the import path of a class (`my_pkg.executor.MyExecutor`)
+    import_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AscendAdditionalConfig(Section):
+    """Where vLLM-Ascend reads the keys of `--additional-config` (NPU106 (j))."""
+
+    # the repository's own reader of the config (vLLM-Ascend itself): read in place of `nested_only` when present
+    registry_files: tuple[str, ...]
+    # sub-config -> keys vLLM-Ascend reads only inside it, never at the top level (in no release)
+    nested_only: Mapping[str, tuple[str, ...]]

@@ -1,19 +1,22 @@
-"""NPU106: launch-script values that are invalid or harmful on Ascend NPU (a preventive pack of eight cases)."""
+"""NPU106: launch values that are invalid or harmful on Ascend NPU (a preventive pack of ten cases)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.additional_config import read_keys
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import schema_for
 from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
+from npu_review.checks.analysis.vllm_launches import Launch, vllm_launches
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import AscendValueDocs
-from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
+from npu_review.checks.kinds import DOCS, HYDRA_CONFIG, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.messages import short_key
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.hydra_config import Schema
@@ -30,13 +33,14 @@ from npu_review.checks.parsers.shell import (
     as_int,
     hydra_str,
 )
+from npu_review.checks.parsers.vllm_cli import normalise, resolve
 from npu_review.checks.rule import Hit, Rule
 
 _MAX_HOPS = 6
 
 
 class AscendInvalidValues(Rule):
-    """An NPU launch script sets a value that is invalid, or known to break or slow runs, on Ascend.
+    """An NPU launch sets a value that is invalid, or known to break or slow runs, on Ascend.
 
     Why: each case below is documented as unsupported in docs/ascend_tutorial or has broken Ascend runs
     in verl's history (#5473 renamed the HCCL engine's key). They are cheap to spot in review and expensive
@@ -59,6 +63,18 @@ class AscendInvalidValues(Rule):
           breakage.
           (g) and (h) are habits: a warning on the line the change writes, a notice for a value the project
           already lives with (an audit, or a change elsewhere in the script).
+      (i) a vLLM engine option with a closed set of values (facts `vllm_engine_values`) given another value
+          (error): `distributed_executor_backend="tp"` in `LLM(...)`, `--distributed-executor-backend tp` of
+          `vllm serve`. vLLM takes `mp`, `ray`, `uni`, `external_launcher` or the import path of an Executor
+          class; any other word fails when the engine starts.
+      (j) a key of `--additional-config` (`additional_config={...}`) given at its top level while vLLM-Ascend
+          reads it only inside a sub-config (warning): `{"fuse_muls_add": true}` for
+          `{"ascend_compilation_config": {"fuse_muls_add": true}}`. The setting does nothing. Where the
+          repository has vLLM-Ascend's own reader (`vllm_ascend/ascend_config.py`), what that file reads at the
+          reviewed revision decides; elsewhere the facts `ascend_additional_config` (keys vLLM-Ascend read only
+          nested in every revision). A key also read at the top level is never reported.
+          (i) and (j) look at every vLLM engine started on Ascend (checks/analysis/vllm_launches.py): shell
+          scripts, the shell and Python code blocks of Ascend docs, YAML `server_cmd:` configs, Python files.
 
     Bad:
         actor_rollout_ref.rollout.checkpoint_engine.backend=hccl
@@ -73,7 +89,7 @@ class AscendInvalidValues(Rule):
 
     Fix: use the value the message names (suggested where exact: `nccl`, `npu`, `False`, `True`). Values
     that cannot be resolved (`vpp=${ACTOR_VPP}` defaulting to `null`, an unset variable) are never reported,
-    nor are GPU branches of dual-device scripts, nor values a dual-device script takes from a shared
+    nor are GPU branches (or GPU docs) of dual-device scripts, nor values a dual-device script takes from a shared
     `${VAR:-default}` that its Ascend callers override (`COMMON_VPP=NULL bash run_ppo_trainer_megatron.sh`).
     """
 
@@ -81,16 +97,22 @@ class AscendInvalidValues(Rule):
     name = "ascend-invalid-values"
     severity = Severity.ERROR
     title = "A launch-script value that is invalid or harmful on Ascend NPU"
-    kinds = frozenset({SHELL, NPU_SCRIPT})
+    # Shell for the launch scripts; docs, YAML test configs and Python for the vLLM engines they start ((i), (j)).
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, PYTHON})
     # The generated config (defaults of use_mbridge & co.), the checkpoint-engine registry (Python), scripts
     # that source or run this one.
     context_kinds = frozenset({HYDRA_CONFIG, SHELL, NPU_SCRIPT})
+    # ... read for a changed script only: a doc, YAML config or Python file needs none of them ((i), (j)).
+    context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return facts.ascend_values.checkpoint_engine_registry_files
+        return (*facts.ascend_values.checkpoint_engine_registry_files, *facts.ascend_additional_config.registry_files)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        yield from _engine_values(ctx, src)
+        if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
+            return
         script = ctx.shell(src)
         view = npu_reading(ctx, src)
         if view is None:
@@ -562,3 +584,118 @@ def _defines(ctx: Context, path: str, script: ShellScript, name: str, depth: int
         if other is not None and _defines(ctx, other.path, ctx.shell(other), name, depth + 1):
             return True
     return False
+
+
+# -- (i) vLLM engine options with a closed set of values, (j) additional-config keys read only in a sub-config ------
+
+
+def _engine_values(ctx: Context, src: SourceFile) -> Iterator[Hit]:
+    launches = vllm_launches(ctx, src)
+    if not launches:
+        return
+    seen: set[tuple[int, str]] = set()
+    for launch in launches:
+        for hit in (*_closed_values(ctx, src, launch), *_misplaced_keys(ctx, src, launch)):
+            if (hit.line, hit.message) not in seen:
+                seen.add((hit.line, hit.message))
+                yield hit
+
+
+def _closed_values(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[Hit]:
+    facts = ctx.facts.vllm_engine_values
+    for a in launch.args:
+        name, key = normalise(a.flag)
+        if name not in facts.closed:
+            continue
+        valid = facts.closed[name]
+        if key is not None or not a.known or a.value is None or a.via_variable or "$" in a.value:
+            continue
+        value: object = a.value.strip()
+        if launch.where == "python":  # a keyword's literal, written as JSON
+            try:
+                value = json.loads(a.value)
+            except ValueError:
+                continue
+        if not isinstance(value, str) or not value or value in valid:
+            continue
+        if name in facts.import_path and "." in value:
+            continue  # the import path of a class of the user's own
+        listed = ", ".join(f"`{v}`" for v in valid)
+        path = " (or the import path of an Executor class)" if name in facts.import_path else ""
+        written = f'`{name[2:].replace("-", "_")}="{value}"`' if launch.where == "python" else f"`{name} {value}`"
+        yield Hit(
+            src.path,
+            a.value_line,
+            f"{written} is not a value vLLM accepts: it takes one of {listed}{path}, so the engine fails to "
+            "start with a ValueError before the model is loaded onto the NPUs. Use one of those values.",
+        )
+
+
+def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[Hit]:
+    cli = ctx.facts.vllm_cli
+    config_name = next((c for o, c in cli.json_options.items() if o == "--additional-config"), None)
+    if config_name is None:
+        return
+    settings = resolve(launch.args, cli).configs.get(config_name)
+    if not settings:
+        return
+    nested, where = _nested_only(ctx)
+    by_line: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+    for key, setting in settings.items():
+        subs = nested.get(key)
+        if subs:
+            line = _key_line(src, setting.line, key) if launch.where == "python" else setting.line
+            by_line.setdefault((line, subs), []).append(key)
+    for (line, subs), keys in sorted(by_line.items()):
+        names = " and ".join(f"`{k}`" for k in keys)
+        inside = " or ".join(f"`{s}`" for s in subs)
+        moved = {subs[0]: {k: settings[k].value for k in keys}}
+        example = str(moved) if launch.where == "python" else json.dumps(moved)
+        one = len(keys) == 1
+        yield Hit(
+            src.path,
+            line,
+            f"{names} {'is' if one else 'are'} set at the top level of `--additional-config`, where vLLM-Ascend "
+            f"does not read {'it' if one else 'them'}: it reads {'it' if one else 'them'} only inside {inside} "
+            f"({where}), so {'this setting does' if one else 'these settings do'} nothing. Move "
+            f"{'it' if one else 'them'} there, `{example}`, or drop {'it' if one else 'them'} to keep the default.",
+            severity=Severity.WARNING,
+        )
+
+
+def _key_line(src: SourceFile, start: int, key: str) -> int:
+    """The line of `"key":` in a Python dict literal written from line `start` on (the keyword's line when the
+    key is not found within a few lines)."""
+    pattern = re.compile(rf"""["']{re.escape(key)}["']\s*:""")
+    for n in range(start, min(start + 40, len(src.lines)) + 1):
+        if pattern.search(src.line(n)):
+            return n
+    return start
+
+
+def _nested_only(ctx: Context) -> tuple[dict[str, tuple[str, ...]], str]:
+    """Key -> the sub-configs vLLM-Ascend reads it in, for keys it never reads at the top level, and where that was
+    read: the repository's own reader (vLLM-Ascend itself, at the reviewed revision) or the facts."""
+
+    def build() -> tuple[dict[str, tuple[str, ...]], str]:
+        facts = ctx.facts.ascend_additional_config
+        for path in ctx.head_paths():
+            if not globs.match_any(path, facts.registry_files):
+                continue
+            src = ctx.source(path)
+            keys = read_keys(src.text) if src is not None else None
+            if keys is None:
+                continue
+            own: dict[str, list[str]] = {}
+            for sub in sorted(keys.nested):
+                if sub in keys.top:
+                    for key in sorted(keys.nested[sub] - keys.top):
+                        own.setdefault(key, []).append(sub)
+            return {k: tuple(v) for k, v in own.items()}, f"this revision's `{path}`"
+        out: dict[str, list[str]] = {}
+        for sub, keys_of in facts.nested_only.items():
+            for key in keys_of:
+                out.setdefault(key, []).append(sub)
+        return {k: tuple(v) for k, v in out.items()}, f"vLLM-Ascend's `ascend_config.py`, as of {facts.date}"
+
+    return ctx.memo(("npu106-additional-config", "head", ""), build)

@@ -116,9 +116,41 @@ class ConcurrencyGroupCollision(Rule):
             )
 
 
+def _relevant(ctx: Context) -> set[str] | None:
+    """On a change, the workflows a new collision can involve (None: all, in an audit): a collision is between a
+    called workflow and a caller, so one the change makes has the change in one of the two. The touched workflows,
+    the callers that name a touched one (`./.github/workflows/x.yml`) and the workflows a touched one names."""
+    if ctx.audit:
+        return None
+
+    def find() -> set[str]:
+        paths = set(workflow_paths(ctx, "head")) | set(workflow_paths(ctx, "base"))
+        touched = {
+            p
+            for change in ctx.changeset.changes.values()
+            for p in (change.path, change.old_path)
+            if p is not None and p in paths
+        }
+        out = set(touched)
+        for path in paths - touched:
+            text = ctx.text(path) or ""
+            if "./.github/workflows/" in text and any(f"./{t}" in text for t in touched):
+                out.add(path)
+        for t in touched:
+            for rev in ("head", "base"):
+                text = ctx.text(t, rev) or ""
+                out.update(p for p in paths if f"./{p}" in text)
+        return out
+
+    return ctx.memo(("npu216-relevant", "", ""), find)
+
+
 def _collisions(ctx: Context, rev: str) -> Iterator[_Collision]:
     workflows: dict[str, Workflow] = {}
+    relevant = _relevant(ctx)
     for path in workflow_paths(ctx, rev):
+        if relevant is not None and path not in relevant:
+            continue
         src = ctx.source_at(path, rev)
         if src is None or ("cancel-in-progress" not in src.text and "./.github/workflows/" not in src.text):
             continue

@@ -47,3 +47,37 @@ def test_npu106_severities_and_suggestions() -> None:
     }
     assert found[6][0] == Severity.WARNING and "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES" in found[6][1]
     assert found[9][0] == Severity.ERROR and "attention_backend=ascend" in found[9][1] and found[9][2] is None
+
+
+def test_npu106_additional_config_reader_keys() -> None:
+    from npu_review.checks.analysis.additional_config import read_keys
+
+    keys = read_keys(
+        "class AscendConfig:\n"
+        "    def __init__(self, vllm_config):\n"
+        "        additional_config = vllm_config.additional_config or {}\n"
+        "        self.c = CompilationConfig(**additional_config.get('ascend_compilation_config', {}))\n"
+        "        torchair = additional_config.get('torchair_graph_config', {})\n"
+        "        self.t = TorchairConfig(torchair, vllm_config)\n"
+        "        self.kv_nz = additional_config.get('enable_kv_nz', False)\n"
+        "        self.r = vllm_config.additional_config.get('refresh_config', {}).get('interval', 1)\n"
+        "        if 'layer_sharding' in additional_config:\n"
+        "            pass\n"
+        "class CompilationConfig:\n"
+        "    def __init__(self, fuse_norm_quant=True, **kwargs):\n"
+        "        self.fuse_muls_add = kwargs.get('fuse_muls_add', True)\n"
+        "class TorchairConfig:\n"
+        "    def __init__(self, torchair_graph_config, vllm_config):\n"
+        "        self.enabled = torchair_graph_config.get('enabled', False)\n"
+        "        self.enable_kv_nz = torchair_graph_config['enable_kv_nz']\n"
+        "        self.model = vllm_config.get('model')\n"
+    )
+    assert keys is not None
+    assert {"torchair_graph_config", "enable_kv_nz", "refresh_config", "layer_sharding"} <= keys.top
+    assert keys.nested["torchair_graph_config"] == {"enabled", "enable_kv_nz"}
+    assert keys.nested["refresh_config"] == {"interval"}
+    assert keys.nested["ascend_compilation_config"] == {"fuse_norm_quant", "fuse_muls_add"}
+    only = keys.nested_only()
+    assert "enable_kv_nz" not in only  # read in both places
+    assert only["enabled"] == "torchair_graph_config" and only["fuse_muls_add"] == "ascend_compilation_config"
+    assert read_keys("def (:") is None
