@@ -6,6 +6,8 @@ with `ast`, nothing run:
     keys.top                      # {"multistream_overlap_shared_expert", "ascend_compilation_config", ...}
     keys.nested                   # {"ascend_compilation_config": {"fuse_muls_add", "enable_npugraph_ex", ...}}
     keys.nested_only()            # {"fuse_muls_add": "ascend_compilation_config", ...}: never read at the top
+    keys.defaults                 # {"fuse_muls_add": True, ...}: a nested key's literal default, where one is
+                                  # written (`.get("K", True)`, `def __init__(self, K: bool = True)`) and only one
 
 A top-level read is `<x>.additional_config.get("K", ...)`, `additional_config["K"]` or `"K" in additional_config`
 (any name that ends with `additional_config`). A sub-config's keys are the keys read from what such a read
@@ -23,10 +25,14 @@ from dataclasses import dataclass, field
 __all__ = ["ConfigKeys", "read_keys"]
 
 
+_CONFLICT = object()
+
+
 @dataclass
 class ConfigKeys:
     top: set[str] = field(default_factory=set)
     nested: dict[str, set[str]] = field(default_factory=dict)
+    defaults: dict[str, object] = field(default_factory=dict)
 
     def nested_only(self) -> dict[str, str]:
         """Key -> the sub-config it is read in, for the keys never read at the top level (a key read in two
@@ -150,4 +156,39 @@ def read_keys(text: str) -> ConfigKeys | None:
             if read is not None and _is_additional(read[0]):
                 keys.nested.setdefault(read[1], set()).update(_class_keys(classes[node.func.id], position))
     keys.nested = {k: v for k, v in keys.nested.items() if v}
+    keys.defaults = _defaults(tree, set().union(*keys.nested.values()) if keys.nested else set())
     return keys
+
+
+def _defaults(tree: ast.Module, names: set[str]) -> dict[str, object]:
+    """The literal default of each of `names` where the file writes one: `.get("K", <literal>)` or a parameter
+    `K=<literal>`; a name given two different defaults has none."""
+    found: dict[str, object] = {}
+
+    def note(name: str, value: ast.expr | None) -> None:
+        if name not in names or value is None:
+            return
+        try:
+            literal = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            literal = _CONFLICT
+        old = found.get(name, literal)
+        found[name] = literal if _same(old, literal) else _CONFLICT
+
+    for node in ast.walk(tree):
+        read = _key_read(node)
+        if read is not None and isinstance(node, ast.Call) and len(node.args) >= 2:
+            note(read[1], node.args[1])
+        elif isinstance(node, ast.FunctionDef):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
+                note(arg.arg, default)
+            for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+                note(arg.arg, kw_default)
+    return {k: v for k, v in found.items() if v is not _CONFLICT}
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as config values: `True` is not `1`."""
+    return type(a) is type(b) and a == b

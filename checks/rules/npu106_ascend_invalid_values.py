@@ -639,7 +639,7 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
     settings = resolve(launch.args, cli).configs.get(config_name)
     if not settings:
         return
-    nested, where = _nested_only(ctx)
+    nested, where, defaults = _nested_only(ctx)
     by_line: dict[tuple[int, tuple[str, ...]], list[str]] = {}
     for key, setting in settings.items():
         subs = nested.get(key)
@@ -652,15 +652,27 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
         moved = {subs[0]: {k: settings[k].value for k in keys}}
         example = str(moved) if launch.where == "python" else json.dumps(moved)
         one = len(keys) == 1
+        # A value that is the nested key's own default changes nothing where it is read: harmless, a notice.
+        idle = all(k in defaults and _same_value(settings[k].value, defaults[k]) for k in keys)
+        tail = (
+            f"; {'it is' if one else 'they are'} the default there anyway, so drop {'it' if one else 'them'}."
+            if idle
+            else f". Move {'it' if one else 'them'} there, `{example}`, or drop {'it' if one else 'them'} to keep "
+            "the default."
+        )
         yield Hit(
             src.path,
             line,
             f"{names} {'is' if one else 'are'} set at the top level of `--additional-config`, where vLLM-Ascend "
             f"does not read {'it' if one else 'them'}: it reads {'it' if one else 'them'} only inside {inside} "
-            f"({where}), so {'this setting does' if one else 'these settings do'} nothing. Move "
-            f"{'it' if one else 'them'} there, `{example}`, or drop {'it' if one else 'them'} to keep the default.",
-            severity=Severity.WARNING,
+            f"({where}), so {'this setting does' if one else 'these settings do'} nothing{tail}",
+            severity=Severity.NOTICE if idle else Severity.WARNING,
         )
+
+
+def _same_value(given: object, default: object) -> bool:
+    """A setting equals a default: `True` is not `1`."""
+    return type(given) is type(default) and given == default
 
 
 def _key_line(src: SourceFile, start: int, key: str) -> int:
@@ -673,11 +685,11 @@ def _key_line(src: SourceFile, start: int, key: str) -> int:
     return start
 
 
-def _nested_only(ctx: Context) -> tuple[dict[str, tuple[str, ...]], str]:
+def _nested_only(ctx: Context) -> tuple[dict[str, tuple[str, ...]], str, dict[str, object]]:
     """Key -> the sub-configs vLLM-Ascend reads it in, for keys it never reads at the top level, and where that was
     read: the repository's own reader (vLLM-Ascend itself, at the reviewed revision) or the facts."""
 
-    def build() -> tuple[dict[str, tuple[str, ...]], str]:
+    def build() -> tuple[dict[str, tuple[str, ...]], str, dict[str, object]]:
         facts = ctx.facts.ascend_additional_config
         for path in ctx.head_paths():
             if not globs.match_any(path, facts.registry_files):
@@ -691,11 +703,11 @@ def _nested_only(ctx: Context) -> tuple[dict[str, tuple[str, ...]], str]:
                 if sub in keys.top:
                     for key in sorted(keys.nested[sub] - keys.top):
                         own.setdefault(key, []).append(sub)
-            return {k: tuple(v) for k, v in own.items()}, f"this revision's `{path}`"
+            return {k: tuple(v) for k, v in own.items()}, f"this revision's `{path}`", keys.defaults
         out: dict[str, list[str]] = {}
         for sub, keys_of in facts.nested_only.items():
             for key in keys_of:
                 out.setdefault(key, []).append(sub)
-        return {k: tuple(v) for k, v in out.items()}, f"vLLM-Ascend's `ascend_config.py`, as of {facts.date}"
+        return {k: tuple(v) for k, v in out.items()}, f"vLLM-Ascend's `ascend_config.py`, as of {facts.date}", {}
 
     return ctx.memo(("npu106-additional-config", "head", ""), build)
