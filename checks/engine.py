@@ -108,6 +108,11 @@ def needed_paths(
     moved = any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes.values())
     concerned = [r for r in rules if moved or r.triggers_context() & touched_kinds]
     context = frozenset().union(*(r.reads_context() for r in concerned))
+    changed = [p for c in changes.values() for p in (c.path, c.old_path) if p]
+    for r in rules:
+        after, after_kinds = r.context_after(config.facts)
+        if after_kinds and any(globs.match_any(p, after) for p in changed):
+            context |= after_kinds
     wanted = file_kinds | context
     extra = tuple(g for r in concerned for g in r.context_paths(config.facts))
     head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}

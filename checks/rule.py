@@ -165,6 +165,13 @@ class Rule:
         return ()
 
     @classmethod
+    def context_after(cls, facts: Facts) -> tuple[tuple[str, ...], frozenset[str]]:
+        """(globs of paths, kinds): after a change to a file one of the globs matches, the rule also reads every
+        file of those kinds at head. A registry whose change can leave other files stale (a variable renamed in
+        `envs.py`) says so here, so that the App fetches those files only when the registry changes."""
+        return (), frozenset()
+
+    @classmethod
     def doc(cls) -> str:
         import inspect  # ~5 ms to import: for the documentation only
 

@@ -127,6 +127,22 @@ def test_context_is_read_only_for_rules_the_change_concerns() -> None:
     assert ".github/workflows/e2e_ascend.yml" in head  # references to a deleted file may be left anywhere
 
 
+def test_a_registry_change_reads_the_files_that_may_set_its_old_names() -> None:
+    """NPU110's `context_after`: a rename in `envs.py` can leave any script, CI env or doc setting the old name,
+    so those are fetched after a change to `envs.py`, and not after a change to another Python file."""
+    from npu_review.checks.engine import needed_paths
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    left = ["tests/e2e/pd/run_edge_case_test.sh", ".github/workflows/e2e_pd.yaml", "docs/source/pd.md"]
+    head_paths = ["vllm_ascend/envs.py", "vllm_ascend/worker.py", *left]
+    config = parse_config(None, known_rule_ids())
+    for path, fetched in (("vllm_ascend/envs.py", True), ("vllm_ascend/worker.py", False)):
+        head, _ = needed_paths(
+            head_paths, {path: FileChange(path, ChangeStatus.MODIFIED, None, frozenset({3}))}, config
+        )
+        assert (set(left) <= head) is fetched, path
+
+
 def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
     from npu_review.checks.context import Context
     from npu_review.checks.kinds import KindMap

@@ -529,6 +529,7 @@ class Facts:
     apt_lists: AptLists = field(metadata=_universal())
     vllm_engine_values: VllmEngineValues = field(metadata=_universal())
     ascend_additional_config: AscendAdditionalConfig = field(metadata=_universal())
+    event_text: EventText = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -597,6 +598,14 @@ class AptLists(Section):
     """Base images that ship without apt's package lists (NPU322)."""
 
     empty_images: tuple[str, ...]  # regular expressions searched in the image name (no tag)
+
+
+@dataclass(frozen=True)
+class EventText(Section):
+    """Expressions whose value is text from the event payload (NPU115: pasted into a `run:` script)."""
+
+    json_contexts: tuple[str, ...]  # contexts whose `toJSON(...)` is the payload or a part of it
+    free_text_fields: tuple[str, ...]  # last keys of `github.event.<...>` whose value a person wrote
 
 
 @dataclass(frozen=True)

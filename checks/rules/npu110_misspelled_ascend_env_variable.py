@@ -57,6 +57,15 @@ class MisspelledAscendEnvVariable(Rule):
     `envs.py` through its history, the container runtime, Mooncake; `npu-review facts` names each source), the
     hand list `ascend_env.known`, and the names the repository's own `envs.py` registers.
 
+    A change that renames a variable in the repository's own `envs.py` (`VLLM_LLMDD_RPC_PORT` to
+    `VLLM_ASCEND_LLMDD_RPC_PORT`: the old name with its family added, or respelled) leaves every script, CI
+    env, Dockerfile and doc that still sets the old name setting nothing: those lines are reported although the
+    change does not touch them (vllm-ascend's PD edge-case test went on starting prefill and decode with their
+    own ports under the old name, so both got the default). Only an old name of an Ascend family (or of the
+    upstream prefix the family extends) that no other component reads is taken: not one upstream vLLM reads
+    (`VLLM_HOST_IP`), not a generic name (`MAX_JOBS`), not one a changed Python file still names, and not a
+    variable dropped without a successor (a leftover, not a break).
+
     Where: `export`/`NAME=value` in shell scripts and in shell code blocks of docs, `env:`/`envs:` mappings of
     YAML files (workflows, test configs), Dockerfile `ENV`, Python `os.environ[...]`, `os.environ.get/
     setdefault/pop/update`, `os.getenv`, `os.putenv` and `monkeypatch.setenv` with a literal name, and every
@@ -98,9 +107,46 @@ class MisspelledAscendEnvVariable(Rule):
     title = "Misspelled Ascend environment variable"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE, PYTHON})
 
+    context_kinds = frozenset()  # its project pass reads other files only after a registry change (context_after)
+
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return REGISTRY_GLOBS
+
+    @classmethod
+    def context_after(cls, facts: Facts) -> tuple[tuple[str, ...], frozenset[str]]:
+        return REGISTRY_GLOBS, STALE_KINDS
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        """The files a registry rename leaves behind: the change renames a variable in the repository's own
+        `envs.py`, and a file it does not touch still sets the old name, which nothing reads any more."""
+        if ctx.audit:
+            return  # an audit introduces no rename; check_file reads every file against the registry as it is
+        renamed = _renamed_in_change(ctx)
+        if not renamed:
+            return
+        found = re.compile(
+            r"(?<![A-Za-z0-9_$\{-])(" + "|".join(re.escape(n) for n in sorted(renamed)) + r")(?:=|:(?:[ \t]|$))"
+            r"|(?:\bexport|^[ \t]*ENV)[ \t]+(" + "|".join(re.escape(n) for n in sorted(renamed)) + r")\b"
+        )
+        for path in ctx.candidate_paths(STALE_KINDS):
+            if ctx.touched(path):
+                continue  # the change's own files: check_file reads them
+            src = ctx.source(path)
+            if src is None or not src.kinds & STALE_KINDS or not any(n in src.text for n in renamed):
+                continue
+            for n, line in enumerate(src.lines, 1):
+                for m in found.finditer(line):
+                    old = m.group(1) or m.group(2)
+                    new, registry = renamed[old]
+                    yield Hit(
+                        path,
+                        n,
+                        f"`{old}` is set here, but this change renames it to `{new}` in `{registry}`: nothing reads "
+                        f"`{old}` any more, so the setting is silently ignored. Set `{new}` instead.",
+                        caused_by_change=True,
+                        cause=f"{old}->{new}",
+                    )
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         facts = ctx.facts.ascend_env
@@ -171,6 +217,69 @@ class MisspelledAscendEnvVariable(Rule):
                 f"`{found.name}` {how}{near}: {why}. Did you mean {shown}?{after}",
                 severity=None if sure else Severity.NOTICE,
             )
+
+
+# The files where a variable renamed in a registry may still be set under its old name (Python aside: every
+# Python file would be fetched after each change of `envs.py`, and a test's `monkeypatch.setenv` is read when changed).
+STALE_KINDS = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE})
+
+
+def _renamed_in_change(ctx: Context) -> dict[str, tuple[str, str]]:
+    """old name -> (new name, registry path) for each variable the change renames in a registry of its own
+    (`envs.py`): the base registers the old name and the head no registry does, the same file at head registers
+    a new name that is the old one with its Ascend family added (`VLLM_X` -> `VLLM_ASCEND_X`, `X` ->
+    `VLLM_ASCEND_X`) or respelled (one or two edits), and the old name is of an Ascend family (or of the upstream
+    prefix the family extends) yet read by no other component the facts know (upstream vLLM among them), nor
+    named as a literal by a Python file the change leaves or writes."""
+    prefixes = ctx.facts.env_prefixes
+    families = tuple(ctx.facts.ascend_env.families)
+    f = ctx.facts
+    others = frozenset(prefixes.upstream).union(
+        *(s.names for s in (f.env_cann, f.env_hccl, f.env_atb, f.env_torch_npu, f.env_ecosystem))
+    )
+    head_registry = _registry(ctx)
+    out: dict[str, tuple[str, str]] = {}
+    for path, change in ctx.changeset.changes.items():
+        if not globs.match_any(path, REGISTRY_GLOBS):
+            continue
+        base = ctx.source(change.old_path or path, "base")
+        head = ctx.source(path)
+        if base is None or head is None:
+            continue
+        before = frozenset(_REGISTRY_NAME.findall(base.text))
+        after = frozenset(_REGISTRY_NAME.findall(head.text))
+        added = after - before
+        for old in sorted(before - head_registry):
+            if old in others or not old.startswith(families + tuple(prefixes.dropped_family)):
+                continue
+            new = [n for n in added if _renames(old, n, ctx.facts)]
+            if len(new) == 1 and not _still_named(ctx, old):
+                out[old] = (new[0], path)
+    return out
+
+
+def _renames(old: str, new: str, facts: Facts) -> bool:
+    """`new` is `old` with an Ascend family added, or `old` respelled (as many edits as NPU110 takes for a sure
+    misspelling of a name that long: one up to 19 characters)."""
+    if any(new == family + old for family in facts.ascend_env.families):
+        return True
+    for up, family in facts.env_prefixes.dropped_family.items():
+        if old.startswith(up) and not old.startswith(family) and new == family + old[len(up) :]:
+            return True
+    edits = max(1, len(old) // facts.ascend_env.chars_per_sure_edit)
+    return len(old) >= facts.ascend_env.min_length and Levenshtein.distance(old, new, score_cutoff=edits) <= edits
+
+
+def _still_named(ctx: Context, name: str) -> bool:
+    """A changed Python file names the variable as a string literal at head (the code may still read it)."""
+    quoted = (f'"{name}"', f"'{name}'")
+    for path in ctx.changeset.changes:
+        if not ctx.kindmap.has(path, PYTHON) or globs.match_any(path, REGISTRY_GLOBS):
+            continue
+        src = ctx.source(path)
+        if src is not None and any(q in src.text for q in quoted):
+            return True
+    return False
 
 
 _EDITS = {1: "one edit", 2: "two edits", 3: "three edits"}

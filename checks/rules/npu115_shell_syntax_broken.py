@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from rapidfuzz.distance import OSA
 
-from npu_review.checks.analysis.device import ascend_jobs
+from npu_review.checks.analysis.device import ascend_jobs, npu_project
 from npu_review.checks.analysis.scripts import (
     ShellUnit,
     StructureError,
@@ -21,12 +21,13 @@ from npu_review.checks.analysis.scripts import (
     unit_shell,
 )
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.expressions import EXPR
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
-from npu_review.checks.parsers.sh import Word
+from npu_review.checks.parsers.sh import ArrayWord, Source, Word, lex
 from npu_review.checks.rule import Hit, Rule
 
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
@@ -70,6 +71,14 @@ class ShellSyntaxBroken(Rule):
     said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's FAQ said
     `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
 
+    A `${{ }}` expression is expanded into a `run:` script's text before the shell reads it: one whose value is
+    text from the event (`toJSON(github.event)`, `github.event.pull_request.title`, `.body`, `.message`: facts
+    `event_text`) pasted inside quotes, or bare, lets the first quote, backtick or `$(` of a title, body or commit
+    message end the string and run as shell (warning: the step breaks on the first such event). Ascend/pytorch's
+    CI trigger did `echo '${{ toJSON(github.event) }}' | jq .`. This is about the step breaking, not about who may
+    inject code; fixed values (`github.sha`, `inputs.x` from a choice, `toJSON(matrix)`), a test of the text
+    (`contains(github.event.comment.body, '/retest')`) and a value passed through `env:` are left alone.
+
     Bad:
         SOC_VERSION ="${1:-Ascend910_9382}"
         export HCCL_DETERMINISTIC = 1
@@ -84,8 +93,10 @@ class ShellSyntaxBroken(Rule):
 
     Fix: as each message says; a suggestion is attached where the fix is one exact edit of the line.
 
-    Where: NPU scripts, `run:` steps of Ascend workflow jobs, shell-form RUNs of Ascend Dockerfiles, and shell
-    code blocks of Ascend docs (unlabeled blocks too when every line starts with a command). Not reported:
+    Where: NPU scripts, `run:` steps of Ascend workflow jobs (for event text: of every workflow of a repository
+    that is about Ascend as a whole, whose CI trigger runs on a plain runner), shell-form RUNs of Ascend
+    Dockerfiles, and shell code blocks of Ascend docs (unlabeled blocks too when every line starts with a
+    command). Not reported:
     `[ "$a" = b ]` and arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=`
     followed by a quoted string, aliases a user may define (a subcommand counts as misspelled only within two
     edits of a real one), a background job the line `wait`s for, words with unexpanded variables, unquoted
@@ -96,7 +107,7 @@ class ShellSyntaxBroken(Rule):
     name = "shell-syntax-broken"
     severity = Severity.ERROR
     title = "Ascend shell that the shell rejects or misreads"
-    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
+    kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, WORKFLOW, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if DOCS in src.kinds and flavor_of(src.path) is not None:
@@ -111,19 +122,141 @@ class ShellSyntaxBroken(Rule):
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if step.run is None or not _posix_step(step, job):
             return
-        jobs = ascend_jobs(ctx, src.path)
-        if jobs is not None and job.id not in jobs:
-            return
-        unit = step_unit(src.path, step)
-        if unit is not None:
-            env = set(wf.env) | set(job.env) | set(step.env)
-            yield from _check(unit, ctx, env)
+        if ASCEND_WORKFLOW in src.kinds:
+            jobs = ascend_jobs(ctx, src.path)
+            ascend_job = jobs is None or job.id in jobs
+        else:
+            ascend_job = False
+        if ascend_job:
+            unit = step_unit(src.path, step)
+            if unit is not None:
+                env = set(wf.env) | set(job.env) | set(step.env)
+                yield from _check(unit, ctx, env)
+        # Event text pasted into the script: in an Ascend job, or in any workflow of a repository that is about
+        # Ascend as a whole (its CI trigger and bot workflows run on plain runners, and are its NPU CI all the same).
+        if ascend_job or npu_project(ctx):
+            yield from _event_text_in_run(src.path, step, ctx)
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         for instr in df.of("RUN"):
             unit = run_unit(src.path, instr)
             if unit is not None:
                 yield from _check(unit, ctx)
+
+
+# A placeholder for the k-th `${{ }}` of a run: one plain word piece, so that the lexer reads the quoting around it.
+_HOLDER = "NPUREVIEWEXPR{}X"
+_HELD = re.compile(r"NPUREVIEWEXPR(\d+)X")
+_QUOTING = {
+    "'": (
+        "inside single quotes",
+        "the first `'` in the value (an apostrophe in a title, a body or a commit message) ends the string and "
+        "the rest is read as shell",
+    ),
+    '"': (
+        "inside double quotes",
+        'a `"` in the value ends the string, and a backtick or `$(` in it runs as a command',
+    ),
+    "": (
+        "unquoted",
+        "the value is split into words, and a quote, `;`, `(` or backtick in it is read as shell",
+    ),
+}
+
+
+def _event_text(expr: str, ctx: Context) -> str | None:
+    """The expression's whole value is text from the event (`toJSON(github.event)`, `github.event.issue.title`):
+    the name of an environment variable that would carry it, else None. A test of the text
+    (`contains(github.event.comment.body, '/retest')`) is a boolean, not the text."""
+    facts = ctx.facts.event_text
+    m = re.fullmatch(r"(?i:tojson)\(\s*([\w.\-*\[\]']+)\s*\)", expr)
+    if m is not None:
+        arg = m.group(1)
+        if any(arg == c or arg.startswith(c + ".") for c in facts.json_contexts):
+            last = re.split(r"[.\[\]']+", arg.strip(".[]'"))[-1]
+            return ("EVENT" if last == "github" else last.upper().replace("-", "_")) + "_JSON"
+        return None
+    m = re.fullmatch(r"github\.event((?:\.[\w-]+|\.\*|\[[^\]]*\])+)", expr)
+    if m is None:
+        return None
+    last = re.split(r"[.\[\]'*]+", m.group(1).strip(".[]'*"))[-1]
+    return last.upper() if last in facts.free_text_fields else None
+
+
+def _event_text_in_run(path: str, step: Step, ctx: Context) -> Iterator[Hit]:
+    """`${{ }}` whose value is text from the event, pasted into the script of a `run:`: GitHub expands it into
+    the script's text before the shell reads it, so the value's own quotes are read as the script's. Through
+    `env:` the value is a variable's, which the shell never reads as code. Heredoc bodies and comments are left
+    out (the lexer drops them); an expression after a `$(` or backtick in its word is left alone."""
+    if step.run is None:
+        return
+    lines = step.run.text_lines()
+    if not any("${{" in t for _, t in lines):
+        return
+    exprs: list[tuple[str, int, str]] = []  # (expression, physical line, variable for env:)
+
+    held: list[tuple[int, str]] = []
+    for n, text in lines:
+        out: list[str] = []
+        pos = 0
+        for m in EXPR.finditer(text):
+            expr = m.group(1)
+            var = _event_text(expr, ctx)
+            out.append(text[pos : m.start()])
+            if var is None:
+                out.append("x")
+            else:
+                out.append(_HOLDER.format(len(exprs)))
+                exprs.append((expr, n, var))
+            pos = m.end()
+        held.append((n, "".join(out) + text[pos:]))
+    if not exprs:
+        return
+    reported: set[int] = set()
+    for toks in lex(Source.lines(held)).tokens():
+        for tok in toks:
+            words = tok.elements if isinstance(tok, ArrayWord) else (tok,) if isinstance(tok, Word) else ()
+            for word in words:
+                for m in _HELD.finditer(word.raw):
+                    k = int(m.group(1))
+                    quote = _quote_at(word.raw, m.start())
+                    if quote is None or k in reported:
+                        continue
+                    reported.add(k)
+                    expr, line, var = exprs[k]
+                    where, breaks = _QUOTING[quote]
+                    yield Hit(
+                        path,
+                        line,
+                        f"`${{{{ {expr} }}}}` is pasted into the script {where}: GitHub expands it into the step's "
+                        f"text before the shell runs, so {breaks}: the step fails (or runs something else) on the "
+                        f"first event whose text holds one. Pass it through the step's `env:` "
+                        f'(`{var}: ${{{{ {expr} }}}}`) and use `"${var}"` in the script.',
+                        severity=Severity.WARNING,
+                        cause=f"event-text:{expr}",
+                    )
+
+
+def _quote_at(raw: str, offset: int) -> str | None:
+    """The quoting in effect at `offset` of a word as written: `'`, `"` or "" (none); None after a `$(` or a
+    backtick (a nested script this scan does not follow)."""
+    quote = ""
+    i = 0
+    while i < offset:
+        c = raw[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+        elif c == "\\":
+            i += 1
+        elif c == "`" or (c == "$" and raw[i + 1 : i + 2] == "("):
+            return None
+        elif c == "'" and not quote:
+            quote = "'"
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        i += 1
+    return quote
 
 
 def _posix_step(step: Step, job: Job) -> bool:

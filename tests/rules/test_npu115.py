@@ -42,3 +42,13 @@ def test_the_glued_then_names_the_if_and_where_the_shell_fails() -> None:
 def test_a_gpu_only_script_is_not_read() -> None:
     files = {"examples/run_gpu.sh": "#!/bin/bash\nexport NCCL_DEBUG=INFO\nSOC_VERSION =x\n"}
     assert [f for f in tree_findings(files) if f.rule == "NPU115"] == []
+
+
+def test_event_text_in_a_run_names_the_quoting_and_the_env_variable_to_use() -> None:
+    """The message says which quoting the value ends and gives the `env:` line that carries it instead."""
+    found = file_findings("NPU115/bad_event_text_in_ascend_job", "NPU115")
+    severity, suggestion, message = found[("pr_command.yaml", 15)]
+    assert severity == "warning" and suggestion is None
+    assert "inside double quotes" in message
+    assert message.endswith('(`BODY: ${{ github.event.comment.body }}`) and use `"$BODY"` in the script.')
+    assert "unquoted" in found[("pr_command.yaml", 16)][2]
