@@ -527,6 +527,7 @@ class Facts:
     ascend_devices: AscendDevices = field(metadata=_universal())
     env_prefixes: EnvPrefixes = field(metadata=_universal())
     apt_lists: AptLists = field(metadata=_universal())
+    cmake_definitions: CMakeDefinitions = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -585,6 +586,16 @@ class AptLists(Section):
     """Base images that ship without apt's package lists (NPU322)."""
 
     empty_images: tuple[str, ...]  # regular expressions searched in the image name (no tag)
+
+
+@dataclass(frozen=True)
+class CMakeDefinitions(Section):
+    """CMake cache definitions a build passes (`-D<NAME>=<value>`, NPU122): the names CMake or its find modules
+    read themselves, which a project's own CMake files need not mention."""
+
+    predefined_prefixes: tuple[str, ...]  # a name starting so is CMake's or a find module's (`CMAKE_BUILD_TYPE`)
+    predefined_names: tuple[str, ...]  # whole names CMake itself reads (`BUILD_SHARED_LIBS`)
+    predefined_suffixes: tuple[str, ...]  # find_package() hints (`Torch_DIR`, `ZLIB_ROOT`)
 
 
 @dataclass(frozen=True)
