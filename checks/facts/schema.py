@@ -530,6 +530,7 @@ class Facts:
     vllm_engine_values: VllmEngineValues = field(metadata=_universal())
     ascend_additional_config: AscendAdditionalConfig = field(metadata=_universal())
     event_text: EventText = field(metadata=_universal())
+    cmake_definitions: CMakeDefinitions = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -606,6 +607,16 @@ class EventText(Section):
 
     json_contexts: tuple[str, ...]  # contexts whose `toJSON(...)` is the payload or a part of it
     free_text_fields: tuple[str, ...]  # last keys of `github.event.<...>` whose value a person wrote
+
+
+@dataclass(frozen=True)
+class CMakeDefinitions(Section):
+    """CMake cache definitions a build passes (`-D<NAME>=<value>`, NPU122): the names CMake or its find modules
+    read themselves, which a project's own CMake files need not mention."""
+
+    predefined_prefixes: tuple[str, ...]  # a name starting so is CMake's or a find module's (`CMAKE_BUILD_TYPE`)
+    predefined_names: tuple[str, ...]  # whole names CMake itself reads (`BUILD_SHARED_LIBS`)
+    predefined_suffixes: tuple[str, ...]  # find_package() hints (`Torch_DIR`, `ZLIB_ROOT`)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu119_variable_never_set", "VariableNeverSet"),
     ("npu120_set_u_before_cann_env", "SetUBeforeCannEnv"),
     ("npu121_environ_value_not_string", "EnvironValueNotString"),
+    ("npu122_cmake_definition_unresolved", "CMakeDefinitionUnresolved"),
     ("npu200_invalid_workflow_yaml", "InvalidWorkflowYaml"),
     ("npu201_mixed_image_tag_formats", "MixedImageTagFormats"),
     ("npu202_image_tag_not_produced", "ImageTagNotProduced"),

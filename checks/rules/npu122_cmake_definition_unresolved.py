@@ -1,0 +1,223 @@
+"""NPU122: an Ascend build passes cmake a `-D` definition that cmake rejects, or one whose name no CMake file of the
+repository reads while a name one edit away is read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from rapidfuzz.distance import OSA
+
+from npu_review.checks.analysis.cmake import (
+    CMAKE_GLOBS,
+    CMakeReads,
+    Definition,
+    cmake_reads,
+    python_definitions,
+    unit_definitions,
+)
+from npu_review.checks.analysis.device import ascend_jobs, npu_project
+from npu_review.checks.analysis.scripts import ShellUnit, run_unit, script_unit, step_unit
+from npu_review.checks.analysis.vllm_launches import ascend_text
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+from npu_review.checks.parsers.sh import Source
+from npu_review.checks.rule import Hit, Rule
+
+# A name this long or longer may be two edits from the one meant; a shorter one only one. Names shorter than
+# _MIN_LENGTH are left alone (`USE_NPU` and `USE_CPU` are two options, not a typo).
+_TWO_EDITS_FROM = 12
+_MIN_LENGTH = 6
+# A `_`-separated word this short that differs is another word (`A2`/`A3`, `NPU`/`CPU`), not a misspelling.
+_MIN_WORD = 4
+
+
+class CMakeDefinitionUnresolved(Rule):
+    """An Ascend build passes cmake a `-D` definition that cmake rejects, or one whose name no CMake file of the
+    repository reads while a name one or two edits away is read.
+
+    Why: cmake takes a cache definition as `-D <var>=<value>` or `-D <var>:<type>=<value>`; `-DBUILD_OPPLUGIN`
+    alone stops it with "Parse error in command line argument" before anything is configured (CMake 3.x and 4.x
+    alike), so the Ascend build never starts. A definition whose name the project does not read is kept without
+    complaint (cmake only lists it under "Manually-specified variables were not used by the project"), so the
+    setting silently does nothing: vllm-ascend's setup.py passed `-DPYHTON_INCLUDE_PATH=...`, and the
+    `PYTHON_INCLUDE_PATH` its CMakeLists.txt reads for the AscendC kernel build stayed empty; Ascend/pytorch's
+    setup.py appended `-DBUILD_OPPLUGIN` with no value.
+
+    Bad:
+        # CMakeLists.txt
+        include_directories(${PYTHON_INCLUDE_PATH} ${ASCEND_HOME_PATH}/include)
+        # setup.py
+        import torch_npu
+        cmake_args = ["-DASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest"]
+        cmake_args.append("-DPYHTON_INCLUDE_PATH=" + get_paths()["include"])
+        cmake_args.append("-DBUILD_OPPLUGIN")
+
+    Good:
+        # CMakeLists.txt
+        include_directories(${PYTHON_INCLUDE_PATH} ${ASCEND_HOME_PATH}/include)
+        # setup.py
+        import torch_npu
+        cmake_args = ["-DASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest"]
+        cmake_args.append("-DPYTHON_INCLUDE_PATH=" + get_paths()["include"])
+        cmake_args.append("-DBUILD_OPPLUGIN=ON")
+
+    Fix: give every definition a value (`-DNAME=ON`); spell the name as the CMake files read it.
+
+    Where: cmake's arguments in Python build scripts (a list named like `cmake_args`, a list that starts with cmake,
+    a `"cmake ..."` command string, a helper that builds `f"-D{name}={value}"` called with a literal name), `cmake`
+    commands of build scripts, `run:` steps of Ascend jobs and RUNs of Ascend Dockerfiles (the `-D` words of a
+    variable or array they expand included), in an Ascend project or in files that are Ascend themselves. The names
+    read are the ones every CMakeLists.txt and *.cmake file of the revision reads (`${NAME}`, a bare name in `if()`,
+    `DEFINED NAME`, `option(NAME`, `set(NAME ... CACHE`), sub-directories included. Not reported: a name any CMake
+    file mentions at all, the variables of CMake and its find modules (`CMAKE_*`, `Python3_*`, `<Package>_DIR`:
+    facts `cmake_definitions`), names far from every read one (projects pass extra definitions on purpose), names
+    shorter than six characters, names that differ in a short or numbered word (`A2`/`A3`) or by a whole word more
+    (`ENABLE_TEST_C` beside `ENABLE_TEST`), names close to two read ones, a name built from a variable, `-D` of
+    other tools (compiler flags in `CFLAGS` or a list named like flags), and a cmake command that runs after the
+    unit fetched or unpacked another source tree (`git clone`, `wget`, `tar`) or moved into an absolute folder: it
+    configures another project.
+    """
+
+    id = "NPU122"
+    name = "cmake-definition-unresolved"
+    severity = Severity.WARNING
+    title = "A cmake -D definition that cmake rejects or that no CMake file reads"
+    kinds = frozenset({PYTHON, SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
+    needles = ("-D",)
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return CMAKE_GLOBS  # the names the repository's CMake files read
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if PYTHON in src.kinds and src.path.endswith(".py"):
+            if "cmake" not in src.text.lower():
+                return
+            defs = ctx.parsed("npu122-python", src, python_definitions)
+            if defs and (npu_project(ctx) or ascend_text(ctx, src.text)):
+                yield from _judge(src.path, defs, ctx)
+            return
+        if (SHELL in src.kinds or NPU_SCRIPT in src.kinds) and "cmake" in src.text:
+            unit = script_unit(ctx, src)
+            if unit is None and (npu_project(ctx) or ascend_text(ctx, src.text)):
+                unit = ShellUnit(src.path, Source.file(src.text), "script", 1)
+            if unit is not None:
+                yield from _judge(src.path, unit_definitions(unit), ctx)
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if step.run is None or not any("cmake" in t for _, t in step.run.text_lines()):
+            return
+        jobs = ascend_jobs(ctx, src.path)
+        if jobs is not None and job.id not in jobs:
+            return
+        unit = step_unit(src.path, step)
+        if unit is not None:
+            yield from _judge(src.path, unit_definitions(unit), ctx)
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if "cmake" not in src.text:
+            return
+        foreign = False  # an earlier RUN fetched another source tree: its cmake commands configure that one
+        for instr in df.of("RUN"):
+            unit = run_unit(src.path, instr)
+            if unit is None:
+                continue
+            defs = unit_definitions(unit, foreign)
+            yield from _judge(src.path, defs, ctx)
+            foreign = foreign or _fetches(unit.source.text)
+
+
+def _fetches(text: str) -> bool:
+    return any(w in text for w in ("git clone", "wget ", "curl ", "tar ", "unzip "))
+
+
+def _judge(path: str, defs: Iterable[Definition], ctx: Context) -> Iterator[Hit]:
+    reads: CMakeReads | None = None
+    for d in defs:
+        if d.malformed:
+            yield _malformed(path, d)
+            continue
+        if not d.own_project or _predefined(d.name, ctx):
+            continue
+        if reads is None:
+            reads = cmake_reads(ctx)
+        if not reads.read or d.name in reads.mentioned:
+            continue
+        meant = _closest(d.name, reads)
+        if meant is not None:
+            yield _misspelled(path, d, meant, reads)
+
+
+def _malformed(path: str, d: Definition) -> Hit:
+    by = f" (built by `{d.via}`)" if d.via else ""
+    return Hit(
+        path,
+        d.line,
+        f"`{d.raw}`{by} has no `=value`: cmake takes a definition as `-D <var>=<value>` (or "
+        f'`-D <var>:<type>=<value>`) and stops with "Parse error in command line argument: {d.name}" before it '
+        f"configures anything, so this Ascend build never starts. Write `-D{d.name}=ON` (or the value the CMake "
+        "files test).",
+        severity=Severity.ERROR,
+        cause=f"malformed {d.name}",
+    )
+
+
+def _misspelled(path: str, d: Definition, meant: tuple[str, int], reads: CMakeReads) -> Hit:
+    name, edits = meant
+    where_path, where_line = reads.read[name]
+    by = f" (built by `{d.via}`)" if d.via else ""
+    away = "one edit" if edits == 1 else f"{edits} edits"
+    return Hit(
+        path,
+        d.line,
+        f"`{d.raw}`{by} sets `{d.name}`, which no CMakeLists.txt or .cmake file of the repository reads; they read "
+        f"`{name}` ({where_path}:{where_line}), {away} away. cmake keeps an unread definition with only a "
+        f'"Manually-specified variables were not used" warning, so the Ascend build configures as if nothing were '
+        f"passed: `{name}` keeps its default (empty when it has none). Pass `-D{name}=...`.",
+        related=(Related(where_path, where_line, f"`{name}` is read here"),),
+        cause=f"{d.name}->{name}",
+    )
+
+
+def _predefined(name: str, ctx: Context) -> bool:
+    facts = ctx.facts.cmake_definitions
+    return (
+        name in facts.predefined_names
+        or name.startswith(tuple(facts.predefined_prefixes))
+        or name.endswith(tuple(facts.predefined_suffixes))
+    )
+
+
+def _closest(name: str, reads: CMakeReads) -> tuple[str, int] | None:
+    """The one read name within reach of `name` and its distance, None when none or several are."""
+    if len(name) < _MIN_LENGTH:
+        return None
+    allowed = 2 if len(name) >= _TWO_EDITS_FROM else 1
+    found: list[tuple[int, str]] = []
+    for r in reads.read:
+        if abs(len(r) - len(name)) > allowed:
+            continue
+        d = OSA.distance(name, r, score_cutoff=allowed)
+        if d <= allowed:
+            found.append((d, r))
+    if not found:
+        return None
+    low = min(d for d, _ in found)
+    closest = [r for d, r in found if d == low]
+    if len(closest) != 1 or not _typo(name, closest[0]):
+        return None
+    return closest[0], low
+
+
+def _typo(a: str, b: str) -> bool:
+    """The names differ as a misspelling does: not in a short or numbered word (`BUILD_A2`/`BUILD_A3`), and not
+    by a whole word more (`ENABLE_TEST_C` is another option than `ENABLE_TEST`)."""
+    wa, wb = a.split("_"), b.split("_")
+    if len(wa) != len(wb):
+        return a.replace("_", "") == b.replace("_", "")  # only a `_` added or lost (`INCLUDEPATH`)
+    diff = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
+    return all(len(x) >= _MIN_WORD and len(y) >= _MIN_WORD and not any(c.isdigit() for c in x + y) for x, y in diff)
