@@ -47,7 +47,9 @@ class ReusableWorkflowInputNotForwarded(Rule):
     warning). That holds down a chain too: a workflow that hands its secrets on with `secrets: inherit` needs
     from its own callers whatever the workflow it calls reads. A fork guard on the step does not help: the step
     runs in the main repository, with the secret empty. Ascend/pytorch's NPU CI forward job called its receiving
-    workflow without `secrets: inherit`, and the builds it calls with `secrets: inherit` got no secrets.
+    workflow without `secrets: inherit`, and the builds it calls with `secrets: inherit` got no Huawei Cloud access keys;
+    vllm-ascend's scheduled codecov refresh called its unit-test workflow without it, and the upload ran with no
+    `CODECOV_TOKEN`; its nightly multi-node call left the cluster's `KUBECONFIG_B64` empty (fixed two days later).
 
     Bad (the other calls of `_e2e.yaml` pass its optional secret `UPLOAD_TOKEN`):
         weekly-multi-node:
@@ -124,7 +126,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
     of a call that passes no secrets at all (it runs without them on purpose) or whose job has a comment
     saying it leaves something out (`# … intentionally omitted`), calls with `secrets: inherit`, an undeclared
     secret read with a fallback of its own (`secrets.PAT || github.token`) or only in a job or step whose `if:`
-    needs an input this call sets false or leaves to a false default (`if: inputs.publish`), a call by address
+    needs an input that this call sets, or leaves to its default, false or to another value than the one asked
+    for (`if: inputs.publish`, `if: inputs.type == 'schedule'`), a call by address
     (`owner/name/.github/workflows/x.yml@ref`) unless it names this repository and the file is in it, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
     were there before it.
@@ -380,21 +383,21 @@ class ReusableWorkflowInputNotForwarded(Rule):
 _FALSY = frozenset({"", "false", "0", "''", '""'})
 
 
-def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[str]) -> bool:
-    """One of the inputs that gate a read is false in this call: passed as a false literal, or left out where its
-    default is false or empty (or it has none)."""
-    for gate in gates:
+def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str | None]]) -> bool:
+    """One of the inputs that gate a read is off in this call: false, or another value than the one the `if:` asks
+    for, as a literal it passes, or as the default it leaves it to (none is empty)."""
+    inputs = wf.root.at("on", "workflow_call", "inputs") if wf is not None else None
+    for gate, wanted in gates:
         given = next((v for k, v in call.with_.items() if k.lower() == gate), None)
-        if given is not None:
-            if given.is_scalar and "${{" not in given.value and given.value.strip().lower() in _FALSY:
-                return True
-            continue
-        inputs = wf.root.at("on", "workflow_call", "inputs") if wf is not None else None
-        spec = next((v for k, _, v in inputs.entries() if k.lower() == gate), None) if inputs is not None else None
-        if spec is None or not spec.is_map:
-            continue
-        default = spec.get("default")
-        if default is None or (default.is_scalar and default.value.strip().lower() in _FALSY):
+        if given is None:
+            spec = next((v for k, _, v in inputs.entries() if k.lower() == gate), None) if inputs is not None else None
+            if spec is None or not spec.is_map:
+                continue  # not an input it declares: nothing known
+            given = spec.get("default")
+        if given is not None and (not given.is_scalar or "${{" in given.value):
+            continue  # a value known only when it runs
+        value = given.value.strip().lower() if given is not None else ""  # left out without a default: empty
+        if (value in _FALSY) if wanted is None else (value != wanted):
             return True
     return False
 

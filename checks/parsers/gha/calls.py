@@ -125,19 +125,23 @@ class SecretRead:
 
     name: str
     line: int
-    # Inputs that gate it: its job's or step's `if:` is true only when each is (`inputs.publish && ...`).
-    gates: frozenset[str] = frozenset()
+    # Inputs that gate it: its job's or step's `if:` is true only when each is true (name, None:
+    # `inputs.publish && ...`) or has a value (name, value: `inputs.type == 'schedule'`); lower-case.
+    gates: frozenset[tuple[str, str | None]] = frozenset()
 
 
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}")
 _SECRET = re.compile(r"\bsecrets\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
-_GATE = re.compile(r"inputs\s*\.\s*([A-Za-z_][\w-]*)(?:\s*==\s*(?:true|'true'))?\Z", re.I)
+_INPUT = r"inputs\s*\.\s*([A-Za-z_][\w-]*)"
+_LITERAL = r"'([^']*)'|\"([^\"]*)\"|(true|false|-?\d+)"
+_GATE = re.compile(rf"{_INPUT}(?:\s*==\s*(?:{_LITERAL}))?\Z|(?:{_LITERAL})\s*==\s*{_INPUT}\Z", re.I)
 # `secrets.X || <fallback>`: the expression has a value of its own when the secret is empty (`|| ''` is none).
 _FALLBACK = re.compile(r"\s*\|\|(?!\s*(?:''|\"\"|\)|$))")
 
 
-def _gates(node: Node | None) -> frozenset[str]:
-    """The inputs an `if:` needs true: its `&&` terms that are `inputs.NAME` (or `== true`); none with an `||`."""
+def _gates(node: Node | None) -> frozenset[tuple[str, str | None]]:
+    """The inputs an `if:` needs true or equal to a literal: its `&&` terms `inputs.NAME`, `inputs.NAME == 'v'`
+    (either side); none when it has an `||` or a negation."""
     if node is None or not node.is_scalar:
         return frozenset()
     text = node.value.strip()
@@ -145,7 +149,16 @@ def _gates(node: Node | None) -> frozenset[str]:
     text = (m.group(1) if m else text).strip()
     if "||" in text or "!" in text.replace("!=", ""):
         return frozenset()
-    return frozenset(g.group(1).lower() for t in text.split("&&") if (g := _GATE.match(t.strip())))
+    out: set[tuple[str, str | None]] = set()
+    for term in text.split("&&"):
+        g = _GATE.match(term.strip().strip("()").strip())
+        if g is None:
+            continue
+        name, *values = (x for x in g.groups() if x is not None)
+        if g.group(1) is None:  # the literal on the left
+            *values, name = (x for x in g.groups() if x is not None)
+        out.add((name.lower(), values[0].lower() if values else None))
+    return frozenset(out)
 
 
 def secret_reads(wf: Workflow) -> list[SecretRead]:
@@ -161,8 +174,8 @@ def secret_reads(wf: Workflow) -> list[SecretRead]:
         whole = bool(path) and path[-1] == "if"
         job = jobs.get(str(path[0])) if path else None
         step = job.at("steps", path[2]) if job is not None and len(path) > 2 and path[1] == "steps" else None
-        gates = (_gates(job.get("if")) if job is not None and job.is_map else frozenset()) | (
-            _gates(step.get("if")) if step is not None and step.is_map else frozenset()
+        gates = _gates(job.get("if") if job is not None and job.is_map else None) | _gates(
+            step.get("if") if step is not None and step.is_map else None
         )
         for line, text in node.text_lines():
             spans = [text] if whole else [m.group(1) for m in _EXPR.finditer(text)]
