@@ -47,9 +47,10 @@ class ReusableWorkflowInputNotForwarded(Rule):
     warning). That holds down a chain too: a workflow that hands its secrets on with `secrets: inherit` needs
     from its own callers whatever the workflow it calls reads. A fork guard on the step does not help: the step
     runs in the main repository, with the secret empty. Ascend/pytorch's NPU CI forward job called its receiving
-    workflow without `secrets: inherit`, and the builds it calls with `secrets: inherit` got no Huawei Cloud access keys;
-    vllm-ascend's scheduled codecov refresh called its unit-test workflow without it, and the upload ran with no
-    `CODECOV_TOKEN`; its nightly multi-node call left the cluster's `KUBECONFIG_B64` empty (fixed two days later).
+    workflow without `secrets: inherit`, and the builds that one calls with `secrets: inherit` got no Huawei
+    Cloud access keys; vllm-ascend's scheduled codecov refresh called its unit-test workflow without it, and the
+    upload ran with no `CODECOV_TOKEN`; its nightly multi-node call left the cluster's `KUBECONFIG_B64` empty
+    (fixed two days later).
 
     Bad (the other calls of `_e2e.yaml` pass its optional secret `UPLOAD_TOKEN`):
         weekly-multi-node:
