@@ -154,6 +154,7 @@ class GithubActions(Section):
     manual_triggers: tuple[str, ...]
     fork_triggers: tuple[str, ...]
     status_functions: tuple[str, ...]
+    automatic_secrets: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
@@ -12,11 +13,13 @@ from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import (
     Call,
     Param,
+    SecretRead,
     calls,
     declared,
     input_reference,
     passes,
     reads_whole_inputs,
+    secret_reads,
 )
 from npu_review.checks.parsers.gha.workflow import Workflow
 from npu_review.checks.rule import Hit, Rule
@@ -35,6 +38,20 @@ class ReusableWorkflowInputNotForwarded(Rule):
     vllm-ascend shipped both: a new secret forwarded at two of the three calls of the multi-node test workflow,
     and a dispatch input `vllm_ascend_branch` never passed to the image builds that accept it.
 
+    A secret the called workflow reads (`secrets.NAME`, GITHUB_TOKEN aside) without declaring it under
+    `on.workflow_call.secrets` reaches it only through `secrets: inherit`: GitHub gives a called workflow only
+    the secrets its call passes, an explicit `secrets:` mapping may name only declared ones, and "if the secrets
+    are inherited by using `secrets: inherit` in the calling workflow, you can reference them even if they are
+    not explicitly defined in the `on` key" (docs.github.com, Reusing workflows). A call without it runs the
+    workflow with that secret empty: the download, login or upload that needs it fails or skips itself (a
+    warning). That holds down a chain too: a workflow that hands its secrets on with `secrets: inherit` needs
+    from its own callers whatever the workflow it calls reads. A fork guard on the step does not help: the step
+    runs in the main repository, with the secret empty. Ascend/pytorch's NPU CI forward job called its receiving
+    workflow without `secrets: inherit`, and the builds that one calls with `secrets: inherit` got no Huawei
+    Cloud access keys; vllm-ascend's scheduled codecov refresh called its unit-test workflow without it, and the
+    upload ran with no `CODECOV_TOKEN`; its nightly multi-node call left the cluster's `KUBECONFIG_B64` empty
+    (fixed two days later).
+
     Bad (the other calls of `_e2e.yaml` pass its optional secret `UPLOAD_TOKEN`):
         weekly-multi-node:
           uses: ./.github/workflows/_e2e.yaml
@@ -48,12 +65,56 @@ class ReusableWorkflowInputNotForwarded(Rule):
             KUBECONFIG_B64: ${{ secrets.KUBECONFIG_B64 }}
             UPLOAD_TOKEN: ${{ secrets.UPLOAD_TOKEN }}
 
+    Bad (the called workflow reads a secret it does not declare):
+        forward:
+          uses: ./.github/workflows/receive-trigger.yml
+          with:
+            event_type: push
+        # .github/workflows/receive-trigger.yml
+        name: receive trigger
+        on:
+          workflow_call:
+            inputs:
+              event_type:
+                type: string
+                required: true
+        jobs:
+          build:
+            runs-on: linux-aarch64-a2-1
+            steps:
+              - run: ./ci/build.sh "${{ inputs.event_type }}"
+                env:
+                  OBS_AK: ${{ secrets.OBS_AK }}
+
+    Good (the same called workflow):
+        forward:
+          uses: ./.github/workflows/receive-trigger.yml
+          secrets: inherit
+          with:
+            event_type: push
+        # .github/workflows/receive-trigger.yml
+        name: receive trigger
+        on:
+          workflow_call:
+            inputs:
+              event_type:
+                type: string
+                required: true
+        jobs:
+          build:
+            runs-on: linux-aarch64-a2-1
+            steps:
+              - run: ./ci/build.sh "${{ inputs.event_type }}"
+                env:
+                  OBS_AK: ${{ secrets.OBS_AK }}
+
     A declared input that the workflows it calls accept under the same name is reported on the first call that
     does not pass it on (its `with:`, with the line to add), listing the others; when every such call already
     sets that input from another value, adding it again would write the key twice: that is a notice that the
     declaration is dead (remove it, or read it first in the existing value).
 
-    Fix: pass the input or secret at every call site (or `secrets: inherit`), and read every declared input
+    Fix: pass the input or secret at every call site (or `secrets: inherit`; for a secret the called workflow
+    does not declare, only `secrets: inherit` or declaring it there), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
 
     In an audit, an input nothing reads is a notice (the project lives with it: an input kept so that a
@@ -64,7 +125,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
     optional inputs with a default a call leaves out, optional ones that fewer than two other
     calls pass (a new one: two in three of them; an old one, only a secret: every other call), optional secrets
     of a call that passes no secrets at all (it runs without them on purpose) or whose job has a comment
-    saying it leaves something out (`# … intentionally omitted`), calls with `secrets: inherit`, workflows
+    saying it leaves something out (`# … intentionally omitted`), calls with `secrets: inherit`, an undeclared
+    secret read with a fallback of its own (`secrets.PAT || github.token`) or only in a job or step whose `if:`
+    needs an input that this call sets, or leaves to its default, false or to another value than the one asked
+    for (`if: inputs.publish`, `if: inputs.type == 'schedule'`), a call by address
+    (`owner/name/.github/workflows/x.yml@ref`) unless it names this repository and the file is in it, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
     were there before it.
     """
@@ -79,6 +144,7 @@ class ReusableWorkflowInputNotForwarded(Rule):
         head = _Revision(ctx, "head")
         base = None if ctx.audit else _Revision(ctx, "base")
         yield from self._forwarding(ctx, head, base)
+        yield from self._not_inherited(head, base)
         yield from self._unread(ctx, head, base)
 
     # -- call sites that leave a declared input or secret out -------------------------------------------------
@@ -143,6 +209,64 @@ class ReusableWorkflowInputNotForwarded(Rule):
                         caused_by_change=True,
                     )
 
+    # -- calls without `secrets: inherit` of workflows that read secrets they do not declare ----------------------
+    def _not_inherited(self, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
+        for target in head.inheriting_targets():
+            needed = head.undeclared_reads(target)
+            if not needed:
+                continue
+            for call in head.calls_to(target):
+                if call.inherit or call.secrets_unknown:
+                    continue
+                wf = head.workflow(target)
+                missing = {
+                    k: reached[0]
+                    for k, reads in needed.items()
+                    if (reached := [(w, r) for w, r in reads if not _gated_off(call, wf, r.gates)])
+                }
+                if base is not None:
+                    old_call = next(
+                        (
+                            c
+                            for c in base.calls_to(target)
+                            if c.caller.path == call.caller.path and c.job.id == call.job.id
+                        ),
+                        None,
+                    )
+                    if old_call is not None and not (old_call.inherit or old_call.secrets_unknown):
+                        before = base.undeclared_reads(target)
+                        missing = {k: v for k, v in missing.items() if k not in before}  # a gap it had before
+                if not missing:
+                    continue
+                reads = list(missing.values())
+                it = "it" if len(reads) == 1 else "them"
+                groups: dict[str, list[SecretRead]] = {}
+                for w, r in reads[:4]:
+                    groups.setdefault(w, []).append(r)
+                shown = ", ".join(
+                    ", ".join(f"`secrets.{r.name}`" for r in rs)
+                    + (
+                        f" (line {rs[0].line})"
+                        if w == target
+                        else f" (line {rs[0].line} of `{w}`, which it calls with `secrets: inherit`)"
+                    )
+                    for w, rs in groups.items()
+                ) + (f" and {len(reads) - 4} more" if len(reads) > 4 else "")
+                are = "it is" if len(reads) == 1 else "they are"
+                verb = "reads" if all(w == target for w, _ in reads) else "needs"
+                passing = "passes secrets one by one" if call.secrets else "passes no secrets"
+                yield Hit(
+                    call.caller.path,
+                    call.line,
+                    f"This call of `{target}` {passing}, but `{target}` {verb} {shown} without declaring {it} under "
+                    "`on.workflow_call.secrets`. A called workflow gets only the secrets its call passes, and one it "
+                    f"does not declare only through `secrets: inherit`: here {are} empty, so the step that needs {it} "
+                    "fails or is skipped. Add `secrets: inherit` to this job (or "
+                    "declare the secret in the called workflow and pass it under `secrets:`).",
+                    related=tuple(Related(w, r.line, f"reads secrets.{r.name}") for w, r in reads[:3]),
+                    caused_by_change=True,
+                )
+
     @staticmethod
     def _new_gap(call: Call, param: Param, base: _Revision) -> bool:
         """In a change: the call did not leave the parameter out before it (new parameter, call or omission)."""
@@ -202,7 +326,7 @@ class ReusableWorkflowInputNotForwarded(Rule):
         leaves it out, on its `with:`), or, when every such call sets that input from something else already, as a
         dead declaration (a notice: passing it again would write the key twice)."""
         key = param.name.lower()
-        targeted = [c for c in calls(wf) if c.target in accepting]
+        targeted = [c for c in calls(wf, ctx.changeset.repository) if c.target in accepting]
         missing = [c for c in targeted if key not in {k.lower() for k in c.with_}]
         if not missing:
             setting = targeted[0]
@@ -257,6 +381,28 @@ class ReusableWorkflowInputNotForwarded(Rule):
         )
 
 
+_FALSY = frozenset({"", "false", "0", "''", '""'})
+
+
+def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str | None]]) -> bool:
+    """One of the inputs that gate a read is off in this call: false, or another value than the one the `if:` asks
+    for, as a literal it passes, or as the default it leaves it to (none is empty)."""
+    inputs = wf.root.at("on", "workflow_call", "inputs") if wf is not None else None
+    for gate, wanted in gates:
+        given = next((v for k, v in call.with_.items() if k.lower() == gate), None)
+        if given is None:
+            spec = next((v for k, _, v in inputs.entries() if k.lower() == gate), None) if inputs is not None else None
+            if spec is None or not spec.is_map:
+                continue  # not an input it declares: nothing known
+            given = spec.get("default")
+        if given is not None and (not given.is_scalar or "${{" in given.value):
+            continue  # a value known only when it runs
+        value = given.value.strip().lower() if given is not None else ""  # left out without a default: empty
+        if (value in _FALSY) if wanted is None else (value != wanted):
+            return True
+    return False
+
+
 _WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
 
 
@@ -275,6 +421,9 @@ class _Revision:
         self._calls: dict[str, list[Call]] | None = None  # every call by target, once every workflow is read
         self._calls_to: dict[str, list[Call]] = {}
         self._whole_inputs: dict[str, bool] = {}  # by text: each is asked for itself and by its callers
+        self._undeclared: dict[str, dict[str, list[tuple[str, SecretRead]]]] = {}
+        self.repository = ctx.changeset.repository
+        self.automatic = frozenset(n.lower() for n in ctx.facts.github_actions.automatic_secrets)
         # The file names of the files the change touches (none in an audit, where every workflow is read).
         self._names = (
             frozenset()
@@ -297,6 +446,9 @@ class _Revision:
                     found = (wf, src.text)
             self._read[path] = found
         return self._read[path]
+
+    def calls_of(self, wf: Workflow) -> list[Call]:
+        return calls(wf, self.repository)
 
     def workflow(self, path: str) -> Workflow | None:
         found = self._load(path)
@@ -322,7 +474,7 @@ class _Revision:
             out: dict[str, list[Call]] = {}
             for path in self.paths:
                 wf = self.workflow(path)
-                for call in calls(wf) if wf is not None else ():
+                for call in self.calls_of(wf) if wf is not None else ():
                     out.setdefault(call.target, []).append(call)
             self._calls = out
         return self._calls
@@ -337,7 +489,7 @@ class _Revision:
                 call
                 for path in self._naming(frozenset({target.rsplit("/", 1)[-1]}))
                 if (wf := self.workflow(path)) is not None
-                for call in calls(wf)
+                for call in self.calls_of(wf)
                 if call.target == target
             ]
         return found
@@ -350,8 +502,56 @@ class _Revision:
         targets = {p for p in self.paths if self.ctx.touched(p)}
         for path in list(targets):
             wf = self.workflow(path)
-            targets.update(call.target for call in (calls(wf) if wf is not None else ()))
+            targets.update(call.target for call in (self.calls_of(wf) if wf is not None else ()))
         return sorted(targets)
+
+    def inheriting_targets(self) -> list[str]:
+        """The call targets whose calls can lack a `secrets: inherit` in a way the change caused, sorted: `called`
+        and, up the calls that hand secrets on with `secrets: inherit`, the reusable workflows that call them (a
+        workflow that starts reading a secret needs it from each caller up such a chain)."""
+        targets = set(self.called())
+        if self.ctx.audit:
+            return sorted(targets)
+        todo = [p for p in targets if self.ctx.touched(p)]
+        while todo:
+            path = todo.pop()
+            for call in self.calls_to(path):
+                up = call.caller.path
+                if call.inherit and up not in targets and "workflow_call" in call.caller.triggers:
+                    targets.add(up)
+                    todo.append(up)
+        return sorted(targets)
+
+    def undeclared_reads(self, path: str) -> dict[str, list[tuple[str, SecretRead]]]:
+        """The secrets a call of `path` can pass only by `secrets: inherit` (by lower-case name: each read and the
+        workflow it is in): those it needs (see `_needs`) less those it declares under `on.workflow_call.secrets`
+        (which a call passes by name)."""
+        wf = self.workflow(path)
+        if wf is None or "workflow_call" not in wf.triggers:
+            return {}
+        declared_here = {p.name.lower() for p in declared(wf, "workflow_call", "secret")}
+        return {k: v for k, v in self._needs(path).items() if k not in declared_here}
+
+    def _needs(self, path: str) -> dict[str, list[tuple[str, SecretRead]]]:
+        """The secrets of its caller that `path` reads: in its jobs' expressions, and those the workflows it calls
+        with `secrets: inherit` read so (each gets all of this one's; their input gates are theirs, dropped here).
+        Not GITHUB_TOKEN and the like, which every workflow is given."""
+        found = self._undeclared.get(path)
+        if found is not None:
+            return found
+        self._undeclared[path] = {}  # a cycle (which GitHub rejects) stops here
+        wf = self.workflow(path)
+        out: dict[str, list[tuple[str, SecretRead]]] = {}
+        if wf is not None:
+            for read in secret_reads(wf):
+                if read.name.lower() not in self.automatic:
+                    out.setdefault(read.name.lower(), []).append((path, read))
+            for call in self.calls_of(wf):
+                if call.inherit and call.target != path:
+                    for key, reads in self._needs(call.target).items():
+                        out.setdefault(key, []).extend((w, replace(r, gates=frozenset())) for w, r in reads)
+        self._undeclared[path] = out
+        return out
 
     def declaring(self) -> list[str]:
         """The workflows whose unread inputs can carry a finding, in path order: every one in an audit; on a
@@ -376,7 +576,7 @@ class _Revision:
     def targets_accepting(self, wf: Workflow, name: str) -> list[str]:
         """Local workflows `wf` calls that declare a `workflow_call` input `name`."""
         out: list[str] = []
-        for call in calls(wf):
+        for call in self.calls_of(wf):
             target = self.workflow(call.target)
             if target is None or call.target in out:
                 continue
@@ -388,7 +588,7 @@ class _Revision:
         text = self.text(wf.path) or ""
         if self._whole(text):
             return []
-        called = [t for c in calls(wf) if (t := self.text(c.target)) is not None]
+        called = [t for c in self.calls_of(wf) if (t := self.text(c.target)) is not None]
         out: list[Param] = []
         seen: set[str] = set()
         for event in ("workflow_dispatch", "workflow_call"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from npu_review.checks import engine
+from npu_review.checks.model import ChangeSet, MemoryTree
 from tests.fixture_support import audit
 from tests.rules.support import change, fixture_tests, got
 
@@ -126,3 +128,68 @@ def test_npu218_an_input_nothing_reads_is_a_notice_in_an_audit() -> None:
     assert audited == [("NPU218", 5, Severity.NOTICE)]
     written = [(f.rule, f.line, f.severity) for f in change({}, files).findings]
     assert written == [("NPU218", 5, Severity.WARNING)]
+
+
+# -- secrets a called workflow reads without declaring them: only `secrets: inherit` passes those ---------------------
+_PUBLISH = """\
+name: publish (reusable)
+on:
+  workflow_call:
+    inputs:
+      publish:
+        type: boolean
+        default: false
+jobs:
+  build:
+    runs-on: linux-aarch64-a2-1
+    steps:
+      - run: ./build.sh
+        env:
+          HF_TOKEN: ${{ secrets.HF_TOKEN || '' }}
+  push:
+    if: ${{ inputs.publish && github.event_name == 'push' }}
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "${{ secrets.QUAY_PASSWORD }}" | docker login quay.io -u bot --password-stdin
+"""
+
+
+def _publish_call(uses: str, with_: str) -> str:
+    return f"name: caller\non: [push]\njobs:\n  a:\n    uses: {uses}\n{with_}"
+
+
+def test_a_read_behind_an_input_the_call_turns_on_is_needed_and_an_empty_fallback_is_none() -> None:
+    files = {
+        ".github/workflows/publish.yml": _PUBLISH,
+        ".github/workflows/caller.yml": _publish_call(
+            "./.github/workflows/publish.yml", "    with:\n      publish: ${{ github.ref == 'refs/heads/main' }}\n"
+        ),
+        ".github/workflows/off.yml": _publish_call(
+            "./.github/workflows/publish.yml", "    with:\n      publish: false\n"
+        ),
+    }
+    found = got(audit(files), "NPU218")
+    assert [(path, line, severity) for path, line, severity, _ in found] == [
+        (".github/workflows/caller.yml", 5, "warning"),
+        (".github/workflows/off.yml", 5, "warning"),
+    ]
+    assert "reads `secrets.HF_TOKEN`, `secrets.QUAY_PASSWORD` (line 14) without declaring them" in found[0][3]
+    assert "reads `secrets.HF_TOKEN` (line 14) without declaring it" in found[1][3]  # the push job is off there
+
+
+def test_a_call_of_this_repository_by_its_address_is_read_when_the_file_is_here() -> None:
+    files = {
+        ".github/workflows/publish.yml": _PUBLISH.replace("${{ secrets.HF_TOKEN || '' }}", "none"),
+        ".github/workflows/caller.yml": _publish_call(
+            "Acme/Serve/.github/workflows/publish.yml@main", "    with:\n      publish: true\n"
+        ),
+        ".github/workflows/elsewhere.yml": _publish_call(
+            "acme/serve/.github/workflows/receive.yml@ci-test", "    with:\n      publish: true\n"
+        ),
+    }
+    cs = ChangeSet(head=MemoryTree(dict(files)), audit=True, repository="acme/serve")
+    assert [(f.path, f.line) for f in engine.run(cs).findings if f.rule == "NPU218"] == [
+        (".github/workflows/caller.yml", 5)
+    ]
+    # the repository unknown (a bare mirror): a call by address is another repository's
+    assert got(audit(files), "NPU218") == []

@@ -63,25 +63,34 @@ def is_reusable(wf: Workflow) -> bool:
     return "workflow_call" in wf.triggers
 
 
-def local_target(uses: str, caller_path: str) -> str | None:
-    """The repository path a job's `uses:` names when it is a workflow of this repository, else None."""
+def local_target(uses: str, caller_path: str, repository: str = "") -> str | None:
+    """The repository path a job's `uses:` names when it is a workflow of this repository, else None. With
+    `repository` ("owner/name"), a call written as `owner/name/.github/workflows/x.yml@ref` of that same repository
+    names its path too (whether the file is there, and is the one the ref runs, is for the caller to judge)."""
     uses = uses.strip()
     if not uses.startswith("./"):
-        return None
+        if not repository or "@" not in uses:
+            return None
+        owner, _, rest = uses.partition("/")
+        name, _, path = rest.partition("/")
+        if f"{owner}/{name}".lower() != repository.lower() or not path.startswith(".github/workflows/"):
+            return None
+        uses = "./" + path
     target = posixpath.normpath(uses.split("@", 1)[0])
     if not target.startswith(".github/workflows/"):
         return None
     return target
 
 
-def calls(wf: Workflow) -> list[Call]:
-    """Every job of `wf` that calls a local reusable workflow."""
+def calls(wf: Workflow, repository: str = "") -> list[Call]:
+    """Every job of `wf` that calls a local reusable workflow (and, with `repository`, one called by its
+    `owner/name/...@ref` address: see local_target)."""
     out: list[Call] = []
     for job in wf.jobs.values():
         uses_node = job.node.get("uses")
         if uses_node is None or not uses_node.is_scalar:
             continue
-        target = local_target(uses_node.value, wf.path)
+        target = local_target(uses_node.value, wf.path, repository)
         if target is None:
             continue
         call = Call(wf, job, target, uses_node.line)
@@ -108,6 +117,74 @@ def passes(call: Call, param: Param) -> bool:
             return True
         return param.name.lower() in {k.lower() for k in call.secrets}
     return param.name.lower() in {k.lower() for k in call.with_}
+
+
+@dataclass(frozen=True)
+class SecretRead:
+    """A `secrets.NAME` (or `secrets['NAME']`) read in an expression of a workflow's jobs."""
+
+    name: str
+    line: int
+    # Inputs that gate it: its job's or step's `if:` is true only when each is true (name, None:
+    # `inputs.publish && ...`) or has a value (name, value: `inputs.type == 'schedule'`); lower-case.
+    gates: frozenset[tuple[str, str | None]] = frozenset()
+
+
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}")
+_SECRET = re.compile(r"\bsecrets\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+_INPUT = r"inputs\s*\.\s*([A-Za-z_][\w-]*)"
+_LITERAL = r"'([^']*)'|\"([^\"]*)\"|(true|false|-?\d+)"
+_GATE = re.compile(rf"{_INPUT}(?:\s*==\s*(?:{_LITERAL}))?\Z|(?:{_LITERAL})\s*==\s*{_INPUT}\Z", re.I)
+# `secrets.X || <fallback>`: the expression has a value of its own when the secret is empty (`|| ''` is none).
+_FALLBACK = re.compile(r"\s*\|\|(?!\s*(?:''|\"\"|\)|$))")
+
+
+def _gates(node: Node | None) -> frozenset[tuple[str, str | None]]:
+    """The inputs an `if:` needs true or equal to a literal: its `&&` terms `inputs.NAME`, `inputs.NAME == 'v'`
+    (either side); none when it has an `||` or a negation."""
+    if node is None or not node.is_scalar:
+        return frozenset()
+    text = node.value.strip()
+    m = re.fullmatch(r"\$\{\{(.*)\}\}", text, re.S)
+    text = (m.group(1) if m else text).strip()
+    if "||" in text or "!" in text.replace("!=", ""):
+        return frozenset()
+    out: set[tuple[str, str | None]] = set()
+    for term in text.split("&&"):
+        g = _GATE.match(term.strip().strip("()").strip())
+        if g is None:
+            continue
+        name, *values = (x for x in g.groups() if x is not None)
+        if g.group(1) is None:  # the literal on the left
+            *values, name = (x for x in g.groups() if x is not None)
+        out.add((name.lower(), values[0].lower() if values else None))
+    return frozenset(out)
+
+
+def secret_reads(wf: Workflow) -> list[SecretRead]:
+    """The secrets the jobs of `wf` read in expressions (`${{ }}`, and whole `if:` values), in document order; not
+    a read with a fallback of its own (`secrets.PAT || github.token`)."""
+    jobs = wf.root.get("jobs")
+    out: list[SecretRead] = []
+    if jobs is None:
+        return out
+    for path, node in jobs.walk():
+        if not node.is_scalar or "secrets" not in node.value.lower():
+            continue
+        whole = bool(path) and path[-1] == "if"
+        job = jobs.get(str(path[0])) if path else None
+        step = job.at("steps", path[2]) if job is not None and len(path) > 2 and path[1] == "steps" else None
+        gates = _gates(job.get("if") if job is not None and job.is_map else None) | _gates(
+            step.get("if") if step is not None and step.is_map else None
+        )
+        for line, text in node.text_lines():
+            spans = [text] if whole else [m.group(1) for m in _EXPR.finditer(text)]
+            for span in spans:
+                for m in _SECRET.finditer(span):
+                    if _FALLBACK.match(span, m.end()):
+                        continue
+                    out.append(SecretRead(m.group(1) or m.group(2), line, gates))
+    return out
 
 
 def input_reference(name: str) -> re.Pattern[str]:
