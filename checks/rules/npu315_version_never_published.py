@@ -49,10 +49,23 @@ class VersionNeverPublished(Rule):
     config set global.index-url`, uv's index settings) than PyPI, its mirrors or PyTorch's per-platform indexes
     (`package_indexes`): that index may hold other builds.
 
+    Whatever the index, two more versions were never published:
+    * a nightly of a package that numbers every nightly by its build date (`nightly_builds`: torch, torchvision,
+      torchaudio and torch_npu `.devYYYYMMDD`, triton-ascend also `.devYYYYMMDDHH`) whose number is no date
+      (`torchvision==0.22.0.dev2025312`, a digit short: Ascend/pytorch's test requirements pinned it, fixed in
+      092ffed), or is a day more than one after the change's (the nightly was not built then; one day is left
+      for time zones). A number that does not start like a date (`.dev1`) is not judged, nor the nightlies of
+      other packages (vLLM numbers its own by commit count);
+    * in a doc's compatibility table, a torch_npu (or PyTorch) version cell that holds the name of one of
+      Ascend/pytorch's branches without its `v` (`1.8.1-3.0.rc3`: torch 1.8.1 on the TorchNPU 3.0.rc3 line,
+      fixed in 850ec52 to `1.8.1.rc3`): a torch of the data, then a release of a TorchNPU line of the data, so a
+      range of torch versions (`2.1.0-2.2.0`) is none. The message names the torch_npu release of that branch.
+
     Where: exact pins (`==`) in requirements files, `pip install` in Dockerfile RUN steps (a version from an ARG
     default included, reported on the ARG), workflow `run:` steps, shell scripts and docs (any code block, inline
-    code or sentence: install guides are copied), and the dependencies of pyproject.toml (`[project]
-    dependencies` and optional dependencies).
+    code or sentence: install guides are copied), the dependencies of pyproject.toml (`[project] dependencies`
+    and optional dependencies), and the version cells of the tables of docs about Ascend (Markdown, HTML and
+    reST tables: nightlies and branch names only).
 
     Bad:
         RUN pip install torch==2.4.0 torch-npu==2.4.0.post1
@@ -145,8 +158,8 @@ def _unpublished_nightly(rel: Releases, package: str, version: str, ctx: Context
     if n.date is None:
         return (
             f"{n.package} {version} was never published: {n.package} numbers its nightly builds by their date "
-            f"({forms}), and `{n.number}` is no date (a digit missing or added, or no such month or day), so no "
-            "index holds it and pip finds no such version. Pin the nightly of a real day (or a release)."
+            f"({forms}), and `{n.number}` is none (a digit missing or added, or a month, day or hour that does not "
+            "exist), so no index holds it and pip finds no such version. Pin the nightly of a real day (or a release)."
         )
     review = ctx.review_date()
     if _days_between(review, n.date) > 1:
