@@ -114,6 +114,7 @@ class Case:
     findings: list[ExpectedFinding]  # from expected.txt
     title: str
     config_text: str | None
+    when: str = ""  # the day the change is reviewed as of (case.yml `when:`); "" for today
 
     @property
     def rule(self) -> str | None:
@@ -164,6 +165,7 @@ def load_case(folder: Path) -> Case:
         findings=findings,
         title=str(meta.get("title", "")),
         config_text=meta.get("config"),
+        when=str(meta.get("when", "")),
     )
 
 
@@ -177,12 +179,13 @@ def case_config(case: Case) -> Config:
 
 def _changeset(case: Case, head: Tree | None = None, base: Tree | None = None) -> ChangeSet:
     if case.base is None:
-        return ChangeSet(head=head or MemoryTree(case.head), audit=True, title=case.title)
+        return ChangeSet(head=head or MemoryTree(case.head), audit=True, title=case.title, when=case.when)
     return ChangeSet(
         head=head or MemoryTree(case.head),
         base=base or MemoryTree(case.base),
         changes=changes_between(case.base, case.head),
         title=case.title,
+        when=case.when,
     )
 
 

@@ -5,6 +5,7 @@ ones the commands of its code blocks install, each with its line.
     guide.tables                                # Said of the current rows and the dependency tables
     guide.commands                              # Said of `pip install x==v`, wheels, git refs, CANN installers
     guide.rows                                  # every table row, its cells by component (and its table's line)
+    guide.cells                                 # every cell of a component's column, as written (Cell)
     guide.cann_links                            # a line's CANN against the CANN of the hiascend page it links
     reference(guide.commands, component)        # the one value the commands install, None when not one
     agree(ctx, component, a, b)                 # two values of one component name the same release
@@ -28,6 +29,7 @@ from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.codeblocks import Block, console_commands, shell_blocks
 from npu_review.checks.parsers.gitcli import clone_of, git_call
+from npu_review.checks.parsers.markdown import Cell as TableCell
 from npu_review.checks.parsers.markdown import Document, Table, flavor_of, html_tables, resolve
 from npu_review.checks.parsers.pipcli import pip_call
 from npu_review.checks.parsers.requirements import normalize_name
@@ -74,6 +76,15 @@ class Said:
         return other.scope[: len(self.scope)] == self.scope
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A table cell that states a component's version, as written (whether or not it reads as one)."""
+
+    component: str
+    text: str  # markup cut, stripped
+    line: int
+
+
 @dataclass
 class Guide:
     path: str
@@ -81,6 +92,7 @@ class Guide:
     rows: list[tuple[int, dict[str, Said]]] = field(default_factory=list)  # (the table's line, cells)
     cann_links: list[tuple[int, str, str, str]] = field(default_factory=list)  # line, said, linked, as linked
     links: list[str] = field(default_factory=list)  # repository paths of the documents it links
+    cells: list[Cell] = field(default_factory=list)  # the cells of the components' columns (and rows)
     # The commands are read on first use: most docs have code blocks, few have a table to compare them with.
     _read_commands: Callable[[], list[Said]] | None = field(default=None, repr=False)
 
@@ -332,6 +344,8 @@ def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None
             label = head.text if head is not None else ""
             for i, comp in comp_cols.items():
                 cell = row.cell(i)
+                if cell is not None:
+                    _keep_cell(guide, comp, cell, row.line)
                 value = cell_version(cell.text) if cell is not None else None
                 if cell is not None and value is not None:
                     said[comp] = Said(comp, value, cell.text.strip(), _cell_line(cell, row.line), "")
@@ -351,6 +365,12 @@ def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None
                         guide.tables.append(Said(comp, st.value, st.shown, st.line, how))
         return
     # A dependency table: a component in the first column, its version in the next cell that holds one.
+    for row in rows:
+        head = row.cell(0)
+        part = component_of(ctx, head.text) if head is not None else None
+        nxt = next((c for c in row.cells[1:] if c is not head and c.text.strip()), None) if part else None
+        if part is not None and nxt is not None:
+            _keep_cell(guide, part, nxt, row.line)
     if old:
         return
     found: list[Said] = []
@@ -372,6 +392,12 @@ def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None
     if len(found) >= 2:
         guide.tables.extend(found)
         guide.rows.append((table.line, {s.component: s for s in found}))
+
+
+def _keep_cell(guide: Guide, component: str, cell: TableCell, default: int) -> None:
+    text = _MARKUP.sub("", cell.text).strip()
+    if text and _VERSION_HINT.search(text):
+        guide.cells.append(Cell(component, text, _cell_line(cell, default)))
 
 
 def _cell_line(cell: object, default: int) -> int:

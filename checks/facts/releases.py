@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
 __all__ = [
+    "BranchName",
     "CannKey",
+    "Nightly",
     "Releases",
     "TorchNpuBuild",
     "Unpublished",
@@ -94,12 +96,51 @@ class Unpublished:
     newest: str  # the newest version the data knows (a version after it would be unknown, not missing)
 
 
+@dataclass(frozen=True)
+class Nightly:
+    """A nightly build (`.devN`) of a package whose nightlies are numbered by their build date."""
+
+    package: str  # normalised name
+    number: str  # the number after `.dev`
+    date: str | None  # its date (YYYY-MM-DD); None when the number is no date of the package's forms
+    forms: tuple[str, ...]  # the forms its nightlies have (`YYYYMMDD`)
+
+
+@dataclass(frozen=True)
+class BranchName:
+    """A torch_npu branch name written where a version belongs: `1.8.1-3.0.rc3` (branch `v1.8.1-3.0.rc3`)."""
+
+    torch: str  # the torch of the branch
+    line: str  # its TorchNPU line (`3.0.rc3`, `7.3`)
+    builds: tuple[str, ...]  # the torch_npu releases of that line for that torch (the table's first)
+
+
+# `<torch>-<TorchNPU release>`: `1.8.1-3.0.rc3`, `v2.1.0-5.0.rc3`, `2.7.1-7.3.0`.
+_BRANCH = re.compile(r"v?(\d+\.\d+\.\d+)-(\d+\.\d+\.(?:\d+|rc\d+)(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _nightly_date(number: str, form: str) -> str | None:
+    """`number` read as `form` (`YYYYMMDD`, `YYYYMMDDHH`): the ISO date, None when it is not one."""
+    import datetime  # here: only a nightly pin asks
+
+    if len(number) != len(form) or not form.startswith("YYYYMMDD"):
+        return None
+    try:
+        day = datetime.date(int(number[:4]), int(number[4:6]), int(number[6:8]))
+    except ValueError:
+        return None
+    if form == "YYYYMMDDHH" and int(number[8:10]) > 23:
+        return None
+    return day.isoformat()
+
+
 class Releases:
     """The release facts of one Facts, indexed once."""
 
     def __init__(self, facts: Facts) -> None:
         self._npu: TorchNpuReleases = facts.torch_npu_releases
         self._published: PublishedVersions = facts.published_versions
+        self._dated = {normalize_name(k): v for k, v in facts.nightly_builds.dated.items()}
         self.vision: Mapping[str, str] = facts.torch_torchvision.table
         by_version: dict[Version, TorchNpuBuild] = {}
         for text, rel in self._npu.releases.items():
@@ -216,6 +257,38 @@ class Releases:
             return None
         siblings = same_release or series
         return Unpublished(normalize_name(package), version, tuple(str(p) for p in siblings), str(have[-1]))
+
+    # -- nightlies and branch names --------------------------------------------------------------------------
+
+    def nightly(self, package: str, version: str) -> Nightly | None:
+        """The nightly `version` of `package` names, when the package numbers its nightlies by date and the number
+        is meant as one (it starts with `20` and has six digits or more); None otherwise (a release, a package
+        with other nightly numbers, a `.dev1`)."""
+        forms = self._dated.get(normalize_name(package))
+        v = parse_version(version)
+        if not forms or v is None or v.dev is None:
+            return None
+        number = str(v.dev)
+        if not number.startswith("20") or len(number) < 6:
+            return None
+        date = next((d for f in forms if (d := _nightly_date(number, f)) is not None), None)
+        return Nightly(normalize_name(package), number, date, tuple(forms))
+
+    def branch_name(self, text: str) -> BranchName | None:
+        """`text` is a torch_npu branch name without its `v` (`1.8.1-3.0.rc3`): a torch torch_npu extends, then a
+        TorchNPU release of a known line. None for anything else (a range of torch versions included)."""
+        m = _BRANCH.fullmatch(text.strip())
+        if not m:
+            return None
+        torch, release = m.group(1), m.group(2).lower()
+        parts = release.split(".")
+        line = release if parts[2].startswith("rc") else ".".join(parts[:2])
+        cann = self._npu.lines.get(line)
+        mine = [b for b in self._builds.values() if _same_release(b.torch, torch)]
+        if cann is None or not mine:
+            return None
+        builds = sorted((b for b in mine if b.cann == cann.lower()), key=lambda b: (not b.listed, _version(b.version)))
+        return BranchName(torch, line, tuple(b.version for b in builds))
 
 
 def _release3(v: Version) -> tuple[int, ...]:

@@ -91,6 +91,13 @@ class PackageIndexes(Section):
 
 
 @dataclass(frozen=True)
+class NightlyBuilds(Section):
+    # Normalised distribution name -> the forms of the number after `.dev` of its nightly builds (`YYYYMMDD`, or
+    # `YYYYMMDDHH` with the hour): every nightly it publishes is numbered by its build date.
+    dated: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
 class EnvNames(Section):
     names: tuple[str, ...]  # environment variables a component reads (documented or in its code)
     # names of `names` the component read once and no longer does (its registry dropped them, nothing reads them)
@@ -517,6 +524,7 @@ class Facts:
     ascend_content: AscendContent = field(metadata=_universal())
     ascend_env: AscendEnv = field(metadata=_universal())
     package_indexes: PackageIndexes = field(metadata=_universal())
+    nightly_builds: NightlyBuilds = field(metadata=_universal())
     build_env: BuildEnv = field(metadata=_universal())
     device_packages: DevicePackages = field(metadata=_universal())
     vllm_cli: VllmCli = field(metadata=_universal())

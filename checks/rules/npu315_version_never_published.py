@@ -6,9 +6,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks.analysis.guides import guide_stack
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.facts.releases import Unpublished, releases
+from npu_review.checks.facts.releases import BranchName, Releases, Unpublished, releases
 from npu_review.checks.kinds import DOCKERFILE, DOCS, PYPROJECT, REQUIREMENTS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import build_args, expand, steps
@@ -48,10 +49,23 @@ class VersionNeverPublished(Rule):
     config set global.index-url`, uv's index settings) than PyPI, its mirrors or PyTorch's per-platform indexes
     (`package_indexes`): that index may hold other builds.
 
+    Whatever the index, two more versions were never published:
+    * a nightly of a package that numbers every nightly by its build date (`nightly_builds`: torch, torchvision,
+      torchaudio and torch_npu `.devYYYYMMDD`, triton-ascend also `.devYYYYMMDDHH`) whose number is no date
+      (`torchvision==0.22.0.dev2025312`, a digit short: Ascend/pytorch's test requirements pinned it, fixed in
+      092ffed), or is a day more than one after the change's (the nightly was not built then; one day is left
+      for time zones). A number that does not start like a date (`.dev1`) is not judged, nor the nightlies of
+      other packages (vLLM numbers its own by commit count);
+    * in a doc's compatibility table, a torch_npu (or PyTorch) version cell that holds the name of one of
+      Ascend/pytorch's branches without its `v` (`1.8.1-3.0.rc3`: torch 1.8.1 on the TorchNPU 3.0.rc3 line,
+      fixed in 850ec52 to `1.8.1.rc3`): a torch of the data, then a release of a TorchNPU line of the data, so a
+      range of torch versions (`2.1.0-2.2.0`) is none. The message names the torch_npu release of that branch.
+
     Where: exact pins (`==`) in requirements files, `pip install` in Dockerfile RUN steps (a version from an ARG
     default included, reported on the ARG), workflow `run:` steps, shell scripts and docs (any code block, inline
-    code or sentence: install guides are copied), and the dependencies of pyproject.toml (`[project]
-    dependencies` and optional dependencies).
+    code or sentence: install guides are copied), the dependencies of pyproject.toml (`[project] dependencies`
+    and optional dependencies), and the version cells of the tables of docs about Ascend (Markdown, HTML and
+    reST tables: nightlies and branch names only).
 
     Bad:
         RUN pip install torch==2.4.0 torch-npu==2.4.0.post1
@@ -70,7 +84,9 @@ class VersionNeverPublished(Rule):
     kinds = frozenset({REQUIREMENTS, DOCKERFILE, WORKFLOW, SHELL, PYPROJECT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if not _pin_hint(ctx).search(src.text) or _other_index(src.text, ctx):
+        if DOCS in src.kinds and _CELL_HINT.search(src.text):
+            yield from self._cells(src, ctx)
+        if not _pin_hint(ctx).search(src.text):
             return
         if DOCS in src.kinds:
             found = list(_docs_pins(src))
@@ -84,19 +100,93 @@ class VersionNeverPublished(Rule):
             found = list(_workflow_pins(src, ctx))
         else:
             found = list(_calls_pins(Source.file(src.text)))
-        yield from self._judge(src.path, found, ctx)
+        yield from self._judge(src.path, found, ctx, src.text)
 
-    def _judge(self, path: str, found: list[_Pin], ctx: Context) -> Iterator[Hit]:
+    def _cells(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
+        """The version cells of a doc's compatibility tables: a nightly with no date, a branch name."""
+        guide = guide_stack(ctx, src)
+        if guide is None:
+            return
+        rel = releases(ctx.facts)
+        for cell in guide.cells:
+            if cell.component in ("torch", "torch-npu"):
+                branch = rel.branch_name(cell.text)
+                if branch is not None:
+                    yield Hit(src.path, cell.line, _branch_message(cell.text, branch))
+                    continue
+            for m in _CELL_NIGHTLY.finditer(cell.text):
+                message = _unpublished_nightly(rel, cell.component, m.group(0), ctx)
+                if message is not None:
+                    yield Hit(src.path, cell.line, message)
+
+    def _judge(self, path: str, found: list[_Pin], ctx: Context, text: str) -> Iterator[Hit]:
         rel = releases(ctx.facts)
         date = ctx.facts.published_versions.date
+        other = None  # whether the file names another index: asked only when a pin is judged against PyPI
         for pin in found:
             version = pin.requirement.pinned
             if version is None:
+                continue
+            nightly = _unpublished_nightly(rel, pin.requirement.name, version, ctx)
+            if nightly is not None:
+                yield Hit(path, pin.line, nightly)
+                continue
+            if other is None:
+                other = _other_index(text, ctx)
+            if other:
                 continue
             missing = rel.never_published(pin.requirement.name, version)
             if missing is None:
                 continue
             yield Hit(path, pin.line, _message(missing, date))
+
+
+# A doc that may have a table cell to judge: a dated-looking nightly, or a `<torch>-<release>` branch name.
+_CELL_HINT = re.compile(r"\.?dev20\d{4}|\d\.\d+\.\d+-\d+\.\d+\.(?:rc)?\d")
+_CELL_NIGHTLY = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)+(?:\.?(?:rc|a|b)\d+)?(?:\.post\d+)?\.?dev\d+(?![\w.])", re.IGNORECASE
+)
+
+
+def _unpublished_nightly(rel: Releases, package: str, version: str, ctx: Context) -> str | None:
+    """The message for a nightly of a date-numbered package that was not built (by the review's day), else
+    None. No index holds it, whichever the file names: these packages number every nightly by its day."""
+    n = rel.nightly(package, version)
+    if n is None:
+        return None
+    forms = " or ".join(f"`.dev{f}`" for f in n.forms)
+    if n.date is None:
+        return (
+            f"{n.package} {version} was never published: {n.package} numbers its nightly builds by their date "
+            f"({forms}), and `{n.number}` is none (a digit missing or added, or a month, day or hour that does not "
+            "exist), so no index holds it and pip finds no such version. Pin the nightly of a real day (or a release)."
+        )
+    review = ctx.review_date()
+    if _days_between(review, n.date) > 1:
+        return (
+            f"{n.package} {version} was not published as of this change ({review}): it is the nightly of "
+            f"{n.date}, a day that had not come, so pip finds no such version. Pin a nightly that was built "
+            "(its date is in the version), or a release."
+        )
+    return None
+
+
+def _days_between(earlier: str, later: str) -> int:
+    import datetime  # here: only a dated nightly asks
+
+    try:
+        return (datetime.date.fromisoformat(later) - datetime.date.fromisoformat(earlier)).days
+    except ValueError:
+        return 0
+
+
+def _branch_message(text: str, b: BranchName) -> str:
+    fix = f"Write the torch_npu release of that branch, {' or '.join(b.builds)}." if b.builds else "Write a version."
+    return (
+        f"`{text}` is not a version but the name of Ascend/pytorch's branch `v{text.removeprefix('v')}` (torch "
+        f"{b.torch} on the TorchNPU {b.line} line): no index publishes a torch_npu of that name, so a reader who "
+        f'installs this row\'s version gets "No matching distribution found". {fix}'
+    )
 
 
 def _message(m: Unpublished, date: str) -> str:
