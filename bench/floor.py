@@ -15,6 +15,7 @@ import ast
 import contextlib
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -38,8 +39,17 @@ def floor(repo: str, rev: str = "HEAD") -> dict[str, int]:
     counts = {"blobs": 0, "bytes": 0, "yaml": 0, "python": 0}
     proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write("".join(f"{sha}\n" for sha, _ in blobs).encode())
-    proc.stdin.close()
+    # Fed from a thread: with more than a pipe's worth of names (~1,600 at 64 KiB), writing them all before reading
+    # leaves git blocked on its full stdout and this process on git's full stdin.
+    names = "".join(f"{sha}\n" for sha, _ in blobs).encode()
+    stdin = proc.stdin
+
+    def feed() -> None:
+        stdin.write(names)
+        stdin.close()
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
     for _sha, path in blobs:
         header = proc.stdout.readline().split()
         if len(header) < 3 or header[1] != b"blob":
@@ -59,6 +69,7 @@ def floor(repo: str, rev: str = "HEAD") -> dict[str, int]:
             with contextlib.suppress(SyntaxError, ValueError):
                 ast.parse(data)
             counts["python"] += 1
+    feeder.join()
     proc.wait()
     return counts
 
