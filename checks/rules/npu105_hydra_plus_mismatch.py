@@ -106,8 +106,9 @@ class HydraPlusMismatch(Rule):
                     src.path,
                     at.line,
                     f"{keys} are not in the trainer's config ({schema.path}{_nearest(schema, first.key)}): Hydra "
-                    f'stops with "Key ... is not in struct" at the first of them. `{root}` is not in the schema, '
-                    f"so write each of these keys with `+` to add them, or check whether `{root}` was renamed.",
+                    f'stops with "Key ... is not in struct" at the first of them. `{root}` is not in the schema: '
+                    f"if it was renamed, write these keys under its new name; `+` on each would start the run but "
+                    "add keys that only code reading them makes do anything.",
                 )
 
 

@@ -113,7 +113,7 @@ class EnvFlagReadAsTruthy(Rule):
                 at[1],
                 f"`{read.var}` is read with `{read.how}` and tested for truth ({read.path}:{read.line}), but "
                 f"{first.path}:{first.line}{more} sets it to `{first.value}`: a non-empty string, so Python takes "
-                "it as true and the build does what the setting meant to turn off. Compare the value "
+                f"it as true and `{read.var}={first.value}` acts as if it were set to true. Compare the value "
                 '(`.upper() == "TRUE"`), or unset the variable instead.',
                 related=tuple(Related(p, n) for p, n in places if (p, n) != at),
                 cause=read.var,
