@@ -657,8 +657,9 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
         tail = (
             f"; {'it is' if one else 'they are'} the default there anyway, so drop {'it' if one else 'them'}."
             if idle
-            else f". Move {'it' if one else 'them'} there, `{example}`, or drop {'it' if one else 'them'} to keep "
-            "the default."
+            else f": the server runs as if {'it' if one else 'they'} were not there. Drop {'it' if one else 'them'}, "
+            f"or, to turn {'it' if one else 'them'} on, set {'it' if one else 'them'} there (`{example}`) once the "
+            "sub-config's own checks allow the value (vLLM-Ascend validates it there and may refuse to start)."
         )
         yield Hit(
             src.path,
