@@ -114,7 +114,10 @@ def needed_paths(
         if after_kinds and any(globs.match_any(p, after) for p in changed):
             context |= after_kinds
     wanted = file_kinds | context
-    extra = tuple(g for r in concerned for g in r.context_paths(config.facts))
+    # A rule's context paths (a registry module or two) are read whenever it checks a changed file, even where its
+    # context kinds wait for a narrower trigger (NPU106 reads vLLM-Ascend's config reader for a changed doc).
+    by_paths = [r for r in rules if moved or (r.triggers_context() | r.kinds) & touched_kinds]
+    extra = tuple(g for r in by_paths for g in r.context_paths(config.facts))
     head = {p for p, c in changes.items() if c.status != ChangeStatus.DELETED and keep(p, wanted)}
     head |= {p for p in head_paths if keep(p, context) or (extra and globs.match_any(p, extra))}
     base = set()

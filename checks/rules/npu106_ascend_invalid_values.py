@@ -668,7 +668,7 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
             f"does not read {'it' if one else 'them'}: it reads {'it' if one else 'them'} only inside {inside} "
             f"({where}), so {'this setting does' if one else 'these settings do'} nothing{tail}",
             severity=Severity.NOTICE if idle else Severity.WARNING,
-        )
+        ).unless_introduced(ctx)  # a dead key the project already runs with (an audit) is no inline comment
 
 
 def _same_value(given: object, default: object) -> bool:
