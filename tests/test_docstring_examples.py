@@ -277,6 +277,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU121": Scaffold("examples/ascend/offline_infer_npu.py"),
     "NPU122": Scaffold("setup.py"),
     "NPU322": Scaffold("docker/Dockerfile.npu"),
+    "NPU323": Scaffold("docker/Dockerfile.npu"),
     "NPU118": Scaffold(
         "tests/special_npu/run_e2e.sh",
         "#!/usr/bin/env bash\n{example}\n",

@@ -540,6 +540,7 @@ class Facts:
     ascend_additional_config: AscendAdditionalConfig = field(metadata=_universal())
     event_text: EventText = field(metadata=_universal())
     cmake_definitions: CMakeDefinitions = field(metadata=_universal())
+    image_programs: ImagePrograms = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -608,6 +609,29 @@ class AptLists(Section):
     """Base images that ship without apt's package lists (NPU322)."""
 
     empty_images: tuple[str, ...]  # regular expressions searched in the image name (no tag)
+
+
+@dataclass(frozen=True)
+class ImageFamily:
+    """Base images one Dockerfile builds (NPU323): which of the checked programs they ship."""
+
+    name: str  # for messages: "CANN 8.0.0-8.2.rc1.alpha002 on Ubuntu"
+    repository: Regex  # searched in the image name (no tag)
+    tag: Regex  # the whole tag matches it (case-insensitive)
+    ships: tuple[str, ...]  # checked programs every published build of these tags has on PATH
+    unknown: tuple[str, ...] = ()  # checked programs the sources cannot tell about (never reported)
+
+
+@dataclass(frozen=True)
+class ImagePrograms(Section):
+    """Programs an image build runs that the base image may not have (NPU323)."""
+
+    # program -> package names (apt, yum/dnf, pip) whose installation puts it on PATH, itself or as a dependency
+    programs: Mapping[str, tuple[str, ...]]
+    # program -> packages that bring it only as a recommendation (apt-get install without --no-install-recommends)
+    recommended_by: Mapping[str, tuple[str, ...]]
+    rpm_names: Mapping[str, str]  # program -> the rpm package to install when it is not the program's name
+    images: tuple[ImageFamily, ...]
 
 
 @dataclass(frozen=True)

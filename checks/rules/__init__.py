@@ -89,6 +89,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu319_installs_from_moving_branch", "InstallsFromMovingBranch"),
     ("npu321_requirements_file_invalid", "RequirementsFileInvalid"),
     ("npu322_apt_install_without_update", "AptInstallWithoutUpdate"),
+    ("npu323_program_missing_in_image", "ProgramMissingInImage"),
     ("npu401_silent_cuda_default_on_npu_path", "SilentCudaDefaultOnNpuPath"),
     ("npu402_npu_workaround_removed", "NpuWorkaroundRemoved"),
     ("npu403_env_flag_read_as_truthy", "EnvFlagReadAsTruthy"),
