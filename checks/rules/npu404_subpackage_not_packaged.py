@@ -109,6 +109,8 @@ class SubpackageNotPackaged(Rule):
         return _CONFIG_GLOBS, frozenset({PYTHON})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
+        if not ctx.audit and not any(ctx.kindmap.candidates(p) & self.kinds for p in ctx.changeset.changes):
+            return  # the App reads the build's files only after a change to a Python file or a pyproject.toml
         paths = ctx.head_paths()
         configs = [c for path in paths for c in _configs(ctx, path, paths)]
         if not configs:
