@@ -263,6 +263,9 @@ def _setup_py(ctx: Context, path: str, paths: list[str]) -> Iterator[_Config]:
     if tree is None:
         return
     folder = posixpath.dirname(path)
+    pyproject = posixpath.join(folder, "pyproject.toml")
+    if pyproject in paths and not _setuptools_backend(_load_toml(ctx, pyproject) or {}):
+        return  # another build backend builds the wheel: setup.py is not what pip runs
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not _is_setup(node):
             continue
@@ -408,9 +411,7 @@ def _pyproject(ctx: Context, path: str, paths: list[str]) -> _Config | None:
     data = _load_toml(ctx, path)
     if not data:
         return None
-    backend = data.get("build-system", {})
-    backend = backend.get("build-backend") if isinstance(backend, dict) else None
-    if isinstance(backend, str) and not backend.startswith("setuptools"):
+    if not _setuptools_backend(data):
         return None
     tool = data.get("tool")
     table = tool.get("setuptools") if isinstance(tool, dict) else None
@@ -453,6 +454,13 @@ def _pyproject(ctx: Context, path: str, paths: list[str]) -> _Config | None:
     if line is None:
         return None
     return _Config(path, line, root, tuple(packages), "`[tool.setuptools] packages`", tuple(data_patterns), ())
+
+
+def _setuptools_backend(data: dict[str, object]) -> bool:
+    """pyproject.toml leaves the build to setuptools (its backend, or none named: pip's legacy default)."""
+    system = data.get("build-system")
+    backend = system.get("build-backend") if isinstance(system, dict) else None
+    return not isinstance(backend, str) or backend.startswith("setuptools")
 
 
 def _toml_packages_line(text: str) -> tuple[int, ...] | None:
