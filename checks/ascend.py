@@ -342,9 +342,14 @@ def ascend_only(paths: Iterable[str], m: Markers) -> bool:
             name = parts[1]
         else:
             continue
-        if _search(m.package, name):
+        if is_ascend_package(name, m):
             return True
     return False
+
+
+def is_ascend_package(name: str, m: Markers) -> bool:
+    """A top-level Python package name (`vllm_ascend`, `torch_npu`) is an Ascend package's."""
+    return _search(m.package, name)
 
 
 # -- other files (docs, YAML test configs, Python) ----------------------------------------------------------------

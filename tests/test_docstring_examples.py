@@ -452,6 +452,14 @@ SCAFFOLDS: dict[str, Scaffold] = {
         change=True,
     ),
     "NPU403": Scaffold("setup.py", others=(("torch_npu/__init__.py", ""),)),
+    "NPU404": Scaffold(
+        "setup.py",
+        others=(
+            ("vllm_ascend/__init__.py", ""),
+            ("vllm_ascend/ops/__init__.py", ""),
+            ("vllm_ascend/ops/layernorm.py", ""),
+        ),
+    ),
     "NPU501": Scaffold(
         "docs/ascend_tutorial/get_start/quick_start.md",
         others=(("docs/ascend_tutorial/get_start/install_guidance.md", "# 安装指南\n"),),

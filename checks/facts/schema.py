@@ -541,6 +541,7 @@ class Facts:
     event_text: EventText = field(metadata=_universal())
     cmake_definitions: CMakeDefinitions = field(metadata=_universal())
     image_programs: ImagePrograms = field(metadata=_universal())
+    python_packaging: PythonPackaging = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -650,6 +651,15 @@ class CMakeDefinitions(Section):
     predefined_prefixes: tuple[str, ...]  # a name starting so is CMake's or a find module's (`CMAKE_BUILD_TYPE`)
     predefined_names: tuple[str, ...]  # whole names CMake itself reads (`BUILD_SHARED_LIBS`)
     predefined_suffixes: tuple[str, ...]  # find_package() hints (`Torch_DIR`, `ZLIB_ROOT`)
+
+
+@dataclass(frozen=True)
+class PythonPackaging(Section):
+    """What makes setuptools ship a folder that `packages` does not list (NPU404)."""
+
+    # setuptools plugins that list every file under version control (the `setuptools.file_finders` entry
+    # point): with include_package_data, an unlisted subpackage's files are shipped as package data.
+    file_finder_plugins: tuple[str, ...]  # PyPI names, compared with `-`, `_` and case folded
 
 
 @dataclass(frozen=True)

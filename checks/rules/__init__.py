@@ -93,6 +93,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu401_silent_cuda_default_on_npu_path", "SilentCudaDefaultOnNpuPath"),
     ("npu402_npu_workaround_removed", "NpuWorkaroundRemoved"),
     ("npu403_env_flag_read_as_truthy", "EnvFlagReadAsTruthy"),
+    ("npu404_subpackage_not_packaged", "SubpackageNotPackaged"),
     ("npu501_invisible_unicode_in_path", "InvisibleUnicodeInPath"),
     ("npu502_broken_repo_link", "BrokenRepoLink"),
     ("npu503_version_table_inconsistent", "VersionTableInconsistent"),
