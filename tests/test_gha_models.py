@@ -167,3 +167,27 @@ def test_reads_whole_inputs_answers_as_the_pattern_does() -> None:
     for text, expected in texts.items():
         assert reads_whole_inputs(text) is expected, text
         assert (WHOLE_INPUTS.search(text) is not None) is expected, text
+
+
+def test_a_job_indented_under_another_is_kept_as_its_own_job() -> None:
+    text = textwrap.dedent(
+        """\
+        on: [push]
+        jobs:
+          first:
+            runs-on: ubuntu-latest
+            steps:
+              - run: make
+            second:
+              runs-on: ubuntu-latest
+              steps:
+                - run: bash build.sh
+            bogus: 1
+        """
+    )
+    wf = build(parse_yaml(text), ".github/workflows/ci.yml")
+    assert wf is not None
+    assert list(wf.jobs) == ["first", "second"]
+    assert wf.jobs["second"].nested_in == "first"
+    assert wf.jobs["first"].nested_in is None
+    assert [s.run.value.strip() for s in wf.jobs["second"].steps if s.run is not None] == ["bash build.sh"]

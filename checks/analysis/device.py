@@ -218,6 +218,24 @@ def device_at(regions: list[tuple[int, int, str]], line: int) -> str | None:
     return found
 
 
+def value_device(ctx: Context, value: str) -> str | None:
+    """The one device a whole value names (a CI matrix entry): an image tag token (`910b`, `a3`), a SOC_VERSION
+    (`ascend910b1`), an ops build's SOC (`ascend910_93`), a device family's SOC prefix (`ascend310p3`) or its
+    name (`910c`, `atlas a2`); None for none or several."""
+    low = value.strip().lower()
+    if not low:
+        return None
+    facts = ctx.facts
+    found = {d for d, toks in facts.ascend_devices.tag_tokens.items() if low in {t.lower() for t in toks}}
+    found |= {d for d, names in facts.ascend_devices.doc_names.items() if low in {n.lower() for n in names}}
+    found |= {d for d, units in facts.soc_versions.compute_units.items() if low in {u.lower() for u in units}}
+    found |= {d for d, m in facts.device_packages.markers.items() if any(low.startswith(p) for p in m.soc_prefixes)}
+    soc = devices(ctx).of_soc(low)
+    if soc is not None:
+        found.add(soc)
+    return found.pop() if len(found) == 1 else None
+
+
 def image_device(ctx: Context, tag: str) -> str | None:
     """The one device an image tag names by a token (`v0.11.0rc0-a3-deepseek` -> a3), None for none or several."""
     tokens = set(tag.lower().split("-"))

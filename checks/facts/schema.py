@@ -126,6 +126,8 @@ class SocVersions(Section):
     default: Mapping[str, str]
     from_tokens: Mapping[str, tuple[str, ...]]
     ops_packages: Mapping[str, str]
+    # Device family -> the SOC names the ops repositories' builds take (`build.sh --soc=ascend910_93`).
+    compute_units: Mapping[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)

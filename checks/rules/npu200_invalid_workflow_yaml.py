@@ -12,22 +12,10 @@ from npu_review.checks.analysis.workflows import workflow_doc
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.workflow import JOB_KEYS, STEP_KEYS, nested_job
 from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
-# The keys GitHub accepts in a job and in a step (docs.github.com, "Workflow syntax for GitHub Actions",
-# 2026-08). Any other key makes the workflow invalid ("Unexpected value").
-JOB_KEYS = frozenset(
-    {
-        "name", "permissions", "needs", "if", "runs-on", "snapshot", "environment", "concurrency", "outputs", "env",
-        "defaults", "steps", "timeout-minutes", "strategy", "continue-on-error", "container", "services", "uses",
-        "with", "secrets",
-    }
-)  # fmt: skip
-STEP_KEYS = frozenset(
-    {"id", "if", "name", "uses", "run", "working-directory", "shell", "with", "env", "continue-on-error",
-     "timeout-minutes"}
-)  # fmt: skip
 # A context read written without its `$`: `'{{ secrets.HF_TOKEN }}'` is the text itself, never the secret.
 _NO_DOLLAR = re.compile(
     r"(?<![$\w{])\{\{\s*(?:secrets|github|inputs|matrix|env|vars|steps|needs|job|jobs|runner|strategy)\.[\w.\[\]'\"-]+"
@@ -128,7 +116,7 @@ def _structure(src: SourceFile, root: Node) -> Iterator[Hit]:
         for key, knode, value in job.entries():
             if key in JOB_KEYS:
                 continue
-            nested = value.is_map and (value.get("runs-on") is not None or value.get("steps") is not None)
+            nested = nested_job(value)
             why = (
                 f"it looks like a job indented under `{job_id}` by mistake: move it out to the level of the other jobs"
                 if nested

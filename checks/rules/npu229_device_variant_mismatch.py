@@ -6,13 +6,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.device import ascend_jobs, device_at, doc_regions, image_device, npu_project
+from npu_review.checks.analysis.device import (
+    ascend_jobs,
+    device_at,
+    doc_regions,
+    image_device,
+    npu_project,
+    value_device,
+)
 from npu_review.checks.analysis.stacks import job_legs
 from npu_review.checks.analysis.vllm_launches import ascend_text
+from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
+from npu_review.checks.parsers.gha.calls import declared, local_target
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
 # An image reference with a tag: `quay.io/ascend/vllm-ascend:v0.11.0rc0-a3`, `${REGISTRY}/x/y:tag` left out.
@@ -42,13 +52,21 @@ class DeviceVariantMismatch(Rule):
 
     Checked: in an Ascend doc, an image reference whose tag names one device (`-a3`, `-910b`, `-310p`) inside a
     tab item, heading or bold label (`**A2 series**`) that names another; in an Ascend workflow, a job whose
-    matrix has a device axis (values `910b`, `a3`, ...) that its steps use (package names, the container image)
-    while none of its build steps (`build*.sh`, cmake, setup.py, `pip wheel`) reads it, in its command or in an
-    `if:`: every entry then builds the same thing and packages it under different devices' names.
+    matrix has a device axis (values `910b`, `a3`, `ascend910b1`, `ascend910_93`, ...) that its steps use to
+    name what they package or push (a package name, an image tag, an artifact, or the job's name when it
+    publishes) while none of its build steps (`build*.sh`, cmake, setup.py, `pip wheel`, `docker build`,
+    docker/build-push-action) reads it, in its command, `env:`, `if:` or the action's inputs other than
+    `tags:`: every entry then builds the same thing and publishes it under different devices' names. A matrix
+    job that calls a local reusable workflow that builds or releases, with no `matrix.<axis>` in its `with:`,
+    is the same mistake. A job indented under another one by mistake is read as the job it was meant to be.
 
     Not reported: tags that name no device (the A2 image of vllm-ascend has no device token) or several, regions
-    that name several devices, jobs whose environment passes the device on (`env:` from the matrix), and
-    builds a step selects per device with `if: matrix.<axis> == ...`.
+    that name several devices; jobs that pass the device on to every step (`env:`, `defaults:`, the container's
+    `env:`) or run each entry on its device's machine (`runs-on:` from the matrix, where a build finds its SOC),
+    builds a step selects per device with `if: matrix.<axis> == ...`, a step before the build that reads the
+    device for more than printing it (`>> $GITHUB_ENV`, a config file, an action's input), a step's `name:`
+    alone, test jobs (their legs run the same tests), and a called workflow that tests or has a device matrix
+    of its own.
 
     Bad (`docs/tutorials/deepseek.md`):
         ::::{tab-item} A2 series
@@ -77,6 +95,8 @@ class DeviceVariantMismatch(Rule):
     severity = Severity.WARNING
     title = "A doc section, tab or CI matrix entry for one device uses another device's image or build"
     kinds = frozenset({DOCS, WORKFLOW, ASCEND_WORKFLOW})
+    context_kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})  # the reusable workflow a matrix job calls
+    context_triggers = frozenset({WORKFLOW, ASCEND_WORKFLOW})  # a doc's check reads no other file
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if DOCS not in src.kinds or not _DEVICE_TAG.search(src.text):
@@ -128,54 +148,231 @@ class DeviceVariantMismatch(Rule):
 
 
 def _device_axes(ctx: Context, job: Job) -> list[tuple[str, list[str]]]:
+    """The matrix axes whose values all name an Ascend device (`910b`, `a3`, `ascend910b1`), at least two."""
     combos = job.combinations()
     if not combos:
         return []
-    tokens = {t.lower(): d for d, toks in ctx.facts.ascend_devices.tag_tokens.items() for t in toks}
     out = []
     for axis in dict.fromkeys(k for c in combos for k in c):
         values = list(dict.fromkeys(c[axis] for c in combos if axis in c))
-        devices = {tokens.get(v.lower()) for v in values}
-        if len(values) >= 2 and None not in devices and len(devices) >= 2:
+        named = {value_device(ctx, v) for v in values}
+        if len(values) >= 2 and None not in named and len(named) >= 2:
             out.append((axis, values))
     return out
+
+
+# docker/build-push-action inputs that only name what it builds (an image tag, a label, a cache scope).
+_NAMING_INPUTS = frozenset({"tags", "labels", "annotations", "outputs", "cache-from", "cache-to"})
+# A docker/podman image build in a `run:` line, and its tag options (which name the image, nothing more).
+_DOCKER_BUILD = re.compile(r"\b(?:docker|podman|nerdctl)\s+(?:buildx\s+)?build\b")
+_TAG_OPTION = re.compile(r"(?:^|\s)(?:-t|--tag)(?:\s+|=)(?:\"[^\"]*\"|'[^']*'|(?:\$\{\{.*?\}\}|[^\s\"'])+)")
+# Where a node's content starts on its first line: after the indentation and any sequence dashes.
+_LEAD = re.compile(r"[ ]*(?:-[ ]+)*")
+# Commands that only name or publish an image already built (`docker push repo:tag-a3`).
+_DOCKER_NAMING = re.compile(r"^\s*(?:docker|podman|nerdctl)\s+(?:push|tag|image\s+(?:push|tag))\b")
+# A line that only prints (`echo "Building for ${{ matrix.soc }}"`): before the build, it configures nothing.
+_PRINT = re.compile(r"^\s*(?:echo|printf)\b[^>|]*(?:>&2)?\s*$")
+# A job that runs tests: its build serves the test, which runs the same everywhere, not a device's package.
+_TESTS = re.compile(r"\bpytest\b|\bpython3?\s+-m\s+(?:pytest|unittest)\b|\bctest\b")
+# What makes a called workflow a build or a release: a build command, an image build or push, an upload.
+_PUBLISHES = re.compile(
+    r"upload-artifact|action-gh-release|gh\s+release\s+upload|build-push-action|docker\s+push|twine\s+upload"
+)
+
+
+def _span(src: SourceFile, node: Node) -> range:
+    """A node's own lines: its end mark may lie on the line that starts the next item or key (indented less
+    than the node's content), and blank or comment lines may trail it."""
+    first = src.line(node.line)
+    lead = _LEAD.match(first)
+    column = lead.end() if lead is not None else 0
+    last = node.end_line
+    while last > node.line:
+        text = src.line(last)
+        stripped = text.lstrip()
+        if stripped and not stripped.startswith("#") and len(text) - len(stripped) >= column:
+            break
+        last -= 1
+    return range(node.line, last + 1)
+
+
+def _mentions(ref: re.Pattern[str], src: SourceFile, node: Node, skip: frozenset[int] = frozenset()) -> bool:
+    return any(ref.search(src.line(n)) for n in _span(src, node) if n not in skip)
+
+
+def _name_lines(src: SourceFile, node: Node) -> frozenset[int]:
+    """A step's `name:` lines: a name that says the device builds nothing for it."""
+    name = node.get("name") if node.is_map else None
+    return frozenset(_span(src, name)) if name is not None else frozenset()
+
+
+def _build_lines(step: Step) -> list[int]:
+    if step.uses and step.uses.split("@")[0].endswith("docker/build-push-action"):
+        key = step.node.key_node("uses")
+        return [key.line if key is not None else step.line]
+    if step.run is None:
+        return []
+    return [n for n, t in step.run.text_lines() if _BUILD.search(t) or _DOCKER_BUILD.search(t)]
+
+
+def _step_reads(ref: re.Pattern[str], src: SourceFile, step: Step) -> tuple[bool, bool]:
+    """(reads, names): whether a build step passes the axis to what it builds (its command, `env:`, `if:`, the
+    action's inputs), and whether it only names the output after it (an image tag)."""
+    skip = set(_name_lines(src, step.node))
+    names = False
+    with_node = step.node.get("with")
+    if step.run is None and with_node is not None and with_node.is_map:
+        for key, knode, value in with_node.entries():
+            if key in _NAMING_INPUTS:
+                lines = range(knode.line, _span(src, value)[-1] + 1)
+                names = names or any(ref.search(src.line(n)) for n in lines)
+                skip.update(lines)
+    if step.run is not None:
+        for n, text in step.run.text_lines():
+            if not ref.search(text):
+                continue
+            untagged = _DOCKER_BUILD.search(text) is not None and not ref.search(_TAG_OPTION.sub(" ", text))
+            if untagged or _DOCKER_NAMING.search(text):
+                names = True
+                skip.add(n)
+    return _mentions(ref, src, step.node, frozenset(skip)), names
+
+
+def _configures(ref: re.Pattern[str], src: SourceFile, step: Step) -> bool:
+    """A step before the build that reads the axis for more than printing it (`>> $GITHUB_ENV`, a config file,
+    an action's input, an `if:` that installs one device's package): the build may take the device from it."""
+    if step.run is None:
+        return True
+    skip = _name_lines(src, step.node)
+    run_lines = {n for n, _ in step.run.text_lines()}
+    for n in _span(src, step.node):
+        text = src.line(n)
+        if n in skip or not ref.search(text):
+            continue
+        if n in run_lines and _PRINT.match(text):
+            continue
+        return True
+    return False
 
 
 def _matrix_device_unused(ctx: Context, src: SourceFile, job: Job) -> Iterator[Hit]:
     axes = _device_axes(ctx, job)
     if not axes:
         return
+    job_text = "\n".join(src.line(n) for n in _span(src, job.node))
+    if _TESTS.search(job_text):
+        return  # a test job: its legs run the same tests, they package nothing for a device
     for axis, values in axes:
         ref = re.compile(rf"matrix\.{re.escape(axis)}\b|matrix\[['\"]{re.escape(axis)}['\"]\]")
-        if any(ref.search(v.value) for v in job.env.values() if v.is_scalar):
-            continue  # the job's environment carries the device to every step
-        builds: list[tuple[int, int]] = []  # (first, last) build command lines of steps that do not read the axis
-        reads = used = False
+        if _job_passes(ref, src, job):
+            continue
+        if job.node.get("uses") is not None:
+            yield from _call_without_device(ctx, src, job, axis, values, ref)
+            continue
+        builds: list[tuple[int, int, bool]] = []  # (first, last, image?) build lines of steps not reading the axis
+        reads = used = configured = False
         for step in job.steps:
-            text = "\n".join(src.line(n) for n in range(step.node.line, step.node.end_line + 1))
-            mentions = bool(ref.search(text))
-            if step.run is None:
-                used = used or mentions
-                continue
-            lines = [n for n, t in step.run.text_lines() if _BUILD.search(t)]
+            lines = _build_lines(step)
             if lines:
-                if mentions:
+                step_reads, names = _step_reads(ref, src, step)
+                if step_reads:
                     reads = True
                 else:
-                    builds.append((lines[0], lines[-1]))
-            else:
-                used = used or mentions
-        if reads or not builds or not used:
+                    builds.append((lines[0], lines[-1], _builds_image(step)))
+                used = used or names
+            elif _mentions(ref, src, step.node, _name_lines(src, step.node)):
+                if not builds and not reads and _configures(ref, src, step):
+                    configured = True
+                else:
+                    used = True
+        if not used:  # a job named after the device that publishes what it built publishes it as that device's
+            name = job.node.get("name")
+            used = name is not None and _mentions(ref, src, name) and _PUBLISHES.search(job_text) is not None
+        if reads or configured or not builds or not used:
             continue
-        first, last = builds[0]
+        first, last, image = builds[0]
         shown = ", ".join(f"`{v}`" for v in values)
+        if image:
+            what = (
+                "every entry builds this same image, from the same Dockerfile and build arguments, and pushes it "
+                "under a different device's tag. Pass the entry's device to the build (a build argument the "
+                "Dockerfile turns into its base image or SOC_VERSION, or a Dockerfile per device)"
+            )
+        else:
+            what = (
+                "every entry runs this same build, with the script's default SOC, and packages it as a different "
+                "device's. Pass the entry's device (its SOC argument) to the build"
+            )
         yield Hit(
             src.path,
             first,
             f"The job's matrix builds for {shown} (`{axis}`), and its steps name their output after it, but no "
-            f"build step reads `matrix.{axis}`: every entry runs this same build, with the script's default SOC, "
-            "and packages it as a different device's. Pass the entry's device (its SOC argument) to the build, "
-            f"or split the build into steps with `if: matrix.{axis} == ...`.",
+            f"build step reads `matrix.{axis}`: {what}, or split the build into steps with "
+            f"`if: matrix.{axis} == ...`.",
             end_line=last,
             related=(Related(src.path, job.matrix_node.line, "the matrix"),) if job.matrix_node is not None else (),
         )
+
+
+def _builds_image(step: Step) -> bool:
+    if step.run is None:
+        return True  # docker/build-push-action
+    return not any(_BUILD.search(t) for _, t in step.run.text_lines())
+
+
+def _job_passes(ref: re.Pattern[str], src: SourceFile, job: Job) -> bool:
+    """The job hands the axis to all of its steps or runs each entry on its device: `env:`, `runs-on:` (a
+    device's machine, where a build finds its SOC), `defaults:`, the container's `env:` or `options:`."""
+    if any(ref.search(v.value) for v in job.env.values() if v.is_scalar):
+        return True
+    for key in ("runs-on", "defaults", "services", "environment"):
+        node = job.node.get(key)
+        if node is not None and _mentions(ref, src, node):
+            return True
+    container = job.node.get("container")
+    if container is not None and container.is_map:
+        for key, _, value in container.entries():
+            if key != "image" and _mentions(ref, src, value):
+                return True
+    return False
+
+
+def _call_without_device(
+    ctx: Context, src: SourceFile, job: Job, axis: str, values: list[str], ref: re.Pattern[str]
+) -> Iterator[Hit]:
+    """A matrix job that calls a local reusable workflow that builds or releases, passing nothing of the axis."""
+    uses = job.node.get("uses")
+    assert uses is not None
+    for key in ("with", "secrets"):
+        node = job.node.get(key)
+        if node is not None and _mentions(ref, src, node):
+            return
+    target = local_target(uses.value, src.path, ctx.changeset.repository) if uses.is_scalar else None
+    called = workflow(ctx, target) if target is not None else None
+    if target is None or called is None:
+        return
+    called_src = ctx.source(target)
+    if called_src is None or not (_PUBLISHES.search(called_src.text) or _BUILD.search(called_src.text)):
+        return
+    if _TESTS.search(called_src.text) or any(_device_axes(ctx, j) for j in called.jobs.values()):
+        return  # it tests, or builds every device itself
+    shown = ", ".join(f"`{v}`" for v in values)
+    inputs = [p.name for p in declared(called, "workflow_call", "input")]
+    device_inputs = [n for n in inputs if any(value_device(ctx, v) for v in re.split(r"[-_]", n.lower()))]
+    device_inputs += [n for n in inputs if re.search(r"soc|device|npu|chip|hardware", n, re.I)]
+    hint = (
+        f"its `{device_inputs[0]}` input keeps its default in every entry"
+        if device_inputs
+        else "it declares no input that could take the device"
+    )
+    end = job.node.get("with")
+    yield Hit(
+        src.path,
+        uses.line,
+        f"The job's matrix runs for {shown} (`{axis}`), but its call of `{target}` passes no `matrix.{axis}` "
+        f"({hint}): every entry runs the same build, with the default SOC, and releases it once per device. "
+        f"Pass the entry's device to the called workflow (`with: {axis}: ${{{{ matrix.{axis} }}}}`) and build "
+        "with it there.",
+        end_line=end.end_line if end is not None else uses.line,
+        related=(Related(src.path, job.matrix_node.line, "the matrix"),) if job.matrix_node is not None else (),
+    )

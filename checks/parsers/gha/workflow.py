@@ -16,6 +16,20 @@ T = TypeVar("T")
 
 MAX_COMBINATIONS = 256  # matrix legs evaluated per job; larger matrices are treated as unknown
 
+# The keys GitHub accepts in a job and in a step (docs.github.com, "Workflow syntax for GitHub Actions",
+# 2026-08). Any other key makes the workflow invalid ("Unexpected value").
+JOB_KEYS = frozenset(
+    {
+        "name", "permissions", "needs", "if", "runs-on", "snapshot", "environment", "concurrency", "outputs", "env",
+        "defaults", "steps", "timeout-minutes", "strategy", "continue-on-error", "container", "services", "uses",
+        "with", "secrets",
+    }
+)  # fmt: skip
+STEP_KEYS = frozenset(
+    {"id", "if", "name", "uses", "run", "working-directory", "shell", "with", "env", "continue-on-error",
+     "timeout-minutes"}
+)  # fmt: skip
+
 
 # -- the workflow model ------------------------------------------------------------------------------------------
 
@@ -45,6 +59,9 @@ class Job:
     needs: list[str]
     steps: list[Step]
     matrix_node: Node | None
+    # The job this one is indented under by mistake (an unknown key of it that holds `runs-on:` or `steps:`):
+    # GitHub refuses the workflow (NPU200 says so), but the job is the one its author means to run.
+    nested_in: str | None = None
 
     def field(self, key: str) -> Node | None:
         return self.node.get(key)
@@ -83,6 +100,50 @@ def _scalar_map(node: Node | None) -> dict[str, Node]:
     return {k: v for k, _, v in node.entries()}
 
 
+def nested_job(node: Node) -> bool:
+    """Whether an unknown key's value of a job looks like a job of its own (`runs-on:` or `steps:`)."""
+    return node.is_map and (node.get("runs-on") is not None or node.get("steps") is not None)
+
+
+def _job(job_id: str, jnode: Node, nested_in: str | None = None) -> Job:
+    needs_node = jnode.get("needs")
+    if needs_node is None:
+        needs: list[str] = []
+    elif needs_node.is_scalar:
+        needs = [needs_node.value]
+    else:
+        needs = [i.value for i in needs_node.items if i.is_scalar]
+    steps: list[Step] = []
+    steps_node = jnode.get("steps")
+    for i, snode in enumerate(steps_node.items if steps_node is not None and steps_node.is_seq else []):
+        if not snode.is_map:
+            continue
+        run = snode.get("run")
+        steps.append(
+            Step(
+                index=i,
+                node=snode,
+                id=snode.scalar("id"),
+                name=snode.scalar("name"),
+                uses=snode.scalar("uses"),
+                run=run if run is not None and run.is_scalar else None,
+                with_=_scalar_map(snode.get("with")),
+                env=_scalar_map(snode.get("env")),
+            )
+        )
+    strategy = jnode.get("strategy")
+    return Job(
+        id=job_id,
+        node=jnode,
+        env=_scalar_map(jnode.get("env")),
+        outputs=_scalar_map(jnode.get("outputs")),
+        needs=needs,
+        steps=steps,
+        matrix_node=strategy.get("matrix") if strategy is not None else None,
+        nested_in=nested_in,
+    )
+
+
 def build(doc: YamlDoc, path: str) -> Workflow | None:
     """The workflow model of a parsed document; None when it is broken or not a mapping."""
     root = doc.root
@@ -93,41 +154,11 @@ def build(doc: YamlDoc, path: str) -> Workflow | None:
     for job_id, _, jnode in jobs.entries() if jobs is not None else ():
         if not jnode.is_map:
             continue
-        needs_node = jnode.get("needs")
-        if needs_node is None:
-            needs: list[str] = []
-        elif needs_node.is_scalar:
-            needs = [needs_node.value]
-        else:
-            needs = [i.value for i in needs_node.items if i.is_scalar]
-        steps: list[Step] = []
-        steps_node = jnode.get("steps")
-        for i, snode in enumerate(steps_node.items if steps_node is not None and steps_node.is_seq else []):
-            if not snode.is_map:
-                continue
-            run = snode.get("run")
-            steps.append(
-                Step(
-                    index=i,
-                    node=snode,
-                    id=snode.scalar("id"),
-                    name=snode.scalar("name"),
-                    uses=snode.scalar("uses"),
-                    run=run if run is not None and run.is_scalar else None,
-                    with_=_scalar_map(snode.get("with")),
-                    env=_scalar_map(snode.get("env")),
-                )
-            )
-        strategy = jnode.get("strategy")
-        wf.jobs[job_id] = Job(
-            id=job_id,
-            node=jnode,
-            env=_scalar_map(jnode.get("env")),
-            outputs=_scalar_map(jnode.get("outputs")),
-            needs=needs,
-            steps=steps,
-            matrix_node=strategy.get("matrix") if strategy is not None else None,
-        )
+        wf.jobs[job_id] = _job(job_id, jnode)
+    for job_id, job in list(wf.jobs.items()):
+        for key, _, value in job.node.entries():
+            if key not in JOB_KEYS and key not in wf.jobs and nested_job(value):
+                wf.jobs[key] = _job(key, value, nested_in=job_id)
     return wf
 
 
