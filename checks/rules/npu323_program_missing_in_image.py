@@ -52,7 +52,9 @@ class ProgramMissingInImage(Rule):
     context_kinds = frozenset({ASCEND_DOCKERFILE, DOCKERFILE, SHELL})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        for path in sorted(ctx.paths_of_kind(ASCEND_DOCKERFILE)):
+        for path in _dockerfiles(ctx):
+            if not ctx.has_kind(path, ASCEND_DOCKERFILE):
+                continue
             src = ctx.source(path)
             if src is None:
                 continue
@@ -63,6 +65,32 @@ class ProgramMissingInImage(Rule):
                     yield hit
 
 
+def _dockerfiles(ctx: Context) -> list[str]:
+    """The Dockerfiles a finding can come from, in path order. In an audit, every one. On a change, a finding needs
+    an added line in its chain (the Dockerfile, or a script a RUN runs, directly or through other scripts): the
+    touched Dockerfiles and those that name a touched script, or a script that names one, and so on (a script
+    is always named by its file name); the others are not read."""
+    dockerfiles = ctx.candidate_paths(frozenset({ASCEND_DOCKERFILE}))
+    if ctx.audit:
+        return dockerfiles
+    names = {
+        p.rsplit("/", 1)[-1]
+        for change in ctx.changeset.changes.values()
+        for p in (change.path, change.old_path)
+        if p and p.endswith((".sh", ".bash"))
+    }
+    chosen = {p for p in dockerfiles if ctx.touched(p)}
+    if names:
+        shells = list(ctx.paths_of_kind(SHELL))
+        frontier = set(names)
+        while frontier:
+            callers = {p.rsplit("/", 1)[-1] for p in ctx.paths_mentioning(sorted(frontier), shells)}
+            frontier = callers - names
+            names |= frontier
+        chosen |= set(ctx.paths_mentioning(sorted(names), dockerfiles))
+    return [p for p in dockerfiles if p in chosen]
+
+
 def _hit(ctx: Context, path: str, m: Missing) -> Hit | None:
     facts = ctx.facts.image_programs
     package = install_name(facts, m.program, m.manager)
@@ -71,6 +99,14 @@ def _hit(ctx: Context, path: str, m: Missing) -> Hit | None:
         f"line {m.call.line} runs `{m.program}`"
         if not m.via
         else f"line {m.run_line} runs {m.call.path}, which calls `{m.program}` on its line {m.call.line}"
+    )
+    # A script that goes on after a failed command (no `set -e`) does not stop the build: it builds an image
+    # without what the call was for.
+    stops = (
+        f"the image build stops with `{m.program}: command not found`"
+        if not m.via
+        else f"that call fails with `{m.program}: command not found` (the build stops, or, where the script goes on "
+        "after a failed command, the image lacks what it was for)"
     )
     lines = [(path, m.run_line), (path, m.from_line), *((c.path, c.line) for c in (*m.via, m.call))]
     if m.install_line is not None:
@@ -84,7 +120,7 @@ def _hit(ctx: Context, path: str, m: Missing) -> Hit | None:
             path,
             m.install_line,
             f"`{m.program}` is not in this image: {m.image} ({m.family.name}) does not ship it and this install "
-            f"leaves it out, but {where}, so the image build stops with `{m.program}: command not found`. Add "
+            f"leaves it out, but {where}, so {stops}. Add "
             f"`{package}` to this install.",
             related=related,
             caused_by_change=True,
@@ -95,7 +131,7 @@ def _hit(ctx: Context, path: str, m: Missing) -> Hit | None:
         path,
         m.run_line,
         f"`{m.program}` is not in this image: {m.image} ({m.family.name}) does not ship it and no earlier step of "
-        f"this stage installs it, but {where}, so the image build stops with `{m.program}: command not found`. "
+        f"this stage installs it, but {where}, so {stops}. "
         f"Install it first (`{how}`).",
         related=related,
         caused_by_change=True,
