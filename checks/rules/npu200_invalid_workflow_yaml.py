@@ -184,12 +184,17 @@ def _expressions(src: SourceFile) -> Iterator[Hit]:
             written = m.group(0)
             # Unquoted after a key (`KEY: {{ x }}`), YAML even reads the braces as a mapping instead of a string.
             bare = re.search(r"(?:^|:|-)\s*$", code[: m.start()]) is not None
-            effect = " (unquoted, YAML reads the braces as a mapping, not as text)" if bare else ""
+            # A mapping where GitHub expects text: "The workflow is not valid ... A mapping was not expected".
+            consequence = (
+                "unquoted, YAML reads the braces as a mapping where GitHub expects text, so GitHub refuses the "
+                'workflow file ("A mapping was not expected") and none of its jobs runs'
+                if bare
+                else "GitHub never evaluates it, so the job does not get the value"
+            )
             yield Hit(
                 src.path,
                 n,
-                f"`{written}` lacks the `$` of an expression{effect}: GitHub never evaluates it, so the job does "
-                f"not get the value. Write `${written}`.",
+                f"`{written}` lacks the `$` of an expression: {consequence}. Write `${written}`.",
                 suggestion=line.replace(written, "$" + written, 1) if line.count(written) == 1 else None,
             )
 
