@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-__all__ = ["ConfigKeys", "read_keys"]
+__all__ = ["ConfigKeys", "read_keys", "same_value"]
 
 
 _CONFLICT = object()
@@ -173,7 +173,7 @@ def _defaults(tree: ast.Module, names: set[str]) -> dict[str, object]:
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             literal = _CONFLICT
         old = found.get(name, literal)
-        found[name] = literal if _same(old, literal) else _CONFLICT
+        found[name] = literal if same_value(old, literal) else _CONFLICT
 
     for node in ast.walk(tree):
         read = _key_read(node)
@@ -189,6 +189,6 @@ def _defaults(tree: ast.Module, names: set[str]) -> dict[str, object]:
     return {k: v for k, v in found.items() if v is not _CONFLICT}
 
 
-def _same(a: object, b: object) -> bool:
+def same_value(a: object, b: object) -> bool:
     """Equal as config values: `True` is not `1`."""
     return type(a) is type(b) and a == b

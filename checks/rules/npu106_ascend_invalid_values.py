@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
-from npu_review.checks.analysis.additional_config import read_keys
+from npu_review.checks.analysis.additional_config import read_keys, same_value
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import schema_for
 from npu_review.checks.analysis.scripts import SOURCERS, caller_exports, resolve_script
@@ -653,7 +653,7 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
         example = str(moved) if launch.where == "python" else json.dumps(moved)
         one = len(keys) == 1
         # A value that is the nested key's own default changes nothing where it is read: harmless, a notice.
-        idle = all(k in defaults and _same_value(settings[k].value, defaults[k]) for k in keys)
+        idle = all(k in defaults and same_value(settings[k].value, defaults[k]) for k in keys)
         tail = (
             f"; {'it is' if one else 'they are'} the default there anyway, so drop {'it' if one else 'them'}."
             if idle
@@ -670,10 +670,6 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
             severity=Severity.NOTICE if idle else Severity.WARNING,
         ).unless_introduced(ctx)  # a dead key the project already runs with (an audit) is no inline comment
 
-
-def _same_value(given: object, default: object) -> bool:
-    """A setting equals a default: `True` is not `1`."""
-    return type(given) is type(default) and given == default
 
 
 def _key_line(src: SourceFile, start: int, key: str) -> int:
