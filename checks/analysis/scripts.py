@@ -559,6 +559,17 @@ def script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     return ctx.memo(("script-calls", "head", ""), lambda: _script_calls(ctx))
 
 
+def touched_script_names(ctx: Context) -> set[str]:
+    """The file names (`gen.sh`) of the shell scripts the change touches, under their new and old paths: a script
+    is always called by its file name, so these are what a caller of a touched script names."""
+    return {
+        p.rsplit("/", 1)[-1]
+        for change in ctx.changeset.changes.values()
+        for p in (change.path, change.old_path)
+        if p and p.endswith((".sh", ".bash"))
+    }
+
+
 def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     """The calls of `script_calls` whose caller or called script the change touches (every call in an audit). Only
     the callers the change touches, or whose text names a touched file's name, are read: a call names its script
@@ -567,12 +578,7 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         return script_calls(ctx)
 
     def build() -> dict[str, list[ScriptCall]]:
-        names = {
-            p.rsplit("/", 1)[-1]
-            for change in ctx.changeset.changes.values()
-            for p in (change.path, change.old_path)
-            if p and p.endswith((".sh", ".bash"))
-        }
+        names = touched_script_names(ctx)
 
         def pick(path: str, text: str) -> bool:
             return ctx.touched(path) or any(n in text for n in names)

@@ -671,7 +671,6 @@ def _misplaced_keys(ctx: Context, src: SourceFile, launch: Launch) -> Iterator[H
         ).unless_introduced(ctx)  # a dead key the project already runs with (an audit) is no inline comment
 
 
-
 def _key_line(src: SourceFile, start: int, key: str) -> int:
     """The line of `"key":` in a Python dict literal written from line `start` on (the keyword's line when the
     key is not found within a few lines)."""

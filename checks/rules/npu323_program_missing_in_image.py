@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from npu_review.checks.analysis.programs import Missing, install_name, missing_programs
+from npu_review.checks.analysis.scripts import touched_script_names
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, SHELL
 from npu_review.checks.model import Related, Severity
@@ -73,12 +74,7 @@ def _dockerfiles(ctx: Context) -> list[str]:
     dockerfiles = ctx.candidate_paths(frozenset({ASCEND_DOCKERFILE}))
     if ctx.audit:
         return dockerfiles
-    names = {
-        p.rsplit("/", 1)[-1]
-        for change in ctx.changeset.changes.values()
-        for p in (change.path, change.old_path)
-        if p and p.endswith((".sh", ".bash"))
-    }
+    names = touched_script_names(ctx)
     chosen = {p for p in dockerfiles if ctx.touched(p)}
     if names:
         shells = list(ctx.paths_of_kind(SHELL))
