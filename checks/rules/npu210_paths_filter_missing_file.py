@@ -67,13 +67,13 @@ class PathsFilterMissingFile(Rule):
         head = ctx.changeset.head
         removed = self._removed(ctx)
         dirs: set[str] | None = None
-        for path in workflow_paths(ctx, "head"):
-            if not ctx.audit and not ctx.touched(path):
-                # An untouched workflow has no added entry: only one naming a file the change removes can be
-                # reported, and its text names that path (not parsed otherwise).
-                text = ctx.text(path)
-                if text is None or not any(r in text for r in removed):
-                    continue
+        paths = workflow_paths(ctx, "head")
+        # On a change, an untouched workflow has no added entry: only one naming a file the change removes can be
+        # reported, and its text names that path (the others are not parsed).
+        naming = None if ctx.audit else set(ctx.paths_mentioning(removed, [p for p in paths if not ctx.touched(p)]))
+        for path in paths:
+            if naming is not None and not ctx.touched(path) and path not in naming:
+                continue
             if not ctx.has_kind(path, ASCEND_WORKFLOW):
                 continue  # GPU workflows are not this App's business
             wf = workflow(ctx, path)

@@ -131,11 +131,8 @@ def _relevant(ctx: Context) -> set[str] | None:
             for p in (change.path, change.old_path)
             if p is not None and p in paths
         }
-        out = set(touched)
-        for path in paths - touched:
-            text = ctx.text(path) or ""
-            if "./.github/workflows/" in text and any(f"./{t}" in text for t in touched):
-                out.add(path)
+        # A caller names the workflow it calls as `./.github/workflows/x.yml`.
+        out = touched | set(ctx.paths_mentioning([f"./{t}" for t in sorted(touched)], sorted(paths - touched)))
         for t in touched:
             for rev in ("head", "base"):
                 text = ctx.text(t, rev) or ""

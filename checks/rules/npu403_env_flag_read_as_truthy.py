@@ -233,9 +233,9 @@ def _settings(ctx: Context, wanted: set[str]) -> Iterator[tuple[str, _Set]]:
         *workflow_paths(ctx, "head"),
         *ctx.paths_of_kind(DOCKERFILE),
     ]
-    for path in dict.fromkeys(paths):
+    for path in ctx.paths_mentioning(sorted(wanted), dict.fromkeys(paths)):
         src = ctx.source(path)
-        if src is None or not any(v in src.text for v in wanted):
+        if src is None:
             continue
         if not everywhere and not (src.kinds & {NPU_SCRIPT, ASCEND_WORKFLOW, ASCEND_DOCKERFILE}):
             continue
