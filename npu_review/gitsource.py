@@ -61,7 +61,9 @@ class Git:
         self._batch = None
         self._lock = threading.Lock()
 
-    def _run(self, args: list[str], check: bool = True, stdin: bytes | None = None) -> bytes | None:
+    def _run(
+        self, args: list[str], check: bool = True, stdin: bytes | None = None, ok: tuple[int, ...] = (0,)
+    ) -> bytes | None:
         env = {**os.environ, **_GIT_ENV}
         try:
             proc = subprocess.run(
@@ -73,7 +75,7 @@ class Git:
             )
         except FileNotFoundError:
             raise GitError("git is not installed (needed to read the repository)") from None
-        if proc.returncode != 0:
+        if proc.returncode not in ok:
             if not check:
                 return None
             msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -149,20 +151,15 @@ class Git:
         for needle in needles:
             args += ["-e", needle]
         args += ["--cached"] if not rev else [rev]
-        env = {**os.environ, **_GIT_ENV}
         try:
-            proc = subprocess.run(
-                ["git", *_SAFE, "-C", self.repo, *args, "--", *pathspecs], capture_output=True, env=env, check=False
-            )
-        except OSError:
+            out = self._run([*args, "--", *pathspecs], check=False, ok=(0, 1))  # 1: no match
+        except (GitError, OSError):
             return None
-        if proc.returncode == 1 and not proc.stdout:
-            return set()  # no match
-        if proc.returncode != 0:
+        if out is None:
             return None
         prefix = f"{rev}:".encode() if rev else b""
         found = set()
-        for entry in proc.stdout.split(b"\0"):
+        for entry in out.split(b"\0"):
             if entry:
                 found.add(entry.removeprefix(prefix).decode("utf-8", "surrogateescape"))
         return found

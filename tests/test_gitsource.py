@@ -78,3 +78,64 @@ def test_reads_outside_the_announced_order_are_read_ahead_by_extension(counted: 
     assert [tree.read(p) for p in scripts] == [f"echo {i}\n" for i in range(150)]
     assert tree.read("with space.txt") == "spaced\n"
     assert calls == [64, 64, 22, 1]  # the .sh files in three exchanges, then the only .txt file
+
+
+def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(tmp_path: Path) -> None:
+    """`Context.paths_mentioning` on a git tree narrows with `git grep` first; the paths it returns are those that
+    reading every file gives (a MemoryTree of the same texts), whatever the folder, the bytes or the kind."""
+    from npu_review.checks.config import DEFAULT_CONFIG
+    from npu_review.checks.context import Context
+    from npu_review.checks.kinds import KindMap
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from npu_review.gitsource import EMPTY_TREE_SHA, changeset_from_git
+
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    files: dict[str, str | bytes] = {
+        "ci/run.sh": "bash scripts/gen.sh\n",
+        "scripts/gen.sh": "echo gen\n",
+        "deep/a/b/call.sh": "sh ./gen.sh --x\n",
+        "crlf.sh": "bash gen.sh\r\n",
+        "latin1.sh": b"# caf\xe9\nsource gen.sh\n",
+        "other.sh": "echo nothing here\n",
+        ".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: bash gen.sh\n",
+        "docs/x.md": "gen.sh in prose\n",
+        "binary.sh": b"\x00gen.sh",
+    }
+    for path, text in files.items():
+        write(r, path, text)
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "files")
+    config = DEFAULT_CONFIG
+    on_git, _ = changeset_from_git(str(r), EMPTY_TREE_SHA)
+    texts = {p: (t if isinstance(t, str) else None) for p, t in files.items()}
+    texts["latin1.sh"] = gitsource.decode_blob(files["latin1.sh"])  # type: ignore[arg-type]
+    texts["crlf.sh"] = gitsource.decode_blob(files["crlf.sh"].encode())  # type: ignore[union-attr]
+    in_memory = ChangeSet(head=MemoryTree(texts), base=MemoryTree({}), changes={}, audit=True)
+    shells = sorted(p for p in files if p.endswith(".sh"))
+    answers = []
+    for changeset in (on_git, in_memory):
+        ctx = Context(changeset, config, KindMap(config.paths, config.facts.file_kinds))
+        answers.append(
+            (
+                ctx.paths_mentioning(["gen.sh"], shells),
+                ctx.paths_mentioning(["gen.sh", "nothing"], [*shells, ".github/workflows/ci.yml", "docs/x.md"]),
+                ctx.paths_mentioning(["café"], shells),  # not ASCII: every file read, no narrowing
+                ctx.paths_mentioning(["absent"], shells),
+            )
+        )
+    assert answers[0] == answers[1]
+    assert answers[0][0] == ["ci/run.sh", "crlf.sh", "deep/a/b/call.sh", "latin1.sh"]
+    assert answers[0][1] == [
+        "ci/run.sh",
+        "crlf.sh",
+        "deep/a/b/call.sh",
+        "latin1.sh",
+        "other.sh",
+        ".github/workflows/ci.yml",
+        "docs/x.md",
+    ]
+    assert answers[0][3] == []
+    grep = GitTree(Git(str(r)), git(r, "rev-parse", "HEAD").strip()).grep(["gen.sh"], ["*.sh"])
+    assert grep is not None and {"ci/run.sh", "binary.sh", "scripts/gen.sh"} - grep == {"scripts/gen.sh"}
