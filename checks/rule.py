@@ -42,6 +42,10 @@ class Hit:
     # value, the pin), never a line number. Findings of one cause anywhere in the change are one inline comment
     # (checks.causes). None: the message is the cause (the same comment said twice is one cause).
     cause: str | None = None
+    # Lines of this file whose text the advice asks to write elsewhere too (the same edit in a twin file): when one
+    # of them carries an error or warning of another rule, following the advice would spread that problem, so the
+    # engine makes this hit a notice that names the finding (the comment on the line itself says the cause).
+    spreads: tuple[int, ...] = ()
 
     def unless_introduced(self, ctx: Context, also: Iterable[tuple[str, int]] = ()) -> Hit:
         """This hit as it is when the change under review writes its line (or one of `also`: the lines that make
