@@ -365,6 +365,7 @@ def _finalise(
     config = ctx.config
     seen: set[tuple[str, str, int, str]] = set()
     out: list[Finding] = []
+    spreading: list[tuple[int, Hit]] = []
     for cls, hit in raw:
         if globs.match_any(hit.path, config.ignore_paths):
             continue
@@ -378,6 +379,8 @@ def _finalise(
             continue
         seen.add(key)
         severity = config.severity(cls.id, hit.severity or cls.severity)
+        if hit.spreads and severity > Severity.NOTICE:
+            spreading.append((len(out), hit))
         out.append(
             Finding(
                 rule=cls.id,
@@ -392,7 +395,30 @@ def _finalise(
                 cause=cause_id(cls.id, hit),
             )
         )
-    return out
+    return _unspread(out, spreading)
+
+
+def _unspread(findings: list[Finding], spreading: list[tuple[int, Hit]]) -> list[Finding]:
+    """A finding whose advice would copy a line that carries an error or warning of another rule (see
+    Hit.spreads) becomes a notice naming it: one comment for the cause, on the line, and no advice to spread it."""
+    if not spreading:
+        return findings
+    flagged: dict[tuple[str, int], list[str]] = {}
+    for f in findings:
+        if f.severity > Severity.NOTICE:
+            for n in range(f.line, f.end_line + 1):
+                flagged.setdefault((f.path, n), []).append(f.rule)
+    for i, hit in spreading:
+        f = findings[i]
+        carried = sorted((n, rule) for n in hit.spreads for rule in flagged.get((f.path, n), ()) if rule != f.rule)
+        if carried:
+            named = ", ".join(f"line {n} ({rule})" for n, rule in dict.fromkeys(carried))
+            findings[i] = dataclasses.replace(
+                f,
+                severity=Severity.NOTICE,
+                message=f"{f.message} First settle the finding on {named}: the same edit would copy it.",
+            )
+    return findings
 
 
 def _unknown_suppressions(suppressions: dict[str, Suppressions], ctx: Context) -> list[Finding]:

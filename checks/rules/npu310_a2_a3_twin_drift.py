@@ -327,6 +327,7 @@ class A2A3TwinDrift(Rule):
             f"counterpart there{other}.{history} Make the same edit in {twin}, or suppress with the reason if "
             f"the difference is {axis}-specific.",
             related=tuple(Related(twin, n, "unmatched in the twin") for n in theirs[:MAX_LISTED]),
+            spreads=tuple(added),
         )
 
     def _audit(self, a2: str, a3: str, only2: list[int], only3: list[int], what: str, how: str, axis: str) -> Hit:
