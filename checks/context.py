@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from npu_review.checks import ascend, globs
 from npu_review.checks.config import Config
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
-from npu_review.checks.model import ChangeSet, ChangeStatus
+from npu_review.checks.model import ChangeSet
 from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.textio import CrlfText
 
@@ -383,44 +383,7 @@ class Context:
     def introduces(self, path: str, line: int) -> bool:
         """The change under review wrote this line (never in an audit, where nothing is introduced): what rules
         whose findings are often deliberate or long-lived settings ask before they raise one above a notice."""
-        return not self.audit and self.is_added_line(path, line) and not self.moved(path, line)
-
-    def moved(self, path: str, line: int) -> bool:
-        """The change wrote this line (blanks folded) but the files of its kind it touches hold the text no more
-        often than before: a line carried by a move, a rename with edits or a re-format, which the project
-        already lived with (never in an audit). Counted, not aligned, so that it does not hang on how a diff
-        pairs the lines."""
-        if self.audit or not self.is_added_line(path, line):
-            return False
-        src = self.source(path)
-        if src is None or not 0 < line <= len(src.lines):
-            return False
-        text = " ".join(src.line(line).split())
-        if not text:
-            return False
-        kinds = self.kindmap.candidates(path)
-        key = ("carried-lines", "change", ",".join(sorted(kinds)))
-        before, after = self.memo(key, lambda: self._line_counts(kinds))
-        return 0 < after[text] <= before[text]
-
-    def _line_counts(self, kinds: frozenset[str]) -> tuple[Counter[str], Counter[str]]:
-        """How often each line (blanks folded) occurs in the touched files whose kinds meet `kinds` (those the App
-        fetches for the rules that read a file of these kinds), at base and at head."""
-        before: Counter[str] = Counter()
-        after: Counter[str] = Counter()
-        for change in self.changeset.changes.values():
-            if change.binary:
-                continue
-            old = change.old_path or change.path
-            if change.status is not ChangeStatus.ADDED and self.kindmap.candidates(old) & kinds:
-                base = self.source(old, rev="base")
-                if base is not None:
-                    before.update(" ".join(t.split()) for t in base.lines)
-            if change.status is not ChangeStatus.DELETED and self.kindmap.candidates(change.path) & kinds:
-                head = self.source(change.path)
-                if head is not None:
-                    after.update(" ".join(t.split()) for t in head.lines)
-        return before, after
+        return not self.audit and self.is_added_line(path, line)
 
     def practised(self, path: str, line: int, kind: str) -> bool:
         """The text of this line (blanks folded) is already in a file of `kind` at the base: a change that writes

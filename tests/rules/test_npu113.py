@@ -42,35 +42,3 @@ def test_npu113_a_gpu_attention_backend_is_named_in_every_layout() -> None:
     assert job[("e2e_ascend.yml", 13)][2].startswith(
         "`vllm serve --attention-backend flashmla` names a GPU-only implementation"
     )
-
-
-def _backend_change(base: dict[str, str], head: dict[str, str]) -> list[tuple[str, int, str]]:
-    from npu_review.checks import run
-    from npu_review.checks.diffing import changes_between
-    from npu_review.checks.model import ChangeSet, MemoryTree
-
-    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head)))
-    return [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU113"]
-
-
-_DOC = (
-    "# Tuning\n\n```bash\nexport VLLM_ATTENTION_BACKEND=XFORMERS\n"
-    "python3 -m verl.trainer.main_ppo trainer.device=npu\n```\n"
-)
-
-
-def test_npu113_a_line_copied_to_a_new_doc_is_written_a_line_moved_there_is_carried() -> None:
-    """The same new file: beside the old doc (the text now twice) it is written by the change and a warning; with
-    the old doc deleted (the text as often as before) it is a move, a notice (tests/fixtures/NPU113/trap_attention_
-    backend_moved_with_its_doc is the moved and re-formatted case)."""
-    old = {"docs/npu/tuning.md": _DOC}
-    copied = {**old, "docs/ascend/tuning.md": _DOC}
-    moved = {"docs/ascend/tuning.md": _DOC}
-    assert _backend_change(old, copied) == [("docs/ascend/tuning.md", 4, "warning")]
-    assert _backend_change(old, moved) == [("docs/ascend/tuning.md", 4, "notice")]
-    # A line removed from a file of another kind (a workflow) carries nothing into a doc.
-    job = "on: push\njobs:\n  t:\n    runs-on: linux-aarch64-a2-8\n    steps:\n      - run: |\n"
-    wf = {".github/workflows/npu.yml": job + "          export VLLM_ATTENTION_BACKEND=XFORMERS\n          pytest\n"}
-    assert _backend_change(wf, {".github/workflows/npu.yml": job + "          pytest\n", **moved}) == [
-        ("docs/ascend/tuning.md", 4, "warning")
-    ]
