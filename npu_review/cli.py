@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from npu_review import facts_cmd, version
+from npu_review import version
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("repo", metavar="OWNER/REPO", help="the GitCode repository")
     g.add_argument("--url", required=True, help="the server's public address of POST /gitcode/webhook")
+    from npu_review import facts_cmd  # its facts import is for the parser only: `--version` never builds it
+
     facts_cmd.add_parser(sub)
     return p
 
@@ -621,6 +623,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "worker":
         return cmd_worker(args)
     if args.command == "facts":
+        from npu_review import facts_cmd
+
         return facts_cmd.run(args)
     if args.command == "gitcode-hook":
         return cmd_gitcode_hook(args)
