@@ -216,7 +216,8 @@ class A2A3TwinDrift(Rule):
     comparison matches moved lines, not lines by position. A change that makes both twins differ gets one
     finding, on the A2 file, naming the A3 file's unmatched lines.
     On a change, a line the change added to one twin that has no counterpart in the other is reported, naming
-    the twin. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
+    the twin; when one of those lines carries an error or warning of another rule (an `ENV GIT_SSL_NO_VERIFY`
+    NPU301 flags), the finding is a notice that names it: making the same edit in the twin would copy it. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
     (or of the A3 file when only it has extra lines).
 
     Twins come on two axes. Device twins are `X_a2` / `X_a3` (verl's names), and also `X` / `X.a3` when the
