@@ -217,8 +217,9 @@ class A2A3TwinDrift(Rule):
     finding, on the A2 file, naming the A3 file's unmatched lines.
     On a change, a line the change added to one twin that has no counterpart in the other is reported, naming
     the twin; when one of those lines carries an error or warning of another rule (an `ENV GIT_SSL_NO_VERIFY`
-    NPU301 flags), the finding is a notice that names it: making the same edit in the twin would copy it. With `--all`, each pair that differs is reported once, on its first differing line of the A2 file
-    (or of the A3 file when only it has extra lines).
+    NPU301 flags), the finding is a notice that names it: making the same edit in the twin would copy it. With
+    `--all`, each pair that differs is reported once, on its first differing line of the A2 file (or of the A3
+    file when only it has extra lines).
 
     Twins come on two axes. Device twins are `X_a2` / `X_a3` (verl's names), and also `X` / `X.a3` when the
     file without a device token is built on an A2 base image (vllm-ascend's `Dockerfile`, `Dockerfile.a3`):
