@@ -413,6 +413,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU229": Scaffold(
         "docs/tutorials/deepseek.md", "# DeepSeek\n\n{example}\n", others=(("vllm_ascend/__init__.py", ""),)
     ),
+    "NPU230": Scaffold(".github/workflows/pr_nightly_command.yml", others=(("vllm_ascend/__init__.py", ""),)),
     "NPU301": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU302": Scaffold(_DF, _FROM + "{example}\n"),
     "NPU303": Scaffold(_DF, _FROM + "{example}\nRUN python3 -c 'import torch_npu'\n"),

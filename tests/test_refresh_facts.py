@@ -125,6 +125,20 @@ MIRRORS: dict[str, dict[str, Any]] = {
             "cann/8.5.0-910b-ubuntu22.04-py3.11/Dockerfile": IMAGE.format(v="8.5.0", kernels="Ascend-cann-910b-ops"),
         }
     },
+    "octokit/webhooks": {
+        "files": {
+            "payload-schemas/api.github.com/repository_dispatch/event.schema.json": json.dumps(
+                {"type": "object", "properties": {"action": {}, "client_payload": {}, "repository": {}}}
+            ),
+            "payload-schemas/api.github.com/pull_request/opened.schema.json": json.dumps(
+                {"properties": {"action": {}, "number": {}, "pull_request": {}}}
+            ),
+            "payload-schemas/api.github.com/pull_request/closed.schema.json": json.dumps(
+                {"properties": {"action": {}, "number": {}, "pull_request": {}, "sender": {}}}
+            ),
+            "payload-schemas/api.github.com/common/user.schema.json": json.dumps({"properties": {"login": {}}}),
+        }
+    },
     "Ascend/ascend-docker-image": {
         "files": {
             "README.md": (
@@ -303,6 +317,15 @@ def test_cann_package_files_per_version_and_architecture(written: dict[str, Any]
         "7.0.RC1": {"Ascend-cann-kernels-910b": [""]},
     }
     assert set(section["kinds"]) == {"toolkit", "nnal", "operators"}
+
+
+def test_event_payload_properties_are_every_activity_types_together(written: dict[str, Any]) -> None:
+    section = written["github_events"]
+    assert section["payload_keys"] == {
+        "pull_request": ["action", "number", "pull_request", "sender"],
+        "repository_dispatch": ["action", "client_payload", "repository"],
+    }
+    assert section["source"].startswith("octokit/webhooks@") and section["date"] == "2026-03-01"
 
 
 def test_every_section_names_its_sources_and_a_date(written: dict[str, Any]) -> None:

@@ -615,6 +615,10 @@ COMMENTS = {
         "CUDA / NCCL / PyTorch-CUDA variables -> the NPU variable that does their job, or none (no NPU variable\n"
         "does: the CUDA one may still be read by a framework, e.g. CUDA_DEVICE_MAX_CONNECTIONS by Megatron)."
     ),
+    "github_events": (
+        "GitHub Actions events -> the top-level properties of their webhook payload, every activity type together\n"
+        "(what `github.event.<property>` can name). An event not listed is unknown."
+    ),
     "cann_packages": (
         "CANN installer files: CANN version (as the file names spell it) -> file name stem -> architectures of its\n"
         'files ("" = no -<arch> suffix). `kinds`: what a stem is (toolkit, nnal, or the operators of a device:\n'
@@ -691,7 +695,33 @@ def build(args: argparse.Namespace) -> str:
             Repo.at(mirrors, "Ascend/cann-container-image"), pytorch, Repo.at(mirrors, "Ascend/ascend-docker-image")
         ),
     )
+    put("github_events", *github_events(Repo.at(mirrors, "octokit/webhooks")))
     return dump(sections)
+
+
+def github_events(webhooks: Repo) -> tuple[dict[str, Any], str, str]:
+    """Each event's payload properties, from octokit/webhooks' JSON schemas (one per activity type): the union of
+    their top-level `properties`. Events whose payload an Actions run sees differently (`workflow_call` hands on
+    the caller's) or that have no schema there (`schedule`) are left out: unknown."""
+    folder = "payload-schemas/api.github.com"
+    keys: dict[str, set[str]] = {}
+    for path in webhooks.files(folder):
+        parts = path[len(folder) + 1 :].split("/")
+        if len(parts) != 2 or not parts[1].endswith(".schema.json") or parts[0] == "common":
+            continue
+        text = webhooks.show(path)
+        if text is None:
+            continue
+        schema = json.loads(text)
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            continue
+        keys.setdefault(parts[0], set()).update(props)
+    if not keys:
+        raise SourceError(f"{webhooks.name}: no payload schemas under {folder}")
+    data = {"payload_keys": {event: sorted(found) for event, found in sorted(keys.items())}}
+    source = f"{webhooks.label} {folder}/<event>/<action>.schema.json (the top-level properties)"
+    return data, source, webhooks.date
 
 
 def main(argv: list[str] | None = None) -> int:

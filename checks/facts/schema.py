@@ -120,6 +120,13 @@ class CannPackages(Section):
 
 
 @dataclass(frozen=True)
+class GithubEvents(Section):
+    # Event name (`on:` key) -> the top-level properties of its webhook payload, every activity type together (what
+    # `github.event.<name>` can resolve to). An event not listed is unknown.
+    payload_keys: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
 class SocVersions(Section):
     a2: tuple[str, ...]
     a3: tuple[str, ...]
@@ -513,6 +520,7 @@ class Facts:
     env_ecosystem: EnvNames = field(metadata=_sourced())
     env_cuda: CudaEnv = field(metadata=_sourced())
     cann_packages: CannPackages = field(metadata=_sourced())
+    github_events: GithubEvents = field(metadata=_sourced())
     soc_versions: SocVersions = field(metadata=_universal())
     vllm_ascend_requirements: VllmAscendRequirements = field(metadata=_universal())
     npu_unsupported_packages: NpuUnsupportedPackages = field(metadata=_universal())

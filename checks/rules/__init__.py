@@ -68,6 +68,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu227_environment_stack_disagrees", "EnvironmentStackDisagrees"),
     ("npu228_device_count_exceeded", "DeviceCountExceeded"),
     ("npu229_device_variant_mismatch", "DeviceVariantMismatch"),
+    ("npu230_event_property_missing", "EventPropertyMissing"),
     ("npu301_tls_verification_disabled", "TlsVerificationDisabled"),
     ("npu302_global_build_parallelism_env", "GlobalBuildParallelismEnv"),
     ("npu303_sourcing_not_persisted", "SourcingNotPersisted"),

@@ -1,0 +1,122 @@
+"""NPU230: an expression reads `github.event.<name>` where no event that triggers the workflow has that property."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.model import Related, Severity
+from npu_review.checks.parsers.gha.workflow import Workflow
+from npu_review.checks.rule import Hit, Rule
+
+# `${{ ... }}` on one line, and a one-line `if:` (an implicit expression).
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}")
+_IF = re.compile(r"^\s*(?:-\s+)?if:\s*(?P<v>[^|>\s].*)$")
+# `github.event.name` and what follows it (`.a.b`), not `github.event_name` or `github.event['x']`.
+_REF = re.compile(r"(?<![\w.])github\.event\.(?P<name>[A-Za-z_][\w-]*)(?P<rest>(?:\.[A-Za-z_][\w-]*)*)")
+# An event whose payload the run does not see as its own: a called workflow gets its caller's.
+_UNKNOWN_EVENTS = frozenset({"workflow_call"})
+_LISTED = 6
+
+
+class EventPropertyMissing(Rule):
+    """An expression reads `github.event.<name>`, and no event that triggers the workflow has that property.
+
+    Why: `github.event` is the payload of the event that started the run. A property it does not have is no
+    error to GitHub: the expression is empty (an `if:` on it is false), the step runs with an empty value and
+    the job does something else than meant, without a word in the log. vllm-ascend's `/nightly` command
+    handler read `github.event.repository_dispatch.action` to tell a nightly from a weekly request; a
+    `repository_dispatch` payload has `action` at its top, so the command type was always empty (fixed in
+    #11339).
+
+    Checked: in an Ascend workflow, every `github.event.<name>` inside `${{ }}` or a one-line `if:`, against
+    the top-level properties of the payloads of all the events in its `on:` (the facts' `github_events`, read
+    from octokit/webhooks' payload schemas, every activity type together). A name none of them has is
+    reported once per file, with its other lines; where a later part of the path is a property (`action` in
+    `github.event.repository_dispatch.action`), or a property is close to the name, the message names it.
+
+    Not reported: workflows with an event the facts do not describe (`schedule`, which no schema covers) or
+    `workflow_call` (a called workflow sees its caller's payload), and names some trigger's payload has (a
+    workflow triggered by `push` and `pull_request` may read `github.event.pull_request` in the jobs that run
+    on pull requests).
+
+    Bad (`.github/workflows/pr_nightly_command.yml`):
+        on:
+          repository_dispatch:
+            types: [nightly-command, weekly-command]
+        jobs:
+          dispatch:
+            runs-on: linux-aarch64-a3-0
+            steps:
+              - run: echo "type=${{ github.event.repository_dispatch.action }}"
+
+    Good:
+        on:
+          repository_dispatch:
+            types: [nightly-command, weekly-command]
+        jobs:
+          dispatch:
+            runs-on: linux-aarch64-a3-0
+            steps:
+              - run: echo "type=${{ github.event.action }}"
+
+    Fix: read the property the payload has (`github.event.action` is a `repository_dispatch` event's type,
+    `github.event.inputs.X` a `workflow_dispatch` input), or add the trigger whose payload has it.
+    """
+
+    id = "NPU230"
+    name = "event-property-missing"
+    severity = Severity.ERROR
+    title = "`github.event.<name>` that no trigger's payload has"
+    kinds = frozenset({ASCEND_WORKFLOW})
+    needles = ("github.event.",)
+
+    def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        triggers = wf.triggers
+        payloads = ctx.facts.github_events.payload_keys
+        if not triggers or triggers & _UNKNOWN_EVENTS or any(t not in payloads for t in triggers):
+            return
+        known = frozenset(k for t in triggers for k in payloads[t])
+        found: dict[str, list[tuple[int, str]]] = {}  # name -> (line, rest of the path)
+        for n, text_line in enumerate(src.lines, start=1):
+            stripped = text_line.lstrip()
+            if not stripped or stripped.startswith("#") or "github.event." not in text_line:
+                continue
+            texts = [m.group(1) for m in _EXPR.finditer(text_line)]
+            m_if = _IF.match(text_line)
+            if m_if is not None and "${{" not in m_if.group("v"):
+                texts.append(m_if.group("v"))
+            for text in texts:
+                for ref in _REF.finditer(text):
+                    name = ref.group("name")
+                    if name not in known:
+                        found.setdefault(name, []).append((n, ref.group("rest")))
+        events = " and ".join(f"`{t}`" for t in sorted(triggers))
+        if len(triggers) == 1:
+            subject = f"the payload of {events} events does not have (its properties"
+        else:
+            subject = f"the payloads of {events} events do not have (their properties"
+        for name, places in found.items():
+            line, rest = places[0]
+            later = [p for p in rest.split(".") if p in known]
+            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+            if later:
+                hint = f" The payload has `{later[0]}` at its top: `github.event.{later[0]}`?"
+            elif close:
+                hint = f" Did you mean `github.event.{close[0]}`?"
+            else:
+                hint = ""
+            shown = ", ".join(sorted(known)[:_LISTED]) + (", ..." if len(known) > _LISTED else "")
+            others = [n for n, _ in places[1:]]
+            also = f" (also on line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
+            yield Hit(
+                src.path,
+                line,
+                f"`github.event.{name}{rest}`{also} reads a property that {subject}: {shown}): the expression is "
+                f"always empty.{hint}",
+                related=tuple(Related(src.path, n, "the same property") for n in others),
+                cause=f"github.event.{name}",
+            )
