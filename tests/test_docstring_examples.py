@@ -278,6 +278,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU122": Scaffold("setup.py"),
     "NPU322": Scaffold("docker/Dockerfile.npu"),
     "NPU323": Scaffold("docker/Dockerfile.npu"),
+    "NPU324": Scaffold(".github/Dockerfile.buildwheel", others=(("vllm_ascend/__init__.py", ""),)),
     "NPU118": Scaffold(
         "tests/special_npu/run_e2e.sh",
         "#!/usr/bin/env bash\n{example}\n",
