@@ -223,6 +223,15 @@ def _file_consumers(ctx: Context, path: str, rev: str) -> list[Consumer]:
     return ctx.of_blob("image-consumers-of-file", path, rev, read)
 
 
+def replaced_consumers(ctx: Context, c: Consumer) -> list[Consumer]:
+    """On a change, the consumers the same job of the same workflow had at the base with another tag: what the
+    change's consumer line replaced (none in an audit, for a new file or a new job)."""
+    change = ctx.changeset.changed(c.path)
+    if ctx.audit or change is None or c.job is None:
+        return []
+    return [b for b in _file_consumers(ctx, change.old_path or c.path, "base") if b.job == c.job and b.tag != c.tag]
+
+
 def changed_consumers(ctx: Context) -> list[Consumer]:
     """The consumers at head in the files the change touches, in the order of `inventory(ctx).consumers` (every
     consumer in an audit): where a change's added consumer lines are, without reading the other workflows."""

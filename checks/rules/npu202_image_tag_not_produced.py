@@ -24,6 +24,7 @@ from npu_review.checks.analysis.images import (
     changed_consumers,
     grammar,
     inventory,
+    replaced_consumers,
     spelled_line,
     unchanged_pullers,
 )
@@ -69,7 +70,9 @@ class ImageTagNotProduced(Rule):
     when the change does not touch it (listed in the review summary, not inline). Untouched old state is not
     reported on a change; `--all` reports it.
     A changed or new consumer that pulls the same tag as jobs the change does not touch (a new job copying
-    the others mid-migration) is a notice: the stale tag is the state the change found, not its doing.
+    the others mid-migration) is a notice: the stale tag is the state the change found, not its doing. So is a
+    job that pulled, before the change, a tag no build pushed either and now pulls another (a frozen image's
+    twin for the job's new runner): it ran on an old image already.
     Without a tag grammar (no project profile, any layout), the same holds for every image the repository's
     own builds push, read from its image/build graph (checks/analysis/builds.py): pushes in workflows (run
     blocks, build-push-action, metadata-action rules, reusable workflows evaluated per call), scripts and docs;
@@ -229,13 +232,19 @@ class ImageTagNotProduced(Rule):
                 if same
                 else ""
             )
+            # The job pulled, before this change, a tag no build pushed either: it already ran on an old image,
+            # and the change moves it to another one (the device's twin of a frozen tag), not off a built one.
+            before = replaced_consumers(ctx, c)
+            frozen = bool(before) and all(inventory(ctx, "base").produced(b.tag) is False for b in before)
+            if frozen and not same:
+                also = f" The job pulled `{before[0].tag}` before this change, which no build pushed either."
             yield Hit(
                 c.path,
                 c.line,
                 f"No build workflow pushes `{c.tag}`; the registry may still serve an old copy, which is never "
                 f"rebuilt.{hint}{also}",
                 suggestion=suggestion,
-                severity=Severity.NOTICE if same else None,
+                severity=Severity.NOTICE if same or frozen else None,
             )
 
     def _typo(self, ctx: Context, c: Consumer, near: str) -> Hit:

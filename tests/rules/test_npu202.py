@@ -26,3 +26,18 @@ def test_one_retagging_of_twin_builds_is_one_comment() -> None:
     assert [(c.lead.path, c.lead.line, [(o.path, o.line) for o in c.also]) for c in comments] == [
         (".github/workflows/docker-build-ascend-a2.yml", 25, [(".github/workflows/docker-build-ascend-a3.yml", 25)])
     ]
+
+
+def test_a_job_moved_off_a_pushed_tag_onto_a_frozen_one_stays_an_error() -> None:
+    """The trap's job pulled a frozen 910b tag before and moves to its frozen a3 twin: a notice. The same head after
+    a base that pulled the tag the 910b build pushes takes the job off a built image: the error stays."""
+    import dataclasses
+
+    from tests.fixture_support import FIXTURES, load_case, run_case
+
+    case = load_case(FIXTURES / "NPU202/trap_job_moves_between_frozen_tags")
+    wf = ".github/workflows/e2e_ascend.yml"
+    assert case.base is not None
+    built = {**case.base, wf: case.base[wf].replace("verl-sglang-8.3.rc1-910b-", "verl-sglang-8.5.0-910b-")}
+    found = [(f.rule, f.line, f.severity.label) for f in run_case(dataclasses.replace(case, base=built)).findings]
+    assert found == [("NPU202", 11, "error")]
