@@ -19,6 +19,12 @@ _IF = re.compile(r"^\s*(?:-\s+)?if:\s*(?P<v>[^|>\s].*)$")
 _REF = re.compile(r"(?<![\w.])github\.event\.(?P<name>[A-Za-z_][\w-]*)(?P<rest>(?:\.[A-Za-z_][\w-]*)*)")
 # An event whose payload the run does not see as its own: a called workflow gets its caller's.
 _UNKNOWN_EVENTS = frozenset({"workflow_call"})
+# A test of the event's name (`github.event_name == 'release'`, `[ "${{ github.event_name }}" = "release" ]`): code
+# written for that event, dead where the workflow lacks its trigger, not a wrong name.
+_EVENT_TEST = re.compile(
+    r"event_name\s*(?:\}\}\s*)?[\"']?\s*[!=]=?\s*[\"'](?P<a>[\w-]+)[\"']"
+    r"|[\"'](?P<b>[\w-]+)[\"']\s*[!=]=?\s*[\"']?(?:\$\{\{\s*)?github\.event_name"
+)
 _LISTED = 6
 
 
@@ -39,9 +45,12 @@ class EventPropertyMissing(Rule):
     `github.event.repository_dispatch.action`), or a property is close to the name, the message names it.
 
     Not reported: workflows with an event the facts do not describe (`schedule`, which no schema covers) or
-    `workflow_call` (a called workflow sees its caller's payload), and names some trigger's payload has (a
+    `workflow_call` (a called workflow sees its caller's payload), names some trigger's payload has (a
     workflow triggered by `push` and `pull_request` may read `github.event.pull_request` in the jobs that run
-    on pull requests).
+    on pull requests), an operand of `||` (`github.event.pull_request.number || github.ref` has its fallback),
+    a concurrency `group:` (an empty part only groups runs: boilerplate copied between workflows),
+    and a property named after an event the file tests for (`github.event.release` where a step checks
+    `github.event_name == 'release'`: code for that event, dead without its trigger rather than wrong).
 
     Bad (`.github/workflows/pr_nightly_command.yml`):
         on:
@@ -80,11 +89,12 @@ class EventPropertyMissing(Rule):
         if not triggers or triggers & _UNKNOWN_EVENTS or any(t not in payloads for t in triggers):
             return
         known = frozenset(k for t in triggers for k in payloads[t])
+        tested = {m.group("a") or m.group("b") for m in _EVENT_TEST.finditer(src.text)}
         found: dict[str, list[tuple[int, str]]] = {}  # name -> (line, rest of the path)
         for n, text_line in enumerate(src.lines, start=1):
             stripped = text_line.lstrip()
-            if not stripped or stripped.startswith("#") or "github.event." not in text_line:
-                continue
+            if not stripped or stripped.startswith(("#", "group:")) or "github.event." not in text_line:
+                continue  # a concurrency group only groups runs: an empty part is boilerplate, not a wrong value
             texts = [m.group(1) for m in _EXPR.finditer(text_line)]
             m_if = _IF.match(text_line)
             if m_if is not None and "${{" not in m_if.group("v"):
@@ -92,8 +102,11 @@ class EventPropertyMissing(Rule):
             for text in texts:
                 for ref in _REF.finditer(text):
                     name = ref.group("name")
-                    if name not in known:
-                        found.setdefault(name, []).append((n, ref.group("rest")))
+                    if name in known or name in tested:
+                        continue  # a property some trigger's payload has, or code for an event the file tests for
+                    if text[ref.end() :].lstrip().startswith("||") or text[: ref.start()].rstrip().endswith("||"):
+                        continue  # an operand of `||`: the expression has its fallback for an empty value
+                    found.setdefault(name, []).append((n, ref.group("rest")))
         events = " and ".join(f"`{t}`" for t in sorted(triggers))
         if len(triggers) == 1:
             subject = f"the payload of {events} events does not have (its properties"

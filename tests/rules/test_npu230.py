@@ -39,3 +39,13 @@ def test_a_block_if_and_a_name_of_the_context_itself_are_left_alone() -> None:
         "    steps:\n      - run: echo ${{ github.event_name }} ${{ github.event['forced'] }}\n"
     )
     assert _npu230(wf) == []
+
+
+def test_a_job_condition_on_a_payload_the_workflow_never_gets() -> None:
+    """vllm-ascend's benchmark workflow kept `if: github.event.workflow_run.conclusion == 'success'` once its
+    trigger was `workflow_dispatch` alone: the job was skipped on every run."""
+    wf = (
+        "on:\n  workflow_dispatch:\njobs:\n  bench:\n    runs-on: linux-aarch64-a2-1\n"
+        "    if: ${{ github.event.workflow_run.conclusion == 'success' }}\n    steps:\n      - run: make bench\n"
+    )
+    assert [n for n, _ in _npu230(wf)] == [6]
