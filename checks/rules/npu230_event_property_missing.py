@@ -115,9 +115,18 @@ class EventPropertyMissing(Rule):
         for name, places in found.items():
             line, rest = places[0]
             later = [p for p in rest.split(".") if p in known]
+            # The event of the property's name (`workflow_run`), else the first two whose payloads have it.
+            owners = [e for e in sorted(payloads) if name in payloads[e]][:2]
+            if name in payloads.get(name, ()):
+                owners = [name]
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
             if later:
                 hint = f" The payload has `{later[0]}` at its top: `github.event.{later[0]}`?"
+            elif owners:
+                listed = " and ".join(f"`{e}`" for e in owners)
+                hint = (
+                    f" {listed} events have it, and this workflow has no such trigger: add it, or drop the expression."
+                )
             elif close:
                 hint = f" Did you mean `github.event.{close[0]}`?"
             else:
