@@ -321,3 +321,47 @@ def test_run_evaluator_never_raises(script: str) -> None:
     node = Node(SCALAR, 1, 1 + script.count("\n"), value=script, style="|")
     ev = RunEvaluator("w.yml", Scope(wf), {}, lambda p: "FROM a:b\n")
     ev.run(node)
+
+
+def test_a_base_inventory_shares_the_products_of_a_workflow_and_files_the_change_leaves_alone() -> None:
+    """On a change, the base's products of a workflow the change does not touch are the head's (evaluated once),
+    unless its evaluation read a file the change touches: then they are evaluated at the base."""
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    def producer(name: str, tag_file: str) -> str:
+        return textwrap.dedent(
+            f"""\
+            name: {name}
+            on: workflow_dispatch
+            jobs:
+              build:
+                runs-on: ubuntu-latest
+                steps:
+                  - run: |
+                      TAG=$(cat {tag_file})
+                      docker build -t quay.io/ascend/verl:$TAG .
+                      docker push quay.io/ascend/verl:$TAG
+            """
+        )
+
+    files = {
+        ".github/workflows/docker-build-ascend-a2.yml": producer("docker-build-ascend-a2", "docker/a2_tag.txt"),
+        ".github/workflows/docker-build-ascend-a3.yml": producer("docker-build-ascend-a3", "docker/a3_tag.txt"),
+        "docker/a2_tag.txt": "latest-vllm-910b-ubuntu",
+        "docker/a3_tag.txt": "latest-vllm-a3-ubuntu",
+    }
+    head = {**files, "docker/a3_tag.txt": "latest-vllm-a3-openeuler"}
+    change = FileChange("docker/a3_tag.txt", ChangeStatus.MODIFIED, added_lines=frozenset({1}))
+    cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes={"docker/a3_tag.txt": change})
+    ctx = Context(cs, DEFAULT_CONFIG, KindMap())
+    now, before = inventory(ctx), inventory(ctx, "base")
+    a2, a3 = ".github/workflows/docker-build-ascend-a2.yml", ".github/workflows/docker-build-ascend-a3.yml"
+    assert [p.tag for p in now.producers[a3].products] == ["latest-vllm-a3-openeuler"]
+    assert [p.tag for p in before.producers[a3].products] == ["latest-vllm-a3-ubuntu"]
+    assert [p.tag for p in before.producers[a2].products] == ["latest-vllm-910b-ubuntu"]
+    assert before.producers[a2].products is now.producers[a2].products  # evaluated once
+    # The same inventories from a context that evaluates the base first, and one per revision alone.
+    first_base = Context(cs, DEFAULT_CONFIG, KindMap())
+    assert inventory(first_base, "base").producers == before.producers
+    assert inventory(first_base).producers == now.producers
+    assert inventory(Context(cs, DEFAULT_CONFIG, KindMap()), "base").producers == before.producers

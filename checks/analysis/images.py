@@ -198,11 +198,34 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
         wf = _sound_workflow(ctx, path, rev)
         if wf is None:
             continue
-        products = products_of(wf, g, lambda p: ctx.text(p, rev))
+        products = _products(ctx, wf, g, rev)
         if products:
             inv.producers[path] = Producer(path, products, wf.triggers)
     inv._read_consumers = lambda: [c for path in ascend for c in _file_consumers(ctx, path, rev)]
     return inv
+
+
+def _products(ctx: Context, wf: Workflow, g: Grammar, rev: str) -> list[Product]:
+    """`products_of` the workflow at `rev`, kept for the run by its blob with the files its evaluation read (a
+    script it runs, a Dockerfile it greps): the base of a workflow the change does not touch is its head's
+    when the change touches none of those either."""
+    held: dict[str, tuple[list[Product], tuple[str, ...]]] = ctx.memo(
+        ("image-products", ctx.effective_rev(wf.path, rev), wf.path), dict
+    )
+    if rev in held:
+        return held[rev][0]
+    for products, reads in held.values():
+        if not any(ctx.touched(p) for p in reads):
+            return products
+    paths: list[str] = []
+
+    def read(path: str) -> str | None:
+        paths.append(path)
+        return ctx.text(path, rev)
+
+    products = products_of(wf, g, read)
+    held[rev] = (products, tuple(dict.fromkeys(paths)))
+    return products
 
 
 def _sound_workflow(ctx: Context, path: str, rev: str) -> Workflow | None:
