@@ -429,9 +429,14 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
     """Every directory that holds a file of `paths`."""
     out: set[str] = set()
     for p in paths:
-        parts = p.split("/")[:-1]
-        for k in range(1, len(parts) + 1):
-            out.add("/".join(parts[:k]))
+        # Up from the file's folder, until one already known: its own folders were added with it.
+        i = p.rfind("/")
+        while i >= 0:
+            folder = p[:i]
+            if folder in out:
+                break
+            out.add(folder)
+            i = p.rfind("/", 0, i)
     return frozenset(out)
 
 

@@ -91,5 +91,11 @@ def tail_admits(tail: str, extension: str) -> bool:
     return extension.endswith(tail)
 
 
+def literal_prefix(pattern: str) -> str:
+    """The text every path the glob matches starts with: the glob up to its first wildcard."""
+    cut = min((i for i in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if i >= 0), default=len(pattern))
+    return pattern[:cut]
+
+
 def is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")
