@@ -6,8 +6,8 @@ import heapq
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from npu_review.checks import ascend, globs
@@ -72,12 +72,24 @@ class SourceFile:
 
     path: str
     text: str
-    kinds: frozenset[str]
+    # Its kinds (`kinds`): those of its path, and the content kinds its text decides, decided on first use.
+    _kinds: frozenset[str]
     # The revision the text was read at: "base" only for a file the change touches (the base of an untouched
     # file is its head), so that each blob is parsed once whichever revision a rule asks for.
     rev: str = "head"
     # The file's line ends were CRLF and `text` has LF ends, as GitHub numbers the lines (decode_blob's CrlfText).
     crlf: bool = False
+    # What decides the content kinds of the file (Context._load), None once decided: a scan of every workflow that
+    # reads only their texts (most do) leaves their content kinds alone. It is handed the file, and holds no
+    # reference to it (a file let go of is freed, not kept by a cycle until the collector runs).
+    _decide: Callable[[SourceFile], frozenset[str]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        if self._decide is not None:
+            decide, self._decide = self._decide, None
+            self._kinds = self._kinds | decide(self)
+        return self._kinds
 
     @cached_property
     def lines(self) -> list[str]:
@@ -238,15 +250,23 @@ class Context:
         crlf = isinstance(text, CrlfText)  # (a tree that gives raw text keeps its "\r\n": a rule can see them)
         if type(text) is not str:
             text = str(text)  # a plain str for every parser (libyaml's takes nothing else)
-        src = SourceFile(path, text, self.kindmap.kinds(path), rev, crlf)
-        undecided = self.kindmap.candidates(path) - src.kinds
+        own = self.kindmap.kinds(path)
+        src = SourceFile(path, text, own, rev, crlf)
+        undecided = self.kindmap.candidates(path) - own
         if undecided:
-            # Decided once per run: a file read again after the window let it go keeps its kinds.
+            # Decided once per run, when first asked: a file read again after the window let it go keeps its kinds.
             found = self._detected.get((rev, path))
-            if found is None:
-                found = self._detected[(rev, path)] = self._content_kinds(src, undecided, rev)
-            src.kinds = src.kinds | found
+            if found is not None:
+                src._kinds = own | found
+            else:
+                src._decide = partial(self._decide_kinds, undecided, rev)
         return src
+
+    def _decide_kinds(self, undecided: frozenset[str], rev: str, src: SourceFile) -> frozenset[str]:
+        found = self._detected.get((rev, src.path))
+        if found is None:
+            found = self._detected[(rev, src.path)] = self._content_kinds(src, undecided, rev)
+        return found
 
     def _content_kinds(self, src: SourceFile, undecided: frozenset[str], rev: str) -> frozenset[str]:
         if self.ascend_only():
@@ -429,9 +449,14 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
     """Every directory that holds a file of `paths`."""
     out: set[str] = set()
     for p in paths:
-        parts = p.split("/")[:-1]
-        for k in range(1, len(parts) + 1):
-            out.add("/".join(parts[:k]))
+        # Up from the file's folder, until one already known: its own folders were added with it.
+        i = p.rfind("/")
+        while i >= 0:
+            folder = p[:i]
+            if folder in out:
+                break
+            out.add(folder)
+            i = p.rfind("/", 0, i)
     return frozenset(out)
 
 

@@ -68,5 +68,34 @@ def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(parts), re.DOTALL) if parts else None
 
 
+def name_parts(pattern: str) -> tuple[str, tuple[str, ...]] | None:
+    """What the glob says of the file name (the text after a path's last `/`) of every path it matches: the name
+    ends with the first string (the literal after the last wildcard of the glob's last segment; "" when that ends
+    with one) and holds each of the others (the literal runs of that segment). None when the last segment may span
+    more than the name: a `**` (which crosses `/`) or a `[...]` class anywhere (which may hold `/`)."""
+    if "[" in pattern:
+        return None
+    last = pattern.rsplit("/", 1)[-1]
+    if "**" in last:
+        return None
+    runs = tuple(r for r in re.split(r"[*?]", last) if r)
+    cut = max(last.rfind("*"), last.rfind("?"))
+    return last[cut + 1 :], runs
+
+
+def tail_admits(tail: str, extension: str) -> bool:
+    """Whether a file name ending with `tail` may have this extension: the text after its last `.`, or the whole
+    name when it has none (`name.rpartition(".")[2]`)."""
+    if "." in tail:
+        return extension == tail.rpartition(".")[2]
+    return extension.endswith(tail)
+
+
+def literal_prefix(pattern: str) -> str:
+    """The text every path the glob matches starts with: the glob up to its first wildcard."""
+    cut = min((i for i in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if i >= 0), default=len(pattern))
+    return pattern[:cut]
+
+
 def is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")

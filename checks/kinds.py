@@ -9,6 +9,7 @@ candidates, so the CLI and the App see the same kinds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING
@@ -78,7 +79,13 @@ class KindMap:
         merged.update({f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS})
         merged.update(overrides or {})
         self.globs: dict[str, tuple[str, ...]] = merged
-        self._matchers = [(k, m) for k, pats in merged.items() if (m := globs.compile_any(pats)) is not None]
+        # What each glob says of a file name (globs.name_parts): a path is tested against the globs its name's
+        # extension admits alone (a .py file: 3 globs of 35), and a glob whose name may have any extension
+        # (`Dockerfile.*`) only when the name holds its literal. 40,000 paths: 0.1 s instead of 0.24 s.
+        self._parts = [(k, [(p, globs.name_parts(p)) for p in pats]) for k, pats in merged.items() if pats]
+        self._plans: dict[str, _Plan] = {}  # by extension
+        self._shared_plans: dict[_Plan, _Plan] = {}
+        self._regexes: dict[tuple[str, ...], re.Pattern[str]] = {}
         self._cache: dict[str, frozenset[str]] = {}
         self._candidates: dict[str, frozenset[str]] = {}
         # One object per distinct set of kinds (a tree has a few dozen): 40,000 paths held 17 MiB of equal sets.
@@ -88,9 +95,34 @@ class KindMap:
         """The kinds the path's globs give (for a content kind: a hint that decides without reading)."""
         hit = self._cache.get(path)
         if hit is None:
-            hit = frozenset(k for k, m in self._matchers if m.match(path))
+            name = path.rpartition("/")[2]
+            extension = name.rpartition(".")[2]
+            plan = self._plans.get(extension)
+            if plan is None:
+                plan = self._plans[extension] = self._plan(extension)
+            hit = frozenset(k for k, needle, m in plan if (not needle or needle in name) and m.match(path))
             hit = self._cache[path] = self._sets.setdefault(hit, hit)
         return hit
+
+    def _plan(self, extension: str) -> _Plan:
+        """For a name with this extension: each kind whose globs may match it, with the regex of those globs
+        alone and a literal the name must hold first ("": none), in the order of the kinds. A glob left out
+        cannot match, so the kinds found are those of the regexes of every glob."""
+        out = []
+        for k, parts in self._parts:
+            admitted = [(p, part) for p, part in parts if part is None or globs.tail_admits(part[0], extension)]
+            if not admitted:
+                continue
+            needle = "" if all(part is not None and part[0] for _p, part in admitted) else _common(admitted)
+            pats = tuple(p for p, _part in admitted)
+            m = self._regexes.get(pats)
+            if m is None:
+                compiled = globs.compile_any(pats)
+                assert compiled is not None
+                m = self._regexes[pats] = compiled
+            out.append((k, needle, m))
+        plan = tuple(out)
+        return self._shared_plans.setdefault(plan, plan)
 
     def candidates(self, path: str) -> frozenset[str]:
         """The kinds the file may have once its text is read: its path kinds and the content kinds they admit.
@@ -104,3 +136,20 @@ class KindMap:
 
     def has(self, path: str, kind: str) -> bool:
         return kind in self.kinds(path)
+
+
+# (kind, a literal the file name must hold or "", the regex of the kind's globs that its extension admits)
+_Plan = tuple[tuple[str, str, "re.Pattern[str]"], ...]
+
+
+def _common(admitted: list[tuple[str, tuple[str, tuple[str, ...]] | None]]) -> str:
+    """The longest literal of the first glob's file name that a name every glob matches holds ("": none known):
+    one that is part of a literal of each glob's name (globs.name_parts)."""
+    runs = [part[1] if part is not None else None for _p, part in admitted]
+    first = runs[0]
+    if first is None or any(r is None for r in runs):
+        return ""
+    for needle in sorted(first, key=len, reverse=True):
+        if all(any(needle in run for run in other) for other in runs[1:] if other is not None):
+            return needle
+    return ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -114,7 +115,12 @@ class ChangeSet:
 
     def touched(self, path: str) -> bool:
         """True when the change touches the file (any status), or in audit mode."""
-        return self.audit or path in self.changes or any(c.old_path == path for c in self.changes.values())
+        return self.audit or path in self.changes or path in self._old_paths
+
+    @functools.cached_property
+    def _old_paths(self) -> frozenset[str]:
+        """The paths renamed files had (asked for every path of the tree by some rules: a set, not a scan)."""
+        return frozenset(c.old_path for c in self.changes.values() if c.old_path is not None)
 
 
 @dataclass(frozen=True)

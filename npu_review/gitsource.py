@@ -128,6 +128,23 @@ class Git:
                 blobs[path.decode("utf-8", "surrogateescape")] = sha.decode()
         return blobs
 
+    def tree_changes(self, old: str, new: str) -> list[tuple[str, str, str, str, str]] | None:
+        """(old mode, new mode, old object id, new object id, path) of every path whose entry differs between the
+        commits `old` and `new` (plumbing: no rename detection, no configured diff options); None when git cannot
+        tell."""
+        out = self._run(["diff-tree", "-r", "-z", "--no-renames", old, new], check=False)
+        if out is None:
+            return None
+        fields = out.split(b"\0")
+        found = []
+        for i in range(0, len(fields) - 1, 2):
+            meta = fields[i].decode()
+            if not meta.startswith(":"):
+                return None
+            old_mode, new_mode, old_id, new_id, _status = meta[1:].split(" ")
+            found.append((old_mode, new_mode, old_id, new_id, fields[i + 1].decode("utf-8", "surrogateescape")))
+        return found
+
     def ls_index(self) -> dict[str, str]:
         """Every file staged in the index: path -> object id (stage 0, or the first stage of a conflict)."""
         out = self._run(["ls-files", "-z", "--cached", "--stage"])
@@ -304,17 +321,38 @@ class GitTree:
     indexes every Python file or every doc reads next). A read-ahead that is not used costs ~30 us a blob.
     """
 
-    def __init__(self, git: Git, rev: str) -> None:
+    def __init__(self, git: Git, rev: str, near: GitTree | None = None) -> None:
         self.git = git
         self.rev = rev
+        # A tree of another commit whose listing this one's is made from, by the paths that differ (a change's
+        # base beside its head: a few entries instead of a second listing of the whole tree).
+        self._near = near if near is not None and near.rev and rev else None
         self._blobs: dict[str, str] | None = None
         self._announced = _Stream([])
         self._by_extension: dict[str, _Stream] | None = None
 
     def _all(self) -> dict[str, str]:
         if self._blobs is None:
-            self._blobs = self.git.ls_tree(self.rev) if self.rev else self.git.ls_index()
+            blobs = self._from_near() if self._near is not None else None
+            if blobs is None:
+                blobs = self.git.ls_tree(self.rev) if self.rev else self.git.ls_index()
+            self._blobs = blobs
         return self._blobs
+
+    def _from_near(self) -> dict[str, str] | None:
+        """The blobs of `near` with the entries that differ in this commit: what `ls_tree` gives (a gitlink, a
+        submodule, is no blob there either); None when git cannot tell what differs."""
+        assert self._near is not None
+        changes = self.git.tree_changes(self._near.rev, self.rev)
+        if changes is None:
+            return None
+        blobs = dict(self._near._all())
+        for near_mode, mode, _near_id, blob, path in changes:
+            if _is_blob(near_mode):
+                blobs.pop(path, None)
+            if _is_blob(mode):
+                blobs[path] = blob
+        return blobs
 
     def paths(self) -> Iterable[str]:
         return sorted(self._all())
@@ -360,6 +398,11 @@ class GitTree:
         """The file's bytes as stored (for what must not be decoded leniently: the repo config)."""
         blob = self._all().get(path)
         return None if blob is None else self.git.cat(blob)
+
+
+def _is_blob(mode: str) -> bool:
+    """A tree entry's mode is a file's or a symbolic link's (not a gitlink's, 160000, nor absent, 000000)."""
+    return mode.startswith(("10", "12"))
 
 
 def _extension(path: str) -> str:
@@ -440,7 +483,7 @@ def changeset_from_git(
     about = git._run(["log", "-1", "--format=%cd%n%s", "--date=format:%Y-%m-%d", head_sha], check=False)
     when, _, subject = (about.decode("utf-8", "replace") if about else "").partition("\n")
     title = title or subject.strip()
-    base_tree = GitTree(git, base_sha) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
+    base_tree = GitTree(git, base_sha, near=head_tree) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
     return ChangeSet(
         head=head_tree,
         base=base_tree,

@@ -369,3 +369,41 @@ def test_in_an_ascend_only_repository_every_dockerfile_is_read() -> None:
     files = {"acme_ascend/__init__.py": "", "Dockerfile": "FROM python:3.11\n" + _DOCKERFILE_MISTAKES + _SOURCED_LAST}
     report = audit(files)
     assert {f.rule for f in report.findings if f.rule in _DOCKERFILE_RULES} == set(_DOCKERFILE_RULES)
+
+
+def test_content_kinds_are_decided_when_first_asked_and_the_same() -> None:
+    """A file's content kinds are decided on first use of `kinds` (a scan that reads only texts decides none), the
+    same as when asked at once; a file let go of before they were asked is freed, not held by a cycle."""
+    import gc
+    import weakref
+
+    ctx = Context(ChangeSet(head=MemoryTree(FILES), audit=True), DEFAULT_CONFIG, KindMap())
+    sources = {p: ctx.source(p) for p in FILES}
+    assert all(src is not None for src in sources.values())
+    assert [p for p, src in sources.items() if src is not None and src._decide is not None] == [
+        "docker/npu/Dockerfile",
+        "docker/gpu/Dockerfile",
+        ".github/workflows/ci.yml",
+        ".github/workflows/docs.yml",
+        "train.sh",
+        "tools/lint.sh",
+    ]
+    assert {p: set(src.kinds) for p, src in sources.items() if src is not None} == {
+        p: set(KindMap().kinds(p)) | k for p, k in _kinds(FILES).items()
+    }
+    assert all(src is not None and src._decide is None for src in sources.values())
+    later = Context(ChangeSet(head=MemoryTree(FILES), audit=True), DEFAULT_CONFIG, KindMap())
+    held = later.source("train.sh")
+    assert held is not None and held._decide is not None
+    gone = weakref.ref(held)
+    del held
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        later.release("train.sh")
+        assert gone() is None  # freed by its count: nothing but the context held it
+    finally:
+        if was:
+            gc.enable()
+    again = later.source("train.sh")
+    assert again is not None and again.kinds == {"shell", NPU_SCRIPT}

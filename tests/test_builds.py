@@ -10,7 +10,7 @@ from npu_review.checks.analysis import builds
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import KindMap
-from npu_review.checks.model import ChangeSet, MemoryTree
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from npu_review.checks.parsers.dockercli import EWord, docker_op
 from npu_review.checks.parsers.gha.evaluate import RunEvaluator
 from npu_review.checks.parsers.gha.values import WILD, Val
@@ -179,3 +179,53 @@ def test_builds_of_a_dockerfile_and_what_it_declares() -> None:
 def test_repository_names_are_normalised() -> None:
     ref = parse_ref("ubuntu:22.04")
     assert ref is not None and builds.repository(ref) == "docker.io/library/ubuntu"
+
+
+def test_graphs_that_read_different_files_on_a_change_are_those_built_alone() -> None:
+    """On a change, the graphs of one run share what the workflows give them (made once, then copied): each must
+    be the graph built alone, whatever was built before it (and adding to one leaves the others alone)."""
+    from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, DOCS, SHELL, WORKFLOW
+
+    files = {
+        ".github/workflows/image.yml": (
+            "on: {push: {branches: [releases/v1]}}\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - run: |\n          docker build -f docker/Dockerfile -t quay.io/acme/app:v1.0 .\n"
+            "          docker push quay.io/acme/app:v1.0\n"
+        ),
+        ".github/workflows/test.yml": (
+            "on: [pull_request]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    container: quay.io/acme/app:v2.0\n"
+            "    steps:\n      - run: docker run quay.io/acme/app:v3.0 true\n"
+        ),
+        "docker/Dockerfile": "FROM quay.io/acme/base:v1.0\nRUN true\n",
+        "docker/Dockerfile.ascend": "FROM quay.io/acme/app:v1.0\nRUN true\n",
+        "scripts/app.sh": "docker build -t quay.io/acme/app:v1.1 . && docker push quay.io/acme/app:v1.1\n",
+        "scripts/run.sh": "docker run quay.io/acme/tool:v9.9 true\n",
+        "docs/use.md": "```bash\ndocker build -t quay.io/acme/doc:v1.2 .\ndocker pull quay.io/acme/app:v4.0\n```\n",
+    }
+    changes = {
+        p: FileChange(p, ChangeStatus.MODIFIED, added_lines=frozenset({1, 2}))
+        for p in (".github/workflows/test.yml", "docker/Dockerfile.ascend", "scripts/run.sh")
+    }
+
+    def context() -> Context:
+        cs = ChangeSet(head=MemoryTree(files), base=MemoryTree(files), changes=changes)
+        config = DEFAULT_CONFIG.for_tree(cs.head.paths())
+        return Context(cs, config, KindMap(config.paths, config.facts.file_kinds))
+
+    def shown(g: builds.Graph) -> tuple[object, ...]:
+        pulls = g.judged_pulls(lambda r: True)
+        return (g.builds, pulls, g.pushed, g.unknown_pushes, g.sequences, g.leg_tags, g.unread, g.branches)
+
+    reads = [
+        builds.GRAPH_KINDS,
+        frozenset({WORKFLOW}),
+        frozenset({WORKFLOW, ASCEND_DOCKERFILE}),
+        frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW}),
+        frozenset({SHELL, DOCS}),
+    ]
+    alone = [shown(builds.graph(context(), reads=r)) for r in reads]
+    shared = context()
+    together = [shown(builds.graph(shared, reads=r)) for r in reads]
+    assert together == alone
+    assert [shown(builds.graph(shared, reads=r)) for r in reads] == alone  # memoised, none changed by another
+    assert len(alone[0][2]["quay.io/acme/app"]) == 2 and len(alone[1][2]["quay.io/acme/app"]) == 1

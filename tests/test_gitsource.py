@@ -139,3 +139,58 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
     assert answers[0][3] == []
     grep = GitTree(Git(str(r)), git(r, "rev-parse", "HEAD").strip()).grep(["gen.sh"], ["*.sh"])
     assert grep is not None and {"ci/run.sh", "binary.sh", "scripts/gen.sh"} - grep == {"scripts/gen.sh"}
+
+
+def test_a_base_listed_from_its_head_is_the_listing_of_its_commit(tmp_path: Path) -> None:
+    """A change's base tree lists its blobs from the head's and the entries that differ (`git diff-tree`): the
+    same paths and object ids as `git ls-tree` of the base, whatever the change does to an entry."""
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    for path, text in {
+        "keep.txt": "same\n",
+        "edit.sh": "echo 1\n",
+        "gone.md": "bye\n",
+        "moved/from.py": "x = 1\n" * 20,
+        "run.sh": "echo run\n",
+        "link": "target\n",
+        "was_dir/inner.txt": "inner\n",
+        "was_file": "file\n",
+        "caf\u00e9.md": "accent\n",
+    }.items():
+        write(r, path, text)
+    git(r, "add", "-A")
+    git(r, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub/old")  # a submodule the head drops
+    git(r, "commit", "-q", "-m", "base")
+    base = git(r, "rev-parse", "HEAD").strip()
+    write(r, "edit.sh", "echo 2\n")
+    (r / "gone.md").unlink()
+    (r / "moved" / "from.py").rename(r / "moved" / "to.py")
+    (r / "run.sh").chmod(0o755)
+    (r / "link").unlink()
+    (r / "link").symlink_to("keep.txt")
+    (r / "was_dir" / "inner.txt").unlink()
+    (r / "was_dir").rmdir()
+    write(r, "was_dir", "now a file\n")
+    (r / "was_file").unlink()
+    write(r, "was_file/inner.txt", "now a folder\n")
+    write(r, "new.yml", "on: push\n")
+    write(r, b"raw\xff.txt".decode("utf-8", "surrogateescape"), "odd bytes\n")
+    git(r, "add", "-A")
+    git(r, "update-index", "--force-remove", "sub/old")
+    git(r, "update-index", "--add", "--cacheinfo", f"160000,{'2' * 40},sub/new")  # a submodule the head adds
+    git(r, "commit", "-q", "-m", "head")
+    head = git(r, "rev-parse", "HEAD").strip()
+
+    g = Git(r)
+    for older, newer in ((base, head), (head, base)):
+        near = GitTree(g, newer)
+        tree = GitTree(g, older, near=near)
+        assert tree._all() == g.ls_tree(older) and tree._all() is not near._all()
+        assert list(tree.paths()) == sorted(g.ls_tree(older))
+        assert [tree.read(p) for p in tree.paths()] == [GitTree(g, older).read(p) for p in tree.paths()]
+    assert "sub/old" not in GitTree(g, base, near=GitTree(g, head))._all()  # a gitlink is no blob
+    cs, _git = gitsource.changeset_from_git(str(r), base, head)
+    assert cs.base._all() == g.ls_tree(base)  # type: ignore[attr-defined]
+    g.close()
+    _git.close()

@@ -321,3 +321,96 @@ def test_run_evaluator_never_raises(script: str) -> None:
     node = Node(SCALAR, 1, 1 + script.count("\n"), value=script, style="|")
     ev = RunEvaluator("w.yml", Scope(wf), {}, lambda p: "FROM a:b\n")
     ev.run(node)
+
+
+def test_a_base_inventory_shares_the_products_of_a_workflow_and_files_the_change_leaves_alone() -> None:
+    """On a change, the base's products of a workflow the change does not touch are the head's (evaluated once),
+    unless its evaluation read a file the change touches: then they are evaluated at the base."""
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    def producer(name: str, tag_file: str) -> str:
+        return textwrap.dedent(
+            f"""\
+            name: {name}
+            on: workflow_dispatch
+            jobs:
+              build:
+                runs-on: ubuntu-latest
+                steps:
+                  - run: |
+                      TAG=$(cat {tag_file})
+                      docker build -t quay.io/ascend/verl:$TAG .
+                      docker push quay.io/ascend/verl:$TAG
+            """
+        )
+
+    files = {
+        ".github/workflows/docker-build-ascend-a2.yml": producer("docker-build-ascend-a2", "docker/a2_tag.txt"),
+        ".github/workflows/docker-build-ascend-a3.yml": producer("docker-build-ascend-a3", "docker/a3_tag.txt"),
+        "docker/a2_tag.txt": "latest-vllm-910b-ubuntu",
+        "docker/a3_tag.txt": "latest-vllm-a3-ubuntu",
+    }
+    head = {**files, "docker/a3_tag.txt": "latest-vllm-a3-openeuler"}
+    change = FileChange("docker/a3_tag.txt", ChangeStatus.MODIFIED, added_lines=frozenset({1}))
+    cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes={"docker/a3_tag.txt": change})
+    ctx = Context(cs, DEFAULT_CONFIG, KindMap())
+    now, before = inventory(ctx), inventory(ctx, "base")
+    a2, a3 = ".github/workflows/docker-build-ascend-a2.yml", ".github/workflows/docker-build-ascend-a3.yml"
+    assert [p.tag for p in now.producers[a3].products] == ["latest-vllm-a3-openeuler"]
+    assert [p.tag for p in before.producers[a3].products] == ["latest-vllm-a3-ubuntu"]
+    assert [p.tag for p in before.producers[a2].products] == ["latest-vllm-910b-ubuntu"]
+    assert before.producers[a2].products is now.producers[a2].products  # evaluated once
+    # The same inventories from a context that evaluates the base first, and one per revision alone.
+    first_base = Context(cs, DEFAULT_CONFIG, KindMap())
+    assert inventory(first_base, "base").producers == before.producers
+    assert inventory(first_base).producers == now.producers
+    assert inventory(Context(cs, DEFAULT_CONFIG, KindMap()), "base").producers == before.producers
+
+
+def test_on_a_change_the_inventory_decides_which_workflows_are_ascend_when_asked_for_consumers() -> None:
+    """On a change, the inventory leaves the workflows' content kinds undecided until its consumers are asked for;
+    they are those of a context that decided every workflow's kinds first, whichever revision."""
+    from npu_review.checks.kinds import ASCEND_WORKFLOW
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    def consumer(runner: str, tag: str) -> str:
+        return (
+            f"on: workflow_dispatch\njobs:\n  t:\n    runs-on: {runner}\n    container:\n"
+            f"      image: {CN}:{tag}\n    steps:\n      - run: echo ok\n"
+        )
+
+    base = {
+        ".github/workflows/nightly.yml": consumer("linux-aarch64-a3-16", "latest-vllm-a3-ubuntu"),  # by content
+        ".github/workflows/gpu.yml": consumer("ubuntu-latest", "latest-vllm-910b-ubuntu"),
+        ".github/workflows/e2e_ascend.yml": consumer("ubuntu-latest", "latest-vllm-910b-ubuntu"),  # by path
+        ".github/workflows/docs.yml": "on: push\njobs:\n  d:\n    runs-on: ubuntu-latest\n    steps:\n      - run: x\n",
+    }
+    head = {**base, ".github/workflows/gpu.yml": consumer("linux-aarch64-a2-8", "latest-vllm-910b-ubuntu")}
+    change = FileChange(".github/workflows/gpu.yml", ChangeStatus.MODIFIED, added_lines=frozenset({4}))
+    cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes={change.path: change})
+
+    def consumers(force: bool) -> list[list[tuple[str, int, str]]]:
+        ctx = Context(cs, DEFAULT_CONFIG, KindMap())
+        if force:
+            for rev in ("head", "base"):
+                for path in ctx.paths_at(rev):
+                    src = ctx.source(path, rev)
+                    assert src is not None
+                    _ = src.kinds
+        invs = [inventory(ctx), inventory(ctx, "base")]
+        if not force:
+            undecided = [p for p in ctx.head_paths() if (src := ctx.source(p)) is not None and src._decide is not None]
+            assert undecided == [
+                ".github/workflows/docs.yml",
+                ".github/workflows/gpu.yml",
+                ".github/workflows/nightly.yml",
+            ]
+        return [[(c.path, c.line, c.tag) for c in inv.consumers] for inv in invs]
+
+    lazy = consumers(False)
+    assert lazy == consumers(True)
+    assert [sorted({p for p, _l, _t in found}) for found in lazy] == [
+        [".github/workflows/e2e_ascend.yml", ".github/workflows/gpu.yml", ".github/workflows/nightly.yml"],
+        [".github/workflows/e2e_ascend.yml", ".github/workflows/nightly.yml"],
+    ]
+    assert ASCEND_WORKFLOW in KindMap().kinds(".github/workflows/e2e_ascend.yml")

@@ -176,6 +176,21 @@ class Graph:
             self._read_branches = None
         return self._branches
 
+    def _copy(self) -> Graph:
+        """A graph that goes on from this one (its lists its own; the items, which are not changed, shared)."""
+        return Graph(
+            list(self.builds),
+            list(self.pulls),
+            {repo: list(items) for repo, items in self.pushed.items()},
+            list(self.unknown_pushes),
+            list(self.sequences),
+            list(self.leg_tags),
+            self.unread,
+            self._later,
+            self._branches,
+            self._read_branches,
+        )
+
     def judged_pulls(self, judged: Callable[[str], bool]) -> list[Pull]:
         """Every pull, the files that only pull read for the pushed repositories `judged` accepts (a rule that
         judges some images only spares the others' files; the first asking rule decides which)."""
@@ -413,8 +428,13 @@ _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what set
 _PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
+_WORKFLOW_KINDS = frozenset({kinds.WORKFLOW, kinds.ASCEND_WORKFLOW})
 # The kinds of file the graph reads besides workflows: scripts, docs and Dockerfiles.
 _FILE_KINDS = frozenset({kinds.SHELL, kinds.DOCS, kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE})
+
+
+# A workflow whose docker commands only pull: one evaluation of it (its index, inputs, events, call leg).
+_PullingWorkflow = tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, "CallLeg | None"]
 
 
 class _Builder:
@@ -423,9 +443,7 @@ class _Builder:
         self.rev = rev
         self.reads = reads
         self.g = Graph()
-        self._pulling_workflows: list[
-            tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, CallLeg | None]
-        ] = []
+        self._pulling_workflows: list[_PullingWorkflow] = []
         # The pulls of g.pulls as a set, for the test before adding one (a list scan made a large tree quadratic):
         # the first `_seen_upto` of them, the rest added at the next test.
         self._seen: set[Pull] = set()
@@ -446,6 +464,26 @@ class _Builder:
         return self.ctx.text(path, self.rev)
 
     def build(self) -> Graph:
+        ctx = self.ctx
+        if ctx.audit:  # one graph per revision (see `graph`)
+            self._workflows()
+        else:
+            # On a change, the rules ask for graphs that read different files, but every `reads` that names
+            # workflows gives them the same part: it is made once, and each graph goes on from a copy of it.
+            key = "workflows" if self.reads & _WORKFLOW_KINDS else "touched"
+            g, pulling_workflows = ctx.memo(("build-graph-workflows", self.rev, key), self._workflows_part)
+            self.g = g._copy()
+            self._pulling_workflows = list(pulling_workflows)
+        self._files()
+        return self.g
+
+    def _workflows_part(self) -> tuple[Graph, list[_PullingWorkflow]]:
+        """What the workflows give the graph (and the workflows that only pull), on a builder of its own."""
+        builder = _Builder(self.ctx, self.rev, self.reads)
+        builder._workflows()
+        return builder.g, builder._pulling_workflows
+
+    def _workflows(self) -> None:
         ctx = self.ctx
         wanted = [
             p
@@ -470,6 +508,9 @@ class _Builder:
         for path, wf in models.items():
             self._workflow(wf, callers.get(path, []))
         self.g._read_branches = partial(_branches_of, ctx, self.rev, wanted)
+
+    def _files(self) -> None:
+        ctx = self.ctx
         pulling: list[tuple[str, str]] = []  # (path, "script"/"doc") whose docker commands only pull or run
         for path in ctx.candidate_paths(_FILE_KINDS, self.rev):  # the paths the tests below can accept
             kinds_of = ctx.kindmap.candidates(path)
@@ -490,7 +531,6 @@ class _Builder:
             ) and (ctx.audit or ctx.touched(path)):
                 self._dockerfile(path)
         self.g._later = lambda judged: self._pulling(pulling, judged)
-        return self.g
 
     def _pulling(self, pulling: list[tuple[str, str]], judged: Callable[[str], bool]) -> None:
         """Evaluate the files that only pull (or run) images: one matters when it names an image the builds push

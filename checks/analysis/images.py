@@ -165,9 +165,8 @@ def products_of(wf: Workflow, g: Grammar, read: Any) -> list[Product]:
 
 
 def _is_candidate_producer(src: SourceFile, g: Grammar) -> bool:
-    if kinds.ASCEND_WORKFLOW in src.kinds:
-        return True
-    return any(m in src.text for m in g.producer_markers)
+    # The text first: a workflow's content kinds are decided when asked for (reading most of the text).
+    return any(m in src.text for m in g.producer_markers) or kinds.ASCEND_WORKFLOW in src.kinds
 
 
 # What the image inventory reads: the workflows, and the Ascend Dockerfiles their steps read tags from (`grep ARG
@@ -189,20 +188,56 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
         src = ctx.source(path, rev)
         if src is None:
             continue
-        if kinds.ASCEND_WORKFLOW in src.kinds:
+        # On a change, which workflows are Ascend ones (their content kinds) is asked when the consumers are, if
+        # ever: a review that asks only for its own files' consumers leaves the others undecided. An audit has
+        # decided every file's kinds anyway, and may have let this one go by then.
+        if not ctx.audit or kinds.ASCEND_WORKFLOW in src.kinds:
             ascend.append(path)
         # A workflow pushes with a `docker` command or docker/build-push-action (WorkflowEval.pushes): one whose
         # text never says `docker` pushes nothing, and is neither parsed nor evaluated for it.
-        if not _is_candidate_producer(src, g) or "docker" not in src.text:
+        if "docker" not in src.text or not _is_candidate_producer(src, g):
             continue
         wf = _sound_workflow(ctx, path, rev)
         if wf is None:
             continue
-        products = products_of(wf, g, lambda p: ctx.text(p, rev))
+        products = _products(ctx, wf, g, rev)
         if products:
             inv.producers[path] = Producer(path, products, wf.triggers)
-    inv._read_consumers = lambda: [c for path in ascend for c in _file_consumers(ctx, path, rev)]
+    inv._read_consumers = lambda: [
+        c for path in ascend if _is_ascend(ctx, path, rev) for c in _file_consumers(ctx, path, rev)
+    ]
     return inv
+
+
+def _products(ctx: Context, wf: Workflow, g: Grammar, rev: str) -> list[Product]:
+    """`products_of` the workflow at `rev`, kept for the run by its blob with the files its evaluation read (a
+    script it runs, a Dockerfile it greps): the base of a workflow the change does not touch is its head's
+    when the change touches none of those either."""
+    held: dict[str, tuple[list[Product], tuple[str, ...]]] = ctx.memo(
+        ("image-products", ctx.effective_rev(wf.path, rev), wf.path), dict
+    )
+    if rev in held:
+        return held[rev][0]
+    for products, reads in held.values():
+        if not any(ctx.touched(p) for p in reads):
+            return products
+    paths: list[str] = []
+
+    def read(path: str) -> str | None:
+        paths.append(path)
+        return ctx.text(path, rev)
+
+    products = products_of(wf, g, read)
+    held[rev] = (products, tuple(dict.fromkeys(paths)))
+    return products
+
+
+def _is_ascend(ctx: Context, path: str, rev: str) -> bool:
+    """The workflow at `rev` is an Ascend one (its path or its text says so)."""
+    if ctx.audit:
+        return True  # `_inventory` kept the Ascend ones only
+    src = ctx.source(path, rev)
+    return src is not None and kinds.ASCEND_WORKFLOW in src.kinds
 
 
 def _sound_workflow(ctx: Context, path: str, rev: str) -> Workflow | None:

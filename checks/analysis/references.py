@@ -93,9 +93,21 @@ def folder_entries(ctx: Context) -> dict[str, set[str]]:
     def build() -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for p in ctx.head_paths():
-            parts = p.split("/")
-            for k in range(len(parts)):
-                out.setdefault("/".join(parts[:k]), set()).add(parts[k])
+            # Each folder of the path with the name in it, up from the file's, until one already known: the
+            # folders above it were added with it (a path that starts with `/` has two names in the root).
+            end, i = len(p), p.rfind("/")
+            while True:
+                folder, name = (p[:i] if i >= 0 else ""), p[i + 1 : end]
+                names = out.get(folder)
+                if names is None:
+                    out[folder] = {name}
+                elif name not in names:
+                    names.add(name)
+                elif i != 0:
+                    break
+                if i < 0:
+                    break
+                end, i = i, p.rfind("/", 0, i)
         return out
 
     return ctx.memo(("refs-folder-entries", "head", ""), build)
@@ -174,7 +186,7 @@ def same_name_elsewhere(ctx: Context, path: str, limit: int = 3) -> list[str]:
     def build() -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for p in ctx.head_paths():
-            out.setdefault(posixpath.basename(p), []).append(p)
+            out.setdefault(p[p.rfind("/") + 1 :], []).append(p)  # posixpath.basename, without its call
         return out
 
     by_name = ctx.memo(("refs-by-basename", "head", ""), build)

@@ -186,28 +186,42 @@ def _default(profile: str) -> Facts:
 
 
 @functools.cache
-def _looks_like() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+def _looks_like_globs() -> dict[str, list[str]]:
     # From the data as shipped (`project.looks_like`, a list of globs): building every profile's typed facts
     # only to read one list cost each start-up ~40 ms. tests/test_facts.py builds and checks every profile.
     # The globs of each profile are kept in the cache folder with the facts.
-    looks = _cached(
+    looks: dict[str, list[str]] = _cached(
         "looks_like",
         lambda: {name: list(_read("profiles", f"{name}.yml")["project"]["looks_like"]) for name in profiles()},
         lambda found: isinstance(found, dict) and sorted(found) == list(profiles()),
     )
+    return looks
+
+
+@functools.cache
+def _looks_like() -> tuple[tuple[str, tuple[re.Pattern[str], ...]], ...]:
+    looks = _looks_like_globs()
     return tuple((name, tuple(globs.compile_glob(g) for g in looks[name])) for name in profiles())
 
 
 def detect(paths: Iterable[str]) -> str:
     """The profile for a repository with these paths: the one with the most of its `project.looks_like` globs
     matched (ties by name), FALLBACK_PROFILE when none matches. Paths only: the App has them before fetching."""
-    candidates = [(name, pats) for name, pats in _looks_like() if pats]
+    looks = _looks_like_globs()
+    # Each glob with the literal its paths start with: most paths fail that test, before the regex.
+    candidates = [
+        (name, [(i, globs.literal_prefix(g), pat) for i, (g, pat) in enumerate(zip(looks[name], pats, strict=True))])
+        for name, pats in _looks_like()
+        if pats
+    ]
     matched: dict[str, set[int]] = {name: set() for name, _ in candidates}
     for path in paths:
         for name, pats in candidates:
             seen = matched[name]
             if len(seen) < len(pats):
-                seen.update(i for i, pat in enumerate(pats) if i not in seen and pat.match(path))
+                for i, prefix, pat in pats:
+                    if i not in seen and path.startswith(prefix) and pat.match(path):
+                        seen.add(i)
     best = max(candidates, key=lambda c: (len(matched[c[0]]), [-ord(ch) for ch in c[0]]), default=None)
     return best[0] if best is not None and matched[best[0]] else FALLBACK_PROFILE
 

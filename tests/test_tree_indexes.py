@@ -1,0 +1,67 @@
+"""What the passes over a whole tree build (folders, names, the detected profile, touched paths) equals what the
+plain definitions give: the passes take shortcuts (a folder already known, a literal prefix before a regex)."""
+
+from __future__ import annotations
+
+import random
+
+from npu_review.checks import facts as facts_data
+from npu_review.checks import globs
+from npu_review.checks.analysis import references
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context, dirs_of
+from npu_review.checks.kinds import KindMap
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+
+
+def _random_paths(rng: random.Random) -> list[str]:
+    # Odd shapes too (a leading or doubled `/`, an empty name): the passes must not assume git's paths.
+    return ["".join(rng.choice("ab/.") for _ in range(rng.randrange(8))) for _ in range(rng.randrange(8))]
+
+
+def _context(paths: list[str]) -> Context:
+    return Context(ChangeSet(MemoryTree(dict.fromkeys(paths, "")), audit=True), DEFAULT_CONFIG, KindMap())
+
+
+def test_folders_and_their_entries_are_those_of_every_path() -> None:
+    rng = random.Random(3)
+    cases = [["verl/a/b.py", "verl/a/c.py", "verl/d.py", "docs/x.md", "README.md"], ["aa/a", "/aa/", "ba/aaa"]]
+    cases += [_random_paths(rng) for _ in range(2000)]
+    for paths in cases:
+        folders: set[str] = set()
+        entries: dict[str, set[str]] = {}
+        for p in paths:
+            parts = p.split("/")
+            folders.update("/".join(parts[:k]) for k in range(1, len(parts)))
+            for k in range(len(parts)):
+                entries.setdefault("/".join(parts[:k]), set()).add(parts[k])
+        assert dirs_of(paths) == folders, paths
+        ctx = _context(sorted(set(paths)))
+        assert references.folder_entries(ctx) == entries, paths
+        for p in paths:
+            same = [q for q in ctx.head_paths() if q.split("/")[-1] == p.split("/")[-1]]
+            if "." in p.split("/")[-1]:
+                assert references.same_name_elsewhere(ctx, p, limit=99) == same, p
+
+
+def test_the_detected_profile_is_the_one_whose_globs_match_most() -> None:
+    looks = {name: [globs.compile_glob(g) for g in gs] for name, gs in facts_data._looks_like_globs().items()}
+
+    def reference(paths: list[str]) -> str:
+        count = {name: sum(any(p.match(path) for path in paths) for p in pats) for name, pats in looks.items() if pats}
+        best = max(count, key=lambda n: (count[n], [-ord(ch) for ch in n]), default=None)
+        return best if best is not None and count[best] else facts_data.FALLBACK_PROFILE
+
+    samples = [g.replace("**", "x/y").replace("*", "z") for gs in facts_data._looks_like_globs().values() for g in gs]
+    samples += ["verl/trainer/main.py", "vllm_ascend/envs.py", "README.md", "src/x.py", "verl", "docs/x.md"]
+    rng = random.Random(5)
+    for _ in range(300):
+        paths = rng.sample(samples, rng.randrange(len(samples) // 2))
+        assert facts_data.detect(paths) == reference(paths), paths
+
+
+def test_a_renamed_file_is_touched_under_both_names() -> None:
+    change = FileChange("new/name.sh", ChangeStatus.RENAMED, "old/name.sh")
+    cs = ChangeSet(MemoryTree({"new/name.sh": ""}), changes={"new/name.sh": change})
+    assert cs.touched("new/name.sh") and cs.touched("old/name.sh") and not cs.touched("other.sh")
+    assert ChangeSet(MemoryTree({}), audit=True).touched("anything")
