@@ -12,7 +12,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
 from npu_review.checks.parsers.dockerfile import Instruction, shell_source
-from npu_review.checks.parsers.gha.workflow import Step
+from npu_review.checks.parsers.gha.workflow import Job, Step
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import (
     PREFIX_WORDS,
@@ -158,6 +158,17 @@ def step_unit(path: str, step: Step) -> ShellUnit | None:
     if not lines:
         return None
     return ShellUnit(path, Source.lines(lines), "run", lines[0][0])
+
+
+def ascend_step_unit(ctx: Context, path: str, job: Job, step: Step) -> ShellUnit | None:
+    """`step_unit` of a step whose job runs on NPU (or whose workflow's Ascend jobs cannot be told apart), else
+    None: what the shell rules read of a workflow, as `script_unit` is of a script."""
+    from npu_review.checks.analysis.device import ascend_jobs
+
+    jobs = ascend_jobs(ctx, path)
+    if jobs is not None and job.id not in jobs:
+        return None
+    return step_unit(path, step)
 
 
 def run_unit(path: str, instr: Instruction) -> ShellUnit | None:

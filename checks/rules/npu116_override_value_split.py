@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.device import ascend_jobs
-from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, script_unit, step_unit, unit_shell
+from npu_review.checks.analysis.scripts import (
+    ShellUnit,
+    ascend_step_unit,
+    doc_is_ascend,
+    doc_units,
+    script_unit,
+    unit_shell,
+)
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
@@ -64,10 +70,7 @@ class OverrideValueSplit(Rule):
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if step.run is None or "= " not in step.run.value:
             return
-        jobs = ascend_jobs(ctx, src.path)
-        if jobs is not None and job.id not in jobs:
-            return
-        unit = step_unit(src.path, step)
+        unit = ascend_step_unit(ctx, src.path, job, step)
         if unit is not None:
             yield from _check(unit, ctx)
 

@@ -6,8 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.device import ascend_jobs
-from npu_review.checks.analysis.scripts import ShellUnit, run_unit, script_unit, step_unit, unit_shell
+from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit, run_unit, script_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
@@ -61,11 +60,8 @@ class SetUBeforeCannEnv(Rule):
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if step.run is None or "set_env" not in step.run.value:
             return
-        jobs = ascend_jobs(ctx, src.path)
-        if jobs is not None and job.id not in jobs:
-            return
         shell = step.node.scalar("shell") or ""
-        unit = step_unit(src.path, step)
+        unit = ascend_step_unit(ctx, src.path, job, step)
         if unit is not None:
             yield from _check(unit, ctx, _flags_nounset(shell.split()[1:]))
 

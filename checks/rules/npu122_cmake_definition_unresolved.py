@@ -15,8 +15,8 @@ from npu_review.checks.analysis.cmake import (
     python_definitions,
     unit_definitions,
 )
-from npu_review.checks.analysis.device import ascend_jobs, npu_project
-from npu_review.checks.analysis.scripts import ShellUnit, run_unit, script_unit, step_unit
+from npu_review.checks.analysis.device import npu_project
+from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit, run_unit, script_unit
 from npu_review.checks.analysis.vllm_launches import ascend_text
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -111,10 +111,7 @@ class CMakeDefinitionUnresolved(Rule):
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if step.run is None or not any("cmake" in t for _, t in step.run.text_lines()):
             return
-        jobs = ascend_jobs(ctx, src.path)
-        if jobs is not None and job.id not in jobs:
-            return
-        unit = step_unit(src.path, step)
+        unit = ascend_step_unit(ctx, src.path, job, step)
         if unit is not None:
             yield from _judge(src.path, unit_definitions(unit), ctx)
 
