@@ -234,9 +234,9 @@ class ImageTagNotProduced(Rule):
             )
             # The job pulled, before this change, a tag no build pushed either: it already ran on an old image,
             # and the change moves it to another one (the device's twin of a frozen tag), not off a built one.
-            before = replaced_consumers(ctx, c)
+            before = [] if same else replaced_consumers(ctx, c)
             frozen = bool(before) and all(inventory(ctx, "base").produced(b.tag) is False for b in before)
-            if frozen and not same:
+            if frozen:
                 also = f" The job pulled `{before[0].tag}` before this change, which no build pushed either."
             yield Hit(
                 c.path,
