@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from npu_review.checks.analysis.builds import IMAGE_SCRIPT_GLOBS, PipUse, about_ascend, graph, runs_of
 from npu_review.checks.context import Context, SourceFile
@@ -94,9 +95,19 @@ class PackageIndexMismatch(Rule):
             return
         # The cheap tests first: a project page is under `/simple/`, a local version is `==X+label`, and the
         # x86 case is an Ascend image's.
-        arch = _arch(ctx, src) if ASCEND_DOCKERFILE in src.kinds else "arm"
-        if arch == "arm" and _PAGE_HINT.search(src.text) is None and not _bare_local(src.text):
+        arm = _arm(ctx, src) if ASCEND_DOCKERFILE in src.kinds else True
+        if arm and _PAGE_HINT.search(src.text) is None and not _bare_local(src.text):
             return
+        # Whether a known build targets x86_64 needs the build graph (every workflow that builds): asked only
+        # when an added install would bring PyPI's torch, once for the file.
+        x86: list[bool] = []
+
+        def built_for_x86() -> bool:
+            if not x86:
+                x86.append(_built_for_x86(ctx, src))
+            return x86[0]
+
+        arch = _Arch(arm, built_for_x86)
         runs = runs_of(ctx, src, "pips")
         facts = ctx.facts.torch_wheels
         self._pypi_patterns = tuple(re.compile(p) for p in ctx.facts.package_indexes.pypi if "pytorch" not in p)
@@ -111,7 +122,7 @@ class PackageIndexMismatch(Rule):
         """The URL serves what PyPI publishes (PyPI, a mirror of it): its torch is the CUDA build on x86."""
         return any(p.search(url.rstrip("/")) for p in self._pypi_patterns)
 
-    def _one(self, src: SourceFile, use: PipUse, facts: TorchWheels, arch: str) -> Iterator[Hit]:
+    def _one(self, src: SourceFile, use: PipUse, facts: TorchWheels, arch: _Arch) -> Iterator[Hit]:
         opts, packages, paths, no_deps, unknown = _read(use.words)
         indexes = [(v, line) for o, v, line in opts if o in _INDEX_OPTS]
         links = [v for o, v, _line in opts if o in _LINK_OPTS]
@@ -158,13 +169,16 @@ class PackageIndexMismatch(Rule):
                 f"mirrors it) never publishes, and no other index is given: pip finds no such version.{fix}",
                 suggestion=suggestion,
             )
-        if arch != "arm" and not no_deps and not unknown:
+        if not arch.arm and not no_deps and not unknown:
             # A configured PyPI mirror (`pip config set global.index-url https://mirrors.../simple`) serves
             # PyPI's CUDA torch all the same: only the CPU index, or a value not known, is in the way.
             every = [v for v, _ in indexes] + links + list(use.configured)
             if any(not v or WILD in v or "download.pytorch.org" in v or not self._pypi(v) for v in every):
                 return  # the CPU index, an index not known, or one that is not PyPI (it may serve CPU torch)
-            pulled = _pulls_torch(packages, paths, use, facts, explicit=arch == "x86")
+            # What an x86 build pulls is a superset of what an unknown one does: the graph only when it matters.
+            pulled = _pulls_torch(packages, paths, use, facts, explicit=True)
+            if pulled is not None and not arch.x86():
+                pulled = _pulls_torch(packages, paths, use, facts, explicit=False)
             if pulled is not None:
                 yield Hit(
                     src.path,
@@ -251,17 +265,28 @@ def _pulls_torch(
     return None
 
 
-def _arch(ctx: Context, src: SourceFile) -> str:
-    """ "x86": a known build of the image targets x86_64; "arm": the file handles or fixes the architecture
-    (or is for Arm only); "any": nothing says."""
+@dataclass(frozen=True)
+class _Arch:
+    """What the file's image is built for: `arm` when the file handles or fixes the architecture (or is for Arm
+    only); otherwise `x86()` tells whether a known build of the image targets x86_64 (else nothing says)."""
+
+    arm: bool
+    x86: Callable[[], bool]
+
+
+def _arm(ctx: Context, src: SourceFile) -> bool:
+    """The file handles or fixes the architecture (or is for Arm only): its path, its text, a FROM --platform."""
     low = src.path.lower()
     if re.search(r"(?:^|[/._-])(?:arm|arm64|aarch64)(?:[/._-]|$)", low) or _ARCH.search(src.text):
-        return "arm"
+        return True
     df = ctx.dockerfile(src)
-    if any(instr.image is not None and instr.image.platform for instr in df.of("FROM")):
-        return "arm"
+    return any(instr.image is not None and instr.image.platform for instr in df.of("FROM"))
+
+
+def _built_for_x86(ctx: Context, src: SourceFile) -> bool:
+    """A known build of the image (the build graph of the run's workflows) targets x86_64."""
     builds, _known = graph(ctx, reads=_BUILDERS).builds_of(src.path)
-    return "x86" if any(b.may_be_x86 for b in builds) else "any"
+    return any(b.may_be_x86 for b in builds)
 
 
 def _names_host(src: SourceFile, use: PipUse, f: TorchWheels) -> bool:
