@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit, run_unit, script_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, SHELL
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
@@ -126,4 +126,5 @@ def _check(unit: ShellUnit, ctx: Context, nounset: bool) -> Iterator[Hit]:
             f"`{argv[0]} {target}` runs under {where}: the {name} set_env.sh reads variables it never sets "
             f"(`$ZSH_VERSION`, `$1`), so bash stops the script here (`unbound variable`) before the NPU work "
             f"starts. Put `set +u` before this line and `set -u` after it.",
+            related=(Related(unit.path, set_line, "turns on `set -u`"),) if set_line else (),
         )

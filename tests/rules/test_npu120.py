@@ -16,3 +16,13 @@ def test_the_message_names_the_set_u_line_and_the_fix() -> None:
     assert suggestion is None
     assert message.startswith("`source /usr/local/Ascend/nnal/atb/set_env.sh` runs under `set -u` on line 2")
     assert message.endswith("Put `set +u` before this line and `set -u` after it.")
+
+
+def test_the_set_u_line_is_a_related_place() -> None:
+    from tests.rules.support import FIXTURES, load_case, run_case
+
+    report = run_case(load_case(FIXTURES / "NPU120/bad_nnal_under_set_u"))
+    [finding] = [f for f in report.findings if f.rule == "NPU120"]
+    assert [(r.path.rsplit("/", 1)[-1], r.line, r.note) for r in finding.related] == [
+        ("run.sh", 2, "turns on `set -u`")
+    ]
