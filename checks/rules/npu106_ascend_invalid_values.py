@@ -68,8 +68,10 @@ class AscendInvalidValues(Rule):
           `vllm serve`. vLLM takes `mp`, `ray`, `uni`, `external_launcher` or the import path of an Executor
           class; any other word fails when the engine starts.
       (j) a key of `--additional-config` (`additional_config={...}`) given at its top level while vLLM-Ascend
-          reads it only inside a sub-config (warning): `{"fuse_muls_add": true}` for
-          `{"ascend_compilation_config": {"fuse_muls_add": true}}`. The setting does nothing. Where the
+          reads it only inside a sub-config (warning): `{"fuse_muls_add": false}` for
+          `{"ascend_compilation_config": {"fuse_muls_add": false}}`. The setting does nothing. A value that is
+          the key's own default where it is read (`{"fuse_muls_add": true}`) leaves the server as asked, so it
+          is a notice that says to drop it. Where the
           repository has vLLM-Ascend's own reader (`vllm_ascend/ascend_config.py`), what that file reads at the
           reviewed revision decides; elsewhere the facts `ascend_additional_config` (keys vLLM-Ascend read only
           nested in every revision). A key also read at the top level is never reported.

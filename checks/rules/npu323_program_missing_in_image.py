@@ -42,7 +42,10 @@ class ProgramMissingInImage(Rule):
     establish as missing (every program on an image of unknown provenance); one installed by an earlier RUN of
     the stage, by the script itself, by a package that depends on it (build-essential brings make, gcc, g++ and
     patch) or in the stage it starts FROM; a call inside `if`/loops/functions, guarded by `command -v`/`which`,
-    or followed by `||`; a stage that copies from another image or installs what cannot be read.
+    or followed by `||`; a stage that copies from another image or installs what cannot be read; a program run
+    by the build a RUN starts rather than by the RUN or a script it names (a `setup.py` that runs a build script,
+    a CMake file's `PATCH_COMMAND patch`): that chain passes through build options and CMake conditions this
+    rule does not evaluate.
     """
 
     id = "NPU323"
