@@ -93,6 +93,9 @@ class TorchPinOverwritten(Rule):
         found = sorted([*written, *derived], key=lambda p: p.index)
         if not found:
             return
+        # A torchvision an earlier install pins through its requirements (`-r requirements-npu.txt` with
+        # `torchvision==0.22.1`) is installed when a later install's `torchvision>=0.19` is resolved: pip keeps it.
+        visions = [p.index for p in installed_pins(later, ("torchvision",))]
         t = tables(ctx)
         canns = cann_versions(df)
         by_step: dict[int, list[Pin]] = {}
@@ -106,7 +109,8 @@ class TorchPinOverwritten(Rule):
                 if not alive:
                     continue
                 cann = cann_at(canns, inst.index)
-                problems = _problems(alive, inst, found, t, cann.version if cann is not None else None)
+                vision_before = any(i < inst.index for i in visions)
+                problems = _problems(alive, inst, found, t, cann.version if cann is not None else None, vision_before)
                 if not problems:
                     continue
                 first = alive[0]
@@ -142,7 +146,9 @@ class TorchPinOverwritten(Rule):
                 break  # one finding per pin step: the first install that undoes it
 
 
-def _problems(alive: list[Pin], inst: Install, found: list[Pin], t: Tables, cann: str | None) -> list[tuple[str, str]]:
+def _problems(
+    alive: list[Pin], inst: Install, found: list[Pin], t: Tables, cann: str | None, vision_before: bool = False
+) -> list[tuple[str, str]]:
     """What the install does to the pins: (text, kind), kind "needs" (it requires other versions) or "vision"
     (an unpinned torchvision drags torch along). Empty when the pins survive or the result is the right one."""
     if inst.specs is None:
@@ -159,7 +165,7 @@ def _problems(alive: list[Pin], inst: Install, found: list[Pin], t: Tables, cann
         out.append((f"it requires {pin.package}{want}, which replaces {pin.version}", "needs"))
     torch = next((p for p in alive if p.package == "torch"), None)
     tv_spec = inst.specs.get("torchvision")
-    tv_before = any(p.package == "torchvision" and p.index < inst.index for p in found)
+    tv_before = vision_before or any(p.package == "torchvision" and p.index < inst.index for p in found)
     if torch is not None and tv_spec is not None and not tv_before:
         torch_spec = inst.specs.get("torch")
         # One resolution: torchvision is chosen together with the torch this install allows.
