@@ -255,6 +255,13 @@ def workflow_is_ascend(text: str, m: Markers) -> bool:
             and any(is_ascend_image(r, m) for r in _REF.findall(line))
         ):
             return True  # docker pull / run / build -t of an Ascend image
+        if ("ascend" in line or "cann" in line) and any(
+            ":" in r.rpartition("/")[2] and is_ascend_image(r, m) for r in _REF.findall(line)
+        ):
+            # A tagged Ascend image anywhere in the code: a build's `BASE_IMAGE=quay.io/ascend/cann:...` argument
+            # or a tag it pushes under an Ascend organisation, in a block value no key above names (a path such
+            # as `docker/ascend/**` has no tag).
+            return True
     return False
 
 

@@ -126,6 +126,14 @@ jobs:
         # A paths filter naming an Ascend folder is not a runner; a comment is not a job.
         ("on:\n  pull_request:\n    paths:\n      - docker/ascend/**\njobs:\n  t:\n    runs-on: ubuntu\n", False),
         ("jobs:\n  t:\n    # runs-on: linux-aarch64-a2b3-4 once we have one\n    runs-on: ubuntu-latest\n", False),
+        # A build whose only Ascend sign is its base image, passed as a build argument in a block value.
+        (
+            "jobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: docker/build-push-action@v6\n"
+            "        with:\n          build-args: |\n            BASE_IMAGE=quay.io/ascend/cann:8.3.rc2-a3\n",
+            True,
+        ),
+        # ... but an untagged mention (a URL, a folder) is not an image.
+        ("jobs:\n  t:\n    runs-on: ubuntu\n    steps:\n      - run: echo see gitcode.com/ascend/pytorch\n", False),
     ],
 )
 def test_workflow_is_ascend(text: str, expected: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
@@ -9,7 +10,7 @@ from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import matrix_values
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
@@ -74,8 +75,26 @@ class MatrixValueUnmatched(Rule):
         values = matrix_values(job)
         if values is None or not values:
             return
+        # On a change that edits the matrix (a value renamed, a leg dropped), a condition it leaves unmatched is
+        # the change's doing though its line is unchanged: reported with the matrix lines the change wrote.
+        edited = (
+            []
+            if ctx.audit
+            else [
+                n
+                for n in range(job.matrix_node.line, (job.matrix_node.end_line or job.matrix_node.line) + 1)
+                if ctx.is_added_line(src.path, n)
+            ]
+        )
         for step in job.steps:
-            yield from _step(src, step, values)
+            for hit in _step(src, step, values):
+                if edited and not ctx.is_added_line(hit.path, hit.line):
+                    hit = dataclasses.replace(
+                        hit,
+                        related=(Related(src.path, edited[0], "the matrix this change edits"),),
+                        caused_by_change=True,
+                    )
+                yield hit
 
 
 def _step(src: SourceFile, step: Step, values: dict[str, set[str]]) -> Iterator[Hit]:

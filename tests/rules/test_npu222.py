@@ -18,3 +18,14 @@ def test_not_equal_to_a_missing_value_is_always_true() -> None:
     found = file_findings("NPU222/trap_excluded_value_and_not_equal", "NPU222")
     assert "the condition is always true" in found[("build_and_release.yml", 19)][2]
     assert "its values: `910b`" in found[("build_and_release.yml", 16)][2]
+
+
+def test_a_change_that_edits_the_matrix_is_the_cause_of_the_stale_condition() -> None:
+    from tests.rules.support import FIXTURES, load_case, run_case
+
+    report = run_case(load_case(FIXTURES / "NPU222/change_matrix_renamed_condition_stale"))
+    [finding] = [f for f in report.findings if f.rule == "NPU222"]
+    assert (finding.path, finding.line, finding.severity.label) == (".github/workflows/docker.yml", 17, "warning")
+    assert [(r.path, r.line, r.note) for r in finding.related] == [
+        (".github/workflows/docker.yml", 11, "the matrix this change edits")
+    ]
