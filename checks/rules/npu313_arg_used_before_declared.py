@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
-from npu_review.checks.model import Severity
+from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 from npu_review.checks.rule import Hit, Rule
 
@@ -244,6 +244,8 @@ class ArgUsedBeforeDeclared(Rule):
                 severity=Severity.NOTICE if ref.has_default else None,
                 # A change that moves the ARG below an unchanged use breaks that use.
                 caused_by_change=declared is not None and ctx.is_added_line(src.path, declared),
+                # The declaration the message names is where the fix goes (moved, or repeated after the FROM).
+                related=(Related(src.path, declared, f"`ARG {name}`"),) if declared is not None else (),
             )
 
 
