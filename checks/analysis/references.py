@@ -408,6 +408,8 @@ _PYTEST_VALUE_OPTS = frozenset(
      "--import-mode", "--tb", "--capture", "--dist", "--html", "--cov", "--cov-report", "--reruns-delay", "-r"}
 )  # fmt: skip
 _PY_VALUE_OPTS = frozenset({"-W", "-X", "-Q"})
+# What a config file's name ends with (the value of a config-file option; anything else is a name or a dict).
+_CONFIG_EXTENSIONS = (".json", ".yaml", ".yml", ".toml", ".cfg", ".ini")
 
 
 @dataclass(frozen=True)
@@ -591,6 +593,7 @@ class Walker:
         if prog == "popd":
             self.state.cwd = ()
             return
+        yield from self._config_files(c)
         if prog in SCRIPT_RUNNERS:
             k = 1
             while k < len(argv) and argv[k].startswith("-"):
@@ -616,6 +619,30 @@ class Walker:
             yield from self._pip(c)
             return
         self._makes(c)
+
+    def _config_files(self, c: Cmd) -> Iterator[FileRef]:
+        """The config files a command's options name (`accelerate launch --config_file x.yaml`, a trainer's
+        `--deepspeed ds_z3.json`): only a value with a config file's extension (`--deepspeed zero3` is a name)."""
+        options = self.ctx.facts.shell_tools.config_file_options
+        words = c.words
+        for k in range(1, len(words)):
+            a = words[k].unquoted
+            name, eq, _ = a.partition("=")
+            if name not in options:
+                continue
+            if eq:
+                value = self.values.expand(words[k].raw.split("=", 1)[1])
+                line = words[k].line
+            elif k + 1 < len(words):
+                value = self._value(words[k + 1])
+                line = words[k + 1].line
+            else:
+                continue
+            if value is None or not value[0].lower().endswith(_CONFIG_EXTENSIONS):
+                continue
+            r = self.ref(value[0], line, "config-file", c.line, value[1])
+            if r is not None:
+                yield r
 
     def _named(self, w: Word, how: str, c: Cmd) -> Iterator[FileRef]:
         value = self._value(w)

@@ -590,6 +590,7 @@ class ShellTools(Section):
     subcommands: Mapping[str, tuple[str, ...]]
     pip_install_value_options: tuple[str, ...]
     pip_index_options: tuple[str, ...]
+    config_file_options: tuple[str, ...]
     git_clone_value_options: tuple[str, ...]
 
 

@@ -35,6 +35,7 @@ _WHAT = {
     "install": "the folder to install",
     "cd": "the folder",
     "config": "the Hydra config",
+    "config-file": "the config file",
 }
 _MAX_LISTED = 5
 
@@ -45,7 +46,8 @@ class NamedFileMissing(Rule):
 
     Why: scripts, CI steps and install guides name the repository's files (`bash tests/special_npu/x.sh`,
     `source scripts/env.sh`, `python x.py`, `git apply patches/x.patch`, `pip install -r requirements-npu.txt`,
-    `cd examples/x`, Hydra's `--config-name`). Files move, and what names them is rarely updated in the same
+    `cd examples/x`, Hydra's `--config-name`, a launcher's `--config_file x.yaml`, a trainer's
+    `--deepspeed ds.json`). Files move, and what names them is rarely updated in the same
     change: a CI step that runs a deleted script fails the NPU job, a launch script's default config that was
     renamed makes every run fail at start, and a guide that `git apply`s a patch from the wrong folder stops every
     reader. verl deleted `tests/special_npu/run_fully_async_policy.sh` while `e2e_ascend.yml` still ran it;
