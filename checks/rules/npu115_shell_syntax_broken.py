@@ -65,9 +65,10 @@ class ShellSyntaxBroken(Rule):
     misspelled subcommand (`git submoudule update`), a second path joined to `export LD_PRELOAD=...` with a blank
     instead of `:`, an option that takes one value given two (`--extra-index-url URL1 URL2`: the second URL
     becomes a requirement), an option whose value is missing (`pip install -e -v .` makes `-v` the editable
-    target), `git clone -b <commit>` (`--branch` takes a branch or tag), `cmake -UNAME=ON` (`-U` removes cache
-    entries; `-D` sets them), an unquoted option value that holds blanks or nothing, a variable's name where its
-    value was meant (`-t TAGS`), and an `if`/`case`/loop the shell cannot close. Ascend/pytorch's install guide
+    target), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
+    `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
+    or nothing, a variable's name where its value was meant (`-t TAGS`), and an `if`/`case`/loop the shell
+    cannot close. Ascend/pytorch's install guide
     said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's FAQ said
     `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
 
@@ -328,6 +329,7 @@ _QUICK = (
     ),  # pip's value option followed by an option
     re.compile(r"(?:-i|-f|-url|-links)[ \t=]+\S+[ \t]+https?://"),  # two URLs for one option
     re.compile(r"(?:-b|--branch)[ \t=]+[0-9a-f]{7,40}\b"),  # clone -b <sha>
+    re.compile(r"(?:-b|--branch)[ \t=]+(?:https?://|git@|ssh://)"),  # clone -b <url>: the branch left out
     re.compile(r" -U\S*="),  # cmake -UX=ON
     re.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
 )
@@ -661,6 +663,19 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
             value, word = argv[k + 1], own[k + 1]
         elif a.startswith("--branch="):
             value, word = a.split("=", 1)[1], own[k]
+        if value is not None and "$" not in word.raw and re.match(r"(?:https?|ssh|git)://|git@", value):
+            # The branch name was left out: git takes the URL for the branch, and no repository is left.
+            after = [w for w in argv[k + 2 :] if not w.startswith("-")] if a in ("-b", "--branch") else []
+            if len(after) <= 1 and not any(re.match(r"(?:https?|ssh|git)://|git@", w) for w in after):
+                yield Hit(
+                    unit.path,
+                    word.line,
+                    f"`git clone {a} {_short(value, 60)}`: `{a}` takes a branch or tag name, so git reads the URL "
+                    "as the branch and has no repository left to clone (or takes the target folder for one): the "
+                    "clone fails. Name the branch "
+                    f"(`git clone {a} <branch> {_short(value, 60)}`) or drop `{a}`.",
+                )
+                return
         if value is None or "$" in word.raw or not _HEX.match(value):
             continue
         if not (re.search(r"[0-9]", value) and re.search(r"[a-f]", value)):
