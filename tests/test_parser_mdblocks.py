@@ -84,3 +84,22 @@ def test_recheck_reads_paragraphs_only() -> None:
     assert not has_recheck("    /recheck")
     assert not has_recheck("> /recheck")
     assert not has_recheck("`/recheck`")
+
+
+def test_a_session_pasted_into_a_shell_block_is_read_as_a_console_one() -> None:
+    text = (
+        "```shell\n"
+        "(venv) root@node:~/src# npu-smi info -t topo\n"
+        "NPU0       X          HCCS\n"
+        "  X    = Self\n"
+        "[root@host work]# echo done\n"
+        "done\n"
+        "```\n"
+        "```bash\n"
+        "# root@node:~# is a comment here, not a prompt\n"
+        "export A=1\n"
+        "```\n"
+    )
+    session, script = shell_blocks(text, "md")
+    assert session.lines == ((2, "npu-smi info -t topo"), (3, ""), (4, ""), (5, "echo done"), (6, ""))
+    assert script.lines == ((9, "# root@node:~# is a comment here, not a prompt"), (10, "export A=1"))

@@ -209,6 +209,70 @@ def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
     return ctx.parsed("doc-regions", src, lambda _text: build())
 
 
+# What a heading or a label names when it speaks for one family of devices (`## Ascend NPU`, `For CUDA users:`).
+_NPU_FAMILY = re.compile(r"(?<![a-z0-9])(?:npus?|ascend|cann|atlas|torch[_-]npu)(?![a-z0-9])|昇腾")
+_GPU_FAMILY = re.compile(r"(?<![a-z0-9])(?:cuda|gpus?|nvidia|rocm)(?![a-z0-9])")
+# A short line of its own that introduces what follows (`For CUDA users:`, `**Ascend NPU**`).
+_INTRO_LINE = re.compile(r"^\s*(?:\*\*[^*]{1,60}\*\*\s*[:：]?|[^\s#|>`*-][^`|]{0,60}[:：])\s*$")
+
+
+def _family(text: str) -> str | None:
+    low = text.lower()
+    npu, gpu = _NPU_FAMILY.search(low) is not None, _GPU_FAMILY.search(low) is not None
+    return "npu" if npu and not gpu else "gpu" if gpu and not npu else None
+
+
+def doc_family_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
+    """(first line, last line, "npu" or "gpu") of the parts of a doc a heading or an introducing line (a bold
+    label, `For CUDA users:`) gives to one family of devices, innermost last."""
+
+    def build() -> list[tuple[int, int, str]]:
+        lines = src.lines
+        doc = ctx.document(src)
+        heads = doc.headings if doc is not None else []
+        heading_lines = [h.line for h in heads]
+        out: list[tuple[int, int, str]] = []
+        for k, h in enumerate(heads):
+            family = _family(h.title)
+            if family is not None:
+                end = next((x.line - 1 for x in heads[k + 1 :] if x.level <= h.level), len(lines))
+                out.append((h.line, end, family))
+        intros = [n for n, line in enumerate(lines, 1) if (":" in line or "：" in line or "**" in line)]
+        intros = [n for n in intros if _INTRO_LINE.match(lines[n - 1]) and n not in heading_lines]
+        for i, n in enumerate(intros):
+            family = _family(lines[n - 1])
+            if family is None:
+                continue
+            stops = [x for x in heading_lines if x > n] + intros[i + 1 : i + 2]
+            out.append((n, (min(stops) - 1) if stops else len(lines), family))
+        return sorted(out, key=lambda r: (-(r[1] - r[0]), r[0]))
+
+    return ctx.parsed("doc-family-regions", src, lambda _text: build())
+
+
+def doc_block_family(ctx: Context, src: SourceFile, line: int, code: str) -> str | None:
+    """Where a doc's code block (at `line`, its text `code`) runs: "npu", "gpu" or None (the doc does not say).
+
+    The part of the doc it is in decides first (a heading or an introducing line naming one family); then a doc
+    that is Ascend's throughout (an Ascend-only repository, a file in a folder or with a name for Ascend or the
+    NPU) is NPU; then the block itself (an Ascend marker, or a selected CUDA device: CUDA_VISIBLE_DEVICES,
+    nvidia-smi); then a doc that never names a GPU is NPU. A doc for several devices leaves its other blocks
+    undecided: a CUDA habit there is no claim to make."""
+    region = device_at(doc_family_regions(ctx, src), line)
+    if region is not None:
+        return region
+    words = {t for part in src.path.lower().split("/") for t in re.split(r"[._-]", part)}
+    if ctx.ascend_only() or words & {"ascend", "npu"} or any("ascend" in w for w in words):
+        return "npu"
+    m = ascend.markers(ctx.facts.ascend_content)
+    if ascend.has_script_marker(code, m):
+        return "npu"
+    if ascend.selects_other_device(code):
+        return "gpu"
+    gpu_named = ctx.parsed("doc-names-gpu", src, lambda text: _GPU_FAMILY.search(text.lower()) is not None)
+    return None if gpu_named else "npu"
+
+
 def device_at(regions: list[tuple[int, int, str]], line: int) -> str | None:
     """The device of the innermost region holding `line`."""
     found = None

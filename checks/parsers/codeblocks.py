@@ -53,21 +53,33 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
     if flavor == "md" and not _fence_of(languages).search(text):
         return []
     try:
-        return _md(text, languages) if flavor == "md" else _rst(text.splitlines(), languages)
+        found = _md(text, languages) if flavor == "md" else _rst(text.splitlines(), languages)
     except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
         return []
+    # A session pasted into a shell block is read as a console one: its output is not shell.
+    return [console_commands(b) if b.language in SHELL_LANGUAGES and transcript(b) else b for b in found]
 
 
 _PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?\$ ")
+# A terminal's prompt with its user and host (`root@node:~/src# `, `(venv) user@host:/work$ `, `[root@host dir]# `):
+# a block in a shell language that starts with one is a pasted session, its other lines the commands' output.
+_HOST_PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?(?:[\w.-]+@[\w.-]+:[^\s#$]*|\[[\w.-]+@[\w.-]+[^\]]*\])[#$] ")
+
+
+def transcript(block: Block) -> bool:
+    """The block is a pasted terminal session: its first line that holds anything starts with a host prompt."""
+    first = next((t for _n, t in block.lines if t.strip()), "")
+    return _HOST_PROMPT.match(first) is not None
 
 
 def console_commands(block: Block) -> Block:
-    """A `console` block's commands: the lines after a `$ ` prompt and the lines that continue them (after a
-    trailing backslash); every other line (output) blank, so that line numbers stay."""
+    """A `console` block's commands (or a pasted session's, `transcript`): the lines after a `$ ` or host prompt
+    and the lines that continue them (after a trailing backslash); every other line (output) blank, so that line
+    numbers stay."""
     out: list[tuple[int, str]] = []
     continued = False
     for n, text in block.lines:
-        m = _PROMPT.match(text)
+        m = _PROMPT.match(text) or _HOST_PROMPT.match(text)
         if m is not None:
             text = text[m.end() :]
         elif not continued:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from npu_review.checks.analysis.device import ascend_jobs, npu_reading
+from npu_review.checks.analysis.device import ascend_jobs, doc_block_family, npu_reading
 from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, run_unit, step_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
@@ -80,6 +80,8 @@ class CudaSettingInNpuContext(Rule):
         if DOCS in src.kinds and flavor_of(src.path) is not None:
             units = doc_units(ctx, src)
             if units and doc_is_ascend(ctx, src):
+                # A doc for several devices: only its NPU blocks (checks.analysis.device.doc_block_family).
+                units = [u for u in units if doc_block_family(ctx, src, u.line, u.source.text) == "npu"]
                 doc = ctx.document(src)
                 sections = [h.line for h in doc.headings] if doc is not None else []
                 yield from _place(ctx, src.path, [], [c for u in units for c in _unit_commands(u)], sections)
