@@ -946,8 +946,11 @@ _ASCEND_WORDS = re.compile(r"\b(?:ascend|npu|cann|hccl|torch_npu)\b|昇腾")
 _DOC_NEEDLES = ("bash ", "sh ", "source ", ". ", "python", "git apply", "git am", "pip", "cd ", "pytest", "torchrun")
 
 
-def doc_is_ascend(ctx: Context, src: SourceFile) -> bool:
-    """An Ascend doc: the repository is Ascend-only, or the text names Ascend, the NPU, CANN or HCCL."""
+def doc_names_ascend(ctx: Context, src: SourceFile) -> bool:
+    """A doc that speaks of Ascend: the repository is Ascend-only, or the text names Ascend, the NPU, CANN or
+    HCCL (the files its commands name are this repository's Ascend material). Looser than
+    `checks.analysis.scripts.doc_is_ascend`, which asks for an Ascend marker in the text (its commands run on NPU).
+    """
     if ctx.ascend_only():
         return True
     low = src.text.lower()
@@ -1282,7 +1285,7 @@ __all__ = [
     "change_refs",
     "change_triggers",
     "checkouts",
-    "doc_is_ascend",
+    "doc_names_ascend",
     "doc_refs",
     "is_checkout",
     "job_refs",

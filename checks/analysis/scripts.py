@@ -199,8 +199,9 @@ _PYTHON_LINE = re.compile(
 
 
 def doc_is_ascend(ctx: Context, src: SourceFile) -> bool:
-    """The doc is about Ascend: the repository is Ascend-only, or the doc has an Ascend marker (memoised; a rule
-    asks only once a block of the doc looks worth its while)."""
+    """The doc's commands run on Ascend: the repository is Ascend-only, or the doc has an Ascend marker
+    (memoised; a rule asks only once a block of the doc looks worth its while). A doc that merely names Ascend
+    is `checks.analysis.references.doc_names_ascend`."""
     from npu_review.checks.analysis.vllm_launches import ascend_text
 
     return ctx.parsed("doc-is-ascend", src, lambda text: ascend_text(ctx, text))

@@ -11,7 +11,7 @@ from npu_review.checks.analysis.device import ascend_jobs, npu_reading
 from npu_review.checks.analysis.references import (
     FileRef,
     close_name,
-    doc_is_ascend,
+    doc_names_ascend,
     doc_refs,
     job_refs,
     same_name_elsewhere,
@@ -169,7 +169,7 @@ def _refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
             if npu is None or job.id in npu:
                 yield from job_refs(ctx, wf, job)
         return
-    if src.kinds & {DOCS, MARKUP} and doc_is_ascend(ctx, src):
+    if src.kinds & {DOCS, MARKUP} and doc_names_ascend(ctx, src):
         yield from doc_refs(ctx, src)
 
 
