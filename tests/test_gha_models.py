@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from npu_review.checks.analysis.images import built_files
-from npu_review.checks.analysis.runners import ascend_jobs
+from npu_review.checks.analysis.runners import runner_jobs
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
 from npu_review.checks.facts import default_facts
@@ -136,7 +136,7 @@ def test_built_files_follow_needs_of_a_merge_job() -> None:
     assert built_files(w, "merge") == {"docker/ascend/Dockerfile.ascend_9.1.0_a2"}
 
 
-def test_ascend_jobs_at_a_revision() -> None:
+def test_the_jobs_on_ascend_runners_at_a_revision() -> None:
     text = f"""
     on: push
     jobs:
@@ -148,7 +148,7 @@ def test_ascend_jobs_at_a_revision() -> None:
         runs-on: ubuntu-latest
     """
     cs = ChangeSet(head=MemoryTree({".github/workflows/e2e_ascend.yml": textwrap.dedent(text)}), audit=True)
-    jobs = ascend_jobs(ctx_for(cs), "head")
+    jobs = runner_jobs(ctx_for(cs), "head")
     assert [(j.job, j.runner.label) for j in jobs] == [("a", "linux-aarch64-a2b3-8")]
 
 

@@ -37,7 +37,7 @@ class Install:
     fixed: bool = False
 
 
-def ref_version(ref: str | None) -> str | None:
+def tag_version(ref: str | None) -> str | None:
     """`releases/v0.18.0` -> `0.18.0`, `v0.11.0rc1` -> `0.11.0rc1`; None for a sha, a branch or nothing."""
     if not ref:
         return None
@@ -184,7 +184,7 @@ class _Installs:
         return None
 
     def version_of(self, clone: Clone) -> str | None:
-        return ref_version(self.refs.get(clone.path or "", clone.branch))
+        return tag_version(self.refs.get(clone.path or "", clone.branch))
 
     def is_tag(self, clone: Clone) -> bool:
         ref = self.refs.get(clone.path or "", clone.branch)

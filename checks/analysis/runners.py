@@ -91,7 +91,7 @@ class AscendJob:
     line: int  # the `runs-on` line
 
 
-def ascend_jobs(ctx: Context, rev: str) -> list[AscendJob]:
+def runner_jobs(ctx: Context, rev: str) -> list[AscendJob]:
     """Every job of every workflow at `rev` that runs on an Ascend runner (memoised)."""
     return ctx.memo(("ascend-jobs", rev, ""), lambda: _ascend_jobs(ctx, rev))
 
@@ -117,7 +117,7 @@ def _file_jobs(ctx: Context, catalog: RunnerCatalog, path: str, rev: str) -> lis
 
 
 def job_runners(catalog: RunnerCatalog, wf: Workflow, job: Job) -> list[Runner]:
-    """The distinct Ascend runners a job runs on over its matrix legs (one AscendJob of `ascend_jobs` each)."""
+    """The distinct Ascend runners a job runs on over its matrix legs (one AscendJob of `runner_jobs` each)."""
     if job.node.get("runs-on") is None:
         return []
     out: list[Runner] = []

@@ -546,7 +546,7 @@ _ARCH_WORDS = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "am
 
 
 @dataclass(frozen=True)
-class Build:
+class PlatformBuild:
     """A workflow step that builds a Dockerfile for a set of platforms."""
 
     dockerfile: str  # repository path
@@ -556,14 +556,14 @@ class Build:
     line: int  # the `platforms:` / `--platform` line
 
 
-def builds(ctx: Context) -> list[Build]:
+def builds(ctx: Context) -> list[PlatformBuild]:
     """Every multi-or-single platform build of a repository Dockerfile that a workflow at head runs with known
     platforms: docker/build-push-action with `platforms:` and `file:` (or `context:` + `Dockerfile`), and
     `docker buildx build --platform … -f …` in run steps. Memoised per run."""
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
 
-    def collect() -> list[Build]:
-        out: list[Build] = []
+    def collect() -> list[PlatformBuild]:
+        out: list[PlatformBuild] = []
         for path in workflow_paths(ctx, "head"):
             # `_may_build`'s test on the text first: a workflow that never says `platform` is not parsed.
             src = ctx.source(path)
@@ -594,7 +594,7 @@ def _archs(text: str) -> frozenset[str] | None:
     return frozenset(found) if found else None
 
 
-def _builds_of(ctx: Context, wf: Workflow) -> Iterator[Build]:
+def _builds_of(ctx: Context, wf: Workflow) -> Iterator[PlatformBuild]:
     seen: set[tuple[str, frozenset[str], int]] = set()
     for job in wf.jobs.values():
         for scope in legs(wf, job):
@@ -622,7 +622,7 @@ def _builds_of(ctx: Context, wf: Workflow) -> Iterator[Build]:
                                 key = (name, archs, plat.line)
                                 if key not in seen:
                                     seen.add(key)
-                                    yield Build(name, archs, pv.text.strip(), wf.path, plat.line)
+                                    yield PlatformBuild(name, archs, pv.text.strip(), wf.path, plat.line)
                 elif step.run is not None and "--platform" in step.run.value:
                     for val in scope.resolve(step.run):
                         if not val.known:
@@ -632,7 +632,7 @@ def _builds_of(ctx: Context, wf: Workflow) -> Iterator[Build]:
 
 def _buildx_runs(
     ctx: Context, path: str, node: Node, text: str, seen: set[tuple[str, frozenset[str], int]]
-) -> Iterator[Build]:
+) -> Iterator[PlatformBuild]:
     lines = node.text_lines()
     source = Source.lines([(n, t) for (n, _), t in zip(lines, text.split("\n"), strict=False)])
     for cmd in commands(source):
@@ -657,7 +657,7 @@ def _buildx_runs(
         name = re.sub(r"^(\./)+", "", dockerfile)
         if archs and ctx.changeset.head.exists(name) and (name, archs, line) not in seen:
             seen.add((name, archs, line))
-            yield Build(name, archs, platform, path, line)
+            yield PlatformBuild(name, archs, platform, path, line)
 
 
 # A file for one CPU architecture: an installer, archive or wheel whose name says which.

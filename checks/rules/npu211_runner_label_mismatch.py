@@ -14,8 +14,8 @@ from npu_review.checks.analysis.runners import (
     ACTIONLINT_CONFIGS,
     LABEL_FILE_GLOBS,
     AscendJob,
-    ascend_jobs,
     runner_catalog,
+    runner_jobs,
 )
 from npu_review.checks.analysis.workflows import run_script, workflow, workflow_paths
 from npu_review.checks.context import Context
@@ -118,7 +118,7 @@ class RunnerLabelMismatch(Rule):
 
         def reference() -> tuple[list[AscendJob], Counter[str], Counter[tuple[str, str, str]]]:
             if not found:
-                jobs = ascend_jobs(ctx, rev)
+                jobs = runner_jobs(ctx, rev)
                 found[""] = (
                     jobs,
                     Counter(aj.runner.label for aj in jobs),
@@ -208,7 +208,7 @@ class RunnerLabelMismatch(Rule):
         if use[runner.label] >= 2 or runner.status == "current":
             return
         catalog = runner_catalog(ctx)
-        era = {aj.runner.label for aj in ascend_jobs(ctx, ctx.reference_rev)}
+        era = {aj.runner.label for aj in runner_jobs(ctx, ctx.reference_rev)}
         if not era and not ctx.audit:
             # No Ascend job at the base (the first Ascend workflow of a repository): nothing says which labels
             # are served at that time, and the retirements in the facts may postdate the change. Unknown.
@@ -258,7 +258,7 @@ class RunnerLabelMismatch(Rule):
         if use[label]:
             return False
         moved = [
-            aj for aj in ascend_jobs(ctx, "head") if aj.runner.label == label and ctx.is_added_line(aj.path, aj.line)
+            aj for aj in runner_jobs(ctx, "head") if aj.runner.label == label and ctx.is_added_line(aj.path, aj.line)
         ]
         return len(moved) >= 2
 
