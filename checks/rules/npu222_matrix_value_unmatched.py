@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import matrix_values
+from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Related, Severity
@@ -75,8 +76,9 @@ class MatrixValueUnmatched(Rule):
         values = matrix_values(job)
         if values is None or not values:
             return
-        # On a change that edits the matrix (a value renamed, a leg dropped), a condition it leaves unmatched is
-        # the change's doing though its line is unchanged: reported with the matrix lines the change wrote.
+        # On a change that edits the matrix, a condition it leaves unmatched is the change's doing though its line
+        # is unchanged (related: the matrix line it wrote). A value renamed (`npu` -> `npu-a2`, `npu-a3`) leaves
+        # the step off the legs it was written for; a value dropped with its legs leaves a dead step (a notice).
         edited = (
             []
             if ctx.audit
@@ -86,18 +88,45 @@ class MatrixValueUnmatched(Rule):
                 if ctx.is_added_line(src.path, n)
             ]
         )
+        before = _base_values(ctx, src.path, job.id) if edited else None
         for step in job.steps:
-            for hit in _step(src, step, values):
+            for hit, key, value in _step(src, step, values):
                 if edited and not ctx.is_added_line(hit.path, hit.line):
+                    had = (before or {}).get(key, set())
+                    if not any(_equal(v, value) for v in had):
+                        continue  # unmatched before the change too: not its doing
+                    new = values.get(key, set()) - had
+                    renamed = any(_derived(v, value) for v in new)
                     hit = dataclasses.replace(
                         hit,
+                        message=hit.message
+                        if renamed
+                        else hit.message.replace(
+                            "Compare with a value the matrix has.",
+                            f"This change drops `{value}` from the matrix, which leaves this test dead: update it "
+                            "with the matrix.",
+                        ),
+                        severity=None if renamed else Severity.NOTICE,
                         related=(Related(src.path, edited[0], "the matrix this change edits"),),
                         caused_by_change=True,
                     )
                 yield hit
 
 
-def _step(src: SourceFile, step: Step, values: dict[str, set[str]]) -> Iterator[Hit]:
+def _base_values(ctx: Context, path: str, job_id: str) -> dict[str, set[str]] | None:
+    """The matrix values of the job before the change (None: no such job or matrix, or not static)."""
+    wf = workflow(ctx, path, "base")
+    job = wf.jobs.get(job_id) if wf is not None else None
+    return matrix_values(job) if job is not None else None
+
+
+def _derived(new: str, old: str) -> bool:
+    """`new` renames `old`: the old value is one of its words (`npu` -> `npu-a2`, `910b` -> `ascend910b`)."""
+    n, o = new.lower(), old.lower()
+    return n != o and (o in re.split(r"[-_.]", n) or n.startswith(o) or n.endswith(o))
+
+
+def _step(src: SourceFile, step: Step, values: dict[str, set[str]]) -> Iterator[tuple[Hit, str, str]]:
     node = step.node.get("if")
     if node is None or not node.is_scalar or "matrix" not in node.value:
         return
@@ -119,7 +148,8 @@ def _step(src: SourceFile, step: Step, values: dict[str, set[str]]) -> Iterator[
             shown = ", ".join(f"`{v}`" for v in sorted(have)[:6]) + (" ..." if len(have) > 6 else "")
             what = f"no leg of the job's matrix has `{key}: {value}` (its values: {shown})"
         effect = "the step never runs" if op == "==" else "the condition is always true"
-        yield Hit(src.path, line, f"`{m.group(0).strip()}`: {what}, so {effect}. Compare with a value the matrix has.")
+        hit = Hit(src.path, line, f"`{m.group(0).strip()}`: {what}, so {effect}. Compare with a value the matrix has.")
+        yield hit, key, value
 
 
 def _equal(a: str, b: str) -> bool:
