@@ -54,6 +54,8 @@ _CANN_RUN = re.compile(
 )
 _CANN_SAID = re.compile(r"(?i)\bCANN\s*(?:==|=|:)?\s*v?(\d+\.\d+\.(?:\d+|rc\d+))(?![\w.]*\d)")
 _URL = re.compile(r"https?://[^\s)\]>\"'`]+")
+# A column of lower bounds in a dependency table.
+_BOUND_HEADER = re.compile(r"\bmin(?:imum|imal)?\b|\bat least\b|最低|最小|至少")
 
 
 @dataclass(frozen=True)
@@ -389,7 +391,9 @@ def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None
                 line = _cell_line(cell, row.line)
                 found.append(Said(part, value, cell.text.strip(), line, f"the dependency table (line {line})"))
                 break
-    if len(found) >= 2:
+    # A table of lower bounds (`| Requirement | Minimum | Recommend |`) states ranges, not one stack: a command
+    # that installs another version inside the range does not contradict it, nor do its minima pair.
+    if len(found) >= 2 and not any(_BOUND_HEADER.search(h.lower()) for h in table.header):
         guide.tables.extend(found)
         guide.rows.append((table.line, {s.component: s for s in found}))
 
