@@ -277,6 +277,31 @@ def change_mentions(ctx: Context, needles: tuple[str, ...], of_kinds: frozenset[
     return False
 
 
+# What a line that the graph reports a pull on holds (see `_Builder._pull_vals` and `_written`): a container's,
+# a service's or a step's `image:`/`container:` key or `docker://`, a docker command (docker, podman, nerdctl,
+# buildah), a FROM, or the image reference itself as a value: a word with a `/` (`quay.io/ascend/verl`) or a
+# tag (`postgres:14`).
+_PULL_LINE = re.compile(
+    r"(?i)\b(?:docker|podman|nerdctl|buildah)\b|\b(?:image|container)\s*:|^\s*from\s|[\w.-]/[\w.$-]|[\w.-]:[\w.${]"
+)
+
+
+def change_adds_pull_lines(ctx: Context, of_kinds: frozenset[str] = GRAPH_KINDS) -> bool:
+    """Whether a line the change adds to a file of these kinds can be a line the graph reports a pull on (always
+    true in an audit): when none can, no pull of the change is on an added line, whatever the graph holds."""
+    if ctx.audit:
+        return True
+    for change in ctx.changeset.changes.values():
+        if not change.added_lines or not ctx.kindmap.candidates(change.path) & of_kinds:
+            continue
+        src = ctx.source(change.path)
+        if src is None:
+            return True  # not read: say it may
+        if any(_PULL_LINE.search(src.line(n)) for n in change.added_lines):
+            return True
+    return False
+
+
 def graph(ctx: Context, rev: str = "head", reads: frozenset[str] = GRAPH_KINDS) -> Graph:
     """The image/build graph of the revision (memoised per run), from the files of the kinds `reads` (what the
     asking rule declares it reads) and the files the change touches."""

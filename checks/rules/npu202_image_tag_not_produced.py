@@ -11,6 +11,7 @@ from npu_review.checks.analysis.builds import (
     IMAGE_SCRIPT_GLOBS,
     Graph,
     Unpushed,
+    change_adds_pull_lines,
     change_mentions,
     graph,
     repository,
@@ -128,6 +129,8 @@ class ImageTagNotProduced(Rule):
         the builds can push; the images of the profile's families are judged above."""
         if not change_mentions(ctx, ("docker", "image", "container", "FROM", "push", "metadata-action")):
             return
+        if not change_adds_pull_lines(ctx):
+            return  # only pulls on added lines are judged here (below), and no added line can hold one
         g = graph(ctx, reads=_GRAPH_READS)
         if not g.pushed:
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from rapidfuzz.distance import Levenshtein
@@ -101,6 +102,8 @@ class BuildArgNotDeclared(Rule):
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if not change_mentions(ctx, ("docker", "build-arg", "ARG ", "build-push-action")):
+            return
+        if not ctx.audit and not _may_change_args(ctx):
             return
         g = graph(ctx, reads=_READS)
         files = sorted({b.dockerfile for b in g.builds if b.dockerfile is not None})
@@ -224,6 +227,35 @@ class _Lazy:
         if self._graph is None:
             self._graph = self._make()
         return self._graph
+
+
+_ARG_NAME = re.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)")
+_BUILDER_WORDS = ("docker", "build-arg", "build-push-action", "buildx", "podman", "buildah")
+
+
+def _may_change_args(ctx: Context) -> bool:
+    """The change can make one of the findings below (the exact test before the build graph is built): a
+    Dockerfile it touches gains a line that declares or uses an argument (`ARG`, `$`) or loses a declaration,
+    or a file it touches that is no Dockerfile may hold a build (its text names docker, a build argument, buildx)."""
+    for change in ctx.changeset.changes.values():
+        candidates = ctx.kindmap.candidates(change.path)
+        if not candidates & GRAPH_KINDS:
+            continue
+        if candidates & {DOCKERFILE, ASCEND_DOCKERFILE}:
+            src = ctx.source(change.path)
+            if src is None:
+                return True  # deleted or unreadable: the full pass decides
+            if any("ARG" in src.line(n) or "$" in src.line(n) for n in change.added_lines):
+                return True
+            before = ctx.text(change.old_path or change.path, "base") or ""
+            if set(_ARG_NAME.findall(before)) - set(_ARG_NAME.findall(src.text)):
+                return True
+            continue
+        for path, rev in ((change.path, "head"), (change.old_path or change.path, "base")):
+            text = ctx.text(path, rev)
+            if text is not None and any(w in text for w in _BUILDER_WORDS):
+                return True
+    return False
 
 
 def _build_changed(ctx: Context, b: Build, base: _Lazy | None) -> bool:
