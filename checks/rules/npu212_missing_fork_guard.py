@@ -218,13 +218,19 @@ class MissingForkGuard(Rule):
     def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if src.path.count("/") != 2:
             return  # GitHub runs only the workflows directly under .github/workflows
-        owners = self._owners(ctx)
         secret = re.compile(ctx.facts.fork_guard.secret_pattern)
         status = list(ctx.facts.github_actions.status_functions)
         events = _fork_events(ctx, src.path)
         guarded: dict[str, bool] = {}
+        base_ifs = None if ctx.audit else _base_if_texts(ctx, src.path)
         for job in wf.jobs.values():
             if_text = _if_text(job.node)
+            if base_ifs is not None and not _job_edited(ctx, src.path, wf, job, if_text, base_ifs):
+                # A change keeps only findings on the lines it adds, and those it causes by removing a guard
+                # (the job's `if:` then differs from the base's): this job can give neither, whatever the
+                # project's owners are (their census reads every workflow; most changes never need it).
+                continue
+            owners = self._owners(ctx)
             named = guard_owners(if_text)
             if named:
                 # Wrong only against the project's other guards (the repository's own owner alone is no proof:
@@ -443,6 +449,36 @@ class _JobGuards:
 
     jobs: Counter[str]  # owners named by the `if:` of Ascend jobs
     guards_jobs: bool  # some job's own `if:` keeps it out of forks
+
+
+def _base_if_texts(ctx: Context, path: str) -> dict[str, str]:
+    """The `if:` of each job of the workflow before the change (empty for a new workflow)."""
+    change = ctx.changeset.changed(path)
+    base = workflow_at(ctx, change.old_path or path, "base") if change is not None else None
+    return {job_id: _if_text(job.node) for job_id, job in base.jobs.items()} if base is not None else {}
+
+
+def _job_edited(ctx: Context, path: str, wf: Workflow, job: Job, if_text: str, base_ifs: dict[str, str]) -> bool:
+    """The change writes a line a finding of this job can be on (`_hit`: the job's key, its `if:`, its `runs-on:`,
+    or the reason's line: a runner, a call's `uses:`/`with:`, a line that names `secrets`), or changes (removes)
+    its `if:`."""
+    node = job.node
+    added = [n for n in range(node.line, (node.end_line or node.line) + 1) if ctx.is_added_line(path, n)]
+    jobs = wf.root.get("jobs")
+    key_node = jobs.key_node(job.id) if jobs is not None else None
+    if key_node is not None and ctx.is_added_line(path, key_node.line):
+        return True
+    if added:
+        src = ctx.source(path)
+        spans = [
+            (part.line, part.end_line or part.line)
+            for key in ("if", "runs-on", "uses", "with", "secrets", "strategy")
+            if (part := node.get(key)) is not None
+        ]
+        for line in added:
+            if any(a <= line <= b for a, b in spans) or (src is not None and "secrets" in src.line(line)):
+                return True
+    return base_ifs.get(job.id, if_text) != if_text
 
 
 def _texts_at(ctx: Context, rev: str) -> _TextGuards:
