@@ -75,14 +75,14 @@ class BashSyntaxUnderSh(Rule):
             return
         first_line = src.text.split("\n", 1)[0]
         shebang_sh = first_line.startswith("#!") and first_line.split()[0].rsplit("/", 1)[-1] in ("sh", "dash")
-        if not shebang_sh and not runs_with_sh(ctx, src.path.rsplit("/", 1)[-1]):
-            return  # nothing runs it with sh, and its own first line says bash (or nothing)
         unit = script_unit(ctx, src)
         if unit is None:
             return
         found = bashisms(unit)
         if not found:
-            return
+            return  # the file's own test first: who runs it with sh is a search of every caller's text
+        if not shebang_sh and not runs_with_sh(ctx, src.path.rsplit("/", 1)[-1]):
+            return  # nothing runs it with sh, and its own first line says bash (or nothing)
         calls = calls_of(ctx, src.path)
         dash = [c for c in calls if _runs_with_sh(c)]
         line, what = found[0]
