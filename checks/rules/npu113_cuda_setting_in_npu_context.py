@@ -62,7 +62,9 @@ class CudaSettingInNpuContext(Rule):
     attention backend; build vLLM with `VLLM_TARGET_DEVICE=empty pip install -e .`.
 
     Where: NPU scripts (their NPU branch only: a `case "$DEVICE"` arm for GPUs is left alone), `run:` steps and
-    `env:` of Ascend jobs, Ascend Dockerfiles (ENV and RUN) and the shell blocks of Ascend docs. Not reported:
+    `env:` of Ascend jobs, Ascend Dockerfiles (ENV and RUN) and the shell blocks of Ascend docs (in a doc for
+    several devices, the blocks of the parts it gives to the NPU by a heading or a line such as `For Ascend
+    users:`, or whose own text is Ascend's; a block that selects a CUDA device is a GPU one). Not reported:
     CUDA variables without an NPU counterpart (Megatron reads `CUDA_DEVICE_MAX_CONNECTIONS` on NPU too; the
     others are inert), a place that sets the NPU counterpart as well (written for both devices on purpose),
     `CUDA_VISIBLE_DEVICES` (NPU106's), `FLASH_ATTN` (vLLM-Ascend's FA3 for training-inference consistency was
