@@ -229,10 +229,19 @@ def _conditional_lines(text: str, first: int) -> frozenset[int]:
     return frozenset(out)
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
+
+
 def _program(cmd: UnitCommand) -> tuple[str, int]:
+    """The program a command runs and the index of its word: past leading `NAME=value` assignments
+    (`DEBIAN_FRONTEND=noninteractive apt-get install ...`), wrappers (`sudo`, `env`) and their options."""
     words = cmd.words
     i = 0
-    while i < len(words) and (words[i].unquoted in _WRAPPERS or (i > 0 and words[i].unquoted.startswith("-"))):
+    while i < len(words) and (
+        words[i].unquoted in _WRAPPERS
+        or (i > 0 and words[i].unquoted.startswith("-"))
+        or _ASSIGNMENT.match(words[i].raw) is not None
+    ):
         i += 1
     if i >= len(words):
         return "", i
