@@ -96,8 +96,8 @@ class BashSyntaxUnderSh(Rule):
                 src.path,
                 line,
                 f"{what[0].upper() + what[1:]} is bash-only{more}, but {c.caller}:{c.line} runs this script "
-                f"with {runner}: on Debian and Ubuntu /bin/sh is dash, which stops with a syntax error "
-                "here. Write POSIX sh (`[ ]` with `=`, `.`), or run it with `bash`.",
+                f"with {runner}: on Debian and Ubuntu /bin/sh is dash, which {_in_dash(what)} here. Write POSIX "
+                "sh (`[ ]` with `=`, `.`), or run it with `bash`.",
                 related=tuple(Related(x.caller, x.line, "runs it with sh") for x in dash[:5]),
                 severity=None if any(x.where != "python" for x in dash) else Severity.WARNING,
             )
@@ -107,7 +107,7 @@ class BashSyntaxUnderSh(Rule):
                 src.path,
                 line,
                 f"{what[0].upper() + what[1:]} is bash-only{more}, but the script's `{first_line.strip()}` line "
-                "makes it run with /bin/sh, which is dash on Debian and Ubuntu: a syntax error there. Use "
+                f"makes it run with /bin/sh, which is dash on Debian and Ubuntu and {_in_dash(what)} there. Use "
                 "`#!/bin/bash`, or write POSIX sh.",
                 severity=Severity.WARNING,
             )
@@ -144,9 +144,26 @@ class BashSyntaxUnderSh(Rule):
                 src.path,
                 line,
                 f"{what[0].upper() + what[1:]} is bash-only, but this RUN runs with /bin/sh, which is dash on this "
-                f"{current.capitalize()} base image: the build stops with an error here. Add "
+                f"{current.capitalize()} base image and {_in_dash(what)} here. Add "
                 '`SHELL ["/bin/bash", "-c"]` before it, or write POSIX sh.',
             )
+
+
+def _in_dash(what: str) -> str:
+    """What dash does with the construct (`what` as bashisms names it): most stop it with a syntax error, some
+    run otherwise without one."""
+    if what in ("`&>`", "`&>>`"):
+        return (
+            "reads `cmd &> file` as `cmd &` and `> file`: the command runs in the background with its output "
+            "not redirected, and what follows neither waits for it nor tests its status"
+        )
+    if what.startswith("`==` inside"):
+        return "rejects `==` in a test (`unexpected operator`), so the test fails whatever the values"
+    if what.startswith("`source`"):
+        return "has no `source` (`source: not found`), so the command fails"
+    if what == "`[[ ]]`":
+        return "has no `[[` (`[[: not found`), so the test fails whatever it says"
+    return "stops with a syntax error"
 
 
 def _runs_with_sh(call: ScriptCall) -> bool:
