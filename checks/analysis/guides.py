@@ -150,6 +150,11 @@ def _release(v: str) -> tuple[tuple[int, ...], str]:
     return tuple(nums), ".".join(parts[len(nums) :])
 
 
+# torch_npu's own versions follow torch's (1.x, 2.x); Ascend's TorchNPU product releases that ship them are
+# numbered 5.0 to 7.x and, since 2026, by year (26.0.0): a guide may name either for the same install.
+_PRODUCT_NUMBERS = 5
+
+
 def agree(ctx: Context, component: str, a: str, b: str) -> bool | None:
     """Whether two values of `component` name the same release; None when that cannot be told (a commit)."""
     if a.startswith("sha:") or b.startswith("sha:"):
@@ -161,6 +166,8 @@ def agree(ctx: Context, component: str, a: str, b: str) -> bool | None:
     (ra, resta), (rb, restb) = _release(a), _release(b)
     if not ra or not rb:
         return None
+    if component == "torch-npu" and (ra[0] >= _PRODUCT_NUMBERS) != (rb[0] >= _PRODUCT_NUMBERS):
+        return None  # a TorchNPU product release (`26.0.0`, `7.3.0`) against a torch_npu version (`2.7.1.post4`)
     exact = component in ctx.facts.guide_components.exact
     n = min(len(ra), len(rb)) if exact else min(len(ra), len(rb), 2)
     if ra[:n] != rb[:n]:
