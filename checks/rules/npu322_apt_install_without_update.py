@@ -125,17 +125,24 @@ class AptInstallWithoutUpdate(Rule):
         for step in job.steps:
             if step.run is None:
                 continue
-            hit, filled = _walk(src.path, block_cmds(step.run.text_lines()), filled, "container")
+            hit, after = _walk(src.path, block_cmds(step.run.text_lines()), filled, "container")
             if hit is not None:
                 yield hit
                 return
+            if after is None:
+                return  # a script ran that may have filled the lists
+            filled = after
 
 
-def _walk(path: str, cmds: Sequence[Cmd], filled: bool, where: str) -> tuple[Hit | None, bool]:
+def _walk(path: str, cmds: Sequence[Cmd], filled: bool, where: str) -> tuple[Hit | None, bool | None]:
+    """The first install from empty lists, and the lists' state after the commands (None: not known, once a
+    script whose commands are not read here runs: it may update them, as a repository-configuring one does)."""
     for cmd in cmds:
         if _clears_lists(cmd):
             filled = False
             continue
+        if _runs_script(cmd):
+            return None, None
         verb = _apt_verb(cmd)
         if verb is None:
             continue
@@ -155,6 +162,17 @@ def _walk(path: str, cmds: Sequence[Cmd], filled: bool, where: str) -> tuple[Hit
                 filled,
             )
     return None, filled
+
+
+def _runs_script(cmd: Cmd) -> bool:
+    """`bash x.sh`, `sh /tmp/configure_repo.sh`, `. ./env.sh`, `./setup.sh`: a script runs."""
+    argv = cmd.argv
+    if not argv:
+        return False
+    prog = argv[0].rsplit("/", 1)[-1]
+    if prog in ("bash", "sh", "dash", "zsh", "source", "."):
+        return any(not a.startswith("-") for a in argv[1:]) and "-c" not in argv[1:]
+    return prog.endswith((".sh", ".bash"))
 
 
 def _clean_images(ctx: Context) -> re.Pattern[str]:
