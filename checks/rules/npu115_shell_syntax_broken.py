@@ -690,6 +690,9 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
         return
 
 
+_PLACEHOLDER = re.compile(r"(?i)\byour\b|<[^<>]+>|\bx{3,}\b|\bpath to\b|请|填写|路径")
+
+
 def _option_values(
     unit: ShellUnit,
     own: Sequence[Word],
@@ -707,7 +710,8 @@ def _option_values(
         ref = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", word.raw)
         if ref and ref.group(1) in values and not _ARG_LIST_NAME.search(ref.group(1)):
             var = ref.group(1)
-            bad = [v for v in values[var] if re.search(r"\S\s+\S", v)]
+            # A template's placeholder ("your model ckpt path", "<data dir>") is there to be replaced, not run.
+            bad = [v for v in values[var] if re.search(r"\S\s+\S", v) and not _PLACEHOLDER.search(v)]
             # A value with an option in it (`pip install --no-cache-dir`) is a list of words split on purpose.
             if bad and not any(re.search(r"(?:^|\s)-", v) for v in values[var]) and var not in commands:
                 yield Hit(
