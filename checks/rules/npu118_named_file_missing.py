@@ -4,6 +4,7 @@ that the change deletes)."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks import kinds
@@ -38,6 +39,9 @@ _WHAT = {
     "config-file": "the config file",
 }
 _MAX_LISTED = 5
+# A name a guide leaves for the reader to fill in (`finetune_qwen3vl_xxB.sh`: the model's size; `<model>.yaml`;
+# `your_config.json`): no file is meant to have it.
+_PLACEHOLDER = re.compile(r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])your[_-]")
 
 
 class NamedFileMissing(Rule):
@@ -107,7 +111,7 @@ class NamedFileMissing(Rule):
         # One finding per missing path (a folder misspelled in three commands is one cause).
         by_path: dict[str, list[FileRef]] = {}
         for r in refs:
-            if r.missing and r.meant:
+            if r.missing and r.meant and not _PLACEHOLDER.search(r.text):
                 by_path.setdefault(r.candidates[0], []).append(r)
         for group in by_path.values():
             first = group[0]
