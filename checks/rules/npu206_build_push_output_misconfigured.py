@@ -153,7 +153,12 @@ class BuildPushOutputMisconfigured(Rule):
                     cause="push-by-digest with a tagged name",
                 )
         tags = step.with_.get("tags")
-        if by_digest and tags is not None and tags.is_scalar and tags.value.strip():
+        # Repository names without a tag (`quay.io/ascend/cann`) are where the digest goes: docker's pattern for
+        # pushing by digest to several registries (the exporter names none itself). Only a `:tag` (or a metadata
+        # step's `tags` output) fights it.
+        listed = [t.strip() for t in re.split(r"[\n,]", tags.value)] if tags is not None and tags.is_scalar else []
+        if by_digest and any(t and (_tag_colon(t) is not None or ("${{" in t and "tags" in t)) for t in listed):
+            assert tags is not None
             yield Hit(
                 src.path,
                 tags.line,
