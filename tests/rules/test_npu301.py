@@ -94,3 +94,24 @@ def test_npu301_a_download_copied_from_a_twin_dockerfile_is_a_notice() -> None:
     found = [(f.line, f.severity) for f in change(base, head).findings if f.rule == "NPU301"]
     # The wget line is the a3 twin's, copied; the curl -k is this change's own.
     assert found == [(2, Severity.NOTICE), (3, Severity.WARNING)]
+
+
+def test_no_suggestion_to_drop_the_flag_where_the_image_has_no_ca_certificates() -> None:
+    # ubuntu:22.04 is a minimal rootfs; `--no-install-recommends` leaves ca-certificates out of wget's install:
+    # the line without the flag fails there. With ca-certificates installed, the suggestion is safe.
+    bare = (
+        "FROM ubuntu:22.04\n"
+        "RUN apt-get update && apt-get install -y --no-install-recommends wget\n"
+        "RUN wget --no-check-certificate https://a.example.com/x.run -O /tmp/x.run\n"
+    )
+    with_certs = bare.replace(
+        "install -y --no-install-recommends wget", "install -y --no-install-recommends wget ca-certificates"
+    )
+    for text, suggestion in (
+        (bare, None),
+        (with_certs, "RUN wget https://a.example.com/x.run -O /tmp/x.run"),
+    ):
+        report = audit({"docker/ascend/Dockerfile": text})
+        assert report.errors == []
+        got = [(f.rule, f.line, f.severity.label, f.suggestion) for f in report.findings if f.rule == "NPU301"]
+        assert got == [("NPU301", 3, "warning", suggestion)]
