@@ -115,6 +115,9 @@ class EnvironmentSetInChild(Rule):
         if ".bashrc" not in src.text:
             return
         env_names = {p.name for i in df.of("ENV") for p in i.pairs}
+        # A build argument of the same name is what later RUNs read (an ARG is in every RUN's environment):
+        # then only CMD and ENTRYPOINT, which run in the container without build arguments, need the export.
+        arg_names = {p.name for i in df.of("ARG") for p in i.pairs}
         runs = list(df.of("RUN", "CMD", "ENTRYPOINT"))
         for k, instr in enumerate(runs):
             if instr.keyword != "RUN" or ".bashrc" not in instr.args:
@@ -123,7 +126,10 @@ class EnvironmentSetInChild(Rule):
             if unit is None:
                 continue
             for name, line in _bashrc_exports(list(unit_shell(unit).commands)):
-                if name in env_names or not _needed(name, runs[k + 1 :]):
+                later = runs[k + 1 :]
+                if name in arg_names:
+                    later = [r for r in later if r.keyword != "RUN"]
+                if name in env_names or not _needed(name, later):
                     continue
                 yield Hit(
                     src.path,
