@@ -129,6 +129,8 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
             own = iface.slots.get(j)
             if slot is None or slot == j or (own is not None and _norm(own) == _norm(m.group(1))):
                 continue
+            if 0 < slot <= len(call.args) and call.args[slot - 1].raw.strip("\"'") == arg.raw.strip("\"'"):
+                continue  # the same value is in its slot too: an extra copy, not a misplaced one
             yield Hit(
                 call.caller,
                 arg.line,
