@@ -542,6 +542,8 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
     if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in caller_exports(ctx).get(src.path, ()):
         return
     for a in ascend:
+        if _whole_node(a.raw or ""):
+            continue  # every NPU of an 8- or 16-NPU node: whatever Ray hands out, it is one of these
         yield Hit(
             src.path,
             a.line,
@@ -550,6 +552,12 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
             f"Add `export {facts.noset_env}=1`.",
             severity=Severity.WARNING,
         )
+
+
+def _whole_node(raw: str) -> bool:
+    """`0,1,2,3,4,5,6,7` (or 0-15): every NPU of a whole Atlas node, so no other NPU is left to land on."""
+    ids = [p.strip() for p in raw.strip().strip("\"'").split(",")]
+    return ids in ([str(i) for i in range(8)], [str(i) for i in range(16)])
 
 
 def _sets(a: Assignment) -> bool:
