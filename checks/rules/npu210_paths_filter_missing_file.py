@@ -81,10 +81,14 @@ class PathsFilterMissingFile(Rule):
                 continue
             src = ctx.source(path)
             entries = list(self._entries(wf))
+            # Only a `paths:` list says which edits run the workflow; `paths-ignore:` names what does not (another
+            # workflow's file there is the point of the list).
+            filters = list(trigger_filters(wf, "paths"))
+            selecting = {id(n) for _, n in filters}
             for event, node in entries:
                 entry = node.value.strip()
-                if entry and head.exists(entry) and ctx.is_added_line(path, node.line):
-                    sibling = _sibling_instead_of_own(ctx, wf, path, event, entry, entries)
+                if entry and head.exists(entry) and ctx.is_added_line(path, node.line) and id(node) in selecting:
+                    sibling = _sibling_instead_of_own(ctx, wf, path, event, entry, filters)
                     if sibling is not None:
                         yield sibling
                         continue
