@@ -167,7 +167,8 @@ def _own_labels(ctx: Context, path: str, job: str) -> dict[str, int]:
 def _close(label: str, known: dict[str, str]) -> list[str]:
     """Known labels (lower case) close to `label`, nearest first: within two edits (a swap of neighbours is one)
     of a GitHub-hosted label, whose list is closed, and within one of the project's own, which may have siblings
-    one region or size apart. A difference in numbers only (another size or version) does not count."""
+    one region or size apart. A difference in numbers only (another size or version) does not count, nor, for the
+    project's own labels, one in the first letter (sibling names such as `d_cluster` / `h_cluster`)."""
     low = label.lower()
     if len(low) < 2 * MAX_DISTANCE + 3:
         return []
@@ -181,6 +182,8 @@ def _close(label: str, known: dict[str, str]) -> list[str]:
         d = OSA.distance(low, k, score_cutoff=limit)
         if d > limit or d == 0 or _DIGITS.sub("0", k) == shape:
             continue
+        if k not in hosted and low[0] != k[0]:
+            continue  # the project's labels `d_cluster` and `h_cluster` name two clusters: a typo keeps the start
         found.append((d, k))
     found.sort()
     return [k for d, k in found if d == found[0][0]] if found else []
