@@ -111,7 +111,7 @@ class NamedFileMissing(Rule):
         # One finding per missing path (a folder misspelled in three commands is one cause).
         by_path: dict[str, list[FileRef]] = {}
         for r in refs:
-            if r.missing and r.meant and not _PLACEHOLDER.search(r.text):
+            if r.missing and r.meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
                 by_path.setdefault(r.candidates[0], []).append(r)
         for group in by_path.values():
             first = group[0]
@@ -204,6 +204,20 @@ def _reported_by_npu502(ctx: Context, src: SourceFile, r: FileRef, gone: dict[st
     if kinds.SHELL in src.kinds:
         return False
     return any(p in gone for p in r.candidates) and ctx.is_added_line(src.path, r.line)
+
+
+# A guide that has the reader write the file it then runs: "you can name the script `x.sh`", "可命名为`x.sh`".
+_TO_WRITE = r"(?:\bnamed?\b|\bcall(?:ed)?\b|\bsave[ds]? (?:it )?as\b|\bcreate[ds]?\b|\bwrite\b|命名为|新建|创建|保存为)"
+
+
+def _doc_names_it_to_write(src: SourceFile, r: FileRef) -> bool:
+    """A doc's text before the command tells the reader to write (name, create, save as) the file the command
+    runs: its missing file is the reader's to make."""
+    if kinds.DOCS not in src.kinds:
+        return False
+    base = re.escape(posixpath.basename(r.text))
+    told = re.compile(rf"{_TO_WRITE}[^`\n]{{0,100}}`[^`\n]*{base}`", re.IGNORECASE)
+    return any(told.search(src.line(n)) for n in range(1, min(r.line, len(src.lines) + 1)))
 
 
 def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | None], caused: bool = False) -> Hit:
