@@ -262,7 +262,7 @@ def doc_block_family(ctx: Context, src: SourceFile, line: int, code: str) -> str
     if region is not None:
         return region
     words = {t for part in src.path.lower().split("/") for t in re.split(r"[._-]", part)}
-    if ctx.ascend_only() or words & {"ascend", "npu"} or any("ascend" in w for w in words):
+    if ctx.ascend_only() or "npu" in words or any("ascend" in w for w in words):
         return "npu"
     m = ascend.markers(ctx.facts.ascend_content)
     if ascend.has_script_marker(code, m):

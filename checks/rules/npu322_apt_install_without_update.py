@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from npu_review.checks.analysis.references import Cmd, block_cmds, from_commands
+from npu_review.checks.analysis.references import SCRIPT_RUNNERS, Cmd, block_cmds, from_commands
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, WORKFLOW
 from npu_review.checks.model import Severity
@@ -170,7 +170,7 @@ def _runs_script(cmd: Cmd) -> bool:
     if not argv:
         return False
     prog = argv[0].rsplit("/", 1)[-1]
-    if prog in ("bash", "sh", "dash", "zsh", "source", "."):
+    if prog in SCRIPT_RUNNERS or prog == "dash":
         return any(not a.startswith("-") for a in argv[1:]) and "-c" not in argv[1:]
     return prog.endswith((".sh", ".bash"))
 
