@@ -590,17 +590,18 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
         return script_calls(ctx)
 
     def build() -> dict[str, list[ScriptCall]]:
-        names = touched_script_names(ctx)
+        names = sorted(touched_script_names(ctx))
 
-        def pick(path: str, text: str) -> bool:
-            return ctx.touched(path) or any(n in text for n in names)
+        def callers(paths: Iterable[str]) -> list[str]:
+            """The files of `paths` that can be callers: the touched ones, and those whose text names a touched
+            script (found without reading the others where the tree can search), in their order."""
+            paths = list(paths)
+            chosen = {p for p in paths if ctx.touched(p)}
+            chosen.update(ctx.paths_mentioning(names, [p for p in paths if p not in chosen]))
+            return [p for p in paths if p in chosen]
 
-        # The shell scripts that can be callers: the touched ones, and those whose text names a touched script
-        # (found without reading the others where the tree can search).
-        shells = list(ctx.paths_of_kind(SHELL))
-        chosen = {p for p in shells if ctx.touched(p)} | set(ctx.paths_mentioning(sorted(names), shells))
         out: dict[str, list[ScriptCall]] = {}
-        for target, calls in _script_calls(ctx, pick, [p for p in shells if p in chosen]).items():
+        for target, calls in _script_calls(ctx, callers).items():
             kept = [c for c in calls if ctx.touched(target) or ctx.touched(c.caller)]
             if kept:
                 out[target] = kept
@@ -610,10 +611,14 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
 
 
 def _script_calls(
-    ctx: Context, pick: Callable[[str, str], bool] | None = None, shells: list[str] | None = None
+    ctx: Context, callers: Callable[[Iterable[str]], list[str]] | None = None
 ) -> dict[str, list[ScriptCall]]:
-    """Every script call, from the callers `pick(path, text)` accepts (all of them when None), among the shell
-    scripts `shells` (every one when None) and the workflows, Dockerfiles and Python build files."""
+    """Every script call from the shell scripts, workflows, Dockerfiles and Python build files; only from those
+    `callers(paths)` keeps of each family when given (a change reads no file that cannot be a caller)."""
+
+    def among(paths: Iterable[str]) -> Iterable[str]:
+        return paths if callers is None else callers(paths)
+
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
     from npu_review.checks.kinds import DOCKERFILE
 
@@ -622,19 +627,19 @@ def _script_calls(
     def add(call: ScriptCall) -> None:
         out.setdefault(call.target, []).append(call)
 
-    for path in ctx.paths_of_kind(SHELL) if shells is None else shells:
+    for path in among(ctx.paths_of_kind(SHELL)):
         src = ctx.source(path)
         if src is None:
             continue
         text = src.text
-        if not may_call_script(text) or (pick is not None and not pick(path, text)):
+        if not may_call_script(text):
             continue
         unit = ShellUnit(path, Source.file(text), "script", 1)
         for call in _unit_calls(ctx, unit, False):
             add(call)
-    for path in workflow_paths(ctx, "head"):
+    for path in among(workflow_paths(ctx, "head")):
         src = ctx.source(path)
-        if src is None or not may_call_script(src.text) or (pick is not None and not pick(path, src.text)):
+        if src is None or not may_call_script(src.text):
             continue
         wf = workflow(ctx, path)
         if wf is None:
@@ -646,9 +651,9 @@ def _script_calls(
                     continue
                 for call in _unit_calls(ctx, step_shell, k + 1 < len(job.steps)):
                     add(call)
-    for path in ctx.paths_of_kind(DOCKERFILE):
+    for path in among(ctx.paths_of_kind(DOCKERFILE)):
         src = ctx.source(path)
-        if src is None or not may_call_script(src.text) or (pick is not None and not pick(path, src.text)):
+        if src is None or not may_call_script(src.text):
             continue
         from npu_review.checks.analysis.stacks import cann_image
 
@@ -664,11 +669,9 @@ def _script_calls(
             later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
             for call in _unit_calls(ctx, run_shell, later):
                 add(_with_os(call, os_name))
-    for path in ctx.head_paths():
-        if not path.endswith(".py") or not _python_caller_path(path):
-            continue
+    for path in among(p for p in ctx.head_paths() if p.endswith(".py") and _python_caller_path(p)):
         src = ctx.source(path)
-        if src is None or ".sh" not in src.text or (pick is not None and not pick(path, src.text)):
+        if src is None or ".sh" not in src.text:
             continue
         for m in _PY_SH_CALL.finditer(src.text):
             parts = [p for p in _PY_LITERAL.findall(m.group(2))]
