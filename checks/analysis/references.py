@@ -410,6 +410,10 @@ _PYTEST_VALUE_OPTS = frozenset(
 _PY_VALUE_OPTS = frozenset({"-W", "-X", "-Q"})
 # What a config file's name ends with (the value of a config-file option; anything else is a name or a dict).
 _CONFIG_EXTENSIONS = (".json", ".yaml", ".yml", ".toml", ".cfg", ".ini")
+# An option whose name says it takes a config (`--optimize_config_path`, `--model-config`, `--train_cfg`): beside
+# the facts' list of launchers' and trainers' options, any program's. Its value counts only with a config file's
+# extension and only when it reads as a path into this repository (FileRef's rules), like the listed ones'.
+_CONFIG_OPTION = re.compile(r"--?[A-Za-z0-9_.-]*(?:config|cfg)[A-Za-z0-9_.-]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -444,6 +448,9 @@ class _State:
     made: set[str] = field(default_factory=set)
     made_anywhere: set[str] = field(default_factory=set)  # base names made in an unknown folder
     opaque: set[str] = field(default_factory=set)  # folders whose contents an earlier command changed unknowably
+    # Folders an earlier `git clone` of this repository made (`git clone .../ktransformers.git`): a `cd` into one
+    # enters a clone's root, even where the repository has a folder of that name (its package).
+    own_clones: set[str] = field(default_factory=set)
 
 
 class Walker:
@@ -622,13 +629,14 @@ class Walker:
 
     def _config_files(self, c: Cmd) -> Iterator[FileRef]:
         """The config files a command's options name (`accelerate launch --config_file x.yaml`, a trainer's
-        `--deepspeed ds_z3.json`): only a value with a config file's extension (`--deepspeed zero3` is a name)."""
+        `--deepspeed ds_z3.json`, a server's `--optimize_config_path rules/x.yaml`): only a value with a config
+        file's extension (`--deepspeed zero3` is a name)."""
         options = self.ctx.facts.shell_tools.config_file_options
         words = c.words
         for k in range(1, len(words)):
             a = words[k].unquoted
             name, eq, _ = a.partition("=")
-            if name not in options:
+            if name not in options and not _CONFIG_OPTION.fullmatch(name):
                 continue
             if eq:
                 value = self.values.expand(words[k].raw.split("=", 1)[1])
@@ -664,8 +672,16 @@ class Walker:
             return
         text, origin = value
         paths = self.resolve(text)
-        if self._own_root(text) and not any(is_dir(self.ctx, p) for p in paths or ()):
-            self.state.cwd = ("",)  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+        cloned = posixpath.basename(text.rstrip("/")) in self.state.own_clones
+        if self._own_root(text) and (cloned or not any(is_dir(self.ctx, p) for p in paths or ())):
+            st = self.state
+            st.cwd = ("",)  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+            if st.own_clones:
+                # In the clone, its own folder of that name (the package) is the repository's, not what the clone
+                # made, and a `cd` of that name enters it.
+                st.made = {p for p in st.made if posixpath.basename(p) not in st.own_clones}
+                st.made_anywhere -= st.own_clones
+                st.own_clones.clear()
             return
         if paths is None:
             self.state.cwd = ()
@@ -846,6 +862,8 @@ class Walker:
                 targets = [operands[1]]
             elif operands:
                 targets = [operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")]
+            if operands and norm_name(operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")) in self.own:
+                st.own_clones.update(posixpath.basename(t.rstrip("/")) for t in targets)
         elif prog in ("wget", "curl"):
             for k, a in enumerate(argv):
                 if a in ("-O", "-o", "--output", "--output-document", "-P") and k + 1 < len(argv):

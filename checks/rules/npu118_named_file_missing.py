@@ -51,7 +51,8 @@ class NamedFileMissing(Rule):
     Why: scripts, CI steps and install guides name the repository's files (`bash tests/special_npu/x.sh`,
     `source scripts/env.sh`, `python x.py`, `git apply patches/x.patch`, `pip install -r requirements-npu.txt`,
     `cd examples/x`, Hydra's `--config-name`, a launcher's `--config_file x.yaml`, a trainer's
-    `--deepspeed ds.json`). Files move, and what names them is rarely updated in the same
+    `--deepspeed ds.json`, any option named for a config with a config file's name as its value, such as a
+    server's `--optimize_config_path rules/x.yaml`). Files move, and what names them is rarely updated in the same
     change: a CI step that runs a deleted script fails the NPU job, a launch script's default config that was
     renamed makes every run fail at start, and a guide that `git apply`s a patch from the wrong folder stops every
     reader. verl deleted `tests/special_npu/run_fully_async_policy.sh` while `e2e_ascend.yml` still ran it;
@@ -60,12 +61,13 @@ class NamedFileMissing(Rule):
     the test runner starts it from.
 
     A name is resolved from where its command runs: the repository root or the script's (doc's) own folder, the
-    folder a preceding `cd` entered, a step's `working-directory`; a script that its callers (another script, a
-    CI job, a `find ... -name` loop) run from another folder is judged from theirs. A path in a clone of this
-    repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A name is
-    judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at least two
-    levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that such a
-    command still names is reported on that command's line, even where the change did not touch it.
+    folder a preceding `cd` entered (into a clone of this repository the doc made: its root, even where the
+    repository has a folder of that name, its package), a step's `working-directory`; a script that its callers
+    (another script, a CI job, a `find ... -name` loop) run from another folder is judged from theirs. A path in a
+    clone of this repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A
+    name is judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at
+    least two levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that
+    such a command still names is reported on that command's line, even where the change did not touch it.
 
     Bad:
         # tests/special_npu/run_e2e.sh
