@@ -1290,12 +1290,96 @@ def runner_labels(ctx: Context, rev: str) -> dict[str, int]:
     return ctx.memo(("refs-runner-labels", rev, ""), build)
 
 
+# -- Python import paths a config names ---------------------------------------------------------------------------
+# A YAML value that is a dotted Python path (`worker_cls: pkg.worker.npu.Worker`, `- pkg.sched.Scheduler`), quoted
+# or not, alone on its line after a key or a list dash.
+_DOTTED_VALUE = re.compile(
+    r"""^\s*(?:-\s+)?(?:[\w.-]+\s*:\s+)?(["']?)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\1\s*(?:\#.*)?$"""
+)
+# A path whose folder or file name says NPU or Ascend (`stage_configs/npu/x.yaml`, `x_ascend.yaml`).
+_NPU_PATH = re.compile(r"(?i)(?:^|[/_.-])(?:npu|ascend)(?=$|[/_.-]|\d)")
+
+
+@dataclass(frozen=True)
+class ModuleRef:
+    """A dotted Python path of this repository's own package that a config names, and whether it resolves."""
+
+    source: str
+    line: int
+    dotted: str
+    module: str  # the file it should be in (`pkg/sched/scheduler.py`): the module of the name's owner
+    resolves: bool
+
+
+def own_packages(ctx: Context) -> dict[str, str]:
+    """This repository's top-level Python packages, by name: the folder each is in ("" the root, or "src")."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for p in ctx.head_paths():
+            parts = p.split("/")
+            if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
+                out.setdefault(parts[-2], "" if len(parts) == 2 else "src")
+        return out
+
+    return ctx.memo(("refs-own-packages", "head", ""), build)
+
+
+def is_npu_config(path: str) -> bool:
+    """A YAML config whose path says it is for the NPU (a device folder or a device word in its name)."""
+    return path.endswith((".yaml", ".yml")) and _NPU_PATH.search(path) is not None
+
+
+def _module_file(ctx: Context, root: str, parts: Sequence[str]) -> str | None:
+    """The file (or package folder) of the module `parts`, None when the head has neither."""
+    base = "/".join(([root] if root else []) + list(parts))
+    for candidate in (base + ".py", base + "/__init__.py"):
+        if is_file(ctx, candidate):
+            return candidate
+    return base if is_dir(ctx, base) else None  # a namespace package
+
+
+def module_refs(ctx: Context, src: SourceFile) -> list[ModuleRef]:
+    """The dotted paths of this repository's own packages that an NPU config names, each resolved against the head
+    tree's paths (no file is read): the name itself is a module, or its last part is an attribute (a class) of a
+    module, or of a class of a plain module (`pkg.mod.Outer.Inner`). Another package's names (`torch.float16`) are
+    not this repository's to check."""
+
+    def build(text: str) -> list[ModuleRef]:
+        packages = own_packages(ctx)
+        if not packages or not is_npu_config(src.path) or not any(f"{p}." in text for p in packages):
+            return []
+        out: list[ModuleRef] = []
+        for n, line in enumerate(text.splitlines(), 1):
+            m = _DOTTED_VALUE.match(line)
+            if m is None:
+                continue
+            parts = m.group(2).split(".")
+            root = packages.get(parts[0])
+            if root is None:
+                continue
+            owner = parts[:-1]
+            found = _module_file(ctx, root, parts) or _module_file(ctx, root, owner)
+            if found is None and len(parts) > 2:
+                # `pkg.mod.Outer.Inner`: a class of a class, when `pkg.mod` is a plain module (its text is not read:
+                # the App fetches no Python file for this; a package's `__init__` names no class this way).
+                outer = _module_file(ctx, root, parts[:-2])
+                if outer is not None and outer.endswith(".py") and not outer.endswith("/__init__.py"):
+                    found = outer
+            want = "/".join(([root] if root else []) + owner) + ".py"
+            out.append(ModuleRef(src.path, n, m.group(2), want, found is not None))
+        return out
+
+    return ctx.parsed("refs-modules", src, build)
+
+
 __all__ = [
     "CHANGE_TRIGGERS",
     "Caller",
     "Checkout",
     "Cmd",
     "FileRef",
+    "ModuleRef",
     "RepoUse",
     "Values",
     "Walker",
@@ -1306,9 +1390,12 @@ __all__ = [
     "doc_names_ascend",
     "doc_refs",
     "is_checkout",
+    "is_npu_config",
     "job_refs",
     "matrix_values",
+    "module_refs",
     "own_names",
+    "own_packages",
     "repo_uses",
     "runner_labels",
     "script_callers",

@@ -11,10 +11,14 @@ from npu_review.checks import kinds
 from npu_review.checks.analysis.device import ascend_jobs, npu_reading
 from npu_review.checks.analysis.references import (
     FileRef,
+    ModuleRef,
     close_name,
     doc_names_ascend,
     doc_refs,
+    is_npu_config,
     job_refs,
+    module_refs,
+    own_packages,
     same_name_elsewhere,
     script_callers,
     script_refs,
@@ -23,7 +27,7 @@ from npu_review.checks.analysis.references import (
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW, YAML
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
@@ -69,6 +73,11 @@ class NamedFileMissing(Rule):
     least two levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that
     such a command still names is reported on that command's line, even where the change did not touch it.
 
+    An NPU config (a YAML file whose folder or name says NPU or Ascend) that names a class or module of this
+    repository's own package by its import path (`worker_cls: pkg.worker.npu.NPUWorker`) names a file too: the
+    module must exist. A change that renames or deletes the module and leaves such a config naming it is reported
+    on the config's line (vllm-omni's NPU stage configs kept a scheduler path the change renamed for its GPU ones).
+
     Bad:
         # tests/special_npu/run_e2e.sh
         export HCCL_CONNECT_TIMEOUT=1800
@@ -93,10 +102,10 @@ class NamedFileMissing(Rule):
     name = "named-file-missing"
     severity = Severity.WARNING
     title = "Script, CI step or install doc names a repository file that does not exist"
-    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, DOCS, MARKUP})
+    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, DOCS, MARKUP, YAML})
     # The scripts and jobs that run a script (its working directory), and every place that may name a file the
-    # change deletes.
-    context_kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, WORKFLOW, DOCS, MARKUP})
+    # change deletes (an NPU config naming a module among them).
+    context_kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, WORKFLOW, DOCS, MARKUP, YAML})
     # A doc or a workflow needs no other file (a README edit fetches no script); a script needs its callers, and a
     # change that deletes or renames a file reads everything anyway.
     context_triggers = frozenset({SHELL, NPU_SCRIPT})
@@ -106,6 +115,10 @@ class NamedFileMissing(Rule):
         return (".gitmodules",)  # submodules: their files are not in the tree
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if YAML in src.kinds and is_npu_config(src.path):
+            for m in module_refs(ctx, src):
+                if not m.resolves and (ctx.audit or ctx.is_added_line(m.source, m.line)):
+                    yield _module_hit(m, _gone(ctx))
         refs = list(_refs(ctx, src))
         if not refs:
             return
@@ -130,6 +143,7 @@ class NamedFileMissing(Rule):
         gone = _gone(ctx)
         if not gone:
             return
+        yield from _modules_gone(ctx, gone)
         names = {posixpath.basename(g) for g in gone}
         for path in _sources(ctx):
             src = ctx.source(path)
@@ -147,6 +161,49 @@ class NamedFileMissing(Rule):
                 by_old.setdefault(old, []).append(r)
             for group in by_old.values():  # one finding per file and deleted path
                 yield _hit(ctx, group[0], group[1:], gone, caused=True)
+
+
+def _dotted(module_file: str, packages: dict[str, str]) -> str | None:
+    """`pkg/sched/scheduler.py` -> `pkg.sched.scheduler` when `pkg` is one of this repository's packages."""
+    path = module_file.removesuffix("/__init__.py").removesuffix(".py")
+    if path == module_file or not path:
+        return None
+    parts = path.split("/")
+    if parts[0] == "src":
+        parts = parts[1:]
+    return ".".join(parts) if parts and parts[0] in packages else None
+
+
+def _modules_gone(ctx: Context, gone: dict[str, str | None]) -> Iterator[Hit]:
+    """NPU configs the change leaves naming a module it deletes or renames, on lines it did not touch."""
+    packages = own_packages(ctx)
+    dotted = [d for old in gone if (d := _dotted(old, packages)) is not None]
+    if not dotted:
+        return
+    configs = [p for p in ctx.head_paths() if is_npu_config(p) and ctx.kindmap.has(p, YAML)]
+    for path in ctx.paths_mentioning(dotted, configs):
+        src = ctx.source(path)
+        if src is None:
+            continue
+        for m in module_refs(ctx, src):
+            if m.resolves or ctx.is_added_line(m.source, m.line):
+                continue  # an added line: check_file reports it
+            if any(m.dotted == d or m.dotted.startswith(d + ".") for d in dotted):
+                yield _module_hit(m, gone, caused=True)
+
+
+def _module_hit(m: ModuleRef, gone: dict[str, str | None], caused: bool = False) -> Hit:
+    moved = ""
+    for old, new in gone.items():
+        if old in (m.module, m.module.removesuffix(".py") + "/__init__.py"):
+            moved = f" The change {f'renames `{old}` to `{new}`' if new else f'deletes `{old}`'}."
+    return Hit(
+        m.source,
+        m.line,
+        f"`{m.dotted}` names a module of this repository that does not exist (`{m.module}`), so it cannot be "
+        f"imported where this NPU config is used.{moved} Name the module where the class is now.",
+        caused_by_change=caused,
+    )
 
 
 def _sources(ctx: Context) -> Iterator[str]:
