@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -55,14 +56,21 @@ def closure(extras: tuple[str, ...]) -> set[str]:
 
 
 def site_with(names: set[str], where: Path) -> Path:
-    """A directory holding links to exactly these distributions' files (packages, modules, .dist-info)."""
+    """A directory holding copies of exactly these distributions' files (packages, modules, .dist-info). Copies, not
+    links: pip in the fresh venv may move a distribution it sees aside while it installs (and put it back), which
+    through a link would empty this environment's copy for every process running beside the test."""
     where.mkdir()
     for name in names:
         dist = metadata.distribution(name)
         base = Path(str(dist.locate_file("")))
         for top in {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
-            if not (where / top).exists() and (base / top).exists():
-                (where / top).symlink_to(base / top)
+            source, target = base / top, where / top
+            if target.exists() or not source.exists():
+                continue
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(source, target)
     return where
 
 
