@@ -540,6 +540,7 @@ class Facts:
     vllm_cli: VllmCli = field(metadata=_universal())
     shell_tools: ShellTools = field(metadata=_universal())
     cann_shell: CannShell = field(metadata=_universal())
+    npu_alloc_conf: NpuAllocConf = field(metadata=_universal())
     cuda_habits: CudaHabits = field(metadata=_universal())
     torch_wheels: TorchWheels = field(metadata=_universal())
     guide_components: GuideComponents = field(metadata=_universal())
@@ -598,6 +599,15 @@ class ShellTools(Section):
 class CannShell(Section):
     nounset_aborts: tuple[Regex, ...]
     nounset_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NpuAllocConf(Section):
+    """torch_npu's caching-allocator settings: `key:value,key:value` in the variables named."""
+
+    variables: tuple[str, ...]
+    keys: tuple[str, ...]  # every key some torch_npu release accepts (any other one stops the process)
+    bool_keys: tuple[str, ...]  # keys whose value must be exactly `True` or `False`
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,14 @@ class MisspelledAscendEnvVariable(Rule):
     real variable's default, or none of the values its registry entry's comment numbers (`# 0: ...`, `# 1: ...`),
     makes it a notice: correcting the name would change nothing, or something no one documented.
 
+    The value of torch_npu's allocator variable is names too (`PYTORCH_NPU_ALLOC_CONF=expandable_segments:True,
+    max_split_size_mb:128`, facts `npu_alloc_conf`, read from torch_npu's allocator config parser): a key it
+    does not know but nearly spells (`expandable_segment`), or a boolean key's value other than `True` or
+    `False` as spelled (`expandable_segments:true`, `:FALSE`, `:1`), stops the process at its first NPU
+    allocation ("Unrecognized key", "Expected a single True/False argument"): an error, wherever the value is
+    set (scripts, ENV, YAML env, Python, docs). A key named like none it knows may be a newer release's, and is
+    left alone.
+
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
     Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
     variable), names shorter than 12 characters, names close to two known ones, variables a shell script only
@@ -149,6 +157,9 @@ class MisspelledAscendEnvVariable(Rule):
                     )
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        alloc = ctx.facts.npu_alloc_conf
+        if any(v in src.text for v in alloc.variables):
+            yield from _alloc_conf(src, ctx)
         facts = ctx.facts.ascend_env
         if src.kinds == {PYTHON} and not _python_may_report(src.text, facts.families):
             return  # most Python files name no Ascend variable: no upper-casing of their text
@@ -217,6 +228,49 @@ class MisspelledAscendEnvVariable(Rule):
                 f"`{found.name}` {how}{near}: {why}. Did you mean {shown}?{after}",
                 severity=None if sure else Severity.NOTICE,
             )
+
+
+# A value of torch_npu's allocator variable, wherever it is set: `X=v` (shell, ENV, docs), `ENV X v`, `X: v`
+# (YAML), `environ["X"] = v`, `setdefault("X", v)`; the value is a `key:value` list, quoted or not.
+_ALLOC_VALUE = r"""["']?\]?[ \t]*(?:=|:|,|[ \t])[ \t]*["']?([A-Za-z_]\w*:[\w.+-]*(?:,[ \t]*[A-Za-z_]\w*:[\w.+-]*)*)"""
+
+
+def _alloc_conf(src: SourceFile, ctx: Context) -> Iterator[Hit]:
+    """torch_npu's allocator setting (`PYTORCH_NPU_ALLOC_CONF=expandable_segments:True`) with a key it does not
+    know but nearly spells, or a boolean key's value other than `True` / `False` (the parser compares exactly):
+    torch_npu stops the process at its first NPU allocation ("Unrecognized key", "Expected a single True/False
+    argument")."""
+    facts = ctx.facts.npu_alloc_conf
+    keys = frozenset(facts.keys)
+    names = "|".join(re.escape(v) for v in facts.variables)
+    for m in re.finditer(rf"\b({names}){_ALLOC_VALUE}", src.text):
+        line = src.text.count("\n", 0, m.start(2)) + 1
+        for item in m.group(2).split(","):
+            key, _, value = item.strip().partition(":")
+            if key not in keys:
+                near = [k for k in facts.keys if Levenshtein.distance(key.lower(), k, score_cutoff=2) <= 2]
+                if len(near) == 1:
+                    yield Hit(
+                        src.path,
+                        line,
+                        f"`{m.group(1)}` sets `{key}`, which torch_npu's allocator does not know: it stops the "
+                        f'process at the first NPU allocation ("Unrecognized key"). Did you mean `{near[0]}`?',
+                        severity=Severity.ERROR,
+                        cause=f"{m.group(1)} {key}",
+                    )
+                continue
+            if key in facts.bool_keys and value not in ("True", "False"):
+                fixed = {"true": "True", "1": "True", "false": "False", "0": "False"}.get(value.lower())
+                hint = f" Write `{key}:{fixed}`." if fixed else " Write `True` or `False`."
+                yield Hit(
+                    src.path,
+                    line,
+                    f"`{m.group(1)}` gives `{key}` the value `{value}`: torch_npu takes only `True` or `False`, "
+                    'spelled so, and stops the process at the first NPU allocation ("Expected a single True/False '
+                    f'argument for {key}").{hint}',
+                    severity=Severity.ERROR,
+                    cause=f"{m.group(1)} {key}:{value}",
+                )
 
 
 # The files where a variable renamed in a registry may still be set under its old name (Python aside: every
