@@ -56,6 +56,8 @@ _CANN_SAID = re.compile(r"(?i)\bCANN\s*(?:==|=|:)?\s*v?(\d+\.\d+\.(?:\d+|rc\d+))
 _URL = re.compile(r"https?://[^\s)\]>\"'`]+")
 # A column of lower bounds in a dependency table.
 _BOUND_HEADER = re.compile(r"\bmin(?:imum|imal)?\b|\bat least\b|最低|最小|至少")
+# The column of a bounds table that names one stack to install (`| Requirement | Minimum | Recommend |`).
+_RECOMMEND_HEADER = re.compile(r"\brecommend(?:ed|ation)?\b|推荐|建议")
 
 
 @dataclass(frozen=True)
@@ -399,10 +401,26 @@ def _read_table(ctx: Context, doc: Document, table: Table, guide: Guide) -> None
                 found.append(Said(part, value, cell.text.strip(), line, f"the dependency table (line {line})"))
                 break
     # A table of lower bounds (`| Requirement | Minimum | Recommend |`) states ranges, not one stack: a command
-    # that installs another version inside the range does not contradict it, nor do its minima pair.
+    # that installs another version inside the range does not contradict it, nor do its minima pair. Its
+    # recommended column is one stack, though: the versions it recommends must go together (a row of their own).
     if len(found) >= 2 and not any(_BOUND_HEADER.search(h.lower()) for h in table.header):
         guide.tables.extend(found)
         guide.rows.append((table.line, {s.component: s for s in found}))
+        return
+    column = next((i for i, h in enumerate(table.header) if i > 0 and _RECOMMEND_HEADER.search(h.lower())), None)
+    if column is None:
+        return
+    recommended: dict[str, Said] = {}
+    for row in rows:
+        head, cell = row.cell(0), row.cell(column)
+        part = component_of(ctx, head.text, pip_names=True) if head is not None else None
+        value = cell_version(cell.text) if cell is not None and part is not None else None
+        if cell is not None and part is not None and value is not None:
+            line = _cell_line(cell, row.line)
+            how = f"the dependency table's recommended versions (line {line})"
+            recommended[part] = Said(part, value, cell.text.strip(), line, how)
+    if len(recommended) >= 2:
+        guide.rows.append((table.line, recommended))
 
 
 def _keep_cell(guide: Guide, component: str, cell: TableCell, default: int) -> None:

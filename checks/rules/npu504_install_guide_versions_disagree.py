@@ -50,7 +50,11 @@ class InstallGuideVersionsDisagree(Rule):
       install, setup or quick start);
     * each row of a table with its own cells: torch_npu built for another torch than the row's PyTorch (its
       version, or its `v<torch>-<release>` branch), or, in a table that names torch_npu builds (`.postN`), a
-      build the release facts place on another CANN than the row's while that CANN has its own build;
+      build the release facts place on another CANN than the row's while that CANN has its own build, or a
+      torch_npu of a torch line later than the one after the newest that CANN release has (torch-npu 2.7.1 on
+      CANN 8.0.0, whose torch_npu lines end at 2.4.0: a later line needs a later CANN; the next line, whose
+      release candidates often came out for the CANN before, and an older line on a newer CANN are left alone);
+      a bounds table's recommended column (`| Requirement | Minimum | Recommend |`) is such a row;
     * a line that states a CANN version and links the hiascend.com documentation of another CANN release;
     * on a change, commands moved to a commit (`git checkout 5bc1ad6`) while the table still names the release
       the old commands installed.
@@ -222,6 +226,11 @@ def _tables_vs_commands(ctx: Context, guide: Guide) -> Iterator[Hit]:
 # -- a row that contradicts itself ------------------------------------------------------------------------------
 
 
+def _final(cann: str) -> str:
+    """A CANN pre-release's final version (`8.0.0.alpha002` -> `8.0.0`): the torch_npu releases are the final's."""
+    return re.sub(r"\.(?:alpha|beta)\d*$", "", cann)
+
+
 def _release3(value: str) -> tuple[int, ...]:
     m = re.match(r"(\d+)\.(\d+)\.(\d+)", value)
     return tuple(int(x) for x in m.groups()) if m else ()
@@ -232,6 +241,7 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
     # Tables that name torch_npu builds (`2.7.1.post2`), not only the torch line they are for: a build of another
     # CANN there is a wrong pairing, where elsewhere `2.7.1` may just mean the 2.7.1 line.
     builds_named = {t for t, row in guide.rows if "post" in (row["torch-npu"].value if "torch-npu" in row else "")}
+    all_lines = sorted({_release3(b) for builds in known.cann.values() for b in builds if _release3(b)})
     for table, row in guide.rows:
         npu = row.get("torch-npu")
         if npu is None:
@@ -252,7 +262,19 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
         if branch is not None and m and torch is not None and _release3(torch.value) not in ((), line_of):
             problems.append(f"branch `{branch.shown}` is the torch {m.group(1)} line, not {torch.shown}")
         cann = row.get("cann")
-        if cann is not None and base and table in builds_named:
+        builds_of_cann = known.cann.get(_final(cann.value)) if cann is not None else None
+        torch_lines = sorted({_release3(b) for b in builds_of_cann or () if _release3(b)}, reverse=True)
+        later = [t for t in all_lines if torch_lines and t > torch_lines[0]]
+        if cann is not None and base and later and base[0] == later[0][0] and base > later[0]:
+            # A torch line later than the one after the newest torch_npu built for that CANN: torch_npu of a later
+            # line needs a later CANN. The next line is left alone (its release candidates often came out for the
+            # CANN before its own), and so is an older line on a newer CANN (CANN runs older torch_npu: a pairing
+            # projects ship), and a TorchNPU product number (`26.0.0`), no torch version.
+            problems.append(
+                f"CANN {_cann(cann.value)} has no torch_npu for torch {'.'.join(map(str, base))} (its torch_npu "
+                f"releases are for torch {', '.join('.'.join(map(str, t)) for t in torch_lines)})"
+            )
+        elif cann is not None and base and table in builds_named:
             builds = known.cann.get(cann.value)
             build = torch_npu_build(npu.value)
             same = [b for b in builds or () if _release3(b) == base]
@@ -270,8 +292,13 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
         yield Hit(
             guide.path,
             _place(ctx, guide.path, [npu.line, *lines]),
-            f"This row contradicts itself: {'; '.join(problems)}. A reader who installs this row's pair gets "
-            "packages that do not go together.",
+            (
+                f"The recommended versions do not go together: {'; '.join(problems)}. A reader who installs what "
+                "the table recommends gets packages that do not work together."
+                if npu.how.startswith("the dependency table's recommended")
+                else f"This row contradicts itself: {'; '.join(problems)}. A reader who installs this row's pair "
+                "gets packages that do not go together."
+            ),
         )
 
 
