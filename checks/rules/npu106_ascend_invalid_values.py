@@ -51,7 +51,9 @@ class AscendInvalidValues(Rule):
           is no registry key. Valid where the repository's own registry still registers `hccl`.
       (b) `rollout.name=sglang` without `engine_kwargs.sglang.attention_backend=ascend` (error).
       (c) `CUDA_VISIBLE_DEVICES` exported in an NPU-only script or NPU branch, or `ASCEND_RT_VISIBLE_DEVICES`
-          set without `RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES`, so Ray overwrites it (warning).
+          set without `RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES`, so Ray overwrites it (warning). In an
+          NPU-only script whose command the rule does not read (a CI launcher's `eval $CI_COMMAND`), the first
+          is reported when the script sets no `ASCEND_RT_VISIBLE_DEVICES`: it is then the only device selection.
           `CUDA_DEVICE_MAX_CONNECTIONS=1` is another variable and is fine.
       (d) `trainer.device=cuda` (error).
       (e) a virtual pipeline size (VPP) > 1 while `use_mbridge` is not False (error): not supported together.
@@ -134,7 +136,11 @@ class AscendInvalidValues(Rule):
             # the project lives with (an audit, a change elsewhere; a shared GPU/NPU array keeps its defaults)
             hits += [("g", h.unless_introduced(ctx)) for h in _flash_attn(src, inv, facts)]
             hits += [("h", h.unless_introduced(ctx)) for h in _torch_compile(src, inv, facts)]
-        if view.invocations:
+        if view.invocations or (
+            # An NPU-only script whose command is not one the rule reads (a CI launcher's `eval $CI_COMMAND`):
+            # CUDA_VISIBLE_DEVICES is still its only device selection when it sets no ASCEND_RT_VISIBLE_DEVICES.
+            NPU_SCRIPT in src.kinds and not any(a.name == facts.ascend_env for a in view.assignments)
+        ):
             hits += [("c", h) for h in _visible_devices(ctx, src, script, view, facts)]
         for case, hit in hits:
             if (hit.line, case) in seen:
