@@ -232,7 +232,11 @@ class MisspelledAscendEnvVariable(Rule):
 
 # A value of torch_npu's allocator variable, wherever it is set: `X=v` (shell, ENV, docs), `ENV X v`, `X: v`
 # (YAML), `environ["X"] = v`, `setdefault("X", v)`; the value is a `key:value` list, quoted or not.
-_ALLOC_VALUE = r"""["']?\]?[ \t]*(?:=|:|,|[ \t])[ \t]*["']?([A-Za-z_]\w*:[\w.+-]*(?:,[ \t]*[A-Za-z_]\w*:[\w.+-]*)*)"""
+_ALLOC_VALUE = (
+    r"""["']?\]?[ \t]*(?:=|:|,|[ \t])[ \t]*["']?"""
+    # key:value pairs, each value written out: a placeholder (`<True/False>`, `${X}`, `True/False`) is no value
+    r"""([A-Za-z_]\w*:[\w.+-]+(?:,[ \t]*[A-Za-z_]\w*:[\w.+-]+)*)(?![\w<>/{}$|])"""
+)
 
 
 def _alloc_conf(src: SourceFile, ctx: Context) -> Iterator[Hit]:
