@@ -88,6 +88,10 @@ class NamedFileMissing(Rule):
         export HCCL_CONNECT_TIMEOUT=1800
         bash tests/special_npu/run_qwen3_06b_grpo_npu.sh
 
+    Not reported either: a file the doc tells the reader to write (`name the script x.sh`, `新建 x.sh`) or names
+    and then gives the whole text of (a code block that starts with `#!`), and one the doc shows as the example of
+    a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`).
+
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.
 
@@ -125,10 +129,15 @@ class NamedFileMissing(Rule):
         gone = _gone(ctx)
         # One finding per missing path (a folder misspelled in three commands is one cause).
         by_path: dict[str, list[FileRef]] = {}
+        examples: set[str] = set()  # paths the doc shows as a naming example: every mention of them is one
         for r in refs:
             if r.missing and r.meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
                 by_path.setdefault(r.candidates[0], []).append(r)
-        for group in by_path.values():
+                if _naming_example(src, r):
+                    examples.add(r.candidates[0])
+        for path, group in by_path.items():
+            if path in examples:
+                continue
             first = group[0]
             if _reported_by_npu502(ctx, src, first, gone):
                 continue
@@ -271,12 +280,44 @@ _TO_WRITE = r"(?:\bnamed?\b|\bcall(?:ed)?\b|\bsave[ds]? (?:it )?as\b|\bcreate[ds
 
 def _doc_names_it_to_write(src: SourceFile, r: FileRef) -> bool:
     """A doc's text before the command tells the reader to write (name, create, save as) the file the command
-    runs: its missing file is the reader's to make."""
+    runs, or names the file and then gives its whole text (a code block that starts with `#!`): its missing file
+    is the reader's to make."""
     if kinds.DOCS not in src.kinds:
         return False
     base = re.escape(posixpath.basename(r.text))
     told = re.compile(rf"{_TO_WRITE}[^`\n]{{0,100}}`[^`\n]*{base}`", re.IGNORECASE)
-    return any(told.search(src.line(n)) for n in range(1, min(r.line, len(src.lines) + 1)))
+    named = re.compile(rf"`[^`\n]*{base}`")
+    last = min(r.line, len(src.lines) + 1)
+    for n in range(1, last):
+        line = src.line(n)
+        if told.search(line):
+            return True
+        if named.search(line) and _script_text_follows(src, n, last):
+            return True
+    return False
+
+
+# A doc that shows how a project's scripts are named, with one name as the example (`Naming style and startup:
+# examples/mcore/<model>/evaluate_xxx.sh`, `命名风格及启动方法`): the example need not be a file of this release.
+_NAMING = re.compile(
+    r"(?i)\bnaming (?:conventions?|styles?|rules?|schemes?|patterns?)\b|命名(?:规则|风格|方式|规范|格式)"
+)
+
+
+def _naming_example(src: SourceFile, r: FileRef) -> bool:
+    """The lines just before the command (the paragraph or comment that introduces it) say it shows a naming
+    convention."""
+    if kinds.DOCS not in src.kinds and kinds.MARKUP not in src.kinds:
+        return False
+    return any(_NAMING.search(src.line(n)) for n in range(max(1, r.command_line - 6), r.command_line + 1))
+
+
+def _script_text_follows(src: SourceFile, n: int, last: int) -> bool:
+    """After line `n` (and blank lines), a code block opens whose first line is a `#!` line: a script's text."""
+    k = n + 1
+    while k < last and not src.line(k).strip():
+        k += 1
+    return k + 1 < last and src.line(k).lstrip().startswith(("```", "~~~")) and src.line(k + 1).startswith("#!")
 
 
 def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | None], caused: bool = False) -> Hit:
