@@ -48,8 +48,14 @@ class ShellContinuationBroken(Rule):
             -v /data/models:/models \\
             -it $IMAGE bash
 
+    The last argument line can keep a `\\` its author meant to drop: a command whose argument lines are indented
+    deeper than its first line, followed by a line back at the first line's indentation that starts with a shell
+    builtin or keyword (`set +x`, `export`, `cd`, `fi`, `done`), has that line joined as more arguments, and the
+    command meant there never runs (MindSpeed's quick start: `torchrun ... --distributed-backend nccl \\` then
+    `set +x`).
+
     Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
-    line).
+    line); delete the last backslash of a command that should end there.
 
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
     each of those lines, but it has one fix; the finding is on the first cut and names the others.
@@ -68,7 +74,7 @@ class ShellContinuationBroken(Rule):
     id = "NPU111"
     name = "shell-continuation-broken"
     severity = Severity.WARNING
-    title = "Shell line continuation broken by a trailing blank or a comment"
+    title = "Shell line continuation broken by a trailing blank or a comment, or left on a command's last line"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -159,6 +165,22 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 cause="a comment after the `\\`" if comment else "blanks after the `\\`",
             ),
         )
+    for ll in logical:
+        joined = _joined_command(ll.line, ll.end_line, physical, in_heredoc)
+        if joined is None:
+            continue
+        word = physical[joined].split()[0]
+        yield (
+            "a `\\` before the next command",
+            Hit(
+                path,
+                joined - 1,
+                f"This line's `\\` continues the command onto line {joined}, which starts a new command "
+                f"(`{physical[joined].strip()}`): `{word}` and what follows become arguments of this command, and "
+                "the new command never runs. Remove the last backslash.",
+                cause="a `\\` that joins the next command",
+            ),
+        )
     for line in comment_breaks:
         if line in in_heredoc:
             continue
@@ -179,6 +201,36 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 cause="a comment line inside a continued command",
             ),
         )
+
+
+# Shell builtins and keywords: a line that starts with one is a command of its own, never an argument of the
+# command before it (`torchrun ... \` then `set +x`).
+_OWN_COMMANDS = frozenset(
+    {"set", "export", "unset", "cd", "source", "exit", "wait", "shift", "trap", "declare", "local", "readonly",
+     "return", "ulimit", "umask", "fi", "done", "esac", "then", "else", "elif", "do"}
+)  # fmt: skip
+
+
+def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc: set[int]) -> int | None:
+    """The line of a continued command (lines `first`..`last`) that its author meant as the next command: its
+    argument lines are indented deeper than its first line, and this one is back at the first line's indentation
+    and starts with a shell builtin or keyword (the last argument line kept its `\\`)."""
+    if last <= first or any(n in in_heredoc for n in (first, last)):
+        return None
+    indent = len(physical.get(first, "")) - len(physical.get(first, "").lstrip())
+    deeper = False
+    for n in range(first + 1, last + 1):
+        text = physical.get(n, "")
+        if not text.strip():
+            return None
+        depth = len(text) - len(text.lstrip())
+        if depth > indent:
+            deeper = True
+            continue
+        if deeper and depth <= indent and text.split()[0] in _OWN_COMMANDS:
+            return n
+        return None
+    return None
 
 
 def _next_content(physical: dict[int, str], line: int, skip_comments: bool = False) -> int | None:
