@@ -45,14 +45,10 @@ def own_names(ctx: Context) -> frozenset[str]:
     top-level Python packages (`vllm_ascend/` for a clone named `vllm-ascend`). From the paths alone."""
 
     def build() -> frozenset[str]:
-        found: set[str] = set()
+        found: set[str] = set(own_packages(ctx))
         _, _, repo = ctx.changeset.repository.partition("/")
         if repo:
             found.add(repo)
-        for p in ctx.head_paths():
-            parts = p.split("/")
-            if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
-                found.add(parts[-2])
         names = {norm_name(n) for n in found}
         return frozenset(n for n in names if len(n) >= 4 and n not in _GENERIC_FOLDERS)
 
