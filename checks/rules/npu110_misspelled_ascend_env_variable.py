@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -510,9 +511,17 @@ def _python_may_report(text: str, families: tuple[str, ...]) -> bool:
     four characters, so that `"VLLM-ASCEND_X"` counts) unless `environ.update(NAME=...)` names one bare."""
     if not any(k in text for k in _PY_KEYWORDS):
         return False
-    if "update" in text:
+    if "environ.update" in text:  # as _PY_UPDATE spells it
         return True
-    return any(q + f[:4] in text for f in families for q in "\"'")
+    return _quoted_family(families).search(text) is not None
+
+
+@functools.lru_cache(maxsize=4)
+def _quoted_family(families: tuple[str, ...]) -> re.Pattern[str]:
+    """A quote and the first four characters of a family: one scan of the text (36 substring searches were a
+    third of this rule's time on verl's Python)."""
+    starts = "|".join(sorted({re.escape(f[:4]) for f in families}))
+    return re.compile(f"[\"'](?:{starts})")
 
 
 def _python_names(src: SourceFile, ctx: Context) -> Iterator[_Set]:
