@@ -21,8 +21,10 @@ from npu_review.checks.textio import decode_blob
 # Git must not consult the user's or the repository's pager, external diff or text conversion.
 _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 # A remote URL on github.com: https://github.com/o/n(.git), git@github.com:o/n.git, ssh://git@github.com/o/n.
-_GITHUB_URL = re.compile(
-    r"(?:https?://(?:[^@/]+@)?|ssh://(?:[^@/]+@)?|[^@/]+@)github\.com[:/](?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/"
+# A remote's URL on any host (GitHub, GitCode, Gitee, a GitLab group): the last two segments of its path are the
+# repository's owner and name (`https://gitcode.com/Ascend/op-plugin.git`, `git@github.com:owner/name`).
+_REMOTE_URL = re.compile(
+    r"(?:[a-z+]+://(?:[^@/]+@)?[^/]+/|[^@/:]+@[^:/]+:)(?:[^/]+/)*?(?P<owner>[A-Za-z0-9][A-Za-z0-9_.-]*)/"
     r"(?P<name>[A-Za-z0-9._-]+?)(?:\.git)?/?$"
 )
 _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.hooksPath=/dev/null"]
@@ -48,7 +50,7 @@ class Git:
             raise GitError(f"{self.repo}: not a git repository")
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
-        self._github_repository: str | None = None
+        self._remote_repository: str | None = None
         _OPEN.add(self)
 
     def _after_fork(self) -> None:
@@ -91,19 +93,21 @@ class Git:
     def has_commits(self) -> bool:
         return self._run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], check=False) is not None
 
-    def github_repository(self) -> str:
-        """ "owner/name" of the GitHub repository the remote points at (`origin` first, else the first remote
-        on github.com), "" when there is none. Read once from the repository's config."""
-        if self._github_repository is None:
+    def remote_repository(self) -> str:
+        """ "owner/name" of the repository a remote points at (`origin` first, then a github.com remote, then any),
+        "" when there is none. Read once from the repository's config. A clone from GitCode or Gitee has its name
+        there too: rules know the repository's own name by it (a doc's `cd op-plugin` after cloning it)."""
+        if self._remote_repository is None:
             out = self._run(["config", "--get-regexp", r"^remote\..*\.url$"], check=False) or b""
-            found: list[tuple[bool, str]] = []
+            found: list[tuple[bool, bool, str]] = []
             for line in out.decode("utf-8", "replace").splitlines():
                 key, _, url = line.partition(" ")
-                m = _GITHUB_URL.match(url.strip())
+                m = _REMOTE_URL.match(url.strip())
                 if m is not None:
-                    found.append((key != "remote.origin.url", f"{m.group('owner')}/{m.group('name')}"))
-            self._github_repository = min(found)[1] if found else ""
-        return self._github_repository
+                    github = "github.com" in url
+                    found.append((key != "remote.origin.url", not github, f"{m.group('owner')}/{m.group('name')}"))
+            self._remote_repository = min(found)[2] if found else ""
+        return self._remote_repository
 
     def is_bare(self) -> bool:
         out = self._run(["rev-parse", "--is-bare-repository"], check=False)
@@ -489,7 +493,7 @@ def changeset_from_git(
         base=base_tree,
         changes=changes,
         title=title,
-        repository=git.github_repository(),
+        repository=git.remote_repository(),
         when=when.strip(),
     ), git
 
@@ -510,18 +514,18 @@ def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
             )
             for p in head_tree.paths()
         }
-        return ChangeSet(head=head_tree, changes=changes, repository=git.github_repository()), git
+        return ChangeSet(head=head_tree, changes=changes, repository=git.remote_repository()), git
     raw = git.raw_changes(base_sha, None, cached=True)
     changes = _merge_changes(raw, git.diff(base_sha, None, cached=True), head_tree)
     return (
-        ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, repository=git.github_repository()),
+        ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, repository=git.remote_repository()),
         git,
     )
 
 
 def changeset_audit(repo: str, head: str = "HEAD") -> tuple[ChangeSet, Git]:
     git = Git(repo)
-    return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True, repository=git.github_repository()), git
+    return ChangeSet(head=GitTree(git, git.resolve(head)), audit=True, repository=git.remote_repository()), git
 
 
 def changeset_work_tree(repo: str) -> tuple[ChangeSet, Git]:
@@ -531,7 +535,7 @@ def changeset_work_tree(repo: str) -> tuple[ChangeSet, Git]:
     if git.is_bare():
         raise GitError(f"{repo}: PATHs are read from the work tree, and this repository has none")
     base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
-    return ChangeSet(head=WorkTree(git), base=base, audit=True, repository=git.github_repository()), git
+    return ChangeSet(head=WorkTree(git), base=base, audit=True, repository=git.remote_repository()), git
 
 
 def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
@@ -543,4 +547,4 @@ def changeset_from_diff(repo: str, diff_text: str) -> tuple[ChangeSet, Git]:
 
     changes = parse_unified_diff(diff_text)
     base: Tree = GitTree(git, git.resolve("HEAD")) if git.has_commits() else MemoryTree({})
-    return ChangeSet(head=WorkTree(git), base=base, changes=changes, repository=git.github_repository()), git
+    return ChangeSet(head=WorkTree(git), base=base, changes=changes, repository=git.remote_repository()), git

@@ -446,3 +446,28 @@ def test_a_directory_path_reports_everything_under_it(
         assert ("NPU301", DOCKERFILE, 5) in findings(out), where
     _, out, _ = run_cli(capsys, "check", "--all", "--format", "json", "elsewhere")
     assert findings(out) == []
+
+
+def test_a_gitcode_remote_names_the_repository_for_its_own_clone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A doc enters a clone of the repository made elsewhere (`cd op-adapter`), in a repository with no top-level
+    Python package of that name: only the remote says that `op-adapter` is this repository, and it is on GitCode."""
+    r = tmp_path / "src"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, "op_adapter/CMakeLists.txt", "project(op_adapter)\n")
+    write(r, "ci/build.sh", "#!/bin/bash\nset -e\npython setup.py bdist_wheel\n")
+    doc = (
+        "# Build op-adapter for Ascend NPU\n\nFrom the folder you cloned it into:\n\n```bash\n"
+        "source /usr/local/Ascend/ascend-toolkit/set_env.sh\ncd op-adapter\nbash ci/build.sh\n```\n"
+    )
+    write(r, "docs/install.md", doc)
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "doc")
+    args = ("check", "--repo", str(r), "--all", "--format", "json", "--fail-on", "never")
+    _, out, _ = run_cli(capsys, *args)
+    assert findings(out) == [("NPU118", "docs/install.md", 7)]  # unknown repository: `op-adapter` is no folder of it
+    git(r, "remote", "add", "origin", "https://gitcode.com/acme/op-adapter.git")
+    _, out, _ = run_cli(capsys, *args)
+    assert findings(out) == []

@@ -194,3 +194,24 @@ def test_a_base_listed_from_its_head_is_the_listing_of_its_commit(tmp_path: Path
     assert cs.base._all() == g.ls_tree(base)  # type: ignore[attr-defined]
     g.close()
     _git.close()
+
+
+@pytest.mark.parametrize(
+    ("remotes", "expected"),
+    [
+        ([("origin", "https://gitcode.com/Ascend/op-plugin.git")], "Ascend/op-plugin"),
+        ([("origin", "git@gitee.com:ascend/pytorch.git")], "ascend/pytorch"),
+        ([("origin", "https://gitlab.example.com/group/sub/kit.git")], "sub/kit"),
+        # origin first, whichever host; without origin a github.com remote before the others
+        ([("upstream", "https://github.com/acme/kit"), ("origin", "https://gitcode.com/me/kit.git")], "me/kit"),
+        ([("mirror", "https://gitcode.com/me/kit.git"), ("upstream", "https://github.com/acme/kit")], "acme/kit"),
+        ([("origin", "/srv/git/kit.git")], ""),
+        ([], ""),
+    ],
+)
+def test_remote_repository_is_owner_and_name_on_any_host(
+    tree_repo: Path, remotes: list[tuple[str, str]], expected: str
+) -> None:
+    for name, url in remotes:
+        git(tree_repo, "remote", "add", name, url)
+    assert Git(str(tree_repo)).remote_repository() == expected

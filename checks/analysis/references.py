@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_combinations
+from npu_review.checks.parsers.gitcli import clone_operands
 from npu_review.checks.parsers.sh import Command, Source, Word, commands
 from npu_review.checks.parsers.yamlmarks import Node
 
@@ -853,13 +854,12 @@ class Walker:
             elif operands:
                 targets = [operands[-1]]
         elif prog == "git" and len(argv) > 2 and argv[1] == "clone":
-            operands = [a for a in argv[2:] if not a.startswith("-")]
-            if len(operands) >= 2:
-                targets = [operands[1]]
-            elif operands:
-                targets = [operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")]
-            if operands and norm_name(operands[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")) in self.own:
-                st.own_clones.update(posixpath.basename(t.rstrip("/")) for t in targets)
+            found = clone_operands(argv[2:])
+            if found is not None:
+                url, target, _ = found
+                targets = [target]
+                if norm_name(url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")) in self.own:
+                    st.own_clones.add(posixpath.basename(target.rstrip("/")))
         elif prog in ("wget", "curl"):
             for k, a in enumerate(argv):
                 if a in ("-O", "-o", "--output", "--output-document", "-P") and k + 1 < len(argv):

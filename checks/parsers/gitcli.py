@@ -57,19 +57,19 @@ class Clone:
     line: int
 
 
-def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
-    if call.sub != "clone":
-        return None
+def clone_operands(args: list[str]) -> tuple[str, str, dict[str, str]] | None:
+    """The arguments after `git clone` (unquoted): its URL, the folder it creates as written (the URL's last
+    segment without `.git` when none is given) and its options; None without a URL. An option's value is no
+    operand (`--branch master URL`)."""
     opts: dict[str, str] = {}
     positional: list[str] = []
-    args = call.args
     i = 0
     while i < len(args):
-        a = args[i].unquoted
+        a = args[i]
         if a.startswith("-") and len(a) > 1:
             name, eq, value = a.partition("=")
             if not eq and name in _CLONE_VALUE_OPTS and i + 1 < len(args):
-                value = args[i + 1].unquoted
+                value = args[i + 1]
                 i += 1
             opts[name] = value
         else:
@@ -79,8 +79,17 @@ def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
         return None
     url = positional[0]
     name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
-    repo = name.lower()
-    target = positional[1] if len(positional) > 1 else name
+    return url, positional[1] if len(positional) > 1 else name, opts
+
+
+def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
+    if call.sub != "clone":
+        return None
+    found = clone_operands([w.unquoted for w in call.args])
+    if found is None:
+        return None
+    url, target, opts = found
+    repo = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git").lower()
     base = cwd
     if call.directory is not None:
         base = resolve_dir(cwd, call.directory)
