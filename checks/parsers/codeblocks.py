@@ -56,8 +56,27 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
         found = _md(text, languages) if flavor == "md" else _rst(text.splitlines(), languages)
     except Exception:  # pragma: no cover - defensive: odd input degrades to nothing
         return []
-    # A session pasted into a shell block is read as a console one: its output is not shell.
-    return [console_commands(b) if b.language in SHELL_LANGUAGES and transcript(b) else b for b in found]
+    # A session pasted into a shell block is read as a console one: its output is not shell. A block labelled
+    # shell that holds CMake (a guide's "uncomment this in CMakeLists.txt") is not shell at all.
+    return [
+        console_commands(b) if b.language in SHELL_LANGUAGES and transcript(b) else b
+        for b in found
+        if b.language not in SHELL_LANGUAGES or not cmake(b)
+    ]
+
+
+# CMake's block ends (`endif()`, `endforeach(x)`): in a shell, `endif()` opens a function definition that never
+# gets a body, so no shell script has one on a line of its own.
+_CMAKE_END = re.compile(r"^[ \t]*end(?:if|foreach|function|macro|while|block)[ \t]*\(")
+# A command call with arguments in parentheses (`link_libraries(stdc++fs)`, `set(X ON)`): no shell syntax either.
+_CMAKE_CALL = re.compile(r"^[ \t]*[A-Za-z_]\w*[ \t]*\([^()]*[^()\s][^()]*\)[ \t]*$")
+
+
+def cmake(block: Block) -> bool:
+    """The block holds CMake, whatever its label says: a line ends a CMake block, or every line that holds
+    anything (comments aside) is a CMake command call with arguments."""
+    lines = [t for _n, t in block.lines if t.strip() and not t.lstrip().startswith("#")]
+    return bool(lines) and (any(_CMAKE_END.match(t) for t in lines) or all(_CMAKE_CALL.match(t) for t in lines))
 
 
 _PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?\$ ")
