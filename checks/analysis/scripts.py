@@ -290,8 +290,8 @@ class StructureError:
     """An `if`/`case`/loop the shell cannot parse: `what` says how, `line` where it opened (or the stray word),
     `glued` a word that begins with the missing reserved word (`thenX=1`), when one was seen."""
 
-    what: str  # "no-then", "no-do", "unclosed", "stray"
-    keyword: str  # the construct: if, case, for, while, until, select; or the stray word
+    what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote"
+    keyword: str  # the construct: if, case, for, while, until, select; or the stray word; or the quote
     line: int
     end_line: int  # where the shell notices (the `fi`/`else`/`done`, or the unit's last line)
     glued: Word | None = None
@@ -320,7 +320,14 @@ def _unit_shell(source: Source) -> UnitShell:
     for k, toks in enumerate(lexed.tokens()):
         walker.line(k, toks)
     last = lexed.lines[-1].end_line if lexed.lines else 1
-    return UnitShell(tuple(walker.out), tuple(walker.finish(last)))
+    errors = walker.finish(last)
+    if lexed.unclosed_quote is not None:
+        # The open quote swallowed the rest of the text: the constructs left open at its end lost their closers
+        # to it, one cause (the shell stops at the end of the text, on the quote).
+        quote, line = lexed.unclosed_quote
+        errors = [e for e in errors if e.what != "unclosed" or e.line > line]
+        errors.append(StructureError("unclosed-quote", quote, line, last))
+    return UnitShell(tuple(walker.out), tuple(errors))
 
 
 @dataclass

@@ -20,6 +20,31 @@ _BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
 # A line that starts with a config override (`algorithm.adv_estimator=grpo \  # what it does`), not with a
 # program: a listing of options with notes, which no one runs as it is.
 _FRAGMENT = re.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+# A command as its author wrote it (its first line, before any `\`) that starts with an option
+# (`--ptx_coef 0.0 \  # what it does`): a listing of a script's options with notes (no shell command starts
+# with an option).
+_OPTION_LISTING = re.compile(r"[ \t]*--?[A-Za-z]")
+
+
+def _listing(first: int, physical: dict[int, str]) -> bool:
+    """The command whose logical line starts on `first` is, as written, an option listing: walking back over the
+    lines its author continued (a `\\`, with or without a note after it; comment lines between them), its first
+    line starts with an option."""
+    start, k = first, first - 1
+    while k in physical:
+        text = physical[k]
+        if text.lstrip().startswith("#"):
+            k -= 1  # a comment line: inside the command if a continued line is above it
+        elif _CONTINUED.search(text):
+            start = k
+            k -= 1
+        else:
+            break
+    return _OPTION_LISTING.match(physical.get(start, "")) is not None
+
+
+# A line its author continued: it ends with an unescaped `\\`, blanks or a note after it aside.
+_CONTINUED = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]*(?:#.*)?$")
 
 
 class ShellContinuationBroken(Rule):
@@ -63,12 +88,12 @@ class ShellContinuationBroken(Rule):
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
     ends are not reported.
-    Not reported: listings of config overrides with notes (lines that start with `a.b=value \\   # note`,
-    not with a program; blanks alone after the `\\` of such a listing are still reported: a pasted listing
-    breaks there), a comment line after
-    the command's last line (nothing follows it that the command would lose), backslashes inside quotes or
-    here-documents, `console` and unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a
-    continued instruction and allows blanks after its `\\`).
+    Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
+    # note` or `--option value \\   # note`, not with a program; blanks alone after the `\\` of such a listing
+    are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
+    follows it that the command would lose), backslashes inside quotes or here-documents, `console` and
+    unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a continued instruction and allows
+    blanks after its `\\`).
     """
 
     id = "NPU111"
@@ -140,7 +165,7 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
         line = ll.end_line
         text = physical.get(line, "")
         comment = "#" in text[text.rfind("\\") :]
-        if comment and _FRAGMENT.match(ll.text):
+        if comment and (_FRAGMENT.match(ll.text) or _listing(ll.line, physical)):
             continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"
         nxt = _next_content(physical, line)
@@ -186,7 +211,7 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
             continue
         nxt = _next_content(physical, line, skip_comments=True)
         command = max((ll for ll in logical if ll.line < line), key=lambda ll: ll.line, default=None)
-        if command is None or _FRAGMENT.match(command.text):
+        if command is None or _FRAGMENT.match(command.text) or _listing(command.line, physical):
             continue
         if nxt is None or not _continues(physical[nxt], physical.get(command.line, "")):
             continue
@@ -228,7 +253,8 @@ def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc:
             deeper = True
             continue
         if deeper and depth <= indent and text.split()[0] in _OWN_COMMANDS:
-            return n
+            # the line before ends with the `\` that joins it (not an open quote carrying the command on)
+            return n if physical.get(n - 1, "").rstrip().endswith("\\") else None
         return None
     return None
 

@@ -67,10 +67,11 @@ class ShellSyntaxBroken(Rule):
     becomes a requirement), an option whose value is missing (`pip install -e -v .` makes `-v` the editable
     target), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
-    or nothing, a variable's name where its value was meant (`-t TAGS`), and an `if`/`case`/loop the shell
-    cannot close. Ascend/pytorch's install guide
-    said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's FAQ said
-    `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
+    or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
+    cannot close, and quotes that do not pair up (a `"` too many or missing: the rest of the script is read
+    inside and outside quotes the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`).
+    Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
+    FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
 
     A `${{ }}` expression is expanded into a `run:` script's text before the shell reads it: one whose value is
     text from the event (`toJSON(github.event)`, `github.event.pull_request.title`, `.body`, `.message`: facts
@@ -97,11 +98,11 @@ class ShellSyntaxBroken(Rule):
     Where: NPU scripts, `run:` steps of Ascend workflow jobs (for event text: of every workflow of a repository
     that is about Ascend as a whole, whose CI trigger runs on a plain runner), shell-form RUNs of Ascend
     Dockerfiles, and shell code blocks of Ascend docs (unlabeled blocks too when every line starts with a
-    command). Not reported:
-    `[ "$a" = b ]` and arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=`
-    followed by a quoted string, aliases a user may define (a subcommand counts as misspelled only within two
-    edits of a real one), a background job the line `wait`s for, words with unexpanded variables, unquoted
-    variables whose every value is one word (or whose name says they hold arguments: `$EXTRA_ARGS`).
+    command). Not reported: quotes left open at the end of a docs block (the next block may go on), `[ "$a" = b ]` and
+    arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=` followed by a quoted string,
+    aliases a user may define (a subcommand counts as misspelled only within two edits of a real one), a background job
+    the line `wait`s for, words with unexpanded variables, unquoted variables whose every value is one word (or whose
+    name says they hold arguments: `$EXTRA_ARGS`).
     """
 
     id = "NPU115"
@@ -384,6 +385,8 @@ def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
         tool = "pip" if m.group(1).startswith("pip") else m.group(1)
         if m.group(2) not in known.get(tool, ()):
             return True
+    if unit.where != "docs" and lex(unit.source).unclosed_quote is not None:
+        return True  # the lexing other rules share (memoised): a quote left open to the end
     return not _balanced(text)
 
 
@@ -433,8 +436,17 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[H
 def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     if err.what == "stray":
         return None  # a `fi` or `done` without its opener: a fragment (docs) or a construct we do not follow
-    if unit.where == "docs" and err.what == "unclosed":
+    if unit.where == "docs" and err.what in ("unclosed", "unclosed-quote"):
         return None  # a docs block may show the start of a construct the next block ends
+    if err.what == "unclosed-quote":
+        quote = "double" if err.keyword == '"' else "single"
+        return Hit(
+            unit.path,
+            err.line,
+            f"Shell syntax error: the {quote} quotes (`{err.keyword}`) from the command on line {err.line} on do "
+            "not pair up (one is missing or one too many, at or before this line): the shell reads what follows "
+            "inside and outside quotes the wrong way round, to the end of the script, and rejects the whole script.",
+        )
     if err.glued is not None:
         word = err.glued.raw
         m = re.match(r"(then|do|else)", word)

@@ -235,7 +235,7 @@ class Lexed:
     """One source lexed: its logical lines, comment breaks and here-document ranges (see `split_logical`), and
     the tokens of each logical line on first use. Shared by every reader of the source (read-only)."""
 
-    __slots__ = ("_tokens", "comment_breaks", "heredocs", "lines", "source")
+    __slots__ = ("_tokens", "comment_breaks", "heredocs", "lines", "source", "unclosed_quote")
 
     def __init__(
         self,
@@ -243,11 +243,15 @@ class Lexed:
         lines: tuple[LogicalLine, ...],
         comment_breaks: tuple[int, ...],
         heredocs: tuple[tuple[int, int], ...],
+        unclosed_quote: tuple[str, int] | None = None,
     ) -> None:
         self.source = source
         self.lines = lines
         self.comment_breaks = comment_breaks
         self.heredocs = heredocs
+        # A quote still open at the end of the text: the quote and the line of the logical line it leaves open
+        # (the shell reads to the end looking for its match: "unexpected EOF while looking for matching").
+        self.unclosed_quote = unclosed_quote
         self._tokens: tuple[tuple[Token, ...], ...] | None = None
 
     def tokens(self) -> tuple[tuple[Token, ...], ...]:
@@ -276,11 +280,13 @@ def lex(source: Source, heredoc_bodies: bool = False) -> Lexed:
 
 @functools.lru_cache(maxsize=LEXED_SOURCES)
 def _lex(source: Source, heredoc_bodies: bool) -> Lexed:
-    lines, breaks, heredocs = _split_logical(source, heredoc_bodies)
-    return Lexed(source, tuple(lines), tuple(breaks), tuple(heredocs))
+    lines, breaks, heredocs, unclosed = _split_logical(source, heredoc_bodies)
+    return Lexed(source, tuple(lines), tuple(breaks), tuple(heredocs), unclosed)
 
 
-def _split_logical(source: Source, heredoc_bodies: bool) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]]]:
+def _split_logical(
+    source: Source, heredoc_bodies: bool
+) -> tuple[list[LogicalLine], list[int], list[tuple[int, int]], tuple[str, int] | None]:
     text = source.text
     physical = text.split("\n")
     plain = source.plain
@@ -372,11 +378,15 @@ def _split_logical(source: Source, heredoc_bodies: bool) -> tuple[list[LogicalLi
         if joined.strip():
             result.append(LogicalLine(joined, start_line, end_line, tuple(marks), tuple(starts), idx < total))
         buf = []
+    unclosed = None
     if buf:
         joined = "".join(buf)
         if joined.strip():
             result.append(LogicalLine(joined, start_line, end_line, tuple(marks), tuple(starts), False))
-    return result, comment_breaks, heredoc_ranges
+        quote = next((q for q in stack if q in ("'", '"')), None)
+        if quote is not None:
+            unclosed = (quote, start_line)
+    return result, comment_breaks, heredoc_ranges, unclosed
 
 
 def logical_lines(source: Source | str) -> list[LogicalLine]:
