@@ -7,10 +7,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.sh import Command
 from npu_review.checks.rule import Hit, Rule
 
@@ -69,10 +70,12 @@ class BuildMirrorConfigPersisted(Rule):
     One cause, one comment: the same tool configured from the same build arguments in several Dockerfiles of a
     change (the twins of one mirror decision) is said once.
 
-    Not reported: values that are literal public hosts or build arguments whose default is a public host and
+    Not reported: values that are literal public hosts, build arguments whose default is a public host and
     that no workflow replaces (a mirror chosen for the image's users on purpose; a workflow that passes its own
-    value builds the published image with the build's mirror), settings undone later in the stage (`pip config unset`,
-    `git config --unset`, `rm` of the file, a restored backup), and stages the final image is not built from.
+    value builds the published image with the build's mirror), build arguments that every build of the image
+    passes as a public host written out (`APT_MIRROR="https://mirrors.example.com"` in its build script),
+    settings undone later in the stage (`pip config unset`, `git config --unset`, `rm` of the file, a restored
+    backup), and stages the final image is not built from.
     """
 
     id = "NPU314"
@@ -80,8 +83,9 @@ class BuildMirrorConfigPersisted(Rule):
     severity = Severity.WARNING
     title = "Build-time mirror or proxy written into the image's pip, git or apt configuration"
     kinds = frozenset({DOCKERFILE, ASCEND_DOCKERFILE})
-    # The workflows say which build arguments the CI sets (a warning then; a notice when none does).
-    context_kinds = frozenset({WORKFLOW})
+    # The workflows and build scripts say which build arguments the builds set, and to what (a warning then; a
+    # notice when none does; nothing when every build passes a public host).
+    context_kinds = frozenset({WORKFLOW, SHELL})
 
     needles = ("pip config", "pip3 config", "git config", "pip.conf", "sources.list")
 
@@ -92,9 +96,9 @@ class BuildMirrorConfigPersisted(Rule):
                 break
             if instr.keyword == "ARG":
                 globals_.update((p.name, p.value) for p in instr.pairs)
-        passed = _passed_to(ctx, src.path)
+        passed, public = _passed_to(ctx, src.path)
         for stage in _shipped_stages(df):
-            for hit, write in _stage_hits(src.path, stage, globals_, passed):
+            for hit, write in _stage_hits(src.path, stage, globals_, passed, public):
                 if write.args and not set(write.args) & passed:
                     shown = ", ".join(f"`{a}`" for a in write.args)
                     yield Hit(
@@ -141,7 +145,7 @@ _SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A
 
 # What the rule reads of the build graph: the files it declares (on a change; an audit reads every file). The
 # same set as NPU221's, so that a change both rules review builds that graph once (graph() memoises per set).
-_GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW})
+_GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW, SHELL})
 
 
 def _passed_build_args(ctx: Context) -> frozenset[str]:
@@ -158,9 +162,11 @@ def _passed_build_args(ctx: Context) -> frozenset[str]:
     return ctx.memo(("npu314-build-args", "head", ""), find)
 
 
-def _passed_to(ctx: Context, path: str) -> frozenset[str]:
+def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The build arguments the builds of this Dockerfile pass (the image/build graph); when no build of it is
-    known, the names any workflow passes (`build-args:`, `--build-arg NAME=`)."""
+    known, the names any workflow passes (`build-args:`, `--build-arg NAME=`). Second, those of them that every
+    build passes as a public host written out (`PPA_SOURCE="https://mirrors.example.com"` in the build script):
+    a mirror every user can reach."""
     from npu_review.checks.analysis.builds import graph
 
     # A build a doc shows (`docker build --build-arg APT_MIRROR=<a public mirror>` for users far from the
@@ -172,7 +178,13 @@ def _passed_to(ctx: Context, path: str) -> frozenset[str]:
         and (b.dockerfile == path or (b.dockerfile is None and b.maybe is not None and b.maybe.search(path)))
     ]
     if mine and all(b.args_known for b in mine):
-        return frozenset(a.name for b in mine for a in b.args)
+        names = frozenset(a.name for b in mine for a in b.args)
+        public = frozenset(
+            name
+            for name in names
+            if all(a.value is not None and _public_host(a.value.text) for b in mine for a in b.args if a.name == name)
+        )
+        return names, public
     # The builds of this Dockerfile cannot be read (`docker build "${ARGS[@]}"`): the names the workflows that
     # name it (`Dockerfile.nightly.a2`, or `Dockerfile.nightly.${{ inputs.target }}`) pass; with none, any's.
     name = path.rsplit("/", 1)[-1]
@@ -185,11 +197,23 @@ def _passed_to(ctx: Context, path: str) -> frozenset[str]:
             continue
         named = True
         out.update(a or b for a, b in _SETS_ARG.findall(text))
-    return frozenset(out) if named else _passed_build_args(ctx)
+    return (frozenset(out) if named else _passed_build_args(ctx)), frozenset()
+
+
+def _public_host(value: str) -> bool:
+    """The value is written out (no variable, no expression left) and names a host that is not internal."""
+    if WILD in value or "$" in value:
+        return False
+    m = _HOST.fullmatch(value.strip().strip("\"'").rstrip("/"))
+    return m is not None and not _INTERNAL.search("/" + m.group(1) + "/")
 
 
 def _stage_hits(
-    path: str, body: list[dfp.Instruction], globals_: dict[str, str | None], passed: frozenset[str] = frozenset()
+    path: str,
+    body: list[dfp.Instruction],
+    globals_: dict[str, str | None],
+    passed: frozenset[str] = frozenset(),
+    public: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[Hit, _Write]]:
     args: dict[str, str | None] = {}
     runs: list[tuple[dfp.Instruction, list[Command]]] = []
@@ -202,7 +226,7 @@ def _stage_hits(
             runs.append((instr, list(instr.commands)))
     flat = [c for _, cmds in runs for c in cmds]
     for k, cmd in enumerate(flat):
-        write = _write(cmd, args, passed)
+        write = _write(cmd, args, passed, public)
         if write is None or any(_undoes(c, write) for c in flat[k + 1 :]):
             continue
         source = (
@@ -232,15 +256,21 @@ def _tool(target: str) -> str:
 
 
 def _from_build(
-    value: str, args: dict[str, str | None], passed: frozenset[str] = frozenset()
+    value: str,
+    args: dict[str, str | None],
+    passed: frozenset[str] = frozenset(),
+    public: frozenset[str] = frozenset(),
 ) -> tuple[tuple[str, ...], str | None]:
     """The build arguments a value takes from (without a public default, or with one that the project's
-    workflows replace when they build the image), or an internal host it names."""
+    workflows replace when they build the image, unless every build passes a public host), or an internal host
+    it names."""
     names = []
     for m in _VAR.finditer(value):
         name = m.group(1) or m.group(2)
         if name not in args:
             continue
+        if name in public and "proxy" not in name.lower():
+            continue  # every build of the image passes a public mirror, written out: one its users reach too
         default = args[name]
         if default and not _INTERNAL.search(default) and "proxy" not in name.lower() and name not in passed:
             continue  # a public mirror chosen as the default, and the image is built with it: on purpose
@@ -254,7 +284,12 @@ def _from_build(
     return tuple(dict.fromkeys(names)), literal
 
 
-def _write(cmd: Command, args: dict[str, str | None], passed: frozenset[str] = frozenset()) -> _Write | None:
+def _write(
+    cmd: Command,
+    args: dict[str, str | None],
+    passed: frozenset[str] = frozenset(),
+    public: frozenset[str] = frozenset(),
+) -> _Write | None:
     argv = cmd.argv
     if not argv:
         return None
@@ -270,7 +305,7 @@ def _write(cmd: Command, args: dict[str, str | None], passed: frozenset[str] = f
         opts = [a for a in rest if not a.startswith("-")]
         if opts[:2] == ["config", "set"] and len(opts) >= 4 and _PIP_KEYS.search(opts[2]):
             value = " ".join(w for w in raw_rest if not w.startswith("-"))
-            names, literal = _from_build(value, args, passed)
+            names, literal = _from_build(value, args, passed, public)
             if names or literal:
                 return _Write(line, f"`pip config set {opts[2]}`", "pip", names, literal)
         return None
@@ -282,7 +317,7 @@ def _write(cmd: Command, args: dict[str, str | None], passed: frozenset[str] = f
         keys = [a for a in rest[i + 1 :] if not a.startswith("-")]
         if len(keys) >= 2 and _GIT_KEYS.search(keys[0]):
             value = " ".join(raw_rest[i + 1 :])
-            names, literal = _from_build(value, args, passed)
+            names, literal = _from_build(value, args, passed, public)
             if names or literal:
                 short = re.sub(r"^url\..*\.", "url.….", keys[0], flags=re.I)
                 return _Write(line, f"`git config {scope[0]} {short}`", "git", names, literal)
@@ -294,7 +329,7 @@ def _write(cmd: Command, args: dict[str, str | None], passed: frozenset[str] = f
         targets += [a for a in rest if not a.startswith("-")]
     for target in targets:
         if _CONFIG_FILES.search(target):
-            names, literal = _from_build(" ".join(raw), args, passed)
+            names, literal = _from_build(" ".join(raw), args, passed, public)
             if names or literal:
                 return _Write(line, f"writing `{target}`", target, names, literal)
     return None
