@@ -131,6 +131,10 @@ def _joined(instr: Instruction, cmd: Command, offsets: list[int]) -> Iterator[tu
     continued lines must not take minutes)."""
     words = cmd.words
     start = cmd.start
+    if "case" in instr.args:
+        # A case branch's pattern (`amd64)`, `*) \`) is no program: the branch's command starts after it.
+        while start < len(words) and _closes_pattern(instr, words[start]):
+            start += 1
     if start >= len(words):
         return
     prog = words[start].unquoted.rsplit("/", 1)[-1]
@@ -154,6 +158,11 @@ def _joined(instr: Instruction, cmd: Command, offsets: list[int]) -> Iterator[tu
         while prev > 0 and not instr.segments[prev].text.strip():
             prev -= 1  # a line holding only `\`
         yield instr.segments[prev].line, words[k]
+
+
+def _closes_pattern(instr: Instruction, word: Word) -> bool:
+    """`word` is followed by the `)` that ends a case pattern (the flat command list drops that parenthesis)."""
+    return instr.args[word.offset + len(word.raw) :].lstrip(" \t").startswith(")")
 
 
 def _line_start(instr: Instruction, offsets: list[int], word: Word) -> int | None:
