@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from npu_review.checks.analysis.scripts import ShellUnit, UnitCommand, run_unit, unit_shell
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import ImageFamily, ImagePrograms
-from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
+from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction, script_heredocs
 from npu_review.checks.parsers.sh import Source
 
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
@@ -137,7 +137,11 @@ def missing_programs(ctx: Context, path: str, df: Dockerfile) -> list[Missing]:
             unit = run_unit(path, instr)
             if unit is None:
                 continue
-            for program, call, via in _walk_unit(ctx, stage, unit, facts, checked, (), True):
+            # `RUN <<EOF`: the here-document is the script (its installs count as any RUN's)
+            units = [unit, *(ShellUnit(path, body, "dockerfile", instr.line) for body in script_heredocs(instr))]
+            for program, call, via in (
+                found for u in units for found in _walk_unit(ctx, stage, u, facts, checked, (), True)
+            ):
                 if program in reported:
                     continue
                 reported.add(program)
@@ -209,18 +213,33 @@ def _guarded(text: str, program: str) -> bool:
     return re.search(rf"\b(?:command\s+-v|which|type|hash)\s+(?:-\S+\s+)*{re.escape(program)}\b", text) is not None
 
 
-def _conditional_lines(text: str, first: int) -> frozenset[int]:
-    """Lines inside an `if`/`case`/loop or a function body (coarse: by the words that open and close them)."""
+def _physical_lines(source: Source) -> list[tuple[int, str]]:
+    """The source's physical lines, (line, text): a file's by its newlines, a RUN's by its segments (its
+    continued lines are joined into one text, each piece marked with the line it came from)."""
+    if source.plain:
+        first = source.marks[0][1]
+        return [(first + k, t) for k, t in enumerate(source.text.split("\n"))]
+    out: list[tuple[int, str]] = []
+    marks = source.marks
+    for i, (offset, line) in enumerate(marks):
+        end = marks[i + 1][0] if i + 1 < len(marks) else len(source.text)
+        out.extend((line + k, t) for k, t in enumerate(source.text[offset:end].split("\n")))
+    return out
+
+
+def _conditional_lines(source: Source) -> frozenset[int]:
+    """Lines inside an `if`/`case`/loop or a function body (coarse: by the words that open and close them), by
+    physical line (a RUN's continued lines each count)."""
     out: set[int] = set()
     depth = 0
     brace = 0
-    for k, raw in enumerate(text.split("\n")):
+    for number, raw in _physical_lines(source):
         line = re.sub(r"#.*", "", re.sub(r"'[^']*'|\"(?:\\.|[^\"\\])*\"", "''", raw))
         opened = len(_OPENERS.findall(line))
         closed = len(_CLOSERS.findall(line))
         func = _FUNCTION.match(line) is not None and not re.match(r"^\s*(?:if|while|for|case)\b", line)
         if depth > 0 or brace > 0 or opened > 0 or func:
-            out.add(first + k)
+            out.add(number)
         depth = max(0, depth + opened - closed)
         if func:
             brace += 1
@@ -261,7 +280,7 @@ def _walk_unit(
     for program in checked:
         if program in text and re.search(rf"(?:bin/|/){re.escape(program)}\b|{re.escape(program)}-\d", text):
             stage.maybe.add(program)  # a binary put in place by path, or a source build of it
-    conditional = _conditional_lines(text, unit.line)
+    conditional = _conditional_lines(unit.source)
     cmds: Sequence[UnitCommand] = unit_shell(unit).commands
     here = stage.workdir
     for k, cmd in enumerate(cmds):

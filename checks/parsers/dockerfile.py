@@ -362,11 +362,24 @@ def shell_source(instr: Instruction) -> Source | None:
 def _shell_commands(instr: Instruction) -> tuple[Command, ...]:
     source = Source.joined((seg.line, seg.text) for seg in instr.segments).tail(instr._start)
     found = commands(source)
-    # `RUN <<EOF` (or `RUN bash <<EOF`) runs the body as a script; `RUN cat <<EOF > f` writes data.
-    if instr.heredocs and all(c.name in _SHELLS for c in found):
+    if _runs_heredocs(found):
         for doc in instr.heredocs:
             found.extend(commands(Source.file(doc.body, doc.line), in_heredoc=True))
     return tuple(found)
+
+
+def _runs_heredocs(found: list[Command]) -> bool:
+    # `RUN <<EOF` (or `RUN bash <<EOF`) runs the body as a script; `RUN cat <<EOF > f` writes data.
+    return all(c.name in _SHELLS for c in found)
+
+
+def script_heredocs(instr: Instruction) -> tuple[Source, ...]:
+    """The here-document bodies a shell-form RUN runs as scripts (`RUN <<EOF`, `RUN bash <<EOF`), each as a
+    Source at its own lines; () when the RUN has none or writes them as data (`RUN cat <<EOF > f`)."""
+    source = shell_source(instr)
+    if source is None or not instr.heredocs or not _runs_heredocs(commands(source)):
+        return ()
+    return tuple(Source.file(doc.body, doc.line) for doc in instr.heredocs)
 
 
 def _json_commands(instr: Instruction, argv: tuple[str, ...]) -> tuple[Command, ...]:
