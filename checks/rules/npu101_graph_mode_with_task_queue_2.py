@@ -176,8 +176,14 @@ def _called_scripts(
 
 def _is_vllm(inv: Invocation, name_key: str) -> bool:
     name = inv.effective(name_key)
-    if name.value is None or name.value is UNKNOWN:
-        return True  # missing (the historical default) or unresolved: vLLM is the usual backend
+    if name.value is UNKNOWN:
+        return True  # unresolved: vLLM is the usual backend
+    if name.value is None:
+        # Missing: the trainer's default (vLLM) when the command configures the trainer that has the rollout
+        # (an override under the rollout key's root, `actor_rollout_ref.`); a `torchrun train.py` of another
+        # framework that sets none has no vLLM rollout at all.
+        root = name_key.split(".", 1)[0] + "."
+        return any(o.key.startswith(root) for o in inv.overrides)
     value = hydra_str(name.value)
     return isinstance(value, str) and value.lower() == "vllm"
 

@@ -543,7 +543,7 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
             severity=Severity.WARNING,
         )
     ascend = [a for a in view.assignments if a.name == facts.ascend_env and _sets(a)]
-    if not ascend or not _runs_ray(view):
+    if not ascend or not _runs_ray(view, ctx.facts.launch.rollout_name_key.split(".", 1)[0] + "."):
         return
     if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in caller_exports(ctx).get(src.path, ()):
         return
@@ -574,15 +574,22 @@ def _sets(a: Assignment) -> bool:
     return raw not in ("", '""', "''")
 
 
-def _runs_ray(view: View) -> bool:
-    """The script starts the project's Ray trainer (not a torchrun job such as SFT) or a Ray node."""
+def _runs_ray(view: View, trainer_root: str) -> bool:
+    """The script starts the project's Ray trainer or a Ray node: a command configured under the trainer's root
+    (`actor_rollout_ref.` overrides; not a torchrun job such as SFT) or that names Ray (`ray_init.` or
+    `ray_kwargs.` overrides, a module of that name), or a `ray` command. Overrides of another framework
+    (`--cfg-options runner.max_epochs=24`, mmdet's) or a launcher that hands its arguments on (`bash
+    dist_train.sh config 8`) say nothing of Ray."""
     for inv in view.invocations:
         if inv.launcher.rsplit("/", 1)[-1] in ("torchrun", "deepspeed", "accelerate"):
             continue
         module = inv.module or ""
         if "sft_trainer" in module and "ray" not in module:
             continue
-        return True
+        if "ray" in module or any(
+            o.key.startswith(trainer_root) or "ray" in o.key.split(".")[0] for o in inv.overrides
+        ):
+            return True
     return any(c.program == "ray" for c in view.calls)
 
 
