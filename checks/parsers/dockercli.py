@@ -286,4 +286,7 @@ def _build(args: list[EWord], line: int, end: int) -> DockerOp:
         platforms=tuple(platforms) if platforms is not None else None,
         push=push,
         load=load,
+        # More than one context operand: no command docker runs (a docs sentence with placeholders in it:
+        # `docker build -t Image name_OS architecture: Image tag .`).
+        extra={"operands": str(len(pos))} if len(pos) > 1 else {},
     )

@@ -107,12 +107,14 @@ class ImagePushedNotBuilt(Rule):
             )
 
     def _literal_tags(self, seq: Sequence, op: DockerOp) -> Iterator[Hit]:
+        if op.kind == "build" and "operands" in op.extra:
+            return  # a template, not a command: `docker build -t Image name_OS architecture: Image tag .`
         names = {n for n in op.extra.get("var_tags", "").split(",") if n}
         for raw, line in op.tag_words:
             word = raw.strip("\"'")
             repo = word.rsplit(":", 1)[0] if ":" in word.rsplit("/", 1)[-1] else word
-            if "$" in word or not repo or repo == repo.lower():
-                continue
+            if "$" in word or not repo or repo == repo.lower() or any(c in word for c in "[]<>{}"):
+                continue  # a variable, lower case, or a placeholder (`[OPTIONS]`, `<IMAGE>`)
             if word in names or (_NAME.fullmatch(word) and word.isupper()):
                 msg = (
                     f"`-t {word}` tags the image with the literal word `{word}`: the variable `{word}` is written "
