@@ -192,6 +192,12 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]", "", name.lower())
 
 
+# A URL the match is part of (no blank, quote or bracket between its scheme and the match), and a git host's URL of
+# a commit (`.../commit/<sha>`, `.../tree/<sha>`), which does name one.
+_URL_BEFORE = re.compile(r"[a-z][a-z0-9+.-]*://[^\s\"'<>()\[\]]*\Z")
+_COMMIT_URL = re.compile(r"/(?:-/)?(?:commit|commits|tree|blob)/\Z")
+
+
 def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:
     """A commit the file states for the cloned repository: on a line that names the repository (as a word)
     and is not a command that fetches another one. (kind, value, line)."""
@@ -207,6 +213,9 @@ def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:
         low = text.lower()
         for m in _COMMIT.finditer(low):
             before = low[: m.start()]
+            url = _URL_BEFORE.search(before)
+            if url is not None and not _COMMIT_URL.search(before):
+                continue  # an id in a link (`...competitioninfo?id=d65b849bc916...`), not a commit of the repository
             if before.endswith("/"):
                 # in a path: the commit of the folder it is in (`patch/mindspeed/07056df535`)
                 folder = before[:-1].rsplit("/", 1)[-1]
