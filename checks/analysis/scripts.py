@@ -1227,6 +1227,24 @@ def exported_by_a_script(ctx: Context, name: str) -> bool:
     return ctx.memo(("exported-by-a-script", "head", name), find)
 
 
+def sourced_through_a_variable(ctx: Context, path: str) -> tuple[str, ...]:
+    """The repository shell scripts that source a file of this script's name by a path the call graph cannot
+    resolve (`. ${common_script_dir}/testcase_common.sh`, `source "$(dirname "$0")/../env.sh"`): a function
+    library's users, which set its inputs before they source it."""
+    name = path.rsplit("/", 1)[-1]
+    source = re.compile(
+        r"(?:^|[;&|({]|\bthen|\bdo|\belse)[ \t]*(?:\.|source)[ \t]+[\"']?[^\s;&|]*[$`][^\s;&|]*/"
+        + re.escape(name)
+        + r"(?![\w.-])",
+        re.M,
+    )
+
+    def find() -> tuple[str, ...]:
+        return tuple(p for p, text in shell_texts(ctx) if p != path and name in text and source.search(text))
+
+    return ctx.memo(("sourced-through-a-variable", "head", path), find)
+
+
 def scripts_setting(ctx: Context, name: str) -> frozenset[str]:
     """The repository shell scripts that assign `name` or give it a default (`NAME=`, `${NAME:-d}`,
     `${NAME:=d}`): what the repository's scripts set for themselves (comment lines left out)."""

@@ -14,6 +14,7 @@ from npu_review.checks.analysis.scripts import (
     provided_names,
     script_unit,
     scripts_setting,
+    sourced_through_a_variable,
     unguarded_refs,
     unit_shell,
 )
@@ -70,9 +71,10 @@ class VariableNeverSet(Rule):
 
     What counts as set: an assignment, export, `read`, loop or `${NAME:=...}` anywhere in the script, a
     `${NAME:-...}`/`${NAME:?...}` form anywhere, the repository scripts it sources, the scripts and CI steps that
-    run it (exports, `NAME=value bash x.sh`, step and job `env:`), and well-known variables (HOME, RANK,
-    ASCEND_*, ...). Not reported: a script that defines names dynamically (`eval`, `export $(...)`, a sourced
-    file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`), and under `set -u`
+    run it (exports, `NAME=value bash x.sh`, step and job `env:`), the scripts that source it by a path only they
+    resolve (`. ${common_dir}/lib.sh`: a function library whose users set its inputs), and well-known variables
+    (HOME, RANK, ASCEND_*, ...). Not reported: a script that defines names dynamically (`eval`, `export $(...)`,
+    a sourced file that cannot be read), uses that tolerate empty (`"$X"` in an echo, `[ -z "$X" ]`), and under `set -u`
     a value that is not a choice (`MODEL_PATH=${WORK_DIR}/x`, an override): an input the caller must give, which
     `set -u` requires by design; a choice (a `case` subject, a test) is reported under `set -u` only when other
     scripts of the repository set that variable themselves (a flag no script sets comes from the environment: a
@@ -220,9 +222,16 @@ def _caller_names(ctx: Context, path: str) -> set[str] | None:
     from npu_review.checks.analysis.workflows import workflow
 
     calls = calls_of(ctx, path)
-    if not calls:
-        return set()
     names: set[str] = set()
+    for user in sourced_through_a_variable(ctx, path):
+        # A library sourced by a path the call graph cannot resolve: what its users define, it sees.
+        src = ctx.source(user)
+        theirs = None if src is None else defined_names(ctx, user, ctx.shell(src))
+        if theirs is None:
+            return None
+        names.update(theirs)
+    if not calls:
+        return names
     for call in calls:
         src = ctx.source(call.caller)
         if src is None:
