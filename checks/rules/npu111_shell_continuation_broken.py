@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of
-from npu_review.checks.parsers.sh import Source, split_logical
+from npu_review.checks.parsers.sh import LogicalLine, Source, split_logical
 from npu_review.checks.rule import Hit, Rule
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
@@ -79,8 +79,19 @@ class ShellContinuationBroken(Rule):
     command meant there never runs (MindSpeed's quick start: `torchrun ... --distributed-backend nccl \\` then
     `set +x`).
 
+    A `\\` can also be missing: a line ends without one while the next line starts with an option or an override
+    (`python3 -m sglang.bench_serving` then `--backend sglang-oai`, `data.train_batch_size=32` then
+    `trainer.total_epochs=3 \\`), or a blank line follows a `\\`. The shell ends the command there and runs the
+    next line as a command of its own, which fails (`--backend: command not found`): no command is named like an
+    option, and `a.b=c` is no assignment. Only after a line that runs a program with arguments (not an assignment,
+    a builtin such as `export`, a lone file name, `......`); not when the line ends with an operator (`|`, `&&`,
+    cmd.exe's `^`), is `...` (options left out), or is followed by a case pattern (`--help)`), a program's help
+    text (`-h, --help   show this help`, `--local_dir LOCAL_DIR`) or a blank line of its own; not inside
+    here-documents.
+
     Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
-    line); delete the last backslash of a command that should end there.
+    line); delete the last backslash of a command that should end there; add the missing one, or delete the
+    blank line inside the command.
 
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
     each of those lines, but it has one fix; the finding is on the first cut and names the others.
@@ -99,16 +110,16 @@ class ShellContinuationBroken(Rule):
     id = "NPU111"
     name = "shell-continuation-broken"
     severity = Severity.WARNING
-    title = "Shell line continuation broken by a trailing blank or a comment, or left on a command's last line"
+    title = "Shell line continuation broken by a trailing blank or a comment, missing, or left on a command's last line"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if "\\" not in src.text or src.crlf or "\r\n" in src.text:
+        if src.crlf or "\r\n" in src.text or ("\\" not in src.text and not _OPTION_LINE.search(src.text)):
             return  # nothing to continue; or a CRLF file, whose carriage returns are a problem of another kind
         flavor = flavor_of(src.path)
         if flavor is not None:
             for block in doc_shell_blocks(ctx, src):
-                if any("\\" in t for _, t in block.lines):
+                if any("\\" in t or _OPTION_START.match(t) for _, t in block.lines):
                     physical = dict(block.lines)
                     yield from _one_per_command(
                         _check(src.path, Source.lines(block.lines), physical, excerpt=True), physical
@@ -134,7 +145,8 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
         what, first = ordered[i]
         j = i + 1
         while j < len(ordered) and all(
-            _MEANT_TO_CONTINUE.search(physical.get(n, "")) for n in range(ordered[j - 1][1].line, ordered[j][1].line)
+            _MEANT_TO_CONTINUE.search(physical.get(n, "")) or _OPTION_START.match(physical.get(n + 1, ""))
+            for n in range(ordered[j - 1][1].line, ordered[j][1].line)
         ):
             j += 1
         again = ordered[i + 1 : j]
@@ -206,6 +218,7 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 cause="a `\\` that joins the next command",
             ),
         )
+    yield from _missing_backslashes(path, logical, physical, in_heredoc)
     for line in comment_breaks:
         if line in in_heredoc:
             continue
@@ -226,6 +239,99 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
                 cause="a comment line inside a continued command",
             ),
         )
+
+
+# A line that starts with an option (`--backend x`, `-DFOO=ON`) or a dotted override (`trainer.epochs=3`): never
+# a command of its own, always the rest of one (no program is named `--backend`, no variable `trainer.epochs`).
+_OPTION_START = re.compile(r"[ \t]*(?:--?[A-Za-z]|[+~]{0,2}[A-Za-z_][\w<>-]*(?:\.[\w<>-]+)+=)")
+_OPTION_LINE = re.compile(r"\n[ \t]*--?[A-Za-z]|\n[ \t]*[+~]{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+# A line of a program's help or of a listing, not of a command: `-h, --help   show this help`, `--local_dir
+# LOCAL_DIR`, `--include [INCLUDE ...]`, `--seed      // the seed`, `-rwxr-xr-x  1 root` (an option, then a comma,
+# a metavariable, a bracket, or a gap of blanks before words that are no continuation or comment).
+_HELP_LINE = re.compile(r"[ \t]*-{1,2}[\w-]+(?:,|[ \t]+(?:[A-Z][A-Z0-9_]+(?:[ \t,]|\Z)|[\[{<])|[ \t]{2,}(?![\\#\s]))")
+# A case pattern (`--help)`, `-h|--help)`, `--help | -h)`): a line that starts like an option but is a branch.
+_CASE_PATTERN = re.compile(r"[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*[ \t]*\)")
+# A line that hands the command on to the next one by itself: an operator at its end (`^`: cmd.exe's `\\`).
+_ENDS_WITH_OPERATOR = re.compile(r"(?:\|\||&&|[|;&({^])[ \t]*\Z")
+# The program a command line starts with, after `NAME=value` words: a word a shell runs (`python3`, `./run.sh`,
+# `$PYTHON`), not a listing's placeholder (`......`) or heading (`usage:`).
+_PROGRAM = re.compile(r"(?:[A-Za-z_]\w*=\S*[ \t]+)*([A-Za-z_.~/$][\w./~${}+-]*)(?=[ \t]|\Z)")
+# Programs that are a whole command alone (a single-word line naming another file is a listing's entry).
+_ALONE = frozenset(
+    {"python", "python3", "torchrun", "deepspeed", "accelerate", "bash", "sh", "vllm", "llamafactory-cli"}
+)
+
+
+def _command_line(text: str) -> bool:
+    """The logical line runs a program with the words after it (`python3 -m x`, `bash run.sh`, `xtuner chat m`),
+    not an assignment alone, a placeholder (`......`) or a lone file name (a listing's `tokenizer.json`)."""
+    m = _PROGRAM.match(text.lstrip())
+    if m is None:
+        return False
+    word = m.group(1)
+    if word.strip(".") == "" or word.endswith(":") or "=" in word or word in _OWN_COMMANDS:
+        return False  # a placeholder, a heading, an assignment; a builtin (`export X=1`) takes no such options
+    rest = text.lstrip()[m.end() :].strip()
+    return bool(rest) or word.rsplit("/", 1)[-1] in _ALONE
+
+
+def _missing_backslashes(
+    path: str, logical: Sequence[LogicalLine], physical: dict[int, str], in_heredoc: set[int]
+) -> Iterator[tuple[str, Hit]]:
+    """A command whose author forgot a `\\`: its line ends without one (or a blank line ends it) and the next line
+    starts with an option or an override of it (`python3 -m sglang.bench_serving` then ` --backend sglang-oai`).
+    The shell ends the command there and runs the option line as a command of its own, which fails.
+    (`_one_per_command` makes the cuts of one command one finding.)"""
+    anchor = False  # the lines since the last command that runs a program continue it
+    prev: LogicalLine | None = None
+    for ll in logical:
+        option = (
+            _OPTION_START.match(ll.text) is not None
+            and _CASE_PATTERN.match(ll.text) is None
+            and _HELP_LINE.match(ll.text) is None
+        )
+        if option and anchor and prev is not None and ll.line not in in_heredoc:
+            end = prev.end_line
+            before = physical.get(end, "")
+            # (a `\\` on the line, or a comment line: a cut the other checks report, a blank or a comment after
+            # the `\\`, or a comment line inside the command)
+            between = range(end + 1, ll.line)
+            if (
+                "\\" not in before
+                and not before.lstrip().startswith("#")
+                and not (before.strip() and not before.strip().strip(".…"))  # `...`: options left out, nothing to run
+                and not _ENDS_WITH_OPERATOR.search(prev.text.rstrip())
+                and all(physical.get(n, "").lstrip().startswith("#") for n in between)
+            ):
+                first = physical.get(ll.line, "").strip()
+                word = first.split()[0] if first else ""
+                effect = (
+                    f"line {ll.line} (`{_short(first)}`) runs as a command of its own (`{word}: command not "
+                    "found`) and the options from there on are lost."
+                )
+                if before.strip():
+                    message = (
+                        f"This line ends without `\\`, so the command ends here: {effect} End this line with ` \\`."
+                    )
+                    suggestion: str | None = before.rstrip() + " \\"
+                else:
+                    message = (
+                        f"This blank line ends the command continued above it (a `\\` continues a line into the "
+                        f"next one, and this one is empty): {effect} Delete the blank line."
+                    )
+                    suggestion = None
+                yield (
+                    "a line without its `\\`",
+                    Hit(path, end, message, suggestion=suggestion, cause="a line without its `\\`"),
+                )
+                prev = ll
+                continue
+        anchor = _command_line(ll.text) if not option else False
+        prev = ll
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # Shell builtins and keywords: a line that starts with one is a command of its own, never an argument of the
