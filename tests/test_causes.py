@@ -45,3 +45,22 @@ def test_by_cause_leads_with_the_first_place_and_lists_the_others() -> None:
     assert places(got[1]) == "`b/Dockerfile:5`"
     many = Comment(_f("a", 1, "c"), tuple(_f("a", n, "c") for n in range(2, 15)))
     assert places(many, limit=3) == "`a:2`, `a:3`, `a:4`, and 10 more"
+
+
+def test_a_cut_command_is_its_own_cause_and_twin_guides_share_it() -> None:
+    """NPU111: a guide and its translation that cut the same command are one comment; another command cut the
+    same way elsewhere is another."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    cut = "```bash\npython3 -m sglang.bench_serving\n  --backend sglang-oai\n```\n"
+    other = "```bash\ntorchrun train.py\n  --nproc_per_node 8\n```\n"
+    head = {"docs/en/bench.md": f"# Bench\n\n{cut}", "docs/zh/bench.md": f"# 测试\n\n{cut}", "docs/train.md": other}
+    head_files: dict[str, str | None] = dict(head)
+    case = Case("causes", Path("."), None, head_files, set(), [], "", None)
+    report = run_case(case, case_config(case))
+    cuts = [f for f in report.findings if f.rule == "NPU111"]
+    assert [(f.path, f.line) for f in cuts] == [("docs/en/bench.md", 4), ("docs/train.md", 2), ("docs/zh/bench.md", 4)]
+    assert cuts[0].cause == cuts[2].cause != cuts[1].cause
+    assert [len(c.also) for c in by_cause(cuts)] == [1, 0]

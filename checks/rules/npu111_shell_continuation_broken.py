@@ -156,7 +156,9 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
             if any(kind != what for kind, _ in again):
                 where = _series([f"line {hit.line} ({kind})" for kind, hit in again])
             first = dataclasses.replace(first, message=f"{first.message} The same command is cut again on {where}.")
-        yield first
+        # The cause is the kind of cut and the line it is on, blanks folded: the same command in twin files (a
+        # guide and its translation) is one comment, two commands cut alike are two.
+        yield dataclasses.replace(first, cause=f"{first.cause}: {' '.join(physical.get(first.line, '').split())}")
         i = j
 
 
@@ -249,6 +251,8 @@ _OPTION_LINE = re.compile(r"\n[ \t]*--?[A-Za-z]|\n[ \t]*[+~]{0,2}[A-Za-z_][\w-]*
 # LOCAL_DIR`, `--include [INCLUDE ...]`, `--seed      // the seed`, `-rwxr-xr-x  1 root` (an option, then a comma,
 # a metavariable, a bracket, or a gap of blanks before words that are no continuation or comment).
 _HELP_LINE = re.compile(r"[ \t]*-{1,2}[\w-]+(?:,|[ \t]+(?:[A-Z][A-Z0-9_]+(?:[ \t,]|\Z)|[\[{<])|[ \t]{2,}(?![\\#\s]))")
+# A line that stands for options left out (`...`, `[...]`, `… # list every device`): no command to run.
+_ELLIPSIS = re.compile(r"[ \t]*[\[(]?[ \t]*(?:\.{2,}|…+)[ \t]*[\])]?[ \t]*(?:#.*)?")
 # A case pattern (`--help)`, `-h|--help)`, `--help | -h)`): a line that starts like an option but is a branch.
 _CASE_PATTERN = re.compile(r"[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*[ \t]*\)")
 # A line that hands the command on to the next one by itself: an operator at its end (`^`: cmd.exe's `\\`).
@@ -299,7 +303,7 @@ def _missing_backslashes(
             if (
                 "\\" not in before
                 and not before.lstrip().startswith("#")
-                and not (before.strip() and not before.strip().strip(".…"))  # `...`: options left out, nothing to run
+                and not _ELLIPSIS.fullmatch(before)  # `...`, `[...]`: options left out, nothing to run
                 and not _ENDS_WITH_OPERATOR.search(prev.text.rstrip())
                 and all(physical.get(n, "").lstrip().startswith("#") for n in between)
             ):
@@ -313,7 +317,8 @@ def _missing_backslashes(
                     message = (
                         f"This line ends without `\\`, so the command ends here: {effect} End this line with ` \\`."
                     )
-                    suggestion: str | None = before.rstrip() + " \\"
+                    # (a `\\` after a note would be part of the note: no suggestion for a line that has one)
+                    suggestion: str | None = None if "#" in before else before.rstrip() + " \\"
                 else:
                     message = (
                         f"This blank line ends the command continued above it (a `\\` continues a line into the "
