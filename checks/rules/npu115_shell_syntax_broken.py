@@ -68,8 +68,9 @@ class ShellSyntaxBroken(Rule):
     target), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
     or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
-    cannot close, and quotes that do not pair up (a `"` too many or missing: the rest of the script is read
-    inside and outside quotes the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`).
+    cannot close, quotes that do not pair up (a `"` too many or missing: the rest of the script is read
+    inside and outside quotes the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`), and a
+    backquote, `$(` or `${` never closed (`` `echo ${para#*=`` ``).
     Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
     FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
 
@@ -438,6 +439,14 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
         return None  # a `fi` or `done` without its opener: a fragment (docs) or a construct we do not follow
     if unit.where == "docs" and err.what in ("unclosed", "unclosed-quote"):
         return None  # a docs block may show the start of a construct the next block ends
+    if err.what == "unclosed-quote" and err.keyword not in ('"', "'"):
+        opener = "a backquote (`` ` ``)" if err.keyword == "`" else f"`{err.keyword}`"
+        return Hit(
+            unit.path,
+            err.line,
+            f"Shell syntax error: {opener} opened in the command on line {err.line} is never closed, so the shell "
+            "reads on to the end of the script looking for its end and rejects the whole script.",
+        )
     if err.what == "unclosed-quote":
         quote = "double" if err.keyword == '"' else "single"
         return Hit(

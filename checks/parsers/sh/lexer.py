@@ -249,8 +249,8 @@ class Lexed:
         self.lines = lines
         self.comment_breaks = comment_breaks
         self.heredocs = heredocs
-        # A quote still open at the end of the text: the quote and the line of the logical line it leaves open
-        # (the shell reads to the end looking for its match: "unexpected EOF while looking for matching").
+        # A quote (or a backquote, `$(`, `${`, `(`) still open at the end of the text: the opener and the line of
+        # the logical line it leaves open (the shell reads to the end looking for its match: "unexpected EOF").
         self.unclosed_quote = unclosed_quote
         self._tokens: tuple[tuple[Token, ...], ...] | None = None
 
@@ -383,9 +383,9 @@ def _split_logical(
         joined = "".join(buf)
         if joined.strip():
             result.append(LogicalLine(joined, start_line, end_line, tuple(marks), tuple(starts), False))
-        quote = next((q for q in stack if q in ("'", '"')), None)
-        if quote is not None:
-            unclosed = (quote, start_line)
+        if stack:
+            # the outermost opener: it swallowed the rest (`"`, `'`, a backquote, `$(`, `${`, `(`)
+            unclosed = (stack[0], start_line)
     return result, comment_breaks, heredoc_ranges, unclosed
 
 
