@@ -14,7 +14,8 @@ from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
 _ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
-_TAIL_NAME = re.compile(r"([A-Za-z_][\w-]*)\s*\}*\"?\Z")
+# An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
+_WHOLE_REF = re.compile(r"\$(?:\{\{\s*|\{)?(?:[\w-]+\.)*([A-Za-z_][\w-]*)\s*(?:\}\}|\})?")
 
 
 class ScriptArgumentUnknown(Rule):
@@ -122,9 +123,9 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
     if iface.slots and not iface.patterns:
         by_name = {_norm(v): k for k, v in iface.slots.items()}
         for j, arg in enumerate(call.args, start=1):
-            m = _TAIL_NAME.search(arg.raw.strip("\"'"))
-            if m is None or "$" not in arg.raw:
-                continue
+            m = _WHOLE_REF.fullmatch(arg.raw.strip("\"'"))
+            if m is None:
+                continue  # not a variable alone: `data/${set}_sp${factor}` is a path built with `factor`, not it
             slot = by_name.get(_norm(m.group(1)))
             own = iface.slots.get(j)
             if slot is None or slot == j or (own is not None and _norm(own) == _norm(m.group(1))):
