@@ -313,12 +313,12 @@ _DAVINCI = re.compile(r"/dev/davinci(\d+)\Z")
 def docker_npus(argv: tuple[str, ...]) -> int | None:
     """How many NPUs a `docker run` maps (`--device /dev/davinciN` each); None when it is not one, 0 when it
     maps none or in a way that cannot be counted (`--privileged`, a variable, a glob, the Ascend runtime's
-    ASCEND_VISIBLE_DEVICES)."""
+    ASCEND_VISIBLE_DEVICES, a `...` that leaves devices out for the reader to list)."""
     if len(argv) < 2 or argv[0] not in ("docker", "podman", "nerdctl") or argv[1] not in ("run", "create"):
         return None
     found: set[str] = set()
     for i, a in enumerate(argv):
-        if a.startswith("--privileged") or "ASCEND_VISIBLE_DEVICES" in a:
+        if a.startswith("--privileged") or "ASCEND_VISIBLE_DEVICES" in a or (a and a.strip(".…") == ""):
             return 0
         value = a[9:] if a.startswith("--device=") else None
         if a == "--device" and i + 1 < len(argv):
