@@ -210,6 +210,11 @@ class Graph:
         base = posixpath.basename(path)
         if any(base in text for _p, text in others):
             known = False
+        folder = posixpath.dirname(path)
+        if base == "Dockerfile" and any(
+            posixpath.dirname(p) == folder and ("docker build" in text or "buildx build" in text) for p, text in others
+        ):
+            known = False  # a Makefile next to it that runs `docker build .`: docker's default file is this one
         return mine, known
 
     def tags_of(self, repository: str) -> list[Pushed] | None:

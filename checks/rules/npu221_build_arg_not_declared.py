@@ -117,7 +117,11 @@ class BuildArgNotDeclared(Rule):
                 continue
             builds, all_known = g.builds_of(path, other_builders(ctx))
             base_args = dockerfile_args(ctx, path, "base") if not ctx.audit and ctx.touched(path) else None
-            never = [n for n in sorted(args.needed) if all_known and builds and not any(b.passes(n) for b in builds)]
+            never = [
+                n
+                for n in sorted(args.needed)
+                if all_known and builds and n not in _AUTOMATIC and not any(b.passes(n) for b in builds)
+            ]
             reported_never: set[str] = set()
             for name in never:
                 decl = args.declared[name][0].line
