@@ -35,10 +35,17 @@ def _apt_verb(cmd: Cmd) -> tuple[str, int] | None:
     return None
 
 
-def _installs_from_lists(cmd: Cmd, at: int) -> bool:
-    """The install names a package to fetch (not only local `.deb` files)."""
+def _packages(cmd: Cmd, at: int) -> list[str]:
+    """The packages an install fetches (not local `.deb` files), `pkg=version` by its name."""
     names = [w for w in cmd.argv[at + 1 :] if not w.startswith("-") and w != "install"]
-    return any(not (n.endswith(".deb") or n.startswith(("./", "/"))) for n in names)
+    return [n.split("=", 1)[0] for n in names if not (n.endswith(".deb") or n.startswith(("./", "/")))]
+
+
+def _installs_from_lists(cmd: Cmd, at: int, installed: set[str] | None = None) -> bool:
+    """The install names a package to fetch that an earlier install of the stage or job did not bring: apt
+    installs an installed package again from empty lists without a word (`apt-get install apt-utils` after an
+    install that had it)."""
+    return any(n not in (installed or ()) for n in _packages(cmd, at))
 
 
 def _clears_lists(cmd: Cmd) -> bool:
@@ -69,8 +76,9 @@ class AptInstallWithoutUpdate(Rule):
     Where: Dockerfile stages whose base is an image known to ship empty lists (facts `apt_lists`: the CANN
     images, ubuntu, debian), or an earlier stage of the file, read RUN by RUN; and CI jobs that run in such a
     `container:`, read step by step. Not reported: an image of unknown provenance (its lists may be filled), a
-    job on a runner without a container, an install of local `.deb` files only, and a RUN whose shell cannot be
-    read.
+    job on a runner without a container, an install of local `.deb` files only, an install of packages an earlier
+    install of the stage or job already brought (apt reinstalls nothing, and needs no lists for it), and a RUN
+    whose shell cannot be read.
     """
 
     id = "NPU322"
@@ -87,8 +95,10 @@ class AptInstallWithoutUpdate(Rule):
         filled: bool | None = None  # None: unknown (an image of unknown provenance)
         stage: str | None = None
         stages: dict[str, bool | None] = {}
+        installed: set[str] = set()
         for instr in df.instructions:
             if instr.keyword == "FROM":
+                installed = set()
                 image = instr.image
                 if image is None:
                     filled = None
@@ -101,7 +111,7 @@ class AptInstallWithoutUpdate(Rule):
                 if instr.json_args is not None:
                     filled = None  # exec form: not read
                 else:
-                    hit, filled = _walk(src.path, from_commands(instr.commands), filled, "image")
+                    hit, filled = _walk(src.path, from_commands(instr.commands), filled, "image", installed)
                     if hit is not None:
                         yield hit
                         return  # one per file: the first install is the cause, the later ones follow from it
@@ -122,10 +132,11 @@ class AptInstallWithoutUpdate(Rule):
         if not _clean_images(ctx).search(ref[:colon] if colon >= 0 else ref):
             return
         filled = False
+        installed: set[str] = set()
         for step in job.steps:
             if step.run is None:
                 continue
-            hit, after = _walk(src.path, block_cmds(step.run.text_lines()), filled, "container")
+            hit, after = _walk(src.path, block_cmds(step.run.text_lines()), filled, "container", installed)
             if hit is not None:
                 yield hit
                 return
@@ -134,9 +145,13 @@ class AptInstallWithoutUpdate(Rule):
             filled = after
 
 
-def _walk(path: str, cmds: Sequence[Cmd], filled: bool, where: str) -> tuple[Hit | None, bool | None]:
+def _walk(
+    path: str, cmds: Sequence[Cmd], filled: bool, where: str, installed: set[str] | None = None
+) -> tuple[Hit | None, bool | None]:
     """The first install from empty lists, and the lists' state after the commands (None: not known, once a
-    script whose commands are not read here runs: it may update them, as a repository-configuring one does)."""
+    script whose commands are not read here runs: it may update them, as a repository-configuring one does).
+    `installed`: the packages installed so far (added to as the commands install more)."""
+    installed = set() if installed is None else installed
     for cmd in cmds:
         if _clears_lists(cmd):
             filled = False
@@ -149,7 +164,9 @@ def _walk(path: str, cmds: Sequence[Cmd], filled: bool, where: str) -> tuple[Hit
         name, at = verb
         if name == "update":
             filled = True
-        elif not filled and _installs_from_lists(cmd, at):
+        elif filled:
+            installed.update(_packages(cmd, at))
+        elif _installs_from_lists(cmd, at, installed):
             what = "the image" if where == "image" else "the job's container"
             return (
                 Hit(
