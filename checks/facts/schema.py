@@ -342,6 +342,12 @@ class Launch(Section):
     rollout_task_queue_env: str
     graph_change_title_words: tuple[str, ...]
 
+    @property
+    def rollout_root(self) -> str:
+        """The root of the trainer's keys that hold the rollout (`actor_rollout_ref.`): a command that sets a key
+        under it configures the trainer that has the rollout, and runs it on Ray."""
+        return self.rollout_name_key.split(".", 1)[0] + "."
+
 
 @dataclass(frozen=True)
 class Launchers(Section, LauncherDeclarations):

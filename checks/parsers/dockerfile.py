@@ -376,8 +376,10 @@ def _runs_heredocs(found: list[Command]) -> bool:
 def script_heredocs(instr: Instruction) -> tuple[Source, ...]:
     """The here-document bodies a shell-form RUN runs as scripts (`RUN <<EOF`, `RUN bash <<EOF`), each as a
     Source at its own lines; () when the RUN has none or writes them as data (`RUN cat <<EOF > f`)."""
-    source = shell_source(instr)
-    if source is None or not instr.heredocs or not _runs_heredocs(commands(source)):
+    if not instr.heredocs or shell_source(instr) is None:
+        return ()
+    # the RUN's own commands, as `commands` read them (memoised): whether they run the bodies
+    if not _runs_heredocs([c for c in instr.commands if not c.in_heredoc]):
         return ()
     return tuple(Source.file(doc.body, doc.line) for doc in instr.heredocs)
 

@@ -78,8 +78,13 @@ def clone_operands(args: list[str]) -> tuple[str, str, dict[str, str]] | None:
     if not positional:
         return None
     url = positional[0]
-    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
-    return url, positional[1] if len(positional) > 1 else name, opts
+    return url, positional[1] if len(positional) > 1 else repo_name(url), opts
+
+
+def repo_name(url: str) -> str:
+    """The repository a clone URL names, as the folder `git clone` makes (`vllm-ascend` for
+    `https://github.com/vllm-project/vllm-ascend.git` or `git@host:vllm-ascend.git`)."""
+    return url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
 
 
 def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
@@ -89,7 +94,7 @@ def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
     if found is None:
         return None
     url, target, opts = found
-    repo = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git").lower()
+    repo = repo_name(url).lower()
     base = cwd
     if call.directory is not None:
         base = resolve_dir(cwd, call.directory)

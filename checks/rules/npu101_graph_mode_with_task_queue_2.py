@@ -80,7 +80,7 @@ class GraphModeWithTaskQueue2(Rule):
             env = _rollout_level(view, at, tq_name, rollout_tq_name)
             if env is None or not isinstance(env.value, str) or env.value.strip() not in levels:
                 continue
-            if not _is_vllm(inv, name_key):
+            if not _is_vllm(inv, name_key, launch.rollout_root):
                 continue
             if _torchair(view, at, inv) or (where_file and _torchair_in(ctx, where_file[4:], inv)):
                 continue  # TorchAir graph mode: no ACL Graph is captured, level 2 is not in conflict
@@ -174,7 +174,7 @@ def _called_scripts(
             yield inv, call.index, f" in {target}"
 
 
-def _is_vllm(inv: Invocation, name_key: str) -> bool:
+def _is_vllm(inv: Invocation, name_key: str, root: str) -> bool:
     name = inv.effective(name_key)
     if name.value is UNKNOWN:
         return True  # unresolved: vLLM is the usual backend
@@ -182,7 +182,6 @@ def _is_vllm(inv: Invocation, name_key: str) -> bool:
         # Missing: the trainer's default (vLLM) when the command configures the trainer that has the rollout
         # (an override under the rollout key's root, `actor_rollout_ref.`); a `torchrun train.py` of another
         # framework that sets none has no vLLM rollout at all.
-        root = name_key.split(".", 1)[0] + "."
         return any(o.key.startswith(root) for o in inv.overrides)
     value = hydra_str(name.value)
     return isinstance(value, str) and value.lower() == "vllm"

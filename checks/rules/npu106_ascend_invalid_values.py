@@ -543,7 +543,7 @@ def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: V
             severity=Severity.WARNING,
         )
     ascend = [a for a in view.assignments if a.name == facts.ascend_env and _sets(a)]
-    if not ascend or not _runs_ray(view, ctx.facts.launch.rollout_name_key.split(".", 1)[0] + "."):
+    if not ascend or not _runs_ray(view, ctx.facts.launch.rollout_root):
         return
     if _defines(ctx, src.path, script, facts.noset_env) or facts.noset_env in caller_exports(ctx).get(src.path, ()):
         return

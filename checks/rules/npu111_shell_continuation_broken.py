@@ -132,7 +132,7 @@ class ShellContinuationBroken(Rule):
 
 # A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),
 # or it is a comment line.
-_MEANT_TO_CONTINUE = re.compile(r"^\s*#|(?<!\\)(?:\\\\)*\\[ \t]*(?:#.*)?$")
+_MEANT_TO_CONTINUE = re.compile(r"^\s*#|" + _CONTINUED.pattern)
 
 
 def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) -> Iterator[Hit]:
@@ -246,7 +246,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
 # A line that starts with an option (`--backend x`, `-DFOO=ON`) or a dotted override (`trainer.epochs=3`): never
 # a command of its own, always the rest of one (no program is named `--backend`, no variable `trainer.epochs`).
 _OPTION_START = re.compile(r"[ \t]*(?:--?[A-Za-z]|[+~]{0,2}[A-Za-z_][\w<>-]*(?:\.[\w<>-]+)+=)")
-_OPTION_LINE = re.compile(r"\n[ \t]*--?[A-Za-z]|\n[ \t]*[+~]{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+# The quick test for a file with no `\\`: a line that starts so.
+_OPTION_LINE = re.compile(r"\n" + _OPTION_START.pattern)
 # A line of a program's help or of a listing, not of a command: `-h, --help   show this help`, `--local_dir
 # LOCAL_DIR`, `--include [INCLUDE ...]`, `--seed      // the seed`, `-rwxr-xr-x  1 root` (an option, then a comma,
 # a metavariable, a bracket, or a gap of blanks before words that are no continuation or comment).
