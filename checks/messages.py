@@ -19,3 +19,8 @@ def short_key(key: str, prefix: str) -> str:
     """A Hydra key as messages name it: the project's role prefix (the facts' `ascend_values.message_prefix`,
     "" for none) left out."""
     return key.removeprefix(prefix) if prefix else key
+
+
+def shorten(text: str, limit: int, mark: str = "...") -> str:
+    """`text` cut to `limit` characters for a message, `mark` ending the cut."""
+    return text if len(text) <= limit else text[: limit - len(mark)] + mark

@@ -8,6 +8,7 @@ from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.scripts import caller_exports, defined_names, unguarded_refs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
+from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.shell import Override, View
 from npu_review.checks.rule import Hit, Rule
@@ -75,7 +76,7 @@ class UndefinedVariableInOverride(Rule):
                 yield Hit(
                     src.path,
                     o.line,
-                    f"`${name}` in the override `{_short(o.text)}` is never set: this script does not assign, "
+                    f"`${name}` in the override `{shorten(o.text, 90)}` is never set: this script does not assign, "
                     f"export, read or loop over `{name}`, gives it no `${{{name}:-default}}`, and no repository "
                     "script it sources or that runs it defines it. Bash expands it to an empty string, so Hydra "
                     f"gets `{o.key}` without that part{_missing(o, name)}. Define `{name}`, give it a default "
@@ -87,10 +88,6 @@ class UndefinedVariableInOverride(Rule):
 def _missing(o: Override, name: str) -> str:
     raw = (o.raw or "").strip("\"'")
     return " (an empty value)" if raw in (f"${name}", f"${{{name}}}") else ""
-
-
-def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _overrides(view: View) -> Iterator[Override]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
+from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import LogicalLine, Source, split_logical
@@ -311,7 +312,7 @@ def _missing_backslashes(
                 first = physical.get(ll.line, "").strip()
                 word = first.split()[0] if first else ""
                 effect = (
-                    f"line {ll.line} (`{_short(first)}`) runs as a command of its own (`{word}: command not "
+                    f"line {ll.line} (`{shorten(first, 40, '…')}`) runs as a command of its own (`{word}: command not "
                     "found`) and the options from there on are lost."
                 )
                 if before.strip():
@@ -334,10 +335,6 @@ def _missing_backslashes(
                 continue
         anchor = _command_line(ll.text) if not option else False
         prev = ll
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # Shell builtins and keywords: a line that starts with one is a command of its own, never an argument of the

@@ -22,6 +22,7 @@ from npu_review.checks.analysis.scripts import (
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.gha.expressions import EXPR
@@ -463,7 +464,8 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
         return Hit(
             unit.path,
             err.glued.line,
-            f"`{_short(word)}`: `{kw}` is glued to the next word, so the shell reads one word `{_short(word, 30)}` "
+            f"`{shorten(word, 60)}`: `{kw}` is glued to the next word, so the shell reads one word "
+            f"`{shorten(word, 30)}` "
             f"and the `{err.keyword}` opened on line {err.line} never gets its `{kw}`: the script stops with a "
             f"syntax error at line {err.end_line}. Put a blank (or a newline) after `{kw}`.",
         )
@@ -523,8 +525,8 @@ def _command(
             yield Hit(
                 unit.path,
                 own[0].line,
-                f"`{_short(' '.join(w.raw for w in own))} &` sends `{program}` to the background, so "
-                f"`{_short(' '.join(w.raw for w in nxt.words), 40)}` runs at once, before it has finished (the "
+                f"`{shorten(' '.join(w.raw for w in own), 60)} &` sends `{program}` to the background, so "
+                f"`{shorten(' '.join(w.raw for w in nxt.words), 40)}` runs at once, before it has finished (the "
                 "clone, download or install is not there yet). Use `&&` to run them one after the other.",
             )
     yield from _subcommand(unit, ctx, own, argv, program)
@@ -557,10 +559,10 @@ def _spaced_assignment(unit: ShellUnit, ctx: Context, name: Word, eq: Word) -> H
     return Hit(
         unit.path,
         name.line,
-        f"`{name.raw} {_short(eq.raw, 40)}`: with a blank before `=` this is not an assignment; the shell runs "
+        f"`{name.raw} {shorten(eq.raw, 40)}`: with a blank before `=` this is not an assignment; the shell runs "
         f"a command named `{name.raw}` (not found), so `{name.raw}` is never set"
         + (" and `set -e` stops the script here" if unit.where != "docs" else "")
-        + f". Write `{_short(fixed, 50)}` with no blank around `=`.",
+        + f". Write `{shorten(fixed, 50)}` with no blank around `=`.",
         suggestion=_join_assignment(unit, ctx, name),
     )
 
@@ -577,9 +579,9 @@ def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator
             yield Hit(
                 unit.path,
                 w.line,
-                f"`{cmdname} {raw} {_short(nxt.raw, 30)}`: with a blank around `=`, `{cmdname}` gets `{raw}` and "
-                f"`{_short(nxt.raw, 30)}` as separate words; `{raw}` keeps no value and `{cmdname}` fails on "
-                f"`{_short(nxt.raw, 20)}` (not a valid identifier). Write `{cmdname} {raw}={_short(value, 30)}`.",
+                f"`{cmdname} {raw} {shorten(nxt.raw, 30)}`: with a blank around `=`, `{cmdname}` gets `{raw}` and "
+                f"`{shorten(nxt.raw, 30)}` as separate words; `{raw}` keeps no value and `{cmdname}` fails on "
+                f"`{shorten(nxt.raw, 20)}` (not a valid identifier). Write `{cmdname} {raw}={shorten(value, 30)}`.",
                 suggestion=_join_assignment(unit, ctx, w),
             )
             return
@@ -590,8 +592,8 @@ def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator
                 yield Hit(
                     unit.path,
                     w.line,
-                    f"`{cmdname} {raw} {_short(nxt.raw, 30)}`: with a blank after `=`, `{m.group(1)}` is set to "
-                    f"an empty string and `{_short(nxt.raw, 30)}` is read as another name (not a valid "
+                    f"`{cmdname} {raw} {shorten(nxt.raw, 30)}`: with a blank after `=`, `{m.group(1)}` is set to "
+                    f"an empty string and `{shorten(nxt.raw, 30)}` is read as another name (not a valid "
                     f"identifier). Write `{raw}{nxt.raw}`.",
                     suggestion=_join_assignment(unit, ctx, w),
                 )
@@ -669,7 +671,7 @@ def _pip(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[str]) ->
                     yield Hit(
                         unit.path,
                         own[k + 2].line,
-                        f"`{opt}` takes one URL; the second one, `{_short(second, 60)}`, is read as a requirement "
+                        f"`{opt}` takes one URL; the second one, `{shorten(second, 60)}`, is read as a requirement "
                         f"to install and pip fails. Give each index its own `{opt}`.",
                     )
             k += 2
@@ -691,10 +693,10 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
                 yield Hit(
                     unit.path,
                     word.line,
-                    f"`git clone {a} {_short(value, 60)}`: `{a}` takes a branch or tag name, so git reads the URL "
+                    f"`git clone {a} {shorten(value, 60)}`: `{a}` takes a branch or tag name, so git reads the URL "
                     "as the branch and has no repository left to clone (or takes the target folder for one): the "
                     "clone fails. Name the branch "
-                    f"(`git clone {a} <branch> {_short(value, 60)}`) or drop `{a}`.",
+                    f"(`git clone {a} <branch> {shorten(value, 60)}`) or drop `{a}`.",
                 )
                 return
         if value is None or "$" in word.raw or not _HEX.match(value):
@@ -705,7 +707,7 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
             unit.path,
             word.line,
             f"`git clone --branch {value}`: `--branch` takes a branch or tag name, not a commit, so the clone "
-            f"fails (`Remote branch {_short(value, 12)} not found`). Clone, then `git checkout {value}` (or fetch "
+            f"fails (`Remote branch {shorten(value, 12)} not found`). Clone, then `git checkout {value}` (or fetch "
             "that commit).",
         )
         return
@@ -738,7 +740,7 @@ def _option_values(
                 yield Hit(
                     unit.path,
                     word.line,
-                    f'`{opt} {word.raw}` is unquoted: `{var}` can hold "{_short(bad[0], 40)}", which the shell '
+                    f'`{opt} {word.raw}` is unquoted: `{var}` can hold "{shorten(bad[0], 40)}", which the shell '
                     f"splits into several arguments, so `{opt}` gets only the first word and the others become "
                     f'stray arguments. Quote it: `{opt} "{word.raw}"`.',
                 )
@@ -815,7 +817,3 @@ def _colon_join(unit: ShellUnit, ctx: Context, word: Word) -> str | None:
 def _cache_name(word: str) -> str:
     """`-USE_X=ON` -> `USE_X=ON` (the `D` left out), `-UFOO=ON` -> `FOO=ON` (`U` typed for `D`)."""
     return word[1:] if word[1:].startswith("USE_") else word[2:]
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
