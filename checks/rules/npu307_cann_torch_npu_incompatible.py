@@ -39,12 +39,15 @@ class CannTorchNpuIncompatible(Rule):
 
     Why: each torch_npu release is built against one CANN generation (the Ascend/pytorch compatibility table;
     the `.postN` suffix encodes it: on CANN 8.5.0 torch 2.7.1 is `torch_npu==2.7.1.post2`, on 8.3.RC1 it is
-    `2.7.1`). A torch_npu built for a *newer* CANN than the base image calls operators the image's CANN lacks
-    (verl set `torch_npu==2.7.1.post2` on the 8.3.rc1 images in #5345 and reverted it the next day, #5353); an
-    error. An *older* pairing usually runs (verl's images shipped torch_npu 2.5.1 on CANN 8.2.rc1 and 2.8.0 on
-    8.5.0 for months) but is not the tested one: a notice only, never an inline comment by default. torch_npu
-    must also match the torch version it extends, and torchvision must be the release paired with torch (2.7.1
-    with 0.22.1, …), else pip replaces torch to satisfy torchvision.
+    `2.7.1`), and Ascend's table says which to use together. A torch_npu of a torch line the image's CANN has no
+    release of (torch_npu 2.9.0 on CANN 8.3.RC1) is built on operators that CANN lacks: an error. A later build of
+    a line the CANN does have (`2.7.1.post2` on 8.3.RC1) is not the tested pairing, but torch_npu itself only
+    warns at import and projects ship such images (verl's sglang images on 8.3.rc1, MindSpeed-MM's
+    `2.7.1.post8` on CANN 9.0.0): a warning, naming the build the table gives. An *older* pairing usually runs
+    (verl's images shipped torch_npu 2.5.1 on CANN 8.2.rc1 and 2.8.0 on 8.5.0 for months) but is not the tested
+    one: a notice only, never an inline comment by default. torch_npu must also match the torch version it
+    extends, and torchvision must be the release paired with torch (2.7.1 with 0.22.1, …), else pip replaces
+    torch to satisfy torchvision.
 
     The releases are facts read from Ascend/pytorch (`torch_npu_releases`: its compatibility table, and the
     version.txt of its release tags and branches), so a `post` build the table does not list is judged by the
@@ -76,7 +79,8 @@ class CannTorchNpuIncompatible(Rule):
     audit and a change elsewhere in the file get a notice (a pairing shipped for months ran).
 
     Bad (on `FROM .../cann:8.3.rc1-910b-ubuntu22.04-py3.11`):
-        pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1
+        pip install torch==2.9.0 torch_npu==2.9.0 torchvision==0.24.0     # error: no torch 2.9 for 8.3.RC1
+        pip install torch==2.7.1 torch_npu==2.7.1.post2 torchvision==0.22.1  # warning: the 8.5.0 build
 
     Good:
         pip install torch==2.7.1 torch_npu==2.7.1 torchvision==0.22.1
@@ -201,12 +205,23 @@ class CannTorchNpuIncompatible(Rule):
             if pin.old is not None and line.count(pin.old) == 1:
                 suggestion = line.replace(pin.old, pin.old.replace(pin.version, fit[0]))
         where = f"the {cann.how} (line {cann.line})"
-        if built_gen > have_gen:
+        if built_gen > have_gen and fit:
+            # A later build of a torch line this CANN has a release of: Ascend's table pairs another build, and
+            # torch_npu only warns at import; operators newer than the image's CANN fail when called.
             yield Hit(
                 src.path,
                 pin.line,
-                f"{subject} is built for CANN {built}, newer than CANN {cann.version} of {where}: "
-                f"it needs operators this CANN does not have.{fix}",
+                f"{subject} is built for CANN {built}, newer than CANN {cann.version} of {where}: not a pairing "
+                f"Ascend tests (torch_npu warns at import, and an operator this CANN lacks fails when called).{fix}",
+                suggestion=suggestion,
+                severity=Severity.WARNING,
+            )
+        elif built_gen > have_gen:
+            yield Hit(
+                src.path,
+                pin.line,
+                f"{subject} is built for CANN {built}, newer than CANN {cann.version} of {where}, which has no "
+                f"torch_npu for torch {base}: it needs operators this CANN does not have.{fix}",
                 suggestion=suggestion,
             )
         else:
