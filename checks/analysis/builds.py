@@ -1299,10 +1299,14 @@ def _git(path: str, c: Called, argv: list[str], clones: list[tuple[CloneUse, str
         target = pos[1] if len(pos) > 1 else m.group("name")
         clones.append((_clone_use(path, c.line, pos[0], m, ref, "clone"), _join(directory, target)))
     elif sub in ("checkout", "switch", "reset", "fetch"):
+        if sub == "fetch" and not any(_HEX.match(a) for a in args):
+            return
+        # Where neither directory is known (`cd <WORKSPACE>` in a guide), the checkout is taken to be the latest
+        # such clone's: a guide's `git clone URL && cd name` then `git checkout <sha>` pins what it cloned.
+        unknown = [k for k, (clone, made) in enumerate(clones) if made is None and not clone.pinned]
         for k, (clone, made) in enumerate(clones):
-            if made is not None and made == directory and not clone.pinned:
-                if sub == "fetch" and not any(_HEX.match(a) for a in args):
-                    continue
+            here = made is not None and made == directory and not clone.pinned
+            if here or (directory is None and unknown and k == unknown[-1]):
                 clones[k] = (
                     CloneUse(
                         clone.path,

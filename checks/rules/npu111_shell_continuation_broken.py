@@ -103,7 +103,8 @@ class ShellContinuationBroken(Rule):
     Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
     # note` or `--option value \\   # note`, not with a program; blanks alone after the `\\` of such a listing
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
-    follows it that the command would lose), backslashes inside quotes or here-documents, `console` and
+    follows it that the command would lose), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
+    on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
     unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a continued instruction and allows
     blanks after its `\\`).
     """
@@ -231,6 +232,11 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
             continue
         if nxt is None or not _continues(physical[nxt], physical.get(command.line, "")):
             continue
+        above = line - 1
+        while physical.get(above, "").lstrip().startswith("#"):
+            above -= 1
+        if _AFTER_OPERATOR.search(physical.get(above, "")):
+            continue  # `cmd | \` + `# note`: the `\` joins the note to the pipe, and the pipeline goes on below it
         yield (
             "a comment line",
             Hit(
@@ -244,6 +250,9 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
         )
 
 
+# A line whose `\\` follows an operator that needs a command after it (`|`, `||`, `&&`, `|&`): a comment line
+# below it ends at its newline, and the shell goes on reading the command on the line after.
+_AFTER_OPERATOR = re.compile(r"(?:\|\|?|&&|\|&)[ \t]*\\[ \t]*$")
 # A line that starts with an option (`--backend x`, `-DFOO=ON`) or a dotted override (`trainer.epochs=3`): never
 # a command of its own, always the rest of one (no program is named `--backend`, no variable `trainer.epochs`).
 _OPTION_START = re.compile(r"[ \t]*(?:--?[A-Za-z]|[+~]{0,2}[A-Za-z_][\w<>-]*(?:\.[\w<>-]+)+=)")

@@ -104,7 +104,9 @@ class ShellSyntaxBroken(Rule):
     arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=` followed by a quoted string,
     aliases a user may define (a subcommand counts as misspelled only within two edits of a real one), a background job
     the line `wait`s for, words with unexpanded variables, unquoted variables whose every value is one word (or whose
-    name says they hold arguments: `$EXTRA_ARGS`).
+    name says they hold arguments: `$EXTRA_ARGS`), and word lists split on purpose: a variable the script loops
+    over (`for m in $decode_modes`), or a plural option or variable (`--modes $decode_modes`: argparse's
+    `nargs='+'` takes every word).
     """
 
     id = "NPU115"
@@ -713,6 +715,18 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
         return
 
 
+# A plural name (`--modes`, `decode_modes`, `GPUS`), not `--address` or `--analysis`.
+_PLURAL = re.compile(r"(?i)[a-hj-rt-z]s\Z")
+
+
+def _a_list(var: str, opt: str, text: str) -> bool:
+    """The value is a list of words on purpose: the script loops over the variable (`for m in $modes`), or the
+    option or the variable has a plural name (`--modes $decode_modes`: argparse's `nargs='+'` takes them all)."""
+    if _PLURAL.search(opt.lstrip("-")) or _PLURAL.search(var):
+        return True
+    return re.search(r"\bfor\s+\w+\s+in\b[^;\n]*\$\{?" + re.escape(var) + r"\b", text) is not None
+
+
 _PLACEHOLDER = re.compile(r"(?i)\byour\b|<[^<>]+>|\bx{3,}\b|\bpath to\b|请|填写|路径")
 
 
@@ -736,7 +750,12 @@ def _option_values(
             # A template's placeholder ("your model ckpt path", "<data dir>") is there to be replaced, not run.
             bad = [v for v in values[var] if re.search(r"\S\s+\S", v) and not _PLACEHOLDER.search(v)]
             # A value with an option in it (`pip install --no-cache-dir`) is a list of words split on purpose.
-            if bad and not any(re.search(r"(?:^|\s)-", v) for v in values[var]) and var not in commands:
+            if (
+                bad
+                and not any(re.search(r"(?:^|\s)-", v) for v in values[var])
+                and var not in commands
+                and not _a_list(var, opt, unit.source.text)
+            ):
                 yield Hit(
                     unit.path,
                     word.line,

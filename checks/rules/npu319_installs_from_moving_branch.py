@@ -14,7 +14,7 @@ from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
 # A commit id as docs state one: 7 to 40 hex digits holding both a digit and a letter (not a number, not a word).
-_COMMIT = re.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w.-])")
+_COMMIT = re.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])(?!\.\w)")
 # A Dockerfile named for a release (`Dockerfile.ascend_8.5.0_a2_v0.7.1`, `Dockerfile-v1.2`).
 _RELEASE_FILE = re.compile(r"[_.-]v\d+\.\d+(?:\.\d+)?(?:rc\d+)?(?=$|[_.-])")
 # A release tag (`v0.13.0`, `v0.11.0rc1`, `2.3.0.post1`): a clone of it does not move.
@@ -59,7 +59,8 @@ class InstallsFromMovingBranch(Rule):
     git+URL@<sha>`); build the repository's own checkout (or its upstream) rather than a fork; clone the
     repository's URL (`https://gitcode.com/Ascend/msit.git`), not its web page.
 
-    Not reported: clones followed by a checkout, reset or fetch of a commit in their directory; a clone of a
+    Not reported: clones followed by a checkout, reset or fetch of a commit in their directory (in a guide that
+    starts from a placeholder directory, `cd <WORKSPACE>`, the latest clone's); a clone of a
     tag or commit; a repository the file states no commit or version for (a deliberate "latest" install);
     files that are not about Ascend (in a repository that is not Ascend-only); a fork cloned by a Dockerfile or a
     doc (the owner may be an old name the forge redirects); an image that clones the project itself from its
@@ -211,7 +212,12 @@ def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:
         if _GIT_REF_COMMAND.search(text):
             continue  # a command that checks out another clone, not a statement of which commit is meant
         low = text.lower()
-        for m in _COMMIT.finditer(low):
+        # On a line that lists several components with their commits, the repository's is the first after its
+        # name (else the nearest before it).
+        at = word.search(low)
+        start = at.end() if at is not None else 0
+        found = list(_COMMIT.finditer(low))
+        for m in [m for m in found if m.start() >= start] + [m for m in reversed(found) if m.start() < start]:
             before = low[: m.start()]
             url = _URL_BEFORE.search(before)
             if url is not None and not _COMMIT_URL.search(before):
