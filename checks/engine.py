@@ -19,7 +19,6 @@ from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
-from npu_review.checks.moved import drop_old_debt
 from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
 
@@ -260,7 +259,6 @@ def run(
     mapper: ShareMapper | None = None,
     jobs: int = 1,
     parses: ParseCache | None = None,
-    old_debt_known: bool = False,
 ) -> Report:
     """Run every enabled rule. With a `clock` (the caller's: the engine reads none itself), a rule that has
     spent more than `rule_budget_s` in this run (in one process) is stopped for the files left, and the
@@ -269,8 +267,7 @@ def run(
     a share of their own when there is none); the findings are the same as without. `parses`: a ParseCache the
     caller keeps between runs (the App's workers: a push to a PR, or another PR on the same base, finds the
     unchanged files parsed). The CLI passes none: within one change's review it saved ~6 % of the CPU on the
-    40,000-file generated tree for ~50 MB more at the peak. `old_debt_known`: the run that asks which findings on
-    lines a change only moved the file had before (checks/moved.py), which does not ask again."""
+    40,000-file generated tree for ~50 MB more at the peak."""
     config = (default_config() if config is None else config).for_tree(changeset.head.paths())
     files = targets(changeset, config)
     runner = _Runner(changeset, config, clock, rule_budget_s, parses)
@@ -323,16 +320,6 @@ def run(
         findings = retired_dockerfiles(findings, ctx, parts[-1].retirement)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
     errors = [e for part in parts for e in part.errors]
-    if not old_debt_known:
-        # Lines the change only moved: a finding the file had before on the same text is old debt (checks/moved.py).
-        def before(cs: ChangeSet) -> list[Finding]:
-            return run(cs, config, clock, rule_budget_s, old_debt_known=True).findings
-
-        def order_free(rule: str) -> bool:
-            spec = rule_specs().get(rule)
-            return spec is not None and spec.load().order_free
-
-        findings = drop_old_debt(findings, changeset, before, order_free)
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
 

@@ -92,10 +92,6 @@ class Rule:
     # True for a rule that pairs a deleted file with an added one as a rename (a diff without rename detection):
     # it reads the deleted files at base and the added files at head, whatever their kinds.
     reads_moved_files: ClassVar[bool] = False
-    # True for a rule whose findings depend on their line's text (and on other files), not on the lines around
-    # it: one on a line a change only moved, which the file had before, is old debt (checks/moved.py). Not for a
-    # rule that reads the order of lines (a pin before an install, a variable set before its use).
-    order_free: ClassVar[bool] = False
     enabled_by_default: ClassVar[bool] = True
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:

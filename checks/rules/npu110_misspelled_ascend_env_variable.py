@@ -113,7 +113,6 @@ class MisspelledAscendEnvVariable(Rule):
     id = "NPU110"
     name = "misspelled-ascend-env-variable"
     severity = Severity.WARNING
-    order_free = True
     title = "Misspelled Ascend environment variable"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, YAML, WORKFLOW, DOCKERFILE, PYTHON})
 

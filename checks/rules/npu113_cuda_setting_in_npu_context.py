@@ -75,7 +75,6 @@ class CudaSettingInNpuContext(Rule):
     id = "NPU113"
     name = "cuda-setting-in-npu-context"
     severity = Severity.WARNING
-    order_free = True
     title = "A CUDA or NCCL habit where the job runs on NPU"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
 

@@ -105,7 +105,6 @@ class NamedFileMissing(Rule):
     id = "NPU118"
     name = "named-file-missing"
     severity = Severity.WARNING
-    order_free = True
     title = "Script, CI step or install doc names a repository file that does not exist"
     kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, DOCS, MARKUP, YAML})
     # The scripts and jobs that run a script (its working directory), and every place that may name a file the

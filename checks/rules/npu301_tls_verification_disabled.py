@@ -80,7 +80,6 @@ class TlsVerificationDisabled(Rule):
     id = "NPU301"
     name = "tls-verification-disabled"
     severity = Severity.WARNING
-    order_free = True
     title = "TLS certificate verification disabled in a Dockerfile"
     kinds = frozenset({ASCEND_DOCKERFILE})
     context_kinds = frozenset({DOCKERFILE})  # what the project's other Dockerfiles already do (ctx.practised)

@@ -54,7 +54,6 @@ class GlobalBuildParallelismEnv(Rule):
     id = "NPU302"
     name = "global-build-parallelism-env"
     severity = Severity.WARNING
-    order_free = True
     title = "Build-only setting (parallelism, build switch) set with ENV persists into the image"
     kinds = frozenset({ASCEND_DOCKERFILE})
 

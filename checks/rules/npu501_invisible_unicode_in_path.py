@@ -37,7 +37,6 @@ class InvisibleUnicodeInPath(Rule):
     id = "NPU501"
     name = "invisible-unicode-in-path"
     severity = Severity.ERROR
-    order_free = True
     title = "Invisible Unicode character in a file name or link target"
     kinds = frozenset({DOCS})
 

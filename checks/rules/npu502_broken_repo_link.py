@@ -76,7 +76,6 @@ class BrokenRepoLink(Rule):
     id = "NPU502"
     name = "broken-repo-link"
     severity = Severity.WARNING
-    order_free = True
     title = "Doc link to a repository file that does not exist (or that this change deletes or renames)"
     kinds = frozenset({DOCS})
     context_kinds = frozenset({DOCS, WORKFLOW})
