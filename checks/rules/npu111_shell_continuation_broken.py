@@ -237,19 +237,28 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
             above -= 1
         if _AFTER_OPERATOR.search(physical.get(above, "")):
             continue  # `cmd | \` + `# note`: the `\` joins the note to the pipe, and the pipeline goes on below it
+        if _ASSIGNMENTS.fullmatch(command.text):
+            # `PYTHONPATH=... \` + `# note` + `python ...`: the settings were meant for the command below
+            names = " and ".join(f"`{n}`" for n in re.findall(r"(?:^|\s)([A-Za-z_]\w*)=", command.text))
+            lost = f", without the {names} set for them"
+        else:
+            kind = "options" if _OPTION_START.match(physical[nxt]) else "arguments"
+            lost = f" (the {kind} there are lost)"
         yield (
             "a comment line",
             Hit(
                 path,
                 line,
                 f"This comment line sits inside a command continued with `\\`: the shell ends the command at the "
-                f"comment, and line {nxt} onwards run as separate commands (the options there are lost). Move the "
-                "comment above the command.",
+                f"comment, and line {nxt} onwards run as separate commands{lost}. Move the comment above the "
+                "command.",
                 cause="a comment line inside a continued command",
             ),
         )
 
 
+# A command that is only variable assignments (`A=1 B="$x" \\`): settings for the command its author continued to.
+_ASSIGNMENTS = re.compile(r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s\"']+)*\s*)+\\?\s*")
 # A line whose `\\` follows an operator that needs a command after it (`|`, `||`, `&&`, `|&`): a comment line
 # below it ends at its newline, and the shell goes on reading the command on the line after.
 _AFTER_OPERATOR = re.compile(r"(?:\|\|?|&&|\|&)[ \t]*\\[ \t]*$")
