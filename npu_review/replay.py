@@ -13,7 +13,7 @@ from typing import TextIO
 from npu_review.checks.config import CONFIG_PATH, Config, parse_config
 from npu_review.checks.engine import known_rule_ids, run
 from npu_review.checks.model import Finding
-from npu_review.gitsource import EMPTY_TREE_SHA, Git, changeset_from_git
+from npu_review.gitsource import EMPTY_TREE_SHA, Git, GitError, changeset_from_git
 
 
 @dataclass
@@ -62,7 +62,15 @@ def replay(
     try:
         rows = commits(git, since, until, paths)
         for i, (sha, date, subject, parent) in enumerate(rows, start=1):
-            cs, _ = changeset_from_git(repo, parent or EMPTY_TREE_SHA, sha, subject, git=git)
+            try:
+                cs, _ = changeset_from_git(repo, parent or EMPTY_TREE_SHA, sha, subject, git=git)
+            except GitError as e:
+                # One commit git cannot diff (an object missing from a partial mirror) is that commit's
+                # problem, said in its entry; the replay goes on with the others.
+                results.append(CommitResult(sha, date, subject, [], [f"not reviewed: {e}"]))
+                if progress is not None:
+                    _progress(progress, i, len(rows), started)
+                continue
             cfg = config
             if cfg is None:
                 try:

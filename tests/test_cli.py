@@ -305,6 +305,28 @@ def test_replay_reviews_each_commit_as_its_own_change(repo: Path, capsys: pytest
     assert out.splitlines()[-1].startswith("1 commit replayed in ")
 
 
+def test_replay_goes_on_past_a_commit_git_cannot_diff(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A partial mirror lacks a blob of one commit: that commit's entry says so, the others are reviewed.
+    write(repo, "notes/lost.md", "a blob this mirror lost\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lost blob")
+    write(repo, "README.md", "docs only\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "docs")
+    blob = git(repo, "rev-parse", "HEAD~1:notes/lost.md").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    code, out, _ = run_cli(capsys, "replay", "--repo", str(repo), "--since", root, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert [c["subject"] for c in doc["commits"]] == ["add a download", "lost blob", "docs"]
+    assert [(f["rule"], f["line"]) for f in doc["commits"][0]["findings"]] == [("NPU301", 5)]
+    lost = doc["commits"][1]
+    assert lost["findings"] == [] and len(lost["errors"]) == 1
+    assert lost["errors"][0].startswith("not reviewed: git diff failed: ")
+    assert doc["commits"][2]["findings"] == [] and doc["commits"][2]["errors"] == []
+
+
 def test_parallel_audit_gives_the_same_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
