@@ -139,6 +139,26 @@ def deepest_existing(ctx: Context, path: str) -> str:
     return ""
 
 
+# A forge URL of a file at a ref (`https://gitcode.com/Ascend/X/blob/26.0.0/examples/a.sh`): the path after the ref.
+_FILE_URL = re.compile(r"https?://[^\s)\]>\"'`]+?/(?:-/)?(?:blob|raw|tree)/[^/\s]+/([^\s)\]>\"'`#?]+)")
+
+
+def links_a_copy(src: SourceFile, line: int, paths: Iterable[str], before: int = 6) -> bool:
+    """Line `line` of a doc, or one of the `before` lines above it, links one of `paths` at a ref of a forge:
+    the doc points the reader at a release's copy of the file on purpose (`# script: https://gitcode.com/Ascend/X/
+    blob/26.0.0/examples/a.sh` above `bash examples/a.sh`, kept when the release after it dropped the script)."""
+    wanted = tuple(paths)
+    for n in range(max(1, line - before), min(line, len(src.lines)) + 1):
+        text = src.line(n)
+        if "://" not in text:
+            continue
+        for m in _FILE_URL.finditer(text):
+            linked = m.group(1).rstrip(".,;:")
+            if any(linked == p or linked.endswith("/" + p) for p in wanted):
+                return True
+    return False
+
+
 _DIGITS = re.compile(r"\d+")
 
 

@@ -17,6 +17,7 @@ from npu_review.checks.analysis.references import (
     doc_refs,
     is_npu_config,
     job_refs,
+    links_a_copy,
     module_refs,
     own_packages,
     same_name_elsewhere,
@@ -89,8 +90,10 @@ class NamedFileMissing(Rule):
         bash tests/special_npu/run_qwen3_06b_grpo_npu.sh
 
     Not reported either: a file the doc tells the reader to write (`name the script x.sh`, `新建 x.sh`) or names
-    and then gives the whole text of (a code block that starts with `#!`), and one the doc shows as the example of
-    a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`).
+    and then gives the whole text of (a code block that starts with `#!`), one the doc shows as the example of
+    a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`), and one
+    whose copy at a release the lines before the command link (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/
+    examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming).
 
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.
@@ -133,7 +136,7 @@ class NamedFileMissing(Rule):
         for r in refs:
             if r.missing and r.meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
                 by_path.setdefault(r.candidates[0], []).append(r)
-                if _naming_example(src, r):
+                if _naming_example(src, r) or _links_a_copy(src, r):
                     examples.add(r.candidates[0])
         for path, group in by_path.items():
             if path in examples:
@@ -165,6 +168,8 @@ class NamedFileMissing(Rule):
                 old = next((p for p in r.candidates if p in gone), None)
                 if old is None:
                     continue
+                if _naming_example(src, r) or _doc_names_it_to_write(src, r) or _links_a_copy(src, r):
+                    continue  # kept on purpose: an example of a name, a file to write, a pointer to a release's copy
                 if gone[old] is not None and not ctx.kindmap.has(path, SHELL):
                     continue  # a rename named in a doc or a workflow: NPU502's
                 by_old.setdefault(old, []).append(r)
@@ -310,6 +315,13 @@ def _naming_example(src: SourceFile, r: FileRef) -> bool:
     if kinds.DOCS not in src.kinds and kinds.MARKUP not in src.kinds:
         return False
     return any(_NAMING.search(src.line(n)) for n in range(max(1, r.command_line - 6), r.command_line + 1))
+
+
+def _links_a_copy(src: SourceFile, r: FileRef) -> bool:
+    """The command's lines, or those just before it, link the missing file at a release (a doc's pointer)."""
+    if kinds.DOCS not in src.kinds and kinds.MARKUP not in src.kinds:
+        return False
+    return links_a_copy(src, r.line, r.candidates, before=max(6, r.line - r.command_line + 6))
 
 
 def _script_text_follows(src: SourceFile, n: int, last: int) -> bool:

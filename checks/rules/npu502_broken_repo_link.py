@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
+from npu_review.checks.analysis.references import links_a_copy
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import RepoLinks
 from npu_review.checks.kinds import DOCS, WORKFLOW
@@ -49,7 +50,9 @@ class BrokenRepoLink(Rule):
     Also, when the change deletes or renames a file, any doc (all of `docs/`, READMEs) or workflow that still
     names it: links, `paths:` filters, `-f docker/ascend/...` arguments. Such a reference is reported on its own
     line when the change adds that line, otherwise on a line the change adds for the renamed file (or that
-    names the new path), listing the stale places.
+    names the new path), listing the stale places. A doc line whose lines just above link the file's copy at a
+    ref (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/examples/a.sh` over `bash examples/a.sh`) points
+    the reader at a release on purpose: not reported.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -300,6 +303,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if (old, n) in seen:
                     continue
                 start = _mention(line, old)
+                if start is not None and is_doc and links_a_copy(src, n, (old,)):
+                    continue  # the doc links the release copy of the file it names: a pointer kept on purpose
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
