@@ -58,11 +58,33 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
         return []
     # A session pasted into a shell block is read as a console one: its output is not shell. A block labelled
     # shell that holds CMake (a guide's "uncomment this in CMakeLists.txt") is not shell at all.
+    # Printed output pasted after a command (a help listing, `ls -l` lines) is not shell either.
     return [
-        console_commands(b) if b.language in SHELL_LANGUAGES and transcript(b) else b
+        without_output(console_commands(b) if transcript(b) else b) if b.language in SHELL_LANGUAGES else b
         for b in found
         if b.language not in SHELL_LANGUAGES or not cmake(b)
     ]
+
+
+# A program's help as argparse and most CLIs print it: `usage: prog [-h] ...`, then `options:`,
+# `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
+_HELP_HEADER = re.compile(
+    r"[ \t]*(?:usage:[ \t]|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$|options:[ \t]*$)",
+    re.IGNORECASE,
+)
+# A line `ls -l` prints (`-rw-r--r-- 1 user group 1.4M Mar 30 11:04 m.onnx`, `drwxr-xr-x 2 ...`): no command either.
+_LS_LONG = re.compile(r"[ \t]*[-dlcbps][-rwxsStT]{9}[.+@]?[ \t]+\d+[ \t]")
+
+
+def without_output(block: Block) -> Block:
+    """A shell block with the output pasted into it blanked (line numbers stay): from a help listing's header to
+    the block's end, and `ls -l` lines. The same block when it has none."""
+    lines = block.lines
+    start = next((k for k, (_n, t) in enumerate(lines) if _HELP_HEADER.match(t)), len(lines))
+    if start == len(lines) and not any(_LS_LONG.match(t) for _n, t in lines):
+        return block
+    out = tuple((n, "" if k >= start or _LS_LONG.match(t) else t) for k, (n, t) in enumerate(lines))
+    return Block(block.language, out)
 
 
 # CMake's block ends (`endif()`, `endforeach(x)`): in a shell, `endif()` opens a function definition that never

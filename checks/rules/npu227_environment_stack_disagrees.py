@@ -21,6 +21,15 @@ _MIXED_PY_PATH = re.compile(
     r"(?:/[\w.+-]+)*?/(?P<exe>(?:pip|python)(?P<minor>3\.\d+)))(?![\w.])"
 )
 _SHOWN = 3
+# A sed substitution, `s/old/new/` with any delimiter (`s#old#new#`): its text is a pattern and a replacement.
+_SED_EDIT = re.compile(r"(?<![\w-])s([/#|:@,])(?:(?!\1).)*\1(?:(?!\1).)*\1")
+
+
+def _sed_edits(line: str) -> list[tuple[int, int]]:
+    """The spans of a line's sed substitutions (none on a line that runs no sed)."""
+    if not re.search(r"\bsed\b", line):
+        return []
+    return [m.span() for m in _SED_EDIT.finditer(line)]
 
 
 class EnvironmentStackDisagrees(Rule):
@@ -53,8 +62,9 @@ class EnvironmentStackDisagrees(Rule):
     Not reported: values that stay unknown (`${{ steps.x.outputs.cann }}`, `$ARCH`), jobs that set up another
     Python themselves (setup-python, `uv venv`, conda, an apt `python3.X`), a Python version the job names
     elsewhere too, `pip install --target` for another Python, RUN instructions that choose the architecture
-    (`$(uname -m)`, `TARGETARCH`), stages pinned with `FROM --platform`, and in an audit, commit pins (which of
-    two is meant is the change's to say).
+    (`$(uname -m)`, `TARGETARCH`), stages pinned with `FROM --platform`, a `sed` substitution from one Python to
+    the other (`s/python3.7/python3.9/g`), and in an audit, commit pins (which of two is meant is the change's to
+    say).
 
     Bad (`.github/workflows/build.yml`):
         container:
@@ -109,6 +119,8 @@ class EnvironmentStackDisagrees(Rule):
             for m in _MIXED_PY_PATH.finditer(line):
                 if m.group("home") == m.group("minor"):
                     continue
+                if any(a <= m.start() < b for a, b in _sed_edits(line)):
+                    continue  # `sed "s/python3.7/python3.9/g"`: an edit from one Python to the other, no path
                 exe, home = m.group("exe"), m.group("home")
                 fixed = m.group("path")[: m.start("minor") - m.start("path")] + home
                 yield Hit(
