@@ -450,6 +450,7 @@ class FileRef:
     # folder is its working directory only when its callers run it from there (see `script_callers`).
     via_folder: bool = False
     candidates_cwd: tuple[str, ...] = ()  # the working directories the command may run in
+    option: str = ""  # for a config: the option as the command writes it (`--config-name`, `--config_name`)
 
     @property
     def missing(self) -> bool:
@@ -800,41 +801,78 @@ class Walker:
     def _hydra(self, c: Cmd, file_ref: FileRef | None, module: str | None, start: int) -> Iterator[FileRef]:
         """`--config-path P` / `--config-name N` of a Hydra app in this repository: the config N(.yaml) in P, P
         relative to the app's Python file (as Hydra reads it); without P, in the app's conventional config folder
-        (judged only when no file of that name exists anywhere). `--config-dir` adds folders: then unknown."""
+        (judged only when no file of that name exists anywhere). `--config-dir` adds folders: then unknown. An app
+        that hands its own `--config_path` and `--config_name` to Hydra (`compose(config_name=args.config_name)`)
+        is read the same way. A config path that stays unknown (`$(dirname $0)`) leaves the
+        name judged only when no file of that name exists anywhere in the repository."""
         argv = c.argv
-        opts: dict[str, tuple[Word, str]] = {}
-        k = start
-        while k < len(argv):
-            a = argv[k]
-            for name, short in (("--config-path", "-cp"), ("--config-name", "-cn")):
-                if a in (name, short) and k + 1 < len(argv):
-                    opts[name] = (c.words[k + 1], c.words[k + 1].raw)
-                elif a.startswith(name + "="):
-                    w = c.words[k]
-                    opts[name] = (w, w.raw.split("=", 1)[1])
-            k += 1
-        if "--config-name" not in opts:
-            return
-        if any(a in ("--config-dir", "-cd") or a.startswith("--config-dir=") for a in argv):
-            return
         app: str | None = None
         if file_ref is not None:
             app = file_ref.found
         elif module is not None and re.fullmatch(r"[\w.]+", module):
             cand = module.replace(".", "/") + ".py"
             app = cand if is_file(self.ctx, cand) else None
-        if app is None:
+        if app is None or not any(a.startswith(("--config", "-cn", "-cp")) for a in argv[start:]):
             return
-        name_word, name_raw = opts["--config-name"]
+        aliases: dict[str, tuple[str, ...]] = {
+            "--config-path": ("--config-path", "-cp"),
+            "--config-name": ("--config-name", "-cn"),
+        }
+        given = {a.split("=", 1)[0] for a in argv[start:]}
+        if {"--config_path", "--config_name"} <= given:
+            # the app's own options, handed to Hydra's compose (`--config_name` alone is other programs' too:
+            # transformers' `run_clm.py --config_name gpt2` names a model config)
+            aliases = {
+                "--config-path": ("--config-path", "-cp", "--config_path"),
+                "--config-name": ("--config-name", "-cn", "--config_name"),
+            }
+        opts: dict[str, tuple[Word, str, str]] = {}
+        k = start
+        while k < len(argv):
+            a = argv[k]
+            for name, spellings in aliases.items():
+                if a in spellings and k + 1 < len(argv):
+                    opts[name] = (c.words[k + 1], c.words[k + 1].raw, a)
+                elif "=" in a and a.split("=", 1)[0] in spellings:
+                    w = c.words[k]
+                    opts[name] = (w, w.raw.split("=", 1)[1], a.split("=", 1)[0])
+            k += 1
+        if "--config-name" not in opts:
+            return
+        if any(a in ("--config-dir", "-cd") or a.startswith("--config-dir=") for a in argv):
+            return
+        name_word, name_raw, option = opts["--config-name"]
         name_value = self.values.expand(name_raw)
         if name_value is None:
             return
         name = name_value[0]
         file = name if name.endswith((".yaml", ".yml")) else name + ".yaml"
         if "--config-path" in opts:
-            _, path_raw = opts["--config-path"]
+            _, path_raw, _ = opts["--config-path"]
             path_value = self.values.expand(path_raw)
-            if path_value is None or path_value[0].startswith(("/", SELF, ROOT)):
+            if path_value is None:
+                # Where it points is unknown: only a name no file of the repository has is surely missing.
+                if (
+                    "/" in file
+                    or same_name_elsewhere(self.ctx, file, 1)
+                    or same_name_elsewhere(self.ctx, file[:-5] + ".yml", 1)
+                ):
+                    return
+                guess = join(posixpath.dirname(app), file) or file
+                yield FileRef(
+                    self.source,
+                    name_value[1] or name_word.line,
+                    name,
+                    "config",
+                    (guess,),
+                    None,
+                    True,
+                    c.line,
+                    note="",
+                    option=option,
+                )
+                return
+            if path_value[0].startswith(("/", SELF, ROOT)):
                 return
             folder = join(posixpath.dirname(app), path_value[0])
             if folder is None or not is_dir(self.ctx, folder):
@@ -859,6 +897,7 @@ class Walker:
             True,
             c.line,
             note=" or ".join(f"`{f}/`" for f in folders),
+            option=option,
         )
 
     def _makes(self, c: Cmd) -> None:

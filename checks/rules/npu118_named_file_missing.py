@@ -55,7 +55,9 @@ class NamedFileMissing(Rule):
 
     Why: scripts, CI steps and install guides name the repository's files (`bash tests/special_npu/x.sh`,
     `source scripts/env.sh`, `python x.py`, `git apply patches/x.patch`, `pip install -r requirements-npu.txt`,
-    `cd examples/x`, Hydra's `--config-name`, a launcher's `--config_file x.yaml`, a trainer's
+    `cd examples/x`, Hydra's `--config-name` (and an app's own `--config_path P --config_name N` that it hands to
+    Hydra; where P stays unknown, `$(dirname $0)`, only a name no YAML file of the repository has), a launcher's
+    `--config_file x.yaml`, a trainer's
     `--deepspeed ds.json`, any option named for a config with a config file's name as its value, such as a
     server's `--optimize_config_path rules/x.yaml`). Files move, and what names them is rarely updated in the same
     change: a CI step that runs a deleted script fails the NPU job, a launch script's default config that was
@@ -157,6 +159,8 @@ class NamedFileMissing(Rule):
             return
         yield from _modules_gone(ctx, gone)
         names = {posixpath.basename(g) for g in gone}
+        # A Hydra config is named without its extension (`--config-name x` for `x.yaml`).
+        names |= {n.rsplit(".", 1)[0] for n in names if n.endswith((".yaml", ".yml"))}
         for path in _sources(ctx):
             src = ctx.source(path)
             if src is None or not any(n in src.text for n in names):
@@ -165,7 +169,7 @@ class NamedFileMissing(Rule):
             for r in _refs(ctx, src):
                 if not r.missing or ctx.is_added_line(r.source, r.line):
                     continue  # an added line: check_file reports it
-                old = next((p for p in r.candidates if p in gone), None)
+                old = _gone_of(r, gone)
                 if old is None:
                     continue
                 if _naming_example(src, r) or _doc_names_it_to_write(src, r) or _links_a_copy(src, r):
@@ -332,15 +336,26 @@ def _script_text_follows(src: SourceFile, n: int, last: int) -> bool:
     return k + 1 < last and src.line(k).lstrip().startswith(("```", "~~~")) and src.line(k + 1).startswith("#!")
 
 
+def _gone_of(r: FileRef, gone: dict[str, str | None]) -> str | None:
+    """The file the change deletes or renames that `r` names: one of its candidates, or for a config whose folder
+    is unknown (`--config_path $(dirname $0)`), the one of its name."""
+    old = next((p for p in r.candidates if p in gone), None)
+    if old is None and r.how == "config" and not r.note:
+        base = posixpath.basename(r.candidates[0])
+        old = next((g for g in gone if posixpath.basename(g) == base), None)
+    return old
+
+
 def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | None], caused: bool = False) -> Hit:
     path = r.candidates[0]
     what = _WHAT.get(r.how, "the file")
-    old = next((p for p in r.candidates if p in gone), None)
+    old = _gone_of(r, gone)
     if r.how == "config":
         at = f" (line {r.command_line})" if r.command_line != r.line else ""
+        where = f"in {r.note}, where the Hydra app looks for its configs" if r.note else "anywhere in the repository"
         head = (
-            f"`--config-name {r.text}`{at}: there is no `{posixpath.basename(path)}` in {r.note}, where the Hydra "
-            "app looks for its configs, so the run stops before it starts."
+            f"`{r.option or '--config-name'} {r.text}`{at}: there is no `{posixpath.basename(path)}` {where}, so the "
+            "run stops before it starts."
         )
     else:
         shown = [r.candidates[0], r.candidates[-1]] if len(r.candidates) > 1 else [r.candidates[0]]
@@ -384,7 +399,12 @@ def _replace(ctx: Context, r: FileRef, new_tail: str, old: str) -> str | None:
         return None
     line = src.line(r.line)
     base_old, base_new = posixpath.basename(old), posixpath.basename(new_tail)
-    if line.count(base_old) != 1 or posixpath.dirname(new_tail) not in ("", "."):
+    if posixpath.dirname(new_tail) not in ("", "."):
+        return None
+    if r.how == "config" and r.text == posixpath.splitext(base_old)[0]:
+        # a Hydra config named without its extension: the new name without it too
+        base_old, base_new = r.text, posixpath.splitext(base_new)[0]
+    if line.count(base_old) != 1:
         return None
     return line.replace(base_old, base_new)
 

@@ -51,6 +51,30 @@ def test_a_rename_in_a_script_gets_the_new_name_as_a_suggestion() -> None:
     assert "renames it to `tests/special_npu/run_a_npu.sh`" in mine[0].message
 
 
+def test_a_renamed_config_of_a_hydra_app_gets_its_new_name_without_the_extension() -> None:
+    # alibaba/ROLL 7f9d4d38: the config moved from DeepSpeed to FSDP2; the NPU launch script kept the old name,
+    # and its config path comes from `$(dirname $0)`, so only the name tells.
+    app = "import argparse\nfrom hydra import compose, initialize\n"
+    script = (
+        "#!/bin/bash\nexport HCCL_CONNECT_TIMEOUT=1200\nCONFIG_PATH=$(basename $(dirname $0))\n"
+        "python examples/start.py --config_path $CONFIG_PATH --config_name rlvr_deepspeed\n"
+    )
+    config = "trainer:\n  device: npu\n"
+    old, new = "examples/npu/rlvr_deepspeed.yaml", "examples/npu/rlvr_fsdp2.yaml"
+    got = tree_findings(
+        {"examples/start.py": app, "examples/npu/run.sh": script, new: config},
+        base={"examples/start.py": app, "examples/npu/run.sh": script, old: config},
+        changes={new: FileChange(new, ChangeStatus.RENAMED, old, frozenset({1}))},
+    )
+    mine = [f for f in got if f.rule == "NPU118"]
+    assert [(f.path, f.line, f.severity.label) for f in mine] == [("examples/npu/run.sh", 4, "warning")]
+    assert mine[0].message == (
+        "`--config_name rlvr_deepspeed`: there is no `rlvr_deepspeed.yaml` anywhere in the repository, so the run "
+        "stops before it starts. This change renames it to `examples/npu/rlvr_fsdp2.yaml`."
+    )
+    assert mine[0].suggestion == "python examples/start.py --config_path $CONFIG_PATH --config_name rlvr_fsdp2"
+
+
 def test_a_gpu_only_script_and_a_non_ascend_doc_are_not_read() -> None:
     report = audit(
         {
