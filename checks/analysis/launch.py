@@ -276,11 +276,28 @@ _DP_ELSEWHERE = (
 _SPANS = ("--nnodes", "--node-rank")
 
 
+# A checkpoint conversion tool (`convert_ckpt.py`, `convert_pt2ckpt.py`, `checkpoint_converter`, `merge_lora`):
+# it reshards weights offline, and its parallel sizes describe a checkpoint, not NPUs it starts.
+_CONVERTER = re.compile(r"(?i)convert|ckpt|checkpoint|(?:^|[_/.-])(?:merge|split|reshard)(?:[_.-]|$)")
+
+
+def _tool(argv: tuple[str, ...]) -> str:
+    """What a command runs: its Python script or module (`python x.py`, `python -m m`), else its program."""
+    for k, a in enumerate(argv[:4]):
+        if a.endswith(".py"):
+            return a
+        if a == "-m" and k + 1 < len(argv):
+            return argv[k + 1]
+    return argv[0] if argv else ""
+
+
 def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
-    """The NPUs a command with tensor-parallel options asks of its node; None without them or when a value is
-    not a literal number."""
+    """The NPUs a command with tensor-parallel options asks of its node; None without them, when a value is not a
+    literal number, or for a checkpoint conversion tool (its sizes are the checkpoint's)."""
     tp = _option(argv, _TP)
     if tp is None:
+        return None
+    if _CONVERTER.search(_tool(argv).rsplit("/", 1)[-1]):
         return None
     values: dict[str, int] = {}
     for name, flags in (("tp", _TP), ("pp", _PP), ("dp", _DP), ("dpl", _DPL)):

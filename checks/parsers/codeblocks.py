@@ -58,12 +58,23 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
         return []
     # A session pasted into a shell block is read as a console one: its output is not shell. A block labelled
     # shell that holds CMake (a guide's "uncomment this in CMakeLists.txt") is not shell at all.
-    # Printed output pasted after a command (a help listing, `ls -l` lines) is not shell either.
+    # Printed output pasted after a command (a help listing, `ls -l` lines) is not shell either, nor a command's
+    # synopsis (`[--output-path PATH]` lines: optional arguments in brackets).
     return [
         without_output(console_commands(b) if transcript(b) else b) if b.language in SHELL_LANGUAGES else b
         for b in found
-        if b.language not in SHELL_LANGUAGES or not cmake(b)
+        if b.language not in SHELL_LANGUAGES or not (cmake(b) or synopsis(b))
     ]
+
+
+# A line that is an optional argument in brackets, as a synopsis writes it: `[--log-level level]`, `[-h]`.
+_OPTIONAL_ARG = re.compile(r"[ \t]*\[-{1,2}[A-Za-z][^\]\n]*\][ \t\\]*$")
+
+
+def synopsis(block: Block) -> bool:
+    """The block is a command's synopsis, not a command: a line holds only an optional argument in brackets
+    (`msserviceprofiler split` / `--input-path PATH` / `[--output-path PATH]`), which no shell runs."""
+    return any(_OPTIONAL_ARG.match(t) for _n, t in block.lines)
 
 
 # A program's help as argparse and most CLIs print it: `usage: prog [-h] ...`, then `options:`,

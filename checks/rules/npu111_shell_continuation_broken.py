@@ -105,8 +105,9 @@ class ShellContinuationBroken(Rule):
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
     follows it that the command would lose), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
     on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
-    unlabeled code blocks, Dockerfiles (Docker drops comment lines inside a continued instruction and allows
-    blanks after its `\\`).
+    unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:` or
+    `optional arguments:` line on), a command's synopsis (a block with `[--option VALUE]` lines), Dockerfiles
+    (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
     """
 
     id = "NPU111"
