@@ -64,3 +64,33 @@ def test_a_cut_command_is_its_own_cause_and_twin_guides_share_it() -> None:
     assert [(f.path, f.line) for f in cuts] == [("docs/en/bench.md", 4), ("docs/train.md", 2), ("docs/zh/bench.md", 4)]
     assert cuts[0].cause == cuts[2].cause != cuts[1].cause
     assert [len(c.also) for c in by_cause(cuts)] == [1, 0]
+
+
+def test_one_doc_block_cut_alike_twice_is_one_cause() -> None:
+    """NPU111: two settings of one listing with blanks after their `\\` (verl #6126's GSPO guide) are one comment on
+    the first, naming the second; the same cut in another block of the file is another cause."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    listing = (
+        "```bash\n"
+        "# parameter offload\n"
+        "actor_rollout_ref.actor.fsdp_config.param_offload=True  \\ \n"
+        "actor_rollout_ref.ref.fsdp_config.param_offload=True \\\n"
+        "\n"
+        "# entropy\n"
+        "actor_rollout_ref.actor.entropy_checkpointing=True \\\n"
+        "actor_rollout_ref.actor.entropy_from_logits_with_chunking=True \\  \n"
+        "actor_rollout_ref.ref.entropy_from_logits_with_chunking=True \\\n"
+        "```\n"
+    )
+    run = "```bash\npython3 -m verl.trainer.main_ppo \\ \n    trainer.device=npu\n```\n"
+    doc = f"# GSPO on Ascend NPU\n\n{listing}\nThen:\n\n{run}"
+    head_files: dict[str, str | None] = {"docs/ascend/gspo_npu.md": doc}
+    case = Case("causes", Path("."), None, head_files, set(), [], "", None)
+    report = run_case(case, case_config(case))
+    cuts = [f for f in report.findings if f.rule == "NPU111"]
+    assert [(f.line, f.severity.label) for f in cuts] == [(5, "warning"), (10, "warning"), (17, "warning")]
+    assert cuts[0].cause == cuts[1].cause != cuts[2].cause
+    assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(cuts)] == [(5, [10]), (17, [])]

@@ -95,7 +95,8 @@ class ShellContinuationBroken(Rule):
     blank line inside the command.
 
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
-    each of those lines, but it has one fix; the finding is on the first cut and names the others.
+    each of those lines, but it has one fix; the finding is on the first cut and names the others. In one code
+    block of a doc, cuts of one kind are one cause: one inline comment, on the first, lists the others.
 
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
@@ -124,8 +125,8 @@ class ShellContinuationBroken(Rule):
             for block in doc_shell_blocks(ctx, src):
                 if any("\\" in t or _OPTION_START.match(t) for _, t in block.lines):
                     physical = dict(block.lines)
-                    yield from _one_per_command(
-                        _check(src.path, Source.lines(block.lines), physical, excerpt=True), physical
+                    yield from _one_cause_per_block(
+                        _one_per_command(_check(src.path, Source.lines(block.lines), physical, excerpt=True), physical)
                     )
             return
         if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
@@ -136,6 +137,16 @@ class ShellContinuationBroken(Rule):
 # A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),
 # or it is a comment line.
 _MEANT_TO_CONTINUE = re.compile(r"^\s*#|" + _CONTINUED.pattern)
+
+
+def _one_cause_per_block(hits: Iterable[Hit]) -> Iterator[Hit]:
+    """In one code block of a doc, the same kind of cut is one cause (the first one's): the block is edited as one,
+    like a RUN, and one comment names the other places (blanks after the `\\` of two settings of one listing)."""
+    first: dict[str, str] = {}
+    for hit in hits:
+        cause = hit.cause or ""
+        kind = cause.split(": ", 1)[0]
+        yield dataclasses.replace(hit, cause=first.setdefault(kind, cause)) if cause else hit
 
 
 def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) -> Iterator[Hit]:
