@@ -77,10 +77,12 @@ def synopsis(block: Block) -> bool:
     return any(_OPTIONAL_ARG.match(t) for _n, t in block.lines)
 
 
-# A program's help as argparse and most CLIs print it: `usage: prog [-h] ...`, then `options:`,
+# A program's help as argparse and most CLIs print it: `usage: prog [-h] ...` (Go's flag package: `Usage of prog:`),
+# then `options:`,
 # `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
 _HELP_HEADER = re.compile(
-    r"[ \t]*(?:usage:[ \t]|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$|options:[ \t]*$)",
+    r"[ \t]*(?:usage:[ \t]|usage of \S+:[ \t]*$|options:[ \t]*$"
+    r"|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$)",
     re.IGNORECASE,
 )
 # A line `ls -l` prints (`-rw-r--r-- 1 user group 1.4M Mar 30 11:04 m.onnx`, `drwxr-xr-x 2 ...`): no command either.

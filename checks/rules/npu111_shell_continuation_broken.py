@@ -106,8 +106,9 @@ class ShellContinuationBroken(Rule):
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
     follows it that the command would lose), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
     on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
-    unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:` or
-    `optional arguments:` line on), a command's synopsis (a block with `[--option VALUE]` lines), Dockerfiles
+    unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
+    `Usage of prog:` or `optional arguments:` line on, a line that ends a sentence: `Applying... Done!`), a
+    command's synopsis (a block with `[--option VALUE]` lines), Dockerfiles
     (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
     """
 
@@ -311,6 +312,11 @@ def _command_line(text: str) -> bool:
     return bool(rest) or word.rsplit("/", 1)[-1] in _ALONE
 
 
+# A line that ends a sentence (`Applying... Done!`, `Reboot to load the new configuration.`): output or prose, not
+# a command whose options the next line holds (`pip install -e .` ends with a path, not a word and a period).
+_SENTENCE_END = re.compile(r"[A-Za-z][.!?][ \t]*$")
+
+
 def _missing_backslashes(
     path: str, logical: Sequence[LogicalLine], physical: dict[int, str], in_heredoc: set[int]
 ) -> Iterator[tuple[str, Hit]]:
@@ -336,6 +342,7 @@ def _missing_backslashes(
                 "\\" not in before
                 and not before.lstrip().startswith("#")
                 and not _ELLIPSIS.fullmatch(before)  # `...`, `[...]`: options left out, nothing to run
+                and not _SENTENCE_END.search(before)  # `Applying... Done!`: a program's output pasted in
                 and not _ENDS_WITH_OPERATOR.search(prev.text.rstrip())
                 and all(physical.get(n, "").lstrip().startswith("#") for n in between)
             ):

@@ -303,6 +303,9 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if (old, n) in seen:
                     continue
                 start = _mention(line, old)
+                new = gone[old]
+                if start is not None and new is not None and new in line:
+                    continue  # the line names where the file went too (`[LICENSE](./docs/zh/LICENSE)`): updated
                 if start is not None and is_doc and links_a_copy(src, n, (old,)):
                     continue  # the doc links the release copy of the file it names: a pointer kept on purpose
                 if start is not None:

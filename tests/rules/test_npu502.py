@@ -73,3 +73,25 @@ def test_a_copied_workflow_naming_its_original_gets_no_suggestion_of_the_rename(
             None,
         )
     ]
+
+
+def test_a_line_that_names_where_the_file_went_is_not_stale() -> None:
+    # Ascend/DrivingSDK ee5ffce7: LICENSE moved to docs/zh/LICENSE, and the change updated the README's link, whose
+    # text still says LICENSE. Another guide's line that names only the old path is stale.
+    old, new = "LICENSE", "docs/zh/LICENSE"
+    readme = "# DrivingSDK (Ascend NPU)\n\n## License\nBSD: see [LICENSE](./docs/zh/LICENSE).\n"
+    guide = "# Install on Ascend NPU\n\nThe license is in [LICENSE](LICENSE).\n"
+    text = "BSD 3-Clause License\n"
+    base = {old: text, "README.md": readme.replace("./docs/zh/LICENSE", "LICENSE"), "docs/install.md": guide}
+    head = {new: text, "README.md": readme, "docs/install.md": guide}
+    changes = {
+        new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1})),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({4})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"] == [(new, 1, "warning")]
+    (f,) = [f for f in report.findings if f.rule == "NPU502"]
+    assert f.message == (
+        "This change renames `LICENSE` to `docs/zh/LICENSE`, but 1 reference still points at the old path: "
+        "docs/install.md:3. Update it to `docs/zh/LICENSE`."
+    )
