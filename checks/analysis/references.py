@@ -847,46 +847,32 @@ class Walker:
             return
         name = name_value[0]
         file = name if name.endswith((".yaml", ".yml")) else name + ".yaml"
-        if "--config-path" in opts:
-            _, path_raw, _ = opts["--config-path"]
-            path_value = self.values.expand(path_raw)
-            if path_value is None:
-                # Where it points is unknown: only a name no file of the repository has is surely missing.
-                if (
-                    "/" in file
-                    or same_name_elsewhere(self.ctx, file, 1)
-                    or same_name_elsewhere(self.ctx, file[:-5] + ".yml", 1)
-                ):
-                    return
-                guess = join(posixpath.dirname(app), file) or file
-                yield FileRef(
-                    self.source,
-                    name_value[1] or name_word.line,
-                    name,
-                    "config",
-                    (guess,),
-                    None,
-                    True,
-                    c.line,
-                    note="",
-                    option=option,
-                )
+        path_value = self.values.expand(opts["--config-path"][1]) if "--config-path" in opts else None
+        folders: list[str] = []
+        if "--config-path" in opts and path_value is None:
+            # Where it points is unknown: only a name no file of the repository has is surely missing.
+            yml = file[: -len(".yaml")] + ".yml" if file.endswith(".yaml") else None
+            if "/" in file or same_name_elsewhere(self.ctx, file, 1) or (yml and same_name_elsewhere(self.ctx, yml, 1)):
                 return
-            if path_value[0].startswith(("/", SELF, ROOT)):
-                return
-            folder = join(posixpath.dirname(app), path_value[0])
-            if folder is None or not is_dir(self.ctx, folder):
-                return
-            folders = [folder]
+            target = join(posixpath.dirname(app), file) or file
         else:
-            # No config path on the command line: the app's own (`@hydra.main(config_path=...)`), by convention a
-            # `config`/`configs` folder beside the app or one level up. Judged only when the name is nowhere.
-            folders = [f for f in _config_folders(self.ctx, app)]
-            if not folders or same_name_elsewhere(self.ctx, file, 1):
+            if path_value is not None:
+                if path_value[0].startswith(("/", SELF, ROOT)):
+                    return
+                folder = join(posixpath.dirname(app), path_value[0])
+                if folder is None or not is_dir(self.ctx, folder):
+                    return
+                folders = [folder]
+            else:
+                # No config path on the command line: the app's own (`@hydra.main(config_path=...)`), by convention
+                # a `config`/`configs` folder beside the app or one level up. Judged only when the name is nowhere.
+                folders = _config_folders(self.ctx, app)
+                if not folders or same_name_elsewhere(self.ctx, file, 1):
+                    return
+            first = join(folders[0], file)
+            if first is None or any(is_file(self.ctx, join(f, file) or "") for f in folders):
                 return
-        target = join(folders[0], file)
-        if target is None or any(is_file(self.ctx, join(f, file) or "") for f in folders):
-            return
+            target = first
         yield FileRef(
             self.source,
             name_value[1] or name_word.line,

@@ -78,8 +78,7 @@ def synopsis(block: Block) -> bool:
 
 
 # A program's help as argparse and most CLIs print it: `usage: prog [-h] ...` (Go's flag package: `Usage of prog:`),
-# then `options:`,
-# `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
+# then `options:`, `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
 _HELP_HEADER = re.compile(
     r"[ \t]*(?:usage:[ \t]|usage of \S+:[ \t]*$|options:[ \t]*$"
     r"|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$)",

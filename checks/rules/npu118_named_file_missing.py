@@ -138,7 +138,7 @@ class NamedFileMissing(Rule):
         for r in refs:
             if r.missing and r.meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
                 by_path.setdefault(r.candidates[0], []).append(r)
-                if _naming_example(src, r) or _links_a_copy(src, r):
+                if _shown_on_purpose(src, r):
                     examples.add(r.candidates[0])
         for path, group in by_path.items():
             if path in examples:
@@ -172,8 +172,8 @@ class NamedFileMissing(Rule):
                 old = _gone_of(r, gone)
                 if old is None:
                     continue
-                if _naming_example(src, r) or _doc_names_it_to_write(src, r) or _links_a_copy(src, r):
-                    continue  # kept on purpose: an example of a name, a file to write, a pointer to a release's copy
+                if _shown_on_purpose(src, r) or _doc_names_it_to_write(src, r):
+                    continue  # kept on purpose, or a file the reader is to write
                 if gone[old] is not None and not ctx.kindmap.has(path, SHELL):
                     continue  # a rename named in a doc or a workflow: NPU502's
                 by_old.setdefault(old, []).append(r)
@@ -319,6 +319,11 @@ def _naming_example(src: SourceFile, r: FileRef) -> bool:
     if kinds.DOCS not in src.kinds and kinds.MARKUP not in src.kinds:
         return False
     return any(_NAMING.search(src.line(n)) for n in range(max(1, r.command_line - 6), r.command_line + 1))
+
+
+def _shown_on_purpose(src: SourceFile, r: FileRef) -> bool:
+    """A doc names the file on purpose: as the example of a naming convention, or under a link to a release's copy."""
+    return _naming_example(src, r) or _links_a_copy(src, r)
 
 
 def _links_a_copy(src: SourceFile, r: FileRef) -> bool:
