@@ -290,7 +290,7 @@ class StructureError:
     """An `if`/`case`/loop the shell cannot parse: `what` says how, `line` where it opened (or the stray word),
     `glued` a word that begins with the missing reserved word (`thenX=1`), when one was seen."""
 
-    what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote"
+    what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote", "no-arm-end" (a case arm without `;;`)
     keyword: str  # the construct: if, case, for, while, until, select; or the stray word; or the quote
     line: int
     end_line: int  # where the shell notices (the `fi`/`else`/`done`, or the unit's last line)
@@ -346,6 +346,7 @@ class _Walker:
         self.out: list[UnitCommand] = []
         self.stack: list[_Frame] = []
         self.errors: list[StructureError] = []
+        self.parens = 0  # `(` of subshells and groups still open, across lines
 
     def line(self, index: int, toks: Sequence[Token]) -> None:
         n = len(toks)
@@ -355,6 +356,7 @@ class _Walker:
             has_word[j] = has_word[j + 1] or not isinstance(toks[j], Op)
         words: list[Word] = []
         skip_target = False
+        first = True  # no command ended yet on this line
         i = 0
         while i < n:
             t = toks[i]
@@ -371,15 +373,25 @@ class _Walker:
                 if text == ")" and self._case_state() == "pattern":
                     words = []  # the pattern list before `)`
                     self.stack[-1].state = "body"
+                elif text == ")" and not self.parens and first and words and self._case_state() == "body":
+                    # `b)` opening a line of an arm's body, no `(` open: the arm before it has no `;;`, and the
+                    # shell stops at this `)` ("syntax error near unexpected token"). Read on as the next arm.
+                    self.errors.append(StructureError("no-arm-end", "case", words[0].line, words[0].line))
+                    words = []
                 elif text in _SEPARATOR_OPS:
                     if self._case_state() == "pattern" and text == "|":
                         pass  # `a|b)`: alternatives of a pattern
                     else:
                         self.command(words, text, has_word[i + 1], index)
                         words = []
+                        first = False
                 elif REDIRECT.fullmatch(text):
                     skip_target = not isinstance(nxt, Op)
-                # other `(` / `)`: a subshell or a function's `()`: no word, no end of a command
+                elif text == "(":
+                    self.parens += 1  # a subshell or a group: its `)` may come on a later line
+                elif text == ")" and self.parens:
+                    self.parens -= 1
+                # other `(` / `)`: a function's `()`: no word, no end of a command
                 i += 1
                 continue
             if skip_target:

@@ -69,7 +69,8 @@ class ShellSyntaxBroken(Rule):
     target), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
     or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
-    cannot close, quotes that do not pair up (a `"` too many or missing: the rest of the script is read
+    cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that pattern's
+    `)`: a new arm added after one that was the last), quotes that do not pair up (a `"` too many or missing: the rest of the script is read
     inside and outside quotes the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`), and a
     backquote, `$(` or `${` never closed (`` `echo ${para#*=`` ``).
     Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
@@ -365,6 +366,8 @@ _TOOL_WORD = re.compile(r"(git|pip3?|docker|apt-get|apt)[ \t]+(?:-\S+[ \t]+)*([a
 # A reserved word where a command starts or ends (after a blank, `;`, `&`, `|`, `(`; before a blank or `;`).
 _KEYWORD = re.compile(r"[\s;&|(](if|fi|then|elif|case|esac|for|while|until|select|done|do)(?=[\s;)]|$)", re.M)
 _COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*")
+# A line that starts with a case pattern (`npu)`, `a|b)`, `*)`, `(x)`) and the ends of arms
+_ARM = re.compile(r"^[ \t]*\(?[^\s()#;|&<>=$`]+(?:[ \t]*\|[ \t]*[^\s()#;|&<>=$`]+)*[ \t]*\)", re.M)
 
 
 def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
@@ -408,7 +411,26 @@ def _counts_balance(text: str) -> bool:
         counts["if"] == counts["fi"] == counts["then"] - counts["elif"]
         and counts["case"] == counts["esac"]
         and loops == counts["done"] == counts["do"]
+        and not (counts["case"] and _arm_unended(text))
     )
+
+
+def _arm_unended(text: str) -> bool:
+    """A line that starts with a case pattern after a line that ends no arm (`;;`, `;&`, `;;&`) and opens no
+    case (`in`): an arm may lack its `;;`."""
+    for m in _ARM.finditer(text):
+        before = text[: m.start()].rstrip()
+        while before:
+            start = before.rfind("\n") + 1
+            last = before[start:].strip()
+            if last and not last.startswith("#"):
+                break
+            before = before[:start].rstrip()
+        else:
+            continue
+        if not last.endswith((";;", ";&", ";;&", " in", "\tin")) and last != "in":
+            return True
+    return False
 
 
 def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[Hit]:
@@ -458,6 +480,14 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"Shell syntax error: the {quote} quotes (`{err.keyword}`) from the command on line {err.line} on do "
             "not pair up (one is missing or one too many, at or before this line): the shell reads what follows "
             "inside and outside quotes the wrong way round, to the end of the script, and rejects the whole script.",
+        )
+    if err.what == "no-arm-end":
+        return Hit(
+            unit.path,
+            err.line,
+            "Shell syntax error: the `case` arm before this line does not end with `;;`, so the shell reads this "
+            "line's pattern as a command, stops at its `)` and rejects the whole script. End the arm above "
+            "with `;;`.",
         )
     if err.glued is not None:
         word = err.glued.raw
