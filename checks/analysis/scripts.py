@@ -290,7 +290,8 @@ class StructureError:
     """An `if`/`case`/loop the shell cannot parse: `what` says how, `line` where it opened (or the stray word),
     `glued` a word that begins with the missing reserved word (`thenX=1`), when one was seen."""
 
-    what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote", "no-arm-end" (a case arm without `;;`)
+    what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote", "no-arm-end" (a case arm without `;;`),
+    # "leading-operator" (a line that starts with `|`, `&&`: the command before it ended)
     keyword: str  # the construct: if, case, for, while, until, select; or the stray word; or the quote
     line: int
     end_line: int  # where the shell notices (the `fi`/`else`/`done`, or the unit's last line)
@@ -316,7 +317,7 @@ def unit_shell(unit: ShellUnit) -> UnitShell:
 @functools.lru_cache(maxsize=256)
 def _unit_shell(source: Source) -> UnitShell:
     lexed = lex(source)
-    walker = _Walker()
+    walker = _Walker(source.text, source.base)
     for k, toks in enumerate(lexed.tokens()):
         walker.line(k, toks)
     last = lexed.lines[-1].end_line if lexed.lines else 1
@@ -342,11 +343,13 @@ class _Walker:
     """Reads the tokens of each logical line in order, splits them into simple commands and keeps the stack of
     `if`/`case`/loops, noting what the shell would reject (a missing `then`/`do`, a construct left open)."""
 
-    def __init__(self) -> None:
+    def __init__(self, text: str = "", base: int = 0) -> None:
+        self.text, self.base = text, base
         self.out: list[UnitCommand] = []
         self.stack: list[_Frame] = []
         self.errors: list[StructureError] = []
         self.parens = 0  # `(` of subshells and groups still open, across lines
+        self.in_test = False  # a `[[` left open at a line's end: the test goes on (bash reads on past newlines)
 
     def line(self, index: int, toks: Sequence[Token]) -> None:
         n = len(toks)
@@ -357,6 +360,19 @@ class _Walker:
         words: list[Word] = []
         skip_target = False
         first = True  # no command ended yet on this line
+        lead = toks[0] if n else None
+        if (
+            isinstance(lead, Op)
+            and lead.text in _LEADING_OPS
+            and self.out
+            and not self.in_test
+            and not (lead.text == "|" and self._case_state() == "pattern")
+            and not self._after_blanked_backslash(lead.offset - self.base)
+            and self._operator_line(lead.offset - self.base)
+        ):
+            # `| tee log` on the line after a command that ended (its `\` lost): bash stops here ("syntax error
+            # near unexpected token"), before running anything after
+            self.errors.append(StructureError("leading-operator", lead.text, lead.line, lead.line))
         i = 0
         while i < n:
             t = toks[i]
@@ -402,19 +418,39 @@ class _Walker:
                 words.append(Word(t.raw, t.line, t.offset))
                 i += 1
                 continue
-            if not words and t.raw == "[[":
+            if self.in_test or (t.raw == "[[" and all(w.raw in _BEFORE_TEST for w in words)):
+                closed = False
                 while i < n:  # a test up to `]]`: its `&&`, `||`, `(` are the test's, not separators
                     x = toks[i]
                     if isinstance(x, Word):
                         words.append(x)
-                        if x.raw == "]]":
+                        if x.raw == "]]" or (x.raw.endswith("]]") and len(words) > 1 and words[-2].raw == "=~"):
+                            closed = True  # (a regex operand may hold its `]]`: `=~ 'x']]`)
                             break
                     i += 1
+                self.in_test = not closed
                 i += 1
                 continue
             words.append(t)
             i += 1
         self.command(words, "", False, index)
+
+    def _operator_line(self, offset: int) -> bool:
+        """The line at `offset` reads as an operator and a command (`| tee log`, `&& pytest`), not as output
+        pasted into a shell block: a table row (`| a | b |`) or a directory tree (`|-- configs`)."""
+        start = self.text.rfind("\n", 0, max(offset, 0)) + 1
+        end = self.text.find("\n", start)
+        return _OPERATOR_LINE.match(self.text[start : end if end >= 0 else len(self.text)]) is not None
+
+    def _after_blanked_backslash(self, offset: int) -> bool:
+        """The physical line before `offset`'s ends with `\\` and blanks: the command was meant to go on, and
+        NPU111 reports the blank that ended it (one cause, one comment)."""
+        start = self.text.rfind("\n", 0, max(offset, 0))
+        if start < 0:
+            return False
+        before = self.text[self.text.rfind("\n", 0, start) + 1 : start]
+        stripped = before.rstrip(" \t")
+        return stripped != before and stripped.endswith("\\")
 
     def _case_state(self) -> str:
         top = self.stack[-1] if self.stack else None
@@ -440,6 +476,9 @@ class _Walker:
                 self.stack.append(_Frame(raw, w.line, "cond"))
             elif raw in ("for", "select"):
                 self.stack.append(_Frame(raw, w.line, "head"))
+                if raw == "for" and k + 1 < len(words) and words[k + 1].raw == "do":
+                    k += 1  # `for ((i = 0; i < n; i++)) do`: the arithmetic head was skipped, `do` follows
+                    continue
                 return  # `for x in a b c`: the head, no command
             elif raw == "case":
                 self.stack.append(_Frame("case", w.line, "in"))
@@ -540,6 +579,9 @@ class _Walker:
 
 
 _LOOPS = ("for", "while", "until", "select")
+_LEADING_OPS = frozenset({"|", "||", "&&", "|&"})
+_OPERATOR_LINE = re.compile(r"[ \t]*(?:\|\||&&|\|&|\|)[ \t]+[\w./$\"'-](?!.*\|[ \t]*$)")
+_BEFORE_TEST = _RESERVED_PREFIX | {"if", "while", "until"}  # words a `[[` test may follow in its command
 
 
 def _skip_arithmetic(toks: Sequence[Token], i: int) -> int:

@@ -70,8 +70,9 @@ class ShellSyntaxBroken(Rule):
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
     or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
     cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that pattern's
-    `)`: a new arm added after one that was the last), quotes that do not pair up (a `"` too many or missing: the rest of the script is read
-    inside and outside quotes the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`), and a
+    `)`: a new arm added after one that was the last), quotes that do not pair up (a `"` too many or
+    missing: the rest of the script is read inside and outside quotes the wrong way round; MindSpeed-LLM's CI
+    script ended a path with `/""`), and a
     backquote, `$(` or `${` never closed (`` `echo ${para#*=`` ``).
     Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
     FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
@@ -327,6 +328,7 @@ def _kind(hit: Hit) -> str:
 # walked at all). A match only says "look closer"; the walk decides. Each pattern starts with a literal, which the
 # regex engine finds fast (a pattern that starts with a class or a look-behind costs ten times as much).
 _QUICK = (
+    re.compile(r"^[ \t]*(?:\|\|?|&&|\|&)", re.M),  # a line that starts with an operator
     re.compile(r"(?:export|local|declare|readonly|typeset)[ \t][^\n;&|]*?(?:=[ \t]+[^\s\\]|[ \t]\$\{?[A-Za-z_])"),
     re.compile(r"cd(?:\.\.?|/|~)"),  # cd..
     re.compile(
@@ -480,6 +482,14 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"Shell syntax error: the {quote} quotes (`{err.keyword}`) from the command on line {err.line} on do "
             "not pair up (one is missing or one too many, at or before this line): the shell reads what follows "
             "inside and outside quotes the wrong way round, to the end of the script, and rejects the whole script.",
+        )
+    if err.what == "leading-operator":
+        return Hit(
+            unit.path,
+            err.line,
+            f"Shell syntax error: this line starts with `{err.keyword}`, but the command before it ended at the end "
+            f"of its line (it has no `\\`): the shell stops here and rejects the whole script. End the line before "
+            f"with ` \\` so that the command goes on into this one.",
         )
     if err.what == "no-arm-end":
         return Hit(

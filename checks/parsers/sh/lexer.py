@@ -99,11 +99,21 @@ _SCAN_RUN = {
     None: _SCAN_CODE,
     "$(": _SCAN_CODE,
     "(": _SCAN_CODE,
+    "<(": _SCAN_CODE,
     "$((": _SCAN_CODE,
     '"': re.compile(r'[^\\"$`]+'),
     "`": re.compile(r"[^\\`]+"),
     "${": re.compile(r"[^\\}'\"`$]+"),
 }
+
+
+def _heredoc_context(stack: list[str]) -> bool:
+    """A `<<` here opens a here-document: in code at the top, in `$(...)`, `<(...)` or a subshell's `( ... )`,
+    not in arithmetic (`$(( x << 2 ))`, `(( x << 2 ))`: a shift)."""
+    top = stack[-1] if stack else None
+    if top in (None, "$(", "<("):
+        return True
+    return top == "(" and not (len(stack) > 1 and stack[-2] == "(")
 
 
 def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[str, bool]]]:
@@ -134,7 +144,7 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
         c = line[i]
         if c == "\\":
             if i == n - 1:
-                if top in (None, '"', "$(", "(", "${", "`"):
+                if top in (None, '"', "$(", "(", "<(", "${", "`"):
                     return "".join(out), True, heredocs
                 out.append(c)
                 i += 1
@@ -170,7 +180,7 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
             out.append(c)
             i += 1
             continue
-        # top is None, "$(", "(" or "$((": code context
+        # top is None, "$(", "(", "<(" or "$((": code context
         if c == "#" and top != "$((" and (i == 0 or line[i - 1] in " \t;&|(\n"):
             break  # a comment runs to the end of the physical line
         if c in "'\"`":
@@ -179,7 +189,8 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
             i += step
             continue
         elif c == "(":
-            stack.append("(")
+            # `<(cmd)` / `>(cmd)`: a process substitution, a script of its own (its here-documents included)
+            stack.append("<(" if i > 0 and line[i - 1] in "<>" else "(")
         elif c == ")":
             if top == "$((":
                 if line.startswith("))", i):
@@ -187,14 +198,14 @@ def _scan_physical(line: str, stack: list[str]) -> tuple[str, bool, list[tuple[s
                     out.append("))")
                     i += 2
                     continue
-            elif top in ("$(", "("):
+            elif top in ("$(", "(", "<("):
                 stack.pop()
             # top None: a `case` pattern's closing parenthesis
         elif c == "<" and line.startswith("<<<", i):
             out.append("<<<")  # a here-string: its `<<` must not be read again as a here-document
             i += 3
             continue
-        elif c == "<" and top in (None, "$(") and line.startswith("<<", i):
+        elif c == "<" and line.startswith("<<", i) and _heredoc_context(stack):
             m = HEREDOC.match(line, i)
             if m:
                 word = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
