@@ -108,6 +108,14 @@ def _ascend_jobs(ctx: Context, path: str, rev: str) -> frozenset[str] | None:
     return found or None
 
 
+def npu_requirements(ctx: Context, src: SourceFile) -> bool:
+    """The requirements file is an NPU one: named for NPU (facts npu_unsupported_packages.requirement_file_pattern),
+    listing an Ascend package, or any in a repository that is about Ascend (npu_project)."""
+    if re.search(ctx.facts.npu_unsupported_packages.requirement_file_pattern, src.path):
+        return True
+    return npu_project(ctx) or ascend.requirements_is_npu(src.text, ascend.markers(ctx.facts.ascend_content))
+
+
 def npu_project(ctx: Context) -> bool:
     """The repository is about Ascend as a whole: Ascend-only by its package's name (`vllm_ascend/`), or its own
     top-level package is an Ascend package by the install markers (`torch_npu/` of Ascend/pytorch)."""

@@ -38,6 +38,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu120_set_u_before_cann_env", "SetUBeforeCannEnv"),
     ("npu121_environ_value_not_string", "EnvironValueNotString"),
     ("npu122_cmake_definition_unresolved", "CMakeDefinitionUnresolved"),
+    ("npu123_merge_conflict_markers", "MergeConflictMarkers"),
     ("npu200_invalid_workflow_yaml", "InvalidWorkflowYaml"),
     ("npu201_mixed_image_tag_formats", "MixedImageTagFormats"),
     ("npu202_image_tag_not_produced", "ImageTagNotProduced"),

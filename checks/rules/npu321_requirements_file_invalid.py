@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-from npu_review.checks import ascend
-from npu_review.checks.analysis.device import npu_project
+from npu_review.checks.analysis.device import npu_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import REQUIREMENTS
 from npu_review.checks.model import Severity
@@ -54,20 +52,13 @@ class RequirementsFileInvalid(Rule):
     kinds = frozenset({REQUIREMENTS})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if not _npu_file(ctx, src):
+        if not npu_requirements(ctx, src):
             return
         for line in logical_lines(src.text):
             err = line_error(line.text)
             if err is None:
                 continue
             yield Hit(src.path, line.line, _message(err), suggestion=_suggestion(src, line.line, err))
-
-
-def _npu_file(ctx: Context, src: SourceFile) -> bool:
-    facts = ctx.facts.npu_unsupported_packages
-    if re.search(facts.requirement_file_pattern, src.path):
-        return True
-    return npu_project(ctx) or ascend.requirements_is_npu(src.text, ascend.markers(ctx.facts.ascend_content))
 
 
 def _message(err: LineError) -> str:

@@ -1,0 +1,121 @@
+"""NPU123: merge conflict markers committed in an Ascend script, image, requirements file or install guide."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.device import npu_requirements
+from npu_review.checks.analysis.scripts import doc_is_ascend, script_unit
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCS, NPU_SCRIPT, REQUIREMENTS, SHELL
+from npu_review.checks.model import Severity
+from npu_review.checks.rule import Hit, Rule
+
+# What git writes at the start of a line around a conflict: ours, (diff3) the base, the divider, theirs.
+_OURS = re.compile(r"<{7}(?:[ \t].*)?")
+_BASE = re.compile(r"\|{7}(?:[ \t].*)?")
+_DIVIDER = re.compile(r"={7}[ \t]*")
+_THEIRS = re.compile(r">{7}(?:[ \t].*)?")
+_FENCE = re.compile(r"[ \t]{0,3}(?:`{3,}|~{3,})")
+
+
+class MergeConflictMarkers(Rule):
+    """A merge conflict was committed with git's markers still in the file.
+
+    Why: a merge or rebase that stopped on a conflict leaves both sides in the file between `<<<<<<< ours`,
+    `=======` and `>>>>>>> theirs`; committed as they are, they break the file where it is used: bash stops with a
+    syntax error at the `<<<<<<<` line (a `<<<` with nothing before it), Docker rejects the Dockerfile ("unknown
+    instruction: <<<<<<<"), pip stops at the line ("Invalid requirement"), and an install guide shows both
+    versions of its steps. vllm-ascend committed them in `csrc/build_aclnn.sh` (several times), in a CI test
+    selection script and in the multi-node nightly's run script; sgl-kernel-npu in its attention ops' build script.
+
+    Bad (`scripts/run_npu.sh`):
+        export ASCEND_RT_VISIBLE_DEVICES=0,1
+        <<<<<<< HEAD
+        export HCCL_BUFFSIZE=512
+        =======
+        export HCCL_BUFFSIZE=1024
+        >>>>>>> main
+
+    Good:
+        export ASCEND_RT_VISIBLE_DEVICES=0,1
+        export HCCL_BUFFSIZE=1024
+
+    Fix: keep the side meant (or merge the two) and delete the marker lines.
+
+    Where: NPU scripts, Ascend Dockerfiles, NPU requirements files (an error: the file no longer runs or
+    installs) and Ascend install guides (a warning); a block is reported when all its markers are there in
+    order, at the start of their lines (a lone `=======` is a heading's underline), outside a docs code block (a
+    guide may show what a conflict looks like). Workflows: NPU200 (the YAML no longer loads).
+    """
+
+    id = "NPU123"
+    name = "merge-conflict-markers"
+    severity = Severity.ERROR
+    title = "Merge conflict markers committed"
+    kinds = frozenset({SHELL, NPU_SCRIPT, ASCEND_DOCKERFILE, REQUIREMENTS, DOCS})
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        text = src.text
+        if "<<<<<<<" not in text or ">>>>>>>" not in text:
+            return
+        docs = DOCS in src.kinds
+        if docs:
+            if not doc_is_ascend(ctx, src):
+                return
+        elif ASCEND_DOCKERFILE in src.kinds:
+            pass
+        elif REQUIREMENTS in src.kinds:
+            if not npu_requirements(ctx, src):
+                return
+        elif NPU_SCRIPT not in src.kinds and script_unit(ctx, src) is None:
+            return
+        what = (
+            "the guide shows its readers both sides of the conflict, git's markers between them"
+            if docs
+            else 'Docker rejects the Dockerfile there ("unknown instruction: <<<<<<<"), so the image does not build'
+            if ASCEND_DOCKERFILE in src.kinds
+            else 'pip stops there ("Invalid requirement"), so the whole install fails'
+            if REQUIREMENTS in src.kinds
+            else "the shell stops there with a syntax error, and both sides of the conflict are in the script"
+        )
+        for ours, lines in _conflicts(text.split("\n"), skip_fences=docs):
+            listed = ", ".join(str(n) for n in lines)
+            yield Hit(
+                src.path,
+                ours,
+                f"Merge conflict markers are committed (lines {listed}): {what}. Keep the side meant (or merge "
+                "the two) and delete the marker lines.",
+                end_line=lines[-1],
+                severity=Severity.WARNING if docs else None,
+                cause="merge conflict markers",
+            )
+
+
+def _conflicts(lines: list[str], skip_fences: bool) -> Iterator[tuple[int, list[int]]]:
+    """Each conflict block: the line of its `<<<<<<<` and the lines of all its markers (1-based), for blocks
+    whose divider and `>>>>>>>` follow in order (before the next `<<<<<<<`)."""
+    fenced = False
+    start: list[int] | None = None
+    divided = False
+    for n, line in enumerate(lines, 1):
+        if skip_fences and _FENCE.match(line):
+            fenced = not fenced
+            start, divided = None, False
+            continue
+        if fenced:
+            continue
+        if _OURS.fullmatch(line):
+            start, divided = [n], False
+        elif start is None:
+            continue
+        elif _BASE.fullmatch(line) and not divided:
+            start.append(n)
+        elif _DIVIDER.fullmatch(line) and not divided:
+            start.append(n)
+            divided = True
+        elif _THEIRS.fullmatch(line) and divided:
+            start.append(n)
+            yield start[0], start
+            start, divided = None, False
