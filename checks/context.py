@@ -116,6 +116,15 @@ class Context:
         # The content kinds found in each file read (by revision and path): small, kept for the run.
         self._detected: dict[tuple[str, str], frozenset[str]] = {}
 
+    def release_all(self) -> None:
+        """Let go of what the run derived (memos, per-file entries): many memos are closures over this context,
+        reference cycles that only the cyclic collector would free, and a replay or a long-lived worker runs
+        with it seldom or off. Called by the engine once the report is built; the shared ParseCache stays."""
+        self._memo.clear()
+        self._per_file.clear()
+        self._detected.clear()
+        self._head_paths = None
+
     # -- files -------------------------------------------------------------------------------------------
     @property
     def audit(self) -> bool:

@@ -319,6 +319,7 @@ def run(
     if ctx.audit:
         findings = retired_dockerfiles(findings, ctx, parts[-1].retirement)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
+    ctx.release_all()
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
