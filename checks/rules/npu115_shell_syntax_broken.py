@@ -488,16 +488,16 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             unit.path,
             err.line,
             f"Shell syntax error: this line starts with `{err.keyword}`, but the command before it ended at the end "
-            f"of its line (it has no `\\`): the shell stops here and rejects the whole script. End the line before "
-            f"with ` \\` so that the command goes on into this one.",
+            f"of its line (it has no `\\`): the shell stops at this line with a syntax error, and nothing from "
+            f"here on runs. End the line before with ` \\` so that the command goes on into this one.",
         )
     if err.what == "no-arm-end":
         return Hit(
             unit.path,
             err.line,
             "Shell syntax error: the `case` arm before this line does not end with `;;`, so the shell reads this "
-            "line's pattern as a command, stops at its `)` and rejects the whole script. End the arm above "
-            "with `;;`.",
+            "line's pattern as a command and stops at its `)`: neither the `case` nor anything after it runs. End "
+            "the arm above with `;;`.",
         )
     if err.glued is not None:
         word = err.glued.raw
