@@ -291,11 +291,13 @@ class StructureError:
     `glued` a word that begins with the missing reserved word (`thenX=1`), when one was seen."""
 
     what: str  # "no-then", "no-do", "unclosed", "stray", "unclosed-quote", "no-arm-end" (a case arm without `;;`),
-    # "leading-operator" (a line that starts with `|`, `&&`: the command before it ended)
+    # "leading-operator" (a line that starts with `|`, `&&`: the command before it ended), "crossed" (an `if`, `case`
+    # or loop still open at the closer of the construct around it)
     keyword: str  # the construct: if, case, for, while, until, select; or the stray word; or the quote
     line: int
     end_line: int  # where the shell notices (the `fi`/`else`/`done`, or the unit's last line)
     glued: Word | None = None
+    closer: str = ""  # "crossed": the `fi`, `done` or `esac` the shell stops at
 
 
 @dataclass(frozen=True)
@@ -418,7 +420,7 @@ class _Walker:
                 words.append(Word(t.raw, t.line, t.offset))
                 i += 1
                 continue
-            if self.in_test or (t.raw == "[[" and all(w.raw in _BEFORE_TEST for w in words)):
+            if self.in_test or (t.raw == "[[" and all(w.raw in _BEFORE_TEST for w in _after_function(words))):
                 closed = False
                 while i < n:  # a test up to `]]`: its `&&`, `||`, `(` are the test's, not separators
                     x = toks[i]
@@ -507,7 +509,7 @@ class _Walker:
                 else:
                     if f.state != "body":
                         self._error(f, w)
-                    self._pop(f)
+                    self._pop(f, w)
             elif raw == "do":
                 f = self._find(_LOOPS)
                 if f is None:
@@ -523,14 +525,17 @@ class _Walker:
                 else:
                     if f.state != "body":
                         self._error(f, w)
-                    self._pop(f)
+                    self._pop(f, w)
             elif raw == "esac":
                 f = self._find(("case",))
                 if f is None:
                     self._stray(w)
                 else:
-                    self._pop(f)
-            elif raw not in ("!", "{", "}", "time", "function"):
+                    self._pop(f, w)
+            elif raw == "function":
+                k += 2  # `function name {`: the name is no command
+                continue
+            elif raw not in ("!", "{", "}", "time"):
                 top = self.stack[-1] if self.stack else None
                 if top is not None and top.state in ("cond", "head") and top.glued is None and _GLUED.match(raw):
                     top.glued = w
@@ -553,8 +558,13 @@ class _Walker:
         while self.stack and self.stack[-1] is not frame:
             self.stack.pop()
 
-    def _pop(self, frame: _Frame) -> None:
-        self._unwind(frame)
+    def _pop(self, frame: _Frame, at: Word) -> None:
+        """Close `frame` at the word `at`; a construct opened inside it and still open is one the shell rejects
+        there (`if ... else ... done`: the `fi` is missing, bash stops at the `done`)."""
+        while self.stack and self.stack[-1] is not frame:
+            inner = self.stack.pop()
+            if not any(e.line == inner.line and e.keyword == inner.keyword for e in self.errors):
+                self.errors.append(StructureError("crossed", inner.keyword, inner.line, at.line, closer=at.raw))
         if self.stack:
             self.stack.pop()
 
@@ -580,6 +590,15 @@ class _Walker:
 
 _LOOPS = ("for", "while", "until", "select")
 _LEADING_OPS = frozenset({"|", "||", "&&", "|&"})
+
+
+def _after_function(words: list[Word]) -> list[Word]:
+    """The words after `function name` (and its `()`), which open a function's body, when the line starts so."""
+    if words and words[0].raw == "function":
+        return [w for w in words[2:] if w.raw != "()"]
+    return words
+
+
 _OPERATOR_LINE = re.compile(r"[ \t]*(?:\|\||&&|\|&|\|)[ \t]+[\w./$\"'-](?!.*\|[ \t]*$)")
 _BEFORE_TEST = _RESERVED_PREFIX | {"if", "while", "until"}  # words a `[[` test may follow in its command
 

@@ -443,7 +443,10 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[H
         if src is None or not doc_is_ascend(ctx, src):
             return
     parsed = unit_shell(unit)
+    strays = [e for e in parsed.errors if e.what == "stray"]
     for err in parsed.errors:
+        if err.what == "stray" and err is not strays[0]:
+            continue  # the first word that belongs to nothing is where the shell stops; the rest follow from it
         hit = _structure(unit, err)
         if hit is not None:
             yield hit
@@ -461,9 +464,21 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[H
             yield hit
 
 
+_OPENER_OF = {
+    "then": "`if`",
+    "elif": "`if`",
+    "else": "`if`",
+    "fi": "`if`",
+    "do": "loop",
+    "done": "loop",
+    "esac": "`case`",
+    "}": "`{`",
+}
+
+
 def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
-    if err.what == "stray":
-        return None  # a `fi` or `done` without its opener: a fragment (docs) or a construct we do not follow
+    if err.what == "stray" and unit.where == "docs":
+        return None  # a `fi` or `done` without its opener in a docs block: a fragment
     if unit.where == "docs" and err.what in ("unclosed", "unclosed-quote"):
         return None  # a docs block may show the start of a construct the next block ends
     if err.what == "unclosed-quote" and err.keyword not in ('"', "'"):
@@ -482,6 +497,24 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"Shell syntax error: the {quote} quotes (`{err.keyword}`) from the command on line {err.line} on do "
             "not pair up (one is missing or one too many, at or before this line): the shell reads what follows "
             "inside and outside quotes the wrong way round, to the end of the script, and rejects the whole script.",
+        )
+    if err.what == "crossed":
+        closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
+        return Hit(
+            unit.path,
+            err.line,
+            f"Shell syntax error: the `{err.keyword}` opened on line {err.line} is not closed with `{closer}` before "
+            f"the `{err.closer}` on line {err.end_line}, which closes the construct around it: the shell stops "
+            f"there, and neither that construct nor anything after it runs. Add the missing `{closer}`.",
+        )
+    if err.what == "stray" and unit.where != "docs":
+        opener = _OPENER_OF.get(err.keyword, "construct")
+        return Hit(
+            unit.path,
+            err.line,
+            f"Shell syntax error: `{err.keyword}` on line {err.line} has no open {opener} to belong to (its opener is "
+            f"missing or misspelled, or this `{err.keyword}` is one too many): the shell stops there, and nothing "
+            "from there on runs.",
         )
     if err.what == "leading-operator":
         return Hit(
