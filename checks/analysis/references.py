@@ -160,13 +160,16 @@ def links_a_copy(src: SourceFile, line: int, paths: Iterable[str], before: int =
 
 
 _DIGITS = re.compile(r"\d+")
+# A device as a word of a name: `run_cpu.sh` and `run_npu.sh` are two files, one letter apart.
+_DEVICE = re.compile(r"(?<![A-Za-z])(?:cpu|gpu|npu|xpu|mlu|dcu|tpu)(?![A-Za-z])", re.I)
 
 
 def close_name(ctx: Context, path: str) -> str | None:
     """An existing path that differs from `path` by a typo in its first missing part (one letter, in a name of at
     least eight: `disaggregate_prefill_v1` for `disaggregated_prefill_v1`, `run_gpt-oss.sh` for `run_gpt_oss.sh`),
     the rest of the path followed. None when there is none or two, when the difference is only
-    in numbers (`qwen25_7b` for `qwen25_32b` is another file) or one name holds the other (`test_x.sh`, `x.sh`)."""
+    in numbers (`qwen25_7b` for `qwen25_32b` is another file) or in a device word (`run_cpu.sh`, `run_npu.sh`), or
+    one name holds the other (`test_x.sh`, `x.sh`)."""
     from rapidfuzz.distance import Levenshtein
 
     parts = path.split("/")
@@ -184,6 +187,7 @@ def close_name(ctx: Context, path: str) -> str | None:
         if abs(len(name) - len(want)) <= limit
         and Levenshtein.distance(want, name, score_cutoff=limit) <= limit
         and _DIGITS.sub("0", name) != _DIGITS.sub("0", want)
+        and _DEVICE.sub("dev", name) != _DEVICE.sub("dev", want)
         and want not in name
         and name not in want
         and posixpath.splitext(name)[1] == posixpath.splitext(want)[1]
