@@ -487,7 +487,8 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             unit.path,
             err.line,
             f"Shell syntax error: {opener} opened in the command on line {err.line} is never closed, so the shell "
-            "reads on to the end of the script looking for its end and rejects the whole script.",
+            "reads on to the end of the script looking for its end and stops there with a syntax error: nothing from "
+            f"line {err.line} on runs.",
         )
     if err.what == "unclosed-quote":
         quote = "double" if err.keyword == '"' else "single"
@@ -496,7 +497,8 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             err.line,
             f"Shell syntax error: the {quote} quotes (`{err.keyword}`) from the command on line {err.line} on do "
             "not pair up (one is missing or one too many, at or before this line): the shell reads what follows "
-            "inside and outside quotes the wrong way round, to the end of the script, and rejects the whole script.",
+            "inside and outside quotes the wrong way round, to the end of the script, and stops there with a syntax "
+            "error: nothing from that command on runs.",
         )
     if err.what == "crossed":
         closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
@@ -551,7 +553,11 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     else:
         closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
         what = f"the `{err.keyword}` opened on line {err.line} is never closed with `{closer}`"
-    return Hit(unit.path, err.line, f"Shell syntax error: {what}, so the shell rejects the whole script.")
+    return Hit(
+        unit.path,
+        err.line,
+        f"Shell syntax error: {what}, so the shell stops with a syntax error: nothing from line {err.line} on runs.",
+    )
 
 
 def _command(
