@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from npu_review.checks import ChangeSet, MemoryTree, parse_config, run
 from npu_review.checks.diffing import changes_between
 from npu_review.checks.engine import fingerprint, known_rule_ids
@@ -249,3 +251,39 @@ def test_an_audit_makes_notices_of_a_dockerfile_nothing_builds_any_more() -> Non
     }
     old = next(f for f in audit(files).findings if f.path.endswith("_old") and f.rule == "NPU301")
     assert old.message.endswith("(No workflow, script or install doc builds this Dockerfile any more.)")
+
+
+def test_a_change_review_leaves_no_cycle_holding_its_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CLI runs with the cyclic collector off, and a replay reviews hundreds of changes in one process: the
+    # context (its memos are closures over it, and hold every parse) must go with reference counting alone.
+    import gc
+    import weakref
+
+    from npu_review.checks import context
+
+    made: list[weakref.ref[context.Context]] = []
+    init = context.Context.__init__
+
+    def remember(self: context.Context, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(context.Context, "__init__", remember)
+    base = {"scripts/run_npu.sh": "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\npython train.py\n"}
+    head = {
+        "scripts/run_npu.sh": "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\nexport HCCL_BUFSIZE=512\n"
+        "python train.py\n",
+        ".github/workflows/npu.yml": "on: [pull_request]\njobs:\n  t:\n    runs-on: linux-aarch64-a2-4\n"
+        "    steps:\n      - run: bash scripts/run_npu.sh\n",
+    }
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        cs = ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head))
+        report = run(cs, parse_config(None, known_rule_ids()))
+        del cs
+        assert [f.rule for f in report.findings] == ["NPU110"]
+        assert made and all(ref() is None for ref in made)
+    finally:
+        if was:
+            gc.enable()
