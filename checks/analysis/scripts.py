@@ -345,7 +345,7 @@ class _Walker:
     """Reads the tokens of each logical line in order, splits them into simple commands and keeps the stack of
     `if`/`case`/loops, noting what the shell would reject (a missing `then`/`do`, a construct left open)."""
 
-    def __init__(self, text: str = "", base: int = 0) -> None:
+    def __init__(self, text: str, base: int) -> None:
         self.text, self.base = text, base
         self.out: list[UnitCommand] = []
         self.stack: list[_Frame] = []
@@ -437,20 +437,23 @@ class _Walker:
             i += 1
         self.command(words, "", False, index)
 
+    def _line_before(self, offset: int) -> tuple[str, str]:
+        """The physical line holding `offset` and the one before it ("" at the first line)."""
+        start = self.text.rfind("\n", 0, max(offset, 0)) + 1
+        end = self.text.find("\n", start)
+        here = self.text[start : end if end >= 0 else len(self.text)]
+        before = self.text[self.text.rfind("\n", 0, start - 1) + 1 : start - 1] if start else ""
+        return here, before
+
     def _operator_line(self, offset: int) -> bool:
         """The line at `offset` reads as an operator and a command (`| tee log`, `&& pytest`), not as output
         pasted into a shell block: a table row (`| a | b |`) or a directory tree (`|-- configs`)."""
-        start = self.text.rfind("\n", 0, max(offset, 0)) + 1
-        end = self.text.find("\n", start)
-        return _OPERATOR_LINE.match(self.text[start : end if end >= 0 else len(self.text)]) is not None
+        return _OPERATOR_LINE.match(self._line_before(offset)[0]) is not None
 
     def _after_blanked_backslash(self, offset: int) -> bool:
         """The physical line before `offset`'s ends with `\\` and blanks: the command was meant to go on, and
         NPU111 reports the blank that ended it (one cause, one comment)."""
-        start = self.text.rfind("\n", 0, max(offset, 0))
-        if start < 0:
-            return False
-        before = self.text[self.text.rfind("\n", 0, start) + 1 : start]
+        before = self._line_before(offset)[1]
         stripped = before.rstrip(" \t")
         return stripped != before and stripped.endswith("\\")
 

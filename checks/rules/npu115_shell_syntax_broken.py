@@ -476,6 +476,11 @@ _OPENER_OF = {
 }
 
 
+def _closer_of(keyword: str) -> str:
+    """The word that closes an `if`, `case` or loop."""
+    return {"if": "fi", "case": "esac"}.get(keyword, "done")
+
+
 def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     if err.what == "stray" and unit.where == "docs":
         return None  # a `fi` or `done` without its opener in a docs block: a fragment
@@ -501,7 +506,7 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             "error: nothing from that command on runs.",
         )
     if err.what == "crossed":
-        closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
+        closer = _closer_of(err.keyword)
         return Hit(
             unit.path,
             err.line,
@@ -509,7 +514,7 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"the `{err.closer}` on line {err.end_line}, which closes the construct around it: the shell stops "
             f"there, and neither that construct nor anything after it runs. Add the missing `{closer}`.",
         )
-    if err.what == "stray" and unit.where != "docs":
+    if err.what == "stray":  # (docs blocks returned above)
         opener = _OPENER_OF.get(err.keyword, "construct")
         return Hit(
             unit.path,
@@ -551,8 +556,7 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     elif err.what == "no-do":
         what = f"the `{err.keyword}` loop opened on line {err.line} has no `do` before line {err.end_line}"
     else:
-        closer = {"if": "fi", "case": "esac"}.get(err.keyword, "done")
-        what = f"the `{err.keyword}` opened on line {err.line} is never closed with `{closer}`"
+        what = f"the `{err.keyword}` opened on line {err.line} is never closed with `{_closer_of(err.keyword)}`"
     return Hit(
         unit.path,
         err.line,

@@ -60,26 +60,10 @@ class MergeConflictMarkers(Rule):
         text = src.text
         if "<<<<<<<" not in text or ">>>>>>>" not in text:
             return
-        docs = DOCS in src.kinds
-        if docs:
-            if not doc_is_ascend(ctx, src):
-                return
-        elif ASCEND_DOCKERFILE in src.kinds:
-            pass
-        elif REQUIREMENTS in src.kinds:
-            if not npu_requirements(ctx, src):
-                return
-        elif NPU_SCRIPT not in src.kinds and script_unit(ctx, src) is None:
+        what = _what_stops(src, ctx)
+        if what is None:
             return
-        what = (
-            "the guide shows its readers both sides of the conflict, git's markers between them"
-            if docs
-            else 'Docker rejects the Dockerfile there ("unknown instruction: <<<<<<<"), so the image does not build'
-            if ASCEND_DOCKERFILE in src.kinds
-            else 'pip stops there ("Invalid requirement"), so the whole install fails'
-            if REQUIREMENTS in src.kinds
-            else "the shell stops there with a syntax error, and both sides of the conflict are in the script"
-        )
+        docs = DOCS in src.kinds
         for ours, lines in _conflicts(text.split("\n"), skip_fences=docs):
             listed = ", ".join(str(n) for n in lines)
             yield Hit(
@@ -119,3 +103,24 @@ def _conflicts(lines: list[str], skip_fences: bool) -> Iterator[tuple[int, list[
             start.append(n)
             yield start[0], start
             start, divided = None, False
+
+
+def _what_stops(src: SourceFile, ctx: Context) -> str | None:
+    """What the markers break in this file, when it is Ascend material; None when it is not."""
+    if DOCS in src.kinds:
+        return (
+            "the guide shows its readers both sides of the conflict, git's markers between them"
+            if doc_is_ascend(ctx, src)
+            else None
+        )
+    if ASCEND_DOCKERFILE in src.kinds:
+        return 'Docker rejects the Dockerfile there ("unknown instruction: <<<<<<<"), so the image does not build'
+    if REQUIREMENTS in src.kinds:
+        return (
+            'pip stops there ("Invalid requirement"), so the whole install fails'
+            if npu_requirements(ctx, src)
+            else None
+        )
+    if script_unit(ctx, src) is None:  # an NPU script (by its path or what it reads)
+        return None
+    return "the shell stops there with a syntax error, and both sides of the conflict are in the script"
