@@ -297,9 +297,10 @@ def without_cyclic_gc() -> Iterator[None]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     import time
+    from functools import partial
     from pathlib import Path
 
-    from npu_review.checks.engine import Report, run
+    from npu_review.checks.engine import run
     from npu_review.checks.model import Severity
     from npu_review.checks.output import render, summary_line
     from npu_review.parallel import available, default_jobs, process_mapper
@@ -322,13 +323,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         mapper = process_mapper(jobs, show if progress.active else None) if jobs > 1 and available() else None
         try:
             with without_cyclic_gc():
-                report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs)
+                # PATHs: the rules check those files alone (the rest of the tree is read as context), and the
+                # report is on them: what reviewing one file costs does not grow with the tree.
+                selected = None if only is None else partial(_selected, only=only)
+                report: Report = run(cs, config, clock=time.monotonic, mapper=mapper, jobs=jobs, only=selected)
         finally:
             progress.close()
-        if only is not None:
-            report = Report(
-                [f for f in report.findings if _selected(f.path, only)], report.files_checked, report.errors
-            )
         root = Path(git.toplevel()) if args.fix else None
     finally:
         git.close()

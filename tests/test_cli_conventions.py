@@ -3,6 +3,7 @@ terminal, `check --fix` (and `--fix --diff`), PATH arguments, and one-line error
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -241,6 +242,27 @@ def test_paths_audit_those_files_of_the_work_tree(fixable: Path, capsys: pytest.
     code, out, err = run_cli(capsys, "check", "--repo", str(fixable), "/etc/hostname")
     assert (code, out) == (2, "")
     assert err.startswith("npu-review: error: /etc/hostname: not inside the repository ")
+
+
+def test_paths_are_the_only_files_the_rules_check(fixable: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`check PATH` checks that file alone (the rest of the tree is context): its findings are those of the whole
+    audit on it, and one file is checked, whatever the tree holds."""
+    write(fixable, "docker/ascend/Dockerfile.ascend_9.1.0_a3", FIXABLE)
+    write(fixable, "docker/ascend/Dockerfile.ascend_9.1.0_a3_extra", FIXABLE)
+    _, out, _ = run_cli(capsys, "check", "--repo", str(fixable), "--format", "json", "--fail-on", "never", str(fixable))
+    whole = json.loads(out)
+    a3 = "docker/ascend/Dockerfile.ascend_9.1.0_a3"
+    assert whole["summary"]["files_checked"] >= 3
+    _, out, _ = run_cli(capsys, "check", "--repo", str(fixable), "--format", "json", str(fixable / a3))
+    one = json.loads(out)
+    assert one["findings"] == [f for f in whole["findings"] if f["path"] == a3]
+    assert [(f["rule"], f["line"]) for f in one["findings"]] == [
+        ("NPU305", 1),
+        ("NPU302", 2),
+        ("NPU301", 3),
+        ("NPU304", 5),
+    ]
+    assert one["summary"]["files_checked"] == 1
 
 
 @pytest.mark.parametrize(
