@@ -285,6 +285,10 @@ def run(
         parts = [runner.files(paths), runner.project()]
     else:
         slices = _shares(paths, runner.kindmap, jobs)
+        # The rules are imported here, before the processes fork: each would otherwise import the modules of the
+        # rules its files need, the same modules in every process.
+        for spec in runner.active:
+            runner._rule(spec)
         # The project rules run in the process that checks the first share of the files that are neither Python
         # nor shell scripts (workflows, Dockerfiles, docs), as the first task: both build the workflow models,
         # the image inventory and the Ascend job list, which that process then builds once. Without such a

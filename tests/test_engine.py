@@ -222,6 +222,30 @@ def test_shares_hand_back_the_lines_of_their_findings_so_no_file_is_read_again()
     assert [f.fingerprint for f in report.findings] == [f.fingerprint for f in alone.findings]
 
 
+def test_every_enabled_rule_is_loaded_before_the_shares_go_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shares run in forked processes: a rule imported after the fork is imported again in each of them.
+    from npu_review.checks.rule import RuleSpec, rule_specs
+
+    loaded: list[str] = []
+    load = RuleSpec.load
+
+    def counting(spec: RuleSpec):  # type: ignore[no-untyped-def]
+        loaded.append(spec.id)
+        return load(spec)
+
+    monkeypatch.setattr(RuleSpec, "load", counting)
+    at_mapper: list[set[str]] = []
+
+    def in_process(task, count):  # type: ignore[no-untyped-def]
+        at_mapper.append(set(loaded))
+        return [task(i) for i in range(count)]
+
+    files: dict[str, str | None] = {f"docker/ascend/Dockerfile.{i:03d}": BAD for i in range(400)}
+    run(ChangeSet(head=MemoryTree(files), audit=True), mapper=in_process, jobs=2)
+    enabled = {rid for rid, spec in rule_specs().items() if spec.enabled_by_default}
+    assert at_mapper == [enabled]
+
+
 def test_an_audit_makes_notices_of_a_dockerfile_nothing_builds_any_more() -> None:
     from tests.fixture_support import audit
 
