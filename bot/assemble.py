@@ -92,11 +92,16 @@ async def start_reviewing(
     settings: Settings, session: aiohttp.ClientSession, store: Store
 ) -> tuple[Services, asyncio.Event]:
     """What a process that runs reviews (the worker, the embedded worker) does first: the services, every rule
-    imported now (not on the first review's clock), the engine started, and an event SIGTERM and SIGINT set."""
+    imported now (not on the first review's clock), the engine started, and an event SIGTERM and SIGINT set. Where
+    the reviews run in this process (no review processes), a small change is reviewed once first (warm_up)."""
+    from npu_review.checks.engine import warm_up
     from npu_review.checks.rule import all_rules
 
     services = build_services(settings, session, store)
-    all_rules()
+    if services.reviewer.engine.processes <= 0:
+        warm_up()
+    else:
+        all_rules()  # what the server reads before a review: the rules' kinds (needed_paths)
     await services.reviewer.engine.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

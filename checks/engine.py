@@ -18,7 +18,7 @@ from npu_review.checks import globs
 from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
-from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, Severity
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
 from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
 
@@ -334,6 +334,48 @@ def run(
     ctx.release_all()
     errors = [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
+
+
+# A change with a file of each kind the rules read. Reviewing it once builds what the rules and parsers build once per
+# process (the facts' derived tables, the kind globs' plans per extension, the parsers' lazily made objects), so that
+# a long-lived reviewer (the App's review processes) does not build it on its first real review's clock.
+_WARM_UP_FILES = {
+    "docker/ascend/Dockerfile.warm": (
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        "RUN pip install torch==2.7.1 torch_npu==2.7.1 && \\\n"
+        "    wget https://example.com/a.tar.gz\n"
+    ),
+    ".github/workflows/ascend_warm.yml": (
+        "name: ascend\non: [pull_request]\njobs:\n  test:\n    runs-on: linux-aarch64-a2-1\n"
+        "    container:\n      image: quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        "    steps:\n      - uses: actions/checkout@v4\n      - run: bash tests/run_warm_npu.sh\n"
+    ),
+    "tests/run_warm_npu.sh": (
+        "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nexport HCCL_CONNECT_TIMEOUT=1200\n"
+        "python3 -m vllm.entrypoints.openai.api_server --model m --enforce-eager\n"
+    ),
+    "docs/ascend_warm.md": (
+        "# Run on Ascend\n\nSee [the script](../tests/run_warm_npu.sh).\n\n```bash\npip install torch_npu==2.7.1\n```\n"
+    ),
+    "configs/warm.yaml": "trainer:\n  device: npu\n",
+    "pkg/warm.py": "import os\n\nimport torch\n\nDEVICE = os.environ.get('DEVICE', 'npu')\n",
+    "requirements-npu.txt": "torch==2.7.1\ntorch_npu==2.7.1\n",
+    "pyproject.toml": '[project]\nname = "warm"\ndependencies = ["torch==2.7.1"]\n',
+}
+
+
+def warm_up_change() -> ChangeSet:
+    files: dict[str, str | None] = dict(_WARM_UP_FILES)
+    lines = {p: frozenset(range(1, (t or "").count("\n") + 2)) for p, t in files.items()}
+    changes = {p: FileChange(p, ChangeStatus.ADDED, added_lines=lines[p]) for p in files}
+    return ChangeSet(head=MemoryTree(files), changes=changes)
+
+
+def warm_up() -> None:
+    """Imports every rule and reviews a small change of every file kind (its report is dropped): what a process
+    that will review many changes does before the first."""
+    all_rules()
+    run(warm_up_change())
 
 
 # Shell scripts: the costly files (parse and views), which share no index between them.

@@ -311,3 +311,19 @@ def test_a_change_review_leaves_no_cycle_holding_its_context(monkeypatch: pytest
     finally:
         if was:
             gc.enable()
+
+
+def test_the_warm_up_change_has_a_file_of_every_kind_and_each_is_checked() -> None:
+    # What a review process reviews before its first real change: every file kind the rules read (the Hydra config
+    # tree's globs name one project's layout), each file wanted by some rule, and no rule failing on it.
+    from npu_review.checks.config import default_config
+    from npu_review.checks.context import Context
+    from npu_review.checks.engine import warm_up_change
+    from npu_review.checks.kinds import HYDRA_CONFIG, KNOWN_KINDS, KindMap
+
+    change = warm_up_change()
+    ctx = Context(change, default_config(), KindMap())
+    kinds = set().union(*(src.kinds for p in change.changes if (src := ctx.source(p)) is not None))
+    assert kinds == KNOWN_KINDS - {HYDRA_CONFIG}
+    report = run(change)
+    assert (report.files_checked, report.errors) == (len(change.changes), [])
