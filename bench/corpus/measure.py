@@ -6,7 +6,9 @@ and each clean commit, and say which mistakes an error or warning catches.
     python bench/corpus/measure.py LABELS --replay-json OUT.json       # every finding of every review, as a
                                                                        # replay report (for judge.py sample)
 
-The repository defaults to the fetched mirror (/work/.mirror/<owner>+<name>/repo). No config file is used: the
+The repository defaults to the fetched mirror (/work/.mirror/<owner>+<name>/repo), reviewed under the label file's
+`repo:` name, as the App knows it from the webhook (`--anonymous`: as a tree of unknown name, which is how every
+figure before 2026-12-06 15:00 UTC was measured, a fetched mirror having no remote). No config file is used: the
 default configuration, as a new user gets it (a `.github/npu-review.yml` in the project at the commit's parent
 would be read, as `npu-review check` reads it; none of the corpus projects has one). A mistake is caught when an
 error or warning lies on its path with its line among the finding's lines, or names that place among the
@@ -16,6 +18,7 @@ finding's related places, for the label's own place or any place under `also:` (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -62,15 +65,22 @@ def catches(f: Finding, where: list[tuple[str, int, int]]) -> bool:
     return False
 
 
-def review(git: Git, repo: str, sha: str) -> list[Finding]:
+def review(git: Git, repo: str, sha: str, name: str = "") -> list[Finding]:
+    """The commit reviewed as its pull request. With `name` (owner/name), the review knows which repository it
+    is, as the App does from the webhook's payload and the CLI from a clone's remote (a fetched mirror has no
+    remote); without, as an anonymous tree."""
     parent = git._run(["rev-parse", "--verify", "--quiet", f"{sha}^"], check=False)
     base = parent.decode().strip() if parent else EMPTY_TREE_SHA
     cs, _ = changeset_from_git(repo, base, sha, git=git)
+    if name and not cs.repository:
+        cs = dataclasses.replace(cs, repository=name)
     config = parse_config(cs.base.read(CONFIG_PATH), known_rule_ids())
     return run(cs, config, clock=time.monotonic).findings
 
 
-def measure(label_file: Path, repo: str | None, commits: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def measure(
+    label_file: Path, repo: str | None, commits: list[dict[str, Any]] | None = None, anonymous: bool = False
+) -> dict[str, Any]:
     doc = yaml.safe_load(label_file.read_text())
     name = doc["repo"]
     repo = repo or str(MIRRORS / name.replace("/", "+") / "repo")
@@ -80,7 +90,7 @@ def measure(label_file: Path, repo: str | None, commits: list[dict[str, Any]] | 
 
     def reviewed(sha: str) -> list[Finding]:
         if sha not in reviews:
-            reviews[sha] = review(git, repo, sha)
+            reviews[sha] = review(git, repo, sha, "" if anonymous else name)
             if commits is not None:
                 subject = git._run(["log", "-1", "--format=%s", sha], check=False).decode().strip()
                 commits.append(
@@ -180,13 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", action="store_true", help="list every miss and every noisy clean commit")
     ap.add_argument("--table", action="store_true", help="print the per-project and per-kind table")
     ap.add_argument("--replay-json", type=Path, help="write every finding of every review as a replay report")
+    ap.add_argument(
+        "--anonymous",
+        action="store_true",
+        help="review without the repository's name (as measured before 2026-12-06 15:00: a mirror has no remote)",
+    )
     args = ap.parse_args(argv)
     if args.repo and len(args.labels) > 1:
         ap.error("--repo goes with one label file")
     results = []
     commits: list[dict[str, Any]] | None = [] if args.replay_json else None
     for path in args.labels:
-        r = measure(path, args.repo, commits)
+        r = measure(path, args.repo, commits, anonymous=args.anonymous)
         results.append(r)
         caught, counted, clean, noisy = summary(r)
         print(f"{r['repo']}: {caught}/{counted} caught, {noisy} of {clean} clean commits with an error or warning")
