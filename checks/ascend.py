@@ -166,6 +166,9 @@ def _code(text: str) -> str:
     return "\n".join(_code_lines(text))
 
 
+without_comments = _code
+
+
 def _code_lines(text: str) -> list[str]:
     """The lines of `_code(text)`."""
     # `"#" not in line` first: the cheap test decides most lines.

@@ -84,6 +84,25 @@ def npu_reading(ctx: Context, src: SourceFile, rev: str = "head", assume_npu: bo
     return npu_view(ctx.shell(src, rev), kinds_, ctx.facts.ascend_values.device_key, ctx.facts.launchers)
 
 
+# A branch for the NPU in a script for several devices: a `case` arm whose pattern names it (`custom_npu)`,
+# `npu|ascend)`), or a test that compares a value with it (`[ "$containerfile" = "cann" ]`). The device word stands
+# apart from letters and digits (`custom_npu`, `npu-a2`; not `input`, `cannot`).
+_NPU_WORD = r"(?<![A-Za-z0-9])(?:npu|ascend|cann)(?![A-Za-z0-9])"
+_NPU_BRANCH = re.compile(
+    rf"(?im)^[ \t]*\(?[^\s()#;$`]*{_NPU_WORD}[^\s()#;$`]*\)"
+    rf"|[!=]=?[ \t]*[\"']?[\w.+*-]*{_NPU_WORD}[\w.+*-]*[\"']?[ \t]*\]"
+)
+
+
+def npu_somewhere(ctx: Context, src: SourceFile) -> bool:
+    """The script runs on NPU on some path, if not on all: it names Ascend outside its comments (a CANN
+    `set_env.sh`, `torch_npu`), or it has a branch for the NPU (_NPU_BRANCH) among other devices'. What breaks
+    the whole script (the shell rejecting it) breaks that path too."""
+    if ascend.has_script_marker(src.text, ascend.markers(ctx.facts.ascend_content)):
+        return True
+    return _NPU_BRANCH.search(ascend.without_comments(src.text)) is not None
+
+
 def ascend_jobs(ctx: Context, path: str, rev: str = "head") -> frozenset[str] | None:
     """The jobs of an Ascend workflow that are Ascend jobs themselves, None for all of them: a workflow Ascend by
     its path (or in an Ascend-only repository) is Ascend throughout; in one found by content (a `ci.yml` with

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from rapidfuzz.distance import OSA
 
-from npu_review.checks.analysis.device import ascend_jobs, npu_project
+from npu_review.checks.analysis.device import ascend_jobs, npu_project, npu_somewhere
 from npu_review.checks.analysis.scripts import (
     ShellUnit,
     StructureError,
@@ -99,8 +99,11 @@ class ShellSyntaxBroken(Rule):
 
     Fix: as each message says; a suggestion is attached where the fix is one exact edit of the line.
 
-    Where: NPU scripts, `run:` steps of Ascend workflow jobs (for event text: of every workflow of a repository
-    that is about Ascend as a whole, whose CI trigger runs on a plain runner), shell-form RUNs of Ascend
+    Where: NPU scripts, and in a script for several devices with an Ascend path (it names Ascend outside its
+    comments, or has a `case` arm or test for the NPU: `custom_npu)`, `[ "$target" = "cann" ]`) what the shell
+    rejects (a script that does not parse runs on no device, the NPU included: PaddleCustomDevice's CI entry script
+    lost its `custom_npu` arm's `;;`); `run:` steps of Ascend workflow jobs (for event text: of every workflow of a
+    repository that is about Ascend as a whole, whose CI trigger runs on a plain runner), shell-form RUNs of Ascend
     Dockerfiles, and shell code blocks of Ascend docs (unlabeled blocks too when every line starts with a
     command). Not reported: quotes left open at the end of a docs block (the next block may go on), `[ "$a" = b ]` and
     arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=` followed by a quoted string,
@@ -126,6 +129,12 @@ class ShellSyntaxBroken(Rule):
             script = script_unit(ctx, src)
             if script is not None:
                 yield from _check(script, ctx)
+            elif npu_somewhere(ctx, src):
+                # A script for several devices, Ascend among them (a build script's `cann` branch, a CI entry
+                # script's `custom_npu` arm): one the shell cannot parse runs on none of them, its NPU path
+                # included. What the shell itself rejects is said; the rest of the rule reads NPU scripts only.
+                whole = ShellUnit(src.path, Source.file(src.text), "script", 1)
+                yield from _check(whole, ctx, structure_only=True)
 
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if step.run is None or not _posix_step(step, job):
@@ -277,10 +286,11 @@ def _posix_step(step: Step, job: Job) -> bool:
     return shell is None or shell.split()[0].rsplit("/", 1)[-1] in ("bash", "sh")
 
 
-def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None) -> Iterator[Hit]:
+def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None, structure_only: bool = False) -> Iterator[Hit]:
     """The unit's findings, one per cause: the same mistake on consecutive lines (a block of
-    `export X = 1` lines) is one finding over those lines, with one suggestion for all of them."""
-    hits = list(_findings(unit, ctx, env))
+    `export X = 1` lines) is one finding over those lines, with one suggestion for all of them. `structure_only`:
+    only what the shell rejects (an unclosed or stray `if`, loop, `case` or quote)."""
+    hits = list(_findings(unit, ctx, env, structure_only))
     i = 0
     while i < len(hits):
         j = i + 1
@@ -435,7 +445,7 @@ def _arm_unended(text: str) -> bool:
     return False
 
 
-def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[Hit]:
+def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None, structure_only: bool = False) -> Iterator[Hit]:
     if not _worth_walking(unit, ctx):
         return
     if unit.where == "docs":
@@ -450,6 +460,8 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None) -> Iterator[H
         hit = _structure(unit, err)
         if hit is not None:
             yield hit
+    if structure_only:
+        return
     cmds = parsed.commands
     values = _literal_values(cmds)
     defined = set(values) | (env or set())
