@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import ascend
+from npu_review.checks.analysis.device import npu_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DevicePackages
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
@@ -26,7 +26,6 @@ class Policy:
     cuda_local: re.Pattern[str]
     cuda_index: re.Pattern[str]
     allowed: frozenset[str]
-    files: re.Pattern[str]
 
     def reason(self, name: str, version: str | None) -> str | None:
         """Why a distribution (normalised name, optional exact version) does not belong on NPU; None if it does."""
@@ -50,14 +49,9 @@ def policy(ctx: Context) -> Policy:
             cuda_local=re.compile(s.cuda_local_pattern),
             cuda_index=re.compile(s.cuda_index_pattern),
             allowed=frozenset(normalize_name(n) for n in s.allowed),
-            files=re.compile(s.requirement_file_pattern),
         )
 
     return ctx.memo(("facts", "npu_unsupported_packages", ""), load)
-
-
-def _markers(ctx: Context) -> ascend.Markers:
-    return ascend.markers(ctx.facts.ascend_content)
 
 
 class UnsupportedPackageOnNpu(Rule):
@@ -98,7 +92,7 @@ class UnsupportedPackageOnNpu(Rule):
         pol = policy(ctx)
         if ASCEND_DOCKERFILE in src.kinds:
             yield from self._dockerfile(src, ctx, pol)
-        elif pol.files.search(src.path) or ctx.ascend_only() or ascend.requirements_is_npu(src.text, _markers(ctx)):
+        elif npu_requirements(ctx, src):
             yield from self._requirements(src, pol)
 
     def _requirements(self, src: SourceFile, pol: Policy) -> Iterator[Hit]:
