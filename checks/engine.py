@@ -19,7 +19,7 @@ from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
-from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, rule_specs
+from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, path_triggers, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
 
 log = logging.getLogger(__name__)
@@ -242,13 +242,40 @@ class _Runner:
 
     def project(self) -> Partial:
         out = Partial()
+        concerns = self._concerns()
         for spec in self.active:
-            # Every project rule runs, whatever the change touches: some report on any changed file (NPU501 on a
-            # changed path of any kind), so what the App fetches for a rule (needed_paths) is not when it runs.
-            if spec.project:
+            if spec.project and concerns(spec):
                 rule = self._rule(spec)
                 self._timed(out, rule, "the repository", partial(rule.check_project, self.ctx))
         return out
+
+    def _concerns(self) -> Callable[[RuleSpec], bool]:
+        """Whether the change concerns a project rule: every rule in an audit, or after a change that deletes or
+        renames a file (references to it may be left anywhere); else a rule that may report on a changed path of
+        any kind (NPU501), or one whose kinds or context triggers a changed file may have, or whose context or
+        trigger globs (`Rule.path_triggers`) a changed path matches. A project rule reports on the lines a change
+        touched, or on what a change to the files it reads caused: a change to none of them (a Python module for a
+        workflow rule, an OWNERS file for every rule) can give it nothing to say, and on a large tree it would read
+        every workflow and Dockerfile for nothing. What the App fetches for a rule (needed_paths) is decided alike."""
+        changes = self.ctx.changeset.changes.values()
+        if self.ctx.audit or any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes):
+            return lambda _spec: True
+        changed = [p for c in changes for p in (c.path, c.old_path) if p]
+        touched: frozenset[str] = frozenset().union(*(self.kindmap.candidates(p) for p in changed))
+        table: dict[str, tuple[str, ...]] | None = None
+
+        def concerns(spec: RuleSpec) -> bool:
+            nonlocal table
+            if spec.any_path or not (spec.kinds | spec.triggers).isdisjoint(touched):
+                return True
+            if not spec.path_triggers:
+                return False
+            if table is None:
+                table = path_triggers(self.active, self.ctx.facts, self.ctx.config.knowledge)
+            pats = table.get(spec.id, ())
+            return bool(pats) and any(globs.match_any(p, pats) for p in changed)
+
+        return concerns
 
 
 def run(

@@ -88,6 +88,8 @@ class KindMap:
         self._regexes: dict[tuple[str, ...], re.Pattern[str]] = {}
         self._cache: dict[str, frozenset[str]] = {}
         self._candidates: dict[str, frozenset[str]] = {}
+        self._by_tuple: dict[tuple[str, ...], frozenset[str]] = {}  # the kinds a plan found, in its order -> their set
+        self._admitted: dict[frozenset[str], frozenset[str]] = {}  # a path's kinds -> its candidates
         # One object per distinct set of kinds (a tree has a few dozen): 40,000 paths held 17 MiB of equal sets.
         self._sets: dict[frozenset[str], frozenset[str]] = {}
 
@@ -100,8 +102,12 @@ class KindMap:
             plan = self._plans.get(extension)
             if plan is None:
                 plan = self._plans[extension] = self._plan(extension)
-            hit = frozenset(k for k, needle, m in plan if (not needle or needle in name) and m.match(path))
-            hit = self._cache[path] = self._sets.setdefault(hit, hit)
+            found = tuple([k for k, needle, m in plan if (not needle or needle in name) and m.match(path)])
+            hit = self._by_tuple.get(found)
+            if hit is None:
+                hit = frozenset(found)
+                hit = self._by_tuple[found] = self._sets.setdefault(hit, hit)
+            self._cache[path] = hit
         return hit
 
     def _plan(self, extension: str) -> _Plan:
@@ -130,8 +136,11 @@ class KindMap:
         hit = self._candidates.get(path)
         if hit is None:
             own = self.kinds(path)
-            hit = own | {k for k, base in CONTENT_KINDS.items() if base in own}
-            hit = self._candidates[path] = self._sets.setdefault(hit, hit)
+            hit = self._admitted.get(own)
+            if hit is None:
+                hit = own | {k for k, base in CONTENT_KINDS.items() if base in own}
+                hit = self._admitted[own] = self._sets.setdefault(hit, hit)
+            self._candidates[path] = hit
         return hit
 
     def has(self, path: str, kind: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -92,6 +93,10 @@ class Rule:
     # True for a rule that pairs a deleted file with an added one as a rename (a diff without rename detection):
     # it reads the deleted files at base and the added files at head, whatever their kinds.
     reads_moved_files: ClassVar[bool] = False
+    # True for a project rule that may report on a changed file of any kind (NPU501 on a file's name). Any other
+    # project rule runs on a change only when it touches a file of the rule's kinds or context triggers, a path of
+    # its `context_paths` or `context_after` globs, or deletes or renames a file (Rule.concerned_by).
+    reports_on_any_path: ClassVar[bool] = False
     enabled_by_default: ClassVar[bool] = True
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -176,6 +181,18 @@ class Rule:
         return (), frozenset()
 
     @classmethod
+    def path_triggers(cls, facts: Facts) -> tuple[str, ...]:
+        """Globs of paths whose change concerns the rule whatever their kinds: its context paths and the paths of
+        its `context_after`."""
+        return (*cls.context_paths(facts), *cls.context_after(facts)[0])
+
+    @classmethod
+    def has_path_triggers(cls) -> bool:
+        return cls.context_paths.__func__ is not Rule.context_paths.__func__ or (  # type: ignore[attr-defined]
+            cls.context_after.__func__ is not Rule.context_after.__func__  # type: ignore[attr-defined]
+        )
+
+    @classmethod
     def doc(cls) -> str:
         import inspect  # ~5 ms to import: for the documentation only
 
@@ -225,6 +242,10 @@ class RuleSpec:
     per_file: bool
     project: bool
     triggers: frozenset[str]  # Rule.triggers_context()
+    # For a project rule, what makes a change concern it besides the kinds above (Rule.reports_on_any_path,
+    # Rule.has_path_triggers): the engine runs the others only on a change that touches their kinds.
+    any_path: bool = False
+    path_triggers: bool = False
 
     def load(self) -> type[Rule]:
         from npu_review.checks.rules import load
@@ -245,6 +266,8 @@ def _spec(module: str, cls: type[Rule]) -> RuleSpec:
         per_file=cls.is_per_file(),
         project=cls.is_project(),
         triggers=frozenset(cls.triggers_context()),
+        any_path=cls.reports_on_any_path,
+        path_triggers=cls.has_path_triggers(),
     )
 
 
@@ -277,6 +300,33 @@ def rule_specs() -> dict[str, RuleSpec]:
     return dict(_SPECS)
 
 
+def path_triggers(specs: Iterable[RuleSpec], facts: Facts, knowledge: object) -> dict[str, tuple[str, ...]]:
+    """`Rule.path_triggers(facts)` of each of these project rules that has them, by id. Kept in the caller's cache
+    folder keyed by the engine's code, the facts' data, the profile and the repo config's `knowledge:` overrides
+    (which make the facts): a review that asks whether a change concerns a rule then does not import the rule."""
+    wanted = sorted(s.id for s in specs if s.project and s.path_triggers)
+
+    def make() -> dict[str, tuple[str, ...]]:
+        loaded = {s.id: s.load() for s in rule_specs().values() if s.id in wanted}
+        return {rid: tuple(loaded[rid].path_triggers(facts)) for rid in wanted}
+
+    from npu_review.checks import diskcache
+
+    if diskcache.folder() is None:
+        return make()
+    import hashlib
+    import json
+
+    from npu_review.checks.facts import _cache_key
+
+    named = json.dumps([wanted, facts.profile, knowledge], sort_keys=True, default=repr)
+    key = hashlib.sha256(f"{_source_key()}\0{_cache_key()}\0{named}".encode()).hexdigest()[:24]
+    return diskcache.cached(
+        "path-triggers", key, make, lambda found: isinstance(found, dict) and sorted(found) == wanted
+    )
+
+
+@functools.cache  # the engine's files do not change under a running process
 def _source_key() -> str:
     """A hash of the engine's Python files (path, size, modification time, as Python's own bytecode cache checks
     them) and of the interpreter: a rule's kinds may come from any module of the engine."""

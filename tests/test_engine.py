@@ -327,3 +327,57 @@ def test_the_warm_up_change_has_a_file_of_every_kind_and_each_is_checked() -> No
     assert kinds == KNOWN_KINDS - {HYDRA_CONFIG}
     report = run(change)
     assert (report.files_checked, report.errors) == (len(change.changes), [])
+
+
+def _project_rules_run(monkeypatch: pytest.MonkeyPatch, changes: dict[str, tuple[str | None, str | None]]) -> set[str]:
+    """The project rules that ran on a change of `changes` (path -> (base text, head text)) to a tree with an
+    Ascend workflow, Dockerfile and launch script."""
+    from npu_review.checks import engine
+
+    ran: set[str] = set()
+    timed = engine._Runner._timed
+
+    def recording(self, out, rule, where, work):  # type: ignore[no-untyped-def]
+        if where == "the repository":
+            ran.add(rule.id)
+        return timed(self, out, rule, where, work)
+
+    monkeypatch.setattr(engine._Runner, "_timed", recording)
+    tree: dict[str, str | None] = {
+        DF: BAD,
+        ".github/workflows/e2e_ascend.yml": "on: push\njobs:\n  t:\n    runs-on: linux-aarch64-a2-1\n",
+        "tests/run_npu.sh": "export HCCL_CONNECT_TIMEOUT=1200\n",
+    }
+    base = dict(tree, **{p: b for p, (b, _h) in changes.items() if b is not None})
+    head = dict(tree, **{p: h for p, (_b, h) in changes.items() if h is not None})
+    for p, (b, h) in changes.items():
+        if h is None:
+            head.pop(p, None)
+        if b is None:
+            base.pop(p, None)
+    run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head)))
+    return ran
+
+
+def test_project_rules_run_only_on_a_change_that_concerns_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from npu_review.checks.rule import rule_specs
+
+    project = {rid for rid, s in rule_specs().items() if s.project and s.enabled_by_default}
+    # An OWNERS edit: no project rule reads such a file; NPU501 reads every changed file's name.
+    assert _project_rules_run(monkeypatch, {"OWNERS": ("a\n", "a\nb\n")}) == {"NPU501"}
+    # A Makefile is no kind of file, but NPU221 reads builds from it (its context paths).
+    assert "NPU221" in _project_rules_run(monkeypatch, {"Makefile": ("all:\n", "all:\n\techo\n")})
+    # A Python module: the rules of Python files, and the workflow rules stay out.
+    python = _project_rules_run(monkeypatch, {"pkg/mod.py": ("x = 1\n", "x = 2\n")})
+    assert {"NPU402", "NPU501"} <= python and "NPU214" not in python
+    # A launch script: the shell rules run.
+    assert "NPU117" in _project_rules_run(monkeypatch, {"tests/run_npu.sh": (None, "export A=1\n")})
+    # A deleted file may leave references to it anywhere: every project rule runs.
+    assert _project_rules_run(monkeypatch, {"OWNERS": ("a\n", None)}) == project
+
+
+def test_a_file_name_with_an_invisible_character_is_reported_whatever_its_kind() -> None:
+    name = "tools/pa\u200bckage.json"
+    files: dict[str, str | None] = {name: "{}\n"}
+    report = run(ChangeSet(head=MemoryTree(files), base=MemoryTree({}), changes=changes_between({}, files)))
+    assert [(f.rule, f.path, f.line) for f in report.findings] == [("NPU501", name, 1)]

@@ -215,7 +215,13 @@ def detect(paths: Iterable[str]) -> str:
         if pats
     ]
     matched: dict[str, set[int]] = {name: set() for name, _ in candidates}
+    # One test in C for the paths no glob can match (the most of a large tree), when every glob has a literal.
+    prefixes = tuple(prefix for _, pats in candidates for _, prefix, _ in pats)
+    if "" in prefixes:
+        prefixes = ("",)
     for path in paths:
+        if not path.startswith(prefixes):
+            continue
         for name, pats in candidates:
             seen = matched[name]
             if len(seen) < len(pats):

@@ -39,6 +39,7 @@ class InvisibleUnicodeInPath(Rule):
     severity = Severity.ERROR
     title = "Invisible Unicode character in a file name or link target"
     kinds = frozenset({DOCS})
+    reports_on_any_path = True  # a file name of any kind
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         ranges = _ranges(ctx)
