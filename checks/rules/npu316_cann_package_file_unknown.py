@@ -42,7 +42,12 @@ class CannPackageFileUnknown(Rule):
     operator package the data lacks for that version, another package (`Ascend-cann-nnrt`, the 9.x
     `Ascend-cann_<version>` bundle) and a part left to a variable that the file does not set (`${ARCH}`) are not
     judged. A version or architecture set in the file (`ARG CANN_VERSION=8.5.0`, `CANN_VERSION=8.5.0` in a
-    script) is read.
+    script) is read. In a doc, a name whose version is left to the reader (`Atlas-A3-cann-kernels_${version}_…`)
+    is read with the one CANN version its line states (the download page it links, `cann=8.5.0`, or `CANN 8.5.0`),
+    else with the one example value the doc defines the variable by (`${version}` ... e.g. `8.5.0`): which naming
+    a release gives its packages does not depend on what else the reader fills in. A line that states two
+    versions, or a variable given two example values, is not judged. The names one line gives wrong are one
+    finding.
 
     Where: Dockerfiles, shell scripts and workflows (an error: the build fails), docs (a warning).
 
@@ -67,23 +72,85 @@ class CannPackageFileUnknown(Rule):
             return
         files = cann_files(ctx.facts)
         resolve = _dockerfile_resolver(src, ctx) if DOCKERFILE in src.kinds else _text_resolver(text)
-        severity = Severity.WARNING if DOCS in src.kinds else None
-        seen: set[tuple[int, str]] = set()
+        doc = DOCS in src.kinds
+        severity = Severity.WARNING if doc else None
+        defined = _doc_definitions(text) if doc else {}
         for n, line in enumerate(src.lines, 1):
             if ".run" not in line or "cann" not in line:
                 continue
+            # One finding per line: the names a line gives wrong have one cause (the release the line installs
+            # names its packages otherwise), and the suggestion fixes them together.
+            messages: list[str] = []
+            readings: list[str] = []  # how a version the line leaves to a variable was read
+            fixed: str | None = line
             for _, found in parse(line):
                 meant = _resolved(found, resolve, n)
                 if meant is None:
                     continue
+                stated = ""
+                if doc and "$" in meant.version:
+                    meant, stated = _doc_version(meant, line, defined)
                 problem = files.problem(meant)
-                if problem is None or (n, problem.message) in seen:
+                if problem is None:
                     continue
-                seen.add((n, problem.message))
-                suggestion = None
-                if problem.replacement and found is meant and line.count(found.text) == 1:
-                    suggestion = line.replace(found.text, problem.replacement)
-                yield Hit(src.path, n, problem.message, suggestion=suggestion, severity=severity)
+                message, replacement = problem.message, problem.replacement
+                if stated:  # said as the doc writes it, the variable kept
+                    written = f"_{found.version}_"
+                    message = message.replace(f"_{meant.version}_", written)
+                    reading = f"`{found.version}` read as CANN {meant.version}, the version {stated}"
+                    if reading not in readings:
+                        readings.append(reading)
+                    if replacement is not None:
+                        replacement = replacement.replace(f"_{meant.version}_", written, 1)
+                elif found is not meant:
+                    replacement = None  # the line writes variables the name was read with
+                if message in messages:
+                    continue
+                messages.append(message)
+                if fixed is not None and replacement and line.count(found.text) == 1:
+                    fixed = fixed.replace(found.text, replacement)
+                else:
+                    fixed = None
+            if messages:
+                suggestion = fixed if fixed is not None and fixed != line else None
+                text = " ".join(messages) + (f" ({'; '.join(readings)}.)" if readings else "")
+                yield Hit(src.path, n, text, suggestion=suggestion, severity=severity)
+
+
+# The CANN version a doc's line states for what it downloads: a download page's `cann=` parameter, a folder of
+# CANN's download tree (`CANN 8.5.0/`, `CANN%208.5.0`), or prose (`CANN 8.5.0`, `CANN版本为8.5.0`).
+_STATED = re.compile(r"(?:[?&]cann=|CANN(?:%20|[ \t]+|/|[^\x00-\x7f]{1,8}))v?(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])")
+# A doc's definition of a file-name variable by an example value: "`${version}` is the CANN version, e.g. `8.5.0`",
+# "`${version}`表示CANN包版本号，如8.5.0".
+_DEFINED = re.compile(
+    r"\$\{(\w+)\}`?[^\n`$]{0,60}?(?:如|例如|比如|e\.g\.,?|for example,?|such as)[ \t:：]*`?"
+    r"(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])"
+)
+
+
+def _doc_definitions(text: str) -> dict[str, str]:
+    """The variables a doc defines by one example value each (`${version}` ... e.g. 8.5.0)."""
+    values: dict[str, set[str]] = {}
+    for m in _DEFINED.finditer(text):
+        values.setdefault(m.group(1), set()).add(m.group(2))
+    return {k: next(iter(v)) for k, v in values.items() if len(v) == 1}
+
+
+def _doc_version(found: CannFile, line: str, defined: dict[str, str]) -> tuple[CannFile, str]:
+    """A doc's file name whose version is a variable (`Atlas-A3-cann-kernels_${version}_linux-${arch}.run`), read
+    with the one CANN version its line states (the download page it links, `CANN 8.5.0`), else with the value the
+    doc defines the variable by; unchanged (and "") when neither is one version. Which naming a release gives its
+    packages does not depend on the rest of the version a reader fills in."""
+    variable = found.version.strip("${}")
+    stated = set(_STATED.findall(line))
+    if len(stated) == 1:
+        version, how = next(iter(stated)), "this line states"
+    elif not stated and variable in defined:
+        version, how = defined[variable], f"the doc gives as the example of `{found.version}`"
+    else:
+        return found, ""
+    text = found.text.replace(f"_{found.version}_", f"_{version}_", 1)
+    return CannFile(text, found.stem, version, found.arch), how
 
 
 Resolver = Callable[[str, int], str]  # (text, line) -> the text with the variables the file sets substituted
