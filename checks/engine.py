@@ -181,6 +181,8 @@ class _Runner:
         self.stopped: set[str] = set()
         # The per-file rules that read a file of these kinds (a handful of kind sets cover a whole tree).
         self._wanted: dict[frozenset[str], list[Rule]] = {}
+        # In an audit of some files (`run(only=…)`), those of them at head: what the project rules must concern.
+        self.selected: list[str] | None = None
 
     def _rule(self, spec: RuleSpec) -> Rule:
         rule = self._rules.get(spec.id)
@@ -250,23 +252,31 @@ class _Runner:
         return out
 
     def _concerns(self) -> Callable[[RuleSpec], bool]:
-        """Whether the change concerns a project rule: every rule in an audit, or after a change that deletes or
-        renames a file (references to it may be left anywhere); else a rule that may report on a changed path of
+        """Whether the change concerns a project rule: every rule in an audit of the whole tree, or after a change
+        that deletes or renames a file (references to it may be left anywhere); in an audit of some files, a rule
+        that reads a file of their kinds (or their paths); else a rule that may report on a changed path of
         any kind (NPU501), or one whose kinds or context triggers a changed file may have, or whose context or
         trigger globs (`Rule.path_triggers`) a changed path matches. A project rule reports on the lines a change
         touched, or on what a change to the files it reads caused: a change to none of them (a Python module for a
         workflow rule, an OWNERS file for every rule) can give it nothing to say, and on a large tree it would read
         every workflow and Dockerfile for nothing. What the App fetches for a rule (needed_paths) is decided alike."""
         changes = self.ctx.changeset.changes.values()
-        if self.ctx.audit or any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes):
+        named = self.selected
+        if self.ctx.audit and named is not None:
+            # An audit of some files (`check PATH…`) keeps the findings on them alone: a rule reports on the files it
+            # reads, so one that reads no file of their kinds (nor their paths) has nothing to say there.
+            changed = named
+        elif self.ctx.audit or any(c.status in (ChangeStatus.DELETED, ChangeStatus.RENAMED) for c in changes):
             return lambda _spec: True
-        changed = [p for c in changes for p in (c.path, c.old_path) if p]
+        else:
+            changed = [p for c in changes for p in (c.path, c.old_path) if p]
         touched: frozenset[str] = frozenset().union(*(self.kindmap.candidates(p) for p in changed))
         table: dict[str, tuple[str, ...]] | None = None
 
         def concerns(spec: RuleSpec) -> bool:
             nonlocal table
-            if spec.any_path or not (spec.kinds | spec.triggers).isdisjoint(touched):
+            kinds = spec.kinds | spec.triggers | (spec.reads if named is not None else frozenset())
+            if spec.any_path or not kinds.isdisjoint(touched):
                 return True
             if not spec.path_triggers:
                 return False
@@ -304,6 +314,8 @@ def run(
     if only is not None:
         files = [p for p in files if only(p)]
     runner = _Runner(changeset, config, clock, rule_budget_s, parses)
+    if only is not None:
+        runner.selected = files
     scan_unknown = config.enabled(UNKNOWN_SUPPRESSION[0])
     # The files the loop reads: those some per-file rule wants, and every one when NPU001 looks for directives.
     paths = [p for p in files if scan_unknown or any(r.kinds & runner.kindmap.candidates(p) for r in runner.per_file)]

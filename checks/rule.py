@@ -246,6 +246,7 @@ class RuleSpec:
     # Rule.has_path_triggers): the engine runs the others only on a change that touches their kinds.
     any_path: bool = False
     path_triggers: bool = False
+    reads: frozenset[str] = frozenset()  # Rule.reads_context(): the kinds of the files it reads as context
 
     def load(self) -> type[Rule]:
         from npu_review.checks.rules import load
@@ -268,6 +269,7 @@ def _spec(module: str, cls: type[Rule]) -> RuleSpec:
         triggers=frozenset(cls.triggers_context()),
         any_path=cls.reports_on_any_path,
         path_triggers=cls.has_path_triggers(),
+        reads=frozenset(cls.reads_context()),
     )
 
 

@@ -381,3 +381,30 @@ def test_a_file_name_with_an_invisible_character_is_reported_whatever_its_kind()
     files: dict[str, str | None] = {name: "{}\n"}
     report = run(ChangeSet(head=MemoryTree(files), base=MemoryTree({}), changes=changes_between({}, files)))
     assert [(f.rule, f.path, f.line) for f in report.findings] == [("NPU501", name, 1)]
+
+
+def test_an_audit_of_some_files_runs_the_project_rules_that_read_files_of_their_kinds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npu_review.checks import engine
+
+    ran: set[str] = set()
+    timed = engine._Runner._timed
+
+    def recording(self, out, rule, where, work):  # type: ignore[no-untyped-def]
+        if where == "the repository":
+            ran.add(rule.id)
+        return timed(self, out, rule, where, work)
+
+    monkeypatch.setattr(engine._Runner, "_timed", recording)
+    files: dict[str, str | None] = {
+        DF: BAD,
+        ".github/workflows/e2e_ascend.yml": "on: push\njobs:\n  t:\n    runs-on: linux-aarch64-a2-1\n",
+        "pkg/mod.py": "x = 1\n",
+    }
+    report = run(ChangeSet(head=MemoryTree(files), audit=True), only=lambda p: p == "pkg/mod.py")
+    assert report.findings == []
+    assert "NPU501" in ran and "NPU214" not in ran and "NPU202" not in ran  # no workflow rule for a module
+    ran.clear()
+    run(ChangeSet(head=MemoryTree(files), audit=True), only=lambda p: p == DF)
+    assert {"NPU202", "NPU310"} <= ran
