@@ -929,10 +929,16 @@ def _valid_tag(tag: str) -> bool:
 
 
 def _desub(text: str) -> str:
-    """A doc's substitutions (`|version|`, `{{ version }}`, `<version>`) as unknown values."""
+    """A doc's substitutions (`|version|`, `{{ version }}`, `<version>`, `<镜像名:版本>`) as unknown values. An angle
+    bracket placeholder holds no blank at either end, which a redirection (`<in.txt >out`) does."""
     if "|" in text or "{{" in text or "<" in text:
-        text = re.sub(r"\|[A-Za-z_][\w-]*\||\{\{\s*[\w.]+\s*\}\}|<[A-Za-z_][\w .-]*>", "${__DOC_SUBSTITUTION__}", text)
+        text = _DOC_SUBSTITUTION.sub("${__DOC_SUBSTITUTION__}", text)
     return text
+
+
+_DOC_SUBSTITUTION = re.compile(
+    r"\|[A-Za-z_][\w-]*\||\{\{\s*[\w.]+\s*\}\}|<[A-Za-z_][\w .-]*>|<(?=[^\s<>&|;()$`'\"])[^<>\n]*?(?<=[^\s<>])>"
+)
 
 
 _OTHER_LANGUAGES = frozenset({"python", "py", "yaml", "yml", "json", "toml", "ini", "cpp", "c", "java", "go", "rust"})
