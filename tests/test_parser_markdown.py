@@ -89,3 +89,19 @@ def test_tables_and_list_items_are_read_on_first_use_and_stay_unknown_after_a_pa
     doc = parse(text, "md")
     assert [k.line for k in doc.links] == [] and doc.headings[0].title == "T"  # read before the tables
     assert doc.tables == [] and doc.bullets == []  # a bug in the tables: they and the list items are unknown
+
+
+def test_a_footnote_is_no_link_and_an_unclosed_destination_is_none() -> None:
+    text = (
+        "[^1]: 此处使能的特性包含本文[5.1](###5.1 复用)\n"
+        "请参考[W8A8](w8a8.md。\n"
+        "[ref]: ./docs/install.md\n"
+        'See [the guide](./guide.md) and [the FAQ](faq.md "FAQ").\n'
+    )
+    doc = parse(text, "md")
+    assert [(k.line, k.target, k.syntax) for k in doc.links] == [
+        (1, "###5.1", "inline"),
+        (3, "./docs/install.md", "reference"),
+        (4, "./guide.md", "inline"),
+        (4, "faq.md", "inline"),
+    ]

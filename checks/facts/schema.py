@@ -399,6 +399,8 @@ class RepoLinks(Section):
     head_refs: tuple[str, ...]
     check_paths: tuple[str, ...]
     doc_suffixes: tuple[str, ...]
+    # With no `check_paths`: every doc that speaks of Ascend is checked (a project nobody wrote a profile for).
+    ascend_docs_by_content: bool = False
 
 
 @dataclass(frozen=True)

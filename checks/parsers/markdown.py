@@ -209,7 +209,7 @@ def _visible(ch: str) -> bool:
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*(<[^>]*>|\S+)")
+_REF_DEF = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:[ \t]*(<[^>]*>|\S+)")  # `[^1]: note` is a footnote, not a link
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>")
 _HTML_ATTR = re.compile(r"""(?i)\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
@@ -324,6 +324,8 @@ def _md_target(s: str, i: int) -> tuple[int | None, int | None]:
         i += 1
     if i >= n and depth == 0 and i == start:
         return None, None
+    if i >= n:
+        return None, None  # no `)` closes it on this line: no link (`[W8A8](w8a8.md。` at a line's end)
     return start, i
 
 

@@ -3,6 +3,7 @@ left pointing at a file the change deletes or renames."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import posixpath
 import re
@@ -11,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
-from npu_review.checks.analysis.references import links_a_copy
+from npu_review.checks.analysis.references import doc_names_ascend, links_a_copy
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import RepoLinks
 from npu_review.checks.kinds import DOCS, WORKFLOW
@@ -20,6 +21,18 @@ from npu_review.checks.parsers.markdown import Link, Target, resolve
 from npu_review.checks.rule import Hit, Rule
 
 _MAX_LISTED = 8
+# Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
+# notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
+# a generated config, an output folder), which no tree has.
+# Folders a guide's reader makes (downloads, datasets, outputs): a missing file under one that the tree lacks is the
+# reader's to make, not the repository's to hold.
+_READER_FOLDERS = frozenset(
+    {"data", "dataset", "datasets", "input", "inputs", "output", "outputs", "out", "result", "results", "log", "logs"}
+    | {"ckpt", "ckpts", "checkpoint", "checkpoints", "weights", "cache", "tmp", "build", "download", "downloads"}
+)
+# The text of a link that switches the page's language (`中文|[English](README.md)`).
+_LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese|zh|zh[-_]cn)\s*")
+_SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
 
@@ -43,8 +56,13 @@ class BrokenRepoLink(Rule):
     Checked: relative links (`[x](../../scripts/install_vllm_mcore_npu.sh)`, `` `x <dockerfile_build_guidance.rst>`_ ``,
     toctree entries, `:doc:`, `.. image::`) and absolute links to this repository on `main`
     (`https://github.com/verl-project/verl/blob/main/<path>`, also the old `volcengine/verl` spelling) in
-    `docs/ascend_tutorial/**` and `docker/ascend/*.md`: the path must exist in the head tree (file or
-    directory). Not checked: anchors (`#section`), other refs (`blob/release/v0.7.0/...`, unknown here),
+    `docs/ascend_tutorial/**` and `docker/ascend/*.md` (the docs verl's profile names; vllm-ascend's names
+    none), and with no project profile in every doc that speaks of Ascend (it names Ascend, the NPU, CANN or
+    HCCL, or the repository is Ascend's as a whole), there its links to the kinds of file a repository holds
+    (docs, scripts, notebooks, patches, images, Dockerfiles: not the logs, models and outputs a guide's steps
+    make): the path must exist in the head tree (file or directory). Without a profile, a broken link an audit
+    finds is a notice (the project lives with it); the change that writes one gets the warning. Not checked:
+    anchors (`#section`), other refs (`blob/release/v0.7.0/...`, unknown here),
     other repositories (`verl-project/verl-recipe`, vLLM-Ascend), external sites, links inside code blocks.
 
     Also, when the change deletes or renames a file, any doc (all of `docs/`, READMEs) or workflow that still
@@ -86,8 +104,16 @@ class BrokenRepoLink(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
-        if not globs.match_any(src.path, kb.check_paths):
-            return
+        if kb.check_paths or not kb.ascend_docs_by_content:
+            if not globs.match_any(src.path, kb.check_paths):
+                return
+            lived_with = False
+        else:
+            # No profile names this project's Ascend docs: every doc that speaks of Ascend is one. A link an
+            # audit finds broken is one the project lives with (a notice); the change that writes it is told.
+            if src.path.startswith(".github/") or not doc_names_ascend(ctx, src):
+                return  # (issue and pull request templates are read on other pages, their links from there)
+            lived_with = True
         doc = ctx.document(src)
         if doc is None:
             return
@@ -96,13 +122,25 @@ class BrokenRepoLink(Rule):
         for link in doc.links:
             if link.line in doc.code:
                 continue
+            if link.target.startswith(("(", "<")):
+                continue  # `[x]((https://…))`: a URL written in a second pair of brackets, not a path
             target = _resolve(ctx, src.path, link, kb)
             if target is None or target.kind != "repo" or _exists(ctx, target, link, kb):
+                continue
+            if lived_with and (
+                not _SOURCE_NAME.search(target.path)  # what a guide's steps make (`./outputs/config.json`, `x.log`)
+                or _reader_made(ctx, target.path)  # an image the reader downloads into `data/`
+                or _language_switch(src.line(link.line), link)  # `中文|[English](README.md)`: a translation to come
+            ):
                 continue
             if (link.line, target.path) in seen:
                 continue  # `[url](url)`: the text and the target are the same link
             seen.add((link.line, target.path))
-            yield _broken(ctx, src, link, target, renamed.get(target.path))
+            hit = _broken(ctx, src, link, target, renamed.get(target.path))
+            if lived_with:
+                # One cause, one comment: the same wrong link copied into twin docs (a synced sample set).
+                hit = dataclasses.replace(hit, cause=f"link {link.target}").unless_introduced(ctx)
+            yield hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if ctx.audit:
@@ -198,6 +236,24 @@ def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
         if ratio > score:
             best, score = path, ratio
     return best if score >= 0.5 else None
+
+
+def _reader_made(ctx: Context, path: str) -> bool:
+    """The first folder of `path` the head tree lacks is one a guide's reader makes (`data/`, `outputs/`)."""
+    dirs = ctx.head_dirs()
+    parts = path.split("/")[:-1]
+    for k in range(1, len(parts) + 1):
+        if "/".join(parts[:k]) not in dirs:
+            return parts[k - 1].lower() in _READER_FOLDERS
+    return False
+
+
+def _language_switch(line: str, link: Link) -> bool:
+    """An inline link whose text names a language: a page's switch to its translation."""
+    if link.syntax != "inline" or link.start < 2:
+        return False
+    before = line[: link.start - 2]
+    return _LANGUAGE.fullmatch(before[before.rfind("[") + 1 :]) is not None
 
 
 def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_to: str | None) -> Hit:

@@ -95,3 +95,16 @@ def test_a_line_that_names_where_the_file_went_is_not_stale() -> None:
         "This change renames `LICENSE` to `docs/zh/LICENSE`, but 1 reference still points at the old path: "
         "docs/install.md:3. Update it to `docs/zh/LICENSE`."
     )
+
+
+def test_npu502_without_a_profile_one_wrong_link_copied_into_twin_docs_is_one_cause() -> None:
+    from npu_review.checks.diffing import changes_between
+
+    intro = "# 在昇腾 NPU 上运行\n\n"
+    line = "环境准备见[安装准备](../../environment/README.md)。\n"
+    base: dict[str, str | None] = {"samples/a/crop/README.md": intro, "samples/a/paste/README.md": intro}
+    head: dict[str, str | None] = {p: intro + line for p in base}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head)))
+    found = [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("samples/a/crop/README.md", 3, "warning"), ("samples/a/paste/README.md", 3, "warning")]
+    assert len({f.cause for f in report.findings if f.rule == "NPU502"}) == 1
