@@ -24,8 +24,8 @@ _MAX_LISTED = 8
 # Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
 # notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
 # a generated config, an output folder), which no tree has.
-# Folders a guide's reader makes (downloads, datasets, outputs): a missing file under one that the tree lacks is the
-# reader's to make, not the repository's to hold.
+# Folders a guide's reader fills (downloads, datasets, outputs; a repository may keep one empty with a `.keep`): a
+# missing file in one is the reader's to make, not the repository's to hold.
 _READER_FOLDERS = frozenset(
     {"data", "dataset", "datasets", "input", "inputs", "output", "outputs", "out", "result", "results", "log", "logs"}
     | {"ckpt", "ckpts", "checkpoint", "checkpoints", "weights", "cache", "tmp", "build", "download", "downloads"}
@@ -138,8 +138,10 @@ class BrokenRepoLink(Rule):
             seen.add((link.line, target.path))
             hit = _broken(ctx, src, link, target, renamed.get(target.path))
             if lived_with:
-                # One cause, one comment: the same wrong link copied into twin docs (a synced sample set).
-                hit = dataclasses.replace(hit, cause=f"link {link.target}").unless_introduced(ctx)
+                # One cause, one comment: links written into the same folder that does not hold them (the same
+                # wrong link copied into twin docs, a guide's links written from the wrong base folder).
+                folder = posixpath.dirname(link.target.split("#", 1)[0]) or "."
+                hit = dataclasses.replace(hit, cause=f"links into {folder}").unless_introduced(ctx)
             yield hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
@@ -239,13 +241,9 @@ def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
 
 
 def _reader_made(ctx: Context, path: str) -> bool:
-    """The first folder of `path` the head tree lacks is one a guide's reader makes (`data/`, `outputs/`)."""
-    dirs = ctx.head_dirs()
-    parts = path.split("/")[:-1]
-    for k in range(1, len(parts) + 1):
-        if "/".join(parts[:k]) not in dirs:
-            return parts[k - 1].lower() in _READER_FOLDERS
-    return False
+    """`path` lies in a folder a guide's reader fills (`data/`, `outputs/`): the folder is absent, or held empty
+    for the reader (a `.keep` in `data/`). A figure in `docs/figures/` is not."""
+    return any(part.lower() in _READER_FOLDERS for part in path.split("/")[:-1])
 
 
 def _language_switch(line: str, link: Link) -> bool:
