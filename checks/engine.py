@@ -201,16 +201,19 @@ class _Runner:
             return
         clock = self.clock
         start = clock() if clock else 0.0
-        before = len(out.hits)
+        found: list[Hit] = []
         try:
-            out.hits.extend((type(rule), h) for h in work())
+            found.extend(work())  # (what a rule yielded before it failed is kept)
         except Exception as exc:  # one broken rule must not sink the run
             log.exception("rule %s failed on %s", rule.id, where)
             out.errors.append(f"{rule.id} could not check {where}: {type(exc).__name__}: {exc}")
-        for _, hit in out.hits[before:]:
-            key = (hit.path, hit.line)
-            if key not in out.lines and (src := self.ctx.held(hit.path)) is not None:
-                out.lines[key] = src.line(hit.line)
+        if found:  # most calls (a rule, a file) find nothing
+            cls = type(rule)
+            out.hits.extend((cls, h) for h in found)
+            for hit in found:
+                key = (hit.path, hit.line)
+                if key not in out.lines and (src := self.ctx.held(hit.path)) is not None:
+                    out.lines[key] = src.line(hit.line)
         if clock:
             self.spent[rule.id] = spent = self.spent.get(rule.id, 0.0) + clock() - start
             if spent > self.budget:

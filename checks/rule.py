@@ -59,6 +59,10 @@ class Hit:
         return dataclasses.replace(self, severity=Severity.NOTICE)
 
 
+# Whether a rule class implements a hook of the workflow walk (Rule._walks_workflows), asked once per class.
+_WALKS: dict[type, bool] = {}
+
+
 class Rule:
     """Base class. The subclass docstring is the rule's documentation: why, bad, good, fix.
 
@@ -123,10 +127,19 @@ class Rule:
     def run_file(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
         """Everything the rule reports on one file: `check_file`, then the walk of its workflow or Dockerfile."""
         cls = type(self)
-        if cls.needles and not any(n in src.text for n in cls.needles):
-            return
+        needles = cls.needles
+        if needles:
+            text = src.text
+            for needle in needles:  # (a loop, not any(): this runs for every rule and file of an audit)
+                if needle in text:
+                    break
+            else:
+                return
         yield from self.check_file(src, ctx)
-        if cls._walks_workflows() and src.kinds & WORKFLOW_KINDS:
+        walks = _WALKS.get(cls)
+        if walks is None:
+            walks = _WALKS[cls] = cls._walks_workflows()
+        if walks and src.kinds & WORKFLOW_KINDS:
             from npu_review.checks.analysis.workflows import workflow
 
             wf = workflow(ctx, src.path)

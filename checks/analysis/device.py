@@ -100,6 +100,9 @@ def npu_somewhere(ctx: Context, src: SourceFile) -> bool:
     the whole script (the shell rejecting it) breaks that path too."""
     if ascend.has_script_marker(src.text, ascend.markers(ctx.facts.ascend_content)):
         return True
+    low = src.text.lower()  # (the branch names one of these words: most scripts hold none)
+    if "npu" not in low and "ascend" not in low and "cann" not in low:
+        return False
     return _NPU_BRANCH.search(ascend.without_comments(src.text)) is not None
 
 
