@@ -127,7 +127,7 @@ def logical_lines(text: str) -> list[Line]:
 class LineError:
     """Why pip refuses a requirements line (or reads it as something else than meant)."""
 
-    kind: str  # "option", "glued-version", "bad-version", "bad-operator"
+    kind: str  # "option", "glued-version", "bad-version", "bad-operator", "bad-name"
     token: str  # the offending text
     meant: str | None = None  # what was meant, when it is clear (`name==1.0`)
 
@@ -156,7 +156,8 @@ def line_error(text: str) -> LineError | None:
         if w.startswith("-") and name not in REQUIREMENT_OPTIONS and name not in FILE_OPTIONS:
             return LineError("option", name)
     req = " ".join(words[:k]).split(";", 1)[0].strip()
-    if not req or "://" in req or "/" in req or req.startswith((".", "~")) or req.endswith(_ARCHIVE) or "@" in req:
+    # (`~/x` holds a `/`: a `~` before a name without one is no path to pip, and no project name either)
+    if not req or "://" in req or "/" in req or req.startswith(".") or req.endswith(_ARCHIVE) or "@" in req:
         return None
     m = _GLUED.fullmatch(req)
     if m and not any(op in req for op in _SPEC_OPS):
@@ -166,6 +167,15 @@ def line_error(text: str) -> LineError | None:
             return LineError("glued-version", req, f"{m.group(1)}=={m.group(2)}")
     name_m = _REQ.match(req)
     if not name_m:
+        if req.startswith(("<<<<<<<", "=======", ">>>>>>>")):
+            return None  # a merge conflict left in the file: NPU123 says so, once for the whole conflict
+        # Not even a name: pip parses the line as a requirement (packaging's grammar) and refuses it.
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            Requirement(req)
+        except InvalidRequirement:
+            return LineError("bad-name", req)
         return None
     rest = name_m.group(3).strip()
     if rest.startswith("(") and rest.endswith(")"):

@@ -16,7 +16,7 @@ class RequirementsFileInvalid(Rule):
     """A requirements file that pip rejects, or reads as another package than the one meant.
 
     Why: pip reads a requirements file line by line, and stops at the first line it cannot take: the whole
-    `pip install -r` fails, and with it the job or the image build that installs the file. Three ways this
+    `pip install -r` fails, and with it the job or the image build that installs the file. Four ways this
     happens in NPU projects:
     * an option that pip accepts only on the command line, written after a requirement (`onnxscript==0.2.2
       --no-deps`: "no such option: --no-deps"); after a requirement pip takes only `--hash`,
@@ -24,7 +24,9 @@ class RequirementsFileInvalid(Rule):
       binary options;
     * a version glued to the name with `-` (`torchvision-0.22.0.dev20250409`): a valid project name to pip,
       so it looks for a package called `torchvision-0.22.0.dev20250409` and finds none;
-    * a version PEP 440 does not know (`torch==latest`), or `=` where `==` was meant (`torch=2.1.0`).
+    * a version PEP 440 does not know (`torch==latest`), or `=` where `==` was meant (`torch=2.1.0`);
+    * a line that is no requirement at all: a name that does not start and end with a letter or a digit (a pin
+      mangled by an edit, `~orch==2.1.0`; a conda export's `_libgcc_mutex==0.1` pasted in).
     Ascend/pytorch's test requirements had the first two (fixed in cc6b71e and d1774b3).
 
     Only NPU requirement files are read: named for NPU (`requirements-npu.txt`), listing an Ascend package
@@ -73,6 +75,11 @@ def _message(err: LineError) -> str:
         return (
             f"`{err.token}` is one project name to pip, not a name and a version: pip looks for a package called "
             f"`{err.token}`, finds none, and the install fails. Write `{err.meant}`."
+        )
+    if err.kind == "bad-name":
+        return (
+            f"`{err.token}` is not a requirement pip accepts (a project name starts and ends with a letter or a "
+            "digit): pip rejects this line, and the whole file with it."
         )
     if err.kind == "bad-operator":
         return f"`{err.token}` is not a requirement pip accepts (`=` is no version operator). Write `{err.meant}`."
