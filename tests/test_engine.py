@@ -329,9 +329,8 @@ def test_the_warm_up_change_has_a_file_of_every_kind_and_each_is_checked() -> No
     assert (report.files_checked, report.errors) == (len(change.changes), [])
 
 
-def _project_rules_run(monkeypatch: pytest.MonkeyPatch, changes: dict[str, tuple[str | None, str | None]]) -> set[str]:
-    """The project rules that ran on a change of `changes` (path -> (base text, head text)) to a tree with an
-    Ascend workflow, Dockerfile and launch script."""
+def _recording_project_rules(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The ids of the project rules the engine runs from now on, added to the set returned as they run."""
     from npu_review.checks import engine
 
     ran: set[str] = set()
@@ -343,6 +342,13 @@ def _project_rules_run(monkeypatch: pytest.MonkeyPatch, changes: dict[str, tuple
         return timed(self, out, rule, where, work)
 
     monkeypatch.setattr(engine._Runner, "_timed", recording)
+    return ran
+
+
+def _project_rules_run(monkeypatch: pytest.MonkeyPatch, changes: dict[str, tuple[str | None, str | None]]) -> set[str]:
+    """The project rules that ran on a change of `changes` (path -> (base text, head text)) to a tree with an
+    Ascend workflow, Dockerfile and launch script."""
+    ran = _recording_project_rules(monkeypatch)
     tree: dict[str, str | None] = {
         DF: BAD,
         ".github/workflows/e2e_ascend.yml": "on: push\njobs:\n  t:\n    runs-on: linux-aarch64-a2-1\n",
@@ -386,17 +392,7 @@ def test_a_file_name_with_an_invisible_character_is_reported_whatever_its_kind()
 def test_an_audit_of_some_files_runs_the_project_rules_that_read_files_of_their_kinds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from npu_review.checks import engine
-
-    ran: set[str] = set()
-    timed = engine._Runner._timed
-
-    def recording(self, out, rule, where, work):  # type: ignore[no-untyped-def]
-        if where == "the repository":
-            ran.add(rule.id)
-        return timed(self, out, rule, where, work)
-
-    monkeypatch.setattr(engine._Runner, "_timed", recording)
+    ran = _recording_project_rules(monkeypatch)
     files: dict[str, str | None] = {
         DF: BAD,
         ".github/workflows/e2e_ascend.yml": "on: push\njobs:\n  t:\n    runs-on: linux-aarch64-a2-1\n",
