@@ -99,7 +99,7 @@ class Rule:
     reads_moved_files: ClassVar[bool] = False
     # True for a project rule that may report on a changed file of any kind (NPU501 on a file's name). Any other
     # project rule runs on a change only when it touches a file of the rule's kinds or context triggers, a path of
-    # its `context_paths` or `context_after` globs, or deletes or renames a file (Rule.concerned_by).
+    # its `context_paths` or `context_after` globs, or deletes or renames a file (engine._Runner._concerns).
     reports_on_any_path: ClassVar[bool] = False
     enabled_by_default: ClassVar[bool] = True
 

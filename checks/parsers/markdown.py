@@ -322,8 +322,6 @@ def _md_target(s: str, i: int) -> tuple[int | None, int | None]:
         elif ch in " \t":
             break
         i += 1
-    if i >= n and depth == 0 and i == start:
-        return None, None
     if i >= n:
         return None, None  # no `)` closes it on this line: no link (`[W8A8](w8a8.md。` at a line's end)
     return start, i

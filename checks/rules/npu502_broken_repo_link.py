@@ -21,9 +21,6 @@ from npu_review.checks.parsers.markdown import Link, Target, resolve
 from npu_review.checks.rule import Hit, Rule
 
 _MAX_LISTED = 8
-# Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
-# notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
-# a generated config, an output folder), which no tree has.
 # Folders a guide's reader fills (downloads, datasets, outputs; a repository may keep one empty with a `.keep`): a
 # missing file in one is the reader's to make, not the repository's to hold.
 _READER_FOLDERS = frozenset(
@@ -32,6 +29,9 @@ _READER_FOLDERS = frozenset(
 )
 # The text of a link that switches the page's language (`中文|[English](README.md)`).
 _LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese|zh|zh[-_]cn)\s*")
+# Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
+# notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
+# a generated config, an output folder), which no tree has.
 _SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
@@ -241,8 +241,8 @@ def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
 
 
 def _reader_made(ctx: Context, path: str) -> bool:
-    """`path` lies in a folder a guide's reader fills (`data/`, `outputs/`): the folder is absent, or held empty
-    for the reader (a `.keep` in `data/`). A figure in `docs/figures/` is not."""
+    """`path` lies in a folder named for what a guide's reader fills (`data/`, `outputs/`), whether the tree lacks
+    it or keeps it empty for the reader (a `.keep` in `data/`). A figure in `docs/figures/` does not."""
     return any(part.lower() in _READER_FOLDERS for part in path.split("/")[:-1])
 
 
