@@ -13,6 +13,7 @@ An unresolved value (`$VAR` nobody set, `${{ }}`, a folder made by an earlier co
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import posixpath
 import re
@@ -455,6 +456,7 @@ class FileRef:
     via_folder: bool = False
     candidates_cwd: tuple[str, ...] = ()  # the working directories the command may run in
     option: str = ""  # for a config: the option as the command writes it (`--config-name`, `--config_name`)
+    args: tuple[Word, ...] = ()  # for a Python script: the words after it (its own command line)
 
     @property
     def missing(self) -> bool:
@@ -747,7 +749,7 @@ class Walker:
         file_ref: FileRef | None = None
         if script is not None and script.unquoted.endswith(".py"):
             for r in self._named(script, "python", c):
-                file_ref = r
+                file_ref = r = dataclasses.replace(r, args=c.words[k:])
                 yield r
         yield from self._hydra(c, file_ref, module, k)
 
@@ -1053,6 +1055,33 @@ def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
         return out
 
     return ctx.parsed("refs-doc", src, lambda _text: build())
+
+
+def ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
+    """The file names of the file's Ascend commands: an NPU script's (as it runs on NPU, or run by an Ascend job),
+    an Ascend job's steps (a workflow at `.github/workflows/`), an Ascend doc's blocks. The commands NPU118 checks
+    the named files of, and NPU117 the options they pass to the repository's Python scripts."""
+    from npu_review.checks import kinds
+    from npu_review.checks.analysis.device import ascend_jobs, npu_reading
+
+    if kinds.SHELL in src.kinds:
+        if npu_reading(ctx, src) is None and src.path not in workflow_scripts(ctx):
+            return
+        yield from script_refs(ctx, src)
+        return
+    if src.kinds & {kinds.WORKFLOW, kinds.ASCEND_WORKFLOW}:
+        if kinds.ASCEND_WORKFLOW not in src.kinds or src.path.count("/") != 2:
+            return
+        wf = workflow(ctx, src.path)
+        if wf is None:
+            return
+        npu = ascend_jobs(ctx, src.path)
+        for job in wf.jobs.values():
+            if npu is None or job.id in npu:
+                yield from job_refs(ctx, wf, job)
+        return
+    if src.kinds & {kinds.DOCS, kinds.MARKUP} and doc_names_ascend(ctx, src):
+        yield from doc_refs(ctx, src)
 
 
 @dataclass(frozen=True)
@@ -1428,6 +1457,7 @@ __all__ = [
     "RepoUse",
     "Values",
     "Walker",
+    "ascend_command_refs",
     "block_cmds",
     "change_refs",
     "change_triggers",

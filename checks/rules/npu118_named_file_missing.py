@@ -8,24 +8,18 @@ import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks import kinds
-from npu_review.checks.analysis.device import ascend_jobs, npu_reading
 from npu_review.checks.analysis.references import (
     FileRef,
     ModuleRef,
+    ascend_command_refs,
     close_name,
-    doc_names_ascend,
-    doc_refs,
     is_npu_config,
-    job_refs,
     links_a_copy,
     module_refs,
     own_packages,
     same_name_elsewhere,
     script_callers,
-    script_refs,
-    workflow_scripts,
 )
-from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW, YAML
@@ -128,7 +122,7 @@ class NamedFileMissing(Rule):
             for m in module_refs(ctx, src):
                 if not m.resolves and (ctx.audit or ctx.is_added_line(m.source, m.line)):
                     yield _module_hit(m, _gone(ctx))
-        refs = list(_refs(ctx, src))
+        refs = list(ascend_command_refs(ctx, src))
         if not refs:
             return
         gone = _gone(ctx)
@@ -166,7 +160,7 @@ class NamedFileMissing(Rule):
             if src is None or not any(n in src.text for n in names):
                 continue
             by_old: dict[str, list[FileRef]] = {}
-            for r in _refs(ctx, src):
+            for r in ascend_command_refs(ctx, src):
                 if not r.missing or ctx.is_added_line(r.source, r.line):
                     continue  # an added line: check_file reports it
                 old = _gone_of(r, gone)
@@ -229,34 +223,6 @@ def _sources(ctx: Context) -> Iterator[str]:
     for path in ctx.head_paths():
         if ctx.kindmap.candidates(path) & {SHELL, WORKFLOW, ASCEND_WORKFLOW, DOCS, MARKUP}:
             yield path
-
-
-def _refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
-    """The file names of the file's Ascend commands: an NPU script's (as it runs on NPU), an Ascend job's steps, an
-    Ascend doc's blocks."""
-    if kinds.SHELL in src.kinds:
-        if npu_reading(ctx, src) is None and not _run_by_npu(ctx, src.path):
-            return
-        yield from script_refs(ctx, src)
-        return
-    if src.kinds & {WORKFLOW, ASCEND_WORKFLOW}:
-        if ASCEND_WORKFLOW not in src.kinds or src.path.count("/") != 2:
-            return
-        wf = workflow(ctx, src.path)
-        if wf is None:
-            return
-        npu = ascend_jobs(ctx, src.path)
-        for job in wf.jobs.values():
-            if npu is None or job.id in npu:
-                yield from job_refs(ctx, wf, job)
-        return
-    if src.kinds & {DOCS, MARKUP} and doc_names_ascend(ctx, src):
-        yield from doc_refs(ctx, src)
-
-
-def _run_by_npu(ctx: Context, path: str) -> bool:
-    """An Ascend job runs the script (a generic test script an NPU workflow calls is an NPU script there)."""
-    return path in workflow_scripts(ctx)
 
 
 def _gone(ctx: Context) -> dict[str, str | None]:
