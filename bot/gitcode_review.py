@@ -40,7 +40,7 @@ from npu_review.bot.review import Outcome, ReviewRequest
 from npu_review.checks import ChangeSet, ConfigError, parse_config
 from npu_review.checks.config import CONFIG_PATH, config_text
 from npu_review.checks.diffing import added_lines_between, parse_patch
-from npu_review.checks.engine import known_rule_ids, needed_paths
+from npu_review.checks.engine import known_rule_ids, named_paths, needed_paths
 from npu_review.checks.model import ChangeStatus, FileChange, Finding, MemoryTree
 from npu_review.checks.severity_map import conclusion
 from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
@@ -234,6 +234,11 @@ class GitCodeReviewer:
         head_files, base_files = await asyncio.gather(
             self._fetch(owner, repo, ordered, head_sha_of), self._fetch(owner, repo, sorted(want_base), base_sha_of)
         )
+        # What the changed files name (a guide's Python scripts) is known only from their text: a second fetch.
+        changed_texts = {p: head_files.get(p) for p in changes}
+        named = sorted(named_paths(head_sha_of.keys(), changed_texts, changes, config) - head_files.keys())
+        if named:
+            head_files.update(await self._fetch(owner, repo, named, head_sha_of))
         for path in too_large:
             new, change = head_files.get(path), changes[path]
             if change.status == ChangeStatus.DELETED or new is None:

@@ -20,7 +20,7 @@ from npu_review.bot.logs import set_context
 from npu_review.checks import ChangeSet, Config, ConfigError, parse_config
 from npu_review.checks.config import CONFIG_PATH, config_text
 from npu_review.checks.diffing import DiffError, added_lines_between, parse_diff
-from npu_review.checks.engine import Report, known_rule_ids, needed_paths
+from npu_review.checks.engine import Report, known_rule_ids, named_paths, needed_paths
 from npu_review.checks.model import ChangeStatus, FileChange, Finding, MemoryTree
 from npu_review.checks.textio import MAX_TEXT_BYTES, decode_blob
 
@@ -402,6 +402,11 @@ class Reviewer:
         head_files, base_files = await asyncio.gather(
             self._fetch(repo, ordered, head_sha_of), self._fetch(repo, sorted(want_base), base_sha_of)
         )
+        # What the changed files name (a guide's Python scripts) is known only from their text: a second fetch.
+        changed_texts = {p: head_files.get(p) for p in changes}
+        named = sorted(named_paths(head_sha_of.keys(), changed_texts, changes, config) - head_files.keys())
+        if named:
+            head_files.update(await self._fetch(repo, named, head_sha_of))
         changes = _fill_missing_lines(changes, head_files, base_files, diff_text is not None)
         cs = ChangeSet(
             head=MemoryTree(head_files, head_sha_of.keys()),

@@ -131,6 +131,45 @@ def needed_paths(
     return head, base
 
 
+# The most files a change's texts name that the App fetches for the rules reading named files (a guide naming every
+# script of a repository is read with what fits; the rest reads as absent, so those rules stay silent on it).
+MAX_NAMED_PATHS = 40
+_NAMED_WORD = re.compile(r"[\w./-]+")
+
+
+def named_paths(
+    head_paths: Iterable[str],
+    changed_texts: Mapping[str, str | None],
+    changes: Mapping[str, FileChange],
+    config: Config,
+) -> set[str]:
+    """The files at head that the changed files' texts name by file name, for the rules that read such
+    files (`Rule.named_suffixes`): every path whose file name a changed file of the rule's kinds writes, found
+    after the changed files are fetched (the App's second fetch; `needed_paths` decides the first from paths alone).
+    """
+    head_paths = list(head_paths)
+    config = config.for_tree(head_paths)
+    kindmap = KindMap(config.paths, config.facts.file_kinds)
+    wanted: dict[str, frozenset[str]] = {}
+    for r in active_rules(config):
+        for suffix in r.named_suffixes:
+            wanted[suffix] = wanted.get(suffix, frozenset()) | r.kinds
+    if not wanted:
+        return set()
+    names: set[str] = set()
+    for path, text in changed_texts.items():
+        if not text or path not in changes or changes[path].status == ChangeStatus.DELETED:
+            continue
+        kinds = kindmap.candidates(path)
+        suffixes = tuple(s for s, k in wanted.items() if kinds & k and s in text)
+        if suffixes:
+            names.update(w.rsplit("/", 1)[-1] for w in _NAMED_WORD.findall(text) if w.endswith(suffixes))
+    if not names:
+        return set()
+    out = {p for p in head_paths if p.rsplit("/", 1)[-1] in names and not globs.match_any(p, config.ignore_paths)}
+    return set(sorted(out)[:MAX_NAMED_PATHS])
+
+
 @dataclass
 class Partial:
     """What one share of a run found: raw hits (before scope, suppression and severity), the suppression

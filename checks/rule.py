@@ -77,7 +77,8 @@ class Rule:
 
     What a rule reads is its contract with the App, which fetches only the files some concerned rule declares
     (checks.engine.needed_paths): the changed files of its `kinds` (at head and base), the unchanged files of
-    its `context_kinds` and `context_paths`, and with `reads_moved_files` the deleted and added files. Any
+    its `context_kinds` and `context_paths`, with `reads_moved_files` the deleted and added files, and with
+    `named_suffixes` the files of those endings the changed files name (`named_paths`). Any
     other `ctx.source()` gives None in the App but the text in the CLI: the fixture tests run each case with
     its rule alone through the App's selection, where such a read fails (tests/fixture_support.SelectedTree).
     """
@@ -97,6 +98,10 @@ class Rule:
     # True for a rule that pairs a deleted file with an added one as a rename (a diff without rename detection):
     # it reads the deleted files at base and the added files at head, whatever their kinds.
     reads_moved_files: ClassVar[bool] = False
+    # File-name endings (".py") of the unchanged files a changed file of the rule's kinds names by file name, which
+    # the rule reads (NPU117 reads the parser of a Python script a guide runs): what a change names is known only
+    # from its text, so the App fetches these after the changed files (checks.engine.named_paths).
+    named_suffixes: ClassVar[tuple[str, ...]] = ()
     # True for a project rule that may report on a changed file of any kind (NPU501 on a file's name). Any other
     # project rule runs on a change only when it touches a file of the rule's kinds or context triggers, a path of
     # its `context_paths` or `context_after` globs, or deletes or renames a file (engine._Runner._concerns).

@@ -32,7 +32,7 @@ import yaml
 
 from npu_review.checks.config import DEFAULT_CONFIG, Config, RuleSetting, parse_config
 from npu_review.checks.diffing import changes_between
-from npu_review.checks.engine import UNKNOWN_SUPPRESSION, Report, known_rule_ids, needed_paths, run
+from npu_review.checks.engine import UNKNOWN_SUPPRESSION, Report, known_rule_ids, named_paths, needed_paths, run
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Tree
 from npu_review.checks.rule import RULE_ID
 
@@ -243,6 +243,9 @@ def app_changeset(case: Case, config: Config, strict: bool = False) -> ChangeSet
     else:
         changes = dict(changes_between(case.base, case.head))
     want_head, want_base = needed_paths(case.head.keys(), changes, config)
+    # The App's second fetch: the files the changed files name (checks.engine.named_paths).
+    texts = {p: case.head.get(p) for p in changes if p in want_head}
+    want_head |= named_paths(case.head.keys(), texts, changes, config)
     head = SelectedTree(case.head, want_head, "head", strict)
     base = SelectedTree(case.base, want_base, "base", strict) if case.base is not None else None
     return _changeset(case, head, base)

@@ -763,3 +763,43 @@ def _fingerprints(dockerfile: str, run: CheckRun) -> dict[int, str]:
         a["start_line"]: fingerprint(fingerprint_key(a["title"].split()[0]), DOCKERFILE, lines[a["start_line"] - 1], 0)
         for a in run.annotations
     }
+
+
+GUIDE_SCRIPT = (
+    "import argparse\n"
+    "\n"
+    "parser = argparse.ArgumentParser()\n"
+    'parser.add_argument("--pretrained-path")\n'
+    "args = parser.parse_args()\n"
+)
+GUIDE_BASE = "# Export on Ascend NPU\n\nSource CANN's set_env.sh first.\n"
+GUIDE_HEAD = GUIDE_BASE + "\n```bash\npython export.py --pretrained_path /models/pi0\n```\n"  # line 6: NPU117
+
+
+async def test_a_script_a_changed_guide_runs_is_fetched_after_the_guide(
+    fake_github: FakeGitHub, app: AppProcess
+) -> None:
+    """The guide's change names `export.py`, which no rule's kinds made the App fetch: it is read in a second
+    batch, after the changed files, and the option its parser rejects is reported as the CLI reports it."""
+    fake = fake_github
+    base = {"recipes/pi0/README.md": GUIDE_BASE, "recipes/pi0/export.py": GUIDE_SCRIPT, "tools/other.py": "x = 1\n"}
+    repo = fake.add_repo("octo-org/recipes", files=base)
+    pull = fake.add_pull(repo, head_files={**base, "recipes/pi0/README.md": GUIDE_HEAD}, title="docs: export step")
+    status, _ = await app.post(
+        fake.delivery("pull_request", fake.pull_request_payload(pull, "opened"), FAKE_WEBHOOK_SECRET)
+    )
+    assert status == 202
+    run = await wait_completed(fake, pull)
+    await settle(app)
+    assert [(a["path"], a["start_line"], a["title"]) for a in run.annotations] == [
+        ("recipes/pi0/README.md", 6, "NPU117 script-argument-unknown")
+    ]
+    assert run.annotations[0]["message"].startswith(
+        "`recipes/pi0/export.py` has no option `--pretrained_path`: its argparse parser (line 3) does not define it"
+    )
+    variables = {"owner": "octo-org", "repo": "recipes"}
+    queries = [c.body for c in fake.calls("graphql/post")]
+    # The guide at head and at base first (the two revisions go at once), then the script it names; nothing else.
+    assert sorted(q["query"] for q in queries[:2]) == sorted([blob_query(GUIDE_HEAD), blob_query(GUIDE_BASE)])
+    assert queries[2:] == [{"query": blob_query(GUIDE_SCRIPT), "variables": variables}]
+    assert fake.violations == []

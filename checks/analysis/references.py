@@ -457,6 +457,7 @@ class FileRef:
     candidates_cwd: tuple[str, ...] = ()  # the working directories the command may run in
     option: str = ""  # for a config: the option as the command writes it (`--config-name`, `--config_name`)
     args: tuple[Word, ...] = ()  # for a Python script: the words after it (its own command line)
+    guessed: bool = False  # found beside the guide only, where the commands before left the folder unknown
 
     @property
     def missing(self) -> bool:
@@ -490,6 +491,9 @@ class Walker:
         self.state = _State(tuple(dict.fromkeys(cwd)))
         self.start = self.state.cwd
         self.own = own_names(ctx)
+        # A guide's reader runs its Python scripts from the guide's folder when the steps before lose track of
+        # where they are (a `cd` into another project's clone): such a script is taken from there (`guessed`).
+        self.guess_here = False
 
     # -- paths -----------------------------------------------------------------------------------------------
     def resolve(self, text: str) -> tuple[str, ...] | None:
@@ -748,10 +752,27 @@ class Walker:
             return
         file_ref: FileRef | None = None
         if script is not None and script.unquoted.endswith(".py"):
-            for r in self._named(script, "python", c):
-                file_ref = r = dataclasses.replace(r, args=c.words[k:])
+            named = [dataclasses.replace(r, args=c.words[k:]) for r in self._named(script, "python", c)]
+            if self.guess_here and all(r.missing and not r.meant for r in named):
+                named = self._beside(script, c, k) or named
+            for r in named:
+                file_ref = r
                 yield r
         yield from self._hydra(c, file_ref, module, k)
+
+    def _beside(self, script: Word, c: Cmd, k: int) -> list[FileRef]:
+        """The guide's own Python script of that name, where the commands before leave the folder unknown or
+        point where no such file is (and the name reads as no path into this repository): the reader runs it
+        from the guide's folder."""
+        value = self._value(script)
+        if value is None or value[0].startswith("/"):
+            return []
+        beside = join(self.here, value[0])
+        if beside is None or not is_file(self.ctx, beside):
+            return []
+        line = value[1] or script.line
+        return [FileRef(self.source, line, script.unquoted, "python", (beside,), beside, True, c.line,
+                        args=c.words[k:], guessed=True)]  # fmt: skip
 
     def _pytest(self, c: Cmd, start: int) -> Iterator[FileRef]:
         argv = c.argv
@@ -1049,6 +1070,7 @@ def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
                 continue
             if walker is None:
                 walker = Walker(ctx, src.path, start_folders(here), here, Values.of(cmds))
+                walker.guess_here = True
             else:
                 walker.values = Values.of(cmds)
             out.extend(walker.walk(cmds))

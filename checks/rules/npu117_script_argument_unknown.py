@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.pyargs import python_interface
+from npu_review.checks.analysis.references import FileRef, ascend_command_refs
 from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
-from npu_review.checks.context import Context
+from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCKERFILE, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
+_MAX_LISTED = 6  # a parser's options named in the message when none is close to the one passed
 _ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
 # An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
 _WHOLE_REF = re.compile(r"\$(?:\{\{\s*|\{)?(?:[\w-]+\.)*([A-Za-z_][\w-]*)\s*(?:\}\}|\})?")
@@ -41,6 +45,12 @@ class ScriptArgumentUnknown(Rule):
     Good:
         - run: bash scripts/install_deps.sh --cann-version 9.1.0
 
+    The repository's Python scripts are judged the same way where an NPU script, an Ascend CI job or an Ascend
+    guide runs them (`python tools/export.py --pretrained-path x`, `torchrun ... train.py --opt v`): an option
+    the script's `argparse` parser does not define (nor abbreviates: argparse takes a unique prefix) stops it
+    with `unrecognized arguments` before it does anything. A guide that still passes `--mutiview` after the demo
+    renamed it `--multiview`, or `--pretrained_path` to a parser of `--pretrained-path`, fails every reader.
+
     Fix: pass what the script's parser handles (its `case` patterns are named in the message), or teach the
     script the option.
 
@@ -48,7 +58,9 @@ class ScriptArgumentUnknown(Rule):
     under `set -u` with no default: a call without it stops at `unbound variable`.
 
     Not reported: scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
-    with variables, callers outside the repository. A finding sits on the call; when the change touched only
+    with variables, callers outside the repository; Python scripts whose parser is not whole in their own text
+    (options added by other modules, parent parsers, sub-commands, `parse_known_args`, `HfArgumentParser`,
+    Hydra, `fire`, `click`, a script that edits `sys.argv`). A finding sits on the call; when the change touched only
     the script, on the call all the same, as caused by the change.
     """
 
@@ -56,12 +68,23 @@ class ScriptArgumentUnknown(Rule):
     name = "script-argument-unknown"
     severity = Severity.ERROR
     title = "A caller passes a repository script an option it rejects or an argument in the wrong slot"
-    kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW})
+    kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, ASCEND_WORKFLOW, DOCS, MARKUP})
+    named_suffixes = (".py",)  # the Python scripts its commands run (their argparse parsers)
     context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
+    # A doc runs no shell script another file defines the options of: a doc edit reads no other file.
+    context_triggers = frozenset({SHELL, NPU_SCRIPT, WORKFLOW})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        """The options the file's Ascend commands pass to the repository's Python scripts."""
+        if ".py" not in src.text or "--" not in src.text:
+            return
+        for ref in ascend_command_refs(ctx, src):
+            if ref.how == "python" and ref.found is not None and ref.args:
+                yield from _python_options(ctx, ref)
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         for target, calls in change_script_calls(ctx).items():
@@ -141,6 +164,44 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
                 related=(Related(call.target, 1, f"reads {iface.slots[slot]} from ${slot}"),),
             )
             return
+
+
+def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
+    """The first option of one command that the Python script's parser rejects (one finding per command: the
+    script stops at the first)."""
+    assert ref.found is not None
+    iface = python_interface(ctx, ref.found)
+    if iface is None:
+        return
+    for word in ref.args:
+        text = word.unquoted
+        if text == "--" or word.raw in ("|", "||", "&&", ";", "&"):
+            return  # what follows is no option of the script's
+        if not text.startswith("--") or "$" in word.raw or "`" in word.raw:
+            continue
+        name = text.split("=", 1)[0]
+        if iface.accepts(name):
+            continue
+        near = difflib.get_close_matches(name, sorted(iface.options - {"--help"}), n=1, cutoff=0.75)
+        own = sorted(iface.options - {"--help"})
+        if near:
+            advice = f"Pass `{near[0]}`"
+        elif 0 < len(own) <= _MAX_LISTED:
+            advice = "Pass one of its options (" + ", ".join(f"`{o}`" for o in own) + ")"
+        else:
+            advice = "Pass one of its options"
+        caused = ctx.touched(ref.found) and not ctx.audit and not ctx.is_added_line(ref.source, word.line)
+        yield Hit(
+            ref.source,
+            word.line,
+            f"`{ref.found}` has no option `{name}`: its argparse parser (line {iface.line}) does not define it, "
+            f"so the script stops with `unrecognized arguments: {name}` before doing its work. {advice}, or add "
+            "the option to the script.",
+            related=(Related(ref.found, iface.line, "its argument parser"),),
+            caused_by_change=caused,
+            cause=f"{ref.found} {name}",
+        )
+        return
 
 
 def _passes_all(call: ScriptCall) -> bool:
