@@ -445,7 +445,7 @@ class FileRef:
     source: str  # the file that holds the command
     line: int  # the line of the name (or of the literal it came from)
     text: str  # the name as the command has it (after expansion)
-    how: str  # script | python | pytest | patch | requirements | install | cd | config
+    how: str  # script | exec (`./x.sh`, a guide's) | python | pytest | patch | requirements | install | cd | config
     candidates: tuple[str, ...]  # repository paths it may be (one per possible working directory)
     found: str | None  # the candidate that exists at head, None when none does
     meant: bool  # it reads as a path into this repository (see `_meant`)
@@ -636,7 +636,18 @@ class Walker:
                     return
                 k += 1
             if k < len(words):
-                yield from self._named(words[k], "script", c)
+                named = [dataclasses.replace(r, args=c.words[k + 1 :]) for r in self._named(words[k], "script", c)]
+                if self.guess_here and all(r.missing and not r.meant for r in named):
+                    named = self._beside(words[k], c, k + 1, "script") or named
+                yield from named
+            return
+        if self.guess_here and words[0].unquoted.endswith((".sh", ".bash")) and "/" in words[0].unquoted:
+            # `./build.sh --pkg` in a guide: the script its reader runs, for the options it passes (NPU117); as a
+            # name that must exist it is not judged (how "exec").
+            named = [dataclasses.replace(r, args=c.words[1:]) for r in self._named(words[0], "exec", c)]
+            if all(r.missing and not r.meant for r in named):
+                named = self._beside(words[0], c, 1, "exec") or named
+            yield from (r for r in named if not r.missing)
             return
         if _PYTHON.fullmatch(prog) or prog in _LAUNCHERS:
             yield from self._python(c)
@@ -754,24 +765,26 @@ class Walker:
         if script is not None and script.unquoted.endswith(".py"):
             named = [dataclasses.replace(r, args=c.words[k:]) for r in self._named(script, "python", c)]
             if self.guess_here and all(r.missing and not r.meant for r in named):
-                named = self._beside(script, c, k) or named
+                named = self._beside(script, c, k, "python") or named
             for r in named:
                 file_ref = r
                 yield r
         yield from self._hydra(c, file_ref, module, k)
 
-    def _beside(self, script: Word, c: Cmd, k: int) -> list[FileRef]:
-        """The guide's own Python script of that name, where the commands before leave the folder unknown or
-        point where no such file is (and the name reads as no path into this repository): the reader runs it
-        from the guide's folder."""
+    def _beside(self, script: Word, c: Cmd, k: int, how: str) -> list[FileRef]:
+        """The guide's own script of that name (its words from `k` on are the script's), where the commands before
+        leave the folder unknown or point where no such file is (and the name reads as no path into this
+        repository): the reader runs it from the guide's folder, else from the repository's root."""
         value = self._value(script)
         if value is None or value[0].startswith("/"):
             return []
-        beside = join(self.here, value[0])
-        if beside is None or not is_file(self.ctx, beside):
+        beside = next(
+            (p for f in dict.fromkeys((self.here, "")) if (p := join(f, value[0])) and is_file(self.ctx, p)), None
+        )
+        if beside is None:
             return []
         line = value[1] or script.line
-        return [FileRef(self.source, line, script.unquoted, "python", (beside,), beside, True, c.line,
+        return [FileRef(self.source, line, script.unquoted, how, (beside,), beside, True, c.line,
                         args=c.words[k:], guessed=True)]  # fmt: skip
 
     def _pytest(self, c: Cmd, start: int) -> Iterator[FileRef]:

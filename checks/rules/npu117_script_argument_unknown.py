@@ -49,7 +49,10 @@ class ScriptArgumentUnknown(Rule):
     guide runs them (`python tools/export.py --pretrained-path x`, `torchrun ... train.py --opt v`): an option
     the script's `argparse` parser does not define (nor abbreviates: argparse takes a unique prefix) stops it
     with `unrecognized arguments` before it does anything. A guide that still passes `--mutiview` after the demo
-    renamed it `--multiview`, or `--pretrained_path` to a parser of `--pretrained-path`, fails every reader.
+    renamed it `--multiview`, or `--pretrained_path` to a parser of `--pretrained-path`, fails every reader. A
+    guide's `bash build.sh --package` (or `./build.sh --package`) is judged against the shell script's parser
+    the same way (the option it rejects; a guide shows one way to call it, so not the options it requires). A
+    guide's script whose folder the steps before leave unknown is taken from the guide's folder, else the root.
 
     Fix: pass what the script's parser handles (its `case` patterns are named in the message), or teach the
     script the option.
@@ -69,7 +72,7 @@ class ScriptArgumentUnknown(Rule):
     severity = Severity.ERROR
     title = "A caller passes a repository script an option it rejects or an argument in the wrong slot"
     kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, ASCEND_WORKFLOW, DOCS, MARKUP})
-    named_suffixes = (".py",)  # the Python scripts its commands run (their argparse parsers)
+    named_suffixes = (".py", ".sh", ".bash")  # the scripts a guide runs (their option parsers)
     context_kinds = frozenset({SHELL, NPU_SCRIPT, WORKFLOW, DOCKERFILE})
     # A doc runs no shell script another file defines the options of: a doc edit reads no other file.
     context_triggers = frozenset({SHELL, NPU_SCRIPT, WORKFLOW})
@@ -80,11 +83,22 @@ class ScriptArgumentUnknown(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         """The options the file's Ascend commands pass to the repository's Python scripts."""
-        if ".py" not in src.text or "--" not in src.text:
+        guide = bool(src.kinds & {DOCS, MARKUP})
+        if "--" not in src.text or (".py" not in src.text and (not guide or ".sh" not in src.text)):
             return
         for ref in ascend_command_refs(ctx, src):
-            if ref.how == "python" and ref.found is not None and ref.args:
+            if ref.found is None or not ref.args:
+                continue
+            if ref.how == "python":
                 yield from _python_options(ctx, ref)
+            elif ref.how in ("script", "exec") and guide:
+                # A guide's `bash build.sh --opt`: the shell script's own parser, as for its callers in scripts,
+                # CI steps and Dockerfiles (check_project); only an option it rejects (a guide shows one way).
+                call = ScriptCall(src.path, ref.command_line, ref.found, "bash", ref.args, "doc", False)
+                for hit in _check(ctx, call, options_only=True):
+                    if ctx.touched(ref.found) and not ctx.audit and not ctx.is_added_line(src.path, hit.line):
+                        hit = Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
+                    yield hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         for target, calls in change_script_calls(ctx).items():
@@ -100,7 +114,7 @@ class ScriptArgumentUnknown(Rule):
                     yield hit
 
 
-def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
+def _check(ctx: Context, call: ScriptCall, options_only: bool = False) -> Iterator[Hit]:
     iface = script_interface(ctx, call.target)
     if iface is None:
         return
@@ -125,6 +139,8 @@ def _check(ctx: Context, call: ScriptCall) -> Iterator[Hit]:
                 related=(Related(call.target, iface.line, "its option parser"),),
             )
             return
+    if options_only:
+        return
     asks_help = any(w in ("-h", "--help") for w in words)
     opaque = any(w.startswith("-") and "$" in w for w in words) or _passes_all(call)
     if iface.required and not asks_help and not opaque:
