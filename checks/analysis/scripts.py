@@ -1167,6 +1167,11 @@ class ScriptInterface:
     # Options the script cannot do without: the variable an option's branch sets (`--cann-version)
     # CANN_VERSION="$2"`) is set nowhere else, has no default, and is read under `set -u`: pattern -> variable.
     required: dict[str, str] = field(default_factory=dict)
+    # The `case` parses `getopts` letters (`c) ...`): its patterns are the `-c` options, a word `-j16` is `-j`
+    # with its value, and a `--long` word is not judged.
+    getopts: bool = False
+    # The arguments go through GNU `getopt` first, which splits `-j16` into `-j 16` (and `-hv` into `-h -v`).
+    splits_short: bool = False
 
 
 _CASE_ARG = re.compile(r"""case\s+["']?\$\{?(1|arg|opt|key|option|param)\}?["']?\s+in\b""")
@@ -1191,8 +1196,15 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
     case_line = 0
     option_vars: dict[str, str] = {}  # variable -> the option whose branch sets it
     case_lines: set[int] = set()
+    getopts = False
+    loops = re.search(r"\$#|\"\$@\"|\$@|getopts|shift", src.text) is not None
     for i, text in enumerate(lines):
-        if case_line == 0 and _CASE_ARG.search(text) and re.search(r"\$#|\"\$@\"|\$@|getopts|shift", src.text):
+        if case_line == 0 and loops and _CASE_ARG.search(text):
+            found = _case_patterns(lines, i)
+            letters = "getopts" in src.text and bool(found) and all(len(p) == 1 for p in found if p not in ("*", "?"))
+            if not letters and not any(p.startswith("-") for p in found):
+                continue  # a `case` of something else (a key of `k=v` pairs): not the option parser
+            getopts = letters
             case_line = i + 1
             depth = 0
             k = i + 1
@@ -1230,7 +1242,28 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
                 continue
             if re.search(rf"\$\{{?{var}\b(?!:?[-=?+])", src.text):
                 required[option] = var
-    return ScriptInterface(tuple(patterns), rejects, slots, case_line, required)
+    if getopts:
+        patterns = ["-" + p if p not in ("*", "?") else p for p in patterns]
+    splits = re.search(r"\bgetopt[ \t]", src.text) is not None
+    return ScriptInterface(tuple(patterns), rejects, slots, case_line, required, getopts, splits)
+
+
+def _case_patterns(lines: Sequence[str], at: int) -> list[str]:
+    """The patterns of the top-level branches of the `case` that starts on line index `at`."""
+    out: list[str] = []
+    depth = 0
+    for k in range(at + 1, len(lines)):
+        body = lines[k].split("#", 1)[0] if not lines[k].lstrip().startswith("#") else ""
+        if re.match(r"\s*esac\b", body) and depth == 0:
+            break
+        if re.search(r"\bcase\b.*\bin\b", body):
+            depth += 1
+        if re.match(r"\s*esac\b", body):
+            depth -= 1
+        m = _PATTERN.match(body) if depth == 0 else None
+        if m and not re.match(r"\s*\$\(", body):
+            out.extend(p.strip().strip("\"'") for p in m.group(1).split("|"))
+    return out
 
 
 _OPTION_VALUE = re.compile(r"""([A-Za-z_]\w*)=["']?\$\{?2\b""")

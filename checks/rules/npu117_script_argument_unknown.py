@@ -16,6 +16,8 @@ from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCKERFILE, DOCS, MARKUP, N
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
+# A word a guide writes for the reader to fill in or choose from (`--<pkg_type>`, `--[opapi|jit]`, `{a,b}`).
+_PLACEHOLDER = re.compile(r"[<>\[\]{}|]")
 _MAX_LISTED = 6  # a parser's options named in the message when none is close to the one passed
 _ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
 # An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
@@ -124,8 +126,14 @@ def _check(ctx: Context, call: ScriptCall, options_only: bool = False) -> Iterat
     words = [w.unquoted for w in call.args]
     if iface.patterns and iface.rejects_others:
         for k, w in enumerate(words):
-            if not w.startswith("-") or "$" in call.args[k].raw or w == "--":
+            if not w.startswith("-") or "$" in call.args[k].raw or w == "--" or _PLACEHOLDER.search(w):
                 continue
+            if iface.getopts:
+                if w.startswith("--"):
+                    continue  # getopts reads no long option: what it does with one depends on the script
+                w = w[:2]  # `-j16`: the letter `j` with its value
+            elif iface.splits_short and not w.startswith("--"):
+                w = w[:2]  # GNU getopt made `-j16` `-j 16` before the script's `case` sees it
             name = w.split("=", 1)[0]
             if any(fnmatch.fnmatchcase(w, p) or fnmatch.fnmatchcase(name, p) for p in iface.patterns if p != "*"):
                 continue
@@ -193,7 +201,7 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
         text = word.unquoted
         if text == "--" or word.raw in ("|", "||", "&&", ";", "&"):
             return  # what follows is no option of the script's
-        if not text.startswith("--") or "$" in word.raw or "`" in word.raw:
+        if not text.startswith("--") or "$" in word.raw or "`" in word.raw or _PLACEHOLDER.search(text):
             continue
         name = text.split("=", 1)[0]
         if iface.accepts(name):
