@@ -476,6 +476,9 @@ class _State:
     # Folders an earlier `git clone` of this repository made (`git clone .../ktransformers.git`): a `cd` into one
     # enters a clone's root, even where the repository has a folder of that name (its package).
     own_clones: set[str] = field(default_factory=set)
+    # The last `cd` entered a folder an earlier command made (another project's clone, a download): the commands
+    # after it run in that project, not in this repository.
+    in_made: bool = False
 
 
 class Walker:
@@ -701,6 +704,7 @@ class Walker:
             yield r
 
     def _cd(self, c: Cmd) -> Iterator[FileRef]:
+        self.state.in_made = False
         words = [w for w in c.words[1:] if not w.unquoted.startswith("-") or w.unquoted == "-"]
         if not words:
             self.state.cwd = ()  # `cd` alone: the home folder
@@ -722,6 +726,8 @@ class Walker:
                 st.made_anywhere -= st.own_clones
                 st.own_clones.clear()
             return
+        first = text.strip("/").split("/", 1)[0]
+        self.state.in_made = first in self.state.made_anywhere or any(self._made(p) for p in paths or ())
         if paths is None:
             self.state.cwd = ()
             return
@@ -774,15 +780,15 @@ class Walker:
     def _beside(self, script: Word, c: Cmd, k: int, how: str) -> list[FileRef]:
         """The guide's own script of that name (its words from `k` on are the script's), where the commands before
         leave the folder unknown or point where no such file is (and the name reads as no path into this
-        repository): the reader runs it from the guide's folder, else from the repository's root."""
+        repository): the reader runs it from the guide's folder or the repository's root, whichever has it (not
+        both), unless the last `cd` entered a folder an earlier step made (another project's clone)."""
         value = self._value(script)
-        if value is None or value[0].startswith("/"):
-            return []
-        beside = next(
-            (p for f in dict.fromkeys((self.here, "")) if (p := join(f, value[0])) and is_file(self.ctx, p)), None
-        )
-        if beside is None:
-            return []
+        if value is None or value[0].startswith("/") or self.state.in_made:
+            return []  # the last `cd` entered what an earlier step made (another project's clone): not ours
+        found = [p for f in dict.fromkeys((self.here, "")) if (p := join(f, value[0])) and is_file(self.ctx, p)]
+        if len(found) != 1:
+            return []  # none, or one beside the guide and one at the root: which one the reader runs is unknown
+        beside = found[0]
         line = value[1] or script.line
         return [FileRef(self.source, line, script.unquoted, how, (beside,), beside, True, c.line,
                         args=c.words[k:], guessed=True)]  # fmt: skip

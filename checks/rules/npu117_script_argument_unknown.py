@@ -18,6 +18,8 @@ from npu_review.checks.rule import Hit, Rule
 
 # A word a guide writes for the reader to fill in or choose from (`--<pkg_type>`, `--[opapi|jit]`, `{a,b}`).
 _PLACEHOLDER = re.compile(r"[<>\[\]{}|]")
+# What makes a guide Ascend's (NPU117 judges the calls of Ascend guides): its name, CANN's, HCCL, torch_npu, a chip.
+_ASCEND_GUIDE = re.compile(r"(?i)ascend|\bcann\b|\bhccl\b|torch_npu|昇腾|\b910[abc]?\d?\b|\b310[bp]\b")
 _MAX_LISTED = 6  # a parser's options named in the message when none is close to the one passed
 _ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
 # An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
@@ -88,6 +90,8 @@ class ScriptArgumentUnknown(Rule):
         guide = bool(src.kinds & {DOCS, MARKUP})
         if "--" not in src.text or (".py" not in src.text and (not guide or ".sh" not in src.text)):
             return
+        if guide and not ctx.ascend_only() and not _ASCEND_GUIDE.search(src.text):
+            return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
         for ref in ascend_command_refs(ctx, src):
             if ref.found is None or not ref.args:
                 continue
