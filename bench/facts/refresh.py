@@ -476,9 +476,10 @@ KINDS = {
     "toolkit": [r"^Ascend-cann-toolkit$"],
     "nnal": [r"^Ascend-cann-nnal$"],
     "operators": [
-        r"^Ascend-cann-kernels-(?P<device>[A-Za-z0-9]+)$",
-        r"^Atlas-(?P<device>[A-Za-z0-9]+)-cann-kernels$",
-        r"^Ascend-cann-(?P<device>[A-Za-z0-9]+)-ops$",
+        r"^Ascend-cann-kernels-(?P<device>[A-Za-z0-9_]+)$",
+        r"^Atlas-(?P<device>[A-Za-z0-9_]+)-cann-kernels$",
+        # `Atlas-cann-A3-ops`: the 8.5 naming with the 8.3 A3 prefix, a name guides write for the A3 package.
+        r"^(?:Ascend|Atlas)-cann-(?P<device>[A-Za-z0-9_]+)-ops$",
     ],
 }
 ARCHES = {"${ARCH}": ("aarch64", "x86_64"), "${ARCH_NAME}": ("aarch64", "x86_64")}

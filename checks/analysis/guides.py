@@ -537,10 +537,20 @@ def _cann_links(ctx: Context, doc: Document, guide: Guide) -> None:
         m = pattern.search(line)
         if not m:
             continue
-        said = _CANN_SAID.search(_URL.sub(" ", line))
+        text = _URL.sub(" ", line)
+        said = _CANN_SAID.search(text)
         if not said:
             continue
+        if _AT_LEAST.match(text, said.end()) or _AT_LEAST_BEFORE.search(text, 0, said.start()):
+            continue  # `CANN 8.2.RC1 and later` with a later release's page: a minimum, not the one release
         guide.cann_links.append((n, _norm(said.group(1)), _doc_version(m.group("v")), m.group("v")))
+
+
+# A version stated as a minimum: after it (`8.2.RC1+`, `and later`, `及以上`, `或更高版本`) or before it (`>=`, `至少`).
+_AT_LEAST = re.compile(
+    r"[ \t*`]*(?:\+|及以上|以上|及更高|或更高|及其以后|及之后|以后|(?:and|or) (?:later|above|newer|higher|up))", re.I
+)
+_AT_LEAST_BEFORE = re.compile(r"(?:>=|≥|至少|不低于|at least|or later than)[ \t]*(?:CANN)?[ \t]*$", re.I)
 
 
 def _doc_version(raw: str) -> str:

@@ -13,14 +13,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from npu_review.checks.facts.schema import CannPackages, Facts
+from npu_review.checks.facts.schema import CannPackages, Facts, SocVersions
 
 __all__ = ["FILE_NAME", "CannFile", "CannFiles", "Problem", "cann_files"]
 
 # `<stem>_<version>_linux[-<arch>].run`: a stem of Ascend's or Atlas' CANN packages, the version (`8.3.RC1`,
 # `9.0.0-beta.1`, `${CANN_VERSION}`), the architecture when the file has one.
 FILE_NAME = re.compile(
-    r"(?<![\w.-])((?:Ascend|Atlas)-[A-Za-z0-9${}-]*?cann[A-Za-z0-9${}_-]*?)"
+    r"(?<![\w.-])((?:(?:Ascend|Atlas)-[A-Za-z0-9${}-]*?)?cann[A-Za-z0-9${}_-]*?)"
     r"_(\$\{?\w+\}?|\d+\.\d+\.[A-Za-z0-9.${}-]*?)_linux(?:-([A-Za-z0-9_${}]+))?\.run\b"
 )
 
@@ -46,10 +46,28 @@ def parse(text: str) -> Iterator[tuple[int, CannFile]]:
 
 
 class CannFiles:
-    def __init__(self, section: CannPackages) -> None:
+    def __init__(self, section: CannPackages, socs: SocVersions | None = None) -> None:
         self._versions = {v.lower(): v for v in section.versions}
         self._files = section.versions
         self._kinds = {role: tuple(re.compile(p) for p in pats) for role, pats in section.kinds.items()}
+        # Every architecture a CANN file is built for (`aarch64`, `x86_64`), whatever the version.
+        self._arches = frozenset(
+            a for stems in section.versions.values() for arches in stems.values() for a in arches if a
+        )
+        # A device as a package name spells it (`A3`, `910_93`, `910b`) -> its family (`a3`), from the SOCs.
+        self._family: dict[str, str] = {}
+        if socs is not None:
+            for fam, names in (("a2", socs.a2), ("a3", socs.a3)):
+                tokens = {fam, *names, *socs.from_tokens.get(fam, ()), *socs.compute_units.get(fam, ())}
+                tokens |= {t.removeprefix("ascend") for t in tokens}
+                shipped = self._role(socs.ops_packages.get(fam, ""))  # `Ascend-cann-A3-ops`: its device, `A3`
+                if shipped is not None and shipped[2]:
+                    tokens.add(shipped[2])
+                self._family.update({t.lower(): fam for t in tokens if t})
+
+    def _same_device(self, a: str | None, b: str | None) -> bool:
+        a, b = (a or "").lower(), (b or "").lower()
+        return a == b or (a in self._family and self._family.get(a) == self._family.get(b))
 
     def _role(self, stem: str) -> tuple[str, int, str | None] | None:
         """(role, which naming of it, device) of a stem, None when it is none of the roles."""
@@ -70,6 +88,25 @@ class CannFiles:
         return min(found, key=_version_key) if found else None
 
     def problem(self, f: CannFile) -> Problem | None:
+        return self._release_problem(f) or self._arch_problem(f)
+
+    def _arch_problem(self, f: CannFile) -> Problem | None:
+        """An architecture CANN builds no file for, in any release the data lists (`linux-86_64`): whatever the
+        package and version (a pre-release or a package the data does not list)."""
+        if not f.arch or "$" in f.arch or not self._arches or f.arch in self._arches:
+            return None
+        alias = _ARCH_ALIASES.get(f.arch.lower())
+        fixed = f"{f.stem}_{f.version}_linux-{alias}.run" if alias and "$" not in f.text else None
+        shown = " and ".join(f"`{a}`" for a in sorted(self._arches))
+        return Problem(
+            f"CANN ships no `{f.text}`: its files are built for {shown} only, not `{f.arch}`."
+            + (f" Use `{fixed}`." if fixed else ""),
+            fixed,
+        )
+
+    def _release_problem(self, f: CannFile) -> Problem | None:
+        """What the files of the name's release say: another naming of its role, another spelling of its device
+        or architecture."""
         if "$" in f.version:
             return None
         version = self._versions.get(f.version.lower())
@@ -87,6 +124,8 @@ class CannFiles:
             if not same_role:
                 return None  # the data lists no file of this role for this version
             fit = [s for s, r in same_role if (r[2] or "").lower() == (device or "").lower()]
+            if not fit:  # `910_93` for `A3`: the same device spelled as its SOC
+                fit = [s for s, r in same_role if self._same_device(r[2], device)]
             if len(fit) == 1:
                 stem = fit[0]
                 shipped = self._role(stem)
@@ -131,6 +170,10 @@ _ARCH_ALIASES = {
     "amd64": "x86_64",
     "x86": "x86_64",
     "x64": "x86_64",
+    "86_64": "x86_64",
+    "x86-64": "x86_64",
+    "x8664": "x86_64",
+    "aarch_64": "aarch64",
 }
 
 
@@ -157,7 +200,7 @@ def cann_files(facts: Facts) -> CannFiles:
     hit = _CACHE.get(id(section))
     if hit is not None and hit[0] is section:
         return hit[1]
-    made = CannFiles(section)
+    made = CannFiles(section, facts.soc_versions)
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[id(section)] = (section, made)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.pyargs import python_interface
-from npu_review.checks.analysis.references import FileRef, ascend_command_refs
+from npu_review.checks.analysis.references import FileRef, ascend_command_refs, same_name_elsewhere
 from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -88,13 +88,16 @@ class ScriptArgumentUnknown(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         """The options the file's Ascend commands pass to the repository's Python scripts."""
         guide = bool(src.kinds & {DOCS, MARKUP})
-        if "--" not in src.text or (".py" not in src.text and (not guide or ".sh" not in src.text)):
-            return
+        text = src.text
+        if not (("--" in text and ".py" in text) or (guide and " -" in text and ".sh" in text)):
+            return  # no `--option` to a Python script, no option at all to a guide's shell script
         if guide and not ctx.ascend_only() and not _ASCEND_GUIDE.search(src.text):
             return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
         for ref in ascend_command_refs(ctx, src):
             if ref.found is None or not ref.args:
                 continue
+            if guide and _copies_elsewhere(ctx, ref):
+                continue  # `bash scripts/run.sh` with a `scripts/run.sh` in every example: which one, the prose says
             if ref.how == "python":
                 yield from _python_options(ctx, ref)
             elif ref.how in ("script", "exec") and guide:
@@ -192,6 +195,16 @@ def _check(ctx: Context, call: ScriptCall, options_only: bool = False) -> Iterat
                 related=(Related(call.target, 1, f"reads {iface.slots[slot]} from ${slot}"),),
             )
             return
+
+
+def _copies_elsewhere(ctx: Context, ref: FileRef) -> bool:
+    """The script a guide names by a path with a folder (`scripts/run.sh`) is at that path in other folders of the
+    repository too: the guide's text ("run in examples/x"), not its commands, says which one the reader runs."""
+    tail = ref.text.removeprefix("./")
+    if "/" not in tail or ref.found is None:
+        return False
+    same = [p for p in same_name_elsewhere(ctx, ref.found, limit=1_000) if p == tail or p.endswith("/" + tail)]
+    return len(same) > 1
 
 
 def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:

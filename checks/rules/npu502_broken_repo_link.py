@@ -140,7 +140,7 @@ class BrokenRepoLink(Rule):
             if lived_with:
                 # One cause, one comment: links written into the same folder that does not hold them (the same
                 # wrong link copied into twin docs, a guide's links written from the wrong base folder).
-                folder = posixpath.dirname(link.target.split("#", 1)[0]) or "."
+                folder = posixpath.normpath(posixpath.dirname(link.target.split("#", 1)[0]) or ".")  # `./docs`: `docs`
                 hit = dataclasses.replace(hit, cause=f"links into {folder}").unless_introduced(ctx)
             yield hit
 

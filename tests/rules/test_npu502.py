@@ -108,3 +108,19 @@ def test_npu502_without_a_profile_one_wrong_link_copied_into_twin_docs_is_one_ca
     found = [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"]
     assert found == [("samples/a/crop/README.md", 3, "warning"), ("samples/a/paste/README.md", 3, "warning")]
     assert len({f.cause for f in report.findings if f.rule == "NPU502"}) == 1
+
+
+def test_npu502_without_a_profile_links_into_one_folder_are_one_cause_however_written() -> None:
+    """`./docs/x.md` and `docs/x.md#anchor`, both written from a doc under docs/ (so both into docs/docs/): one
+    folder, one cause, one comment."""
+    from npu_review.checks.diffing import changes_between
+
+    base: dict[str, str | None] = {"docs/quickstart.md": "# Ascend NPU 快速开始\n", "docs/build.md": "# Build\n"}
+    head = dict(base)
+    head["docs/quickstart.md"] = (
+        "# Ascend NPU 快速开始\n\n见[编译](./docs/build.md)。\n\n另见[说明](docs/build.md#x)。\n"
+    )
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes_between(base, head)))
+    found = [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("docs/quickstart.md", 3, "warning"), ("docs/quickstart.md", 5, "warning")]
+    assert len({f.cause for f in report.findings if f.rule == "NPU502"}) == 1
