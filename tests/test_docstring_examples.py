@@ -277,6 +277,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU121": Scaffold("examples/ascend/offline_infer_npu.py"),
     "NPU122": Scaffold("setup.py"),
     "NPU123": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU124": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU322": Scaffold("docker/Dockerfile.npu"),
     "NPU323": Scaffold("docker/Dockerfile.npu"),
     "NPU324": Scaffold(".github/Dockerfile.buildwheel", others=(("vllm_ascend/__init__.py", ""),)),

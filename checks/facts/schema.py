@@ -138,6 +138,14 @@ class SocVersions(Section):
 
 
 @dataclass(frozen=True)
+class AscendNames(Section):
+    """The names of Ascend's chips and command-line tools, as builds, scripts and guides write them (NPU124)."""
+
+    socs: tuple[str, ...]  # SOC and compute-unit names (compared lower case); soc_versions' a2 and a3 are added
+    programs: tuple[str, ...]  # Ascend's own commands (`npu-smi`)
+
+
+@dataclass(frozen=True)
 class VllmAscendRequirements(Section):
     versions: Mapping[str, Mapping[str, str]]
     triton_ascend_since: str
@@ -530,6 +538,7 @@ class Facts:
     cann_packages: CannPackages = field(metadata=_sourced())
     github_events: GithubEvents = field(metadata=_sourced())
     soc_versions: SocVersions = field(metadata=_universal())
+    ascend_names: AscendNames = field(metadata=_universal())
     vllm_ascend_requirements: VllmAscendRequirements = field(metadata=_universal())
     npu_unsupported_packages: NpuUnsupportedPackages = field(metadata=_universal())
     torch_resolvers: TorchResolvers = field(metadata=_universal())

@@ -39,6 +39,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu121_environ_value_not_string", "EnvironValueNotString"),
     ("npu122_cmake_definition_unresolved", "CMakeDefinitionUnresolved"),
     ("npu123_merge_conflict_markers", "MergeConflictMarkers"),
+    ("npu124_misspelled_ascend_name", "MisspelledAscendName"),
     ("npu200_invalid_workflow_yaml", "InvalidWorkflowYaml"),
     ("npu201_mixed_image_tag_formats", "MixedImageTagFormats"),
     ("npu202_image_tag_not_produced", "ImageTagNotProduced"),

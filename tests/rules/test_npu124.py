@@ -1,0 +1,7 @@
+"""NPU124: its fixture cases (tests/fixtures/NPU124/)."""
+
+from __future__ import annotations
+
+from tests.rules.support import fixture_tests
+
+test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU124")
