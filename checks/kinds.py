@@ -33,6 +33,8 @@ YAML = "yaml"  # every YAML file (test configs, env maps); workflows are also WO
 PYPROJECT = "pyproject"  # every pyproject.toml (a project's dependencies)
 MARKUP = "markup"  # every Markdown / reStructuredText file: install guides live outside docs/ too (doc/, x/docs/)
 HYDRA_CONFIG = "hydra_config"  # the project's Hydra config tree, generated reference files included (NPU105-107)
+# Build and tool configuration in the formats that stop at a stray line: JSON, TOML, INI/cfg, CMake.
+BUILD_CONFIG = "build_config"
 
 KNOWN_KINDS = frozenset(
     {
@@ -49,6 +51,7 @@ KNOWN_KINDS = frozenset(
         PYPROJECT,
         MARKUP,
         HYDRA_CONFIG,
+        BUILD_CONFIG,
     }
 )
 
@@ -60,6 +63,7 @@ UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
     YAML: ("**/*.yaml", "**/*.yml"),
     PYPROJECT: ("**/pyproject.toml",),
     MARKUP: ("**/*.md", "**/*.rst", "**/*.markdown"),
+    BUILD_CONFIG: ("**/*.json", "**/*.toml", "**/*.ini", "**/*.cfg", "**/CMakeLists.txt", "**/*.cmake"),
 }
 
 
