@@ -1206,20 +1206,10 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
                 continue  # a `case` of something else (a key of `k=v` pairs): not the option parser
             getopts = letters
             case_line = i + 1
-            depth = 0
-            k = i + 1
             current: list[str] = []
-            while k < len(lines):
-                body = lines[k].split("#", 1)[0] if not lines[k].lstrip().startswith("#") else ""
-                if re.match(r"\s*esac\b", body) and depth == 0:
-                    break
-                if re.search(r"\bcase\b.*\bin\b", body):
-                    depth += 1
-                if re.match(r"\s*esac\b", body):
-                    depth -= 1
-                m = _PATTERN.match(body) if depth == 0 else None
-                if m and not re.match(r"\s*\$\(", body):
-                    current = [p.strip().strip("\"'") for p in m.group(1).split("|")]
+            for k, body, opened in _case_branches(lines, i):
+                if opened is not None:
+                    current = opened
                     patterns.extend(current)
                 for v in _OPTION_VALUE.findall(body):
                     if current and current != ["*"]:
@@ -1227,7 +1217,6 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
                         case_lines.add(k)
                 if current == ["*"] and re.search(r"\bexit\s+[1-9]|\busage\b|\bUnknown\b|\bInvalid\b", body, re.I):
                     rejects = True
-                k += 1
     slots: dict[int, str] = {}
     for text in lines:
         for m in _SLOT.finditer(text):
@@ -1250,20 +1239,24 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
 
 def _case_patterns(lines: Sequence[str], at: int) -> list[str]:
     """The patterns of the top-level branches of the `case` that starts on line index `at`."""
-    out: list[str] = []
+    return [p for _, _, opened in _case_branches(lines, at) if opened is not None for p in opened]
+
+
+def _case_branches(lines: Sequence[str], at: int) -> Iterator[tuple[int, str, list[str] | None]]:
+    """The lines of the `case` that starts on line index `at`, up to its `esac`: (index, text without its comment,
+    the patterns of the branch the line opens at the top level, else None)."""
     depth = 0
     for k in range(at + 1, len(lines)):
         body = lines[k].split("#", 1)[0] if not lines[k].lstrip().startswith("#") else ""
         if re.match(r"\s*esac\b", body) and depth == 0:
-            break
+            return
         if re.search(r"\bcase\b.*\bin\b", body):
             depth += 1
         if re.match(r"\s*esac\b", body):
             depth -= 1
         m = _PATTERN.match(body) if depth == 0 else None
-        if m and not re.match(r"\s*\$\(", body):
-            out.extend(p.strip().strip("\"'") for p in m.group(1).split("|"))
-    return out
+        opened = m is not None and not re.match(r"\s*\$\(", body)
+        yield k, body, [p.strip().strip("\"'") for p in m.group(1).split("|")] if m is not None and opened else None
 
 
 _OPTION_VALUE = re.compile(r"""([A-Za-z_]\w*)=["']?\$\{?2\b""")
