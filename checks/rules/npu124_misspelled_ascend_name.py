@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
@@ -63,11 +64,12 @@ class MisspelledAscendName(Rule):
             if "910" not in line and "310" not in line and "950" not in line and not _may_name_a_tool(line):
                 continue
             bare = _URL.sub(" ", line)
-            for hit in _line_hits(src.path, n, bare, socs, programs):
-                key = hit.message.split("`", 2)[1]
-                if key in seen:
+            for hit, word, meant in _line_hits(src.path, n, bare, socs, programs):
+                if hit.cause in seen:
                     continue  # one finding per misspelled word and file (the same line of help, repeated)
-                seen.add(key)
+                seen.add(hit.cause or "")
+                if line.count(word) == 1:  # the line with the name as Ascend spells it
+                    hit = dataclasses.replace(hit, suggestion=line.replace(word, meant))
                 yield hit
 
 
@@ -76,7 +78,10 @@ def _may_name_a_tool(line: str) -> bool:
     return "npu" in low or "hccn" in low or "msprof" in low or "dmi" in low or "msnpu" in low
 
 
-def _line_hits(path: str, n: int, line: str, socs: frozenset[str], programs: frozenset[str]) -> Iterator[Hit]:
+def _line_hits(
+    path: str, n: int, line: str, socs: frozenset[str], programs: frozenset[str]
+) -> Iterator[tuple[Hit, str, str]]:
+    """The line's misspelled names: (the finding, the word as written, the name meant)."""
     for m in _SOC.finditer(line):
         word = m.group(0)
         low = word.lower()
@@ -86,13 +91,14 @@ def _line_hits(path: str, n: int, line: str, socs: frozenset[str], programs: fro
         meant = "ascend" + low[len(letters) :]
         if meant in socs and 0 < OSA.distance(letters, "ascend") <= 2:
             shown = ("Ascend" if word[0].isupper() else "ascend") + m.group(2) + m.group(3)
-            yield Hit(
+            hit = Hit(
                 path,
                 n,
                 f"`{word}` is no Ascend SOC name: `{shown}` is (the letters are misspelled), so a build or a "
                 "check that compares SOC names does not recognise it.",
                 cause=f"soc {low}",
             )
+            yield hit, word, shown
     for m in _WORD.finditer(line):
         word = m.group(1)
         low = word.lower()
@@ -102,13 +108,14 @@ def _line_hits(path: str, n: int, line: str, socs: frozenset[str], programs: fro
             if len(program) < 6 or len(low) != len(program) or low.replace("_", "-") == program.replace("_", "-"):
                 continue  # a letter swapped or replaced, not one added (`msprof_20240101`: a folder of its output)
             if OSA.distance(low, program) == 1:
-                yield Hit(
+                hit = Hit(
                     path,
                     n,
                     f"`{word}` is no Ascend command: `{program}` is, so running this line gives "
                     f"`{word}: command not found`.",
                     cause=f"program {low}",
                 )
+                yield hit, word, program
                 break
 
 
