@@ -78,8 +78,11 @@ def _interface(ctx: Context, src: SourceFile) -> PyInterface | None:
     abbrev = True
     helps = True
     holders: set[str] = set()  # the names bound to the parser or its groups
+    calls: list[ast.Call] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and any(_attr(b) == "ArgumentParser" for b in node.bases):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.ClassDef) and any(_attr(b) == "ArgumentParser" for b in node.bases):
             return None  # a parser subclass: its behaviour is its own
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
@@ -105,9 +108,7 @@ def _interface(ctx: Context, src: SourceFile) -> PyInterface | None:
     if not parser_line or not holders:
         return None
     options: set[str] = {"--help"} if helps else set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         for arg in [*node.args, *(kw.value for kw in node.keywords)]:
             if isinstance(arg, ast.Name) and arg.id in holders:
                 return None  # the parser (or a group) handed to other code, which may add options

@@ -19,7 +19,7 @@ from npu_review.checks.rule import Hit, Rule
 # A word a guide writes for the reader to fill in or choose from (`--<pkg_type>`, `--[opapi|jit]`, `{a,b}`).
 _PLACEHOLDER = re.compile(r"[<>\[\]{}|]")
 # What makes a guide Ascend's (NPU117 judges the calls of Ascend guides): its name, CANN's, HCCL, torch_npu, a chip.
-_ASCEND_GUIDE = re.compile(r"(?i)ascend|\bcann\b|\bhccl\b|torch_npu|昇腾|\b910[abc]?\d?\b|\b310[bp]\b")
+_ASCEND_GUIDE = re.compile(r"ascend|\bcann\b|\bhccl\b|torch_npu|昇腾|\b910[abc]?\d?\b|\b310[bp]\b")
 _MAX_LISTED = 6  # a parser's options named in the message when none is close to the one passed
 _ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
 # An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
@@ -91,11 +91,14 @@ class ScriptArgumentUnknown(Rule):
         text = src.text
         if not (("--" in text and ".py" in text) or (guide and " -" in text and ".sh" in text)):
             return  # no `--option` to a Python script, no option at all to a guide's shell script
-        if guide and not ctx.ascend_only() and not _ASCEND_GUIDE.search(src.text):
-            return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
+        ascend: bool | None = None  # the guide names Ascend (asked once, on its first call with arguments)
         for ref in ascend_command_refs(ctx, src):
             if ref.found is None or not ref.args:
                 continue
+            if guide and ascend is None:
+                ascend = ctx.ascend_only() or _ASCEND_GUIDE.search(src.text.lower()) is not None
+            if guide and not ascend:
+                return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
             if guide and _copies_elsewhere(ctx, ref):
                 continue  # `bash scripts/run.sh` with a `scripts/run.sh` in every example: which one, the prose says
             if ref.how == "python":
@@ -211,6 +214,12 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
     """The first option of one command that the Python script's parser rejects (one finding per command: the
     script stops at the first)."""
     assert ref.found is not None
+    passed = [w.unquoted.split("=", 1)[0] for w in ref.args if w.unquoted.startswith("--") and len(w.unquoted) > 2]
+    if not passed:
+        return  # no option (Hydra's `key=value` overrides, positional arguments): the parser is not read
+    script = ctx.source(ref.found)
+    if script is None or all(f'"{o}"' in script.text or f"'{o}'" in script.text for o in passed):
+        return  # every option is a string of the script, as a parser defines it: nothing to parse for
     iface = python_interface(ctx, ref.found)
     if iface is None:
         return

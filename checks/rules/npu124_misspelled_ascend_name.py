@@ -16,10 +16,12 @@ from npu_review.checks.rule import Hit, Rule
 
 # A SOC as builds write it: letters, then the chip's number (910, 310, 950), then its variant (`b1`, `_93`, `p3`).
 _SOC = re.compile(r"(?<![\w.-])([A-Za-z]{4,8})(910|310|950)([A-Za-z0-9_]{0,8})(?![\w-])")
-# A word that may be a command: letters, digits, `-` and `_`.
-_WORD = re.compile(r"(?<![\w./$-])([A-Za-z][A-Za-z0-9_-]{4,14})(?![\w./-])")
-# What comes before a command on its line: nothing, a prompt, a backtick, a pipe, `;`, `&&`, `$(`, `sudo`, `watch`.
-_COMMAND_BEFORE = re.compile(r"(?:^|[`|;(]|&&|\$ |\bsudo |\bwatch (?:-n ?\d+ )?)[ \t]*\Z")
+# A word where a command is run: at the start of a line (after a prompt or `sudo`), or at the start of inline code.
+# Two regular expressions that start with a line start or a backtick: what is found fast in a long text.
+# The word: with Ascend's tools' `-` or `_` kept (`npu-sim`, `hccn_tol`), or `ms` kept (`msporf`, `msnpureprot`).
+_TOOLISH = r"((?:[A-Za-z][A-Za-z0-9]*[-_][A-Za-z0-9_-]*|[Mm][Ss][A-Za-z0-9_-]+))(?![\w./-])"
+_AT_LINE_START = re.compile(r"(?m)^[ \t]*(?:\$ +|sudo +)?" + _TOOLISH)
+_IN_CODE = re.compile(r"`" + _TOOLISH)
 _URL = re.compile(r"https?://\S+")
 
 
@@ -33,12 +35,12 @@ class MisspelledAscendName(Rule):
     with it; several CANN operator repositories carried the same misspelled line in their install guides.
 
     A word is reported when it is not a name Ascend uses but is one of its names with letters swapped or replaced
-    (one edit for a command, two for a SOC's six letters), the length and the digits kept: a SOC whose letters are
-    misspelled (`ascedn`, `acsend`) but whose number and variant are a real chip's, a command one edit from
-    Ascend's (`npu-sim`). Not judged: words joined to a name (`"x$soc" = "xAscend910_93"`, `msprof_20240101`), a
-    `-`/`_` swap (`hccn-tool`), another number (another chip, maybe a new one). A command only where it is run: at
-    the start of a line or of a shell command, after a prompt or a backtick. Names in URLs are left to the link
-    checks.
+    (one edit for a command, two for a SOC's six letters), the length, the digits and a tool's `-`, `_` or `ms`
+    kept: a SOC whose letters are misspelled (`ascedn`, `acsend`) but whose number and variant are a real chip's,
+    a command one edit from Ascend's (`npu-sim`). Not judged: words joined to a name (`xAscend910_93` of the
+    `"x$soc" = "x..."` idiom, `msprof_20240101`), a `-`/`_` swap (`hccn-tool`), another number (another chip,
+    maybe a new one). A command only where it is run: at the start of a line (after a prompt or `sudo`) or of
+    inline code. Names in URLs are left to the link checks.
 
     Bad:
         echo "usage: build.sh --soc=<soc>, e.g. A3 (--soc=ascedn910_93)"
@@ -59,30 +61,28 @@ class MisspelledAscendName(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         socs, programs = _names(ctx.facts)
+        text = src.text
         seen: set[str] = set()
-        for n, line in enumerate(src.lines, 1):
-            if "910" not in line and "310" not in line and "950" not in line and not _may_name_a_tool(line):
-                continue
-            bare = _URL.sub(" ", line)
-            for hit, word, meant in _line_hits(src.path, n, bare, socs, programs):
-                if hit.cause in seen:
-                    continue  # one finding per misspelled word and file (the same line of help, repeated)
-                seen.add(hit.cause or "")
-                if line.count(word) == 1:  # the line with the name as Ascend spells it
-                    hit = dataclasses.replace(hit, suggestion=line.replace(word, meant))
-                yield hit
+        found: list[tuple[int, Hit, str, str]] = []
+        if "910" in text or "310" in text or "950" in text:
+            found.extend(_soc_hits(src.path, text, socs))
+        found.extend(_program_hits(src.path, text, programs))
+        for offset, hit, word, meant in sorted(found, key=lambda f: f[0]):
+            line = src.line(hit.line)
+            start = text.rfind("\n", 0, offset) + 1
+            if any(m.start() <= offset - start < m.end() for m in _URL.finditer(line)):
+                continue  # a name in a URL: the link checks' business
+            if hit.cause in seen:
+                continue  # one finding per misspelled word and file (the same line of help, repeated)
+            seen.add(hit.cause or "")
+            if line.count(word) == 1:  # the line with the name as Ascend spells it
+                hit = dataclasses.replace(hit, suggestion=line.replace(word, meant))
+            yield hit
 
 
-def _may_name_a_tool(line: str) -> bool:
-    low = line.lower()
-    return "npu" in low or "hccn" in low or "msprof" in low or "dmi" in low or "msnpu" in low
-
-
-def _line_hits(
-    path: str, n: int, line: str, socs: frozenset[str], programs: frozenset[str]
-) -> Iterator[tuple[Hit, str, str]]:
-    """The line's misspelled names: (the finding, the word as written, the name meant)."""
-    for m in _SOC.finditer(line):
+def _soc_hits(path: str, text: str, socs: frozenset[str]) -> Iterator[tuple[int, Hit, str, str]]:
+    """The misspelled SOC names of the text: (offset, the finding, the word as written, the name meant)."""
+    for m in _SOC.finditer(text):
         word = m.group(0)
         low = word.lower()
         letters = m.group(1).lower()
@@ -93,16 +93,23 @@ def _line_hits(
             shown = ("Ascend" if word[0].isupper() else "ascend") + m.group(2) + m.group(3)
             hit = Hit(
                 path,
-                n,
+                text.count("\n", 0, m.start()) + 1,
                 f"`{word}` is no Ascend SOC name: `{shown}` is (the letters are misspelled), so a build or a "
                 "check that compares SOC names does not recognise it.",
                 cause=f"soc {low}",
             )
-            yield hit, word, shown
-    for m in _WORD.finditer(line):
+            yield m.start(), hit, word, shown
+
+
+def _program_hits(path: str, text: str, programs: frozenset[str]) -> Iterator[tuple[int, Hit, str, str]]:
+    """The misspelled Ascend commands of the text, where a command is run."""
+    lengths = {len(p) for p in programs}
+    for m in (*_AT_LINE_START.finditer(text), *(_IN_CODE.finditer(text) if "`" in text else ())):
         word = m.group(1)
+        if len(word) not in lengths:
+            continue
         low = word.lower()
-        if low in programs or not _COMMAND_BEFORE.search(line, 0, m.start()):
+        if low in programs:
             continue
         for program in programs:
             if len(program) < 6 or len(low) != len(program) or low.replace("_", "-") == program.replace("_", "-"):
@@ -110,12 +117,12 @@ def _line_hits(
             if OSA.distance(low, program) == 1:
                 hit = Hit(
                     path,
-                    n,
+                    text.count("\n", 0, m.start(1)) + 1,
                     f"`{word}` is no Ascend command: `{program}` is, so running this line gives "
                     f"`{word}: command not found`.",
                     cause=f"program {low}",
                 )
-                yield hit, word, program
+                yield m.start(1), hit, word, program
                 break
 
 
