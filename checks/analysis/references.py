@@ -456,7 +456,7 @@ class FileRef:
     via_folder: bool = False
     candidates_cwd: tuple[str, ...] = ()  # the working directories the command may run in
     option: str = ""  # for a config: the option as the command writes it (`--config-name`, `--config_name`)
-    args: tuple[Word, ...] = ()  # for a Python script: the words after it (its own command line)
+    args: tuple[Word, ...] = ()  # for a script run (Python or shell): the words after it (its own command line)
     guessed: bool = False  # found beside the guide only, where the commands before left the folder unknown
 
     @property
@@ -494,8 +494,8 @@ class Walker:
         self.state = _State(tuple(dict.fromkeys(cwd)))
         self.start = self.state.cwd
         self.own = own_names(ctx)
-        # A guide's reader runs its Python scripts from the guide's folder when the steps before lose track of
-        # where they are (a `cd` into another project's clone): such a script is taken from there (`guessed`).
+        # A guide's reader runs its scripts from the guide's folder (or the root) when the steps before lose track
+        # of where they are (a `cd` into an unknown folder): such a script is taken from there (`guessed`).
         self.guess_here = False
 
     # -- paths -----------------------------------------------------------------------------------------------
