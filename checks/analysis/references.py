@@ -1056,9 +1056,11 @@ def doc_names_ascend(ctx: Context, src: SourceFile) -> bool:
     HCCL (the files its commands name are this repository's Ascend material). Looser than
     `checks.analysis.scripts.doc_is_ascend`, which asks for an Ascend marker in the text (its commands run on NPU).
     """
-    if ctx.ascend_only():
-        return True
-    low = src.text.lower()
+    return ctx.ascend_only() or ctx.parsed("doc-names-ascend", src, _names_ascend)
+
+
+def _names_ascend(text: str) -> bool:
+    low = text.lower()
     return ("ascend" in low or "npu" in low or "cann" in low or "hccl" in low or "昇腾" in low) and (
         _ASCEND_WORDS.search(low) is not None
     )
@@ -1098,10 +1100,14 @@ def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
     return ctx.parsed("refs-doc", src, lambda _text: build())
 
 
-def ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
+def ascend_command_refs(ctx: Context, src: SourceFile) -> tuple[FileRef, ...]:
     """The file names of the file's Ascend commands: an NPU script's (as it runs on NPU, or run by an Ascend job),
     an Ascend job's steps (a workflow at `.github/workflows/`), an Ascend doc's blocks. The commands NPU118 checks
-    the named files of, and NPU117 the options they pass to the repository's Python scripts."""
+    the named files of, and NPU117 the options they pass to the repository's scripts. Once per file and revision."""
+    return ctx.parsed("ascend-command-refs", src, lambda _text: tuple(_ascend_command_refs(ctx, src)))
+
+
+def _ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
     from npu_review.checks import kinds
     from npu_review.checks.analysis.device import ascend_jobs, npu_reading
 
