@@ -157,17 +157,36 @@ def named_paths(
     if not wanted:
         return set()
     names: set[str] = set()
+    folders: set[str] = set()  # the folders of the changed files that name some: their neighbours come first
     for path, text in changed_texts.items():
         if not text or path not in changes or changes[path].status == ChangeStatus.DELETED:
             continue
         kinds = kindmap.candidates(path)
         suffixes = tuple(s for s, k in wanted.items() if kinds & k and s in text)
         if suffixes:
-            names.update(w.rsplit("/", 1)[-1] for w in _NAMED_WORD.findall(text) if w.endswith(suffixes))
+            found = {w.rsplit("/", 1)[-1] for w in _NAMED_WORD.findall(text) if w.endswith(suffixes)}
+            if found:
+                names |= found
+                folders.add(path.rsplit("/", 1)[0] if "/" in path else "")
     if not names:
         return set()
-    out = {p for p in head_paths if p.rsplit("/", 1)[-1] in names and not globs.match_any(p, config.ignore_paths)}
-    return set(sorted(out)[:MAX_NAMED_PATHS])
+    by_name: dict[str, list[str]] = {}
+    for p in head_paths:
+        base = p.rsplit("/", 1)[-1]
+        if base in names and not globs.match_any(p, config.ignore_paths):
+            by_name.setdefault(base, []).append(p)
+
+    def near(p: str) -> tuple[bool, str]:
+        """Beside or below a naming file first (a guide's own scripts), then the rest by path."""
+        return (not any(f == "" or p.startswith(f + "/") for f in folders), p)
+
+    # Each name's nearest file first, then each name's next one, ...: a name shared by a hundred files (`run.sh`)
+    # does not crowd out the one other name the guide gives.
+    ranked = [sorted(paths, key=near) for _, paths in sorted(by_name.items())]
+    out: list[str] = []
+    for k in range(max(map(len, ranked), default=0)):
+        out.extend(paths[k] for paths in ranked if k < len(paths))
+    return set(out[:MAX_NAMED_PATHS])
 
 
 @dataclass

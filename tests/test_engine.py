@@ -404,3 +404,22 @@ def test_an_audit_of_some_files_runs_the_project_rules_that_read_files_of_their_
     ran.clear()
     run(ChangeSet(head=MemoryTree(files), audit=True), only=lambda p: p == DF)
     assert {"NPU202", "NPU310"} <= ran
+
+
+def test_named_paths_are_the_scripts_a_changed_guide_names_its_own_first() -> None:
+    """The App's second fetch: the files of NPU117's endings that a changed guide names by file name; where more
+    than MAX_NAMED_PATHS have that name, those beside the guide come first. A deleted or unchanged file names
+    nothing, and a change whose files name no such file fetches nothing."""
+    from npu_review.checks.config import DEFAULT_CONFIG
+    from npu_review.checks.engine import MAX_NAMED_PATHS, named_paths
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    head = [f"examples/a{k:02d}/run.sh" for k in range(50)] + ["examples/a45/README.md", "tools/convert.py"]
+    guide = "# On Ascend\n\n```bash\nbash run.sh --ranks 2\npython ../../tools/convert.py --model x\n```\n"
+    changes = {"examples/a45/README.md": FileChange("examples/a45/README.md", ChangeStatus.MODIFIED)}
+    got = named_paths(head, {"examples/a45/README.md": guide}, changes, DEFAULT_CONFIG)
+    assert len(got) == MAX_NAMED_PATHS
+    assert {"examples/a45/run.sh", "tools/convert.py"} <= got
+    assert named_paths(head, {"examples/a45/README.md": "# On Ascend\n"}, changes, DEFAULT_CONFIG) == set()
+    deleted = {"examples/a45/README.md": FileChange("examples/a45/README.md", ChangeStatus.DELETED)}
+    assert named_paths(head, {"examples/a45/README.md": guide}, deleted, DEFAULT_CONFIG) == set()
