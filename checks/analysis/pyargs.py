@@ -57,12 +57,9 @@ class PyInterface:
         return self.abbrev and any(o.startswith(option) for o in self.options)
 
 
-def python_interface(ctx: Context, path: str, rev: str = "head") -> PyInterface | None:
-    """The interface of the Python script at `path`, None when it has no parser this module can read whole."""
-    if not path.endswith(".py"):
-        return None
-    src = ctx.source(path) if rev == "head" else ctx.source_at(path, rev)
-    if src is None or "ArgumentParser" not in src.text or "add_argument" not in src.text:
+def python_interface(ctx: Context, src: SourceFile) -> PyInterface | None:
+    """The interface of the Python script `src`, None when it has no parser this module can read whole."""
+    if not src.path.endswith(".py") or "ArgumentParser" not in src.text or "add_argument" not in src.text:
         return None
     return ctx.parsed("pyargs", src, lambda _text: _interface(ctx, src))
 

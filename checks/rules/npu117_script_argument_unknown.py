@@ -96,7 +96,7 @@ class ScriptArgumentUnknown(Rule):
             if ref.found is None or not ref.args:
                 continue
             if guide and ascend is None:
-                ascend = ctx.ascend_only() or _ASCEND_GUIDE.search(src.text.lower()) is not None
+                ascend = ctx.ascend_only() or _ASCEND_GUIDE.search(text.lower()) is not None
             if guide and not ascend:
                 return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
             if guide and _copies_elsewhere(ctx, ref):
@@ -108,9 +108,7 @@ class ScriptArgumentUnknown(Rule):
                 # CI steps and Dockerfiles (check_project); only an option it rejects (a guide shows one way).
                 call = ScriptCall(src.path, ref.command_line, ref.found, "bash", ref.args, "doc", False)
                 for hit in _check(ctx, call, options_only=True):
-                    if ctx.touched(ref.found) and not ctx.audit and not ctx.is_added_line(src.path, hit.line):
-                        hit = Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
-                    yield hit
+                    yield _as_caused(hit) if _caused_by_script(ctx, ref, hit.line) else hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         for target, calls in change_script_calls(ctx).items():
@@ -121,9 +119,19 @@ class ScriptArgumentUnknown(Rule):
                 if not (touched_target or ctx.touched(call.caller)):
                     continue
                 for hit in _check(ctx, call):
-                    if not ctx.audit and not ctx.touched(call.caller):
-                        hit = Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
-                    yield hit
+                    yield _as_caused(hit) if not ctx.audit and not ctx.touched(call.caller) else hit
+
+
+def _as_caused(hit: Hit) -> Hit:
+    """The finding on a call the change did not touch, as caused by the change (to the script it calls)."""
+    return Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
+
+
+def _caused_by_script(ctx: Context, ref: FileRef, line: int) -> bool:
+    """A call's line the change did not write, to a script the change touched: the finding is the change's doing."""
+    if ref.found is None or ctx.audit:
+        return False
+    return ctx.touched(ref.found) and not ctx.is_added_line(ref.source, line)
 
 
 def _check(ctx: Context, call: ScriptCall, options_only: bool = False) -> Iterator[Hit]:
@@ -220,7 +228,7 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
     script = ctx.source(ref.found)
     if script is None or all(f'"{o}"' in script.text or f"'{o}'" in script.text for o in passed):
         return  # every option is a string of the script, as a parser defines it: nothing to parse for
-    iface = python_interface(ctx, ref.found)
+    iface = python_interface(ctx, script)
     if iface is None:
         return
     for word in ref.args:
@@ -232,15 +240,14 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
         name = text.split("=", 1)[0]
         if iface.accepts(name):
             continue
-        near = difflib.get_close_matches(name, sorted(iface.options - {"--help"}), n=1, cutoff=0.75)
         own = sorted(iface.options - {"--help"})
+        near = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
         if near:
             advice = f"Pass `{near[0]}`"
         elif 0 < len(own) <= _MAX_LISTED:
             advice = "Pass one of its options (" + ", ".join(f"`{o}`" for o in own) + ")"
         else:
             advice = "Pass one of its options"
-        caused = ctx.touched(ref.found) and not ctx.audit and not ctx.is_added_line(ref.source, word.line)
         yield Hit(
             ref.source,
             word.line,
@@ -248,7 +255,7 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
             f"so the script stops with `unrecognized arguments: {name}` before doing its work. {advice}, or add "
             "the option to the script.",
             related=(Related(ref.found, iface.line, "its argument parser"),),
-            caused_by_change=caused,
+            caused_by_change=_caused_by_script(ctx, ref, word.line),
             cause=f"{ref.found} {name}",
         )
         return
