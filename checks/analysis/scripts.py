@@ -1200,14 +1200,15 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
     loops = re.search(r"\$#|\"\$@\"|\$@|getopts|shift", src.text) is not None
     for i, text in enumerate(lines):
         if case_line == 0 and loops and _CASE_ARG.search(text):
-            found = _case_patterns(lines, i)
+            branches = list(_case_branches(lines, i))
+            found = [p for _, _, opened in branches if opened is not None for p in opened]
             letters = "getopts" in src.text and bool(found) and all(len(p) == 1 for p in found if p not in ("*", "?"))
             if not letters and not any(p.startswith("-") for p in found):
                 continue  # a `case` of something else (a key of `k=v` pairs): not the option parser
             getopts = letters
             case_line = i + 1
             current: list[str] = []
-            for k, body, opened in _case_branches(lines, i):
+            for k, body, opened in branches:
                 if opened is not None:
                     current = opened
                     patterns.extend(current)
@@ -1235,11 +1236,6 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
         patterns = ["-" + p if p not in ("*", "?") else p for p in patterns]
     splits = re.search(r"\bgetopt[ \t]", src.text) is not None
     return ScriptInterface(tuple(patterns), rejects, slots, case_line, required, getopts, splits)
-
-
-def _case_patterns(lines: Sequence[str], at: int) -> list[str]:
-    """The patterns of the top-level branches of the `case` that starts on line index `at`."""
-    return [p for _, _, opened in _case_branches(lines, at) if opened is not None for p in opened]
 
 
 def _case_branches(lines: Sequence[str], at: int) -> Iterator[tuple[int, str, list[str] | None]]:
