@@ -17,7 +17,7 @@ from functools import partial
 from npu_review.checks import globs
 from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
-from npu_review.checks.kinds import DOCKERFILE, NPU_SCRIPT, PYTHON, SHELL, KindMap
+from npu_review.checks.kinds import DOCKERFILE, MARKUP, NPU_SCRIPT, PYTHON, SHELL, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, Finding, MemoryTree, Severity
 from npu_review.checks.rule import Hit, Rule, RuleSpec, all_rules, path_triggers, rule_specs
 from npu_review.checks.suppress import Suppressions, scan
@@ -478,24 +478,25 @@ def warm_up() -> None:
     run(warm_up_change())
 
 
-# Shell scripts: the costly files (parse and views), which share no index between them.
-_FINE_KINDS = frozenset({SHELL, NPU_SCRIPT})
-# Shares of shell scripts per process: small pieces that even out the load at the end.
+# Shell scripts and docs: the costly files (parses, views, a doc's code blocks), which share no index between them.
+_FINE_KINDS = frozenset({SHELL, NPU_SCRIPT, MARKUP})
+# Shares of them per process: small pieces that even out the load at the end.
 FINE_SHARES_PER_JOB = 4
 
 
 def _family(path: str, kindmap: KindMap) -> int:
-    """0: Python, 1: the rest, 2: shell scripts (see `_shares`)."""
+    """0: Python, 1: the rest, 2: shell scripts and docs (see `_shares`)."""
     kinds = kindmap.kinds(path)
     return 2 if kinds & _FINE_KINDS else 0 if PYTHON in kinds else 1
 
 
 def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
     """Shares that follow what the rules build per process. Python files (NPU401's index of every module)
-    and the rest (workflows, Dockerfiles, docs: the image inventory, the Ascend job list) go in as few shares
-    as the balance allows, at most 1/jobs of the files each, so that one process builds each index; shell
-    scripts, the costliest files and sharing no index, are cut fine and handed out last, to even out the load.
-    Each share keeps the files' order."""
+    and the rest (workflows, Dockerfiles, YAML: the image inventory, the Ascend job list) go in as few shares
+    as the balance allows, at most 1/jobs of the files each and of equal sizes, so that one process builds each
+    index; shell scripts and docs, the costliest files and sharing no index, are cut fine and handed out last,
+    to even out the load (verl's 179 docs in the share of the project rules kept one process busy 0.2 s after
+    the other had run out of work). Each share keeps the files' order."""
     families: tuple[list[str], list[str], list[str]] = ([], [], [])
     for p in paths:
         families[_family(p, kindmap)].append(p)
@@ -503,6 +504,9 @@ def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
     fine = max(1, -(-len(families[2]) // (jobs * FINE_SHARES_PER_JOB)))
     out: list[list[str]] = []
     for family, size in zip(families, (coarse, coarse, fine), strict=True):
+        # As many shares as `size` allows, of equal sizes (verl's 651 Python files in shares of 591 and 60 gave one
+        # process nearly all of them, and the other the same index to build for a tenth of the files).
+        size = -(-len(family) // -(-len(family) // size)) if family else size
         out.extend(family[i : i + size] for i in range(0, len(family), size))
     return out
 

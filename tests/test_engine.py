@@ -175,20 +175,22 @@ def test_context_holds_a_window_of_files_and_reads_again_when_asked() -> None:
     assert ctx.loaded() == ["f1.sh"]  # f0 went when f1 came back; f2 was let go
 
 
-def test_shares_keep_python_and_the_rest_together_and_cut_shell_scripts_fine() -> None:
+def test_shares_keep_python_and_the_rest_together_and_cut_scripts_and_docs_fine() -> None:
     from npu_review.checks.engine import _shares
     from npu_review.checks.kinds import KindMap
 
     py = [f"verl/m{i:03d}.py" for i in range(300)]
+    yml = [f".github/workflows/w{i:03d}.yml" for i in range(60)]
     docs = [f"docs/p{i:03d}.md" for i in range(150)]
-    sh = [f"examples/run_{i:02d}.sh" for i in range(40)]
-    paths = sorted(py + docs + sh)
+    sh = [f"examples/run_{i:02d}.sh" for i in range(42)]
+    paths = sorted(py + yml + docs + sh)
     got = _shares(paths, KindMap(), jobs=2)
-    # Python in as few shares as balance allows (at most half the files: 245), the rest likewise, and the
-    # scripts in 2 x 4 pieces of 5, last; each share keeps the files' order.
-    assert [len(s) for s in got] == [245, 55, 150] + [5] * 8
-    assert got[0] + got[1] == sorted(py) and got[2] == sorted(docs)
-    assert [p for share in got[3:] for p in share] == sorted(sh)
+    # Python in as few shares as balance allows (at most half the files: 201), of equal sizes (150, 150: not
+    # 201 and 99), the rest likewise, and the docs and scripts in 2 x 4 pieces of 24 (the last 24 too), last;
+    # each share keeps the files' order.
+    assert [len(s) for s in got] == [150, 150, 60] + [24] * 8
+    assert got[0] + got[1] == sorted(py) and got[2] == sorted(yml)
+    assert [p for share in got[3:] for p in share] == sorted(docs + sh)
 
 
 class _CountingTree(MemoryTree):
