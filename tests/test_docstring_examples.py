@@ -281,6 +281,10 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU322": Scaffold("docker/Dockerfile.npu"),
     "NPU323": Scaffold("docker/Dockerfile.npu"),
     "NPU324": Scaffold(".github/Dockerfile.buildwheel", others=(("vllm_ascend/__init__.py", ""),)),
+    "NPU325": Scaffold(
+        "docker/ascend/Dockerfile.ascend_8.5.0_a2",
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n{example}\n",
+    ),
     "NPU118": Scaffold(
         "tests/special_npu/run_e2e.sh",
         "#!/usr/bin/env bash\n{example}\n",

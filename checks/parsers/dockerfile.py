@@ -138,6 +138,19 @@ class Instruction:
         return len(self.segments) > 1
 
 
+# A shell operator at the end of an instruction's text, with no escape character after it (`RUN a &&`).
+_DANGLING = re.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
+
+
+def dangling_operator(instr: Instruction) -> str | None:
+    """The `&&`, `||` or `|` a shell-form RUN ends with (the line that ends it has no escape character, so the
+    instruction ends there), None otherwise. Heredoc RUNs and the exec form are read as they are."""
+    if instr.keyword != "RUN" or instr.heredocs or instr.json_args is not None:
+        return None
+    m = _DANGLING.search(instr.args.rstrip())
+    return m.group(1) if m else None
+
+
 @dataclass
 class Dockerfile:
     instructions: tuple[Instruction, ...] = ()

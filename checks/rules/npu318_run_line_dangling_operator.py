@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import INSTRUCTIONS, Dockerfile
+from npu_review.checks.parsers.dockerfile import INSTRUCTIONS, Dockerfile, dangling_operator
 from npu_review.checks.rule import Hit, Rule
-
-_DANGLING = re.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
 
 
 class RunLineDanglingOperator(Rule):
@@ -45,10 +42,8 @@ class RunLineDanglingOperator(Rule):
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         escape = df.escape
         for instr in df.of("RUN"):
-            if instr.heredocs or instr.json_args is not None:
-                continue
-            m = _DANGLING.search(instr.args.rstrip())
-            if m is None:
+            op = dangling_operator(instr)
+            if op is None:
                 continue
             line = instr.end_line
             text = src.line(line)
@@ -63,8 +58,8 @@ class RunLineDanglingOperator(Rule):
             yield Hit(
                 src.path,
                 line,
-                f"This RUN line ends with `{m.group(1)}` but no `{escape}`, so the instruction ends here: "
+                f"This RUN line ends with `{op}` but no `{escape}`, so the instruction ends here: "
                 f"{follow} and the build fails (`syntax error: unexpected end of file`). End the line with "
-                f"` {escape}` to continue the command, or drop the `{m.group(1)}`.",
+                f"` {escape}` to continue the command, or drop the `{op}`.",
                 suggestion=text.rstrip() + f" {escape}" if nxt.strip() and not new_instruction else None,
             )

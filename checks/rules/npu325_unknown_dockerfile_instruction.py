@@ -1,0 +1,102 @@
+"""NPU325: a line of an Ascend Dockerfile starts an instruction Docker does not have (`unknown instruction`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import INSTRUCTIONS, Dockerfile, Instruction, dangling_operator
+from npu_review.checks.rule import Hit, Rule
+
+# A file filled in before it is built: a placeholder where an instruction would be (`{EXTRA_CONTENT}`,
+# `{{ base }}`, `%%RUN%%`, `@INSTALL@`; not a variable, `${ASCEND_HOME}`), or committed conflict markers (NPU123's).
+# Such a file is not built as it is.
+_NOT_AS_WRITTEN = re.compile(r"(?<!\$)\{|%%|@\w+@|\A(?:<{7}|={7}|>{7})")
+# The BuildKit front ends that read the instructions this rule knows (a `# syntax=` directive naming another one,
+# such as dockerfile-plus, may add its own).
+_DOCKER_SYNTAX = re.compile(r"(?:docker\.io/)?docker/dockerfile(?:-upstream)?(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?")
+
+
+class UnknownDockerfileInstruction(Rule):
+    """A line of an Ascend Dockerfile starts with a word that is no Dockerfile instruction, so the image does not
+    build.
+
+    Why: Docker reads a Dockerfile line by line. A line that does not end with `\\` ends its instruction; the
+    next line must start a new one (`RUN`, `ENV`, `COPY`, ...). When a `\\` is lost in a long `RUN` or `ENV`,
+    when a line is inserted in the middle of a continued instruction, or when a command is added without its
+    `RUN`, Docker stops with `unknown instruction: PYTHON3` before it builds anything: the Ascend image, and
+    every CI job that pulls it, is gone until someone fixes the line. cann-recipes-train added
+    `python3 -m pip install torch==2.5.1 torch-npu==2.5.1.post1` to its DeepSeek image without a `RUN`;
+    Ascend's image repositories inserted `ENV ASCEND_AICPU_PATH=...` in the middle of a continued `ENV PYTHONPATH`.
+
+    Bad:
+        RUN pip install --no-cache-dir torch==2.5.1
+        python3 -m pip install torch-npu==2.5.1.post1
+
+    Good:
+        RUN pip install --no-cache-dir torch==2.5.1
+        RUN python3 -m pip install torch-npu==2.5.1.post1
+
+    Fix: start the line with the instruction it belongs to (a suggestion does it for a command after a complete
+    instruction), or end the line before it with ` \\` when it continues that instruction.
+
+    Not reported: the line after a RUN that ends with `&&`, `||` or `|` (NPU318 reports that RUN); the lines after
+    the first unknown one of a run of them (one cause); files that are not built as written (a placeholder where
+    an instruction would be, conflict markers) or that have no FROM; a `# syntax=` front end other than Docker's.
+    """
+
+    id = "NPU325"
+    name = "unknown-dockerfile-instruction"
+    severity = Severity.ERROR
+    title = "Dockerfile line starts with no instruction"
+    kinds = frozenset({ASCEND_DOCKERFILE})
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        syntax = df.directives.get("syntax")
+        if syntax is not None and not _DOCKER_SYNTAX.fullmatch(syntax):
+            return
+        instrs = df.instructions
+        if not any(i.keyword == "FROM" for i in instrs):
+            return  # not a Dockerfile (a note or a list that a Dockerfile glob matched)
+        unknown = [i for i in instrs if i.keyword not in INSTRUCTIONS]
+        if not unknown or any(_NOT_AS_WRITTEN.search(i.keyword) for i in unknown):
+            return
+        escape = df.escape
+        prev: Instruction | None = None
+        for instr in instrs:
+            before, prev = prev, instr
+            if instr.keyword in INSTRUCTIONS:
+                continue
+            if before is not None and (before.keyword not in INSTRUCTIONS or dangling_operator(before) is not None):
+                continue  # the same lost line end, or NPU318's
+            yield self._hit(instr, before, src, ctx, escape)
+
+    def _hit(self, instr: Instruction, before: Instruction | None, src: SourceFile, ctx: Context, escape: str) -> Hit:
+        text = src.line(instr.line)
+        word = text.split(None, 1)[0]
+        shown = word if len(word) <= 40 else word[:40] + "..."
+        stops = f"`{shown}` is no Dockerfile instruction, so `docker build` stops at this line (`unknown instruction`)"
+        command = _COMMAND.fullmatch(word) is not None
+        start = "Start this line with its instruction" + (" (`RUN` for a command)" if command else "")
+        if before is None:
+            return Hit(src.path, instr.line, f"{stops}. {start}.")
+        end = before.end_line
+        # How the line before would continue onto this one: a command after a RUN's command needs an operator.
+        joint = f" {escape}" if _OPERATOR.match(text) or before.keyword != "RUN" else f" && {escape}"
+        message = (
+            f"{stops}: the {before.keyword} above ends on line {end}, where no `{escape}` continues it. {start}, "
+            f"or end line {end} with `{joint}` if this line belongs to that {before.keyword}."
+        )
+        # A command after a complete instruction, at the start of the line: it lost its `RUN`.
+        suggestion = f"RUN {text.strip()}" if command and not text[:1].isspace() else None
+        # A change that drops the escape character at the end of the instruction above makes this line unknown.
+        caused = ctx.is_added_line(src.path, end)
+        return Hit(src.path, instr.line, message, suggestion=suggestion, caused_by_change=caused)
+
+
+# A program or a path to one (`python3`, `pip3`, `./build.sh`, `/opt/conda/bin/pip`): what a lost `RUN` leaves.
+_COMMAND = re.compile(r"(?:\.{0,2}/)?[A-Za-z_][\w.+-]*(?:/[\w.+-]+)*")
+_OPERATOR = re.compile(r"[ \t]*(?:&&|\|\||\||;)")
