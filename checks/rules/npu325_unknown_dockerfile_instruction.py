@@ -84,6 +84,15 @@ class UnknownDockerfileInstruction(Rule):
         if before is None:
             return Hit(src.path, instr.line, f"{stops}. {start}.")
         end = before.end_line
+        last = src.line(end).split(None, 1)
+        if end != before.line and last and last[0].upper() in INSTRUCTIONS:
+            # An instruction inserted inside a continued one (`ENV A=\`, `ENV B=x`, `$A/x:\`): it ends the first.
+            message = (
+                f"{stops}: line {end} (`{last[0]} ...`) sits inside the {before.keyword} continued from line "
+                f"{before.line}, so it ends that {before.keyword} and this line is left over. Move line {end} out of "
+                f"the continued {before.keyword} (before line {before.line}, or after its last line)."
+            )
+            return Hit(src.path, instr.line, message, caused_by_change=ctx.is_added_line(src.path, end))
         # How the line before would continue onto this one: a command after a RUN's command needs an operator.
         joint = f" {escape}" if _OPERATOR.match(text) or before.keyword != "RUN" else f" && {escape}"
         message = (
