@@ -61,6 +61,7 @@ class Example:
 _DF = "docker/ascend/Dockerfile.ascend_9.1.0_a2"
 _FROM = "FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:9.1.0-910b-ubuntu22.04-py3.12\n"
 _VLLM_ASCEND = "RUN git clone -b releases/v0.18.0 https://github.com/vllm-project/vllm-ascend.git\n"
+_CANN_FROM = "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
 _SH = "examples/ascend/run_qwen3_8b_grpo_npu.sh"
 _LAUNCH = "#!/usr/bin/env bash\npython3 -m verl.trainer.main_ppo \\\n{example}\n    trainer.nnodes=1\n"
 _WF = ".github/workflows/e2e_ascend.yml"
@@ -281,10 +282,8 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU322": Scaffold("docker/Dockerfile.npu"),
     "NPU323": Scaffold("docker/Dockerfile.npu"),
     "NPU324": Scaffold(".github/Dockerfile.buildwheel", others=(("vllm_ascend/__init__.py", ""),)),
-    "NPU325": Scaffold(
-        "docker/ascend/Dockerfile.ascend_8.5.0_a2",
-        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n{example}\n",
-    ),
+    "NPU325": Scaffold("docker/ascend/Dockerfile.ascend_8.5.0_a2", _CANN_FROM + "{example}\n"),
+    "NPU326": Scaffold("docker/ascend/Dockerfile.ascend_8.5.0_a2", _CANN_FROM + "{example}\n"),
     "NPU118": Scaffold(
         "tests/special_npu/run_e2e.sh",
         "#!/usr/bin/env bash\n{example}\n",
