@@ -95,7 +95,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu323_program_missing_in_image", "ProgramMissingInImage"),
     ("npu324_wheel_retagged_manylinux", "WheelRetaggedManylinux"),
     ("npu325_unknown_dockerfile_instruction", "UnknownDockerfileInstruction"),
-    ("npu326_pip_uninstall_prompts", "PipUninstallPrompts"),
+    ("npu326_confirmation_prompt_unanswered", "ConfirmationPromptUnanswered"),
     ("npu401_silent_cuda_default_on_npu_path", "SilentCudaDefaultOnNpuPath"),
     ("npu402_npu_workaround_removed", "NpuWorkaroundRemoved"),
     ("npu403_env_flag_read_as_truthy", "EnvFlagReadAsTruthy"),

@@ -1,0 +1,170 @@
+"""NPU326: a package manager that asks for confirmation (`pip uninstall`, `apt-get install`, `yum install` without
+`-y`) in a Docker build or a CI step, where nobody answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit
+from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW
+from npu_review.checks.model import Severity
+from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+from npu_review.checks.parsers.pipcli import pip_call
+from npu_review.checks.parsers.sh import Command, commands
+from npu_review.checks.rule import Hit, Rule
+
+# Commands run through these keep the prompt (`sudo apt-get install x`); their options are skipped.
+_WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
+# Per package manager: the verbs that ask, what it asks, and what it does when nobody answers.
+_ASKING = {
+    "apt-get": (
+        frozenset({"install", "upgrade", "dist-upgrade", "full-upgrade", "remove", "purge", "autoremove"}),
+        "`Do you want to continue? [Y/n]` when it installs or removes more than the packages named (their "
+        "dependencies)",
+        "stops with `Abort.` (exit status 1)",
+    ),
+    "yum": (
+        frozenset({"install", "update", "upgrade", "remove", "erase", "reinstall", "downgrade", "groupinstall"}),
+        "`Is this ok [y/N]:`",
+        "exits with `Exiting on user command` (exit status 1)",
+    ),
+    "dnf": (
+        frozenset({"install", "update", "upgrade", "remove", "erase", "reinstall", "downgrade", "groupinstall"}),
+        "`Is this ok [y/N]:`",
+        "stops with `Operation aborted.` (exit status 1)",
+    ),
+}
+_ASKING["apt"] = _ASKING["apt-get"]
+# Saying yes to every prompt: `-y`, `--yes`, `--assume-yes`, `--assumeyes`, `y` among clustered short options
+# (`-qy`); for apt also its quiet level 2 (`-qq`, `-q=2`), which implies it.
+_YES = re.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
+_APT_YES = re.compile(r"-[A-Za-z]*q[A-Za-z]*q[A-Za-z]*|-q=[2-9]")
+# A file that says yes once for all, per package manager: pip's PIP_YES, apt's APT::Get::Assume-Yes (in a
+# configuration file the image writes, or `-o`), yum's and dnf's `assumeyes` (their .conf, or `--setopt`).
+_SAYS_YES = {
+    "pip": re.compile(r"PIP_YES"),
+    "apt": re.compile(r"(?i)APT::Get::Assume-Yes"),
+    "yum": re.compile(r"(?i)\bassumeyes\s*=\s*(?:1|true|yes|on)\b"),
+}
+_FAMILY = {"apt-get": "apt", "apt": "apt", "yum": "yum", "dnf": "yum", "pip": "pip"}
+
+
+class ConfirmationPromptUnanswered(Rule):
+    """A package manager that asks for confirmation runs without `-y` in an Ascend image build or an Ascend CI
+    step: `pip uninstall`, `apt-get` / `apt` install, upgrade or remove, `yum` / `dnf` install, update or remove.
+
+    Why: they ask before they change anything (`Proceed (Y/n)?`, `Do you want to continue? [Y/n]`,
+    `Is this ok [y/N]:`). A `docker build` RUN has no terminal and a CI step's input is empty, so nobody answers:
+    pip stops with `EOFError` (exit status 2) and leaves the package installed, apt-get stops with `Abort.`, yum and
+    dnf exit with status 1. Under `&&` or `set -e` the Ascend image or the NPU job fails; elsewhere the step goes on
+    without the change it asked for. sgl-kernel-npu's first Ascend CI ran `python3 -m pip uninstall deepep` and
+    vllm-ascend's e2e jobs `pip uninstall triton`: both had to add `-y` within a day. apt-get asks only when it
+    installs more than the packages named, which most installs do.
+
+    Bad:
+        RUN pip install torch-npu==2.8.0.post2 && \\
+            pip uninstall triton && \\
+            pip install triton-ascend==3.2.0
+
+    Good:
+        RUN pip install torch-npu==2.8.0.post2 && \\
+            pip uninstall -y triton && \\
+            pip install triton-ascend==3.2.0
+
+    Fix: add `-y` (a suggestion does it).
+
+    Not reported: `uv pip` (uv never asks), a command given its answers (`yes | apt-get install x`, input
+    redirected), a file that says yes once for all (`PIP_YES`, apt's `APT::Get::Assume-Yes`, yum's `assumeyes`),
+    and scripts (a person may run them at a terminal).
+    """
+
+    id = "NPU326"
+    name = "confirmation-prompt-unanswered"
+    severity = Severity.ERROR
+    title = "package manager asks for confirmation where nobody answers"
+    kinds = frozenset({ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
+    needles = ("uninstall", "apt", "yum", "dnf")
+
+    def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if step.run is None:
+            return
+        unit = ascend_step_unit(ctx, src.path, job, step)
+        if unit is not None:
+            yield from _check(src, _unit_commands(unit), "this CI step")
+
+    def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        for instr in df.of("RUN"):
+            yield from _check(src, instr.commands, "`docker build`")
+
+
+def _unit_commands(unit: ShellUnit) -> list[Command]:
+    return commands(unit.source)
+
+
+def _program(cmd: Command) -> int:
+    """The index of the program a command runs: past `NAME=value`, wrappers (`sudo`, `env`) and their options."""
+    words, i = cmd.words, cmd.start
+    while i < len(words) and (
+        words[i].unquoted in _WRAPPERS
+        or (i > cmd.start and words[i].unquoted.startswith("-"))
+        or _ASSIGNMENT.match(words[i].raw) is not None
+    ):
+        i += 1
+    return i
+
+
+def _check(src: SourceFile, cmds: Iterable[Command], where: str) -> Iterator[Hit]:
+    settled = {family for family, says in _SAYS_YES.items() if says.search(src.text)}
+    before: Command | None = None
+    for cmd in cmds:
+        piped, before = before is not None and before.op in ("|", "|&"), cmd
+        if piped or any("<" in r.op for r in cmd.redirects):
+            continue  # `yes | apt-get install x`, `pip uninstall x < answers`: its answers come from there
+        found = _asks(cmd, settled)
+        if found is None:
+            continue
+        said, asks, fails = found
+        text = src.line(cmd.line)
+        verb = said.split()[-1]
+        yield Hit(
+            src.path,
+            cmd.line,
+            f"`{said}` asks {asks}, and in {where} nobody answers: it {fails}, the change it was to make is not "
+            f"made, and the build or job fails where the command's status counts. Add `-y`.",
+            suggestion=text.replace(f" {verb}", f" {verb} -y", 1) if text.count(f" {verb}") == 1 else None,
+            cause=f"{said} without -y",
+        )
+
+
+def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
+    """(the command as said, `pip uninstall`; what it asks; what it does unanswered) of a command that asks, unless
+    the file says yes for its package manager once for all (`settled`)."""
+    words = [w.unquoted for w in cmd.words]
+    at = _program(cmd)
+    if at >= len(words):
+        return None
+    prog = words[at].rsplit("/", 1)[-1]
+    rest = words[at + 1 :]
+    if prog in _ASKING:
+        verbs, asks, fails = _ASKING[prog]
+        verb = next((a for a in rest if not a.startswith("-")), None)
+        if verb not in verbs or _FAMILY[prog] in settled or any(_YES.fullmatch(a) for a in rest):
+            return None
+        if _FAMILY[prog] == "apt" and any(_APT_YES.fullmatch(a) for a in rest):
+            return None
+        if any(_SAYS_YES[_FAMILY[prog]].search(a) for a in rest):
+            return None  # `-o APT::Get::Assume-Yes=true`, `--setopt=assumeyes=1`
+        return f"{prog} {verb}", asks, fails
+    if "uninstall" not in rest or prog == "uv" or "pip" in settled:
+        return None
+    call = pip_call(cmd)
+    if call is None or call.verb != "uninstall" or any(_YES.fullmatch(a) for a in rest):
+        return None
+    names = [f"`{w.unquoted}`" for _req, w in call.packages[:3]]
+    names += [f"the packages of `{w.unquoted}`" for w in call.files[:1]]
+    asks = f"`Proceed (Y/n)?` for {', '.join(names) or 'the packages'} when installed"
+    return "pip uninstall", asks, "stops with `EOFError` (exit status 2)"
