@@ -23,8 +23,7 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 _ASKING = {
     "apt-get": (
         frozenset({"install", "upgrade", "dist-upgrade", "full-upgrade", "remove", "purge", "autoremove"}),
-        "`Do you want to continue? [Y/n]` when it installs or removes more than the packages named (their "
-        "dependencies)",
+        "`Do you want to continue? [Y/n]`",
         "stops with `Abort.` (exit status 1)",
     ),
     "yum": (
@@ -39,6 +38,15 @@ _ASKING = {
     ),
 }
 _ASKING["apt"] = _ASKING["apt-get"]
+_APT_WHEN = {
+    "install": " when it installs more than the packages named (their dependencies)",
+    "remove": " when it removes anything",
+    "purge": " when it removes anything",
+    "autoremove": " when it has anything to remove",
+    "upgrade": " when it has anything to upgrade",
+    "dist-upgrade": " when it has anything to upgrade",
+    "full-upgrade": " when it has anything to upgrade",
+}
 # Saying yes to every prompt: `-y`, `--yes`, `--assume-yes`, `--assumeyes`, `y` among clustered short options
 # (`-qy`); for apt also its quiet level 2 (`-qq`, `-q=2`), which implies it.
 _YES = re.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
@@ -158,6 +166,8 @@ def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
             return None
         if any(_SAYS_YES[_FAMILY[prog]].search(a) for a in rest):
             return None  # `-o APT::Get::Assume-Yes=true`, `--setopt=assumeyes=1`
+        if _FAMILY[prog] == "apt":  # apt asks only when it does more than it was told
+            asks += _APT_WHEN.get(verb, _APT_WHEN["install"])
         return f"{prog} {verb}", asks, fails
     if "uninstall" not in rest or prog == "uv" or "pip" in settled:
         return None
