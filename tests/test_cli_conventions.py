@@ -148,8 +148,9 @@ def test_progress_on_a_terminal_for_a_long_audit(tmp_path: Path) -> None:
     code, out, err = on_a_terminal(["check", "--repo", str(r), "--all", "--jobs", "2", "--format", "json"], {})
     assert code == 0 and out.startswith("{")
     # Rewritten in place, the last state showing every file, then erased.
-    assert "\rnpu-review: 500 files checked (2/2 parts)" in err
-    assert err.endswith("\r" + " " * len("npu-review: 500 files checked (2/2 parts)") + "\r")
+    # The 250 Dockerfiles in one share, the 250 docs in 2 x 4 pieces.
+    assert "\rnpu-review: 500 files checked (9/9 parts)" in err
+    assert err.endswith("\r" + " " * len("npu-review: 500 files checked (9/9 parts)") + "\r")
     # Not on a pipe.
     piped = program("check", "--repo", str(r), "--all", "--jobs", "2", "--format", "json")
     assert piped.stderr == ""

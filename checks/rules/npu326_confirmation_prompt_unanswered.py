@@ -1,5 +1,5 @@
 """NPU326: a package manager that asks for confirmation (`pip uninstall`, `apt-get install`, `yum install` without
-`-y`) in a Docker build or a CI step, where nobody answers."""
+`-y`) in a Docker build or a CI job's container, where nobody answers."""
 
 from __future__ import annotations
 
@@ -22,31 +22,22 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 # Per package manager: the verbs that ask, what it asks, and what it does when nobody answers.
 _ASKING = {
     "apt-get": (
-        frozenset({"install", "upgrade", "dist-upgrade", "full-upgrade", "remove", "purge", "autoremove"}),
+        frozenset({"install"}),
         "`Do you want to continue? [Y/n]`",
         "stops with `Abort.` (exit status 1)",
     ),
     "yum": (
-        frozenset({"install", "update", "upgrade", "remove", "erase", "reinstall", "downgrade", "groupinstall"}),
+        frozenset({"install", "groupinstall"}),
         "`Is this ok [y/N]:`",
         "exits with `Exiting on user command` (exit status 1)",
     ),
     "dnf": (
-        frozenset({"install", "update", "upgrade", "remove", "erase", "reinstall", "downgrade", "groupinstall"}),
+        frozenset({"install", "groupinstall"}),
         "`Is this ok [y/N]:`",
         "stops with `Operation aborted.` (exit status 1)",
     ),
 }
 _ASKING["apt"] = _ASKING["apt-get"]
-_APT_WHEN = {
-    "install": " when it installs more than the packages named (their dependencies)",
-    "remove": " when it removes anything",
-    "purge": " when it removes anything",
-    "autoremove": " when it has anything to remove",
-    "upgrade": " when it has anything to upgrade",
-    "dist-upgrade": " when it has anything to upgrade",
-    "full-upgrade": " when it has anything to upgrade",
-}
 # Saying yes to every prompt: `-y`, `--yes`, `--assume-yes`, `--assumeyes`, `y` among clustered short options
 # (`-qy`); for apt also its quiet level 2 (`-qq`, `-q=2`), which implies it.
 _YES = re.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
@@ -63,15 +54,17 @@ _FAMILY = {"apt-get": "apt", "apt": "apt", "yum": "yum", "dnf": "yum", "pip": "p
 
 class ConfirmationPromptUnanswered(Rule):
     """A package manager that asks for confirmation runs without `-y` in an Ascend image build or an Ascend CI
-    step: `pip uninstall`, `apt-get` / `apt` install, upgrade or remove, `yum` / `dnf` install, update or remove.
+    step: `pip uninstall`, `apt-get` / `apt install`, `yum` / `dnf install`.
 
     Why: they ask before they change anything (`Proceed (Y/n)?`, `Do you want to continue? [Y/n]`,
     `Is this ok [y/N]:`). A `docker build` RUN has no terminal and a CI step's input is empty, so nobody answers:
     pip stops with `EOFError` (exit status 2) and leaves the package installed, apt-get stops with `Abort.`, yum and
     dnf exit with status 1. Under `&&` or `set -e` the Ascend image or the NPU job fails; elsewhere the step goes on
     without the change it asked for. sgl-kernel-npu's first Ascend CI ran `python3 -m pip uninstall deepep` and
-    vllm-ascend's e2e jobs `pip uninstall triton`: both had to add `-y` within a day. apt-get asks only when it
-    installs more than the packages named, which most installs do.
+    vllm-ascend's e2e jobs `pip uninstall triton`: both had to add `-y` within a day; a vllm-ascend benchmark job
+    ran `apt-get install git` in the CANN container and got `-y` the next commit. apt-get asks only when it installs
+    more than the packages named, which most installs do; a remove asks only when there is something to remove
+    (rarely known from the file), so removes are not judged.
 
     Bad:
         RUN pip install torch-npu==2.8.0.post2 && \\
@@ -87,7 +80,8 @@ class ConfirmationPromptUnanswered(Rule):
 
     Not reported: `uv pip` (uv never asks), a command given its answers (`yes | apt-get install x`, input
     redirected), a file that says yes once for all (`PIP_YES`, apt's `APT::Get::Assume-Yes`, yum's `assumeyes`),
-    and scripts (a person may run them at a terminal).
+    apt, yum and dnf in a CI job that runs on the runner itself (GitHub's hosted runners configure apt to assume
+    yes; a self-hosted runner's configuration is unknown), and scripts (a person may run them at a terminal).
     """
 
     id = "NPU326"
@@ -102,7 +96,10 @@ class ConfirmationPromptUnanswered(Rule):
             return
         unit = ascend_step_unit(ctx, src.path, job, step)
         if unit is not None:
-            yield from _check(src, _unit_commands(unit), "this CI step")
+            # GitHub's hosted runners say yes to apt for every job (`APT::Get::Assume-Yes` in their image), and a
+            # self-hosted runner's configuration is unknown: the system package managers count in a job's container.
+            managers = None if job.field("container") is not None else frozenset({"pip"})
+            yield from _check(src, _unit_commands(unit), "this CI step", managers)
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         for instr in df.of("RUN"):
@@ -125,8 +122,13 @@ def _program(cmd: Command) -> int:
     return i
 
 
-def _check(src: SourceFile, cmds: Iterable[Command], where: str) -> Iterator[Hit]:
+def _check(
+    src: SourceFile, cmds: Iterable[Command], where: str, managers: frozenset[str] | None = None
+) -> Iterator[Hit]:
+    """The commands that ask; `managers`: the package manager families judged (None: all)."""
     settled = {family for family, says in _SAYS_YES.items() if says.search(src.text)}
+    if managers is not None:
+        settled |= set(_SAYS_YES) - managers
     before: Command | None = None
     for cmd in cmds:
         piped, before = before is not None and before.op in ("|", "|&"), cmd
@@ -167,7 +169,7 @@ def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
         if any(_SAYS_YES[_FAMILY[prog]].search(a) for a in rest):
             return None  # `-o APT::Get::Assume-Yes=true`, `--setopt=assumeyes=1`
         if _FAMILY[prog] == "apt":  # apt asks only when it does more than it was told
-            asks += _APT_WHEN.get(verb, _APT_WHEN["install"])
+            asks += " when it installs more than the packages named (their dependencies)"
         return f"{prog} {verb}", asks, fails
     if "uninstall" not in rest or prog == "uv" or "pip" in settled:
         return None
