@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from npu_review.checks import facts as facts_data
 from npu_review.checks import globs
-from npu_review.checks.kinds import KindMap
+from npu_review.checks.kinds import DOCKERFILE, KindMap
 
 PATHS = [
     "Dockerfile",
@@ -131,3 +131,22 @@ def test_a_glob_tells_the_name_of_every_path_it_matches(pattern: str, path: str)
     name = path.rpartition("/")[2]
     assert name.endswith(tail) and all(r in name for r in runs)
     assert globs.tail_admits(tail, name.rpartition(".")[2])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "Containerfile",
+        "container-images/cann/Containerfile",
+        "container-images/cann/Containerfile.openeuler",
+        "tensorflow-modelzoo/Dockerfile_aarch64",
+        "build/Dockerfile-310P-1usoc",
+        "cann/8.1.rc1-910b-ubuntu22.04-py3.10/dockerfile",
+        "docker/Dockerfile.npu",
+    ],
+)
+def test_the_names_docker_and_podman_build_are_dockerfiles_in_every_profile(path: str) -> None:
+    # Podman's Containerfile, the lower-case name Docker also reads, and the `_arch` / `-variant` names of
+    # Ascend's own image repositories (ascend-docker-image, ascend-device-plugin).
+    for profile in facts_data.profiles():
+        assert DOCKERFILE in KindMap(defaults=facts_data.load(None, profile).file_kinds).kinds(path), (profile, path)
