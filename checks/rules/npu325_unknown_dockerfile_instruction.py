@@ -93,11 +93,15 @@ class UnknownDockerfileInstruction(Rule):
                 f"the continued {before.keyword} (before line {before.line}, or after its last line)."
             )
             return Hit(src.path, instr.line, message, caused_by_change=ctx.is_added_line(src.path, end))
-        # How the line before would continue onto this one: a command after a RUN's command needs an operator.
-        joint = f" {escape}" if _OPERATOR.match(text) or before.keyword != "RUN" else f" && {escape}"
+        # How the line before would continue onto this one: a command after a RUN's command needs an operator too,
+        # more arguments of it (a package list cut by a lost `\`) do not; which one the line is, only its author knows.
+        if before.keyword == "RUN" and not _OPERATOR.match(text):
+            joint = f"end line {end} with ` {escape}` (and `&&` before it if this line starts a command of its own)"
+        else:
+            joint = f"end line {end} with ` {escape}`"
         message = (
             f"{stops}: the {before.keyword} above ends on line {end}, where no `{escape}` continues it. {start}, "
-            f"or end line {end} with `{joint}` if this line belongs to that {before.keyword}."
+            f"or, if this line belongs to that {before.keyword}, {joint}."
         )
         # A command after a complete instruction, at the start of the line: it lost its `RUN`.
         suggestion = f"RUN {text.strip()}" if command and not text[:1].isspace() else None

@@ -39,7 +39,8 @@ def test_a_change_that_drops_the_backslash_above_an_untouched_line_is_reported_o
             "error",
             "`pip` is no Dockerfile instruction, so `docker build` stops at this line (`unknown instruction`): the "
             "RUN above ends on line 2, where no `\\` continues it. Start this line with its instruction (`RUN` for "
-            "a command), or end line 2 with ` && \\` if this line belongs to that RUN.",
+            "a command), or, if this line belongs to that RUN, end line 2 with ` \\` (and `&&` before it if this "
+            "line starts a command of its own).",
         )
     ]
 
