@@ -260,3 +260,15 @@ def test_expand_overrides_win_over_defaults() -> None:
         "9.0.0-910b-ubuntu22.04-py3.11",
         {"TAG": 3, "CANN": 0, "DEVICE": 2},
     )
+
+
+def test_an_escape_character_right_after_the_first_word_continues_the_instruction() -> None:
+    # Docker joins the lines before it reads the instruction: `RUN\` is a RUN, and a left-over `$X:\` line of a
+    # broken ENV takes the next line with it.
+    df = parse("FROM x\nRUN\\\n  echo hi\n$A/lib:\\\n$B\nENV C=1\n")
+    assert [(i.keyword, i.line, i.end_line) for i in df.instructions] == [
+        ("FROM", 1, 1),
+        ("RUN", 2, 3),
+        ("$A/LIB:", 4, 5),
+        ("ENV", 6, 6),
+    ]

@@ -253,7 +253,12 @@ def _directives(lines: list[str]) -> tuple[dict[str, str], int]:
 
 def _instruction(lines: list[str], i: int, continuation: re.Pattern[str]) -> tuple[Instruction, int]:
     raw = lines[i]
-    m = re.match(r"[ \t]*(\S+)[ \t]*", raw)
+    # The keyword is read from the line without its continuation (`RUN\`, or a left-over `$X:\` that continues):
+    # Docker joins the lines first, so the escape character is never part of the first word.
+    cm = continuation.search(raw)
+    m = re.match(r"[ \t]*(\S+)[ \t]*", raw[: cm.start()] if cm else raw)
+    if m is None:  # the line is only an escape character
+        m = re.match(r"[ \t]*(\S+)[ \t]*", raw)
     assert m is not None
     keyword = m.group(1).upper()
     physical = [PhysicalLine(i + 1, raw, CONTENT)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
@@ -65,14 +66,29 @@ class UnknownDockerfileInstruction(Rule):
         if not unknown or any(_NOT_AS_WRITTEN.search(i.keyword) for i in unknown):
             return
         escape = df.escape
-        prev: Instruction | None = None
-        for instr in instrs:
-            before, prev = prev, instr
+        for k, instr in enumerate(instrs):
             if instr.keyword in INSTRUCTIONS:
                 continue
+            before = instrs[k - 1] if k else None
             if before is not None and (before.keyword not in INSTRUCTIONS or dangling_operator(before) is not None):
-                continue  # the same lost line end, or NPU318's
-            yield self._hit(instr, before, src, ctx, escape)
+                continue  # the same lost line end (reported with the first), or NPU318's
+            hit = self._hit(instr, before, src, ctx, escape)
+            # The unknown lines right after it: each lost its line end too (a list cut in several places); Docker
+            # stops at the first, and the next build at the next one.
+            more = []
+            for nxt in instrs[k + 1 :]:
+                if nxt.keyword in INSTRUCTIONS:
+                    break
+                more.append(nxt.line)
+            if more:
+                lines = ", ".join(str(n) for n in more[:5]) + (", ..." if len(more) > 5 else "")
+                hit = replace(
+                    hit,
+                    message=f"{hit.message} Line{'s' if len(more) > 1 else ''} {lines} after it "
+                    f"start{'' if len(more) > 1 else 's'} no instruction either: the line before each "
+                    "needs the same.",
+                )
+            yield hit
 
     def _hit(self, instr: Instruction, before: Instruction | None, src: SourceFile, ctx: Context, escape: str) -> Hit:
         text = src.line(instr.line)
