@@ -23,7 +23,7 @@ from npu_review.checks.analysis.scripts import ShellUnit, UnitCommand, run_unit,
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import ImageFamily, ImagePrograms
 from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction, script_heredocs
-from npu_review.checks.parsers.sh import Source
+from npu_review.checks.parsers.sh import Source, Word
 
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
 _SYSTEM_MANAGERS = {"apt-get": "apt", "apt": "apt", "yum": "rpm", "dnf": "rpm", "microdnf": "rpm"}
@@ -251,10 +251,10 @@ def _conditional_lines(source: Source) -> frozenset[int]:
 _ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 
 
-def _program(cmd: UnitCommand) -> tuple[str, int]:
-    """The program a command runs and the index of its word: past leading `NAME=value` assignments
-    (`DEBIAN_FRONTEND=noninteractive apt-get install ...`), wrappers (`sudo`, `env`) and their options."""
-    words = cmd.words
+def program_at(words: Sequence[Word]) -> int:
+    """The index of the word that names the program a command runs: past leading `NAME=value` assignments
+    (`DEBIAN_FRONTEND=noninteractive apt-get install ...`), wrappers (`sudo`, `env`) and their options; the
+    length of `words` when there is none."""
     i = 0
     while i < len(words) and (
         words[i].unquoted in _WRAPPERS
@@ -262,6 +262,13 @@ def _program(cmd: UnitCommand) -> tuple[str, int]:
         or _ASSIGNMENT.match(words[i].raw) is not None
     ):
         i += 1
+    return i
+
+
+def _program(cmd: UnitCommand) -> tuple[str, int]:
+    """The program a command runs (its file name) and the index of its word (see `program_at`)."""
+    words = cmd.words
+    i = program_at(words)
     if i >= len(words):
         return "", i
     return words[i].unquoted.rsplit("/", 1)[-1], i

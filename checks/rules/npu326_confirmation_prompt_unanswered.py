@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks.analysis.programs import program_at
 from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW
@@ -16,9 +17,6 @@ from npu_review.checks.parsers.pipcli import pip_call
 from npu_review.checks.parsers.sh import Command, commands
 from npu_review.checks.rule import Hit, Rule
 
-# Commands run through these keep the prompt (`sudo apt-get install x`); their options are skipped.
-_WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
 # Per package manager: the verbs that ask, what it asks, and what it does when nobody answers.
 _ASKING = {
     "apt-get": (
@@ -110,18 +108,6 @@ def _unit_commands(unit: ShellUnit) -> list[Command]:
     return commands(unit.source)
 
 
-def _program(cmd: Command) -> int:
-    """The index of the program a command runs: past `NAME=value`, wrappers (`sudo`, `env`) and their options."""
-    words, i = cmd.words, cmd.start
-    while i < len(words) and (
-        words[i].unquoted in _WRAPPERS
-        or (i > cmd.start and words[i].unquoted.startswith("-"))
-        or _ASSIGNMENT.match(words[i].raw) is not None
-    ):
-        i += 1
-    return i
-
-
 def _check(
     src: SourceFile, cmds: Iterable[Command], where: str, managers: frozenset[str] | None = None
 ) -> Iterator[Hit]:
@@ -154,7 +140,8 @@ def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
     """(the command as said, `pip uninstall`; what it asks; what it does unanswered) of a command that asks, unless
     the file says yes for its package manager once for all (`settled`)."""
     words = [w.unquoted for w in cmd.words]
-    at = _program(cmd)
+    # Past `then`/`do` and `NAME=value` (cmd.start), and wrappers (`sudo -E`, `env`), which keep the prompt.
+    at = cmd.start + program_at(cmd.words[cmd.start :])
     if at >= len(words):
         return None
     prog = words[at].rsplit("/", 1)[-1]
@@ -173,7 +160,7 @@ def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
         return f"{prog} {verb}", asks, fails
     if "uninstall" not in rest or prog == "uv" or "pip" in settled:
         return None
-    call = pip_call(cmd)
+    call = pip_call(cmd if at == cmd.start else Command(cmd.words[at:], cmd.op, cmd.redirects))
     if call is None or call.verb != "uninstall" or any(_YES.fullmatch(a) for a in rest):
         return None
     names = [f"`{w.unquoted}`" for _req, w in call.packages[:3]]
