@@ -26,7 +26,8 @@ from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction, script
 from npu_review.checks.parsers.sh import Source, Word
 
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
-_SYSTEM_MANAGERS = {"apt-get": "apt", "apt": "apt", "yum": "rpm", "dnf": "rpm", "microdnf": "rpm"}
+# The system package managers and the package format each installs.
+SYSTEM_MANAGERS = {"apt-get": "apt", "apt": "apt", "yum": "rpm", "dnf": "rpm", "microdnf": "rpm"}
 _PIP = frozenset({"pip", "pip3"})
 _OTHER_MANAGERS = frozenset({"conda", "mamba", "micromamba", "apk", "zypper", "spack", "brew", "pacman", "snap"})
 _SHELLS = frozenset({"bash", "sh", "dash", "source", "."})
@@ -299,7 +300,7 @@ def _walk_unit(
             here = posixpath.normpath(posixpath.join(here, words[1])) if "$" not in words[1] else "/?"
             continue
         if (
-            program in _SYSTEM_MANAGERS
+            program in SYSTEM_MANAGERS
             or program in _PIP
             or program in _OTHER_MANAGERS
             or words[:3]
@@ -391,7 +392,7 @@ def _install(
             stage.maybe.add("cmake")
         names = {_bare(a) for a in args if not a.startswith("-")}
     else:
-        manager = _SYSTEM_MANAGERS[program]
+        manager = SYSTEM_MANAGERS[program]
         names = {_bare(a) for a in args if not a.startswith("-")}
         if any("$" in a or "`" in a for a in args) or any(n.endswith(".rpm") or n.endswith(".deb") for n in names):
             stage.maybe.update(facts.programs)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.programs import program_at
-from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit
+from npu_review.checks.analysis.programs import SYSTEM_MANAGERS, program_at
+from npu_review.checks.analysis.scripts import ascend_step_unit
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW
 from npu_review.checks.model import Severity
@@ -40,14 +40,14 @@ _ASKING["apt"] = _ASKING["apt-get"]
 # (`-qy`); for apt also its quiet level 2 (`-qq`, `-q=2`), which implies it.
 _YES = re.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
 _APT_YES = re.compile(r"-[A-Za-z]*q[A-Za-z]*q[A-Za-z]*|-q=[2-9]")
-# A file that says yes once for all, per package manager: pip's PIP_YES, apt's APT::Get::Assume-Yes (in a
-# configuration file the image writes, or `-o`), yum's and dnf's `assumeyes` (their .conf, or `--setopt`).
+# A file that says yes once for all, per package manager (pip, or SYSTEM_MANAGERS' package format): pip's PIP_YES,
+# apt's APT::Get::Assume-Yes (in a configuration file the image writes, or `-o`), yum's and dnf's `assumeyes` (their
+# .conf, or `--setopt`).
 _SAYS_YES = {
     "pip": re.compile(r"PIP_YES"),
     "apt": re.compile(r"(?i)APT::Get::Assume-Yes"),
-    "yum": re.compile(r"(?i)\bassumeyes\s*=\s*(?:1|true|yes|on)\b"),
+    "rpm": re.compile(r"(?i)\bassumeyes\s*=\s*(?:1|true|yes|on)\b"),
 }
-_FAMILY = {"apt-get": "apt", "apt": "apt", "yum": "yum", "dnf": "yum", "pip": "pip"}
 
 
 class ConfirmationPromptUnanswered(Rule):
@@ -90,31 +90,29 @@ class ConfirmationPromptUnanswered(Rule):
     needles = ("uninstall", "apt", "yum", "dnf")
 
     def check_step(self, step: Step, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if step.run is None:
+        if step.run is None or not any(n in step.run.value for n in self.needles):
             return
         unit = ascend_step_unit(ctx, src.path, job, step)
         if unit is not None:
             # GitHub's hosted runners say yes to apt for every job (`APT::Get::Assume-Yes` in their image), and a
             # self-hosted runner's configuration is unknown: the system package managers count in a job's container.
-            managers = None if job.field("container") is not None else frozenset({"pip"})
-            yield from _check(src, _unit_commands(unit), "this CI step", managers)
+            settled = _settled(src) | (set() if job.field("container") is not None else set(_SAYS_YES) - {"pip"})
+            yield from _check(src, commands(unit.source), "this CI step", settled)
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        settled = _settled(src)
         for instr in df.of("RUN"):
-            yield from _check(src, instr.commands, "`docker build`")
+            if any(n in instr.args for n in self.needles):
+                yield from _check(src, instr.commands, "`docker build`", settled)
 
 
-def _unit_commands(unit: ShellUnit) -> list[Command]:
-    return commands(unit.source)
+def _settled(src: SourceFile) -> set[str]:
+    """The package managers the file says yes for once for all (see _SAYS_YES)."""
+    return {manager for manager, says in _SAYS_YES.items() if says.search(src.text)}
 
 
-def _check(
-    src: SourceFile, cmds: Iterable[Command], where: str, managers: frozenset[str] | None = None
-) -> Iterator[Hit]:
-    """The commands that ask; `managers`: the package manager families judged (None: all)."""
-    settled = {family for family, says in _SAYS_YES.items() if says.search(src.text)}
-    if managers is not None:
-        settled |= set(_SAYS_YES) - managers
+def _check(src: SourceFile, cmds: Iterable[Command], where: str, settled: set[str]) -> Iterator[Hit]:
+    """The commands that ask, unless their package manager is `settled` (said yes for, or not judged here)."""
     before: Command | None = None
     for cmd in cmds:
         piped, before = before is not None and before.op in ("|", "|&"), cmd
@@ -149,13 +147,14 @@ def _asks(cmd: Command, settled: set[str]) -> tuple[str, str, str] | None:
     if prog in _ASKING:
         verbs, asks, fails = _ASKING[prog]
         verb = next((a for a in rest if not a.startswith("-")), None)
-        if verb not in verbs or _FAMILY[prog] in settled or any(_YES.fullmatch(a) for a in rest):
+        manager = SYSTEM_MANAGERS[prog]
+        if verb not in verbs or manager in settled or any(_YES.fullmatch(a) for a in rest):
             return None
-        if _FAMILY[prog] == "apt" and any(_APT_YES.fullmatch(a) for a in rest):
+        if manager == "apt" and any(_APT_YES.fullmatch(a) for a in rest):
             return None
-        if any(_SAYS_YES[_FAMILY[prog]].search(a) for a in rest):
+        if any(_SAYS_YES[manager].search(a) for a in rest):
             return None  # `-o APT::Get::Assume-Yes=true`, `--setopt=assumeyes=1`
-        if _FAMILY[prog] == "apt":  # apt asks only when it does more than it was told
+        if manager == "apt":  # apt asks only when it does more than it was told
             asks += " when it installs more than the packages named (their dependencies)"
         return f"{prog} {verb}", asks, fails
     if "uninstall" not in rest or prog == "uv" or "pip" in settled:
