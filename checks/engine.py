@@ -506,8 +506,9 @@ def _shares(paths: list[str], kindmap: KindMap, jobs: int) -> list[list[str]]:
     for family, size in zip(families, (coarse, coarse, fine), strict=True):
         # As many shares as `size` allows, of equal sizes (verl's 651 Python files in shares of 591 and 60 gave one
         # process nearly all of them, and the other the same index to build for a tenth of the files).
-        size = -(-len(family) // -(-len(family) // size)) if family else size
-        out.extend(family[i : i + size] for i in range(0, len(family), size))
+        pieces = -(-len(family) // size)
+        even = -(-len(family) // pieces) if pieces else size
+        out.extend(family[i : i + even] for i in range(0, len(family), even))
     return out
 
 
