@@ -43,7 +43,7 @@ if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
     )
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -97,7 +97,13 @@ def heading(driver: webdriver.Chrome, text: str) -> None:
 
     def shown(d: webdriver.Chrome) -> bool:
         found = d.find_elements(By.TAG_NAME, "h1")
-        return bool(found) and found[0].text == text
+        try:
+            return bool(found) and found[0].text == text
+        except WebDriverException as exc:
+            # Chromium's way of saying stale while the next page replaces the document: look again.
+            if "does not belong to the document" in str(exc):
+                return False
+            raise
 
     # The old page's heading may go stale between finding it and reading it: look again.
     WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
