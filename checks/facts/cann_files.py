@@ -54,6 +54,14 @@ class CannFiles:
         self._arches = frozenset(
             a for stems in section.versions.values() for arches in stems.values() for a in arches if a
         )
+        # Every stem of every release (lower-cased -> as shipped), with the oldest and newest release shipping it.
+        self._all_stems = {s.lower(): s for stems in section.versions.values() for s in stems}
+        by_stem: dict[str, list[str]] = {}
+        for v, stems in section.versions.items():
+            for s in stems:
+                by_stem.setdefault(s, []).append(v)
+        self._stem_since = {s: min(vs, key=_version_key) for s, vs in by_stem.items()}
+        self._stem_until = {s: max(vs, key=_version_key) for s, vs in by_stem.items()}
         # A device as a package name spells it (`A3`, `910_93`, `910b`) -> its family (`a3`), from the SOCs.
         self._family: dict[str, str] = {}
         if socs is not None:
@@ -88,7 +96,47 @@ class CannFiles:
         return min(found, key=_version_key) if found else None
 
     def problem(self, f: CannFile) -> Problem | None:
-        return self._release_problem(f) or self._arch_problem(f)
+        return self._release_problem(f) or self._naming_problem(f) or self._arch_problem(f)
+
+    def _naming_problem(self, f: CannFile) -> Problem | None:
+        """An operator package whose version is left open (`Atlas-cann-910_93-ops_${version}_linux-${arch}.run`)
+        under a name no release the data lists ships for its device, where the data has that device's package
+        under another name: whatever version the reader fills in, the file does not exist. Judged only for the
+        A2 and A3 families (the devices whose packages the data lists in every naming), a device spelled without
+        a variable, and names that are not a shipped name in another case."""
+        if "$" not in f.version or "$" in f.stem:
+            return None
+        if f.stem.lower() in self._all_stems:
+            return None
+        meant = self._role(f.stem)
+        family = self._device_family(f.stem, "operators")
+        if meant is None or family is None:
+            return None  # a device the data may not list every package of (310B, 950, ...): unknown
+        shipped = sorted(
+            (s for s in self._all_stems.values() if self._device_family(s, "operators") == family),
+            key=lambda s: _version_key(self._stem_since[s]),
+        )
+        if not shipped:
+            return None
+        same = [s for s in shipped if (r := self._role(s)) is not None and r[1] == meant[1]]
+        spans = ", ".join(f"`{s}` ({self._stem_span(s)})" for s in shipped)
+        fixed = None
+        if len(same) == 1 and f.text.count(f.stem) == 1:
+            fixed = f.text.replace(f.stem, same[0], 1)
+        return Problem(
+            f"No CANN release ships `{f.text}`, whatever its version: CANN's operator package for "
+            f"{family.upper()} is named {spans}." + (f" Use `{fixed}`." if fixed else ""),
+            fixed,
+        )
+
+    def _device_family(self, stem: str, role: str) -> str | None:
+        """The device family (`a2`, `a3`) of a stem of that role, None for another role or an unknown device."""
+        r = self._role(stem)
+        return self._family.get(r[2].lower()) if r is not None and r[0] == role and r[2] is not None else None
+
+    def _stem_span(self, stem: str) -> str:
+        first, last = self._stem_since[stem], self._stem_until[stem]
+        return f"CANN {first}" if first == last else f"CANN {first} to {last}"
 
     def _arch_problem(self, f: CannFile) -> Problem | None:
         """An architecture CANN builds no file for, in any release the data lists (`linux-86_64`): whatever the

@@ -48,6 +48,11 @@ class CannPackageFileUnknown(Rule):
     a release gives its packages does not depend on what else the reader fills in. A line that states two
     versions, or a variable given two example values, is not judged. The names one line gives wrong are one
     finding.
+    A name whose version stays open (no version set, stated or exemplified) is judged against every release the
+    data lists: an A2 or A3 operator package under a name none of them ships, in any naming (`Atlas-cann-A3-ops`,
+    `Ascend-cann-910_93-ops`, `Ascend-cann-kernels-A3`), does not exist whatever version is filled in (hixl's
+    and GE's build guides named `Atlas-cann-A3-ops_${cann_version}_…` for weeks, then `Ascend-cann-A3-ops`);
+    other devices (310B, 950), whose packages the data may not list in every release, are not judged so.
 
     Where: Dockerfiles, shell scripts and workflows (an error: the build fails), docs (a warning).
 
@@ -102,7 +107,7 @@ class CannPackageFileUnknown(Rule):
                         readings.append(reading)
                     if replacement is not None:
                         replacement = replacement.replace(f"_{meant.version}_", written, 1)
-                elif found is not meant:
+                elif meant.text != found.text:
                     replacement = None  # the line writes variables the name was read with
                 if message in messages:
                     continue
