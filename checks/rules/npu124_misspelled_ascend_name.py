@@ -1,10 +1,11 @@
-"""NPU124: an Ascend chip (SOC) or tool name misspelled: `ascedn910_93`, `npu-sim info`."""
+"""NPU124: an Ascend chip (SOC), tool or CANN install path misspelled: `ascedn910_93`, `npu-sim info`,
+`ascend-toolkit/setenv.bash`."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from rapidfuzz.distance import OSA
 
@@ -26,7 +27,7 @@ _URL = re.compile(r"https?://\S+")
 
 
 class MisspelledAscendName(Rule):
-    """An Ascend chip (SOC) name or an Ascend tool's name is misspelled.
+    """An Ascend chip (SOC) name, an Ascend tool's name or a path of CANN's install tree is misspelled.
 
     Why: the SOC a build compiles for is a name (`--soc=ascend910_93`, `-DSOC_VERSION=Ascend910B1`,
     `ASCEND_COMPUTE_UNIT=ascend910b`) that the build compares letter by letter: `ascedn910_93` in a script's
@@ -42,13 +43,26 @@ class MisspelledAscendName(Rule):
     maybe a new one). A command only where it is run: at the start of a line (after a prompt or `sudo`) or of
     inline code. Names in URLs are left to the link checks.
 
+    Paths into CANN's install tree are names too: CANN installs its toolkit under `ascend-toolkit` (a folder of the
+    install root, `/usr/local/Ascend` or `~/Ascend`) and each package's environment script at the top of its
+    folder as `set_env.sh` (`ascend-toolkit/set_env.sh`, `nnal/atb/set_env.sh`, `nnae/set_env.sh`; facts
+    `ascend_names.env_scripts`, from CANN's guides; the toolkit's `setenv.bash` is under `latest/bin/`). A guide
+    or script that sources `ascend-toolkit/setenv.bash`, or reaches into `Ascend/ascend_toolkit/`, names a file
+    no install has: the source fails and nothing of CANN's environment is set (seven of an embodied-AI recipe
+    collection's 310P guides, and CANN operator samples' quick starts). Reported: a folder right under `Ascend/`
+    that is the toolkit's name with `-` for `_` or two letters off, and a file named like an environment script
+    (`setenv.bash`, `set_env.bash`) right in one of those folders. Not judged: other folders and files, versioned
+    layouts (`cann-<version>/`), a root other than `Ascend/` for the folder check.
+
     Bad:
         echo "usage: build.sh --soc=<soc>, e.g. A3 (--soc=ascedn910_93)"
         npu-sim info
+        source /usr/local/Ascend/ascend-toolkit/setenv.bash
 
     Good:
         echo "usage: build.sh --soc=<soc>, e.g. A3 (--soc=ascend910_93)"
         npu-smi info
+        source /usr/local/Ascend/ascend-toolkit/set_env.sh
 
     Fix: write the name as Ascend spells it (the message names it).
     """
@@ -56,7 +70,7 @@ class MisspelledAscendName(Rule):
     id = "NPU124"
     name = "misspelled-ascend-name"
     severity = Severity.WARNING
-    title = "Misspelled Ascend chip (SOC) or tool name"
+    title = "Misspelled Ascend chip (SOC), tool or CANN install path"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, MARKUP, WORKFLOW, DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
@@ -67,6 +81,8 @@ class MisspelledAscendName(Rule):
         if "910" in text or "310" in text or "950" in text:
             found.extend(_soc_hits(src.path, text, socs))
         found.extend(_program_hits(src.path, text, programs))
+        if "/" in text and ("toolkit" in text or "set" in text):
+            found.extend(_install_path_hits(src.path, text, ctx.facts.ascend_names.env_scripts))
         for offset, hit, word, meant in sorted(found, key=lambda f: f[0]):
             line = src.line(hit.line)
             start = text.rfind("\n", 0, offset) + 1
@@ -124,6 +140,53 @@ def _program_hits(path: str, text: str, programs: frozenset[str]) -> Iterator[tu
                 )
                 yield m.start(1), hit, word, program
                 break
+
+
+# A folder of CANN's install tree written as a path segment right under the install root
+# (`Ascend/ascend_toolkit/`), and a file right in one of the folders whose environment script the facts give
+# (`ascend-toolkit/setenv.bash`): a name that looks like an environment script (`set_env`, `setenv`, any case).
+_SEGMENT = re.compile(r"(?<![\w.-])(?i:ascend)/([A-Za-z][A-Za-z0-9_-]{7,})(?=/)")
+_ENV_FILE = r"((?i:set_?env)[A-Za-z0-9_.-]*)(?![\w/.-])"
+
+
+def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iterator[tuple[int, Hit, str, str]]:
+    """Paths into CANN's install tree that it does not install: a folder misspelled (`Ascend/ascend_toolkit/`, one
+    of the long folder names the facts give, a `-`/`_` swap or two letters off) and a folder's environment script
+    under another name (`ascend-toolkit/setenv.bash` for `set_env.sh`)."""
+    folders = {f.split("/", 1)[0] for f in scripts if len(f.split("/", 1)[0]) >= 8}
+    for m in _SEGMENT.finditer(text):
+        seg = m.group(1)
+        low = seg.lower()
+        if low in folders:
+            continue
+        for folder in folders:
+            if low.replace("_", "-") == folder or (
+                0 < OSA.distance(low, folder) <= 2 and abs(len(low) - len(folder)) <= 1
+            ):
+                hit = Hit(
+                    path,
+                    text.count("\n", 0, m.start(1)) + 1,
+                    f"`{seg}` is no folder CANN installs: CANN installs that package under `{folder}`, so this "
+                    "path does not exist.",
+                    cause=f"folder {low}",
+                )
+                yield m.start(1), hit, f"/{seg}/", f"/{folder}/"
+                break
+    for folder, script in scripts.items():
+        if folder not in text:
+            continue
+        for m in re.finditer(r"(?<![\w.-])" + re.escape(folder) + "/" + _ENV_FILE, text):
+            name = m.group(1).rstrip(".-")  # a sentence's full stop after the name
+            if name == script:
+                continue
+            hit = Hit(
+                path,
+                text.count("\n", 0, m.start(1)) + 1,
+                f"CANN installs no `{folder}/{name}`: the environment script there is `{folder}/{script}`, so "
+                "sourcing this fails and CANN's environment is not set.",
+                cause=f"script {folder}/{name.lower()}",
+            )
+            yield m.start(1), hit, f"{folder}/{name}", f"{folder}/{script}"
 
 
 _NAMES: dict[int, tuple[Facts, tuple[frozenset[str], frozenset[str]]]] = {}

@@ -8,7 +8,7 @@ test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_te
 
 
 from npu_review.checks.model import Severity  # noqa: E402
-from tests.rules.support import line_findings  # noqa: E402
+from tests.rules.support import file_findings, line_findings  # noqa: E402
 
 
 def test_each_misspelling_comes_with_the_line_spelled_right() -> None:
@@ -35,3 +35,28 @@ def test_each_misspelling_comes_with_the_line_spelled_right() -> None:
             "      - run: bash build.sh --soc=Ascend910B1",
         ),
     ]
+
+
+def test_each_cann_install_path_comes_with_the_path_cann_installs() -> None:
+    found = file_findings("NPU124/bad_cann_install_paths", "NPU124")
+    assert found == {
+        ("Dockerfile.npu", 3): (
+            "warning",
+            'RUN . /usr/local/Ascend/nnal/atb/set_env.sh && python3 -c "import torch_npu"',
+            "CANN installs no `nnal/atb/setenv.sh`: the environment script there is `nnal/atb/set_env.sh`, so "
+            "sourcing this fails and CANN's environment is not set.",
+        ),
+        ("run_npu.sh", 3): (
+            "warning",
+            "source /usr/local/Ascend/ascend-toolkit/set_env.sh",
+            "`ascend_toolkit` is no folder CANN installs: CANN installs that package under `ascend-toolkit`, so "
+            "this path does not exist.",
+        ),
+        # One finding per name and file: the guide's second mention (line 9) is the same cause.
+        ("infer_310p.md", 6): (
+            "warning",
+            "   source xxxx/ascend-toolkit/set_env.sh",
+            "CANN installs no `ascend-toolkit/setenv.bash`: the environment script there is "
+            "`ascend-toolkit/set_env.sh`, so sourcing this fails and CANN's environment is not set.",
+        ),
+    }
