@@ -81,7 +81,7 @@ class MisspelledAscendName(Rule):
         if "910" in text or "310" in text or "950" in text:
             found.extend(_soc_hits(src.path, text, socs))
         found.extend(_program_hits(src.path, text, programs))
-        if "/" in text and ("toolkit" in text or "set" in text):
+        if "/" in text:
             found.extend(_install_path_hits(src.path, text, ctx.facts.ascend_names.env_scripts))
         for offset, hit, word, meant in sorted(found, key=lambda f: f[0]):
             line = src.line(hit.line)
@@ -154,7 +154,7 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
     of the long folder names the facts give, a `-`/`_` swap or two letters off) and a folder's environment script
     under another name (`ascend-toolkit/setenv.bash` for `set_env.sh`)."""
     folders = {f.split("/", 1)[0] for f in scripts if len(f.split("/", 1)[0]) >= 8}
-    for m in _SEGMENT.finditer(text):
+    for m in _SEGMENT.finditer(text) if "scend/" in text else ():  # `Ascend/`, `ascend/`: the install root
         seg = m.group(1)
         low = seg.lower()
         if low in folders:
