@@ -66,7 +66,9 @@ class ShellSyntaxBroken(Rule):
     misspelled subcommand (`git submoudule update`), a second path joined to `export LD_PRELOAD=...` with a blank
     instead of `:`, an option that takes one value given two (`--extra-index-url URL1 URL2`: the second URL
     becomes a requirement), an option whose value is missing (`pip install -e -v .` makes `-v` the editable
-    target), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
+    target), two options glued into one word (`--nproc_per_node=8--master_port=29500`, `atc
+    --input_format=ND--input_shape=...`: the first option gets the rest as its value and the second is never
+    given), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
     or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
     cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that pattern's
@@ -349,6 +351,7 @@ _QUICK = (
     re.compile(r"(?:-b|--branch)[ \t=]+[0-9a-f]{7,40}\b"),  # clone -b <sha>
     re.compile(r"(?:-b|--branch)[ \t=]+(?:https?://|git@|ssh://)"),  # clone -b <url>: the branch left out
     re.compile(r" -U\S*="),  # cmake -UX=ON
+    re.compile(r"--[A-Za-z][\w-]*=[A-Za-z0-9_.]+--[A-Za-z]"),  # --worker_num=2--local_worker_num=2
     re.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
 )
 _BLANK_EQ = re.compile(r" [ \t]*=")
@@ -616,6 +619,18 @@ def _command(
         return
     argv = [w.unquoted for w in own]
     program = argv[0].rsplit("/", 1)[-1]
+    for w in own[1:]:
+        glued = _GLUED_OPTION.fullmatch(w.raw) if "--" in w.raw[2:] else None
+        if glued is not None:
+            first, second = glued.group(1), glued.group(2)
+            yield Hit(
+                unit.path,
+                w.line,
+                f"`{w.raw}` is one word: `{program}` gets `{first}` with the value "
+                f"`{w.raw[len(first) + 1 :]}`, and `{second}` is never given (a blank is missing before "
+                f"`{second}`).",
+                suggestion=_replace_word(unit, ctx, w, f"{w.raw[: glued.start(2)]} {w.raw[glued.start(2) :]}"),
+            )
     if cmd.op == "&" and cmd.more_on_line and program in _SETUP and not any(c.name == "wait" for c in after[:5]):
         nxt = after[0] if after else None
         if nxt is not None and nxt.line_index == cmd.line_index:
@@ -641,6 +656,11 @@ def _command(
                     f"the option is off in this build. Set it with `-D`: `-D{_cache_name(w.raw)}`.",
                 )
     yield from _option_values(unit, own, values, names, program, used_as_command)
+
+
+# Two long options written as one word, the second's `--` right after the first's value: `--worker_num=2--local_
+# worker_num=2` (a value that only passes options on, `--args=--x=1`, has no value of its own before `--`).
+_GLUED_OPTION = re.compile(r"(--[A-Za-z][\w-]*)=[A-Za-z0-9_.]+(--[A-Za-z][\w-]*)(?:=\S*)?")
 
 
 def _python_like(own: Sequence[Word]) -> bool:

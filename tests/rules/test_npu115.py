@@ -52,3 +52,18 @@ def test_event_text_in_a_run_names_the_quoting_and_the_env_variable_to_use() -> 
     assert "inside double quotes" in message
     assert message.endswith('(`BODY: ${{ github.event.comment.body }}`) and use `"$BODY"` in the script.')
     assert "unquoted" in found[("pr_command.yaml", 16)][2]
+
+
+def test_two_glued_options_get_their_blank_back_in_each_layout() -> None:
+    found = file_findings("NPU115/bad_glued_options", "NPU115")
+    assert {k: v[1] for k, v in found.items()} == {
+        ("distributed.md", 6): "msrun --bind_core=True --worker_num=2 --local_worker_num=2 python train.py --config "
+        "configs/yolov8n.yaml --is_parallel True",
+        ("npu.yml", 12): "          python3 infer.py --batch_size=32 --device_id=0",
+        ("run_npu_8p.sh", 3): "torchrun --nnodes=1 --nproc_per_node=8 --master_port=29500 train.py --device npu",
+    }
+    assert found[("run_npu_8p.sh", 3)][2] == (
+        "`--nproc_per_node=8--master_port=29500` is one word: `torchrun` gets `--nproc_per_node` with the value "
+        "`8--master_port=29500`, and `--master_port` is never given (a blank is missing before `--master_port`)."
+    )
+    assert {v[0] for v in found.values()} == {"error"}
