@@ -146,6 +146,19 @@ def _program_hits(path: str, text: str, programs: frozenset[str]) -> Iterator[tu
 # (`Ascend/ascend_toolkit/`), and a file right in one of the folders whose environment script the facts give
 # (`ascend-toolkit/setenv.bash`): a name that looks like an environment script (`set_env`, `setenv`, any case).
 _SEGMENT = re.compile(r"(?<![\w.-])(?i:ascend)/([A-Za-z][A-Za-z0-9_-]{7,})(?=/)")
+
+
+def _segments(text: str) -> Iterator[re.Match[str]]:
+    """`_SEGMENT`'s matches, looked for only where the text writes `scend/` (found by `str.find`, not by trying
+    the pattern at every character)."""
+    at = text.find("scend/")
+    while at > 0:
+        m = _SEGMENT.match(text, at - 1)
+        if m is not None:
+            yield m
+        at = text.find("scend/", at + 6)
+
+
 _ENV_FILE = r"((?i:set_?env)[A-Za-z0-9_.-]*)(?![\w/.-])"
 
 
@@ -153,8 +166,8 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
     """Paths into CANN's install tree that it does not install: a folder misspelled (`Ascend/ascend_toolkit/`, one
     of the long folder names the facts give, a `-`/`_` swap or two letters off) and a folder's environment script
     under another name (`ascend-toolkit/setenv.bash` for `set_env.sh`)."""
-    folders = {f.split("/", 1)[0] for f in scripts if len(f.split("/", 1)[0]) >= 8}
-    for m in _SEGMENT.finditer(text) if "scend/" in text else ():  # `Ascend/`, `ascend/`: the install root
+    folders, files = _install_patterns(scripts)
+    for m in _segments(text):
         seg = m.group(1)
         low = seg.lower()
         if low in folders:
@@ -172,11 +185,12 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
                 )
                 yield m.start(1), hit, f"/{seg}/", f"/{folder}/"
                 break
-    for folder, script in scripts.items():
+    for folder, pattern in files:
         if folder not in text:
             continue
-        for m in re.finditer(r"(?<![\w.-])" + re.escape(folder) + "/" + _ENV_FILE, text):
+        for m in pattern.finditer(text):
             name = m.group(1).rstrip(".-")  # a sentence's full stop after the name
+            script = scripts[folder]
             if name == script:
                 continue
             hit = Hit(
@@ -187,6 +201,23 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
                 cause=f"script {folder}/{name.lower()}",
             )
             yield m.start(1), hit, f"{folder}/{name}", f"{folder}/{script}"
+
+
+_PATTERNS: dict[tuple[tuple[str, str], ...], tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]]] = {}
+
+
+def _install_patterns(
+    scripts: Mapping[str, str],
+) -> tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]]:
+    """(the long folder names a misspelling is judged against, each folder with the pattern of an environment
+    script's name in it), made once per facts."""
+    key = tuple(sorted(scripts.items()))
+    made = _PATTERNS.get(key)
+    if made is None:
+        folders = frozenset(f.split("/", 1)[0] for f in scripts if len(f.split("/", 1)[0]) >= 8)
+        files = tuple((f, re.compile(r"(?<![\w.-])" + re.escape(f) + "/" + _ENV_FILE)) for f in scripts)
+        made = _PATTERNS[key] = (folders, files)
+    return made
 
 
 _NAMES: dict[int, tuple[Facts, tuple[frozenset[str], frozenset[str]]]] = {}
