@@ -68,7 +68,10 @@ class NamedFileMissing(Rule):
     clone of this repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A
     name is judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at
     least two levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that
-    such a command still names is reported on that command's line, even where the change did not touch it.
+    such a command still names is reported on that command's line, even where the change did not touch it; so is
+    a `cd` into a folder the change moves as a whole (every file it renames out of the folder keeps its place
+    under one new folder, and nothing is left in the old one: pypto's guide kept `cd examples/hello_world` when
+    its examples were renumbered `00_hello_world`), with the folder's new path.
 
     An NPU config (a YAML file whose folder or name says NPU or Ascend) that names a class or module of this
     repository's own package by its import path (`worker_cls: pkg.worker.npu.NPUWorker`) names a file too: the
@@ -130,7 +133,8 @@ class NamedFileMissing(Rule):
         by_path: dict[str, list[FileRef]] = {}
         examples: set[str] = set()  # paths the doc shows as a naming example: every mention of them is one
         for r in refs:
-            if r.missing and r.meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
+            meant = r.meant or _gone_of(r, gone) is not None  # a path of this repository until this change
+            if r.missing and meant and not _PLACEHOLDER.search(r.text) and not _doc_names_it_to_write(src, r):
                 by_path.setdefault(r.candidates[0], []).append(r)
                 if _shown_on_purpose(src, r):
                     examples.add(r.candidates[0])
@@ -168,8 +172,9 @@ class NamedFileMissing(Rule):
                     continue
                 if _shown_on_purpose(src, r) or _doc_names_it_to_write(src, r):
                     continue  # kept on purpose, or a file the reader is to write
-                if gone[old] is not None and not ctx.kindmap.has(path, SHELL):
-                    continue  # a rename named in a doc or a workflow: NPU502's
+                if gone[old] is not None and not ctx.kindmap.has(path, SHELL) and "/" in r.text and r.how != "cd":
+                    continue  # a rename a doc or a workflow names by its path: NPU502's (a bare name that an
+                    # earlier `cd` puts in the renamed folder, `cd examples/x` then `python3 x.py`, is this rule's)
                 by_old.setdefault(old, []).append(r)
             for group in by_old.values():  # one finding per file and deleted path
                 yield _hit(ctx, group[0], group[1:], gone, caused=True)
@@ -237,15 +242,49 @@ def _gone(ctx: Context) -> dict[str, str | None]:
                 out[c.path] = None
             elif c.status == ChangeStatus.RENAMED and c.old_path:
                 out[c.old_path] = c.path
+        out.update(_folders_moved(ctx, out))
         return out
 
     return ctx.memo(("npu118-gone", "", ""), build)
+
+
+def _folders_moved(ctx: Context, files: dict[str, str | None]) -> dict[str, str]:
+    """Folders the change moves as a whole: every file it renames out of the folder keeps its place under one new
+    folder (`examples/hello_world/x.py` -> `examples/00_hello_world/x.py`), and nothing is left under the old one
+    at head. A `cd examples/hello_world` elsewhere then enters a folder that is gone."""
+    targets: dict[str, set[str]] = {}
+    for old, new in files.items():
+        if new is None:
+            continue
+        old_parts, new_parts = old.split("/"), new.split("/")
+        # The common tail (the file's name and the folders under the moved one) is kept; what differs is the move.
+        k = 0
+        while k < min(len(old_parts), len(new_parts)) - 1 and old_parts[-1 - k] == new_parts[-1 - k]:
+            k += 1
+        if k == 0:
+            continue  # the file itself was renamed
+        # The folder that moved and each folder under it down to the file's own (`a/x` -> `b/x` for a/x/f.py).
+        for j in range(k):
+            old_dir = "/".join(old_parts[: len(old_parts) - k + j])
+            new_dir = "/".join(new_parts[: len(new_parts) - k + j])
+            if old_dir and new_dir:
+                targets.setdefault(old_dir, set()).add(new_dir)
+    if not targets:
+        return {}
+    folders_at_head = {p.rsplit("/", j)[0] for p in ctx.head_paths() for j in range(1, p.count("/") + 1)}
+    out: dict[str, str] = {}
+    for old_dir, news in targets.items():
+        if len(news) == 1 and old_dir not in folders_at_head:  # else files are left in it: it is still there
+            out[old_dir] = next(iter(news))
+    return out
 
 
 def _reported_by_npu502(ctx: Context, src: SourceFile, r: FileRef, gone: dict[str, str | None]) -> bool:
     """NPU502 reports a doc or workflow line the change adds that names a file the change deletes or renames."""
     if kinds.SHELL in src.kinds:
         return False
+    if r.how == "cd":
+        return False  # a folder the change moves: NPU502 reports files' paths only
     return any(p in gone for p in r.candidates) and ctx.is_added_line(src.path, r.line)
 
 
@@ -338,7 +377,8 @@ def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | No
     suggestion = None
     if old is not None:
         new = gone[old]
-        hint = f" This change {'deletes it' if new is None else f'renames it to `{new}`'}."
+        moved = "moves it to" if r.how == "cd" else "renames it to"
+        hint = f" This change {'deletes it' if new is None else f'{moved} `{new}`'}."
         if new is not None:
             suggestion = _replace(ctx, r, posixpath.relpath(new, posixpath.dirname(old)), old)
     else:

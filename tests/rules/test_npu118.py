@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from npu_review.checks.model import ChangeStatus, FileChange
+from npu_review.checks.engine import run
+from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from tests.fixture_support import audit
 from tests.rules.support import file_findings, fixture_tests, tree_findings
 
@@ -84,3 +85,68 @@ def test_a_gpu_only_script_and_a_non_ascend_doc_are_not_read() -> None:
         }
     )
     assert [f for f in report.findings if f.rule == "NPU118"] == []
+
+
+def _moved(
+    base: dict[str, str], head: dict[str, str], renames: dict[str, str]
+) -> list[tuple[str, int, str, str | None]]:
+    """NPU118's findings on a change that renames `renames` (old -> new) and leaves every other file as it was."""
+    changes = {
+        new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset())
+        for old, new in renames.items()
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    return [(f.path, f.line, f.message, f.suggestion) for f in report.findings if f.rule == "NPU118"]
+
+
+_GUIDE = (
+    "# Running the examples on an NPU\n\n```bash\ncd examples/hello_world\npython3 hello_world.py --run_mode=npu\n```\n"
+)
+
+
+def test_a_cd_into_a_folder_the_change_moves_as_a_whole_names_where_it_went() -> None:
+    # hicann/pypto 2dfa537: examples renumbered (`hello_world` -> `00_hello_world`), the guide left on the old folder.
+    script = "import torch_npu\n\nprint('hello')\n"
+    base = {"examples/hello_world/hello_world.py": script, "docs/run.md": _GUIDE}
+    head = {"examples/00_hello_world/hello_world.py": script, "docs/run.md": _GUIDE}
+    found = _moved(base, head, {"examples/hello_world/hello_world.py": "examples/00_hello_world/hello_world.py"})
+    assert found == [
+        (
+            "docs/run.md",
+            4,
+            "`examples/hello_world`: the folder `examples/hello_world` or `docs/examples/hello_world` does not exist "
+            "in the repository, so the command fails where it runs. This change moves it to `examples/00_hello_world`.",
+            "cd examples/00_hello_world",
+        )
+    ]
+
+
+def test_a_folder_left_with_files_or_split_in_two_is_not_a_move() -> None:
+    guide = "# Running on an NPU\n\n```bash\ncd examples/basic\npython3 add.py\ncd ../split\nls\n```\n"
+    files = {"examples/basic/add.py": "print(1)\n", "docs/run.md": guide}
+    base = {**files, "examples/basic/mul.py": "m\n", "examples/split/a.py": "a\n", "examples/split/b.py": "b\n"}
+    head = {**files, "examples/01_basic/mul.py": "m\n", "examples/split_a/a.py": "a\n", "examples/split_b/b.py": "b\n"}
+    renames = {
+        "examples/basic/mul.py": "examples/01_basic/mul.py",
+        "examples/split/a.py": "examples/split_a/a.py",
+        "examples/split/b.py": "examples/split_b/b.py",
+    }
+    assert _moved(base, head, renames) == []
+
+
+def test_a_cd_the_change_writes_into_a_folder_it_moves_is_reported_too() -> None:
+    script = "import torch_npu\n\nprint('hello')\n"
+    base = {"examples/hello_world/hello_world.py": script, "docs/run.md": "# Run on an NPU\n"}
+    head = {"examples/00_hello_world/hello_world.py": script, "docs/run.md": _GUIDE}
+    changes = {
+        "examples/00_hello_world/hello_world.py": FileChange(
+            "examples/00_hello_world/hello_world.py",
+            ChangeStatus.RENAMED,
+            old_path="examples/hello_world/hello_world.py",
+            added_lines=frozenset(),
+        ),
+        "docs/run.md": FileChange("docs/run.md", ChangeStatus.MODIFIED, added_lines=frozenset(range(1, 7))),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU118"]
+    assert found == [("docs/run.md", 4, "cd examples/00_hello_world")]
