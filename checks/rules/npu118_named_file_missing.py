@@ -13,6 +13,7 @@ from npu_review.checks.analysis.references import (
     ModuleRef,
     ascend_command_refs,
     close_name,
+    is_dir,
     is_npu_config,
     links_a_copy,
     module_refs,
@@ -269,12 +270,9 @@ def _folders_moved(ctx: Context, files: dict[str, str | None]) -> dict[str, str]
             new_dir = "/".join(new_parts[: len(new_parts) - k + j])
             if old_dir and new_dir:
                 targets.setdefault(old_dir, set()).add(new_dir)
-    if not targets:
-        return {}
-    folders_at_head = {p.rsplit("/", j)[0] for p in ctx.head_paths() for j in range(1, p.count("/") + 1)}
     out: dict[str, str] = {}
     for old_dir, news in targets.items():
-        if len(news) == 1 and old_dir not in folders_at_head:  # else files are left in it: it is still there
+        if len(news) == 1 and not is_dir(ctx, old_dir):  # else files are left in it: it is still there
             out[old_dir] = next(iter(news))
     return out
 
