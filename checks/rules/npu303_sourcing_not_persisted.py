@@ -38,7 +38,8 @@ class SourcingNotPersisted(Rule):
     is not reported. A trailing `source` is harmless cruft when a later RUN of the stage sources the script
     again (the RUN that needs CANN): then it is a notice, not a warning. (A RUN that needs the CANN environment
     without sourcing it is not checked: the CANN base images already set part of it with ENV, which this rule
-    cannot see.)
+    cannot see.) Environment scripts sourced last in several RUNs of a change are one mistake: one comment, the
+    other RUNs listed in it.
 
     Bad:
         RUN bash Ascend-cann-toolkit_9.1.0_linux-aarch64.run --quiet --install && \\
@@ -87,6 +88,9 @@ class SourcingNotPersisted(Rule):
                 last.words[last.start].line,  # the `source`/`export` word, not a `then` before it
                 message,
                 severity=Severity.NOTICE if again is not None else None,
+                # One mistake however many scripts it sources (FlagPerf's image sourced the toolkit's, NNAL's and
+                # the toolbox's set_env.sh each in a RUN of its own): one comment, the other RUNs its places.
+                cause=None if what.startswith("export") or again is not None else "an environment script sourced last",
             )
 
 

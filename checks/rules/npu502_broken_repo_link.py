@@ -35,6 +35,10 @@ _LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese
 _SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
+# A line of a directory sketch up to the name it lists (`|- README.md`, `├── LICENSE`, `` `-- setup.py ``): a
+# picture of a tree at some time, which readers do not follow as a path (Ascend/ascend-deployer's README listed
+# the README.md a change deleted, DrivingSDK's the LICENSE one moved).
+_SKETCH = re.compile(r"(?:^|\s)(?:[|│├└`+][-─]+|[├└]|│)\s*$")
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,10 @@ class BrokenRepoLink(Rule):
     line when the change adds that line, otherwise on a line the change adds for the renamed file (or that
     names the new path), listing the stale places. A doc line whose lines just above link the file's copy at a
     ref (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/examples/a.sh` over `bash examples/a.sh`) points
-    the reader at a release on purpose: not reported.
+    the reader at a release on purpose: not reported. A path inside a link is judged as the link resolves, from
+    the doc's own folder (a guide moved into `legacy/` with the folders its `./docs/x.md` links point into still
+    links them), and a name in a directory sketch (`|- README.md`, `├── LICENSE`) is a picture of the tree, not
+    a reference.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -340,9 +347,14 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
         if src is None or not any(g in src.text or posixpath.basename(g) in src.text for g in gone):
             continue
         seen: set[tuple[str, int]] = set()
+        # Where the doc's links are written (line -> target spans): a path inside a link's target is the link's to
+        # judge, resolved from the doc's folder as a renderer does (a guide moved into `legacy/` with the folders
+        # its `./docs/x.md` links point into still links them), never again as a path from the root.
+        targets: dict[int, list[tuple[int, int]]] = {}
         doc = ctx.document(src) if is_doc else None
         if doc is not None:
             for link in doc.links:
+                targets.setdefault(link.line, []).append((link.start, link.end))
                 t = _resolve(ctx, path, link, kb)
                 if t is None or t.kind != "repo":
                     continue
@@ -357,6 +369,10 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if (old, n) in seen:
                     continue
                 start = _mention(line, old)
+                if start is not None and any(a <= start < b for a, b in targets.get(n, ())):
+                    continue  # inside a link's target: judged above, from the doc's folder
+                if start is not None and _SKETCH.search(line, 0, start):
+                    continue  # a name in a directory sketch
                 new = gone[old]
                 if start is not None and new is not None and new in line:
                     continue  # the line names where the file went too (`[LICENSE](./docs/zh/LICENSE)`): updated

@@ -97,6 +97,56 @@ def test_a_line_that_names_where_the_file_went_is_not_stale() -> None:
     )
 
 
+def test_a_link_into_a_folder_moved_beside_its_doc_is_judged_from_the_doc_s_folder() -> None:
+    """volcengine/veScale 53a113dd moved the old code and docs into `legacy/` with a copy of the old README,
+    whose `./docs/...` links now resolve, from `legacy/`, into the moved folders. Read as paths from the root
+    they named the renamed files, and rewriting them to `./legacy/docs/...` would break them; the new root
+    README's link to the old path is stale."""
+    guide, quick = "docs/texts/introduction.md", "docs/texts/quick-start.md"
+    old_readme = "# veScale on Ascend NPU\n\n**[Introduction](./docs/texts/introduction.md)**\n"
+    base = {"README.md": old_readme, guide: "# Introduction\n", quick: "# Quick start\n"}
+    head = {
+        "README.md": "# veScale\n\n- **[Introduction](./docs/texts/introduction.md)**\n",
+        "legacy/README.md": old_readme,
+        "legacy/" + guide: "# Introduction\n",
+        quick: "# Quick start\n",
+    }
+    changes = {
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({1, 3})),
+        "legacy/README.md": FileChange("legacy/README.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})),
+        "legacy/" + guide: FileChange("legacy/" + guide, ChangeStatus.RENAMED, old_path=guide),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.message, f.suggestion) for f in report.findings if f.rule == "NPU502"]
+    assert found == [
+        (
+            "README.md",
+            3,
+            "This line still names `docs/texts/introduction.md`, but the change renames `docs/texts/introduction.md` "
+            "to `legacy/docs/texts/introduction.md`.",
+            "- **[Introduction](./legacy/docs/texts/introduction.md)**",
+        )
+    ]
+
+
+def test_a_name_in_a_directory_sketch_is_not_a_reference() -> None:
+    """Ascend/ascend-deployer 12133572 deleted README.md while its guide's directory sketch (`|- README.md`)
+    still listed it: a picture of the tree, not a path a reader follows. A command naming it is stale."""
+    guide = (
+        "# Deploy CANN on Ascend NPU\n\n::\n\n   ascend-deployer\n   |- install.sh\n   |- README.md\n"
+        "   └── README.md\n\nRun `cat README.md` first.\n"
+    )
+    base = {"README.md": "# Deployer\n", "install.sh": "echo\n", "docs/deploy.rst": ""}
+    head = {"install.sh": "echo\n", "docs/deploy.rst": guide}
+    changes = {
+        "README.md": FileChange("README.md", ChangeStatus.DELETED),
+        "docs/deploy.rst": FileChange("docs/deploy.rst", ChangeStatus.MODIFIED, added_lines=frozenset(range(1, 11))),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("docs/deploy.rst", 10, "This line still names `README.md`, but the change deletes `README.md`.")]
+
+
 def test_npu502_without_a_profile_one_wrong_link_copied_into_twin_docs_is_one_cause() -> None:
     from npu_review.checks.diffing import changes_between
 
