@@ -47,9 +47,10 @@ def test_by_cause_leads_with_the_first_place_and_lists_the_others() -> None:
     assert places(many, limit=3) == "`a:2`, `a:3`, `a:4`, and 10 more"
 
 
-def test_a_cut_command_is_its_own_cause_and_twin_guides_share_it() -> None:
-    """NPU111: a guide and its translation that cut the same command are one comment; another command cut the
-    same way elsewhere is another."""
+def test_commands_a_change_cuts_alike_are_one_cause_in_twin_guides_and_elsewhere() -> None:
+    """NPU111: a guide and its translation that cut the same command, and another command cut the same way in
+    another guide of the change, are one habit and one comment (a replay sweep's blind judges called the repeats
+    noise)."""
     from pathlib import Path
 
     from tests.fixture_support import Case, case_config, run_case
@@ -62,13 +63,13 @@ def test_a_cut_command_is_its_own_cause_and_twin_guides_share_it() -> None:
     report = run_case(case, case_config(case))
     cuts = [f for f in report.findings if f.rule == "NPU111"]
     assert [(f.path, f.line) for f in cuts] == [("docs/en/bench.md", 4), ("docs/train.md", 2), ("docs/zh/bench.md", 4)]
-    assert cuts[0].cause == cuts[2].cause != cuts[1].cause
-    assert [len(c.also) for c in by_cause(cuts)] == [1, 0]
+    assert cuts[0].cause == cuts[1].cause == cuts[2].cause
+    assert [len(c.also) for c in by_cause(cuts)] == [2]
 
 
-def test_one_doc_block_cut_alike_twice_is_one_cause() -> None:
-    """NPU111: two settings of one listing with blanks after their `\\` (verl #6126's GSPO guide) are one comment on
-    the first, naming the second; the same cut in another block of the file is another cause."""
+def test_one_doc_cut_alike_three_times_is_one_cause() -> None:
+    """NPU111: two settings of one listing with blanks after their `\\` (verl #6126's GSPO guide) and the same cut
+    in another block of the file are one comment on the first, naming the others."""
     from pathlib import Path
 
     from tests.fixture_support import Case, case_config, run_case
@@ -92,5 +93,5 @@ def test_one_doc_block_cut_alike_twice_is_one_cause() -> None:
     report = run_case(case, case_config(case))
     cuts = [f for f in report.findings if f.rule == "NPU111"]
     assert [(f.line, f.severity.label) for f in cuts] == [(5, "warning"), (10, "warning"), (17, "warning")]
-    assert cuts[0].cause == cuts[1].cause != cuts[2].cause
-    assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(cuts)] == [(5, [10]), (17, [])]
+    assert cuts[0].cause == cuts[1].cause == cuts[2].cause
+    assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(cuts)] == [(5, [10, 17])]

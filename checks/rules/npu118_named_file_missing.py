@@ -69,7 +69,8 @@ class NamedFileMissing(Rule):
     clone of this repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A
     name is judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at
     least two levels deep of the path exists (`tests/special_npu/`). On a change, a file the change deletes that
-    such a command still names is reported on that command's line, even where the change did not touch it; so is
+    such a command still names is reported on that command's line, even where the change did not touch it (all
+    such commands of a change are one cause, one comment); so is
     a `cd` into a folder the change moves as a whole (every file it renames out of the folder keeps its place
     under one new folder, and nothing is left in the old one: pypto's guide kept `cd examples/hello_world` when
     its examples were renumbered `00_hello_world`), with the folder's new path.
@@ -354,6 +355,9 @@ def _gone_of(r: FileRef, gone: dict[str, str | None]) -> str | None:
     return old
 
 
+_GONE = "commands naming the files the change deletes or moves"
+
+
 def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | None], caused: bool = False) -> Hit:
     path = r.candidates[0]
     what = _WHAT.get(r.how, "the file")
@@ -398,6 +402,9 @@ def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | No
         suggestion=suggestion,
         related=tuple(Related(m.source, m.line, f"also names {r.text}") for m in more),
         caused_by_change=caused,
+        # The commands a change leaves naming the files it deletes or moves are one decision left undone (a
+        # release retiring scripts its guides still run): one cause, whichever files.
+        cause=_GONE if old is not None else None,
     )
 
 

