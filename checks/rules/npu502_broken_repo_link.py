@@ -78,7 +78,9 @@ class BrokenRepoLink(Rule):
     the reader at a release on purpose: not reported. A path inside a link is judged as the link resolves, from
     the doc's own folder (a guide moved into `legacy/` with the folders its `./docs/x.md` links point into still
     links them), and a name in a directory sketch (`|- README.md`, `├── LICENSE`) is a picture of the tree, not
-    a reference.
+    a reference. A bare name that a move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) is the
+    thing's name in a doc's prose ("the patch fits `Megatron-LM-250328`") and a stale path in a command
+    (`cd Megatron-LM-250328`, in a code block).
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -92,6 +94,11 @@ class BrokenRepoLink(Rule):
         [8.3.rc1 (v0.7.0)](https://github.com/verl-project/verl/blob/release/v0.7.0/docker/ascend/Dockerfile.ascend_8.3.rc1_a2)
         # docs/ascend_tutorial/get_start/install_guidance.rst
         `安装脚本 <../../../scripts/install_vllm_mcore_npu.sh>`_
+
+    A "did you mean" names a file of the same folder with a close name in the same language, where no word
+    of the name is replaced by another (`support_dcu_model_list.md` is not `support_xpu_model_list.md`
+    misspelled, nor `guide_en.md` the Chinese `guide.md`): a typo, a dropped letter, a version bump, another
+    extension, or a language marker the name gained (`guide.md` -> `guide_zh.md`).
 
     When the only close file differs by an invisible character in its own name, the advice is to rename the
     file (NPU501 reports it), never to copy the invisible character into the link.
@@ -317,10 +324,33 @@ def _guess(ctx: Context, path: str) -> str | None:
 
     def find() -> str | None:
         names = _folders(ctx).get(posixpath.dirname(path), {})
-        close = difflib.get_close_matches(posixpath.basename(path), list(names), n=1, cutoff=0.85)
-        return names[close[0]] if close else None
+        name = posixpath.basename(path)
+        close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.85)
+        return next((names[c] for c in close if _plausible(name, c)), None)
 
     return ctx.memo(("npu502-guess", "head", path), find)
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# A doc's language marker: `guide_en.md` is not `guide.md` (the Chinese one) misspelled.
+_LANGUAGES = frozenset({"en", "zh", "cn", "ch", "ja", "jp", "ko", "english", "chinese"})
+
+
+def _plausible(missing: str, candidate: str) -> bool:
+    """`candidate` may be the file `missing` meant: no other language (a name without a language marker may have
+    gained one: `guide.md` -> `guide_zh.md`), and no word of the name replaced by another (`support_dcu_model_list`
+    is not `support_xpu_model_list` misspelled; `lassification` is `classification`; a changed number is a version
+    bump; the extension may change, `.md` -> `.rst`)."""
+    a = [w.lower() for w in _WORD.findall(posixpath.splitext(missing)[0])]
+    b = [w.lower() for w in _WORD.findall(posixpath.splitext(candidate)[0])]
+    marked = {w for w in a if w in _LANGUAGES}
+    if marked and marked != {w for w in b if w in _LANGUAGES}:
+        return False
+    if len(a) == len(b):
+        for x, y in zip(a, b, strict=True):
+            if x != y and x.isalpha() and y.isalpha() and difflib.SequenceMatcher(None, x, y).ratio() < 0.75:
+                return False
+    return True
 
 
 def _folders(ctx: Context) -> dict[str, dict[str, str]]:
@@ -380,6 +410,10 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
         for old in gone:
+            # A bare name the move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) still names the
+            # thing in a doc's prose ("the patch fits `Megatron-LM-250328`"); in a command (a code block) it is a
+            # path from where the command runs, and stale.
+            kept_name = "/" not in old and gone[old] is not None and posixpath.basename(gone[old] or "") == old
             for n, line in enumerate(src.lines, start=1):
                 if (old, n) in seen:
                     continue
@@ -388,6 +422,14 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     continue  # inside a link's target: judged above, from the doc's folder
                 if start is not None and _SKETCH.search(line, 0, start):
                     continue  # a name in a directory sketch
+                if (
+                    start is not None
+                    and kept_name
+                    and doc is not None
+                    and n not in doc.code
+                    and not any(old in line[a:b] for a, b in targets.get(n, ()))
+                ):
+                    continue  # the thing's name in prose (no link of the line names it), not a path
                 new = gone[old]
                 if start is not None and new is not None and new in line:
                     continue  # the line names where the file went too (`[LICENSE](./docs/zh/LICENSE)`): updated

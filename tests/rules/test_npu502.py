@@ -203,3 +203,63 @@ def test_npu502_without_a_profile_links_into_one_folder_are_one_cause_however_wr
     found = [(f.path, f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"]
     assert found == [("docs/quickstart.md", 3, "warning"), ("docs/quickstart.md", 5, "warning")]
     assert len({f.cause for f in report.findings if f.rule == "NPU502"}) == 1
+
+
+def test_a_bare_name_the_move_keeps_is_a_name_in_prose_and_a_path_in_a_command() -> None:
+    """alibaba/Pai-Megatron-Patch 8686b9c6 moved its `Megatron-LM-250328` checkout into `backends/megatron/`; its
+    patch guides say in prose which Megatron the patch fits (`Megatron-LM-250328`, still its name after the move):
+    not a path. The guides' `cd Megatron-LM-250328` from the root is one, and is stale."""
+    old, new = "Megatron-LM-250328", "backends/megatron/Megatron-LM-250328"
+    guide = (
+        "# Optimizer offloading fix\n\nThe patch fits `Megatron-LM-250328` only (Ascend NPU and GPU).\n\n"
+        f"```bash\ncd {old}\ngit apply fix.patch\n```\n"
+    )
+    base = {old: "6ba97dd\n", "fixes/README.md": guide}
+    head = {new: "6ba97dd\n", "fixes/README.md": guide}
+    changes = {new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1}))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"]
+    assert found == [
+        (
+            new,
+            1,
+            f"This change renames `{old}` to `{new}`, but 1 reference still points at the old path: "
+            f"fixes/README.md:6. Update it to `{new}`.",
+        )
+    ]
+
+
+def test_a_did_you_mean_keeps_the_language_and_the_words_of_the_missing_name() -> None:
+    """PaddlePaddle/PaddleX's guides: a missing `support_dcu_model_list.md` is not `support_xpu_model_list.md`
+    misspelled (another device's list), a missing `x_en.md` is not the Chinese `x.md`; a dropped letter
+    (`lassification`), a version bump, another extension and a language marker the name gained (verl's
+    `precision_alignment.md` -> `precision_alignment_zh.md`) are what a guess is for."""
+    guide = (
+        "# Ascend NPU support\n\n"
+        "[DCU models](models/support_dcu_model_list.md)\n"
+        "[Forecasting](models/forecasting_en.md)\n"
+        "[Classification](models/image_lassification_en.md)\n"
+        "[Image](docker/Dockerfile.ascend_9.0.1_a3)\n"
+        "[Profiling](models/profiling.md)\n"
+        "[Debugger](models/ascend_debugger_zh.md)\n"
+    )
+    files = {
+        "models/support_xpu_model_list.md": "# XPU\n",
+        "models/forecasting.md": "# 预测\n",
+        "models/image_classification_en.md": "# Classification\n",
+        "docker/Dockerfile.ascend_9.1.0_a3": "FROM cann:9.1.0\n",
+        "models/profiling_zh.md": "# 性能\n",
+        "models/ascend_debugger_zh.rst": "调试\n",
+    }
+    head = {**files, "docs.md": guide}
+    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 9)))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
+    guesses = {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
+    assert guesses == {
+        3: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
+        4: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
+        5: "Did you mean `models/image_classification_en.md`",
+        6: "Did you mean `docker/Dockerfile.ascend_9.1.0_a3`",
+        7: "Did you mean `models/profiling_zh.md`",
+        8: "Did you mean `models/ascend_debugger_zh.rst`",
+    }
