@@ -80,8 +80,12 @@ class GhaCacheScopeCollision(Rule):
     kinds = frozenset({kinds.ASCEND_WORKFLOW, kinds.WORKFLOW})
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
+        if not ctx.audit and not any(
+            ctx.is_added_line(w.path, w.line) for w in self._writers(ctx, sorted(ctx.changeset.changes))
+        ):
+            return  # a change's finding is on a cache-to line it adds: none in the files it touches, none anywhere
         writers: dict[str, list[_Writer]] = defaultdict(list)
-        for w in self._writers(ctx):
+        for w in self._writers(ctx, ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}))):
             writers[w.scope].append(w)
         # One finding per cache-to line, naming every scope it shares and with whom.
         per_line: dict[tuple[str, int], list[str]] = defaultdict(list)
@@ -123,9 +127,11 @@ class GhaCacheScopeCollision(Rule):
                 cause="shared cache scope",  # one decision (scopes that do not tell builds apart), one comment
             )
 
-    def _writers(self, ctx: Context) -> Iterator[_Writer]:
+    def _writers(self, ctx: Context, paths: Iterable[str]) -> Iterator[_Writer]:
+        """The cache-to writers of the workflows among `paths` (in their order); a path of either workflow kind is
+        a candidate of ASCEND_WORKFLOW (context.candidate_paths), so that list holds every one."""
         g = grammar(ctx)
-        for path in ctx.head_paths():
+        for path in paths:
             if not ctx.kindmap.has(path, kinds.WORKFLOW) and not ctx.kindmap.has(path, kinds.ASCEND_WORKFLOW):
                 continue
             src = ctx.source(path)
