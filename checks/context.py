@@ -176,8 +176,8 @@ class Context:
 
     def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str]) -> list[str]:
         """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can
-        search its blobs itself (git) narrows the paths first, by their extensions, so that only the files that may
-        match are read; the answer is the same as reading every file."""
+        search its blobs itself (git) narrows the paths first, by their names (`_name_pathspecs`), so that only the
+        files that may match are read; the answer is the same as reading every file."""
         wanted = tuple(dict.fromkeys(needles))
         paths = list(paths)
         if not wanted or not paths:
@@ -185,7 +185,7 @@ class Context:
         grep = getattr(self.changeset.head, "grep", None)
         hits: set[str] | None = None
         if callable(grep) and all(n.isascii() and "\n" not in n and "\r" not in n for n in wanted):
-            specs = _extension_pathspecs(paths)
+            specs = _name_pathspecs(paths)
             if specs is not None:
                 hits = grep(wanted, specs)
         out = []
@@ -469,16 +469,22 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _extension_pathspecs(paths: list[str], most: int = 8) -> list[str] | None:
-    """Git pathspecs (`*.sh`: any folder) that cover every path by its extension; None when a path has none or
-    there are too many to be worth it."""
+def _name_pathspecs(paths: list[str], most: int = 8) -> list[str] | None:
+    """Git pathspecs that cover every path: `*.sh` (any folder) by its extension, `*Dockerfile*` by the part of its
+    name before the first dot where it has no plain extension (`Dockerfile.ascend_8.2.rc1_a2`); None when a name
+    gives neither or there are too many to be worth it. A pathspec may cover more paths than these: the caller
+    keeps the ones it asked about."""
     specs: set[str] = set()
     for path in paths:
         name = path.rsplit("/", 1)[-1]
         stem, dot, ext = name.rpartition(".")
-        if not dot or not stem or not ext.isalnum():
-            return None
-        specs.add(f"*.{ext}")
+        if dot and stem and ext.isalnum():
+            specs.add(f"*.{ext}")
+        else:
+            head = name.split(".", 1)[0]
+            if not head or any(c in head for c in "*?[]\\:!"):
+                return None  # a name a pathspec cannot spell plainly
+            specs.add(f"*{head}*")
         if len(specs) > most:
             return None
     return sorted(specs)

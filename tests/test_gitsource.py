@@ -84,7 +84,7 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
     """`Context.paths_mentioning` on a git tree narrows with `git grep` first; the paths it returns are those that
     reading every file gives (a MemoryTree of the same texts), whatever the folder, the bytes or the kind."""
     from npu_review.checks.config import DEFAULT_CONFIG
-    from npu_review.checks.context import Context
+    from npu_review.checks.context import Context, _name_pathspecs
     from npu_review.checks.kinds import KindMap
     from npu_review.checks.model import ChangeSet, MemoryTree
     from npu_review.gitsource import EMPTY_TREE_SHA, changeset_from_git
@@ -102,6 +102,11 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
         ".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: bash gen.sh\n",
         "docs/x.md": "gen.sh in prose\n",
         "binary.sh": b"\x00gen.sh",
+        # Names with no plain extension: narrowed by the part before the first dot (`*Dockerfile*`).
+        "docker/Dockerfile.ascend_8.2.rc1_a2": "RUN bash /opt/gen.sh\n",
+        "docker/Dockerfile.ascend_8.2.rc1_a3": "RUN echo a3\n",
+        "docker/Dockerfile": "RUN sh gen.sh\n",
+        "Makefile": "all:\n\tbash gen.sh\n",
     }
     for path, text in files.items():
         write(r, path, text)
@@ -123,6 +128,7 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
                 ctx.paths_mentioning(["gen.sh", "nothing"], [*shells, ".github/workflows/ci.yml", "docs/x.md"]),
                 ctx.paths_mentioning(["café"], shells),  # not ASCII: every file read, no narrowing
                 ctx.paths_mentioning(["absent"], shells),
+                ctx.paths_mentioning(["gen.sh"], [p for p in files if "Dockerfile" in p or p == "Makefile"]),
             )
         )
     assert answers[0] == answers[1]
@@ -137,6 +143,10 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
         "docs/x.md",
     ]
     assert answers[0][3] == []
+    assert answers[0][4] == ["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile"]
+    specs = _name_pathspecs(["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile", "a/run.sh"])
+    assert specs == ["*.sh", "*Dockerfile*", "*Makefile*"]
+    assert _name_pathspecs(["docker/.env"]) is None  # nothing before the dot: no pathspec spells it plainly
     grep = GitTree(Git(str(r)), git(r, "rev-parse", "HEAD").strip()).grep(["gen.sh"], ["*.sh"])
     assert grep is not None and {"ci/run.sh", "binary.sh", "scripts/gen.sh"} - grep == {"scripts/gen.sh"}
 

@@ -262,7 +262,7 @@ class A2A3TwinDrift(Rule):
         dev = devices(ctx)
         facts = ctx.facts.twin_drift
         norm = Normaliser(dev, list(facts.one_sided))
-        paths = sorted(ctx.paths_of_kind(ASCEND_DOCKERFILE))
+        paths = sorted(ctx.paths_of_kind(ASCEND_DOCKERFILE)) if ctx.audit else _beside_touched(ctx)
         pairs = twin_paths(paths, dev)
         pairs += untokened_twins(paths, dev, ctx, {p for pair in pairs for p in pair})
         for a2, a3 in pairs:
@@ -347,3 +347,16 @@ class A2A3TwinDrift(Rule):
             f"the reason where the difference is {axis}-specific.",
             related=tuple(Related(a3 if path == a2 else a2, n) for n in (only3 if path == a2 else only2)[:MAX_LISTED]),
         )
+
+
+def _beside_touched(ctx: Context) -> list[str]:
+    """On a change, the Ascend Dockerfiles of the folders the change touches, in path order. Twins share a folder
+    (a name with the other device's token, without a token, with an OS suffix), and a pair neither of whose files
+    the change touches says nothing (`_pair`): the pairs these make that hold a touched file are the pairs every
+    Ascend Dockerfile would make, found without deciding the content kind of the others."""
+    folders = {posixpath.dirname(p) for c in ctx.changeset.changes.values() for p in (c.path, c.old_path) if p}
+    return [
+        p
+        for p in ctx.candidate_paths(frozenset({ASCEND_DOCKERFILE}))
+        if posixpath.dirname(p) in folders and ctx.has_kind(p, ASCEND_DOCKERFILE)
+    ]

@@ -63,3 +63,29 @@ def test_npu310_os_twins_compare_configuration_only_and_say_which_instructions()
             "file. Make the twins match, or suppress with the reason where the difference is OS-specific.",
         )
     ]
+
+
+def test_a_change_compares_the_twins_of_the_folders_it_touches_only() -> None:
+    """A change that edits the A3 twin of one folder gets that pair's drift; another folder's drifting pair, which
+    the change does not touch, is not read for it (an audit reports both)."""
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    a2 = "FROM r/cann:9.1.0-910b-ubuntu22.04-py3.12\nRUN pip install a\nRUN pip install b\n"
+    a3 = "FROM r/cann:9.1.0-a3-ubuntu22.04-py3.12\nRUN pip install a\nRUN pip install b\n"
+    drifted = a3.replace("pip install b", "pip install c")
+    base = {
+        "docker/sglang/Dockerfile.ascend_a2": a2,
+        "docker/sglang/Dockerfile.ascend_a3": a3,
+        "docker/vllm/Dockerfile.ascend_a2": a2,
+        "docker/vllm/Dockerfile.ascend_a3": drifted,
+    }
+    head = {**base, "docker/sglang/Dockerfile.ascend_a3": drifted}
+    path = "docker/sglang/Dockerfile.ascend_a3"
+    changes = {path: FileChange(path, ChangeStatus.MODIFIED, added_lines=frozenset({3}))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU310"] == [(path, 3)]
+    audit_report = run(ChangeSet(head=MemoryTree(head), audit=True))
+    assert sorted(f.path for f in audit_report.findings if f.rule == "NPU310") == [
+        "docker/sglang/Dockerfile.ascend_a2",
+        "docker/vllm/Dockerfile.ascend_a2",
+    ]
