@@ -471,20 +471,23 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
 
 def _name_pathspecs(paths: list[str], most: int = 8) -> list[str] | None:
     """Git pathspecs that cover every path: `*.sh` (any folder) by its extension, `*Dockerfile*` by the part of its
-    name before the first dot where it has no plain extension (`Dockerfile.ascend_8.2.rc1_a2`); None when a name
-    gives neither or there are too many to be worth it. A pathspec may cover more paths than these: the caller
-    keeps the ones it asked about."""
-    specs: set[str] = set()
-    for path in paths:
-        name = path.rsplit("/", 1)[-1]
-        stem, dot, ext = name.rpartition(".")
-        if dot and stem and ext.isalnum():
-            specs.add(f"*.{ext}")
-        else:
+    name before the first dot where it has no plain extension (`Dockerfile.ascend_8.2.rc1_a2`, `Dockerfile.29006`);
+    by that part for every path when the extensions are too many; None when a name gives neither or there are still
+    too many to be worth it. A pathspec may cover more paths than these: the caller keeps the ones it asked about."""
+    for by_extension in (True, False):
+        specs: set[str] = set()
+        for path in paths:
+            name = path.rsplit("/", 1)[-1]
+            stem, dot, ext = name.rpartition(".")
+            if by_extension and dot and stem and ext.isalnum() and not ext.isdigit():
+                specs.add(f"*.{ext}")
+                continue
             head = name.split(".", 1)[0]
             if not head or any(c in head for c in "*?[]\\:!"):
                 return None  # a name a pathspec cannot spell plainly
             specs.add(f"*{head}*")
-        if len(specs) > most:
-            return None
-    return sorted(specs)
+            if len(specs) > most:
+                break
+        if len(specs) <= most:
+            return sorted(specs)
+    return None

@@ -147,6 +147,10 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
     specs = _name_pathspecs(["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile", "a/run.sh"])
     assert specs == ["*.sh", "*Dockerfile*", "*Makefile*"]
     assert _name_pathspecs(["docker/.env"]) is None  # nothing before the dot: no pathspec spells it plainly
+    # A numbered copy is no extension; nine extensions are too many, the names' first parts are few.
+    assert _name_pathspecs(["d/Dockerfile.29006", "d/Dockerfile.29007"]) == ["*Dockerfile*"]
+    many = [f"scripts/run.{ext}" for ext in ("sh", "bash", "py", "yml", "yaml", "md", "rst", "txt", "cfg")]
+    assert _name_pathspecs(many) == ["*run*"]
     grep = GitTree(Git(str(r)), git(r, "rev-parse", "HEAD").strip()).grep(["gen.sh"], ["*.sh"])
     assert grep is not None and {"ci/run.sh", "binary.sh", "scripts/gen.sh"} - grep == {"scripts/gen.sh"}
 
