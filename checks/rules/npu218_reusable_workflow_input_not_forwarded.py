@@ -131,7 +131,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
     for (`if: inputs.publish`, `if: inputs.type == 'schedule'`), a call by address
     (`owner/name/.github/workflows/x.yml@ref`) unless it names this repository and the file is in it, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
-    were there before it.
+    were there before it. An entry of `inputs:` or `secrets:` whose value is a scalar (`required: true`,
+    `default: 'main'`) is no input: it is a key of the input above, indented one level too shallow.
     """
 
     id = "NPU218"

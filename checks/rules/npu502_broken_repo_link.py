@@ -80,7 +80,8 @@ class BrokenRepoLink(Rule):
     links them), and a name in a directory sketch (`|- README.md`, `├── LICENSE`) is a picture of the tree, not
     a reference. A bare name that a move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) is the
     thing's name in a doc's prose ("the patch fits `Megatron-LM-250328`") and a stale path in a command
-    (`cd Megatron-LM-250328`, in a code block).
+    (`cd Megatron-LM-250328`, in a code block). The text of a link to a file that is there (an image's alt text,
+    `![old_name.png](new_name_en.png)`) is a label, not a reference.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -396,6 +397,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
         # judge, resolved from the doc's folder as a renderer does (a guide moved into `legacy/` with the folders
         # its `./docs/x.md` links point into still links them), never again as a path from the root.
         targets: dict[int, list[tuple[int, int]]] = {}
+        # The text of the links that work (`![old_name.png](new_name_en.png)`): a label, not a reference.
+        labels: dict[int, list[tuple[int, int]]] = {}
         doc = ctx.document(src) if is_doc else None
         if doc is not None:
             for link in doc.links:
@@ -403,6 +406,9 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 t = _resolve(ctx, path, link, kb)
                 if t is None or t.kind != "repo":
                     continue
+                label = _label(src.line(link.line), link) if link.syntax == "inline" else None
+                if label is not None and _exists(ctx, t, link, kb):
+                    labels.setdefault(link.line, []).append(label)
                 hit = t.path if t.path in gone else None
                 if hit is None and not t.exact:
                     hit = next((g for g in gone if g in (t.path + s for s in kb.doc_suffixes)), None)
@@ -422,6 +428,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     continue  # inside a link's target: judged above, from the doc's folder
                 if start is not None and _SKETCH.search(line, 0, start):
                     continue  # a name in a directory sketch
+                if start is not None and any(a <= start < b for a, b in labels.get(n, ())):
+                    continue  # the text of a link to a file that is there
                 if (
                     start is not None
                     and kept_name
@@ -438,6 +446,17 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
+
+
+def _label(line: str, link: Link) -> tuple[int, int] | None:
+    """The span of an inline link's text (`[text](target)`, an image's alt text), None when not written so."""
+    close = link.start - 2
+    if close < 1 or line[close : link.start] != "](":
+        close = link.start - 3  # `](<target>)`
+        if close < 1 or line[close : close + 3] != "](<":
+            return None
+    opened = line.rfind("[", 0, close)
+    return None if opened < 0 else (opened + 1, close)
 
 
 def _mention(line: str, path: str) -> int | None:

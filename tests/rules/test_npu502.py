@@ -263,3 +263,24 @@ def test_a_did_you_mean_keeps_the_language_and_the_words_of_the_missing_name() -
         7: "Did you mean `models/profiling_zh.md`",
         8: "Did you mean `models/ascend_debugger_zh.rst`",
     }
+
+
+def test_the_text_of_a_link_that_works_is_a_label_not_a_reference() -> None:
+    """PaddlePaddle/ERNIE fd360a7f renamed `.metas/ERNIE_milestone.png` to `ERNIE_milestone_zh.png`; the English
+    README shows `![./.metas/ERNIE_milestone.png](./.metas/ERNIE_milestone_en.png)`, an image that is there whose
+    alt text keeps the old name: nothing to update (the suggestion put the Chinese image's name in the English
+    README). The Chinese README's image link to the old path is stale."""
+    old, new = ".metas/ERNIE_milestone.png", ".metas/ERNIE_milestone_zh.png"
+    en = "# ERNIE on Ascend NPU\n\n![./.metas/ERNIE_milestone.png](./.metas/ERNIE_milestone_en.png)\n"
+    zh = "# ERNIE（昇腾 NPU）\n\n![ERNIE](./.metas/ERNIE_milestone.png)\n"
+    images = {".metas/ERNIE_milestone_en.png": "png\n"}
+    base = {**images, old: "png\n", "README.en.md": en, "README.md": zh}
+    head = {**images, new: "png\n", "README.en.md": en, "README.md": zh}
+    changes = {
+        new: FileChange(new, ChangeStatus.RENAMED, old_path=old),
+        "README.en.md": FileChange("README.en.md", ChangeStatus.MODIFIED, added_lines=frozenset({3})),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({3})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("README.md", 3, "![ERNIE](./.metas/ERNIE_milestone_zh.png)")]

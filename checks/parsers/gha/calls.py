@@ -38,13 +38,20 @@ class Call:
     secrets_unknown: bool = False  # `secrets:` that is not a mapping nor `inherit`
 
 
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})  # `token:` declares a secret with no keys
+
+
 def declared(wf: Workflow, event: str, kind: str) -> list[Param]:
-    """The inputs (`kind="input"`) or secrets of `on.<event>` in declaration order."""
+    """The inputs (`kind="input"`) or secrets of `on.<event>` in declaration order. An entry whose value is a scalar
+    (`required: true`, `default: 'main'`) is no input: it is a key of the input above it, indented one level too
+    shallow (GitHub refuses the workflow), not a name anything could read."""
     on = wf.root.get("on")
     spec = on.get(event) if on is not None and on.is_map else None
     block = spec.get("inputs" if kind == "input" else "secrets") if spec is not None and spec.is_map else None
     out: list[Param] = []
     for name, key, value in block.entries() if block is not None else ():
+        if value.is_scalar and value.value.strip() not in _NULLS:
+            continue
         required = value.scalar("required") if value.is_map else None
         out.append(
             Param(
