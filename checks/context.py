@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import threading
 from collections import OrderedDict
@@ -386,10 +387,27 @@ class Context:
         return "head" if self.audit else "base"
 
     def paths_at(self, rev: str) -> list[str]:
-        """Every path at `rev` ("head" or "base"), sorted."""
+        """Every path at `rev` ("head" or "base"), sorted (kept for the run: never change the list)."""
         if rev == "head":
             return self.head_paths()
-        return sorted(self.changeset.base.paths())
+        return self.memo(("paths", "base", ""), lambda: sorted(self.changeset.base.paths()))
+
+    def paths_matching(self, patterns: tuple[str, ...], rev: str = "head") -> list[str]:
+        """The paths at `rev` that one of the globs matches, in path order. Each glob is tried only on the paths
+        under its literal folders (`.github/` of `.github/**/*.json`: a range of the sorted list), not on the
+        whole tree."""
+        paths = self.paths_at(rev)
+        prefixes = sorted({globs.literal_folder(p) for p in patterns})
+        if "" in prefixes:
+            return [p for p in paths if globs.match_any(p, patterns)]
+        found: set[str] = set()
+        for prefix in prefixes:
+            i = bisect.bisect_left(paths, prefix)
+            while i < len(paths) and paths[i].startswith(prefix):
+                if globs.match_any(paths[i], patterns):
+                    found.add(paths[i])
+                i += 1
+        return sorted(found)
 
     def source_at(self, path: str, rev: str) -> SourceFile | None:
         """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App

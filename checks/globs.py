@@ -62,6 +62,17 @@ def _compiled_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return compile_any(patterns)
 
 
+def literal_folder(pattern: str) -> str:
+    """The folders every path the glob matches starts with (`.github/` of `.github/**/*.json`, "" of `**/x.sh`):
+    the glob's leading segments that hold no wildcard, each with its `/`."""
+    end = 0
+    while True:
+        slash = pattern.find("/", end)
+        if slash == -1 or any(c in pattern[end:slash] for c in "*?["):
+            return pattern[:end]
+        end = slash + 1
+
+
 def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
     """One regex matching a path that any of the globs matches (None for no globs): one `match` per path."""
     parts = [f"(?:{compile_glob(p).pattern})" for p in patterns]

@@ -65,3 +65,25 @@ def test_a_renamed_file_is_touched_under_both_names() -> None:
     cs = ChangeSet(MemoryTree({"new/name.sh": ""}), changes={"new/name.sh": change})
     assert cs.touched("new/name.sh") and cs.touched("old/name.sh") and not cs.touched("other.sh")
     assert ChangeSet(MemoryTree({}), audit=True).touched("anything")
+
+
+def test_the_paths_a_glob_matches_are_found_under_its_literal_folders_alone() -> None:
+    """`Context.paths_matching` tries each glob on the range of the sorted paths under its literal folders; the
+    answer is every path `globs.match_any` accepts, whatever the globs (a literal path, `**` first, a wildcard
+    in a middle folder)."""
+    rng = random.Random(5)
+    assert globs.literal_folder(".github/**/*runner*.json") == ".github/"
+    assert globs.literal_folder(".github/actionlint.yaml") == ".github/"
+    assert globs.literal_folder("a/b*/c.md") == "a/"
+    assert globs.literal_folder("**/x.sh") == ""
+    pattern_sets = [
+        (".github/actionlint.yaml", ".github/**/*runner*.json", ".github/**/*label*.json"),
+        ("a/**/b", "a/b*/a", "b/a"),
+        ("**/a.b", "a/a"),
+        ("a", "a/", "/a/**"),
+    ]
+    for _ in range(1500):
+        paths = sorted(set(_random_paths(rng)) | {".github/actionlint.yaml", ".github/x/my_runners.json", ".gitx"})
+        ctx = _context(paths)
+        for patterns in pattern_sets:
+            assert ctx.paths_matching(patterns) == [p for p in paths if globs.match_any(p, patterns)], (paths, patterns)

@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from functools import partial
 
-from npu_review.checks import globs
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
@@ -19,11 +18,6 @@ LABEL_FILE_GLOBS = (".github/**/*runner*.json", ".github/**/*label*.json")
 _NPU_KEYS = ("npu_num", "npus", "npu_count", "num_npus", "cards")
 _CHIP_KEYS = ("chip", "device", "soc")
 _NO_NPU_CHIPS = frozenset({"cpu", "x86", "amd64", "arm64", "none"})
-
-
-def label_files(paths: list[str]) -> list[str]:
-    """The runner-label files among `paths` (ACTIONLINT_CONFIGS and LABEL_FILE_GLOBS)."""
-    return [p for p in paths if p in ACTIONLINT_CONFIGS or globs.match_any(p, LABEL_FILE_GLOBS)]
 
 
 def runner_catalog(ctx: Context) -> RunnerCatalog:
@@ -47,7 +41,7 @@ def _project_labels(ctx: Context, rev: str) -> dict[str, ProjectLabel]:
     families = ctx.facts.ascend_runners.families
     devices = set(families.values())
     out: dict[str, ProjectLabel] = {}
-    files = label_files(ctx.paths_at(rev))
+    files = ctx.paths_matching(ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS, rev)
     for path in sorted(files, key=lambda p: p.endswith(".json")):  # JSON last: its facts win
         src = ctx.source_at(path, rev)
         if src is None:

@@ -179,9 +179,8 @@ class RunnerLabelMismatch(Rule):
                 continue
             for job in wf.jobs.values():
                 found += [(path, f" of job `{job.id}`", e) for e in matrix_test_entries(ctx, wf, job)]
-        for path in ctx.head_paths():
-            if globs.match_any(path, MATRIX_FILE_GLOBS):
-                found += [(path, "", e) for e in matrix_file_entries(ctx, path, catalog)]
+        for path in ctx.paths_matching(MATRIX_FILE_GLOBS):
+            found += [(path, "", e) for e in matrix_file_entries(ctx, path, catalog)]
         for path, of_job, entry in found:
             runner = catalog.runner(entry.runner)
             if runner is None or runner.npus is None:
@@ -581,9 +580,8 @@ def _config_path(ctx: Context, name: str, base: str | None) -> str | None:
 
 def _yaml_by_name(ctx: Context) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for p in ctx.head_paths():
-        if globs.match_any(p, TEST_CONFIG_GLOBS):
-            out.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+    for p in ctx.paths_matching(TEST_CONFIG_GLOBS):
+        out.setdefault(p.rsplit("/", 1)[-1], []).append(p)
     return out
 
 

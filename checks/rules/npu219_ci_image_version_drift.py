@@ -115,7 +115,7 @@ class CiImageVersionDrift(Rule):
 
 def _uses(ctx: Context, rev: str) -> list[_Use]:
     out: list[_Use] = []
-    for path in ctx.paths_at(rev):
+    for path in ctx.candidate_paths(frozenset({WORKFLOW, DOCKERFILE}), rev):
         if not (ctx.kindmap.has(path, WORKFLOW) or ctx.kindmap.has(path, DOCKERFILE)):
             continue
         if "release" in path.lower() or _VERSIONED_PATH.search(path):
