@@ -188,7 +188,9 @@ class Context:
         if callable(grep) and all(n.isascii() and "\n" not in n and "\r" not in n for n in wanted):
             specs = _name_pathspecs(paths)
             if specs is not None:
-                hits = grep(wanted, specs)
+                # Kept for the run: rules ask the same question (NPU117's and NPU323's callers of a touched script).
+                key = ("grep", "head", "\0".join((*wanted, "", *specs)))
+                hits = self.memo(key, lambda: grep(wanted, specs))
         out = []
         for path in paths:
             if hits is not None and path not in hits:
@@ -487,11 +489,19 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _name_pathspecs(paths: list[str], most: int = 8) -> list[str] | None:
-    """Git pathspecs that cover every path: `*.sh` (any folder) by its extension, `*Dockerfile*` by the part of its
-    name before the first dot where it has no plain extension (`Dockerfile.ascend_8.2.rc1_a2`, `Dockerfile.29006`);
-    by that part for every path when the extensions are too many; None when a name gives neither or there are still
-    too many to be worth it. A pathspec may cover more paths than these: the caller keeps the ones it asked about."""
+_LITERAL_SPECS = 64
+
+
+def _name_pathspecs(paths: list[str], most: int = 8, literal: int | None = None) -> list[str] | None:
+    """Git pathspecs that cover every path: each path itself when there are at most `literal` of them, else `*.sh`
+    (any folder) by its extension, `*Dockerfile*` by the part of its name before the first dot where it has no
+    plain extension (`Dockerfile.ascend_8.2.rc1_a2`, `Dockerfile.29006`), by that part for every path when the
+    extensions are too many; None when a name gives neither or there are still too many to be worth it. A
+    pathspec may cover more paths than these: the caller keeps the ones it asked about."""
+    if len(paths) <= (_LITERAL_SPECS if literal is None else literal):
+        # A few paths: each one literally, so that git reads those blobs alone (`*.py` for three build files
+        # would have it read every Python file of the tree).
+        return [f":(literal){p}" for p in paths]
     for by_extension in (True, False):
         specs: set[str] = set()
         for path in paths:

@@ -80,9 +80,16 @@ def test_reads_outside_the_announced_order_are_read_ahead_by_extension(counted: 
     assert calls == [64, 64, 22, 1]  # the .sh files in three exchanges, then the only .txt file
 
 
-def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(tmp_path: Path) -> None:
-    """`Context.paths_mentioning` on a git tree narrows with `git grep` first; the paths it returns are those that
-    reading every file gives (a MemoryTree of the same texts), whatever the folder, the bytes or the kind."""
+@pytest.mark.parametrize("literal", [64, 0], ids=["paths-named-each", "paths-by-name"])
+def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, literal: int
+) -> None:
+    """`Context.paths_mentioning` on a git tree narrows with `git grep` first, naming a few paths each or covering
+    more by their names; the paths it returns are those that reading every file gives (a MemoryTree of the same
+    texts), whatever the folder, the bytes or the kind."""
+    from npu_review.checks import context
+
+    monkeypatch.setattr(context, "_LITERAL_SPECS", literal)
     from npu_review.checks.config import DEFAULT_CONFIG
     from npu_review.checks.context import Context, _name_pathspecs
     from npu_review.checks.kinds import KindMap
@@ -144,13 +151,17 @@ def test_paths_mentioning_through_git_grep_is_the_answer_of_reading_every_file(t
     ]
     assert answers[0][3] == []
     assert answers[0][4] == ["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile"]
-    specs = _name_pathspecs(["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile", "a/run.sh"])
+    # A few paths are named each (git reads those blobs alone); more are covered by their names.
+    assert _name_pathspecs(["setup.py", "a/b.sh"], literal=64) == [":(literal)setup.py", ":(literal)a/b.sh"]
+    specs = _name_pathspecs(
+        ["docker/Dockerfile.ascend_8.2.rc1_a2", "docker/Dockerfile", "Makefile", "a/run.sh"], literal=0
+    )
     assert specs == ["*.sh", "*Dockerfile*", "*Makefile*"]
-    assert _name_pathspecs(["docker/.env"]) is None  # nothing before the dot: no pathspec spells it plainly
+    assert _name_pathspecs(["docker/.env"], literal=0) is None  # nothing before the dot: no plain pathspec
     # A numbered copy is no extension; nine extensions are too many, the names' first parts are few.
-    assert _name_pathspecs(["d/Dockerfile.29006", "d/Dockerfile.29007"]) == ["*Dockerfile*"]
+    assert _name_pathspecs(["d/Dockerfile.29006", "d/Dockerfile.29007"], literal=0) == ["*Dockerfile*"]
     many = [f"scripts/run.{ext}" for ext in ("sh", "bash", "py", "yml", "yaml", "md", "rst", "txt", "cfg")]
-    assert _name_pathspecs(many) == ["*run*"]
+    assert _name_pathspecs(many, literal=0) == ["*run*"]
     grep = GitTree(Git(str(r)), git(r, "rev-parse", "HEAD").strip()).grep(["gen.sh"], ["*.sh"])
     assert grep is not None and {"ci/run.sh", "binary.sh", "scripts/gen.sh"} - grep == {"scripts/gen.sh"}
 
