@@ -343,9 +343,9 @@ def ascend_only(paths: Iterable[str], m: Markers) -> bool:
     """The repository's own Python package (a top-level folder with `__init__.py`, or one under `src/`) is
     named like an Ascend package (`vllm_ascend/`): the whole repository is about Ascend."""
     for path in paths:
+        if not path.endswith("/__init__.py"):
+            continue  # (the test before the split: this runs over every path of the tree)
         parts = path.split("/")
-        if parts[-1] != "__init__.py":
-            continue
         if len(parts) == 2:
             name = parts[0]
         elif len(parts) == 3 and parts[0] == "src":

@@ -149,9 +149,11 @@ def npu_project(ctx: Context) -> bool:
         if m.install is None:
             return False
         for path in ctx.head_paths():
+            if not path.endswith("/__init__.py"):
+                continue
             parts = path.split("/")
             top = len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")
-            if parts[-1] == "__init__.py" and top and m.install.fullmatch(parts[-2]):
+            if top and m.install.fullmatch(parts[-2]):
                 return True
         return False
 

@@ -1438,8 +1438,10 @@ def own_packages(ctx: Context) -> dict[str, str]:
     def build() -> dict[str, str]:
         out: dict[str, str] = {}
         for p in ctx.head_paths():
+            if not p.endswith("/__init__.py"):
+                continue
             parts = p.split("/")
-            if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
+            if len(parts) == 2 or (len(parts) == 3 and parts[0] == "src"):
                 out.setdefault(parts[-2], "" if len(parts) == 2 else "src")
         return out
 
