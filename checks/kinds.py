@@ -124,13 +124,23 @@ class KindMap:
             if not admitted:
                 continue
             needle = "" if all(part is not None and part[0] for _p, part in admitted) else _common(admitted)
-            pats = tuple(p for p, _part in admitted)
-            m = self._regexes.get(pats)
-            if m is None:
-                compiled = globs.compile_any(pats)
-                assert compiled is not None
-                m = self._regexes[pats] = compiled
-            out.append((k, needle, m))
+            if needle or any(part is None or part[0] or not any(part[1]) for _p, part in admitted):
+                groups = {needle: admitted}
+            else:
+                # No literal all the globs share (`Dockerfile.*`, `Containerfile.*` for a `.py` name): each glob's
+                # longest literal tests its own regex, so that a name holding none is matched against nothing.
+                groups = {}
+                for p, part in admitted:
+                    assert part is not None
+                    groups.setdefault(max(part[1], key=len), []).append((p, part))
+            for group_needle, group in groups.items():
+                pats = tuple(p for p, _part in group)
+                m = self._regexes.get(pats)
+                if m is None:
+                    compiled = globs.compile_any(pats)
+                    assert compiled is not None
+                    m = self._regexes[pats] = compiled
+                out.append((k, group_needle, m))
         plan = tuple(out)
         return self._shared_plans.setdefault(plan, plan)
 

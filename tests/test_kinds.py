@@ -113,6 +113,8 @@ def test_random_paths_classify_as_their_regexes_do() -> None:
     parts = ["docs", "docker", "ascend", "a", ".github", "workflows", "config", "verl", "trainer", "special_npu"]
     names = ["Dockerfile", "Dockerfile.ascend_9", "x.Dockerfile", "run_npu.sh", "README.md", "requirements-npu.txt"]
     names += ["ascend_ci.yml", "b.yaml", "pyproject.toml", "c.py", "d.rst", "e", ".f", "g.", "npu_h.bash"]
+    # Names whose extension admits several Dockerfile globs with no literal in common (each tested on its own).
+    names += ["Dockerfile.gen.py", "Containerfile.a.py", "Dockerfile_x.py", "Dockerfile-y.yml", "my.Dockerfile.py"]
     rng = random.Random(7)
     kms = [KindMap(), KindMap(OVERRIDES)]
     for _ in range(3000):
