@@ -92,7 +92,9 @@ class ShellContinuationBroken(Rule):
 
     Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
     line); delete the last backslash of a command that should end there; add the missing one, or delete the
-    blank line inside the command.
+    blank line inside the command. A line that lacks its `\\` and ends with a note
+    (`--min-pixels 393216   # 512x28x28`) needs the note dropped as well: a `\\` after `#` is part of the note,
+    and a continued command holds none.
 
     One finding per command: a command annotated line by line (`--tp 2 \\   # TP size` on every line) is cut on
     each of those lines, but it has one fix; the finding is on the first cut and names the others. The cuts of
@@ -345,12 +347,20 @@ def _missing_backslashes(
                     f"line {ll.line} (`{shorten(first, 40, '…')}`) runs as a command of its own (`{word}: command not "
                     "found`) and the options from there on are lost."
                 )
-                if before.strip():
+                if before.strip() and "#" in before and "#" not in prev.text:
+                    # A note after the options: a `\\` after it would be part of the note, and bash allows no
+                    # comment inside a continued command (a `\\` before one escapes a blank, a comment line cuts).
+                    message = (
+                        f"This line ends without `\\`, so the command ends here: {effect} Drop the comment and end the "
+                        "line with ` \\` (a `\\` after `#` is part of the comment, and a continued command can hold "
+                        "no comment)."
+                    )
+                    suggestion: str | None = None
+                elif before.strip():
                     message = (
                         f"This line ends without `\\`, so the command ends here: {effect} End this line with ` \\`."
                     )
-                    # (a `\\` after a note would be part of the note: no suggestion for a line that has one)
-                    suggestion: str | None = None if "#" in before else before.rstrip() + " \\"
+                    suggestion = None if "#" in before else before.rstrip() + " \\"
                 else:
                     message = (
                         f"This blank line ends the command continued above it (a `\\` continues a line into the "

@@ -80,8 +80,10 @@ class BrokenRepoLink(Rule):
     links them), and a name in a directory sketch (`|- README.md`, `├── LICENSE`) is a picture of the tree, not
     a reference. A bare name that a move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) is the
     thing's name in a doc's prose ("the patch fits `Megatron-LM-250328`") and a stale path in a command
-    (`cd Megatron-LM-250328`, in a code block). The text of a link to a file that is there (an image's alt text,
-    `![old_name.png](new_name_en.png)`) is a label, not a reference.
+    (`cd Megatron-LM-250328`, in a code block), unless the move put it in the doc's own folder (a README's
+    `pip install -r requirements.txt` beside the file). The text of a link to a file that is there (an image's alt
+    text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
+    names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -229,6 +231,7 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
                 if posixpath.dirname(a) == posixpath.dirname(c.path)
                 and a not in out.values()
                 and difflib.SequenceMatcher(None, posixpath.basename(a), posixpath.basename(c.path)).ratio() >= 0.6
+                and not _other_language(c.path, a)  # `README_en.md` deleted, `README_zh.md` added: a translation
             ]
             out[c.path] = _paired(ctx, c.path, candidates)
         return out
@@ -337,6 +340,16 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 _LANGUAGES = frozenset({"en", "zh", "cn", "ch", "ja", "jp", "ko", "english", "chinese"})
 
 
+def _languages(name: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(posixpath.splitext(posixpath.basename(name))[0])} & _LANGUAGES
+
+
+def _other_language(a: str, b: str) -> bool:
+    """Both names carry a language marker, and not the same one (`README_en.md`, `README_zh.md`)."""
+    x, y = _languages(a), _languages(b)
+    return bool(x) and bool(y) and x != y
+
+
 def _plausible(missing: str, candidate: str) -> bool:
     """`candidate` may be the file `missing` meant: no other language (a name without a language marker may have
     gained one: `guide.md` -> `guide_zh.md`), and no word of the name replaced by another (`support_dcu_model_list`
@@ -344,8 +357,8 @@ def _plausible(missing: str, candidate: str) -> bool:
     bump; the extension may change, `.md` -> `.rst`)."""
     a = [w.lower() for w in _WORD.findall(posixpath.splitext(missing)[0])]
     b = [w.lower() for w in _WORD.findall(posixpath.splitext(candidate)[0])]
-    marked = {w for w in a if w in _LANGUAGES}
-    if marked and marked != {w for w in b if w in _LANGUAGES}:
+    marked = _languages(missing)
+    if marked and marked != _languages(candidate):
         return False
     if len(a) == len(b):
         for x, y in zip(a, b, strict=True):
@@ -420,6 +433,9 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
             # thing in a doc's prose ("the patch fits `Megatron-LM-250328`"); in a command (a code block) it is a
             # path from where the command runs, and stale.
             kept_name = "/" not in old and gone[old] is not None and posixpath.basename(gone[old] or "") == old
+            if kept_name and is_doc and posixpath.dirname(gone[old] or "") == posixpath.dirname(path):
+                continue  # moved into this doc's own folder: the doc names it from there (`pip install -r
+                # requirements.txt` in basic_demo/README.md, the file now basic_demo/requirements.txt)
             for n, line in enumerate(src.lines, start=1):
                 if (old, n) in seen:
                     continue

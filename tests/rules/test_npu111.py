@@ -54,3 +54,29 @@ def test_a_crlf_workflow_is_parsed_like_any_other() -> None:
         return [(f.rule, f.path, f.line) for f in report.findings]
 
     assert findings(crlf_text) == findings(workflow)
+
+
+def test_a_missing_backslash_on_a_line_with_a_note_asks_to_drop_the_note() -> None:
+    """QwenLM/Qwen3-VL 50068df2: each option line of the example ends with a note (`# 512x28x28`) and no `\\`.
+    "End this line with ` \\`" would put the `\\` inside the note, and the command would still be cut: the advice
+    is to drop the note, since a continued command can hold none. No suggestion."""
+    from npu_review.checks import run
+    from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+
+    doc = (
+        "# RealWorldQA on Ascend NPU\n\n```bash\npython run_realworldqa.py infer \\\n"
+        "    --min-pixels 393216      # 512x28x28\n    --max-pixels 1003520     # 1280x28x28\n```\n"
+    )
+    changes = {"docs/rwqa.md": FileChange("docs/rwqa.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 8)))}
+    report = run(ChangeSet(head=MemoryTree({"docs/rwqa.md": doc}), base=MemoryTree({}), changes=changes))
+    assert [(f.rule, f.line, f.message, f.suggestion) for f in report.findings] == [
+        (
+            "NPU111",
+            5,
+            "This line ends without `\\`, so the command ends here: line 6 (`--max-pixels 1003520     # 1280x28x28`) "
+            "runs as a command of its own (`--max-pixels: command not found`) and the options from there on are "
+            "lost. Drop the comment and end the line with ` \\` (a `\\` after `#` is part of the comment, and a "
+            "continued command can hold no comment).",
+            None,
+        )
+    ]

@@ -284,3 +284,52 @@ def test_the_text_of_a_link_that_works_is_a_label_not_a_reference() -> None:
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU502"]
     assert found == [("README.md", 3, "![ERNIE](./.metas/ERNIE_milestone_zh.png)")]
+
+
+def test_a_translation_is_no_rename_and_a_file_moved_beside_a_doc_is_named_from_there() -> None:
+    """THUDM/CogVLM2 45e3eb7d deleted `basic_demo/README_en.md` and added `basic_demo/README_zh.md` (the English text
+    went into README.md): no rename, so the README's link to the deleted guide gets no suggestion of the Chinese one.
+    f6e1d147 moved `requirements.txt` into `basic_demo/`, whose README runs `pip install -r requirements.txt` from
+    there: not stale. A guide elsewhere that runs it from the root is."""
+    demos = (
+        "```bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\npython cli_demo.py\npython web_demo.py\n"
+        "python openai_api_demo.py\n```\n"
+    )
+    en = "# CogVLM2 basic demo (Ascend NPU)\n\n" + demos
+    zh = "# CogVLM2 基础示例（昇腾 NPU）\n\n" + demos
+    readme = "# CogVLM2\n\n+ [basic_demo](basic_demo/README_en.md) - CLI and WebUI on Ascend NPU\n"
+    base = {"basic_demo/README_en.md": en, "README.md": readme}
+    head = {"basic_demo/README_zh.md": zh, "README.md": readme + "\nAscend NPU support.\n"}
+    changes = {
+        "basic_demo/README_en.md": FileChange("basic_demo/README_en.md", ChangeStatus.DELETED),
+        "basic_demo/README_zh.md": FileChange(
+            "basic_demo/README_zh.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 10))
+        ),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({3})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.message, f.suggestion) for f in report.findings if f.rule == "NPU502"]
+    assert found == [
+        (
+            "README.md",
+            3,
+            "The link `basic_demo/README_en.md` points to `basic_demo/README_en.md` (relative to this file), which "
+            "does not exist in this tree. Point it at the current path, or at a release tag for a file that only "
+            "exists in an old release.",
+            None,
+        )
+    ]
+
+    demo = "# Basic demo on Ascend NPU\n\n```bash\npip install -r requirements.txt\npython cli_demo.py\n```\n"
+    guide = "# Install on Ascend NPU\n\n```bash\npip install -r requirements.txt\n```\n"
+    base = {"requirements.txt": "torch_npu\n", "basic_demo/README.md": demo, "docs/install.md": guide}
+    new = "basic_demo/requirements.txt"
+    head = {new: "torch_npu\n", "basic_demo/README.md": demo, "docs/install.md": guide}
+    changes = {
+        new: FileChange(new, ChangeStatus.RENAMED, old_path="requirements.txt"),
+        "basic_demo/README.md": FileChange("basic_demo/README.md", ChangeStatus.MODIFIED, added_lines=frozenset({4})),
+        "docs/install.md": FileChange("docs/install.md", ChangeStatus.MODIFIED, added_lines=frozenset({4})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("docs/install.md", 4, "pip install -r basic_demo/requirements.txt")]
