@@ -24,6 +24,9 @@ _EVENT_INPUT_REF = re.compile(
 )
 _MATRIX_REF = re.compile(r"(?<![\w.])matrix((?:\.[A-Za-z_][\w-]*)+)")
 _PER_RUN = re.compile(r"github\s*\.\s*run_(?:id|number|attempt)", re.I)
+# Contexts whose values the run computes, per call of a reusable workflow: from its inputs, often (a build job's
+# `label_extension` output, set from the `hardware` input), so a group reading one may differ call by call.
+_RUN_VALUE = re.compile(r"(?<![\w.])(?:needs|steps|jobs|env)\s*\.", re.I)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,9 @@ class ConcurrencyGroupCollision(Rule):
     Not reported: groups without `cancel-in-progress: true` (a literal; an expression is not evaluated),
     groups that include `github.run_id`, calls ordered by `needs:`, the legs of a matrix with `max-parallel:
     1` (they run one after another), and calls whose differing inputs cannot be told apart statically, among
-    them differences only a dynamic matrix (`fromJSON(...)`) makes (it may have a single leg).
+    them differences only a dynamic matrix (`fromJSON(...)`) makes (it may have a single leg), and groups that read
+    a value the run computes (`needs.build.outputs.label_extension`, `steps.*`, `env.*`): it may come from the
+    inputs the group seems to leave out.
     """
 
     id = "NPU216"
@@ -180,6 +185,8 @@ def _groups(wf: Workflow) -> list[_Group]:
         group = conc.get("group")
         if (cancel or "").strip().lower() != "true" or group is None or not group.is_scalar:
             continue
+        if any(_RUN_VALUE.search(m.group(1)) for m in EXPR.finditer(group.value)):
+            continue  # a value the run computes (a job's output, a step's, `env`), which may tell the calls apart
         names = frozenset(
             (a or b).lower() for m in EXPR.finditer(group.value) for a, b in _INPUT_REF.findall(m.group(1))
         )

@@ -97,3 +97,25 @@ def test_a_change_reports_a_new_caller_on_the_group_it_did_not_touch() -> None:
     assert [(p, n) for p, n, _, _ in got(change(base, head), "NPU216")] == [(".github/workflows/reusable.yml", 11)]
     # the same collision, already there before the change, is not reported again
     assert got(change(head, dict(head, **{"README.md": "x\n"})), "NPU216") == []
+
+
+def test_a_group_that_reads_a_job_output_is_left_alone() -> None:
+    """huggingface/text-generation-inference: a job of the reusable build cancels in progress under
+    `${{ needs.build-and-push.outputs.label_extension }}`, which the build job sets from the `hardware` input. The
+    group leaves `hardware` out in name only: each leg of the caller's matrix gets its own group."""
+    reusable = _REUSABLE.replace("      branch:\n", "      hardware:\n        type: string\n      branch:\n").replace(
+        "concurrency:\n  group: e2e-${{ github.workflow }}-${{ inputs.suite }}\n  cancel-in-progress: true\n", ""
+    ) + (
+        "  precompile:\n    needs: t\n    runs-on: linux-aarch64-a2-1\n"
+        "    concurrency:\n      group: precompile-${{ github.workflow }}-${{ needs.t.outputs.label_extension }}\n"
+        "      cancel-in-progress: true\n    steps:\n      - run: make precompile\n"
+    )
+    caller = _STATIC.replace("branch: [main, releases/v1]", "hardware: [npu, cuda]").replace(
+        "branch: ${{ matrix.branch }}", "hardware: ${{ matrix.hardware }}"
+    )
+    report = audit({".github/workflows/reusable.yml": reusable, ".github/workflows/nightly.yml": caller})
+    assert got(report, "NPU216") == []
+    # The same group without the job's output: the legs differ in `hardware` only, and collide.
+    static = reusable.replace("${{ needs.t.outputs.label_extension }}", "x")
+    report = audit({".github/workflows/reusable.yml": static, ".github/workflows/nightly.yml": caller})
+    assert [(f[0], f[1]) for f in got(report, "NPU216")] == [(".github/workflows/reusable.yml", 21)]
