@@ -745,7 +745,10 @@ def moved_commits(ctx: Context, kinds: frozenset[str]) -> list[Moved]:
                     if sha not in base.text:
                         new_at.setdefault(sha, []).append(n)
             for o in old:
-                same = [s for s in new_at if len(s) == len(o)]
+                # The same component: the new pin written where the old one was (`actions/setup-python@<sha>`,
+                # `ARG VLLM_COMMIT=<sha>`, `git checkout <sha>`), not another action's pin the change also wrote.
+                shapes = {_shape(line, o) for line in base.lines if o in line}
+                same = [s for s in new_at if len(s) == len(o) and shapes & {_shape(head.line(n), s) for n in new_at[s]}]
                 if len(same) == 1:
                     pairs.setdefault((o, same[0]), []).extend((path, n) for n in new_at[same[0]])
         out: list[Moved] = []
@@ -762,6 +765,16 @@ def moved_commits(ctx: Context, kinds: frozenset[str]) -> list[Moved]:
         return out
 
     return ctx.memo(("moved-commits", "head", ",".join(sorted(kinds))), collect)
+
+
+def _shape(line: str, sha: str) -> tuple[str, str]:
+    """What a pin's line says around it: the word before the sha's word and that word with the sha left out
+    (`("uses:", "actions/setup-python@")`, `("ARG", "VLLM_COMMIT=")`, `("checkout", "")`)."""
+    words = line[: line.find(sha)].split()
+    before = line[: line.find(sha)]
+    head = "" if not before or before[-1].isspace() else words[-1]
+    prev = words[-2] if head and len(words) > 1 else (words[-1] if not head and words else "")
+    return prev, head
 
 
 def _changed(ctx: Context) -> list[str]:

@@ -83,7 +83,8 @@ class BrokenRepoLink(Rule):
     (`cd Megatron-LM-250328`, in a code block), unless the move put it in the doc's own folder (a README's
     `pip install -r requirements.txt` beside the file). The text of a link to a file that is there (an image's alt
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
-    names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename.
+    names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
+    lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -428,7 +429,10 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if hit is not None:
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
+        history = is_doc and _HISTORY.search(path) is not None
         for old in gone:
+            if history:
+                break  # a changelog's lines record what was (a PR's title naming `CHANGELOG.md`): its links alone count
             # A bare name the move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) still names the
             # thing in a doc's prose ("the patch fits `Megatron-LM-250328`"); in a command (a code block) it is a
             # path from where the command runs, and stale.
@@ -462,6 +466,13 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
+
+
+# Docs that record history (a changelog, release notes): the names in their lines are what was, not references.
+_HISTORY = re.compile(
+    r"(?i)(?:^|/)(?:changelog[^/]*|release[-_ ]?notes[^/]*|(?:history|changes)\.(?:md|rst|txt)"
+    r"|news(?:\.(?:md|rst|txt))?)(?:/|$)"
+)
 
 
 def _label(line: str, link: Link) -> tuple[int, int] | None:

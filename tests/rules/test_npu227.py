@@ -29,3 +29,27 @@ def test_npu227_moved_commit_names_every_stale_place() -> None:
     got = file_findings("NPU227/change_moved_commit", "NPU227")
     _, _, message = got[("pr_test.yaml", 7)]
     assert "Dockerfile:3 (`VLLM_COMMIT`) still pins `d886c26d4d4f`" in message
+
+
+def test_npu227_a_pin_of_another_component_is_no_moved_commit() -> None:
+    """kubeflow/trainer c0787ad3 dropped a `actions/setup-python@ece7cb...` step from one workflow and added an
+    `actions/github-script@60a0d8...` one: two actions, not one pin moved; the other workflows' setup-python pins
+    are not stale. Moving setup-python's own pin in one workflow and not the others still is."""
+    from npu_review.checks import run
+    from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+
+    setup = "actions/setup-python@ece7cb06caefa5fff74198d8649806c4678c61a1"
+    script = "actions/github-script@60a0d83039c74a4aee543508d2ffcb1c3799cdea"
+    newer = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065"
+
+    def wf(step: str) -> str:
+        return f"on: [push]\njobs:\n  t:\n    runs-on: linux-aarch64-a2-1\n    steps:\n      - uses: {step}\n"
+
+    other = ".github/workflows/test-npu.yaml"
+    edited = ".github/workflows/lockfile.yaml"
+    base = {other: wf(setup), edited: wf(setup)}
+    changes = {edited: FileChange(edited, ChangeStatus.MODIFIED, added_lines=frozenset({6}))}
+    for step, expected in ((script, []), (newer, [(edited, 6)])):
+        head = {other: wf(setup), edited: wf(step)}
+        report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+        assert [(f.path, f.line) for f in report.findings if f.rule == "NPU227"] == expected, step

@@ -333,3 +333,23 @@ def test_a_translation_is_no_rename_and_a_file_moved_beside_a_doc_is_named_from_
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU502"]
     assert found == [("docs/install.md", 4, "pip install -r basic_demo/requirements.txt")]
+
+
+def test_a_changelog_s_lines_are_history_not_references() -> None:
+    """kubeflow/trainer d1615374 split CHANGELOG.md into CHANGELOG/CHANGELOG-1.x.md, whose old entries carry pull
+    request titles such as "chore: update CHANGELOG.md": what was, not a reference to update. A guide that tells
+    the reader to read CHANGELOG.md is stale."""
+    entries = "# Changelog (Ascend NPU support)\n\n- chore: update CHANGELOG.md (#1432)\n"
+    guide = "# Releases on Ascend NPU\n\nSee CHANGELOG.md for what changed.\n"
+    base = {"CHANGELOG.md": entries, "docs/releases.md": guide}
+    head = {"CHANGELOG/CHANGELOG-1.x.md": entries, "docs/releases.md": guide}
+    changes = {
+        "CHANGELOG.md": FileChange("CHANGELOG.md", ChangeStatus.DELETED),
+        "CHANGELOG/CHANGELOG-1.x.md": FileChange(
+            "CHANGELOG/CHANGELOG-1.x.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
+        ),
+        "docs/releases.md": FileChange("docs/releases.md", ChangeStatus.MODIFIED, added_lines=frozenset({3})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    found = [(f.path, f.line) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("docs/releases.md", 3)]
