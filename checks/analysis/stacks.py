@@ -748,6 +748,8 @@ def moved_commits(ctx: Context, kinds: frozenset[str]) -> list[Moved]:
                 # The same component: the new pin written where the old one was (`actions/setup-python@<sha>`,
                 # `ARG VLLM_COMMIT=<sha>`, `git checkout <sha>`), not another action's pin the change also wrote.
                 shapes = {_shape(line, o) for line in base.lines if o in line}
+                if any(prev.endswith("uses:") for prev, _ in shapes):
+                    continue  # an action's pin (`uses: owner/action@<sha>`): CI's tooling, bumped workflow by workflow
                 same = [s for s in new_at if len(s) == len(o) and shapes & {_shape(head.line(n), s) for n in new_at[s]}]
                 if len(same) == 1:
                     pairs.setdefault((o, same[0]), []).extend((path, n) for n in new_at[same[0]])

@@ -57,7 +57,9 @@ class EnvironmentStackDisagrees(Rule):
     platforms (`platforms:` of docker/build-push-action, `docker buildx build --platform`), installers, wheels and
     archives for one architecture named literally in a RUN that does not pick the architecture itself; in
     Dockerfiles, scripts and workflows, a path into one Python's installation ending in another Python's
-    executable; on a change, a commit pin (a hex sha) replaced in some Dockerfiles or workflows and left in others.
+    executable; on a change, a commit pin (a hex sha) replaced in some Dockerfiles or workflows and left in others:
+    the same component's pin (the new sha written where the old one was: `ARG VLLM_COMMIT=`, `git checkout`), not
+    an action's (`uses: owner/action@<sha>`, CI's tooling, which projects bump workflow by workflow).
 
     Not reported: values that stay unknown (`${{ steps.x.outputs.cann }}`, `$ARCH`), jobs that set up another
     Python themselves (setup-python, `uv venv`, conda, an apt `python3.X`), a Python version the job names
