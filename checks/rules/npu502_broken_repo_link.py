@@ -85,6 +85,9 @@ class BrokenRepoLink(Rule):
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
     lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
+    A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
+    removed, dropped, ignored or deprecated, describes the deletion. A
+    Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -138,7 +141,7 @@ class BrokenRepoLink(Rule):
             if link.target.startswith(("(", "<")):
                 continue  # `[x]((https://…))`: a URL written in a second pair of brackets, not a path
             target = _resolve(ctx, src.path, link, kb)
-            if target is None or target.kind != "repo" or _exists(ctx, target, link, kb):
+            if target is None or target.kind != "repo" or _exists(ctx, target, link, kb, src.path):
                 continue
             if lived_with and _left_alone(ctx, src, link, target.path):
                 continue
@@ -202,12 +205,32 @@ def _sphinx_root(ctx: Context, doc_path: str) -> str | None:
         d = posixpath.dirname(d)
 
 
-def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks) -> bool:
+def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: str = "") -> bool:
     if ctx.exists_at_head(target.path):
         return True
     if not target.exact:
         return any(ctx.changeset.head.exists(target.path + s) for s in kb.doc_suffixes)
+    if link.target.startswith("/") and doc_path:
+        # A site generator serves its static folder at the site's root: Docusaurus' `/img/x.png` is
+        # `<site>/static/img/x.png` (vllm-project/semantic-router's blog).
+        site = _site_root(ctx, doc_path)
+        if site is not None and ctx.exists_at_head(posixpath.join(site, "static", target.path)):
+            return True
     return False
+
+
+_SITE_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs")
+
+
+def _site_root(ctx: Context, doc_path: str) -> str | None:
+    """The folder of the Docusaurus site the doc belongs to (the nearest one up with its config), else None."""
+    d = posixpath.dirname(doc_path)
+    while True:
+        if any(ctx.changeset.head.exists(posixpath.join(d, c) if d else c) for c in _SITE_CONFIGS):
+            return d
+        if not d:
+            return None
+        d = posixpath.dirname(d)
 
 
 def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
@@ -421,7 +444,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if t is None or t.kind != "repo":
                     continue
                 label = _label(src.line(link.line), link) if link.syntax == "inline" else None
-                if label is not None and _exists(ctx, t, link, kb):
+                if label is not None and _exists(ctx, t, link, kb, path):
                     labels.setdefault(link.line, []).append(label)
                 hit = t.path if t.path in gone else None
                 if hit is None and not t.exact:
@@ -467,6 +490,9 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
 
+
+# Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
+_REMOVAL = re.compile(r"(?i)\b(?:delet|remov|drop|ignor|deprecat|retir|obsolete|no longer)|删除|移除|废弃|弃用")
 
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.
 _HISTORY = re.compile(
@@ -533,6 +559,9 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             leftover.append(ref)
             continue
         src = ctx.source(ref.path)
+        said = f"{src.line(ref.line)} {src.line(ref.line + 1)}" if src is not None else ""  # a sentence may wrap
+        if new is None and ref.link is None and _REMOVAL.search(said):
+            continue  # a line the change writes about the file it deletes: "Delete `x.yml`", "`.cursorrules` ignored"
         if ref.link is not None and src is not None and _link_reported(ctx, src, ref.link, old, kb):
             continue  # check_file reports it, with a suggestion
         suggestion = None

@@ -353,3 +353,30 @@ def test_a_changelog_s_lines_are_history_not_references() -> None:
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     found = [(f.path, f.line) for f in report.findings if f.rule == "NPU502"]
     assert found == [("docs/releases.md", 3)]
+
+
+def test_a_line_about_the_deletion_and_a_docusaurus_static_image_are_not_broken() -> None:
+    """vllm-project/semantic-router: a change that deletes a workflow and writes its plan ("Delete
+    `.github/workflows/skill-review.yml`") describes the deletion; a line it writes telling the reader to run the
+    deleted file is stale. The blog's `/img/x.png` is Docusaurus' `website/static/img/x.png`: not broken."""
+    gone = ".github/workflows/skill-review.yml"
+    plan = f"# CI plan (Ascend NPU jobs)\n\n- Delete `{gone}`.\n- Then run `{gone}` by hand.\n"
+    base = {gone: "on: [push]\n", "docs/plan.md": "# CI plan\n"}
+    head = {"docs/plan.md": plan}
+    changes = {
+        gone: FileChange(gone, ChangeStatus.DELETED),
+        "docs/plan.md": FileChange("docs/plan.md", ChangeStatus.MODIFIED, added_lines=frozenset({1, 2, 3, 4})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [("docs/plan.md", 4)]
+
+    post = "# A new chapter on Ascend NPU\n\n![models](/img/blog/models.png)\n![gone](/img/blog/gone.png)\n"
+    files = {
+        "website/docusaurus.config.ts": "export default {};\n",
+        "website/static/img/blog/models.png": "png\n",
+        "website/blog/2026-07-21-post.md": post,
+    }
+    path = "website/blog/2026-07-21-post.md"
+    changes = {path: FileChange(path, ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3, 4}))}
+    report = run(ChangeSet(head=MemoryTree(files), base=MemoryTree({}), changes=changes))
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [(path, 4)]
