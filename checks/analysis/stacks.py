@@ -772,11 +772,11 @@ def moved_commits(ctx: Context, kinds: frozenset[str]) -> list[Moved]:
 def _shape(line: str, sha: str) -> tuple[str, str]:
     """What a pin's line says around it: the word before the sha's word and that word with the sha left out
     (`("uses:", "actions/setup-python@")`, `("ARG", "VLLM_COMMIT=")`, `("checkout", "")`)."""
-    words = line[: line.find(sha)].split()
     before = line[: line.find(sha)]
-    head = "" if not before or before[-1].isspace() else words[-1]
-    prev = words[-2] if head and len(words) > 1 else (words[-1] if not head and words else "")
-    return prev, head
+    words = before.split()
+    if before and not before[-1].isspace():  # the sha ends a word (`actions/setup-python@<sha>`)
+        return (words[-2] if len(words) > 1 else ""), words[-1]
+    return (words[-1] if words else ""), ""
 
 
 def _changed(ctx: Context) -> list[str]:

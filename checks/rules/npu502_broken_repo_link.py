@@ -182,7 +182,7 @@ def _resolve(ctx: Context, doc_path: str, link: Link, kb: RepoLinks) -> Target |
     target = link.target
     if link.syntax in ("doc", "toctree") and target.startswith("/"):
         # Sphinx: an absolute document name starts at the source directory (the one with conf.py).
-        root = _sphinx_root(ctx, doc_path)
+        root = _site_folder(ctx, doc_path, ("conf.py",))
         if root is None:
             return None
         target = posixpath.join("/", root, target.lstrip("/"))
@@ -195,42 +195,33 @@ def _resolve(ctx: Context, doc_path: str, link: Link, kb: RepoLinks) -> Target |
     return t
 
 
-def _sphinx_root(ctx: Context, doc_path: str) -> str | None:
+def _site_folder(ctx: Context, doc_path: str, configs: tuple[str, ...]) -> str | None:
+    """The nearest folder up from the doc's that holds one of `configs` (a Sphinx source directory's `conf.py`, a
+    Docusaurus site's `docusaurus.config.*`), else None."""
     d = posixpath.dirname(doc_path)
     while True:
-        if ctx.changeset.head.exists(posixpath.join(d, "conf.py") if d else "conf.py"):
+        if any(ctx.changeset.head.exists(posixpath.join(d, c) if d else c) for c in configs):
             return d
         if not d:
             return None
         d = posixpath.dirname(d)
 
 
-def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: str = "") -> bool:
+def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: str) -> bool:
     if ctx.exists_at_head(target.path):
         return True
     if not target.exact:
         return any(ctx.changeset.head.exists(target.path + s) for s in kb.doc_suffixes)
-    if link.target.startswith("/") and doc_path:
+    if link.target.startswith("/"):
         # A site generator serves its static folder at the site's root: Docusaurus' `/img/x.png` is
         # `<site>/static/img/x.png` (vllm-project/semantic-router's blog).
-        site = _site_root(ctx, doc_path)
+        site = _site_folder(ctx, doc_path, _SITE_CONFIGS)
         if site is not None and ctx.exists_at_head(posixpath.join(site, "static", target.path)):
             return True
     return False
 
 
 _SITE_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs")
-
-
-def _site_root(ctx: Context, doc_path: str) -> str | None:
-    """The folder of the Docusaurus site the doc belongs to (the nearest one up with its config), else None."""
-    d = posixpath.dirname(doc_path)
-    while True:
-        if any(ctx.changeset.head.exists(posixpath.join(d, c) if d else c) for c in _SITE_CONFIGS):
-            return d
-        if not d:
-            return None
-        d = posixpath.dirname(d)
 
 
 def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
@@ -559,8 +550,12 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             leftover.append(ref)
             continue
         src = ctx.source(ref.path)
-        said = f"{src.line(ref.line)} {src.line(ref.line + 1)}" if src is not None else ""  # a sentence may wrap
-        if new is None and ref.link is None and _REMOVAL.search(said):
+        if (
+            new is None
+            and ref.link is None
+            and src is not None
+            and _REMOVAL.search(f"{src.line(ref.line)} {src.line(ref.line + 1)}")  # (a sentence may wrap)
+        ):
             continue  # a line the change writes about the file it deletes: "Delete `x.yml`", "`.cursorrules` ignored"
         if ref.link is not None and src is not None and _link_reported(ctx, src, ref.link, old, kb):
             continue  # check_file reports it, with a suggestion
