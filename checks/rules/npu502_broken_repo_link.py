@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
-from npu_review.checks.analysis.references import doc_names_ascend, links_a_copy
+from npu_review.checks.analysis.references import doc_names_ascend, links_a_copy, norm_name, own_names
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import RepoLinks
 from npu_review.checks.kinds import DOCS, WORKFLOW
 from npu_review.checks.model import ChangeStatus, Related, Severity
-from npu_review.checks.parsers.markdown import Link, Target, resolve
+from npu_review.checks.parsers.markdown import Document, Link, Target, resolve
 from npu_review.checks.rule import Hit, Rule
 
 _MAX_LISTED = 8
@@ -81,7 +81,10 @@ class BrokenRepoLink(Rule):
     a reference. A bare name that a move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) is the
     thing's name in a doc's prose ("the patch fits `Megatron-LM-250328`") and a stale path in a command
     (`cd Megatron-LM-250328`, in a code block), unless the move put it in the doc's own folder (a README's
-    `pip install -r requirements.txt` beside the file). The text of a link to a file that is there (an image's alt
+    `pip install -r requirements.txt` beside the file), or the command runs after the doc's steps `cd` into a
+    folder that is not a clone of this repository (`cd pytorch`, then `python3 setup.py bdist_wheel`: that
+    folder's file). A renamed file's own text naming itself by its old name (a licence's "a file named LICENSE",
+    now LICENSE.md) is the document speaking of itself. The text of a link to a file that is there (an image's alt
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
     lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
@@ -444,6 +447,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
         history = is_doc and _HISTORY.search(path) is not None
+        doc_left_root = _left_root(ctx, src, doc) if doc is not None else None
         for old in gone:
             if history:
                 break  # a changelog's lines record what was (a PR's title naming `CHANGELOG.md`): its links alone count
@@ -454,6 +458,12 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
             if kept_name and is_doc and posixpath.dirname(gone[old] or "") == posixpath.dirname(path):
                 continue  # moved into this doc's own folder: the doc names it from there (`pip install -r
                 # requirements.txt` in basic_demo/README.md, the file now basic_demo/requirements.txt)
+            if path == gone[old] and "/" not in old:
+                continue  # the renamed file's own text naming itself by its old name (a licence's "a file named
+                # LICENSE", moved to LICENSE.md): the same document, not a reference to another
+            # A bare name in a command that runs after the doc's session left the root (`cd pytorch`, then
+            # `python3 setup.py bdist_wheel`) names a file of that folder, another repository's as often as not.
+            left_root = doc_left_root if kept_name else None
             for n, line in enumerate(src.lines, start=1):
                 if (old, n) in seen:
                     continue
@@ -472,6 +482,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     and not any(old in line[a:b] for a, b in targets.get(n, ()))
                 ):
                     continue  # the thing's name in prose (no link of the line names it), not a path
+                if start is not None and left_root is not None and left_root < n and doc is not None and n in doc.code:
+                    continue  # a command run from the folder an earlier `cd` went to: not named from the root
                 new = gone[old]
                 if start is not None and new is not None and new in line:
                     continue  # the line names where the file went too (`[LICENSE](./docs/zh/LICENSE)`): updated
@@ -480,6 +492,22 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
+
+
+_CD = re.compile(r"(?:^|[;&|(]\s*|\bthen\s+|\bdo\s+)(?:cd|pushd)\s+([^\s;&|)]+)")
+
+
+def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
+    """The first line of the doc's code blocks with a `cd` (or `pushd`) into a folder that is not a clone of this
+    repository (`cd pytorch`, `cd build`), None when there is none: the commands after it run there."""
+    own = own_names(ctx)
+    for n in sorted(doc.code):
+        for m in _CD.finditer(src.line(n).strip()):
+            folder = m.group(1).strip("\"'").rstrip("/")
+            if folder in ("", ".", "~", "-", "$HOME", "${HOME}") or norm_name(posixpath.basename(folder)) in own:
+                continue
+            return n
+    return None
 
 
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").

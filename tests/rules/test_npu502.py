@@ -380,3 +380,52 @@ def test_a_line_about_the_deletion_and_a_docusaurus_static_image_are_not_broken(
     changes = {path: FileChange(path, ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3, 4}))}
     report = run(ChangeSet(head=MemoryTree(files), base=MemoryTree({}), changes=changes))
     assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [(path, 4)]
+
+
+def test_a_renamed_file_naming_itself_and_a_command_after_a_cd_are_not_stale() -> None:
+    """Ascend/MindIE-Motor 28a7e9f6 renamed `LICENSE` to `LICENSE.md`, whose licence text tells the reader to
+    "create a file named LICENSE": the document's own words, not a reference (rs-r19, judged false). A guide that
+    still sends the reader to LICENSE is stale."""
+    licence = "# Mulan PSL v2 (Ascend NPU)\n\n2. Create a file named LICENSE at the top level of your package.\n"
+    readme = "# Motor on Ascend NPU\n\nThe terms are in LICENSE.\n"
+    base = {"LICENSE": licence, "README.md": readme}
+    head = {"LICENSE.md": licence, "README.md": readme + "\nNPU support.\n"}
+    changes = {
+        "LICENSE.md": FileChange("LICENSE.md", ChangeStatus.RENAMED, old_path="LICENSE", added_lines=frozenset({1})),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({5})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    (f,) = [f for f in report.findings if f.rule == "NPU502"]
+    assert (f.path, f.line) == ("LICENSE.md", 1)
+    assert f.message == (
+        "This change renames `LICENSE` to `LICENSE.md`, but 1 reference still points at the old path: README.md:3. "
+        "Update it to `LICENSE.md`."
+    )
+
+
+def test_a_bare_name_in_a_command_run_after_a_cd_is_that_folder_s() -> None:
+    """Ascend/MindIE-Motor dcfcc2cd moved `setup.py` into `mindie_motor/python/`; its security guide clones
+    PyTorch, `cd pytorch`, and a later block runs `python3 setup.py bdist_wheel`: PyTorch's setup.py (rs-r19,
+    judged false). A guide that runs it from the root, or from a clone of this repository, is stale."""
+    new = "mindie_motor/python/setup.py"
+    security = (
+        "# Build PyTorch with TLS for Ascend NPU\n\n```shell\ngit clone https://github.com/pytorch/pytorch.git\n"
+        "cd pytorch\n```\n\nThen build the wheel:\n\n```shell\npython3 setup.py bdist_wheel\n```\n"
+    )
+    build = "# Build on Ascend NPU\n\n```bash\npython3 setup.py bdist_wheel\n```\n"
+    clone = (
+        "# Install on Ascend NPU\n\n```bash\ngit clone https://github.com/Ascend/MindIE-Motor.git\n"
+        "cd MindIE-Motor\npython3 setup.py bdist_wheel\n```\n"
+    )
+    docs = {"docs/security.md": security, "docs/build.md": build, "docs/clone.md": clone}
+    base = {"setup.py": "import setuptools\n", **docs}
+    head = {new: "import setuptools\n", **docs}
+    changes = {new: FileChange(new, ChangeStatus.RENAMED, old_path="setup.py", added_lines=frozenset({1}))}
+    changeset = ChangeSet(
+        head=MemoryTree(head), base=MemoryTree(base), changes=changes, repository="Ascend/MindIE-Motor"
+    )
+    (f,) = [f for f in run(changeset).findings if f.rule == "NPU502"]
+    assert f.message == (
+        "This change renames `setup.py` to `mindie_motor/python/setup.py`, but 2 references still point at the old "
+        "path: docs/build.md:4, docs/clone.md:6. Update them to `mindie_motor/python/setup.py`."
+    )
