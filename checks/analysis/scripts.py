@@ -235,12 +235,20 @@ def doc_units(ctx: Context, src: SourceFile) -> list[ShellUnit]:
                 k += 1
             if (block.language == "" and not _looks_like_shell(lines)) or any(_PYTHON_LINE.match(t) for _, t in lines):
                 continue  # an unlabeled block of something else, or Python in a block labeled shell
-            lines = [(n, _SUBSTITUTION.sub(r"_\1_", t) if "|" in t else t) for n, t in lines]
+            # (a table row pasted from a tool's output, `| Tasks |Version|...|Stderr|`, keeps its bars: it is output,
+            # and reads as such only whole)
+            lines = [(n, _SUBSTITUTION.sub(r"_\1_", t) if "|" in t and not _table_row(t) else t) for n, t in lines]
             if any(t.strip() for _, t in lines):
                 out.append(ShellUnit(src.path, Source.lines(lines), "docs", lines[0][0]))
         return out
 
     return ctx.parsed("shell-units", src, build)
+
+
+def _table_row(text: str) -> bool:
+    """A line that starts and ends with `|`: a table row, never a command (none starts with a pipe)."""
+    stripped = text.strip()
+    return len(stripped) > 1 and stripped[0] == "|" and stripped[-1] == "|"
 
 
 _INFO_FENCE = re.compile(r"```[ \t]*[A-Za-z{]")

@@ -75,6 +75,17 @@ def cann_image(ref: str) -> CannImage | None:
     return CannImage(first.lower()) if _CANN_VERSION.fullmatch(first) else None
 
 
+# A CANN image's tag starts with its release, pre-releases of the image builds included (`8.2.rc1.alpha003-a3-...`,
+# `8.3.rc1.alpha002-910b-...`, `9.1.0-beta.1-...`: Ascend/cann-container-image's tags).
+_CANN_TAG_START = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)(?:\.(?:alpha|beta)\d+|-beta\.\d+)?(?:-|\Z)", re.I)
+
+
+def is_cann_image_tag(image: str, tag: str | None) -> bool:
+    """A CANN image by its repository and a tag that starts with a CANN release (pre-release builds included):
+    what an image is, where `cann_image` would also read its stack from the tag."""
+    return bool(tag) and is_cann_repository(image) and _CANN_TAG_START.match(tag or "") is not None
+
+
 _CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
 
 

@@ -190,22 +190,42 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
     name = path.rsplit("/", 1)[-1]
     stem = name.rsplit(".", 1)[0] + "." if "." in name.lstrip(".") else name
     out: set[str] = set()
+    values: dict[str, list[str]] = {}
     named = False
     for wf in ctx.paths_of_kind(WORKFLOW):
         text = ctx.text(wf)
         if text is None or (name not in text and stem not in text):
             continue
         named = True
-        out.update(a or b for a, b in _SETS_ARG.findall(text))
-    return (frozenset(out) if named else _passed_build_args(ctx)), frozenset()
+        for m in _SETS_ARG.finditer(text):
+            arg = m.group(1) or m.group(2)
+            out.add(arg)
+            # the value starts after the `=` (the line form's pattern has taken its first character already)
+            values.setdefault(arg, []).append(_value_at(text, m.end() - (1 if m.group(2) else 0)))
+    if not named:
+        return _passed_build_args(ctx), frozenset()
+    # What those workflows pass, where written out: an argument they all set to a public host (`PIP_INDEX=
+    # https://pypi.org/simple` in `build-args:`) puts nothing in the image that its users cannot reach.
+    public = frozenset(arg for arg, found in values.items() if all(_public_host(v) for v in found))
+    return frozenset(out), public
+
+
+def _value_at(text: str, start: int) -> str:
+    """The word that starts at `start` (a `--build-arg NAME=` value), quotes kept for _public_host to strip."""
+    rest = text[start:]
+    return rest.split(None, 1)[0] if rest and not rest[0].isspace() else ""
 
 
 def _public_host(value: str) -> bool:
     """The value is written out (no variable, no expression left) and names a host that is not internal."""
     if WILD in value or "$" in value:
         return False
-    m = _HOST.fullmatch(value.strip().strip("\"'").rstrip("/"))
-    return m is not None and not _INTERNAL.search("/" + m.group(1) + "/")
+    text = value.strip().strip("\"'")
+    m = _HOST.match(text)
+    rest = "" if m is None else text[m.end() :]
+    if m is None or (rest and (not rest.startswith("/") or any(c.isspace() for c in rest))):
+        return False  # (a path after the host is fine: `https://pypi.org/simple`)
+    return not _INTERNAL.search("/" + m.group(1) + "/")
 
 
 def _stage_hits(

@@ -14,7 +14,7 @@ from npu_review.checks.analysis.scripts import (
     runs_with_sh,
     script_unit,
 )
-from npu_review.checks.analysis.stacks import cann_image
+from npu_review.checks.analysis.stacks import cann_image, is_cann_image_tag
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
@@ -176,8 +176,8 @@ def _runs_with_sh(call: ScriptCall) -> bool:
 
 def _os(image: str, tag: str | None) -> str:
     ref = f"{image}:{tag}" if tag else image
-    if cann_image(ref) is not None:
-        return "cann"
+    if cann_image(ref) is not None or is_cann_image_tag(image, tag):
+        return "cann"  # a pre-release build's tag too (`8.2.rc1.alpha003-a3-ubuntu22.04-py3.11`)
     low = ref.lower()
     for name in ("openeuler", "ubuntu", "debian", "centos", "euleros", "alpine"):
         if name in low:

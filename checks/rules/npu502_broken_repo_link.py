@@ -91,6 +91,8 @@ class BrokenRepoLink(Rule):
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored or deprecated, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
+    A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
+    `AGENTS.md`) is read by an agent at the repository root: a link there that resolves from the root works.
 
     Bad (the Dockerfile was renamed to Dockerfile.ascend_9.1.0_a2; the script link is one `../` short):
         # docker/ascend/README.md
@@ -215,6 +217,13 @@ def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: s
         return True
     if not target.exact:
         return any(ctx.changeset.head.exists(target.path + s) for s in kb.doc_suffixes)
+    if _AGENT_FILE.search(doc_path) and not link.target.startswith(("/", "../")):
+        # A coding agent's instruction file (a skill's SKILL.md, AGENTS.md) is read by an agent working at the
+        # repository root, which takes its paths from there (RLinf's `.claude/skills/x/SKILL.md` links
+        # `.claude/skills/x/driver.py`).
+        root = posixpath.normpath(link.target.split("#", 1)[0])
+        if root and not root.startswith("..") and ctx.exists_at_head(root):
+            return True
     if link.target.startswith("/"):
         # A site generator serves its static folder at the site's root: Docusaurus' `/img/x.png` is
         # `<site>/static/img/x.png` (vllm-project/semantic-router's blog).
@@ -224,6 +233,12 @@ def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: s
     return False
 
 
+# The instruction files of coding agents: their own folders (Claude Code's, Codex's, Cursor's, Gemini's, ...) and
+# the files the agents read at the root (AGENTS.md, CLAUDE.md, GEMINI.md).
+_AGENT_FILE = re.compile(
+    r"(?:^|/)\.(?:claude|codex|cursor|agents?|gemini|windsurf|kiro|roo|clinerules|continue)/"
+    r"|^\.github/(?:instructions|prompts|agents)/|(?:^|/)(?:AGENTS|CLAUDE|GEMINI)\.md\Z"
+)
 _SITE_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs")
 
 

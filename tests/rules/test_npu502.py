@@ -429,3 +429,23 @@ def test_a_bare_name_in_a_command_run_after_a_cd_is_that_folder_s() -> None:
         "This change renames `setup.py` to `mindie_motor/python/setup.py`, but 2 references still point at the old "
         "path: docs/build.md:4, docs/clone.md:6. Update them to `mindie_motor/python/setup.py`."
     )
+
+
+def test_an_agent_skill_s_links_resolve_from_the_repository_root() -> None:
+    """RLinf/RLinf 0c919fc3 (rs-r20, judged false): a Claude Code skill's SKILL.md links
+    `.claude/skills/test-install/driver.py`, which the agent reading it at the repository root finds there. The same
+    link in a guide under docs/ is broken, and so is a skill's link that resolves from nowhere."""
+    skill = (
+        "---\nname: test-install\n---\n\nOn Ascend NPU runners, run\n"
+        "[.claude/skills/test-install/driver.py](.claude/skills/test-install/driver.py) and\n"
+        "[the checker](.claude/skills/test-install/check.py).\n"
+    )
+    guide = "# Install on Ascend NPU\n\nRun [the driver](.claude/skills/test-install/driver.py).\n"
+    head = {
+        ".claude/skills/test-install/SKILL.md": skill,
+        ".claude/skills/test-install/driver.py": "print('ok')\n",
+        "docs/install.md": guide,
+    }
+    report = change({".claude/skills/test-install/driver.py": "print('ok')\n"}, head)
+    found = [(f.path, f.line) for f in report.findings if f.rule == "NPU502"]
+    assert found == [(".claude/skills/test-install/SKILL.md", 7), ("docs/install.md", 3)]
