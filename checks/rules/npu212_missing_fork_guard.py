@@ -74,7 +74,7 @@ class _Owners:
         self.configured = list(ctx.facts.fork_guard.owners)  # a config file may name them; no profile does
         self.ref = _texts_at(ctx, ctx.reference_rev)
         # The head too: a change that adds a project's first guards says it guards; and one that renames the owner
-        # in the guards of several jobs (a repository transfer) names the new one.
+        # in the guards of several jobs (a repository transfer) names the new one (`transfer`).
         self.head = self.ref if ctx.audit else _texts_at(ctx, "head")
         self.repo_owner = ctx.repository_owner
         self.project = _project_owners(ctx, "head") + _project_owners(ctx, ctx.reference_rev)
@@ -126,6 +126,15 @@ class _Owners:
             *(o for o, _ in self.project.most_common()),
         ]
         return order[0] if order else None
+
+    @cached_property
+    def transfer(self) -> list[str]:
+        """Owners the change writes into the workflows' guards that the reference revision never names, twice or
+        more (`|| github.repository == 'flagos-ai/flagtree'` added to every guard: the repository moves to a new
+        owner): a suggested guard names them beside `suggest`, as the project's own guards do."""
+        if self._ctx.audit:
+            return []
+        return [o for o, n in self.head.anywhere.most_common() if n >= 2 and not self.ref.anywhere[o]]
 
     def can_suggest(self) -> bool:
         """`suggest` is not None, without parsing the jobs when the texts tell."""
@@ -201,7 +210,9 @@ class MissingForkGuard(Rule):
 
     Fix: add the guard to the job's `if:` (`... && github.repository_owner == '<owner>'` when it already has
     a condition). A guard that names another owner than the repository's guards (and its remote) do is
-    reported too: the job would never run in the repository itself.
+    reported too: the job would never run in the repository itself. A change that writes a new owner into the
+    project's guards (a repository moving to another owner, `|| github.repository == 'new-owner/x'` added to each)
+    gets a suggested guard naming both owners, as its own guards do.
     """
 
     id = "NPU212"
@@ -388,7 +399,8 @@ class MissingForkGuard(Rule):
         assert owner is not None
         if_node = job.node.get("if")
         runs_on = job.node.get("runs-on")
-        guard = f"github.repository_owner == '{owner}'"
+        names = [owner, *(o for o in owners.transfer if o != owner)]
+        guard = " || ".join(f"github.repository_owner == '{o}'" for o in names)
         on = " or ".join(f"`{e}`" for e in events)
         effect = (
             "it waits for a runner that never comes, until it times out"
@@ -412,7 +424,7 @@ class MissingForkGuard(Rule):
         key_node = key.key_node(job.id) if key is not None else None
         candidates: list[tuple[int, str | None]] = []
         if if_node is not None:
-            candidates.append((if_node.line, _extend_if(src, if_node, guard)))
+            candidates.append((if_node.line, _extend_if(src, if_node, f"({guard})" if len(names) > 1 else guard)))
         if runs_on is not None:
             candidates.append((runs_on.line, _insert_if(src, runs_on, guard) if if_node is None else None))
         candidates.append((reason_line, None))

@@ -33,7 +33,9 @@ class FromDeviceMismatch(Rule):
     kernels of vllm-ascend are compiled for it) and the CANN ops installer (`Ascend-cann-910b-ops` /
     `Ascend-cann-A3-ops`) must agree with it. In the era when the build derived the pushed tag from the FROM
     line, an A3 file on a 910b base produced an image tagged as the A2 one and overwrote it (#6466, fixed
-    in #6517). Without a device suffix in the name, the FROM device and SOC_VERSION must still agree.
+    in #6517). Without a device suffix in the name, the FROM device and SOC_VERSION must still agree. A build
+    that sets SOC_VERSION for several devices picks one by its target (an `if` on the target device): its
+    SOC_VERSION values are not judged.
 
     Bad (`Dockerfile.ascend_9.0.0_a3`):
         FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:9.0.0-910b-ubuntu22.04-py3.11
@@ -57,6 +59,10 @@ class FromDeviceMismatch(Rule):
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         dev = devices(ctx)
         facts = list(_facts(df, src, dev))
+        if len({f.device for f in facts if f.kind == "soc"}) > 1:
+            # SOC_VERSION set for several devices: the build picks one by its target (`if [[ "$CANN_ARCHS" ==
+            # "a3" ]]; then export SOC_VERSION=Ascend910_9382; else ...`), none of them is the image's for certain.
+            facts = [f for f in facts if f.kind != "soc"]
         declared = dev.of_file(src.path)
         base = src.path.rsplit("/", 1)[-1]
         if declared is not None:

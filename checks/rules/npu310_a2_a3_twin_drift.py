@@ -169,6 +169,13 @@ _SETTING = re.compile(r"(?i)^(?:ENV|ARG) [^\\]*$")
 _QUOTED_VALUE = re.compile(r"""=(["'])([^"'$\\\s]*)\1""")
 
 
+def _stretches(norm: Normalised, lines: list[int]) -> int:
+    """How many runs of consecutive compared lines `lines` (physical line numbers of `norm`'s) make."""
+    at = {n: i for i, n in enumerate(norm.lines)}
+    positions = sorted(at[n] for n in lines if n in at)
+    return sum(1 for k, i in enumerate(positions) if k == 0 or i != positions[k - 1] + 1)
+
+
 def unmatched(a: Normalised, b: Normalised) -> tuple[list[int], list[int]]:
     """Physical lines of `a` and of `b` that have no counterpart in the other file.
 
@@ -216,10 +223,12 @@ class A2A3TwinDrift(Rule):
     comparison matches moved lines, not lines by position. A change that makes both twins differ gets one
     finding, on the A2 file, naming the A3 file's unmatched lines.
     On a change, a line the change added to one twin that has no counterpart in the other is reported, naming
-    the twin; when one of those lines carries an error or warning of another rule (an `ENV GIT_SSL_NO_VERIFY`
-    NPU301 flags), the finding is a notice that names it: making the same edit in the twin would copy it. With
-    `--all`, each pair that differs is reported once, on its first differing line of the A2 file (or of the A3
-    file when only it has extra lines).
+    the twin, unless the edited file has no more stretches of lines without a counterpart than before (the
+    change edited lines that had none either: an A3 file's pip line where the A2 twin installs with uv); when
+    one of those lines carries an error or warning of another rule (an `ENV GIT_SSL_NO_VERIFY` NPU301 flags),
+    the finding is a notice that names it: making the same edit in the twin would copy it. With `--all`, each
+    pair that differs is reported once, on its first differing line of the A2 file (or of the A3 file when only
+    it has extra lines).
 
     Twins come on two axes. Device twins are `X_a2` / `X_a3` (verl's names), and also `X` / `X.a3` when the
     file without a device token is built on an A2 base image (vllm-ascend's `Dockerfile`, `Dockerfile.a3`):
@@ -288,21 +297,33 @@ class A2A3TwinDrift(Rule):
         if ctx.audit:
             yield self._audit(a2, a3, only2, only3, what, how, axis)
             return
-        before = self._identical_at_base(ctx, norm, a2, a3)
+        at_base = self._at_base(ctx, norm, a2, a3)
+        before = None if at_base is None else at_base[0].texts == at_base[1].texts
+        # The stretches of lines without a counterpart, on each side, before and after: a change that leaves no
+        # more of them on the edited side edits lines that had no counterpart before either (a pip line of an A3
+        # file whose A2 twin installs with uv, rewritten over two lines), no new drift.
+        was2 = was3 = None
+        if at_base is not None:
+            base2, base3 = unmatched(*at_base)
+            was2, was3 = _stretches(at_base[0], base2), _stretches(at_base[1], base3)
+        now2, now3 = _stretches(n2, only2), _stretches(n3, only3)
         # One drift, one finding: when the change adds unmatched lines to both twins, the A2 side says it
         # (naming the A3 file's own unmatched lines).
-        first = list(self._change(ctx, a2, a3, only2, only3, before, axis))
-        yield from first or self._change(ctx, a3, a2, only3, only2, before, axis)
+        first = list(self._change(ctx, a2, a3, only2, only3, before, axis, was2 is not None and now2 <= was2))
+        yield from first or self._change(ctx, a3, a2, only3, only2, before, axis, was3 is not None and now3 <= was3)
 
-    def _identical_at_base(self, ctx: Context, norm: Callable[[str], Normalised], a2: str, a3: str) -> bool | None:
-        texts = []
+    def _at_base(
+        self, ctx: Context, norm: Callable[[str], Normalised], a2: str, a3: str
+    ) -> tuple[Normalised, Normalised] | None:
+        """Both twins as they were before the change (None when either did not exist)."""
+        out = []
         for path in (a2, a3):
             change = ctx.changeset.changed(path)
             src = ctx.source(path, rev="base") if change is not None else ctx.source(path)
             if src is None:
                 return None
-            texts.append(norm(src.text).texts)
-        return texts[0] == texts[1]
+            out.append(norm(src.text))
+        return out[0], out[1]
 
     def _change(
         self,
@@ -313,9 +334,10 @@ class A2A3TwinDrift(Rule):
         theirs: list[int],
         before: bool | None,
         axis: str,
+        no_new_stretch: bool = False,
     ) -> Iterator[Hit]:
         added = [n for n in mine if ctx.is_added_line(path, n)]
-        if not added:
+        if not added or no_new_stretch:
             return
         name, twin_name = posixpath.basename(path), posixpath.basename(twin)
         folded = "device tokens" if axis == "device" else "OS words"

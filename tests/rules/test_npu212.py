@@ -16,6 +16,7 @@ from npu_review.checks.rules.npu212_missing_fork_guard import guard_owners
 from npu_review.cli import main
 from tests.rules.support import (
     case_findings_change,
+    change,
     fixture_tests,
 )
 from tests.test_cli import git, write
@@ -234,3 +235,31 @@ def test_a_change_adding_the_first_guards_makes_a_guarding_project() -> None:
             f"{WAITS} Add `if: github.repository_owner == 'acme'`.",
         )
     ]
+
+
+def test_a_guard_suggested_during_a_transfer_names_both_owners() -> None:
+    """flagos-ai/FlagTree 36a29659 (rs-r20, judged false): the change adds `|| github.repository ==
+    'flagos-ai/flagtree'` to every guard (the repository moves to flagos-ai) and a new Ascend job without one. A
+    guard naming FlagTree alone would keep the job from running once the move is done: the suggestion names both."""
+
+    def guarded(name: str, owners: tuple[str, ...]) -> str:
+        cond = " || ".join(f"github.repository == '{o}/flagtree'" for o in owners)
+        return (
+            f"name: {name}\non: [push]\njobs:\n  {name}:\n    runs-on: {name}-runner\n"
+            f"    if: ${{{{ {cond} }}}}\n    steps:\n      - run: echo build\n"
+        )
+
+    base = {f".github/workflows/{n}.yml": guarded(n, ("FlagTree",)) for n in ("nv", "xpu", "metax")}
+    head = {f".github/workflows/{n}.yml": guarded(n, ("FlagTree", "flagos-ai")) for n in ("nv", "xpu", "metax")}
+    head[".github/workflows/ascend-build-and-test.yml"] = (
+        "name: ascend\non: [push]\njobs:\n  ascend-build-and-test:\n    runs-on: ascend\n"
+        "    steps:\n      - run: source /usr/local/Ascend/ascend-toolkit/set_env.sh && python3 setup.py build\n"
+    )
+    (f,) = [f for f in change(base, head).findings if f.rule == "NPU212"]
+    assert (f.path, f.line) == (".github/workflows/ascend-build-and-test.yml", 5)
+    assert f.message.endswith(
+        "Add `if: github.repository_owner == 'FlagTree' || github.repository_owner == 'flagos-ai'`."
+    )
+    assert f.suggestion == (
+        "    if: github.repository_owner == 'FlagTree' || github.repository_owner == 'flagos-ai'\n    runs-on: ascend"
+    )

@@ -6,6 +6,7 @@ from npu_review.checks import run
 from npu_review.checks.model import ChangeSet, MemoryTree
 from tests.fixture_support import FIXTURES, audit, load_case, run_case
 from tests.rules.support import (
+    change,
     file_findings,
     fixture_tests,
 )
@@ -89,3 +90,17 @@ def test_a_change_compares_the_twins_of_the_folders_it_touches_only() -> None:
         "docker/sglang/Dockerfile.ascend_a2",
         "docker/vllm/Dockerfile.ascend_a2",
     ]
+
+
+def test_a_change_to_lines_the_twin_never_had_is_no_new_drift() -> None:
+    """ByteDance-Seed/VeOmni 55e26357 (rs-r20, judged false): the A3 Dockerfile installs with pip where its A2 twin
+    uses uv, and the change edits that pip line: the twins differed there before by as many lines. A line the change
+    adds with no counterpart is still drift."""
+    head_a2 = "FROM quay.io/ascend/cann:8.3.rc2-910b-ubuntu22.04-py3.11\nRUN uv sync --extra npu\nRUN echo done\n"
+    a3 = "FROM quay.io/ascend/cann:8.3.rc2-a3-ubuntu22.04-py3.11\nRUN pip install -e .[npu]\nRUN echo done\n"
+    edited = a3.replace("pip install -e .[npu]", "pip install -e .[npu] && \\\n    pip install transformers==5.2.0")
+    a2p, a3p = "docker/ascend/Dockerfile.ascend_8.3.rc2_a2", "docker/ascend/Dockerfile.ascend_8.3.rc2_a3"
+    report = change({a2p: head_a2, a3p: a3}, {a2p: head_a2, a3p: edited})
+    assert [f for f in report.findings if f.rule == "NPU310"] == []
+    report = change({a2p: head_a2, a3p: a3}, {a2p: head_a2, a3p: edited + "RUN pip install triton-ascend\n"})
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU310"] == [(a3p, 2)]
