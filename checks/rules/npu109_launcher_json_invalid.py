@@ -10,9 +10,13 @@ from npu_review.checks.analysis.vllm_launches import ascend_text, doc_command_bl
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.codeblocks import shell_blocks
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.vllm_cli import JsonProblem, fragments, json_problems, normalise
 from npu_review.checks.rule import Hit, Rule
+
+# Code blocks whose strings have an escaping of their own: a vLLM option inside them is a string's content.
+_DATA_LANGUAGES = frozenset({"toml", "yaml", "yml", "json", "jsonc", "json5", "python", "py", "ini", "cfg"})
 
 
 class LauncherJsonInvalid(Rule):
@@ -66,7 +70,11 @@ class LauncherJsonInvalid(Rule):
         flavor = flavor_of(src.path)
         if flavor is not None and DOCS in src.kinds and "'{" in src.text and ascend_text(ctx, src.text):
             in_blocks = {n for b in doc_command_blocks(ctx, src) for n, _t in b.lines}
-            rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks]
+            # Blocks of a language with strings of its own (a TOML `value = "--compilation-config '{\"a\": 1}'"`)
+            # are no prose, and a value whose quotes are escaped (`\"`) is written for such a string, wherever it
+            # is quoted (a table cell copying the TOML line): TOML or JSON turn `\"` into `"` before vLLM sees it.
+            in_blocks |= {n for b in shell_blocks(src.text, flavor, _DATA_LANGUAGES) for n, _t in b.lines}
+            rest = [(n, t) for n, t in enumerate(src.lines, start=1) if n not in in_blocks and '\\"' not in t]
             problems.extend((p, "docs") for p in json_problems(fragments(rest, facts), facts))
         for problem, where in sorted(problems, key=lambda pw: pw[0].line):
             if problem.line in reported:

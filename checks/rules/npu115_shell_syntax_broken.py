@@ -114,8 +114,8 @@ class ShellSyntaxBroken(Rule):
     aliases a user may define (a subcommand counts as misspelled only within two edits of a real one), a background job
     the line `wait`s for, words with unexpanded variables, unquoted variables whose every value is one word (or whose
     name says they hold arguments: `$EXTRA_ARGS`), and word lists split on purpose: a variable the script loops
-    over (`for m in $decode_modes`), or a plural option or variable (`--modes $decode_modes`: argparse's
-    `nargs='+'` takes every word).
+    over (`for m in $decode_modes`), a plural option or variable (`--modes $decode_modes`: argparse's
+    `nargs='+'` takes every word), or a list of numbers (`--bytes-grid $MSG_BYTES`, "1024 65536 1048576").
     """
 
     id = "NPU115"
@@ -846,10 +846,17 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
 _PLURAL = re.compile(r"(?i)[a-hj-rt-z]s\Z")
 
 
-def _a_list(var: str, opt: str, text: str) -> bool:
-    """The value is a list of words on purpose: the script loops over the variable (`for m in $modes`), or the
-    option or the variable has a plural name (`--modes $decode_modes`: argparse's `nargs='+'` takes them all)."""
+# Numbers separated by blanks (`1024 65536 1048576`): a list of sizes or counts, never one argument.
+_NUMBERS = re.compile(r"\s*\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+\s*")
+
+
+def _a_list(var: str, opt: str, text: str, values: Sequence[str] = ()) -> bool:
+    """The value is a list of words on purpose: the script loops over the variable (`for m in $modes`), the
+    option or the variable has a plural name (`--modes $decode_modes`: argparse's `nargs='+'` takes them all),
+    or every value it is given is a list of numbers (`--bytes-grid $MSG_BYTES` with "1024 65536 1048576")."""
     if _PLURAL.search(opt.lstrip("-")) or _PLURAL.search(var):
+        return True
+    if values and all(_NUMBERS.fullmatch(v) for v in values if v.strip()):
         return True
     return re.search(r"\bfor\s+\w+\s+in\b[^;\n]*\$\{?" + re.escape(var) + r"\b", text) is not None
 
@@ -881,7 +888,7 @@ def _option_values(
                 bad
                 and not any(re.search(r"(?:^|\s)-", v) for v in values[var])
                 and var not in commands
-                and not _a_list(var, opt, unit.source.text)
+                and not _a_list(var, opt, unit.source.text, values[var])
             ):
                 yield Hit(
                     unit.path,
