@@ -411,6 +411,9 @@ class RepoLinks(Section):
     doc_suffixes: tuple[str, ...]
     # With no `check_paths`: every doc that speaks of Ascend is checked (a project nobody wrote a profile for).
     ascend_docs_by_content: bool = False
+    # Regular expressions on a link's target path: decorative images whose absence changes no content (the
+    # admonition icons of Huawei's documentation converter). A broken one is a notice.
+    decorative_images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,8 @@ class BrokenRepoLink(Rule):
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored or deprecated, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
+    A decorative image the facts name (the admonition icons of Huawei's documentation converter,
+    `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
     `AGENTS.md`) is read by an agent at the repository root: a link there that resolves from the root works.
 
@@ -154,6 +156,8 @@ class BrokenRepoLink(Rule):
                 continue  # `[url](url)`: the text and the target are the same link
             seen.add((link.line, target.path))
             hit = _broken(ctx, src, link, target, renamed.get(target.path))
+            if any(re.search(pattern, target.path) for pattern in kb.decorative_images):
+                hit = dataclasses.replace(hit, severity=Severity.NOTICE)  # an admonition's icon: no content lost
             if target.path in moved:
                 # A link to a file the change moves or deletes: the same cause as the other lines it leaves
                 # naming such files (`_stale`), one comment for the change.

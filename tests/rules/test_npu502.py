@@ -449,3 +449,16 @@ def test_an_agent_skill_s_links_resolve_from_the_repository_root() -> None:
     report = change({".claude/skills/test-install/driver.py": "print('ok')\n"}, head)
     found = [(f.path, f.line) for f in report.findings if f.rule == "NPU502"]
     assert found == [(".claude/skills/test-install/SKILL.md", 7), ("docs/install.md", 3)]
+
+
+def test_a_missing_admonition_icon_is_a_notice() -> None:
+    """Docs converted by Huawei's documentation tool put `public_sys-resources/icon-note.gif` beside each note;
+    Ascend/MindIE-Motor, Ascend/MindIE-SD and Ascend/msmodeling left the icons out (rs-r19, rs-r22: judged noise,
+    the page reads the same). A missing figure is still a warning."""
+    guide = (
+        "# Deploy on Ascend NPU\n\n![](public_sys-resources/icon-note.gif) **Note:** set the NPU count first.\n\n"
+        "![architecture](figures/arch.png)\n"
+    )
+    report = change({}, {"docs/zh/deploy.md": guide})
+    found = [(f.line, f.severity.label) for f in report.findings if f.rule == "NPU502"]
+    assert found == [(3, "notice"), (5, "warning")]
