@@ -1353,11 +1353,14 @@ def sourced_through_a_variable(ctx: Context, path: str) -> tuple[str, ...]:
 
 def scripts_setting(ctx: Context, name: str) -> frozenset[str]:
     """The repository shell scripts that assign `name` or give it a default (`NAME=`, `${NAME:-d}`,
-    `${NAME:=d}`): what the repository's scripts set for themselves (comment lines left out)."""
+    `${NAME:=d}`): what the repository's scripts set for themselves (comment lines left out; `NAME=$NAME`, which
+    passes the caller's value on, sets nothing)."""
 
     def find() -> frozenset[str]:
         assign = re.compile(re.escape(name) + r"\+?=")
         default = re.compile(r"\$\{" + re.escape(name) + r":?[-=]")
+        # `NAME='$NAME'` (in a `docker exec ... bash -c "..."`) passes the caller's value on: it sets nothing.
+        passed_on = re.compile(r"""['"]?\$(?:""" + re.escape(name) + r"|\{" + re.escape(name) + r"""\})['"]?(?:\s|$)""")
         found: set[str] = set()
         for path, text in shell_texts(ctx):
             if name not in text:
@@ -1368,6 +1371,8 @@ def scripts_setting(ctx: Context, name: str) -> frozenset[str]:
             for m in assign.finditer(text):
                 i = m.start()
                 line = text[text.rfind("\n", 0, i) + 1 : i]
+                if passed_on.match(text, m.end()):
+                    continue
                 if (i == 0 or text[i - 1] in " \t\n;&|(") and not line.lstrip().startswith("#"):
                     found.add(path)
                     break

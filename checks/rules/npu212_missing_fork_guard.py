@@ -132,9 +132,13 @@ class _Owners:
         """Owners the change writes into the workflows' guards that the reference revision never names, twice or
         more (`|| github.repository == 'flagos-ai/flagtree'` added to every guard: the repository moves to a new
         owner): a suggested guard names them beside `suggest`, as the project's own guards do."""
-        if self._ctx.audit:
-            return []
-        return [o for o, n in self.head.anywhere.most_common() if n >= 2 and not self.ref.anywhere[o]]
+        if not self._ctx.audit:
+            return [o for o, n in self.head.anywhere.most_common() if n >= 2 and not self.ref.anywhere[o]]
+        # At a revision whose guards all name two owners (`FlagTree/x || flagos-ai/x`, the move done or under way),
+        # the other owner is named as often as the suggested one.
+        first = self.suggest
+        times = self.ref.anywhere[first] if first is not None else 0
+        return [o for o, n in self.ref.anywhere.most_common() if o != first and n >= 2 and n == times]
 
     def can_suggest(self) -> bool:
         """`suggest` is not None, without parsing the jobs when the texts tell."""
@@ -212,7 +216,8 @@ class MissingForkGuard(Rule):
     a condition). A guard that names another owner than the repository's guards (and its remote) do is
     reported too: the job would never run in the repository itself. A change that writes a new owner into the
     project's guards (a repository moving to another owner, `|| github.repository == 'new-owner/x'` added to each)
-    gets a suggested guard naming both owners, as its own guards do.
+    gets a suggested guard naming both owners, as its own guards do; so does a revision whose guards all name
+    two owners.
     """
 
     id = "NPU212"

@@ -132,10 +132,11 @@ class ArgUsedBeforeDeclared(Rule):
     Fix: move the `ARG` above its first use in the stage, or re-declare a global ARG after the FROM.
 
     Not reported (a value may come from elsewhere): names no ARG declares (the base image's ENV, the shell),
-    names set by an ENV of the stage or of the stage it is built FROM, the proxy arguments Docker passes to
-    every RUN (`HTTP_PROXY`…), names the RUN's own shell sets first (`X=…`, `for X in`), single-quoted or
-    escaped `\\$X`, here-document bodies, and CMD/ENTRYPOINT/HEALTHCHECK. A use with a default (`${X:-v}`)
-    is a notice: the build works, with the default instead of the ARG's value.
+    names set by an ENV of the stage or of the stage it is built FROM (or, for a base image given by a build
+    argument, which may be an image this Dockerfile publishes, by an ENV of any of its stages), the proxy
+    arguments Docker passes to every RUN (`HTTP_PROXY`…), names the RUN's own shell sets first (`X=…`, `for X
+    in`), single-quoted or escaped `\\$X`, here-document bodies, and CMD/ENTRYPOINT/HEALTHCHECK. A use with a
+    default (`${X:-v}`) is a notice: the build works, with the default instead of the ARG's value.
     """
 
     id = "NPU313"
@@ -163,10 +164,16 @@ class ArgUsedBeforeDeclared(Rule):
             p.name: p.line for st in stages for i in st.instructions if i.keyword == "ARG" for p in i.pairs
         }
         yield from self._from_lines(src, stages, global_args, in_stage_args)
+        # A base image given by a build argument (`FROM ${MINDIE_BASE_IMAGE}`) may be one this Dockerfile builds
+        # and publishes (gpustack/runner's `runtime` stage, pushed, then built FROM): its ENV, which any stage
+        # here may set, comes with it.
+        own_env = {p.name for st in stages for i in st.instructions if i.keyword == "ENV" for p in i.pairs}
         for index, stage in enumerate(stages):
             parent = _parent(stage, stages[:index])
             if parent is not None:
                 stage.env |= parent.env  # that stage's ENV, all of it: it was read to its end
+            elif _base_from_argument(stage):
+                stage.env |= own_env
             all_args = {p.name: p.line for i in stage.instructions if i.keyword == "ARG" for p in i.pairs}
             for instr in stage.instructions[1:]:
                 if instr.keyword in _EXPANDED:
@@ -253,6 +260,12 @@ def _defined_earlier_in(instr: Instruction, name: str, offset: int) -> bool:
     """An ARG/ENV instruction that defines `name` in an earlier pair of the same line (`ENV A=1 B=$A` reads
     the old A in Docker, but a same-instruction ARG pair is in scope; stay silent on both)."""
     return any(p.name == name for p in instr.pairs if instr.args.find(p.raw) < offset)
+
+
+def _base_from_argument(stage: _Stage) -> bool:
+    """The stage's FROM names its image through a build argument (`FROM ${BASE_IMAGE} AS x`)."""
+    first = stage.instructions[0]
+    return first.image is not None and "$" in first.image.raw.split(" ", 1)[0]
 
 
 def _parent(stage: _Stage, earlier: list[_Stage]) -> _Stage | None:

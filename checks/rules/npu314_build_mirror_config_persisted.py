@@ -148,18 +148,33 @@ _SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A
 _GRAPH_READS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW, SHELL})
 
 
-def _passed_build_args(ctx: Context) -> frozenset[str]:
-    """Names the workflows set as build arguments (`build-args:` lines, `--build-arg NAME=`)."""
+def _passed_build_args(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
+    """Names the workflows set as build arguments (`build-args:` lines, `--build-arg NAME=`), and those of them
+    every workflow that sets them sets to a public host written out."""
 
-    def find() -> frozenset[str]:
-        out: set[str] = set()
+    def find() -> tuple[frozenset[str], frozenset[str]]:
+        texts = []
         for path in ctx.paths_of_kind(WORKFLOW):
             text = ctx.text(path)
             if text is not None and ("build-arg" in text or "build_arg" in text):
-                out.update(a or b for a, b in _SETS_ARG.findall(text))
-        return frozenset(out)
+                texts.append(text)
+        return _set_args(texts)
 
     return ctx.memo(("npu314-build-args", "head", ""), find)
+
+
+def _set_args(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The build arguments these workflow texts set, and those they all set to a public host written out
+    (`PIP_INDEX=https://pypi.org/simple` in `build-args:`): a value that puts nothing in the image its users
+    cannot reach."""
+    values: dict[str, list[str]] = {}
+    for text in texts:
+        for m in _SETS_ARG.finditer(text):
+            arg = m.group(1) or m.group(2)
+            # the value starts after the `=` (the line form's pattern has taken its first character already)
+            values.setdefault(arg, []).append(_value_at(text, m.end() - (1 if m.group(2) else 0)))
+    public = frozenset(arg for arg, found in values.items() if all(_public_host(v) for v in found))
+    return frozenset(values), public
 
 
 def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -189,25 +204,12 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
     # name it (`Dockerfile.nightly.a2`, or `Dockerfile.nightly.${{ inputs.target }}`) pass; with none, any's.
     name = path.rsplit("/", 1)[-1]
     stem = name.rsplit(".", 1)[0] + "." if "." in name.lstrip(".") else name
-    out: set[str] = set()
-    values: dict[str, list[str]] = {}
-    named = False
+    texts = []
     for wf in ctx.paths_of_kind(WORKFLOW):
         text = ctx.text(wf)
-        if text is None or (name not in text and stem not in text):
-            continue
-        named = True
-        for m in _SETS_ARG.finditer(text):
-            arg = m.group(1) or m.group(2)
-            out.add(arg)
-            # the value starts after the `=` (the line form's pattern has taken its first character already)
-            values.setdefault(arg, []).append(_value_at(text, m.end() - (1 if m.group(2) else 0)))
-    if not named:
-        return _passed_build_args(ctx), frozenset()
-    # What those workflows pass, where written out: an argument they all set to a public host (`PIP_INDEX=
-    # https://pypi.org/simple` in `build-args:`) puts nothing in the image that its users cannot reach.
-    public = frozenset(arg for arg, found in values.items() if all(_public_host(v) for v in found))
-    return frozenset(out), public
+        if text is not None and (name in text or stem in text):
+            texts.append(text)
+    return _set_args(texts) if texts else _passed_build_args(ctx)
 
 
 def _value_at(text: str, start: int) -> str:
