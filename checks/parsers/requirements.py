@@ -127,7 +127,7 @@ def logical_lines(text: str) -> list[Line]:
 class LineError:
     """Why pip refuses a requirements line (or reads it as something else than meant)."""
 
-    kind: str  # "option", "glued-version", "bad-version", "bad-operator", "bad-name"
+    kind: str  # "option", "glued-version", "bad-version", "empty-specifier", "bad-operator", "bad-name"
     token: str  # the offending text
     meant: str | None = None  # what was meant, when it is clear (`name==1.0`)
 
@@ -189,6 +189,8 @@ def line_error(text: str) -> LineError | None:
     from npu_review.checks.parsers.pep440 import is_version
 
     for part in rest.split(","):
+        if not part.strip():
+            return LineError("empty-specifier", rest)  # `x>=1,` or `x>=1,,<2`: a comma with nothing after it
         sm = _SPEC_ITEM.fullmatch(part)
         if not sm:
             return LineError("bad-version", part.strip())

@@ -81,6 +81,11 @@ def _message(err: LineError) -> str:
             f"`{err.token}` is not a requirement pip accepts (a project name starts and ends with a letter or a "
             "digit): pip rejects this line, and the whole file with it."
         )
+    if err.kind == "empty-specifier":
+        return (
+            f"`{err.token}` has an empty version specifier (a comma with nothing after it): pip rejects this "
+            "requirement, and the whole file with it. Drop the extra comma."
+        )
     if err.kind == "bad-operator":
         return f"`{err.token}` is not a requirement pip accepts (`=` is no version operator). Write `{err.meant}`."
     return f"`{err.token}` is not a PEP 440 version: pip rejects this requirement, and the whole file with it."
