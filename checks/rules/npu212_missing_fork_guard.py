@@ -134,11 +134,19 @@ class _Owners:
         owner): a suggested guard names them beside `suggest`, as the project's own guards do."""
         if not self._ctx.audit:
             return [o for o, n in self.head.anywhere.most_common() if n >= 2 and not self.ref.anywhere[o]]
-        # At a revision whose guards all name two owners (`FlagTree/x || flagos-ai/x`, the move done or under way),
-        # the other owner is named as often as the suggested one.
+        # At a revision whose guards name two owners together (`FlagTree/x || flagos-ai/x`, the move done or under
+        # way): the owners named beside the suggested one on the same line, in two guards or more.
         first = self.suggest
-        times = self.ref.anywhere[first] if first is not None else 0
-        return [o for o, n in self.ref.anywhere.most_common() if o != first and n >= 2 and n == times]
+        beside: Counter[str] = Counter()
+        for path in workflow_paths(self._ctx, self._ctx.reference_rev):
+            src = self._ctx.source_at(path, self._ctx.reference_rev)
+            if src is None or "repository" not in src.text:
+                continue
+            for line in src.lines:
+                owners = set(guard_owners(line)) if "repository" in line else set()
+                if first in owners and len(owners) > 1:
+                    beside.update(owners - {first})
+        return [o for o, n in beside.most_common() if n >= 2]
 
     def can_suggest(self) -> bool:
         """`suggest` is not None, without parsing the jobs when the texts tell."""
@@ -216,8 +224,8 @@ class MissingForkGuard(Rule):
     a condition). A guard that names another owner than the repository's guards (and its remote) do is
     reported too: the job would never run in the repository itself. A change that writes a new owner into the
     project's guards (a repository moving to another owner, `|| github.repository == 'new-owner/x'` added to each)
-    gets a suggested guard naming both owners, as its own guards do; so does a revision whose guards all name
-    two owners.
+    gets a suggested guard naming both owners, as its own guards do; so does a revision whose guards name two
+    owners together (`github.repository == 'old/x' || github.repository == 'new/x'`).
     """
 
     id = "NPU212"

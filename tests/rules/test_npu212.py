@@ -263,7 +263,9 @@ def test_a_guard_suggested_during_a_transfer_names_both_owners() -> None:
     assert f.suggestion == (
         "    if: github.repository_owner == 'FlagTree' || github.repository_owner == 'flagos-ai'\n    runs-on: ascend"
     )
-    # At the head, whose guards all name both owners (sweep-r17), the audit suggests both as well.
+    # At the head, whose guards name both owners together (one older one FlagTree alone; sweep-r17), the audit
+    # suggests both as well.
+    head[".github/workflows/cambricon.yml"] = guarded("cambricon", ("FlagTree",))
     audit = engine.run(ChangeSet(head=MemoryTree(head), audit=True))
     (f,) = [f for f in audit.findings if f.rule == "NPU212"]
     assert f.message.endswith(
