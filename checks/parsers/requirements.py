@@ -188,9 +188,12 @@ def line_error(text: str) -> LineError | None:
         return None
     from npu_review.checks.parsers.pep440 import is_version
 
-    for part in rest.split(","):
+    parts = rest.split(",")
+    if len(parts) > 1 and not parts[-1].strip():
+        parts.pop()  # `x>=1,<2,`: pip reads a trailing comma as nothing (26.3 here; pip 23 rejected it)
+    for part in parts:
         if not part.strip():
-            return LineError("empty-specifier", rest)  # `x>=1,` or `x>=1,,<2`: a comma with nothing after it
+            return LineError("empty-specifier", rest)  # `x>=1,,<2`: two commas with nothing between them
         sm = _SPEC_ITEM.fullmatch(part)
         if not sm:
             return LineError("bad-version", part.strip())

@@ -83,8 +83,8 @@ def _message(err: LineError) -> str:
         )
     if err.kind == "empty-specifier":
         return (
-            f"`{err.token}` has an empty version specifier (a comma with nothing after it): pip rejects this "
-            "requirement, and the whole file with it. Drop the extra comma."
+            f"`{err.token}` has an empty version specifier (two commas with nothing between them): pip rejects "
+            "this requirement, and the whole file with it. Drop the extra comma."
         )
     if err.kind == "bad-operator":
         return f"`{err.token}` is not a requirement pip accepts (`=` is no version operator). Write `{err.meant}`."

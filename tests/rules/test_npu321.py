@@ -26,9 +26,11 @@ def test_npu321_reads_lines_as_pip_does() -> None:
     assert line_error("--prefer-binary") is None
 
 
-def test_a_trailing_comma_is_an_empty_specifier() -> None:
-    """sii-research/siiRL 0e13b25 (rs-r23): `tensordict>=0.8.0,<=0.9.1,!=0.9.0,`, which packaging rejects
-    ("Expected end or semicolon"); the message named an empty version (````)."""
-    err = line_error("tensordict>=0.8.0,<=0.9.1,!=0.9.0,")
-    assert err is not None and (err.kind, err.token) == ("empty-specifier", ">=0.8.0,<=0.9.1,!=0.9.0,")
-    assert line_error("tensordict>=0.8.0,<=0.9.1,!=0.9.0") is None
+def test_a_trailing_comma_is_read_as_pip_reads_it() -> None:
+    """sii-research/siiRL 0e13b25 (rs-r23, judged false): `tensordict>=0.8.0,<=0.9.1,!=0.9.0,`, which current pip
+    (26.3) accepts; the rule said pip rejects it, naming an empty version (````). Two commas in a row
+    pip rejects ("Expected comma (within version specifier)...")."""
+    assert line_error("tensordict>=0.8.0,<=0.9.1,!=0.9.0,") is None
+    assert line_error("tensordict (>=0.8.0,)") is None
+    err = line_error("tensordict>=0.8.0,,<=0.9.1")
+    assert err is not None and (err.kind, err.token) == ("empty-specifier", ">=0.8.0,,<=0.9.1")
