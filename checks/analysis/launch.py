@@ -318,4 +318,7 @@ def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
     )
     backend = _option(argv, ("--distributed-executor-backend",))
     spans = backend == "ray" or any(a == f or a.startswith(f + "=") for a in argv for f in _SPANS)
+    # Pipeline stages are how a model is spread over nodes (tensor parallel within a node, pipeline across): vLLM
+    # takes the Ray cluster it finds (`DeepSeek-V3 on Atlas A3 (2 nodes)`: tp 16 x pp 2), without the option.
+    spans = spans or values.get("pp", 1) > 1
     return Serve(line, need, shown or f"tp {values['tp']}", spans)

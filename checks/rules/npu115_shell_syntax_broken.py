@@ -460,9 +460,15 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None, structure_onl
             return
     parsed = unit_shell(unit)
     strays = [e for e in parsed.errors if e.what == "stray"]
+    # The first quote left open that is reported: what the shell reads after it follows from it (an `if` with no
+    # `then` after a backquote left open on its line is the quote's consequence, not a second mistake).
+    quotes = [h for e in parsed.errors if e.what == "unclosed-quote" and (h := _structure(unit, e)) is not None]
+    quote_line = min((h.line for h in quotes), default=None)
     for err in parsed.errors:
         if err.what == "stray" and err is not strays[0]:
             continue  # the first word that belongs to nothing is where the shell stops; the rest follow from it
+        if quote_line is not None and err.what != "unclosed-quote" and err.line >= quote_line:
+            continue
         hit = _structure(unit, err)
         if hit is not None:
             yield hit
@@ -846,14 +852,18 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
 _PLURAL = re.compile(r"(?i)[a-hj-rt-z]s\Z")
 
 
-# Numbers separated by blanks (`1024 65536 1048576`): a list of sizes or counts, never one argument.
-_NUMBERS = re.compile(r"\s*\d+(?:\.\d+)?(?:\s+\d+(?:\.\d+)?)+\s*")
+# Numbers separated by blanks (`1024 65536 1048576`, or port pairs `8080:8000 9000:9000`): a list of values, never
+# one argument. Whether the option takes them all (argparse's `nargs="+"`) or one each time (docker's `-p`, which
+# then needs repeating) is the program's to say: quoting would be wrong for either.
+_NUMBER = r"\d+(?:[.:/x-]\d+)*"
+_NUMBERS = re.compile(rf"\s*{_NUMBER}(?:\s+{_NUMBER})+\s*")
 
 
 def _a_list(var: str, opt: str, text: str, values: Sequence[str] = ()) -> bool:
     """The value is a list of words on purpose: the script loops over the variable (`for m in $modes`), the
     option or the variable has a plural name (`--modes $decode_modes`: argparse's `nargs='+'` takes them all),
-    or every value it is given is a list of numbers (`--bytes-grid $MSG_BYTES` with "1024 65536 1048576")."""
+    or every value it is given is a list of numbers (`--bytes-grid $MSG_BYTES` with "1024 65536 1048576", `-p
+    $PORTS` with "8080:8000 9000:9000")."""
     if _PLURAL.search(opt.lstrip("-")) or _PLURAL.search(var):
         return True
     if values and all(_NUMBERS.fullmatch(v) for v in values if v.strip()):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import (
@@ -140,6 +142,11 @@ class ReusableWorkflowInputNotForwarded(Rule):
     severity = Severity.WARNING
     title = "Reusable workflow input or secret not passed by a call, or declared input never read"
     kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        """The repository's own actions, whose steps may read a dispatch input (`github.event.inputs.X`)."""
+        return ("**/action.yml", "**/action.yaml")
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         head = _Revision(ctx, "head")
@@ -590,6 +597,13 @@ class _Revision:
         if self._whole(text):
             return []
         called = [t for c in self.calls_of(wf) if (t := self.text(c.target)) is not None]
+        # And inside the repository's own actions its steps use (`uses: ./.github/actions/release`): a composite
+        # action reads the run's `github.event.inputs` as the workflow does.
+        for folder in _local_actions(wf):
+            for name in ("action.yml", "action.yaml"):
+                action = self.ctx.source_at(f"{folder}/{name}", self.rev)
+                if action is not None:
+                    called.append(action.text)
         out: list[Param] = []
         seen: set[str] = set()
         for event in ("workflow_dispatch", "workflow_call"):
@@ -606,6 +620,18 @@ class _Revision:
                     continue
                 out.append(param)
         return out
+
+
+def _local_actions(wf: Workflow) -> list[str]:
+    """The folders of the repository's own actions the workflow's steps use (`uses: ./.github/actions/x`)."""
+    out = []
+    for job in wf.jobs.values():
+        for step in job.steps:
+            if step.uses and step.uses.startswith("./"):
+                folder = posixpath.normpath(step.uses[2:].split("@", 1)[0])
+                if folder not in out and not folder.startswith(".."):
+                    out.append(folder)
+    return out
 
 
 def _event_input(name: str, text: str) -> bool:

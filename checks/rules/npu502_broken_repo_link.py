@@ -93,6 +93,8 @@ class BrokenRepoLink(Rule):
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
     A decorative image the facts name (the admonition icons of Huawei's documentation converter,
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
+    A doc of a vendored project (`external/<project>/`, `third_party/<project>/`) that links out of that
+    project's folder points into the tree the project comes from: not judged.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
     `AGENTS.md`) is read by an agent at the repository root: a link there that resolves from the root works.
 
@@ -150,6 +152,8 @@ class BrokenRepoLink(Rule):
             target = _resolve(ctx, src.path, link, kb)
             if target is None or target.kind != "repo" or _exists(ctx, target, link, kb, src.path):
                 continue
+            if _leaves_vendored(src.path, target.path):
+                continue  # a vendored project's doc linking into that project's own tree, not this repository's
             if lived_with and _left_alone(ctx, src, link, target.path):
                 continue
             if (link.line, target.path) in seen:
@@ -235,6 +239,20 @@ def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: s
         if site is not None and ctx.exists_at_head(posixpath.join(site, "static", target.path)):
             return True
     return False
+
+
+# Folders that hold other projects' files (a synced skill set, a vendored library): their docs link within the
+# project they come from.
+_VENDORED = frozenset({"external", "third_party", "thirdparty", "3rdparty", "vendor"})
+
+
+def _leaves_vendored(doc_path: str, target: str) -> bool:
+    """The doc sits in a vendored project (`external/<project>/...`) and the link leaves that project's folder
+    (`../../../../models/x.py` from `external/cannbot/ops/...`): it points into the tree the project comes from."""
+    parts = doc_path.split("/")
+    if len(parts) < 3 or parts[0] not in _VENDORED:
+        return False
+    return not target.startswith(f"{parts[0]}/{parts[1]}/")
 
 
 # The instruction files of coding agents: their own folders (Claude Code's, Codex's, Cursor's, Gemini's, ...) and

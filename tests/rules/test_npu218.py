@@ -217,3 +217,21 @@ def test_a_call_of_this_repository_by_its_address_is_read_when_the_file_is_here(
     ]
     # the repository unknown (a bare mirror): a call by address is another repository's
     assert got(audit(files), "NPU218") == []
+
+
+def test_a_dispatch_input_read_by_the_repository_s_own_action_is_read() -> None:
+    """ModelCloud/GPTQModel 435616a (rs-r23, judged false): `upload_release` of `workflow_dispatch` is read by the
+    composite action the release jobs use (`github.event.inputs.upload_release` in
+    `.github/actions/release-source-common/action.yml`). An input nothing reads is still reported."""
+    release = (
+        "name: release\non:\n  workflow_dispatch:\n    inputs:\n      upload_release:\n        type: boolean\n"
+        "      npu_build:\n        type: boolean\njobs:\n  build:\n    runs-on: linux-aarch64-a2-1\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - uses: ./.github/actions/release-source-common\n"
+    )
+    action = (
+        "name: release source\nruns:\n  using: composite\n  steps:\n"
+        "    - if: github.event.inputs.upload_release == 'true'\n      shell: bash\n      run: echo upload\n"
+    )
+    head = {".github/workflows/release.yml": release, ".github/actions/release-source-common/action.yml": action}
+    found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU218"]
+    assert found == [(".github/workflows/release.yml", 7)]

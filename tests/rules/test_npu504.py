@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from npu_review.checks.analysis.guides import cell_version, ref_version
 from npu_review.checks.parsers.markdown import html_tables, parse
-from tests.rules.support import file_findings, fixture_tests
+from tests.rules.support import change, file_findings, fixture_tests
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU504")
 
@@ -40,3 +40,18 @@ def test_npu504_readme_names_the_guide_and_both_places() -> None:
     _, _, message = got[("README.md", 12)]
     assert "(docs/install_guide.md)" in message
     assert "cann 8.1.RC1 (line 12) where the guide has 8.2.RC1" in message
+
+
+def test_the_rows_of_one_table_that_contradict_themselves_are_one_cause() -> None:
+    """ascend-ai-coding/awesome-ascend-skills e70c706f (rs-r23): four rows of one version table pair a torch_npu
+    with the wrong CANN; the blind judge called every row after the first noise (one table, fixed at once)."""
+    guide = (
+        "# Environment setup on Ascend NPU\n\n"
+        "| CANN版本 | PyTorch版本 | torch_npu版本 | Python版本 |\n| --- | --- | --- | --- |\n"
+        "| CANN 9.0.0 | 2.8.0 | 2.8.0.post2 | 3.9-3.12 |\n"
+        "| CANN 8.5.0 | 2.7.1 | 2.7.1 | 3.9-3.11 |\n"
+    )
+    report = change({}, {"skills/env-setup/SKILL.md": guide})
+    found = [f for f in report.findings if f.rule == "NPU504"]
+    assert [f.line for f in found] == [5, 6]
+    assert len({f.cause for f in found}) == 1
