@@ -310,15 +310,21 @@ def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
     elsewhere = any(a == f or a.startswith(f + "=") for a in argv for f in _DP_ELSEWHERE)
     elsewhere = elsewhere or _option(argv, ("--data-parallel-backend", "-dpb")) == "ray"
     local = values.get("dpl", 1 if elsewhere else values.get("dp", 1))
-    need = values["tp"] * values.get("pp", 1) * local
-    shown = " x ".join(
-        f"{flag} {values[name]}"
-        for name, flag in (("tp", "tp"), ("pp", "pp"), ("dpl", "local dp"), ("dp", "dp"))
-        if name in values and values[name] > 1 and not (name == "dp" and ("dpl" in values or elsewhere))
-    )
     backend = _option(argv, ("--distributed-executor-backend",))
     spans = backend == "ray" or any(a == f or a.startswith(f + "=") for a in argv for f in _SPANS)
     # Pipeline stages are how a model is spread over nodes (tensor parallel within a node, pipeline across): vLLM
-    # takes the Ray cluster it finds (`DeepSeek-V3 on Atlas A3 (2 nodes)`: tp 16 x pp 2), without the option.
-    spans = spans or values.get("pp", 1) > 1
+    # takes the Ray cluster it finds (`DeepSeek-V3 on Atlas A3 (2 nodes)`: tp 16 x pp 2), without the option. A
+    # node then holds one stage: tensor x local data parallel NPUs.
+    staged = values.get("pp", 1) > 1
+    need = values["tp"] * (1 if staged else values.get("pp", 1)) * local
+    shown = " x ".join(
+        f"{flag} {values[name]}"
+        for name, flag in (("tp", "tp"), ("pp", "pp"), ("dpl", "local dp"), ("dp", "dp"))
+        if name in values
+        and values[name] > 1
+        and not (name == "dp" and ("dpl" in values or elsewhere))
+        and not (name == "pp" and staged)
+    )
+    if staged:
+        shown = f"{shown or 'tp ' + str(values['tp'])}, one of its {values['pp']} pipeline stages"
     return Serve(line, need, shown or f"tp {values['tp']}", spans)

@@ -54,10 +54,10 @@ class DeviceCountExceeded(Rule):
 
     Not reported: values that are not literal or resolvable numbers, scripts that pass `"$@"` on (a caller may
     change the sizes), engines that spread one model over nodes (`--distributed-executor-backend ray`,
-    `--nnodes`, pipeline stages: `--pipeline-parallel-size 2`), data parallel ranks placed on other nodes
-    (`--headless`, `--data-parallel-start-rank` without a local size), checkpoint conversion tools
-    (`convert_pt2ckpt.py --tp-size 8 --pp-size 4` reshards offline: its sizes are the checkpoint's), containers
-    whose devices cannot be counted (`--privileged`, `/dev/davinci$i`).
+    `--nnodes`; with pipeline stages, `--pipeline-parallel-size 2`, a node holds one stage), data parallel ranks
+    placed on other nodes (`--headless`, `--data-parallel-start-rank` without a local size), checkpoint conversion
+    tools (`convert_pt2ckpt.py --tp-size 8 --pp-size 4` reshards offline: its sizes are the checkpoint's),
+    containers whose devices cannot be counted (`--privileged`, `/dev/davinci$i`).
     The runner's NPU count is NPU211's.
 
     Bad (`tests/special_npu/run_sft_sp2.sh`):
