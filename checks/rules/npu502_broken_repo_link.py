@@ -111,6 +111,10 @@ class BrokenRepoLink(Rule):
         # docs/ascend_tutorial/get_start/install_guidance.rst
         `安装脚本 <../../../scripts/install_vllm_mcore_npu.sh>`_
 
+    A broken relative link that resolves from the folder above the doc's (a `../` missing), two above, or the
+    repository root says so, and the links of a change written from such another folder are one cause, one
+    comment, wherever they point.
+
     A "did you mean" names a file of the same folder with a close name in the same language, where no word
     of the name is replaced by another (`support_dcu_model_list.md` is not `support_xpu_model_list.md`
     misspelled, nor `guide_en.md` the Chinese `guide.md`): a typo, a dropped letter, a version bump, another
@@ -159,7 +163,8 @@ class BrokenRepoLink(Rule):
             if (link.line, target.path) in seen:
                 continue  # `[url](url)`: the text and the target are the same link
             seen.add((link.line, target.path))
-            hit = _broken(ctx, src, link, target, renamed.get(target.path))
+            written_from = None if target.ref else _written_from(ctx, src.path, link)
+            hit = _broken(ctx, src, link, target, renamed.get(target.path), written_from)
             if any(re.search(pattern, target.path) for pattern in kb.decorative_images):
                 hit = dataclasses.replace(hit, severity=Severity.NOTICE)  # an admonition's icon: no content lost
             if target.path in moved:
@@ -172,7 +177,9 @@ class BrokenRepoLink(Rule):
                 # One cause, one comment: links written into the same folder that does not hold them (the same
                 # wrong link copied into twin docs, a guide's links written from the wrong base folder).
                 folder = posixpath.normpath(posixpath.dirname(link.target.split("#", 1)[0]) or ".")  # `./docs`: `docs`
-                hit = dataclasses.replace(hit, cause=f"links into {folder}").unless_introduced(ctx)
+                # Links written from another folder than the doc's are one mistake wherever they point.
+                cause = f"links written from {written_from[0]}" if written_from else f"links into {folder}"
+                hit = dataclasses.replace(hit, cause=cause).unless_introduced(ctx)
             yield hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
@@ -324,7 +331,38 @@ def _language_switch(line: str, link: Link) -> bool:
     return _LANGUAGE.fullmatch(before[before.rfind("[") + 1 :]) is not None
 
 
-def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_to: str | None) -> Hit:
+def _written_from(ctx: Context, doc_path: str, link: Link) -> tuple[str, str] | None:
+    """Where a relative link that does not resolve from its doc's folder does: (the folder above the doc's, two
+    folders above, or the repository root; the path there). Links written from another folder than the doc's (a
+    skill's `query/SKILL.md` meant as `../query/SKILL.md`, a draft's links written from the root) are one
+    mistake, however many links it breaks."""
+    raw = link.target.split("#", 1)[0].split("?", 1)[0]
+    if not raw or raw.startswith("/") or "://" in raw:
+        return None
+    here = posixpath.dirname(doc_path)
+    for up in range(1, 3):
+        parts = here.split("/") if here else []
+        if len(parts) < up:
+            break
+        base = "/".join(parts[: len(parts) - up])
+        found = posixpath.normpath(posixpath.join(base, raw))
+        if not found.startswith("..") and found != "." and ctx.exists_at_head(found):
+            return ("the folder above this doc's" if up == 1 else "two folders above this doc's", found)
+    if here and not raw.startswith(".."):
+        found = posixpath.normpath(raw)
+        if found != "." and ctx.exists_at_head(found):
+            return ("the repository root", found)
+    return None
+
+
+def _broken(
+    ctx: Context,
+    src: SourceFile,
+    link: Link,
+    target: Target,
+    renamed_to: str | None,
+    written_from: tuple[str, str] | None = None,
+) -> Hit:
     where = "on `main`" if target.ref else "relative to this file"
     message = f"The link `{link.target}` points to `{target.path}` ({where}), which does not exist in this tree."
     suggestion = None
@@ -346,6 +384,11 @@ def _broken(ctx: Context, src: SourceFile, link: Link, target: Target, renamed_t
             return Hit(src.path, link.line, message)
         if guess:
             message += f" Did you mean `{guess}`?"
+        elif written_from is not None:
+            message += (
+                f" From {written_from[0]}, the same link reaches `{written_from[1]}`, which exists: it was written "
+                "from there."
+            )
     message += " Point it at the current path, or at a release tag for a file that only exists in an old release."
     return Hit(src.path, link.line, message, suggestion=suggestion)
 

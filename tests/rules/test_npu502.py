@@ -475,3 +475,25 @@ def test_a_vendored_project_s_links_out_of_its_folder_are_not_judged() -> None:
     report = change({}, {"external/cannbot/ops/pypto-op-perf-tune/tune-incore/SKILL.md": skill})
     found = [(f.path, f.line) for f in report.findings if f.rule == "NPU502"]
     assert found == [("external/cannbot/ops/pypto-op-perf-tune/tune-incore/SKILL.md", 4)]
+
+
+def test_links_written_from_another_folder_are_one_cause() -> None:
+    """ascend-ai-coding/awesome-ascend-skills 58058b4 (rs-r23, judged noise after the first): each "Related Skills"
+    link of a skill lacks the `../` its text shows, so every one points into the skill's own folder; one mistake,
+    one comment, with where the links do resolve."""
+    skill = (
+        "# npu-smi cert manage (Ascend NPU)\n\n## Related Skills\n\n- [../query/SKILL.md](query/SKILL.md)\n"
+        "- [../monitor/SKILL.md](monitor/SKILL.md)\n- [missing](nowhere/SKILL.md)\n"
+    )
+    base = "skills/npu-smi-cert"
+    head = {
+        f"{base}/manage/SKILL.md": skill,
+        f"{base}/query/SKILL.md": "# query\n",
+        f"{base}/monitor/SKILL.md": "# monitor\n",
+    }
+    found = [f for f in change({}, head).findings if f.rule == "NPU502"]
+    assert [f.line for f in found] == [5, 6, 7]
+    assert found[0].cause == found[1].cause != found[2].cause
+    assert "From the folder above this doc's, the same link reaches `skills/npu-smi-cert/query/SKILL.md`" in (
+        found[0].message
+    )
