@@ -27,6 +27,11 @@ _FRAGMENT = re.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _OPTION_LISTING = re.compile(r"[ \t]*--?[A-Za-z]")
 
 
+# A comment that is an ellipsis (`# ...`, `# … other configurations …`): in a docs block, where an excerpt leaves
+# options out (sii-research/siiRL's reward guide, judged noise in sweep-r18).
+_ELLIPSIS_NOTE = re.compile(r"[ \t]*#[ \t]*(?:\.\.\.|…)")
+
+
 def _listing(first: int, physical: dict[int, str]) -> bool:
     """The command whose logical line starts on `first` is, as written, an option listing: walking back over the
     lines its author continued (a `\\`, with or without a note after it; comment lines between them), its first
@@ -107,7 +112,8 @@ class ShellContinuationBroken(Rule):
     Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
     # note` or `--option value \\   # note`, not with a program; blanks alone after the `\\` of such a listing
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
-    follows it that the command would lose), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
+    follows it that the command would lose), in a docs block a comment that is an ellipsis (`# ...`: options an
+    excerpt leaves out), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
     on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
     `Usage of prog:` or `optional arguments:` line on, a line that ends a sentence: `Applying... Done!`), a
@@ -234,6 +240,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
     for line in comment_breaks:
         if line in in_heredoc:
             continue
+        if excerpt and _ELLIPSIS_NOTE.match(physical.get(line, "")):
+            continue  # `# ...` in a docs block marks options the excerpt leaves out, not a note to move
         nxt = _next_content(physical, line, skip_comments=True)
         command = max((ll for ll in logical if ll.line < line), key=lambda ll: ll.line, default=None)
         if command is None or _FRAGMENT.match(command.text) or _listing(command.line, physical):
