@@ -528,7 +528,9 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     seen.add((hit, link.line))
         history = is_doc and _HISTORY.search(path) is not None
         doc_left_root = _left_root(ctx, src, doc) if doc is not None else None
-        for old in gone:
+        # Only the names the text holds can be mentioned on one of its lines (a move of 900 files, checked against
+        # 1,000 docs line by line, took 90 s).
+        for old in [g for g in gone if g in src.text]:
             if history:
                 break  # a changelog's lines record what was (a PR's title naming `CHANGELOG.md`): its links alone count
             # A bare name the move keeps (`Megatron-LM-250328` moved into `backends/megatron/`) still names the
