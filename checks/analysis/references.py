@@ -165,6 +165,19 @@ _DIGITS = re.compile(r"\d+")
 _DEVICE = re.compile(r"(?<![A-Za-z])(?:cpu|gpu|npu|xpu|mlu|dcu|tpu)(?![A-Za-z])", re.I)
 
 
+_NAME_WORD = re.compile(r"[A-Za-z]+|\d+")
+
+
+def _word_replaced(a: str, b: str) -> bool:
+    """One short word of the name swapped for another (`fsdp_dp_demo.py`, `fsdp_tp_demo.py`: data parallel, tensor
+    parallel): another file, not a typo, however close the letters."""
+    wa, wb = _NAME_WORD.findall(posixpath.splitext(a)[0]), _NAME_WORD.findall(posixpath.splitext(b)[0])
+    if len(wa) != len(wb):
+        return False
+    pairs = zip(wa, wb, strict=True)
+    return any(x.lower() != y.lower() and x.isalpha() and y.isalpha() and len(x) <= 3 and len(y) <= 3 for x, y in pairs)
+
+
 def close_name(ctx: Context, path: str) -> str | None:
     """An existing path that differs from `path` by a typo in its first missing part (one letter, in a name of at
     least eight: `disaggregate_prefill_v1` for `disaggregated_prefill_v1`, `run_gpt-oss.sh` for `run_gpt_oss.sh`),
@@ -192,6 +205,7 @@ def close_name(ctx: Context, path: str) -> str | None:
         and want not in name
         and name not in want
         and posixpath.splitext(name)[1] == posixpath.splitext(want)[1]
+        and not _word_replaced(want, name)
     ]
     if len(close) != 1:
         return None

@@ -771,3 +771,5 @@ class AscendAdditionalConfig(Section):
     registry_files: tuple[str, ...]
     # sub-config -> keys vLLM-Ascend reads only inside it, never at the top level (in no release)
     nested_only: Mapping[str, tuple[str, ...]]
+    # key -> its default where it is read (keys of one sub-config only): a top-level copy of it changes nothing
+    defaults: Mapping[str, bool] = field(default_factory=dict)

@@ -727,6 +727,7 @@ def _nested_only(ctx: Context) -> tuple[dict[str, tuple[str, ...]], str, dict[st
         for sub, keys_of in facts.nested_only.items():
             for key in keys_of:
                 out.setdefault(key, []).append(sub)
-        return {k: tuple(v) for k, v in out.items()}, f"vLLM-Ascend's `ascend_config.py`, as of {facts.date}", {}
+        where = f"vLLM-Ascend's `ascend_config.py`, as of {facts.date}"
+        return {k: tuple(v) for k, v in out.items()}, where, dict(facts.defaults)
 
     return ctx.memo(("npu106-additional-config", "head", ""), build)

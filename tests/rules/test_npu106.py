@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from npu_review.checks.model import Severity
 from tests.rules.support import (
+    change,
     fixture_tests,
     line_findings,
 )
@@ -81,3 +82,19 @@ def test_npu106_additional_config_reader_keys() -> None:
     assert "enable_kv_nz" not in only  # read in both places
     assert only["enabled"] == "torchair_graph_config" and only["fuse_muls_add"] == "ascend_compilation_config"
     assert read_keys("def (:") is None
+
+
+def test_a_top_level_key_at_its_nested_default_is_a_notice_without_the_reader() -> None:
+    """jianzhnie/EasyInfer (rs-r25, six judged noise): `{"fuse_muls_add": true}` at the top level of
+    `--additional-config` in a launch script; vLLM-Ascend reads it only inside `ascend_compilation_config`, where
+    true is its default (facts `ascend_additional_config.defaults`), so the server runs as asked."""
+    script = (
+        "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n"
+        "vllm serve /models/GLM-5 --tensor-parallel-size 4 \\\n"
+        "    --additional-config '{\"fuse_muls_add\": true}'\n"
+    )
+    report = change({}, {"examples/glm5/run_vllm_npu.sh": script})  # the change writes the line
+    found = [(f.line, f.severity.label) for f in report.findings if f.rule == "NPU106"]
+    assert found == [(4, "notice")]
+    lost = change({}, {"examples/glm5/run_vllm_npu.sh": script.replace("true", "false")})
+    assert [(f.line, f.severity.label) for f in lost.findings if f.rule == "NPU106"] == [(4, "warning")]

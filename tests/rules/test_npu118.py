@@ -150,3 +150,23 @@ def test_a_cd_the_change_writes_into_a_folder_it_moves_is_reported_too() -> None
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     found = [(f.path, f.line, f.suggestion) for f in report.findings if f.rule == "NPU118"]
     assert found == [("docs/run.md", 4, "cd examples/00_hello_world")]
+
+
+def test_no_did_you_mean_for_a_word_swapped_for_another() -> None:
+    """jianzhnie/ScaleTorch a1fee7d (rs-r25, judged false): a guide runs `examples/device_mesh/fsdp_dp_demo.py`
+    (renamed from `hsdp_demo.py` seconds later) and the rule offered `fsdp_tp_demo.py`, another demo (tensor, not
+    data parallel). A one-letter typo in a longer word still gets its hint."""
+    guide = (
+        "# Device mesh on Ascend NPU\n\n```bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n"
+        "torchrun --nproc_per_node 4 examples/device_mesh/fsdp_dp_demo.py\n```\n"
+    )
+    head = {"docs/device_mesh.md": guide, "examples/device_mesh/fsdp_tp_demo.py": "print('tp')\n"}
+    report = run(ChangeSet(head=MemoryTree(head), audit=True))
+    (f,) = [f for f in report.findings if f.rule == "NPU118"]
+    assert (f.path, f.line) == ("docs/device_mesh.md", 5)
+    assert "Did you mean" not in f.message
+    from npu_review.checks.analysis.references import _word_replaced
+
+    assert _word_replaced("fsdp_dp_demo.py", "fsdp_tp_demo.py")
+    assert not _word_replaced("disaggregate_prefill_v1", "disaggregated_prefill_v1")
+    assert not _word_replaced("finetune_qwen3vl_30b.sh", "finetune_qwen3vl_30B.sh")
