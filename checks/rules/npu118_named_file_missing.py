@@ -403,9 +403,18 @@ def _hit(ctx: Context, r: FileRef, more: list[FileRef], gone: dict[str, str | No
         related=tuple(Related(m.source, m.line, f"also names {r.text}") for m in more),
         caused_by_change=caused,
         # The commands a change leaves naming the files it deletes or moves are one decision left undone (a
-        # release retiring scripts its guides still run): one cause, whichever files.
-        cause=_GONE if old is not None else None,
+        # release retiring scripts its guides still run): one cause, whichever files. A repository path written out
+        # (`scripts/ray_cluster/start.sh`, not `./run.sh`) that several guides name is one missing file: one cause.
+        cause=_GONE if old is not None else _missing_path_cause(r.text),
     )
+
+
+def _missing_path_cause(text: str) -> str | None:
+    """`missing <path>` for a name written from the repository's root with a folder; None (the message decides)
+    for a name relative to where the command runs (`./run.sh`, `run.sh`), which may be another file in each guide."""
+    if "/" not in text or text.startswith(("./", "../", "/", "$")):
+        return None
+    return f"missing {text}"
 
 
 def _replace(ctx: Context, r: FileRef, new_tail: str, old: str) -> str | None:

@@ -170,3 +170,21 @@ def test_no_did_you_mean_for_a_word_swapped_for_another() -> None:
     assert _word_replaced("fsdp_dp_demo.py", "fsdp_tp_demo.py")
     assert not _word_replaced("disaggregate_prefill_v1", "disaggregated_prefill_v1")
     assert not _word_replaced("finetune_qwen3vl_30b.sh", "finetune_qwen3vl_30B.sh")
+
+
+def test_guides_naming_the_same_missing_script_are_one_cause() -> None:
+    """jianzhnie/EasyInfer at HEAD (sweep-r19): six model READMEs run `bash scripts/ray_cluster/start_npuslim_ray_
+    cluster.sh`, which the repository does not have: one missing file, one comment listing the other guides."""
+    guide = (
+        "# {m} on Ascend NPU\n\n```bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+        "bash scripts/ray_cluster/start_npuslim_ray_cluster.sh\n```\n"
+    )
+    head = {f"examples/{m}/vllm/README.md": guide.format(m=m) for m in ("glm-5", "kimi-k2.5")}
+    head["scripts/ray_cluster/stop_ray_cluster.sh"] = "#!/bin/bash\nray stop\n"
+    report = run(ChangeSet(head=MemoryTree(head), audit=True))
+    found = [f for f in report.findings if f.rule == "NPU118"]
+    assert [(f.path, f.line) for f in found] == [
+        ("examples/glm-5/vllm/README.md", 5),
+        ("examples/kimi-k2.5/vllm/README.md", 5),
+    ]
+    assert found[0].cause == found[1].cause
