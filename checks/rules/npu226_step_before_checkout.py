@@ -29,6 +29,12 @@ _RUNNERS = frozenset(
 )  # fmt: skip
 
 
+# A program that runs code inside a command substitution (`$(python -c "import torch_npu")`, `` `pytest -q` ``).
+_SUBSTITUTED_RUN = re.compile(
+    r"(?:\$\(|`)\s*(?:sudo\s+)?(?:python(?:3(?:\.\d+)?)?|" + "|".join(sorted(re.escape(r) for r in _RUNNERS)) + r")\b"
+)
+
+
 class StepBeforeCheckout(Rule):
     """An Ascend job's step needs the repository's files, but runs before the job's `actions/checkout`; or a step
     installs a package after every step that could use it.
@@ -55,7 +61,8 @@ class StepBeforeCheckout(Rule):
     Silent on: steps that run in another folder (`working-directory` outside the workspace, a `cd` to an absolute
     path first: a repository copy baked into the image), jobs without a checkout of their own (they may work on
     such a copy), steps after any step that fills the workspace another way (a clone, a download), and a late
-    install that a later step may still use (any step after it that runs code).
+    install that a later step may still use (any step after it that runs code, inside a command substitution too:
+    `v=$(python -c "import torch_npu")`).
     """
 
     id = "NPU226"
@@ -95,7 +102,10 @@ class StepBeforeCheckout(Rule):
                 local = (step.uses or "").startswith("./")
                 kinds.append((step, "local-action" if local else "action", []))
                 continue
-            kinds.append((step, *_classify(block_cmds(step.run.text_lines()))))
+            classified = _classify(block_cmds(step.run.text_lines()))
+            if classified[0] != "runs" and _SUBSTITUTED_RUN.search(step.run.value):
+                classified = ("runs", [])  # `v=$(python -c "import torch")`: a command inside the value runs code
+            kinds.append((step, *classified))
         tests = [k for k, (_, kind, _) in enumerate(kinds) if kind == "runs"]
         if not tests:
             return
