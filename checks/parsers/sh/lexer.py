@@ -368,7 +368,15 @@ def _split_logical(
             while idx < total:
                 body = physical[idx].rstrip("\r")
                 idx += 1
-                if (body.lstrip("\t") if strip_tabs else body) == word:
+                line_text = body.lstrip("\t") if strip_tabs else body
+                if line_text == word:
+                    break
+                if word and "$(" in stack and line_text.startswith(word + ")"):
+                    # `$(cat <<'EOF' ... EOF)`: bash ends the here-document with the substitution that holds it (it
+                    # warns, and runs it); the `)` and what follows close what was open.
+                    rest, _cont, _more, stack = _scan_line(line_text[len(word) :], stack)
+                    buf.append(rest)
+                    length += len(rest)
                     break
             if plain:
                 heredoc_ranges.append((first_line + body_start, first_line + idx - 1))
