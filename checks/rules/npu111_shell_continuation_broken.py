@@ -411,9 +411,35 @@ def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc:
             continue
         if deeper and depth <= indent and text.split()[0] in _OWN_COMMANDS:
             # the line before ends with the `\` that joins it (not an open quote carrying the command on)
-            return n if physical.get(n - 1, "").rstrip().endswith("\\") else None
+            if not physical.get(n - 1, "").rstrip().endswith("\\"):
+                return None
+            # ... and that `\` is not inside a quoted string, where it only joins the string's lines (a
+            # `bash -c "if ...; then \` + `else \` script in double quotes)
+            return None if _quote_open(physical, first, n - 1) else n
         return None
     return None
+
+
+def _quote_open(physical: dict[int, str], first: int, last: int) -> bool:
+    """A quote opened on lines `first`..`last` is still open at the end of `last`."""
+    quote = ""
+    for n in range(first, last + 1):
+        text = physical.get(n, "")
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\\" and quote != "'":
+                i += 2
+                continue
+            if quote:
+                if c == quote:
+                    quote = ""
+            elif c in "'\"":
+                quote = c
+            elif c == "#" and (i == 0 or text[i - 1] in " \t"):
+                break  # a comment runs to the end of the line
+            i += 1
+    return bool(quote)
 
 
 def _next_content(physical: dict[int, str], line: int, skip_comments: bool = False) -> int | None:
