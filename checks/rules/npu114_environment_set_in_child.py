@@ -125,7 +125,7 @@ class EnvironmentSetInChild(Rule):
             unit = run_unit(src.path, instr)
             if unit is None:
                 continue
-            for name, line in _bashrc_exports(list(unit_shell(unit).commands)):
+            for name, line in _bashrc_exports(list(unit_shell(unit).commands), unit.source.text):
                 later = runs[k + 1 :]
                 if name in arg_names:
                     later = [r for r in later if r.keyword != "RUN"]
@@ -160,16 +160,28 @@ def _env_tail(cmds: list[UnitCommand]) -> list[UnitCommand]:
     return list(reversed(tail))
 
 
-def _bashrc_exports(cmds: list[UnitCommand]) -> Iterator[tuple[str, int]]:
-    """(name, line) of each `echo "export NAME=..." >> ~/.bashrc` (the redirection's target read from the text)."""
+def _bashrc_exports(cmds: list[UnitCommand], source: str) -> Iterator[tuple[str, int]]:
+    """(name, line) of each `echo "export NAME=..." >> ~/.bashrc` (the redirection's target read from the text
+    after the command's last word: `>> \\` + the target on the next line counts; an echo into a conda
+    environment's `activate.d/env_vars.sh` does not)."""
     for cmd in cmds:
-        if cmd.name not in ("echo", "printf"):
+        if cmd.name not in ("echo", "printf") or not cmd.words:
             continue
         text = " ".join(w.raw for w in cmd.words)
         m = _EXPORT_TEXT.search(text)
         if m is None:
             continue
+        last = cmd.words[-1]
+        after = _COMMAND_END.split(source[last.offset + len(last.raw) :], maxsplit=1)[0]
+        target = _REDIRECT_TARGET.search(after)
+        if target is not None and not _BASHRC.search(target.group(1)):
+            continue
         yield m.group(1), cmd.line
+
+
+# Where a command's text ends (the next operator), and the target of an output redirection in what precedes it.
+_COMMAND_END = re.compile(r"&&|\|\||;|\|")
+_REDIRECT_TARGET = re.compile(r">>?\s*(?:\\\n\s*)?([^\s;&|]+)")
 
 
 def _needed(name: str, later: list[Instruction]) -> bool:
