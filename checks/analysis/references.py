@@ -14,6 +14,7 @@ An unresolved value (`$VAR` nobody set, `${{ }}`, a folder made by an earlier co
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import posixpath
 import re
@@ -165,17 +166,22 @@ _DIGITS = re.compile(r"\d+")
 _DEVICE = re.compile(r"(?<![A-Za-z])(?:cpu|gpu|npu|xpu|mlu|dcu|tpu)(?![A-Za-z])", re.I)
 
 
-_NAME_WORD = re.compile(r"[A-Za-z]+|\d+")
+_NAME_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
-def _word_replaced(a: str, b: str) -> bool:
-    """One short word of the name swapped for another (`fsdp_dp_demo.py`, `fsdp_tp_demo.py`: data parallel, tensor
-    parallel): another file, not a typo, however close the letters."""
-    wa, wb = _NAME_WORD.findall(posixpath.splitext(a)[0]), _NAME_WORD.findall(posixpath.splitext(b)[0])
+def word_replaced(a: str, b: str) -> bool:
+    """A word of one file name swapped for another word in the other (`support_dcu_model_list` and
+    `support_xpu_model_list`, `fsdp_dp_demo.py` and `fsdp_tp_demo.py`): another file, not a typo, however close the
+    letters. A misspelled word (`lassification`, `classification`), a changed number (a version bump) or another
+    extension is no swap."""
+    wa = [w.lower() for w in _NAME_WORD.findall(posixpath.splitext(a)[0])]
+    wb = [w.lower() for w in _NAME_WORD.findall(posixpath.splitext(b)[0])]
     if len(wa) != len(wb):
         return False
-    pairs = zip(wa, wb, strict=True)
-    return any(x.lower() != y.lower() and x.isalpha() and y.isalpha() and len(x) <= 3 and len(y) <= 3 for x, y in pairs)
+    return any(
+        x != y and x.isalpha() and y.isalpha() and difflib.SequenceMatcher(None, x, y).ratio() < 0.75
+        for x, y in zip(wa, wb, strict=True)
+    )
 
 
 def close_name(ctx: Context, path: str) -> str | None:
@@ -205,7 +211,7 @@ def close_name(ctx: Context, path: str) -> str | None:
         and want not in name
         and name not in want
         and posixpath.splitext(name)[1] == posixpath.splitext(want)[1]
-        and not _word_replaced(want, name)
+        and not word_replaced(want, name)
     ]
     if len(close) != 1:
         return None

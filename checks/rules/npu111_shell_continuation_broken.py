@@ -13,7 +13,7 @@ from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of
-from npu_review.checks.parsers.sh import LogicalLine, Source, split_logical
+from npu_review.checks.parsers.sh import LogicalLine, Source, open_after, split_logical
 from npu_review.checks.rule import Hit, Rule
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
@@ -415,31 +415,10 @@ def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc:
                 return None
             # ... and that `\` is not inside a quoted string, where it only joins the string's lines (a
             # `bash -c "if ...; then \` + `else \` script in double quotes)
-            return None if _quote_open(physical, first, n - 1) else n
+            inside = open_after(physical.get(k, "") for k in range(first, n))
+            return None if "'" in inside or '"' in inside else n
         return None
     return None
-
-
-def _quote_open(physical: dict[int, str], first: int, last: int) -> bool:
-    """A quote opened on lines `first`..`last` is still open at the end of `last`."""
-    quote = ""
-    for n in range(first, last + 1):
-        text = physical.get(n, "")
-        i = 0
-        while i < len(text):
-            c = text[i]
-            if c == "\\" and quote != "'":
-                i += 2
-                continue
-            if quote:
-                if c == quote:
-                    quote = ""
-            elif c in "'\"":
-                quote = c
-            elif c == "#" and (i == 0 or text[i - 1] in " \t"):
-                break  # a comment runs to the end of the line
-            i += 1
-    return bool(quote)
 
 
 def _next_content(physical: dict[int, str], line: int, skip_comments: bool = False) -> int | None:

@@ -460,17 +460,17 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None, structure_onl
             return
     parsed = unit_shell(unit)
     strays = [e for e in parsed.errors if e.what == "stray"]
+    # The first word that belongs to nothing is where the shell stops; the rest follow from it.
+    said = [
+        (e, h)
+        for e in parsed.errors
+        if (e.what != "stray" or e is strays[0]) and (h := _structure(unit, e)) is not None
+    ]
     # The first quote left open that is reported: what the shell reads after it follows from it (an `if` with no
     # `then` after a backquote left open on its line is the quote's consequence, not a second mistake).
-    quotes = [h for e in parsed.errors if e.what == "unclosed-quote" and (h := _structure(unit, e)) is not None]
-    quote_line = min((h.line for h in quotes), default=None)
-    for err in parsed.errors:
-        if err.what == "stray" and err is not strays[0]:
-            continue  # the first word that belongs to nothing is where the shell stops; the rest follow from it
-        if quote_line is not None and err.what != "unclosed-quote" and err.line >= quote_line:
-            continue
-        hit = _structure(unit, err)
-        if hit is not None:
+    quote_line = min((h.line for e, h in said if e.what == "unclosed-quote"), default=None)
+    for err, hit in said:
+        if quote_line is None or err.what == "unclosed-quote" or err.line < quote_line:
             yield hit
     if structure_only:
         return

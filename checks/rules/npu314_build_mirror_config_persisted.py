@@ -214,8 +214,11 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
 
 def _value_at(text: str, start: int) -> str:
     """The word that starts at `start` (a `--build-arg NAME=` value), quotes kept for _public_host to strip."""
-    rest = text[start:]
-    return rest.split(None, 1)[0] if rest and not rest[0].isspace() else ""
+    m = _WORD_AT.match(text, start)
+    return m.group() if m else ""
+
+
+_WORD_AT = re.compile(r"\S+")
 
 
 def _public_host(value: str) -> bool:

@@ -12,7 +12,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks import globs
-from npu_review.checks.analysis.references import doc_names_ascend, links_a_copy, norm_name, own_names
+from npu_review.checks.analysis.references import (
+    doc_names_ascend,
+    links_a_copy,
+    norm_name,
+    own_names,
+    word_replaced,
+)
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import RepoLinks
 from npu_review.checks.kinds import DOCS, WORKFLOW
@@ -433,9 +439,11 @@ def _guess(ctx: Context, path: str) -> str | None:
     return ctx.memo(("npu502-guess", "head", path), find)
 
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
 # A doc's language marker: `guide_en.md` is not `guide.md` (the Chinese one) misspelled.
 _LANGUAGES = frozenset({"en", "zh", "cn", "ch", "ja", "jp", "ko", "english", "chinese"})
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _languages(name: str) -> set[str]:
@@ -453,16 +461,10 @@ def _plausible(missing: str, candidate: str) -> bool:
     gained one: `guide.md` -> `guide_zh.md`), and no word of the name replaced by another (`support_dcu_model_list`
     is not `support_xpu_model_list` misspelled; `lassification` is `classification`; a changed number is a version
     bump; the extension may change, `.md` -> `.rst`)."""
-    a = [w.lower() for w in _WORD.findall(posixpath.splitext(missing)[0])]
-    b = [w.lower() for w in _WORD.findall(posixpath.splitext(candidate)[0])]
     marked = _languages(missing)
     if marked and marked != _languages(candidate):
         return False
-    if len(a) == len(b):
-        for x, y in zip(a, b, strict=True):
-            if x != y and x.isalpha() and y.isalpha() and difflib.SequenceMatcher(None, x, y).ratio() < 0.75:
-                return False
-    return True
+    return not word_replaced(missing, candidate)
 
 
 def _folders(ctx: Context) -> dict[str, dict[str, str]]:

@@ -165,11 +165,11 @@ def test_no_did_you_mean_for_a_word_swapped_for_another() -> None:
     (f,) = [f for f in report.findings if f.rule == "NPU118"]
     assert (f.path, f.line) == ("docs/device_mesh.md", 5)
     assert "Did you mean" not in f.message
-    from npu_review.checks.analysis.references import _word_replaced
+    from npu_review.checks.analysis.references import word_replaced
 
-    assert _word_replaced("fsdp_dp_demo.py", "fsdp_tp_demo.py")
-    assert not _word_replaced("disaggregate_prefill_v1", "disaggregated_prefill_v1")
-    assert not _word_replaced("finetune_qwen3vl_30b.sh", "finetune_qwen3vl_30B.sh")
+    assert word_replaced("fsdp_dp_demo.py", "fsdp_tp_demo.py")
+    assert not word_replaced("disaggregate_prefill_v1", "disaggregated_prefill_v1")
+    assert not word_replaced("finetune_qwen3vl_30b.sh", "finetune_qwen3vl_30B.sh")
 
 
 def test_guides_naming_the_same_missing_script_are_one_cause() -> None:

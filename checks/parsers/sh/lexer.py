@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from npu_review.checks.parsers.sh.source import Source
@@ -27,6 +28,7 @@ __all__ = [
     "Token",
     "lex",
     "logical_lines",
+    "open_after",
     "read_word",
     "split_logical",
     "split_words",
@@ -225,6 +227,14 @@ def _scan_line(line: str, stack: tuple[str, ...]) -> tuple[str, bool, tuple[tupl
     after = list(stack)
     text, cont, heredocs = _scan_physical(line, after)
     return text, cont, tuple(heredocs), tuple(after)
+
+
+def open_after(lines: Iterable[str]) -> tuple[str, ...]:
+    """What is still open (quotes, `$(`, `${`, ...) after these physical lines of shell, read in order."""
+    stack: tuple[str, ...] = ()
+    for line in lines:
+        stack = _scan_line(line, stack)[3]
+    return stack
 
 
 def heredoc_markers(text: str) -> list[tuple[str, bool]]:
