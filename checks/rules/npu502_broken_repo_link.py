@@ -119,7 +119,9 @@ class BrokenRepoLink(Rule):
 
     A broken relative link that resolves from the folder above the doc's (a `../` missing), two above, or the
     repository root says so, and the links of a change written from such another folder are one cause, one
-    comment, wherever they point.
+    comment, wherever they point. The broken links of one doc are one cause, one comment naming them all (a new
+    index linking docs never committed, a table pasted from another project); a twin doc whose first broken link
+    is written alike (a translation beside it) joins it.
 
     A "did you mean" names a file of the same folder with a close name in the same language, where no word
     of the name is replaced by another (`support_dcu_model_list.md` is not `support_xpu_model_list.md`
@@ -154,6 +156,10 @@ class BrokenRepoLink(Rule):
         moved = _renames(ctx, with_deleted=True)
         renamed = {k: v for k, v in moved.items() if v is not None}
         seen: set[tuple[int, str]] = set()
+        # One cause, one comment: the broken links of one doc are one cause, named by the first the change writes
+        # (a new index linking ten docs never committed, a table pasted from another project), so twin docs
+        # carrying the same links join it too.
+        found: list[Hit] = []
         for link in doc.links:
             if link.line in doc.code:
                 continue
@@ -179,14 +185,15 @@ class BrokenRepoLink(Rule):
                 hit = dataclasses.replace(hit, cause=_STALE)
                 yield hit.unless_introduced(ctx) if lived_with else hit
                 continue
-            if lived_with:
-                # One cause, one comment: links written into the same folder that does not hold them (the same
-                # wrong link copied into twin docs, a guide's links written from the wrong base folder).
-                folder = posixpath.normpath(posixpath.dirname(link.target.split("#", 1)[0]) or ".")  # `./docs`: `docs`
-                # Links written from another folder than the doc's are one mistake wherever they point.
-                cause = f"links written from {written_from[0]}" if written_from else f"links into {folder}"
-                hit = dataclasses.replace(hit, cause=cause).unless_introduced(ctx)
-            yield hit
+            # Links written into the same folder that does not hold them (the same wrong link copied into twin
+            # docs, a guide's links written from the wrong base folder) are one mistake wherever they point.
+            folder = posixpath.normpath(posixpath.dirname(link.target.split("#", 1)[0]) or ".")  # `./docs`: `docs`
+            cause = f"links written from {written_from[0]}" if written_from else f"links into {folder}"
+            hit = dataclasses.replace(hit, cause=cause)
+            found.append(hit.unless_introduced(ctx) if lived_with else hit)
+        lead = next((h for h in found if h.severity is not Severity.NOTICE), found[0] if found else None)
+        for hit in found:
+            yield dataclasses.replace(hit, cause=lead.cause) if lead is not None else hit
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         if ctx.audit:
