@@ -24,11 +24,12 @@ class Comment:
 
 
 def by_cause(findings: Iterable[Finding]) -> list[Comment]:
-    """The findings grouped by cause, each group led by its first place (path, then line), in that order. A
-    finding without a cause id is a cause of its own."""
+    """The findings grouped by cause, each group led by its most severe finding, the first place (path, then
+    line) of those, and the groups in their leads' order: a required input no call passes (an error) leads the
+    warning that the called workflow never reads it. A finding without a cause id is a cause of its own."""
     groups: dict[str, list[Finding]] = {}
     alone: list[list[Finding]] = []
-    for f in sorted(findings, key=Finding.sort_key):
+    for f in sorted(findings, key=lambda f: (-f.severity, f.sort_key())):
         if f.cause:
             groups.setdefault(f.cause, []).append(f)
         else:

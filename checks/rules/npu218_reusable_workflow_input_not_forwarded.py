@@ -119,6 +119,9 @@ class ReusableWorkflowInputNotForwarded(Rule):
     does not declare, only `secrets: inherit` or declaring it there), and read every declared input
     (pass a dispatch input on to the reusable workflows that accept it), or remove the declaration.
 
+    A required input that the called workflow never reads and a call that leaves it out are one cause, one comment
+    on the call (dropping the input fixes both).
+
     In an audit, an input nothing reads is a notice (the project lives with it: an input kept so that a
     dispatcher's `-f name=` does not fail, or copied from a sibling workflow, is cruft more often than a lost
     value); a change that declares it or removes its last read gets the warning.
@@ -183,7 +186,16 @@ class ReusableWorkflowInputNotForwarded(Rule):
                             f"This call of `{target}` does not pass the required {param.kind} `{param.name}`: "
                             "the run fails before the called workflow starts."
                         )
-                        yield Hit(call.caller.path, call.line, message, severity=Severity.ERROR, caused_by_change=True)
+                        # One cause with the called workflow's declaration that nothing reads (`_unread`): one fix.
+                        cause = f"input {param.name} of {target}" if param.kind == "input" else None
+                        yield Hit(
+                            call.caller.path,
+                            call.line,
+                            message,
+                            severity=Severity.ERROR,
+                            caused_by_change=True,
+                            cause=cause,
+                        )
                         continue
                     if param.kind == "input" and param.has_default:
                         continue  # left to its default
@@ -324,7 +336,13 @@ class ReusableWorkflowInputNotForwarded(Rule):
                 # In an audit the project has lived with it: an input kept for a dispatcher's `-f name=` or copied
                 # from a sibling workflow is cruft more often than a lost value (a notice, not a comment).
                 yield Hit(
-                    path, param.line, said, caused_by_change=True, severity=Severity.NOTICE if ctx.audit else None
+                    path,
+                    param.line,
+                    said,
+                    caused_by_change=True,
+                    severity=Severity.NOTICE if ctx.audit else None,
+                    # A required input nothing reads and a call that leaves it out are one cause (drop the input).
+                    cause=f"input {param.name} of {path}" if param.event == "workflow_call" else None,
                 )
 
     def _not_passed_on(

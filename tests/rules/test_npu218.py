@@ -235,3 +235,41 @@ def test_a_dispatch_input_read_by_the_repository_s_own_action_is_read() -> None:
     head = {".github/workflows/release.yml": release, ".github/actions/release-source-common/action.yml": action}
     found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU218"]
     assert found == [(".github/workflows/release.yml", 7)]
+
+
+def test_a_required_input_nothing_reads_and_a_call_leaving_it_out_are_one_cause_led_by_the_error() -> None:
+    """Ascend/Ascend-CI and cosdt/pytorch-integration-tests (rs-r26, rs-r27, the second judged noise): a new
+    called workflow declares a required `device` it never reads, and its call leaves `device` out. Dropping the
+    input fixes both: one comment, on the call that fails."""
+    from npu_review.checks.causes import by_cause
+
+    called = (
+        "name: titan\non:\n  workflow_call:\n    inputs:\n      device:\n        type: string\n        required: true\n"
+        "      image:\n        type: string\n        required: true\n"
+        "jobs:\n  test:\n    runs-on: linux-aarch64-a2-1\n    container:\n      image: ${{ inputs.image }}\n"
+        "    steps:\n      - run: python -c 'import torch_npu'\n"
+    )
+    caller = (
+        "name: ascend\non: [pull_request]\njobs:\n  titan:\n    uses: ./.github/workflows/_titan.yml\n"
+        "    with:\n      image: ascendai/cann:8.5.0\n"
+    )
+    report = change({}, {".github/workflows/_titan.yml": called, ".github/workflows/ascend.yml": caller})
+    assert got(report, "NPU218") == [
+        (
+            ".github/workflows/_titan.yml",
+            5,
+            "warning",
+            "Input `device` of `workflow_call` is declared but nothing reads it (no `inputs.device` in the workflow): "
+            "the value callers pass is silently ignored.",
+        ),
+        (
+            ".github/workflows/ascend.yml",
+            5,
+            "error",
+            "This call of `.github/workflows/_titan.yml` does not pass the required input `device`: the run fails "
+            "before the called workflow starts.",
+        ),
+    ]
+    [comment] = by_cause(f for f in report.findings if f.rule == "NPU218")
+    assert (comment.lead.path, comment.lead.line) == (".github/workflows/ascend.yml", 5)
+    assert [(f.path, f.line) for f in comment.also] == [(".github/workflows/_titan.yml", 5)]
