@@ -119,7 +119,7 @@ def test_sdist_and_wheel_pass_twine_check_and_hold_one_namespace(dist: Path) -> 
         if line.startswith("Requires-Dist: ")
     ]
     core = sorted(Requirement(r).name for r in requires if Requirement(r).marker is None)
-    assert core == ["PyYAML", "markdown-it-py", "packaging", "rapidfuzz", "unidiff"]
+    assert core == ["PyYAML", "markdown-it-py", "packaging", "pathspec", "rapidfuzz", "unidiff"]
 
 
 def test_the_cli_installs_without_the_app_and_never_imports_it_then_the_extra(dist: Path, tmp_path: Path) -> None:

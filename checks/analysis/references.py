@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import pathspec
+
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_combinations
@@ -68,6 +70,36 @@ def submodules(ctx: Context) -> tuple[str, ...]:
         return tuple(m.group(1).strip().strip("/") for m in re.finditer(r"(?m)^\s*path\s*=\s*(\S+)", src.text))
 
     return ctx.memo(("refs-submodules", "head", ""), build)
+
+
+def git_ignored(ctx: Context, path: str) -> bool:
+    """`path` is one the repository's `.gitignore` files ignore at head (the root's and those of the folders
+    above it, the deeper deciding, as git reads them): a file made on the reader's machine (a build's output, an
+    archive a script unpacks, a local notes folder), never committed, so a doc or script naming it names no
+    missing file. Read with pathspec's gitignore matching."""
+    folders = [""]
+    for i, ch in enumerate(path):
+        if ch == "/":
+            folders.append(path[:i])
+    decided: bool | None = None
+    for folder in folders:
+        spec = _ignore_spec(ctx, f"{folder}/.gitignore" if folder else ".gitignore")
+        if spec is None:
+            continue
+        found = spec.check_file(path[len(folder) + 1 :] if folder else path).include
+        if found is not None:
+            decided = found
+    return bool(decided)
+
+
+def _ignore_spec(ctx: Context, path: str) -> pathspec.GitIgnoreSpec | None:
+    def build() -> pathspec.GitIgnoreSpec | None:
+        if not ctx.changeset.head.exists(path):
+            return None
+        src = ctx.source(path)
+        return pathspec.GitIgnoreSpec.from_lines(src.text.splitlines()) if src is not None else None
+
+    return ctx.memo(("refs-gitignore", "head", path), build)
 
 
 def is_dir(ctx: Context, path: str) -> bool:
@@ -608,8 +640,8 @@ class Walker:
         if any(in_submodule(self.ctx, p) for p in paths):
             return None
         found = next((p for p in paths if exists(self.ctx, p)), None)
-        if found is None and any(self._made(p) for p in paths):
-            return None
+        if found is None and any(self._made(p) or git_ignored(self.ctx, p) for p in paths):
+            return None  # made by an earlier step, or on the reader's machine (the repository ignores it)
         meant = found is not None or self._meant(text, paths, how)
         shown = text.replace(SELF, "$(dirname $0)").replace(ROOT, "$GITHUB_WORKSPACE")
         via_folder = (

@@ -102,8 +102,9 @@ class NamedFileMissing(Rule):
     Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), absolute paths outside a clone
     of this repository, paths an earlier command of the same script, job or doc makes (`mkdir`, `git clone`,
     `wget -O`, an extracted archive, a build), other repositories' paths (a first folder this repository lacks,
-    a clone of another project), git submodules, and a doc or workflow line naming a file the change renames or
-    deletes (NPU502 reports those).
+    a clone of another project), git submodules, paths the repository's `.gitignore` files ignore (made on the
+    reader's machine), and a doc or workflow line naming a file the change renames or deletes (NPU502 reports
+    those).
     """
 
     id = "NPU118"
@@ -120,7 +121,8 @@ class NamedFileMissing(Rule):
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return (".gitmodules",)  # submodules: their files are not in the tree
+        # Submodules (their files are not in the tree), and what the repository ignores (made on the reader's machine).
+        return (".gitmodules", "**/.gitignore")
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if YAML in src.kinds and is_npu_config(src.path):

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from npu_review.checks import globs
 from npu_review.checks.analysis.references import (
     doc_names_ascend,
+    git_ignored,
     links_a_copy,
     norm_name,
     own_names,
     word_replaced,
 )
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.facts.schema import RepoLinks
+from npu_review.checks.facts.schema import Facts, RepoLinks
 from npu_review.checks.kinds import DOCS, WORKFLOW
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers.markdown import Document, Link, Target, resolve
@@ -101,6 +102,8 @@ class BrokenRepoLink(Rule):
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
     A doc of a vendored project (`external/<project>/`, `third_party/<project>/`) that links out of that
     project's folder points into the tree the project comes from: not judged.
+    A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
+    folder) names a file made on the reader's machine, never committed: not reported.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
     `AGENTS.md`) is read by an agent at the repository root: a link there that resolves from the root works.
 
@@ -145,6 +148,10 @@ class BrokenRepoLink(Rule):
     context_kinds = frozenset({DOCS, WORKFLOW})
     reads_moved_files = True  # a deleted file and a similar added one are a rename (_renames)
 
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return ("**/.gitignore",)  # a link into what the repository ignores names no missing file (git_ignored)
+
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
         lived_with = _links_checked(ctx, src, kb)
@@ -170,6 +177,8 @@ class BrokenRepoLink(Rule):
                 continue
             if _leaves_vendored(src.path, target.path):
                 continue  # a vendored project's doc linking into that project's own tree, not this repository's
+            if git_ignored(ctx, target.path):
+                continue  # made on the reader's machine (the repository ignores it): never committed
             if lived_with and _left_alone(ctx, src, link, target.path):
                 continue
             if (link.line, target.path) in seen:

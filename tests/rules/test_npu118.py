@@ -5,7 +5,7 @@ from __future__ import annotations
 from npu_review.checks.engine import run
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
 from tests.fixture_support import audit
-from tests.rules.support import file_findings, fixture_tests, tree_findings
+from tests.rules.support import change, file_findings, fixture_tests, tree_findings
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU118")
 
@@ -188,3 +188,15 @@ def test_guides_naming_the_same_missing_script_are_one_cause() -> None:
         ("examples/kimi-k2.5/vllm/README.md", 5),
     ]
     assert found[0].cause == found[1].cause
+
+
+def test_a_script_the_repository_ignores_is_made_on_the_reader_s_machine() -> None:
+    """A guide runs `tools/npu/out/gen_ops.sh`, which a build step writes and the folder's own `.gitignore` ignores
+    (`out/`): never committed, never missing. A script beside it that nothing ignores is."""
+    guide = (
+        "# Build the Ascend NPU ops\n\n```bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+        "bash tools/npu/out/gen_ops.sh\nbash tools/npu/run_ops.sh\n```\n"
+    )
+    head = {"tools/npu/.gitignore": "out/\n*.o\n", "docs/build_npu.md": guide, "tools/npu/setup.py": "print()\n"}
+    found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU118"]
+    assert found == [("docs/build_npu.md", 6)]

@@ -524,3 +524,24 @@ def test_a_docs_broken_links_are_one_cause_and_its_twin_joins() -> None:
     lead = found[("docs/README.md", 3)].cause
     assert {f.cause for (p, _), f in found.items() if p != "docs/setup.md"} == {lead}
     assert found[("docs/setup.md", 3)].cause != lead
+
+
+def test_a_link_into_what_the_repository_ignores_names_no_missing_file() -> None:
+    """hicann/skills a71f1643 (rs-r28, judged false): a README links `doc/01_quickstart.md`, which its folder's
+    `.gitignore` ignores (a script unpacks it from a committed archive); hicann/cann-bench 597a915e (rs-r28, noise):
+    a guide links a spec under `docs/superpowers/`, which the root `.gitignore` ignores. A file git ignores is never
+    committed. A link beside them that no `.gitignore` covers is still reported."""
+    readme = (
+        "# easyasc on Ascend NPU\n\nRun `agent/scripts/init.sh` first, then read "
+        "[the quick start](doc/01_quickstart.md) and [the API](api/reference.md).\n"
+    )
+    guide = "# Self-hosted CANN runner (Ascend NPU)\n\nDesign: [spec](../superpowers/specs/runner.md)\n"
+    head = {
+        ".gitignore": "*.log\ndocs/superpowers/\n",
+        "ops-lab/easyasc/.gitignore": "legacy\ndoc\ndoc_cn\n",
+        "ops-lab/easyasc/README.md": readme,
+        "docs/guide/runner.md": guide,
+    }
+    report = change({}, head)
+    found = [(f.path, f.line, f.message.split(" points")[0]) for f in report.findings if f.rule == "NPU502"]
+    assert found == [("ops-lab/easyasc/README.md", 3, "The link `api/reference.md`")]
