@@ -765,11 +765,12 @@ class _Builder:
         files: list[tuple[str | None, re.Pattern[str] | None]] = []
         cwd = op.extra.get("cwd")
         cwd_known = "cwd" in op.extra and cwd != WILD and not (cwd or "").startswith("/")
+        rel = op.extra.get("cwd_rel")  # a relative `cd` from an unknown start: from the doc's folder or the root
         if op.via == "build-push-action":
-            cwd, cwd_known = "", True
+            cwd, cwd_known, rel = "", True, None
         if op.file is not None:
             for v in op.file:
-                files.append(self._resolve_file(path, v, cwd if cwd_known else None, origin))
+                files.append(self._resolve_file(path, v, cwd if cwd_known else None, origin, rel))
         else:
             contexts = op.context if op.context is not None else ((Val("."),) if op.via != "run" else (Val(WILD),))
             if op.via == "build-push-action" and op.context is None:
@@ -781,7 +782,11 @@ class _Builder:
                     continue
                 files.append(
                     self._resolve_file(
-                        path, Val(posixpath.join(text, "Dockerfile"), c.origins), cwd if cwd_known else None, origin
+                        path,
+                        Val(posixpath.join(text, "Dockerfile"), c.origins),
+                        cwd if cwd_known else None,
+                        origin,
+                        rel,
                     )
                 )
         for dockerfile, maybe in files[:MAX_ALTERNATIVES]:
@@ -804,7 +809,7 @@ class _Builder:
             )
 
     def _resolve_file(
-        self, here: str, v: Val, cwd: str | None, origin: str
+        self, here: str, v: Val, cwd: str | None, origin: str, rel: str | None = None
     ) -> tuple[str | None, re.Pattern[str] | None]:
         text = v.text.strip()
         if not text or text == "-":
@@ -813,6 +818,12 @@ class _Builder:
             return None, re.compile(r"\A\Z")  # outside the repository (a path in a container)
         folder = here.rsplit("/", 1)[0] if "/" in here else ""
         bases = [cwd] if cwd is not None else ([folder, ""] if origin != "workflow" else [""])
+        if cwd is None and rel:
+            # After `cd docker/base` from where the reader (or the caller) starts: that folder from each start.
+            bases = [b for b in (posixpath.normpath(posixpath.join(s, rel)) for s in bases) if not b.startswith("..")]
+            bases = [("" if b == "." else b) for b in bases]
+            if not bases:
+                return None, re.compile(r"\A\Z")  # out of the repository from every start
         if WILD in text:
             pats = []
             for b in bases:

@@ -40,8 +40,9 @@ _WHAT = {
 }
 _MAX_LISTED = 5
 # A name a guide leaves for the reader to fill in (`finetune_qwen3vl_xxB.sh`: the model's size; `<model>.yaml`;
-# `your_config.json`): no file is meant to have it.
-_PLACEHOLDER = re.compile(r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])your[_-]")
+# `your_config.json`), or the reader's own file a guide has them write (`config/my_agent.yaml`): no file of the
+# repository is meant to have it.
+_PLACEHOLDER = re.compile(r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])(?:your|my)[_-]")
 
 
 class NamedFileMissing(Rule):
@@ -94,7 +95,9 @@ class NamedFileMissing(Rule):
     and then gives the whole text of (a code block that starts with `#!`), one the doc shows as the example of
     a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`), and one
     whose copy at a release the lines before the command link (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/
-    examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming).
+    examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming). A
+    name left for the reader (`_xxB`, `<model>`, `your_config.json`) or naming the reader's own file
+    (`config/my_agent_exp.yaml`, in a guide to plugging in one's own agent) is no file of the repository.
 
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.

@@ -78,6 +78,9 @@ class BuildArgNotDeclared(Rule):
     Fix: pass the name the Dockerfile declares (or declare the argument and use it); pass every argument the
     Dockerfile needs, or give it a default.
 
+    A build in a doc or script after a relative `cd` (`cd docker/base && docker build .`) builds that folder's
+    Dockerfile, from where the reader starts (the repository root, or the doc's folder).
+
     Not reported: builds whose Dockerfile cannot be told (an unresolved `-f`), Docker's predefined arguments
     (proxies, `BUILDKIT_*`, `SOURCE_DATE_EPOCH`) and BuildKit's platform arguments; an argument the Dockerfile
     tests or defaults where it uses it (`${X:-...}`, `[ -n "$X" ]`). A needed argument is reported only when

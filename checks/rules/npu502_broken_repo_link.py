@@ -39,6 +39,9 @@ _LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese
 # Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
 # notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
 # a generated config, an output folder), which no tree has.
+# A template doc (`operator-readme-template.md`, `templates/API_REPORT.md`): a skill or generator fills it in
+# elsewhere (another repository's `ops/<op>/README.md`), where its relative links resolve.
+_TEMPLATE = re.compile(r"(?i)(?:^|/)templates?/|(?:^|/|[-_.])template(?:[-_.][^/]*)?\.[a-z]+$")
 _SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
@@ -102,6 +105,8 @@ class BrokenRepoLink(Rule):
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
     A doc of a vendored project (`external/<project>/`, `third_party/<project>/`) that links out of that
     project's folder points into the tree the project comes from: not judged.
+    A template (`*-template.md`, a doc under `templates/`) is filled in elsewhere, where its links resolve: its
+    links are not judged.
     A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
     folder) names a file made on the reader's machine, never committed: not reported.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
@@ -155,8 +160,8 @@ class BrokenRepoLink(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
         lived_with = _links_checked(ctx, src, kb)
-        if lived_with is None:
-            return
+        if lived_with is None or _TEMPLATE.search(src.path):
+            return  # a template's links are written for where it is filled in (the doc it becomes), not here
         doc = ctx.document(src)
         if doc is None:
             return

@@ -200,3 +200,22 @@ def test_a_script_the_repository_ignores_is_made_on_the_reader_s_machine() -> No
     head = {"tools/npu/.gitignore": "out/\n*.o\n", "docs/build_npu.md": guide, "tools/npu/setup.py": "print()\n"}
     found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU118"]
     assert found == [("docs/build_npu.md", 6)]
+
+
+def test_the_reader_s_own_file_is_no_file_of_the_repository() -> None:
+    """hicann/cann-bench 6829fef3 (rs-r28, judged false): a guide to plugging one's own agent into the pipeline runs
+    it with `--config src/auto_pipeline/config/my_agent_cann_exp.yaml`, the config the reader writes."""
+    guide = (
+        "# Plug your agent into the CANN (Ascend NPU) pipeline\n\n```bash\n"
+        "./scripts/run_auto_pipeline.sh \\\n  --config src/auto_pipeline/config/my_agent_cann_exp.yaml \\\n"
+        "  --devices 0,1\n```\n"
+    )
+    head = {
+        "docs/guide/agent.md": guide,
+        "scripts/run_auto_pipeline.sh": "#!/bin/bash\nwhile [ $# -gt 0 ]; do shift; done\n",
+        "src/auto_pipeline/config/default.yaml": "benchmark: cann\n",
+    }
+    assert [f for f in change({}, head).findings if f.rule == "NPU118"] == []
+    missing = dict(head, **{"docs/guide/agent.md": guide.replace("my_agent_cann_exp", "agent_cann_exp")})
+    found = [(f.path, f.line) for f in change({}, missing).findings if f.rule == "NPU118"]
+    assert found == [("docs/guide/agent.md", 5)]

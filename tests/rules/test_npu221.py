@@ -31,3 +31,26 @@ def test_doc_example_gets_both_halves() -> None:
     found = file_findings("NPU221/bad_doc_example_args", "NPU221")
     assert set(found) == {("Dockerfile", 5), ("OVERVIEW.md", 8)}
     assert "the RUN at line 6 breaks when it is empty" in found[("Dockerfile", 5)][2]
+
+
+def test_a_doc_s_build_after_cd_builds_that_folder_s_dockerfile() -> None:
+    """hicann/cann-bench d0dafee7 (rs-r28, judged false): `docker/eval/README.md` builds the base image with
+    `cd docker/base && docker build --build-arg ARCH=... .`, whose Dockerfile declares `ARCH`; the eval Dockerfile,
+    beside the README, no longer does. The same build without the `cd` builds the eval one, and is reported."""
+    from tests.rules.support import change
+
+    readme = (
+        "# Eval image (Ascend NPU)\n\n```bash\n"
+        "cd docker/base && docker build --build-arg ARCH=$(uname -m) -t cann-toolkit-base:9.0.1 .\n```\n"
+    )
+    base_df = "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\nARG ARCH\nRUN echo ${ARCH} > /arch\n"
+    eval_old = "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\nARG ARCH\nARG NPU_ARCH=ascend910b\n"
+    eval_old += "RUN echo ${ARCH} ${NPU_ARCH}\n"
+    eval_new = "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\nARG NPU_ARCH=ascend910b\nRUN echo ${NPU_ARCH}\n"
+    base = {"docker/base/Dockerfile": base_df, "docker/eval/Dockerfile": eval_old}
+    head = dict(base, **{"docker/eval/Dockerfile": eval_new, "docker/eval/README.md": readme})
+    assert [f for f in change(base, head).findings if f.rule == "NPU221"] == []
+    no_cd = dict(head, **{"docker/eval/README.md": readme.replace("cd docker/base && ", "")})
+    assert [(f.path, f.line) for f in change(base, no_cd).findings if f.rule == "NPU221"] == [
+        ("docker/eval/README.md", 4)
+    ]

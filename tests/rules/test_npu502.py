@@ -545,3 +545,17 @@ def test_a_link_into_what_the_repository_ignores_names_no_missing_file() -> None
     report = change({}, head)
     found = [(f.path, f.line, f.message.split(" points")[0]) for f in report.findings if f.rule == "NPU502"]
     assert found == [("ops-lab/easyasc/README.md", 3, "The link `api/reference.md`")]
+
+
+def test_a_template_s_links_are_written_for_where_it_is_filled_in() -> None:
+    """hicann/skills 9efb8fd5 (rs-r28, judged false twice): a doc-generating skill's
+    `references/operator-readme-template.md` links `./zh/invocation/quick_op_invocation.md`, which resolves in the
+    operator repository the README is written into. A guide beside it with the same link is still judged."""
+    template = "# {op} (Ascend NPU)\n\nSee [quick invocation](./zh/invocation/quick_op_invocation.md).\n"
+    head = {
+        "skills/docs-gen/references/operator-readme-template.md": template,
+        "skills/docs-gen/templates/api.md": template,
+        "skills/docs-gen/references/guide.md": template,
+    }
+    found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU502"]
+    assert found == [("skills/docs-gen/references/guide.md", 3)]

@@ -112,6 +112,9 @@ class RunEvaluator:
         self.ops: list[DockerOp] = []
         self.called: list[Called] = []
         self.cwd = cwd
+        # Where a relative `cd` led from a start nobody knows (a doc's reader, a script's caller: cwd None), as a
+        # path from that start (`cd docker/base`: "docker/base"); None once a `cd` goes where nobody can tell.
+        self.rel: str | None = "" if cwd is None else None
         self.record = record  # program names whose commands are kept in `called`
         # With `focus`, only the logical lines that hold one of these words, an assignment, `cd` or shell
         # structure are evaluated (a doc's other commands cannot change what those lines do).
@@ -557,16 +560,18 @@ class RunEvaluator:
 
     def _cd(self, words: list[Word], origin: tuple[str, int]) -> None:
         if words[0].raw == "popd" or len(words) < 2:
-            self.cwd = None
+            self.cwd = self.rel = None
             return
         alts = self.expand(words[1].raw, origin)
         if len(alts) != 1 or not alts[0].known or alts[0].text.startswith(("~", "-")):
-            self.cwd = None
+            self.cwd = self.rel = None
             return
         if alts[0].text.startswith("/"):
             self.cwd = posixpath.normpath(alts[0].text)  # absolute: a directory of the machine, not the checkout
             return
         if self.cwd is None:
+            if self.rel is not None:
+                self.rel = posixpath.normpath(posixpath.join(self.rel, alts[0].text))
             return
         target = posixpath.normpath(posixpath.join(self.cwd, alts[0].text))
         self.cwd = None if target.startswith("..") else ("" if target == "." else target)
@@ -679,6 +684,8 @@ class RunEvaluator:
         # `-t TAGS`: a tag word that is the name of a variable (written without its `$`)
         named = [r for r, _line in op.tag_words if _VAR_SIMPLE.fullmatch(r) and r in self.vars]
         extra = {**op.extra, "cwd": self.cwd if self.cwd is not None else WILD, "var_tags": ",".join(named)}
+        if self.cwd is None and self.rel:
+            extra["cwd_rel"] = self.rel  # `cd docker/base && docker build .` from where the reader starts
         self.ops.append(replace(op, extra=extra))
 
 
