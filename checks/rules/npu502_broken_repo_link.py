@@ -39,6 +39,10 @@ _LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese
 # Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
 # notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
 # a generated config, an output folder), which no tree has.
+# A line that says what it links is still to be written: a link to a page to come, on purpose.
+_TO_COME = re.compile(
+    r"(?i)\b(?:TBD|coming soon|to be (?:added|written|completed|done)|work in progress)\b|待补充|待完善|待编写|敬请期待"
+)
 # A template doc (`operator-readme-template.md`, `templates/API_REPORT.md`): a skill or generator fills it in
 # elsewhere (another repository's `ops/<op>/README.md`), where its relative links resolve.
 _TEMPLATE = re.compile(r"(?i)(?:^|/)templates?/|(?:^|/|[-_.])template(?:[-_.][^/]*)?\.[a-z]+$")
@@ -105,6 +109,8 @@ class BrokenRepoLink(Rule):
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
     A doc of a vendored project (`external/<project>/`, `third_party/<project>/`) that links out of that
     project's folder points into the tree the project comes from: not judged.
+    A link whose line says the page is still to be written (`TBD`, `coming soon`, `待补充`) links a page to come
+    on purpose: not reported.
     A template (`*-template.md`, a doc under `templates/`) is filled in elsewhere, where its links resolve: its
     links are not judged.
     A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
@@ -184,6 +190,8 @@ class BrokenRepoLink(Rule):
                 continue  # a vendored project's doc linking into that project's own tree, not this repository's
             if git_ignored(ctx, target.path):
                 continue  # made on the reader's machine (the repository ignores it): never committed
+            if _TO_COME.search(src.line(link.line)):
+                continue  # the line says the page is still to be written (`（待补充）`, `TBD`): a link to come
             if lived_with and _left_alone(ctx, src, link, target.path):
                 continue
             if (link.line, target.path) in seen:
