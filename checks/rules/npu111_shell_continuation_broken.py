@@ -27,6 +27,13 @@ _FRAGMENT = re.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _OPTION_LISTING = re.compile(r"[ \t]*--?[A-Za-z]")
 
 
+# A block headed as the explanation of a command's parameters (`# 启动配置参数说明`, `# Service launch parameter
+# explanation`): one option per line with what it means, the runnable command given after it.
+_EXPLAINED = re.compile(
+    r"[ \t]*#.*(?:参数说明|参数解释|配置说明"
+    r"|(?i:\b(?:parameters?|options?|arguments?)[ \t]+(?:explanation|description)s?\b"
+    r"|\b(?:explanation|description)s?[ \t]+of[ \t]+(?:the[ \t]+)?(?:parameters|options|arguments)\b))"
+)
 # A comment that is an ellipsis (`# ...`, `# … other configurations …`): in a docs block, where an excerpt leaves
 # options out (sii-research/siiRL's reward guide, judged noise in sweep-r18).
 _ELLIPSIS_NOTE = re.compile(r"[ \t]*#[ \t]*(?:\.\.\.|…)")
@@ -117,7 +124,9 @@ class ShellContinuationBroken(Rule):
     on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
     `Usage of prog:` or `optional arguments:` line on, a line that ends a sentence: `Applying... Done!`), a
-    command's synopsis (a block with `[--option VALUE]` lines), Dockerfiles
+    command's synopsis (a block with `[--option VALUE]` lines), a block headed as the explanation of the
+    parameters (`# 启动配置参数说明`, `# parameter explanation`: one option per line, the command given after it),
+    Dockerfiles
     (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
     """
 
@@ -133,6 +142,8 @@ class ShellContinuationBroken(Rule):
         flavor = flavor_of(src.path)
         if flavor is not None:
             for block in doc_shell_blocks(ctx, src):
+                if block.lines and _EXPLAINED.match(block.lines[0][1]):
+                    continue  # `# 启动配置参数说明`: a listing that explains each option, not a command to run
                 if any("\\" in t or _OPTION_START.match(t) for _, t in block.lines):
                     physical = dict(block.lines)
                     yield from _one_per_command(

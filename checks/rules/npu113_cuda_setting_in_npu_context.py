@@ -45,7 +45,8 @@ class CudaSettingInNpuContext(Rule):
     (or `vllm serve --attention-backend FLASHINFER`) names a CUDA attention backend that vLLM-Ascend never runs:
     its platform picks its own Ascend backend whatever vLLM is asked for; and `pip install -e .` of a vLLM
     checkout without `VLLM_TARGET_DEVICE=empty` builds vLLM for CUDA and installs CUDA torch over the NPU one
-    (the vLLM-Ascend install guide builds it with `VLLM_TARGET_DEVICE=empty`).
+    (the vLLM-Ascend install guide builds it with `VLLM_TARGET_DEVICE=empty`). A build that names another device
+    (`VLLM_TARGET_DEVICE=cpu`) is one chosen on purpose, not a CUDA build.
 
     Bad:
         export NCCL_SOCKET_IFNAME=eth0
@@ -285,6 +286,8 @@ def _vllm_builds(
         env = {**exported, **prefix}
         if all(env.get(k) == v for k, v in need.items()):
             continue
+        if all(env.get(k, "").strip("'\"").lower() not in ("", "cuda") for k in need):
+            continue  # `VLLM_TARGET_DEVICE=cpu`: a build for another device, chosen on purpose, not for CUDA
         shown = " ".join(f"{k}={v}" for k, v in need.items())
         yield Hit(
             path,

@@ -23,6 +23,9 @@ from npu_review.checks.rule import Hit, Rule
 # A Hydra override with nothing after `=` (`data.train_files=`), or a long option (`--model=`).
 _EMPTY = re.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")
 _REF = re.compile(r"\"?\$\{?([A-Za-z_]\w*)(?:\[[@*]\])?\}?\"?\Z")
+# Options whose argument is one `name=value` setting (git's `-c`, a define, a container's environment): an empty
+# value there clears the setting, and the next word is the command's next argument.
+_SETTING_OPTIONS = frozenset({"-c", "-D", "--set", "--conf", "--config", "-e", "--env", "--build-arg"})
 _ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra|overrides|cmd")
 
 
@@ -48,7 +51,8 @@ class OverrideValueSplit(Rule):
 
     Where: NPU scripts, `run:` steps of Ascend jobs and shell blocks of Ascend docs. Not reported: an empty
     value followed by another override or option (`key= other.key=1`: an empty value on purpose), or by a
-    variable that holds arguments (`key= $EXTRA_ARGS`).
+    variable that holds arguments (`key= $EXTRA_ARGS`), and a setting given to an option that takes one
+    (`git -c credential.helper= push` clears the helper on purpose; `-D`, `--set`, `-e`, `--build-arg`).
     """
 
     id = "NPU116"
@@ -103,6 +107,8 @@ def _check(unit: ShellUnit, ctx: Context) -> Iterator[Hit]:
                 continue
             if nxt.raw.startswith("-") or re.match(r"[\"']?[+~]?[\w.]+=", nxt.raw):
                 continue  # another option or override: the empty value is meant
+            if words[k - 1].raw in _SETTING_OPTIONS:
+                continue  # `git -c credential.helper= push`: a setting emptied on purpose, then the next argument
             ref = _REF.match(nxt.raw)
             if ref and _ARG_LIST_NAME.search(ref.group(1)):
                 continue  # a variable of arguments: what it holds is unknown

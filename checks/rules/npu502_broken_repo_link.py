@@ -98,7 +98,10 @@ class BrokenRepoLink(Rule):
     `pip install -r requirements.txt` beside the file), or the command runs after the doc's steps `cd` into a
     folder that is not a clone of this repository (`cd pytorch`, then `python3 setup.py bdist_wheel`: that
     folder's file). A renamed file's own text naming itself by its old name (a licence's "a file named LICENSE",
-    now LICENSE.md) is the document speaking of itself. The text of a link to a file that is there (an image's alt
+    now LICENSE.md) is the document speaking of itself, and a licence's text (`LICENSE*`, `COPYING*`, `NOTICE*`)
+    is legal boilerplate: only its links are judged. A bare name without an extension (`License`, renamed
+    `LICENSE`) in a doc's prose, outside code and links, is a word ("## License"), unless written in capitals
+    ("the terms are in LICENSE"). The text of a link to a file that is there (an image's alt
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
     lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
@@ -558,6 +561,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
         history = is_doc and _HISTORY.search(path) is not None
+        # A licence's text (LICENSE.md, COPYING) is legal boilerplate ("a file named LICENSE"): its links alone count.
+        history = history or _LICENCE.match(posixpath.basename(path)) is not None
         doc_left_root = _left_root(ctx, src, doc) if doc is not None else None
         # Only the names the text holds can be mentioned on one of its lines (a move of 900 files, checked against
         # 1,000 docs line by line, took 90 s).
@@ -589,12 +594,15 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     continue  # the text of a link to a file that is there
                 if (
                     start is not None
-                    and kept_name
+                    and (kept_name or ("/" not in old and "." not in old and not old.isupper()))
                     and doc is not None
                     and n not in doc.code
                     and not any(old in line[a:b] for a, b in targets.get(n, ()))
                 ):
-                    continue  # the thing's name in prose (no link of the line names it), not a path
+                    # The thing's name in prose (no link of the line names it), not a path; a bare name without an
+                    # extension, not in capitals (`License` renamed `LICENSE`), is a word there ("## License"); one
+                    # in capitals is a file's name ("the terms are in LICENSE").
+                    continue
                 if start is not None and left_root is not None and left_root < n and doc is not None and n in doc.code:
                     continue  # a command run from the folder an earlier `cd` went to: not named from the root
                 new = gone[old]
@@ -607,6 +615,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
     return out
 
 
+_LICENCE = re.compile(r"(?i)(?:licen[cs]e|copying|notice)(?:[._-][^/]*)?\Z")
 _CD = re.compile(r"(?:^|[;&|(]\s*|\bthen\s+|\bdo\s+)(?:cd|pushd)\s+([^\s;&|)]+)")
 
 

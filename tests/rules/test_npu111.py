@@ -80,3 +80,21 @@ def test_a_missing_backslash_on_a_line_with_a_note_asks_to_drop_the_note() -> No
             None,
         )
     ]
+
+
+def test_a_block_headed_as_the_parameters_explanation_is_no_command() -> None:
+    """mindspore-ai/docs 7232756e and 2a1b2139 (rs-r29, judged false): a serving guide's block headed
+    `# 启动配置参数说明` lists one `--option [meaning]` per line with no `\\` (the runnable command follows in the
+    next block). The same lines without that heading are a command cut after its first line."""
+    from tests.rules.support import change
+
+    block = (
+        "vllm-mindspore serve\n --model=[模型Config/权重路径]\n --trust_remote_code # 使用本地下载的model文件\n"
+        " --tensor-parallel-size [TP 并行数]\n"
+    )
+    doc = "# DeepSeek on Ascend NPU\n\n```bash\n# 启动配置参数说明\n" + block + "```\n"
+    assert [f for f in change({}, {"docs/serve.md": doc}).findings if f.rule == "NPU111"] == []
+    plain = "# DeepSeek on Ascend NPU\n\n```bash\n" + block + "```\n"
+    assert [(f.path, f.line) for f in change({}, {"docs/serve.md": plain}).findings if f.rule == "NPU111"] == [
+        ("docs/serve.md", 4)
+    ]

@@ -42,3 +42,20 @@ def test_npu113_a_gpu_attention_backend_is_named_in_every_layout() -> None:
     assert job[("e2e_ascend.yml", 13)][2].startswith(
         "`vllm serve --attention-backend flashmla` names a GPU-only implementation"
     )
+
+
+def test_npu113_a_vllm_build_for_another_named_device_is_no_cuda_build() -> None:
+    """mindspore-ai/docs 7232756e (rs-r29, judged false): vLLM-MindSpore's install guide builds vLLM's CPU backend
+    on purpose (`VLLM_TARGET_DEVICE=cpu python setup.py install`): no CUDA kernels, no CUDA torch."""
+    from tests.rules.support import change
+
+    guide = (
+        "# Install on Ascend NPU\n\n```bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+        "git clone https://github.com/vllm-project/vllm.git\ncd vllm\n"
+        "VLLM_TARGET_DEVICE=cpu python setup.py install\n```\n"
+    )
+    assert [f for f in change({}, {"docs/install.md": guide}).findings if f.rule == "NPU113"] == []
+    cuda = guide.replace("VLLM_TARGET_DEVICE=cpu ", "VLLM_TARGET_DEVICE=cuda ")
+    assert [(f.path, f.line) for f in change({}, {"docs/install.md": cuda}).findings if f.rule == "NPU113"] == [
+        ("docs/install.md", 7)
+    ]

@@ -572,3 +572,33 @@ def test_a_link_whose_line_says_the_page_is_to_come_is_on_purpose() -> None:
     )
     found = [(f.path, f.line) for f in change({}, {"docs/README.md": index}).findings if f.rule == "NPU502"]
     assert found == [("docs/README.md", 5)]
+
+
+def test_a_licence_s_text_names_no_file() -> None:
+    """Ascend/msprof-analyze fd04dd02 (rs-r29, judged false): a change replacing `LICENSE` by `LICENSE.md` leaves
+    the Mulan licence's own "create a file named LICENSE": legal boilerplate, not a reference."""
+    mulan = "Mulan Permissive Software License v2\n\nTo apply it, create a file named LICENSE in the root.\n"
+    apache = "Apache License\nVersion 2.0, January 2004\nhttp://www.apache.org/licenses/\n"
+    base = {"LICENSE": apache, "README.md": "# msprof (Ascend NPU)\n"}
+    head = {"LICENSE.md": mulan, "README.md": "# msprof (Ascend NPU)\n"}
+    assert [f for f in change(base, head).findings if f.rule == "NPU502"] == []
+
+
+def test_a_bare_name_without_extension_in_prose_is_a_word() -> None:
+    """Ascend/mspti 7d955fa2 (rs-r29, judged false): renaming `License` to `LICENSE` leaves the README's prose
+    ("the License of each model") and its heading "## License"; a command naming the old file is still stale."""
+    readme = (
+        "# mspti (Ascend NPU)\n\nMind the License of each model.\n\n## License\n\n[LICENSE]({})\n\n"
+        "```bash\ncat License\n```\n"
+    )
+    base = {"License": "MIT\n", "README.md": readme.format("./License")}
+    head = {"LICENSE": "MIT\n", "README.md": readme.format("./LICENSE")}
+    changes = {
+        "LICENSE": FileChange("LICENSE", ChangeStatus.RENAMED, old_path="License"),
+        "README.md": FileChange("README.md", ChangeStatus.MODIFIED, added_lines=frozenset({7})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    (f,) = [f for f in report.findings if f.rule == "NPU502"]
+    assert (f.path, f.line) == ("README.md", 7)
+    assert "README.md:10" in f.message
+    assert "README.md:3" not in f.message and "README.md:5" not in f.message
