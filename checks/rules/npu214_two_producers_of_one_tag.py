@@ -91,6 +91,9 @@ class TwoProducersOfOneTag(Rule):
 
     Fix: give every variant's rules the variant's suffix (in each rule or in `flavor: suffix=`).
 
+    The colliding rules of one image are one cause, one comment naming the others (a workflow whose four tag
+    rules give every matrix leg the same tags is one missing suffix).
+
     Not reported: rules whose tag or `enable=` is not known statically (other than by matrix values), builds
     whose push filters (`branches:`, `tags:`) cannot overlap, rules that differ in `enable=`, and builds that never
     push (`push: false`). Pull-request tags of builds that push only on `push` events are a notice.
@@ -139,6 +142,8 @@ class TwoProducersOfOneTag(Rule):
                     f"{other.label or 'another entry'} (line {other.line}) from `{callee}`: `{images[0]}` "
                     f"{', '.join(f'`{t}`' for t in tags[:4])}. The two images overwrite each other under one tag. "
                     "Give this entry its own suffix.",
+                    # The entries of one call that collide are one decision (the call's matrix gives them no suffix).
+                    cause=f"entries of {job} calling {callee} share tags",
                 )
 
     def _same_workflow(self, ctx: Context) -> Iterator[Hit]:
@@ -181,6 +186,9 @@ class TwoProducersOfOneTag(Rule):
                 f"This rule tags `{first.image}` as `{first.shown}` {' and '.join(parts)}{where}: the variants "
                 "overwrite each other's image under one tag. Give each variant its own suffix.",
                 severity=Severity.NOTICE if pr_only else None,
+                # Every tag rule that gives an image's variants the same tags is one decision (no suffix per
+                # variant), in one workflow or across the change's: one comment, listing the other rules.
+                cause=f"variants of {first.image} under one tag",
             )
 
 
@@ -227,7 +235,23 @@ def _tags(wf: Workflow) -> Iterator[_Tag]:
         if all(p.strip().lower() == "false" for p in pushes) and not any("outputs" in s.with_ for s in builders):
             continue
         pushed_on_pr = any(_pushes_on_pr(p) for p in pushes)
-        metas = [s for s in job.steps if is_metadata_action(s)]
+        # The metadata steps whose tags a pushing build takes (`tags: ${{ steps.meta.outputs.tags }}`, its JSON or
+        # bake file): a build that pushes tags of its own (`${{ matrix.tags }}-${{ github.sha }}`) does not push
+        # what the metadata step computes.
+        taken = " ".join(
+            n.value
+            for b, push in zip(builders, pushes, strict=True)
+            if push.strip().lower() != "false" or "outputs" in b.with_
+            for n in b.with_.values()
+            if n.is_scalar
+        )
+        metas = [
+            s
+            for s in job.steps
+            if is_metadata_action(s)
+            and s.id
+            and re.search(rf"steps\.{re.escape(s.id)}\.outputs\.(?:tags|json|bake-file)", taken)
+        ]
         if not metas:
             continue
         combos = job.combinations() or []

@@ -63,3 +63,37 @@ def test_two_raw_tags_collide_whatever_the_events() -> None:
         (".github/workflows/310p.yml", 12, "warning"),
         (".github/workflows/a2.yml", 13, "warning"),
     ]
+
+
+def test_the_colliding_rules_of_one_image_are_one_cause() -> None:
+    """shaowenchen/xpu-benchmark 5ac62bf9 and e30c03f4 (rs-r30): a GPU and an NPU image workflow, each with four tag
+    rules and no suffix per variant, got one comment per rule. One missing suffix: one comment."""
+    tags = "|\n            type=ref,event=branch\n            type=sha\n"
+    files = {
+        ".github/workflows/gpu.yml": _producer("gpu", tags),
+        ".github/workflows/npu.yml": _producer("npu", tags),
+    }
+    found = [f for f in audit(files).findings if f.rule == "NPU214"]
+    assert [(f.path, f.line) for f in found] == [
+        (".github/workflows/gpu.yml", 14),
+        (".github/workflows/gpu.yml", 15),
+        (".github/workflows/npu.yml", 14),
+        (".github/workflows/npu.yml", 15),
+    ]
+    assert len({f.cause for f in found}) == 1
+
+
+def test_a_build_that_pushes_tags_of_its_own_does_not_push_the_metadata_tags() -> None:
+    """shaowenchen/xpu-benchmark 5ac62bf9 (rs-r30, judged false twelve times): each job computes metadata tags but
+    its build pushes `app:${{ matrix.tags }}-${{ github.sha }}` and takes only the metadata labels. Nothing pushes
+    the metadata tags, so nothing collides; a build taking them (the release job) alone collides with nobody."""
+    own = _producer("gpu", "type=ref,event=branch").replace(
+        "tags: ${{ steps.meta.outputs.tags }}",
+        "tags: ghcr.io/org/app:gpu-${{ github.sha }}\n          labels: ${{ steps.meta.outputs.labels }}",
+    )
+    files = {
+        ".github/workflows/gpu.yml": own,
+        ".github/workflows/npu.yml": own.replace("gpu", "npu"),
+        ".github/workflows/release.yml": _producer("release", "type=ref,event=branch"),
+    }
+    assert got(audit(files), "NPU214") == []
