@@ -211,7 +211,8 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _REF_DEF = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:[ \t]*(<[^>]*>|\S+)")  # `[^1]: note` is a footnote, not a link
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>")
-_HTML_ATTR = re.compile(r"""(?i)\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+# `src=` and `href=` themselves, not an attribute ending in them (`data-canonical-src=`, which browsers ignore).
+_HTML_ATTR = re.compile(r"""(?i)(?<![\w-])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
 
 

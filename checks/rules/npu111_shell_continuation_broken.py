@@ -116,7 +116,8 @@ class ShellContinuationBroken(Rule):
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
     ends are not reported.
-    Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
+    An assignment alone (`WORKERS=$((GPUS / TP))`) runs no program: the override line after it is no option of
+    it. Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
     # note` or `--option value \\   # note`, not with a program; blanks alone after the `\\` of such a listing
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
     follows it that the command would lose), in a docs block a comment that is an ellipsis (`# ...`: options an
@@ -316,14 +317,41 @@ _ALONE = frozenset(
 def _command_line(text: str) -> bool:
     """The logical line runs a program with the words after it (`python3 -m x`, `bash run.sh`, `xtuner chat m`),
     not an assignment alone, a placeholder (`......`) or a lone file name (a listing's `tokenizer.json`)."""
-    m = _PROGRAM.match(text.lstrip())
+    text = _after_assignments(text.lstrip())
+    m = _PROGRAM.match(text)
     if m is None:
         return False
     word = m.group(1)
     if word.strip(".") == "" or word.endswith(":") or "=" in word or word in _OWN_COMMANDS:
         return False  # a placeholder, a heading, an assignment; a builtin (`export X=1`) takes no such options
-    rest = text.lstrip()[m.end() :].strip()
+    rest = text[m.end() :].strip()
     return bool(rest) or word.rsplit("/", 1)[-1] in _ALONE
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+
+
+def _after_assignments(text: str) -> str:
+    """`text` without the `NAME=value` words it starts with, a value's `$(( … ))`, `$( … )` and quotes whole
+    (`WORKERS=$((GPUS / TP))` alone is an assignment, not a program `/` with arguments)."""
+    while (m := _ASSIGNMENT.match(text)) is not None:
+        i, depth, quote = m.end(), 0, ""
+        while i < len(text):
+            ch = text[i]
+            if quote:
+                if ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            elif ch in " \t" and depth == 0:
+                break
+            i += 1
+        text = text[i:].lstrip()
+    return text
 
 
 # A line that ends a sentence (`Applying... Done!`, `Reboot to load the new configuration.`): output or prose, not

@@ -65,7 +65,8 @@ class ScriptArgumentUnknown(Rule):
     under `set -u` with no default: a call without it stops at `unbound variable`.
 
     Not reported: scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
-    with variables, callers outside the repository; Python scripts whose parser is not whole in their own text
+    with variables, an option named to be rejected (`--invalid`, `--unknown-option`: a test of the script's error
+    path), callers outside the repository; Python scripts whose parser is not whole in their own text
     (options added by other modules, parent parsers, sub-commands, `parse_known_args`, `HfArgumentParser`,
     Hydra, `fire`, `click`, a script that edits `sys.argv`). A finding sits on the call; when the change touched only
     the script, on the call all the same, as caused by the change.
@@ -127,6 +128,10 @@ def _as_caused(hit: Hit) -> Hit:
     return Hit(hit.path, hit.line, hit.message, related=hit.related, caused_by_change=True)
 
 
+# An option named to be rejected (`--invalid`, `--unknown-option`, `--bogus`): a test of the script's error path.
+_ON_PURPOSE = re.compile(r"(?i)invalid|unknown|bogus|nonexist|not[-_]?exist|wrong|fake")
+
+
 def _caused_by_script(ctx: Context, ref: FileRef, line: int) -> bool:
     """A call's line the change did not write, to a script the change touched: the finding is the change's doing."""
     if ref.found is None or ctx.audit:
@@ -155,6 +160,8 @@ def _check(ctx: Context, call: ScriptCall, options_only: bool = False) -> Iterat
             name = w.split("=", 1)[0]
             if any(fnmatch.fnmatchcase(w, p) or fnmatch.fnmatchcase(name, p) for p in iface.patterns if p != "*"):
                 continue
+            if _ON_PURPOSE.search(name):
+                return  # `./run.sh --invalid || echo "expected error"`: a test that the script rejects it
             known = ", ".join(f"`{p}`" for p in iface.patterns if p != "*")
             yield Hit(
                 call.caller,

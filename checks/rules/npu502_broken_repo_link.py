@@ -106,7 +106,7 @@ class BrokenRepoLink(Rule):
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
     lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
-    removed, dropped, ignored or deprecated, describes the deletion. A
+    removed, dropped, ignored, deprecated or replaced, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
     A decorative image the facts name (the admonition icons of Huawei's documentation converter,
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
@@ -633,7 +633,9 @@ def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
 
 
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
-_REMOVAL = re.compile(r"(?i)\b(?:delet|remov|drop|ignor|deprecat|retir|obsolete|no longer)|删除|移除|废弃|弃用")
+_REMOVAL = re.compile(
+    r"(?i)\b(?:delet|remov|drop|ignor|deprecat|retir|obsolete|no longer|replaced)|删除|移除|废弃|弃用|替换"
+)
 
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.
 _HISTORY = re.compile(

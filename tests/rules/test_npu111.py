@@ -98,3 +98,20 @@ def test_a_block_headed_as_the_parameters_explanation_is_no_command() -> None:
     assert [(f.path, f.line) for f in change({}, {"docs/serve.md": plain}).findings if f.rule == "NPU111"] == [
         ("docs/serve.md", 4)
     ]
+
+
+def test_an_assignment_whose_value_has_blanks_is_no_command_with_options() -> None:
+    """verl-project/verl-omni 491dc75c (rs-r30, judged false: the `\\` it asked for would make the assignment a
+    prefix of the next line): a block of config fragments sets `ROLLOUT_NUM_WORKERS=$((TOTAL_GPUS / ROLLOUT_TP))`
+    and then shows the override that uses it. A program's line before an override is still cut."""
+    from tests.rules.support import change
+
+    frag = (
+        "# Scale on Ascend NPU\n\n```bash\nROLLOUT_NUM_WORKERS=$((TOTAL_GPUS / ROLLOUT_TP))\n"
+        "actor_rollout_ref.rollout.agent.num_workers=$ROLLOUT_NUM_WORKERS\n```\n"
+    )
+    assert [f for f in change({}, {"docs/scale.md": frag}).findings if f.rule == "NPU111"] == []
+    cmd = frag.replace("ROLLOUT_NUM_WORKERS=$((TOTAL_GPUS / ROLLOUT_TP))", "python3 -m verl.trainer.main_ppo")
+    assert [(f.path, f.line) for f in change({}, {"docs/scale.md": cmd}).findings if f.rule == "NPU111"] == [
+        ("docs/scale.md", 4)
+    ]

@@ -18,3 +18,25 @@ def test_the_unknown_option_names_what_the_parser_knows() -> None:
         "`--cann-version`, `-h`, `--help`"
     )
     assert [(r.path, r.line) for r in found[0].related] == [("scripts/npu_ci_install_dependency.sh", 5)]
+
+
+def test_an_option_named_to_be_rejected_is_a_test_of_the_error_path() -> None:
+    """shaowenchen/xpu-benchmark 5cf4bf9e (rs-r30, judged false): a test script runs `./run.sh --invalid || echo
+    "Expected error"` to see the NPU script reject it. Another unknown option is still reported."""
+    from tests.rules.support import change
+
+    run = (
+        "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nwhile [ $# -gt 0 ]; do\n  case $1 in\n"
+        '    --model) MODEL=$2; shift 2;;\n    -h|--help) echo usage; exit 0;;\n    *) echo "unknown $1"; exit 1;;\n'
+        "  esac\ndone\nnpu-smi info\n"
+    )
+    test = (
+        "#!/bin/bash\nset -e\n./run.sh --model /data/m --help\n"
+        './run.sh --invalid || echo "Expected error for invalid option"\n'
+    )
+    head = {"npu/inference/run.sh": run, "npu/inference/test_params.sh": test}
+    assert [f for f in change({}, head).findings if f.rule == "NPU117"] == []
+    typo = dict(head, **{"npu/inference/test_params.sh": test.replace("--invalid", "--modle")})
+    assert [(f.path, f.line) for f in change({}, typo).findings if f.rule == "NPU117"] == [
+        ("npu/inference/test_params.sh", 4)
+    ]

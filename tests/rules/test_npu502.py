@@ -609,3 +609,29 @@ def test_an_admonition_icon_kept_in_figures_is_decorative_too() -> None:
     doc = "# mspti on Ascend NPU\n\n![](./figures/icon-note.gif) **Note:** set the NPU count first.\n"
     (f,) = [f for f in change({}, {"docs/en/README.md": doc}).findings if f.rule == "NPU502"]
     assert (f.line, f.severity) == (3, Severity.NOTICE)
+
+
+def test_a_line_saying_the_deleted_file_was_replaced_describes_the_deletion() -> None:
+    """shaowenchen/xpu-benchmark 268d96bc (rs-r30, judged false): the change deletes `gpu/inference/config.yaml` and
+    its README's update notes say "`gpu/inference/config.yaml` (now replaced with direct vLLM command)". A line
+    it writes telling the reader to edit the file is stale."""
+    readme = (
+        "# xpu-benchmark (Ascend NPU and GPU)\n\n"
+        "- `gpu/inference/config.yaml` (now replaced with direct vLLM command)\n"
+        "- edit `gpu/inference/config.yaml` to set the model\n"
+    )
+    base = {"gpu/inference/config.yaml": "benchmarks: {}\n", "README.md": "# xpu-benchmark (Ascend NPU and GPU)\n"}
+    head = {"README.md": readme}
+    found = [f for f in change(base, head).findings if f.rule == "NPU502"]
+    assert [(f.path, f.line) for f in found] == [("README.md", 4)]
+
+
+def test_an_attribute_browsers_ignore_is_no_link() -> None:
+    """Ascend/msprof 87f9422e (rs-r30, judged false): rendered HTML pasted into a README keeps GitHub's
+    `data-canonical-src` beside the badge's `src`; only `src` and `href` are links."""
+    readme = (
+        '# msprof (Ascend NPU)\n\n<a href="https://gitcode.com/Ascend/msinsight"><img src="https://camo.example/x"'
+        ' data-canonical-src="./docs/zh/figures/helper.png"></a>\n<img src="./docs/zh/figures/missing.png">\n'
+    )
+    found = [(f.path, f.line) for f in change({}, {"README.md": readme}).findings if f.rule == "NPU502"]
+    assert found == [("README.md", 4)]
