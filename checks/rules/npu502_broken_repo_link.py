@@ -104,7 +104,8 @@ class BrokenRepoLink(Rule):
     ("the terms are in LICENSE"). The text of a link to a file that is there (an image's alt
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
-    lines of a changelog or release notes record what was: only their links are judged, not the names they mention.
+    lines of a changelog, release notes, a dated doc (`plans/2026-06-26-log-center.md`) or an `archive/` folder
+    record what was: only their links are judged, not the names they mention.
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored, deprecated or replaced, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
@@ -640,7 +641,7 @@ _REMOVAL = re.compile(
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.
 _HISTORY = re.compile(
     r"(?i)(?:^|/)(?:changelog[^/]*|release[-_ ]?notes[^/]*|(?:history|changes)\.(?:md|rst|txt)"
-    r"|news(?:\.(?:md|rst|txt))?)(?:/|$)"
+    r"|news(?:\.(?:md|rst|txt))?|archived?|\d{4}-\d{2}-\d{2}[^/]*)(?:/|$)"
 )
 
 

@@ -635,3 +635,23 @@ def test_an_attribute_browsers_ignore_is_no_link() -> None:
     )
     found = [(f.path, f.line) for f in change({}, {"README.md": readme}).findings if f.rule == "NPU502"]
     assert found == [("README.md", 4)]
+
+
+def test_an_archive_and_a_dated_plan_record_what_was() -> None:
+    """vllm-ascend/vllm_ascend_dashboard 4334f10d and 0ef1c24c (rs-r30, judged noise six times): a rename leaves
+    its old path in `docs/archive/` reports and dated plans (`2026-06-26-log-center.md`), which record what was;
+    a current guide naming it is stale."""
+    base = {
+        "backend/app/main.py": "app = 1\n",
+        "docs/archive/review.md": "# Review (Ascend NPU dashboard)\n\nEntry point: `backend/app/main.py`.\n",
+        "docs/plans/2026-06-26-log-center.md": "# Plan (Ascend NPU)\n\nEdit `backend/app/main.py`.\n",
+        "docs/guide.md": "# Run on Ascend NPU\n\nStart `backend/app/main.py`.\n",
+    }
+    head = {k: v for k, v in base.items() if k != "backend/app/main.py"}
+    head["backend/api/main.py"] = "app = 1\n"
+    moved = FileChange("backend/api/main.py", ChangeStatus.RENAMED, "backend/app/main.py", frozenset({1}))
+    changes = {"backend/api/main.py": moved}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    (f,) = [f for f in report.findings if f.rule == "NPU502"]
+    assert "docs/guide.md:3" in f.message
+    assert "archive" not in f.message and "2026-06-26" not in f.message
