@@ -129,6 +129,23 @@ def test_context_is_read_only_for_rules_the_change_concerns() -> None:
     assert ".github/workflows/e2e_ascend.yml" in head  # references to a deleted file may be left anywhere
 
 
+def test_a_doc_change_reads_the_gitignore_files_of_the_top_levels() -> None:
+    """A doc's link into what `.gitignore` ignores names no missing file (NPU502, NPU118): the App fetches the
+    root's `.gitignore` and those three levels below it with a changed doc, not a deeper one, and none for a
+    change that concerns no such rule."""
+    from npu_review.checks.engine import needed_paths
+    from npu_review.checks.model import ChangeStatus, FileChange
+
+    ignores = [".gitignore", "ops/.gitignore", "ops/lab/dsl/.gitignore", "ops/lab/dsl/deep/.gitignore"]
+    head_paths = [*ignores, "docs/npu.md", "tools/x.py"]
+    doc = {"docs/npu.md": FileChange("docs/npu.md", ChangeStatus.MODIFIED, None, frozenset({1}))}
+    head, _ = needed_paths(head_paths, doc, parse_config(None, known_rule_ids()))
+    assert {p for p in head if p.endswith(".gitignore")} == set(ignores[:3])
+    py = {"tools/x.py": FileChange("tools/x.py", ChangeStatus.MODIFIED, None, frozenset({1}))}
+    head, _ = needed_paths(head_paths, py, parse_config(None, known_rule_ids()))
+    assert not any(p.endswith(".gitignore") for p in head)
+
+
 def test_a_registry_change_reads_the_files_that_may_set_its_old_names() -> None:
     """NPU110's `context_after`: a rename in `envs.py` can leave any script, CI env or doc setting the old name,
     so those are fetched after a change to `envs.py`, and not after a change to another Python file."""

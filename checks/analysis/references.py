@@ -72,6 +72,12 @@ def submodules(ctx: Context) -> tuple[str, ...]:
     return ctx.memo(("refs-submodules", "head", ""), build)
 
 
+# The `.gitignore` files the App fetches for the rules that ask `git_ignored`: the root's and those of the three
+# folder levels below it (a model zoo may keep one in each of hundreds of deeper folders; an unfetched one ignores
+# nothing, so a finding stays).
+GITIGNORES = (".gitignore", "*/.gitignore", "*/*/.gitignore", "*/*/*/.gitignore")
+
+
 def git_ignored(ctx: Context, path: str) -> bool:
     """`path` is one the repository's `.gitignore` files ignore at head (the root's and those of the folders
     above it, the deeper deciding, as git reads them): a file made on the reader's machine (a build's output, an

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 
 from npu_review.checks import kinds
 from npu_review.checks.analysis.references import (
+    GITIGNORES,
     FileRef,
     ModuleRef,
     ascend_command_refs,
@@ -125,7 +126,7 @@ class NamedFileMissing(Rule):
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         # Submodules (their files are not in the tree), and what the repository ignores (made on the reader's machine).
-        return (".gitmodules", "**/.gitignore")
+        return (".gitmodules", *GITIGNORES)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if YAML in src.kinds and is_npu_config(src.path):

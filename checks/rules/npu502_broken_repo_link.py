@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from npu_review.checks import globs
 from npu_review.checks.analysis.references import (
+    GITIGNORES,
     doc_names_ascend,
     git_ignored,
     links_a_copy,
@@ -165,7 +166,7 @@ class BrokenRepoLink(Rule):
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return ("**/.gitignore",)  # a link into what the repository ignores names no missing file (git_ignored)
+        return GITIGNORES  # a link into what the repository ignores names no missing file (git_ignored)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
