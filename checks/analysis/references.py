@@ -20,8 +20,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
@@ -29,6 +28,9 @@ from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_c
 from npu_review.checks.parsers.gitcli import clone_operands
 from npu_review.checks.parsers.sh import Command, Source, Word, commands
 from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 # -- the repository's own names and folders -------------------------------------------------------------------------
 
@@ -98,12 +100,16 @@ def git_ignored(ctx: Context, path: str) -> bool:
     return bool(decided)
 
 
-def _ignore_spec(ctx: Context, path: str) -> pathspec.GitIgnoreSpec | None:
-    def build() -> pathspec.GitIgnoreSpec | None:
+def _ignore_spec(ctx: Context, path: str) -> GitIgnoreSpec | None:
+    def build() -> GitIgnoreSpec | None:
         if not ctx.changeset.head.exists(path):
             return None
         src = ctx.source(path)
-        return pathspec.GitIgnoreSpec.from_lines(src.text.splitlines()) if src is not None else None
+        if src is None:
+            return None
+        import pathspec  # (20 ms to import: only a run that meets a .gitignore pays it)
+
+        return pathspec.GitIgnoreSpec.from_lines(src.text.splitlines())
 
     return ctx.memo(("refs-gitignore", "head", path), build)
 

@@ -317,7 +317,9 @@ _ALONE = frozenset(
 def _command_line(text: str) -> bool:
     """The logical line runs a program with the words after it (`python3 -m x`, `bash run.sh`, `xtuner chat m`),
     not an assignment alone, a placeholder (`......`) or a lone file name (a listing's `tokenizer.json`)."""
-    text = _after_assignments(text.lstrip())
+    text = text.lstrip()
+    if _ASSIGNMENT.match(text):
+        text = _after_assignments(text)
     m = _PROGRAM.match(text)
     if m is None:
         return False
@@ -328,30 +330,31 @@ def _command_line(text: str) -> bool:
     return bool(rest) or word.rsplit("/", 1)[-1] in _ALONE
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+# A `NAME=value` word, up to the first blank, quote or parenthesis (most values have none of them).
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=[^\s\"'()]*")
 
 
 def _after_assignments(text: str) -> str:
     """`text` without the `NAME=value` words it starts with, a value's `$(( … ))`, `$( … )` and quotes whole
     (`WORKERS=$((GPUS / TP))` alone is an assignment, not a program `/` with arguments)."""
     while (m := _ASSIGNMENT.match(text)) is not None:
-        i, depth, quote = m.end(), 0, ""
-        while i < len(text):
-            ch = text[i]
-            if quote:
-                if ch == quote:
-                    quote = ""
-            elif ch in "\"'":
-                quote = ch
-            elif ch == "(":
+        end, depth = len(text), 0
+        # (a value still open after 400 characters, a long array or string, is taken as the whole line)
+        for piece in _VALUE_PIECE.finditer(text, m.end(), min(len(text), m.end() + 400)):
+            ch = piece.group()
+            if ch == "(":
                 depth += 1
             elif ch == ")":
                 depth = max(0, depth - 1)
-            elif ch in " \t" and depth == 0:
+            elif ch.isspace() and depth == 0:
+                end = piece.start()
                 break
-            i += 1
-        text = text[i:].lstrip()
+        text = text[end:].lstrip()
     return text
+
+
+# The pieces of a value: a quoted string whole (an unclosed one to the end), a parenthesis, a blank, other text.
+_VALUE_PIECE = re.compile(r""""[^"]*"?|'[^']*'?|[()]|\s|[^\s"'()]+""")
 
 
 # A line that ends a sentence (`Applying... Done!`, `Reboot to load the new configuration.`): output or prose, not
