@@ -107,7 +107,10 @@ class MisspelledAscendEnvVariable(Rule):
     Not reported: lower-case names (shell variables such as `vllm_ascend_version=…`), names outside the
     Ascend families (`VLLM_*` of upstream vLLM, `CUDA_*`, API constants such as `ACL_SUCCESS` far from any
     variable), names shorter than 12 characters, names close to two known ones, variables a shell script only
-    reads, names given by an expression (`os.environ[name]`), and names the repository's `envs.py` defines.
+    reads, names given by an expression (`os.environ[name]`), names the repository's `envs.py` defines, and a
+    name the same file reads back (`export CPU_AFFINITY_CONF="${CPU_AFFINITY_COMF}"`: a variable of its own). A
+    known name with an underscore added (`HCCL_ENTRY_LOG_ENABLE_`, the way a JSON config switches a key off) is
+    a notice.
     """
 
     id = "NPU110"
@@ -174,7 +177,20 @@ class MisspelledAscendEnvVariable(Rule):
             verdict = _verdict(found.name, known, ctx)
             if verdict is None:
                 continue
+            if not found.read and re.search(rf"\$\{{?{re.escape(found.name)}\b", src.text):
+                continue  # the file reads it itself (`export CPU_AFFINITY_CONF="${CPU_AFFINITY_COMF}"`): a variable
             suggestion, distance, sure = verdict
+            if found.name.strip("_") == suggestion and found.name != suggestion:
+                # `HCCL_ENTRY_LOG_ENABLE_`: a known name with an underscore added, in JSON (no comments) the way to
+                # switch a setting off on purpose; said as a notice, not asked to be fixed
+                yield Hit(
+                    src.path,
+                    found.line,
+                    f"`{found.name}` is `{suggestion}` with an underscore added: nothing reads it. If it switches "
+                    f"`{suggestion}` off on purpose, say so; else write `{suggestion}`.",
+                    severity=Severity.NOTICE,
+                )
+                continue
             also = _sibling(suggestion, known) if distance in (_DROPPED, _RENAMED) else None
             retired = _retired(ctx)
             if also is not None and suggestion in retired and also not in retired:

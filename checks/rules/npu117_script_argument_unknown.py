@@ -244,6 +244,8 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
             return  # what follows is no option of the script's
         if not text.startswith("--") or "$" in word.raw or "`" in word.raw or _PLACEHOLDER.search(text):
             continue
+        if " " in text.split("=", 1)[0]:
+            continue  # `"--enforce-eager "`: argparse takes a word with a blank for a value, never an option
         name = text.split("=", 1)[0]
         if iface.accepts(name):
             continue

@@ -315,7 +315,8 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
     """Old path -> new path of the files the change renames; with `with_deleted`, deleted files too (-> None).
 
     A diff without rename detection shows a rename as a deletion plus an addition: an added file of the same
-    directory whose text is mostly the deleted one's is taken as its new name.
+    directory whose text is mostly the deleted one's (after the licence header both open with) is taken as its
+    new name.
     """
 
     def load() -> dict[str, str | None]:
@@ -351,10 +352,22 @@ def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
         new = ctx.source(path)
         if new is None:
             continue
-        ratio = difflib.SequenceMatcher(None, base.lines, new.lines, autojunk=False).ratio()
+        # (the licence header every file of a project opens with is no sign of one file moved: compared without it)
+        ratio = difflib.SequenceMatcher(None, _body(base.lines), _body(new.lines), autojunk=False).ratio()
         if ratio > score:
             best, score = path, ratio
     return best if score >= 0.5 else None
+
+
+_HEADER_LINE = re.compile(r"\s*(?:/\*|\*|//|#!|# |<!--)")
+
+
+def _body(lines: list[str]) -> list[str]:
+    """A file's lines after the comment block it opens with (a licence header), blank lines left out."""
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or _HEADER_LINE.match(lines[i])):
+        i += 1
+    return [line for line in lines[i:] if line.strip()]
 
 
 def _reader_made(ctx: Context, path: str) -> bool:
@@ -636,7 +649,7 @@ def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
 
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
 _REMOVAL = re.compile(
-    r"(?i)\b(?:delet|remov|drop|ignor|deprecat|retir|obsolete|no longer|replaced)|删除|移除|废弃|弃用|替换"
+    r"(?i)\b(?:delet|remov|drop|(?:git)?ignor|deprecat|retir|obsolete|no longer|replaced)|删除|移除|废弃|弃用|替换"
 )
 
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.

@@ -47,3 +47,23 @@ def test_a_name_is_retired_as_of_the_day_of_the_change() -> None:
             "release you run.",
         )
     ]
+
+
+def test_a_name_the_file_reads_back_is_its_own_and_an_added_underscore_switches_off() -> None:
+    """omni-ai-npu/omni-infer 8d432b78 (rs-r31, judged false): a serving config sets `CPU_AFFINITY_COMF` and its
+    script exports `CPU_AFFINITY_CONF="${CPU_AFFINITY_COMF}"`: a variable of the file's own. Ascend/MindIE-PyMotor
+    e7bf38ec (rs-r31, judged noise as deliberate): an env block's `HCCL_ENTRY_LOG_ENABLE_` switches the key off."""
+    from npu_review.checks.model import Severity
+    from tests.rules.support import change
+
+    cfg = (
+        "env:\n  CPU_AFFINITY_COMF: 1\n  HCCL_CONNECT_TIMEOUT: 600\nscript: |\n"
+        '  source /usr/local/Ascend/ascend-toolkit/set_env.sh\n  export CPU_AFFINITY_CONF="${CPU_AFFINITY_COMF}"\n'
+    )
+    assert [f for f in change({}, {"omni/cli/server_npu.yml": cfg}).findings if f.rule == "NPU110"] == []
+    doc = (
+        '# DeepSeek on Ascend NPU\n\n```json\n{\n  "HCCL_ENTRY_LOG_ENABLE_": 1,\n  "HCCL_CONNECT_TIMEOUT": 600,\n'
+        '  "HCCL_CONECT_TIMEOUT": 600\n}\n```\n'
+    )
+    found = [(f.line, f.severity) for f in change({}, {"docs/deepseek.md": doc}).findings if f.rule == "NPU110"]
+    assert found == [(5, Severity.NOTICE), (7, Severity.WARNING)]

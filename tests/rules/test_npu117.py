@@ -40,3 +40,23 @@ def test_an_option_named_to_be_rejected_is_a_test_of_the_error_path() -> None:
     assert [(f.path, f.line) for f in change({}, typo).findings if f.rule == "NPU117"] == [
         ("npu/inference/test_params.sh", 4)
     ]
+
+
+def test_a_quoted_word_with_a_blank_is_an_argparse_value_not_an_option() -> None:
+    """omni-ai-npu/omni-infer 8d9b11f3 (rs-r31, judged false): `--extra-args "--enforce-eager "` hands the string
+    to `--extra-args`; argparse never takes a word with a blank for an option. The same word without the blank is
+    an unknown option."""
+    from tests.rules.support import change
+
+    parser = (
+        "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--model')\n"
+        "parser.add_argument('--extra-args', default='')\nprint(parser.parse_args())\n"
+    )
+    script = (
+        "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+        'python tools/start_servers.py --model m --extra-args "--enforce-eager "\n'
+    )
+    head = {"tools/start_servers.py": parser, "tools/run_npu.sh": script}
+    assert [f for f in change({}, head).findings if f.rule == "NPU117"] == []
+    bare = dict(head, **{"tools/run_npu.sh": script.replace('--extra-args "--enforce-eager "', "--enforce-eager")})
+    assert [(f.path, f.line) for f in change({}, bare).findings if f.rule == "NPU117"] == [("tools/run_npu.sh", 3)]

@@ -655,3 +655,23 @@ def test_an_archive_and_a_dated_plan_record_what_was() -> None:
     (f,) = [f for f in report.findings if f.rule == "NPU502"]
     assert "docs/guide.md:3" in f.message
     assert "archive" not in f.message and "2026-06-26" not in f.message
+
+
+def test_a_shared_licence_header_makes_no_rename_and_comments_and_gitignore_notes_name_nothing() -> None:
+    """rs-r31, judged false: hicann/ops-sparse dba9004a deletes `cann_ops_sparse_common.h` and adds an unrelated
+    `cann_ops_sparseLt.h` that opens with the same licence header (no rename: the reference to the deleted file
+    gets no "update it to" advice); PTO-ISA/SuperNPUBench e5f0cbf6's README says ".DS_Store are gitignored" of the
+    file the change deletes; hicann/opbase 03a1185d keeps `<img>` tags inside an HTML comment."""
+    licence = "/**\n * Copyright (c) 2026 Huawei.\n * CANN Open Software License 2.0.\n */\n\n"
+    old = licence + "#ifndef COMMON_H_\n#define COMMON_H_\n#include <stdint.h>\ntypedef int32_t status_t;\n#endif\n"
+    new = licence + '#ifndef SPARSELT_H_\n#define SPARSELT_H_\n#include "sparse.h"\nint lt_init(void);\n#endif\n'
+    skill = "# New sparse op on Ascend NPU\n\nInclude `include/cann_ops_sparse_common.h` first.\n"
+    base = {"include/cann_ops_sparse_common.h": old, "agent/SKILL.md": skill, ".DS_Store": None}
+    head = {
+        "include/cann_ops_sparseLt.h": new,
+        "agent/SKILL.md": skill,
+        "README.md": "# Bench (Ascend NPU)\n\n`.DS_Store` are gitignored now.\n\n<!-- ![cloud](figures/ide.png) -->\n",
+    }
+    found = [f for f in change(base, head).findings if f.rule == "NPU502"]
+    assert [(f.path, f.line) for f in found if f.path == "README.md"] == []
+    assert all("cann_ops_sparseLt.h" not in f.message for f in found)
