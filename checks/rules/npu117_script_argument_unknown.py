@@ -265,7 +265,9 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
             "the option to the script.",
             related=(Related(ref.found, iface.line, "its argument parser"),),
             caused_by_change=_caused_by_script(ctx, ref, word.line),
-            cause=f"{ref.found} {name}",
+            # The same option spelled the same wrong way for several scripts (`--image-path` for `--image_path`)
+            # is one habit, one comment.
+            cause=f"{name} for {near[0]}" if near else f"{ref.found} {name}",
         )
         return
 

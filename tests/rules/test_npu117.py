@@ -60,3 +60,22 @@ def test_a_quoted_word_with_a_blank_is_an_argparse_value_not_an_option() -> None
     assert [f for f in change({}, head).findings if f.rule == "NPU117"] == []
     bare = dict(head, **{"tools/run_npu.sh": script.replace('--extra-args "--enforce-eager "', "--enforce-eager")})
     assert [(f.path, f.line) for f in change({}, bare).findings if f.rule == "NPU117"] == [("tools/run_npu.sh", 3)]
+
+
+def test_one_option_spelled_wrong_for_two_scripts_is_one_cause() -> None:
+    """mindspore-lab/models (rs-r32, the second judged noise): a new inference README passes `--image-path` to
+    `infer.py` and to `lite_infer.py`, both reading `--image_path`: one comment."""
+    from tests.rules.support import change
+
+    parser = (
+        "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--image_path')\n"
+        "parser.add_argument('--device_target', default='Ascend')\nprint(parser.parse_args())\n"
+    )
+    readme = (
+        "# Inference on Ascend NPU\n\n```bash\npython infer.py --image-path a.jpg --device_target Ascend\n"
+        "python lite_infer.py --image-path a.jpg\n```\n"
+    )
+    head = {"infer.py": parser, "lite_infer.py": parser, "README_INFERENCE.md": readme}
+    found = [f for f in change({}, head).findings if f.rule == "NPU117"]
+    assert [(f.path, f.line) for f in found] == [("README_INFERENCE.md", 4), ("README_INFERENCE.md", 5)]
+    assert len({f.cause for f in found}) == 1
