@@ -107,8 +107,9 @@ class NamedFileMissing(Rule):
     of this repository, paths an earlier command of the same script, job or doc makes (`mkdir`, `git clone`,
     `wget -O`, an extracted archive, a build), other repositories' paths (a first folder this repository lacks,
     a clone of another project), git submodules, paths the repository's `.gitignore` files ignore (made on the
-    reader's machine), and a doc or workflow line naming a file the change renames or deletes (NPU502 reports
-    those).
+    reader's machine), and a doc or workflow line naming by its path a file the change renames or deletes
+    (NPU502 reports those; a bare name run from the file's folder, `cd recipes/x` then `python x.py`, is this
+    rule's, with the file's new name).
     """
 
     id = "NPU118"
