@@ -1189,6 +1189,10 @@ _SLOT = re.compile(
 )
 
 
+# `$#` compared for equality with a count (`[ $# == 9 ]`, `[ "$#" -eq 5 ]`): the number it is compared with.
+_ARGC_IS = re.compile(r"\$\{?#\}?\"?\s*(?:==?|-eq)\s*\"?(\d+)")
+
+
 def script_interface(ctx: Context, path: str) -> ScriptInterface | None:
     """The script's interface (memoised), None when it cannot be read."""
     return ctx.memo(("script-interface", "head", path), lambda: _interface(ctx, path))
@@ -1227,9 +1231,12 @@ def _interface(ctx: Context, path: str) -> ScriptInterface | None:
                 if current == ["*"] and re.search(r"\bexit\s+[1-9]|\busage\b|\bUnknown\b|\bInvalid\b", body, re.I):
                     rejects = True
     slots: dict[int, str] = {}
-    for text in lines:
-        for m in _SLOT.finditer(text):
-            slots.setdefault(int(m.group(2)), m.group(1))
+    if len(set(_ARGC_IS.findall(src.text))) < 2:
+        for text in lines:
+            for m in _SLOT.finditer(text):
+                slots.setdefault(int(m.group(2)), m.group(1))
+    # (else the script reads its positions by how many arguments it gets, `if [ $# == 5 ]` ... `elif [ $# == 9 ]`:
+    # which variable a slot fills depends on the call, so no slot is told)
     required: dict[str, str] = {}
     if option_vars and _NOUNSET_TEXT.search(src.text):
         for var, option in option_vars.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 
@@ -249,6 +250,8 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
         name = text.split("=", 1)[0]
         if iface.accepts(name):
             continue
+        if _another_takes_them(ctx, ref, passed):
+            return  # a bare name that may be run from a folder above, whose script of that name takes them
         own = sorted(iface.options - {"--help"})
         near = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
         if near:
@@ -270,6 +273,32 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
             cause=f"{name} for {near[0]}" if near else f"{ref.found} {name}",
         )
         return
+
+
+def _another_takes_them(ctx: Context, ref: FileRef, passed: list[str]) -> bool:
+    """The guide runs the script by its bare name (`python convert_weight.py`) and a script of that name in a
+    folder above the guide's (the project's root one, when the guide's steps run from there) takes every option
+    passed, or one whose parser is not whole (`parse_known_args`): which one is meant is not known, and that one
+    may work."""
+    if ref.found is None or "/" in ref.text.strip("./"):
+        return False
+    name = posixpath.basename(ref.found)
+    here = posixpath.dirname(ref.source)
+    folders = set()
+    while here:
+        here = posixpath.dirname(here)
+        folders.add(here)
+    for folder in folders:
+        other = posixpath.join(folder, name) if folder else name
+        if other == ref.found or not ctx.changeset.head.exists(other):
+            continue
+        src = ctx.source(other)
+        if src is None:
+            continue
+        iface = python_interface(ctx, src)
+        if iface is None or all(iface.accepts(o) for o in passed):
+            return True  # it takes them, or what it takes is not known (`parse_known_args` takes anything)
+    return False
 
 
 def _passes_all(call: ScriptCall) -> bool:

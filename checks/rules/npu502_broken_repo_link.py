@@ -116,6 +116,8 @@ class BrokenRepoLink(Rule):
     project's folder points into the tree the project comes from: not judged.
     A link whose line says the page is still to be written (`TBD`, `coming soon`, `待补充`) links a page to come
     on purpose: not reported.
+    A link into a folder a Sphinx `conf.py` above the doc copies in at build time (`shutil.copytree` of
+    `../../model_cards`) works on the built site: not reported.
     A template (`*-template.md`, a doc under `templates/`) is filled in elsewhere, where its links resolve: its
     links are not judged.
     A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
@@ -166,7 +168,9 @@ class BrokenRepoLink(Rule):
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return GITIGNORES  # a link into what the repository ignores names no missing file (git_ignored)
+        # A link into what the repository ignores names no missing file (git_ignored); a docs site's `conf.py` may
+        # copy a folder in at build time (_copied_by_docs_build).
+        return (*GITIGNORES, "docs/**/conf.py", "*/docs/**/conf.py")
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
@@ -195,6 +199,8 @@ class BrokenRepoLink(Rule):
                 continue  # a vendored project's doc linking into that project's own tree, not this repository's
             if git_ignored(ctx, target.path):
                 continue  # made on the reader's machine (the repository ignores it): never committed
+            if _copied_by_docs_build(ctx, src.path, target.path):
+                continue  # the site's build copies that folder in (Sphinx `conf.py`): the link works where it is read
             if _TO_COME.search(src.line(link.line)):
                 continue  # the line says the page is still to be written (`（待补充）`, `TBD`): a link to come
             if lived_with and _left_alone(ctx, src, link, target.path):
@@ -368,6 +374,33 @@ def _body(lines: list[str]) -> list[str]:
     while i < len(lines) and (not lines[i].strip() or _HEADER_LINE.match(lines[i])):
         i += 1
     return [line for line in lines[i:] if line.strip()]
+
+
+_COPIES = re.compile(r"\b(?:shutil\.)?(?:copytree|copyfile|copy2?|symlink)\s*\(")
+
+
+def _copied_by_docs_build(ctx: Context, doc: str, target: str) -> bool:
+    """The doc sits in a Sphinx source folder whose `conf.py` copies files in at build time (`shutil.copytree` of
+    `../../model_cards` into the source folder) and names the target's first missing folder: the link resolves
+    on the built site."""
+    folder = posixpath.dirname(doc)
+    while True:
+        conf = f"{folder}/conf.py" if folder else "conf.py"
+        if ctx.changeset.head.exists(conf):
+            break
+        if not folder:
+            return False
+        folder = posixpath.dirname(folder)
+    src = ctx.source(conf)
+    if src is None or not _COPIES.search(src.text) or not target.startswith(f"{folder}/" if folder else ""):
+        return False
+    missing = target[len(folder) + 1 :] if folder else target
+    parts = missing.split("/")
+    first = next(
+        (p for k, p in enumerate(parts[:-1]) if not ctx.exists_at_head("/".join([folder, *parts[: k + 1]]))), None
+    )
+    name = first or parts[-1]
+    return re.search(rf"['\"/]{re.escape(name)}['\"/]", src.text) is not None
 
 
 def _reader_made(ctx: Context, path: str) -> bool:

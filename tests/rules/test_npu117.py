@@ -79,3 +79,67 @@ def test_one_option_spelled_wrong_for_two_scripts_is_one_cause() -> None:
     found = [f for f in change({}, head).findings if f.rule == "NPU117"]
     assert [(f.path, f.line) for f in found] == [("README_INFERENCE.md", 4), ("README_INFERENCE.md", 5)]
     assert len({f.cause for f in found}) == 1
+
+
+def test_a_script_that_reads_its_positions_by_the_count_has_no_fixed_slots() -> None:
+    """Tele-AI/TeleChat2 6eeade06 (rs-r33, judged false): `msrun_launcher.sh` reads `MASTER_PORT` from `$3` when
+    given five arguments and from `$5` when given nine; a nine-argument call passing the port fifth is right. A
+    script with one layout still gets its slots checked."""
+    from tests.rules.support import change
+
+    launcher = (
+        "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+        "if [ $# == 5 ]; then\n  WORKER_NUM=$2\n  MASTER_PORT=$3\n  JOIN=$5\nelif [ $# == 9 ]; then\n"
+        "  WORKER_NUM=$2\n  MASTER_ADDR=$4\n  MASTER_PORT=$5\n  JOIN=$8\nfi\nmsrun --worker_num=$WORKER_NUM\n"
+    )
+    call = 'bash scripts/msrun_launcher.sh "python run.py" 16 8 127.0.0.1 $MASTER_PORT 0 output False 300\n'
+    head = {"scripts/msrun_launcher.sh": launcher, "examples/pretrain_npu.sh": "#!/bin/bash\n" + call}
+    assert [f for f in change({}, head).findings if f.rule == "NPU117"] == []
+    fixed = launcher.replace("if [ $# == 5 ]; then\n", "").split("elif")[0] + "msrun\n"
+    two = dict(head, **{"scripts/msrun_launcher.sh": fixed})
+    assert [(f.path, f.line) for f in change({}, two).findings if f.rule == "NPU117"] == [
+        ("examples/pretrain_npu.sh", 2)
+    ]
+
+
+def test_a_bare_script_name_may_be_the_project_root_s_script() -> None:
+    """Tele-AI/TeleChat2 9ca947ef (rs-r33, judged false): a model guide in `research/qwenvl/` runs `python
+    convert_weight.py --model qwenvl ...`, resolved there to the folder's own converter, which has no `--model`;
+    the project root's `convert_weight.py` takes any option (`parse_known_args`), and the guide means it. Where no
+    script of that name above the guide takes the options, the call is reported."""
+    import dataclasses
+
+    from npu_review.checks.analysis.references import ascend_command_refs
+    from npu_review.checks.config import default_config
+    from npu_review.checks.context import Context
+    from npu_review.checks.kinds import KindMap
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from npu_review.checks.rules.npu117_script_argument_unknown import _python_options
+
+    def parser(*options: str, known: bool = False) -> str:
+        adds = "".join(f"parser.add_argument('{o}')\n" for o in options)
+        parse = "parse_known_args" if known else "parse_args"
+        return f"import argparse\n\nparser = argparse.ArgumentParser()\n{adds}print(parser.{parse}())\n"
+
+    guide = "# QwenVL on Ascend NPU\n\n```bash\npython convert_weight.py --model qwenvl --input_path a\n```\n"
+    own = "mf/research/qwenvl/convert_weight.py"
+    files = {
+        "mf/convert_weight.py": parser("--model", known=True),
+        own: parser("--torch_ckpt_path"),
+        "mf/research/qwenvl/qwenvl.md": guide,
+    }
+
+    def hits(tree: dict[str, str | None]) -> list[tuple[str, int]]:
+        ctx = Context(
+            ChangeSet(head=MemoryTree(tree)), default_config(), KindMap({}, default_config().facts.file_kinds)
+        )
+        src = ctx.source("mf/research/qwenvl/qwenvl.md")
+        assert src is not None
+        (ref,) = [r for r in ascend_command_refs(ctx, src) if r.how == "python"]
+        ref = dataclasses.replace(ref, found=own, candidates=(own,))  # resolved as in TeleChat2: the folder's own
+        return [(h.path, h.line) for h in _python_options(ctx, ref)]
+
+    assert hits(files) == []
+    assert hits({k: v for k, v in files.items() if k != "mf/convert_weight.py"}) == [
+        ("mf/research/qwenvl/qwenvl.md", 4)
+    ]
