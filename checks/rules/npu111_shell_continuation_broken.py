@@ -338,6 +338,9 @@ def _after_assignments(text: str) -> str:
     """`text` without the `NAME=value` words it starts with, a value's `$(( … ))`, `$( … )` and quotes whole
     (`WORKERS=$((GPUS / TP))` alone is an assignment, not a program `/` with arguments)."""
     while (m := _ASSIGNMENT.match(text)) is not None:
+        if m.end() == len(text) or text[m.end()] in " \t":
+            text = text[m.end() :].lstrip()  # a plain value: it ends at the blank
+            continue
         end, depth = len(text), 0
         # (a value still open after 400 characters, a long array or string, is taken as the whole line)
         for piece in _VALUE_PIECE.finditer(text, m.end(), min(len(text), m.end() + 400)):
