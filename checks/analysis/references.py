@@ -85,12 +85,8 @@ def git_ignored(ctx: Context, path: str) -> bool:
     above it, the deeper deciding, as git reads them): a file made on the reader's machine (a build's output, an
     archive a script unpacks, a local notes folder), never committed, so a doc or script naming it names no
     missing file. Read with pathspec's gitignore matching."""
-    folders = [""]
-    for i, ch in enumerate(path):
-        if ch == "/":
-            folders.append(path[:i])
     decided: bool | None = None
-    for folder in folders:
+    for folder in start_folders(posixpath.dirname(path)):
         spec = _ignore_spec(ctx, f"{folder}/.gitignore" if folder else ".gitignore")
         if spec is None:
             continue

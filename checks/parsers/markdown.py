@@ -247,36 +247,20 @@ def _parse_md(doc: Document, text: str) -> None:
         prev = line
     doc.headings.sort(key=lambda h: h.line)
 
-    hidden = _html_comments(lines) if any("<!--" in line for line in lines) else {}
-    for n, line in enumerate(lines, start=1):
+    shown = _without_html_comments(lines) if any("<!--" in line for line in lines) else lines
+    for n, line in enumerate(shown, start=1):
         if n not in doc.code:
-            _md_links(doc, n, hidden.get(n, line))
+            _md_links(doc, n, line)
 
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 
-def _html_comments(lines: list[str]) -> dict[int, str]:
-    """The lines an HTML comment (`<!-- … -->`, over lines too) covers, with its text blanked (the columns kept):
-    what a comment holds is not rendered, so its `<img src=…>` and links are none."""
-    text = "\n".join(lines)
-    out: dict[int, str] = {}
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
-    blanked = list(text)
-    for m in _HTML_COMMENT.finditer(text):
-        for i in range(m.start(), m.end()):
-            if blanked[i] != "\n":
-                blanked[i] = " "
-        first = text.count("\n", 0, m.start()) + 1
-        last = text.count("\n", 0, m.end()) + 1
-        for n in range(first, last + 1):
-            out[n] = ""
-    joined = "".join(blanked)
-    for n in out:
-        out[n] = joined[starts[n - 1] : starts[n] - 1]
-    return out
+def _without_html_comments(lines: list[str]) -> list[str]:
+    """The lines with what HTML comments (`<!-- … -->`, over lines too) hold blanked, the columns kept: what a
+    comment holds is not rendered, so its `<img src=…>` and links are none."""
+    text = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), "\n".join(lines))
+    return text.split("\n")
 
 
 _MD_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

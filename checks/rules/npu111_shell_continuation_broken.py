@@ -307,7 +307,8 @@ _CASE_PATTERN = re.compile(r"[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*[ \t]
 _ENDS_WITH_OPERATOR = re.compile(r"(?:\|\||&&|[|;&({^])[ \t]*\Z")
 # The program a command line starts with, after `NAME=value` words: a word a shell runs (`python3`, `./run.sh`,
 # `$PYTHON`), not a listing's placeholder (`......`) or heading (`usage:`).
-_PROGRAM = re.compile(r"(?:[A-Za-z_]\w*=\S*[ \t]+)*([A-Za-z_.~/$][\w./~${}+-]*)(?=[ \t]|\Z)")
+# (after the line's leading `NAME=value` words, `_after_assignments`)
+_PROGRAM = re.compile(r"([A-Za-z_.~/$][\w./~${}+-]*)(?=[ \t]|\Z)")
 # Programs that are a whole command alone (a single-word line naming another file is a listing's entry).
 _ALONE = frozenset(
     {"python", "python3", "torchrun", "deepspeed", "accelerate", "bash", "sh", "vllm", "llamafactory-cli"}

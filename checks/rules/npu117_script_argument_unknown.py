@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.pyargs import python_interface
-from npu_review.checks.analysis.references import FileRef, ascend_command_refs, same_name_elsewhere
+from npu_review.checks.analysis.references import FileRef, ascend_command_refs, same_name_elsewhere, start_folders
 from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -283,12 +283,7 @@ def _another_takes_them(ctx: Context, ref: FileRef, passed: list[str]) -> bool:
     if ref.found is None or "/" in ref.text.strip("./"):
         return False
     name = posixpath.basename(ref.found)
-    here = posixpath.dirname(ref.source)
-    folders = set()
-    while here:
-        here = posixpath.dirname(here)
-        folders.add(here)
-    for folder in folders:
+    for folder in start_folders(posixpath.dirname(posixpath.dirname(ref.source))):
         other = posixpath.join(folder, name) if folder else name
         if other == ref.found or not ctx.changeset.head.exists(other):
             continue

@@ -19,6 +19,7 @@ from npu_review.checks.analysis.references import (
     links_a_copy,
     norm_name,
     own_names,
+    start_folders,
     word_replaced,
 )
 from npu_review.checks.context import Context, SourceFile
@@ -383,14 +384,10 @@ def _copied_by_docs_build(ctx: Context, doc: str, target: str) -> bool:
     """The doc sits in a Sphinx source folder whose `conf.py` copies files in at build time (`shutil.copytree` of
     `../../model_cards` into the source folder) and names the target's first missing folder: the link resolves
     on the built site."""
-    folder = posixpath.dirname(doc)
-    while True:
-        conf = f"{folder}/conf.py" if folder else "conf.py"
-        if ctx.changeset.head.exists(conf):
-            break
-        if not folder:
-            return False
-        folder = posixpath.dirname(folder)
+    confs = ((f, f"{f}/conf.py" if f else "conf.py") for f in reversed(start_folders(posixpath.dirname(doc))))
+    folder, conf = next(((f, c) for f, c in confs if ctx.changeset.head.exists(c)), ("", ""))
+    if not conf:
+        return False
     src = ctx.source(conf)
     if src is None or not _COPIES.search(src.text) or not target.startswith(f"{folder}/" if folder else ""):
         return False
@@ -608,9 +605,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if hit is not None:
                     out.setdefault(hit, []).append(_Ref(path, link.line, link, link.start, link.end))
                     seen.add((hit, link.line))
-        history = is_doc and _HISTORY.search(path) is not None
         # A licence's text (LICENSE.md, COPYING) is legal boilerplate ("a file named LICENSE"): its links alone count.
-        history = history or _LICENCE.match(posixpath.basename(path)) is not None
+        history = (is_doc and _HISTORY.search(path) is not None) or _LICENCE.match(posixpath.basename(path)) is not None
         doc_left_root = _left_root(ctx, src, doc) if doc is not None else None
         # Only the names the text holds can be mentioned on one of its lines (a move of 900 files, checked against
         # 1,000 docs line by line, took 90 s).

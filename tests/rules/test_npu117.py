@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.rules.support import fixture_tests
+from tests.rules.support import change, fixture_tests
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU117")
 
@@ -23,8 +23,6 @@ def test_the_unknown_option_names_what_the_parser_knows() -> None:
 def test_an_option_named_to_be_rejected_is_a_test_of_the_error_path() -> None:
     """shaowenchen/xpu-benchmark 5cf4bf9e (rs-r30, judged false): a test script runs `./run.sh --invalid || echo
     "Expected error"` to see the NPU script reject it. Another unknown option is still reported."""
-    from tests.rules.support import change
-
     run = (
         "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nwhile [ $# -gt 0 ]; do\n  case $1 in\n"
         '    --model) MODEL=$2; shift 2;;\n    -h|--help) echo usage; exit 0;;\n    *) echo "unknown $1"; exit 1;;\n'
@@ -46,12 +44,7 @@ def test_a_quoted_word_with_a_blank_is_an_argparse_value_not_an_option() -> None
     """omni-ai-npu/omni-infer 8d9b11f3 (rs-r31, judged false): `--extra-args "--enforce-eager "` hands the string
     to `--extra-args`; argparse never takes a word with a blank for an option. The same word without the blank is
     an unknown option."""
-    from tests.rules.support import change
-
-    parser = (
-        "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--model')\n"
-        "parser.add_argument('--extra-args', default='')\nprint(parser.parse_args())\n"
-    )
+    parser = _argparse_script("--model", "--extra-args")
     script = (
         "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
         'python tools/start_servers.py --model m --extra-args "--enforce-eager "\n'
@@ -65,12 +58,7 @@ def test_a_quoted_word_with_a_blank_is_an_argparse_value_not_an_option() -> None
 def test_one_option_spelled_wrong_for_two_scripts_is_one_cause() -> None:
     """mindspore-lab/models (rs-r32, the second judged noise): a new inference README passes `--image-path` to
     `infer.py` and to `lite_infer.py`, both reading `--image_path`: one comment."""
-    from tests.rules.support import change
-
-    parser = (
-        "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--image_path')\n"
-        "parser.add_argument('--device_target', default='Ascend')\nprint(parser.parse_args())\n"
-    )
+    parser = _argparse_script("--image_path", "--device_target")
     readme = (
         "# Inference on Ascend NPU\n\n```bash\npython infer.py --image-path a.jpg --device_target Ascend\n"
         "python lite_infer.py --image-path a.jpg\n```\n"
@@ -85,8 +73,6 @@ def test_a_script_that_reads_its_positions_by_the_count_has_no_fixed_slots() -> 
     """Tele-AI/TeleChat2 6eeade06 (rs-r33, judged false): `msrun_launcher.sh` reads `MASTER_PORT` from `$3` when
     given five arguments and from `$5` when given nine; a nine-argument call passing the port fifth is right. A
     script with one layout still gets its slots checked."""
-    from tests.rules.support import change
-
     launcher = (
         "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
         "if [ $# == 5 ]; then\n  WORKER_NUM=$2\n  MASTER_PORT=$3\n  JOIN=$5\nelif [ $# == 9 ]; then\n"
@@ -116,16 +102,11 @@ def test_a_bare_script_name_may_be_the_project_root_s_script() -> None:
     from npu_review.checks.model import ChangeSet, MemoryTree
     from npu_review.checks.rules.npu117_script_argument_unknown import _python_options
 
-    def parser(*options: str, known: bool = False) -> str:
-        adds = "".join(f"parser.add_argument('{o}')\n" for o in options)
-        parse = "parse_known_args" if known else "parse_args"
-        return f"import argparse\n\nparser = argparse.ArgumentParser()\n{adds}print(parser.{parse}())\n"
-
     guide = "# QwenVL on Ascend NPU\n\n```bash\npython convert_weight.py --model qwenvl --input_path a\n```\n"
     own = "mf/research/qwenvl/convert_weight.py"
     files = {
-        "mf/convert_weight.py": parser("--model", known=True),
-        own: parser("--torch_ckpt_path"),
+        "mf/convert_weight.py": _argparse_script("--model", known=True),
+        own: _argparse_script("--torch_ckpt_path"),
         "mf/research/qwenvl/qwenvl.md": guide,
     }
 
@@ -143,3 +124,10 @@ def test_a_bare_script_name_may_be_the_project_root_s_script() -> None:
     assert hits({k: v for k, v in files.items() if k != "mf/convert_weight.py"}) == [
         ("mf/research/qwenvl/qwenvl.md", 4)
     ]
+
+
+def _argparse_script(*options: str, known: bool = False) -> str:
+    """A Python script whose argparse parser defines `options` (with `known`, it parses with `parse_known_args`)."""
+    adds = "".join(f"parser.add_argument('{o}')\n" for o in options)
+    parse = "parse_known_args" if known else "parse_args"
+    return f"import argparse\n\nparser = argparse.ArgumentParser()\n{adds}print(parser.{parse}())\n"
