@@ -432,7 +432,11 @@ def run(
         findings = retired_dockerfiles(findings, ctx, parts[-1].retirement)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
     ctx.release_all()
-    errors = [e for part in parts for e in part.errors]
+    errors = [
+        f"{path}: not reviewed: its content is not in this repository (a partial clone or mirror leaves it out)"
+        for path in changeset.unreadable
+    ]
+    errors += [e for part in parts for e in part.errors]
     return Report(sorted(findings, key=Finding.sort_key), sum(p.checked for p in parts), errors)
 
 

@@ -103,6 +103,9 @@ class ChangeSet:
     # The day the change is reviewed as of (YYYY-MM-DD): its head commit's date when it has one (a replay of an
     # old commit is judged against the facts of its day: a variable dropped later was still read), "" = today.
     when: str = ""
+    # Changed paths whose content this repository does not hold (a partial clone, a mirror leaving large files
+    # out): git cannot read or diff them, so they are not reviewed, and the report says so.
+    unreadable: tuple[str, ...] = ()
 
     def changed(self, path: str) -> FileChange | None:
         return self.changes.get(path)

@@ -234,7 +234,8 @@ class Git:
         stdout.read(1)  # the newline after the content
         return data if header[1] == b"blob" else None
 
-    def diff(self, base: str, head: str | None, cached: bool = False) -> str:
+    def diff(self, base: str, head: str | None, cached: bool = False, leave_out: Sequence[str] = ()) -> str:
+        """The change as a patch with no context lines; `leave_out`: paths not to diff (exact paths)."""
         args = [
             "diff",
             "--no-color",
@@ -246,9 +247,51 @@ class Git:
             "--dst-prefix=b/",
         ]
         args += ["--cached", base] if cached else [base, head or "HEAD"]
+        if leave_out:
+            args += ["--", ".", *(f":(exclude,literal){p}" for p in leave_out)]
         out = self._run(args)
         assert out is not None
         return out.decode("utf-8", "surrogateescape")
+
+    def patch(self, base: str, head: str | None, cached: bool = False) -> tuple[str, tuple[str, ...]]:
+        """`diff`, and the paths left out of it because their content is missing here (`missing_blobs`): a commit
+        with one file git cannot read is reviewed without that file instead of not at all."""
+        try:
+            return self.diff(base, head, cached), ()
+        except GitError:
+            missing = self.missing_blobs(base, head, cached)
+            if not missing:
+                raise
+            return self.diff(base, head, cached, leave_out=missing), missing
+
+    def missing_blobs(self, base: str, head: str | None, cached: bool = False) -> tuple[str, ...]:
+        """The paths of the change whose old or new blob this repository does not hold (a partial clone, a mirror
+        that leaves large files out): git cannot diff them, and nothing can read them."""
+        args = ["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff"]
+        args += ["--cached", base] if cached else [base, head or "HEAD"]
+        out = self._run(args, check=False)
+        if not out:
+            return ()
+        fields = out.split(b"\0")
+        blobs: dict[str, list[str]] = {}
+        i = 0
+        while i < len(fields) - 1:
+            meta = fields[i].decode()
+            if not meta.startswith(":"):
+                i += 1
+                continue
+            parts = meta.split()
+            step = 3 if parts[-1][0] in "RC" else 2
+            path = fields[i + step - 1].decode("utf-8", "surrogateescape")
+            for blob in parts[2:4]:
+                if blob.strip("0") and parts[0][1:3] != "16" and parts[1][:2] != "16":  # not a submodule's commit
+                    blobs.setdefault(blob, []).append(path)
+            i += step
+        if not blobs:
+            return ()
+        answer = self._run(["cat-file", "--batch-check"], check=False, stdin="".join(f"{b}\n" for b in blobs).encode())
+        missing = [line.split()[0] for line in (answer or b"").decode().splitlines() if line.endswith(" missing")]
+        return tuple(sorted({p for b in missing for p in blobs.get(b, ())}))
 
     def raw_changes(self, base: str, head: str | None, cached: bool = False) -> list[tuple[str, str, str | None]]:
         """(status letter, head path, old path) from `git diff --raw -z -M`: exact paths, whatever their bytes."""
@@ -449,8 +492,11 @@ _STATUS = {
 }
 
 
-def _merge_changes(raw: list[tuple[str, str, str | None]], patch_text: str, head: Tree) -> dict[str, FileChange]:
-    """Statuses and exact paths from --raw, added lines from the patch (unidiff)."""
+def _merge_changes(
+    raw: list[tuple[str, str, str | None]], patch_text: str, head: Tree, unreadable: Sequence[str] = ()
+) -> dict[str, FileChange]:
+    """Statuses and exact paths from --raw, added lines from the patch (unidiff). A path of `unreadable` (its
+    content is missing here) has no lines to check: it is kept as a binary change."""
     from npu_review.checks.diffing import DiffError, parse_unified_diff  # unidiff: imported by a change's review
 
     try:
@@ -463,7 +509,9 @@ def _merge_changes(raw: list[tuple[str, str, str | None]], patch_text: str, head
         info = patched.get(path)
         added = info.added_lines if info is not None else frozenset()
         binary = info.binary if info is not None else False
-        if info is None and status in (ChangeStatus.ADDED, ChangeStatus.MODIFIED, ChangeStatus.RENAMED):
+        if path in unreadable:
+            binary = True
+        elif info is None and status in (ChangeStatus.ADDED, ChangeStatus.MODIFIED, ChangeStatus.RENAMED):
             # A path unidiff could not key (odd bytes in the name): fall back to the whole file as added.
             text = head.read(path)
             binary = text is None
@@ -483,7 +531,8 @@ def changeset_from_git(
     base_sha = EMPTY_TREE_SHA if base == EMPTY_TREE_SHA else git.resolve(base)
     head_sha = git.resolve(head)
     head_tree = GitTree(git, head_sha)
-    changes = _merge_changes(git.raw_changes(base_sha, head_sha), git.diff(base_sha, head_sha), head_tree)
+    patch, unreadable = git.patch(base_sha, head_sha)
+    changes = _merge_changes(git.raw_changes(base_sha, head_sha), patch, head_tree, unreadable)
     about = git._run(["log", "-1", "--format=%cd%n%s", "--date=format:%Y-%m-%d", head_sha], check=False)
     when, _, subject = (about.decode("utf-8", "replace") if about else "").partition("\n")
     title = title or subject.strip()
@@ -495,6 +544,7 @@ def changeset_from_git(
         title=title,
         repository=git.remote_repository(),
         when=when.strip(),
+        unreadable=unreadable,
     ), git
 
 
@@ -516,9 +566,16 @@ def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
         }
         return ChangeSet(head=head_tree, changes=changes, repository=git.remote_repository()), git
     raw = git.raw_changes(base_sha, None, cached=True)
-    changes = _merge_changes(raw, git.diff(base_sha, None, cached=True), head_tree)
+    patch, unreadable = git.patch(base_sha, None, cached=True)
+    changes = _merge_changes(raw, patch, head_tree, unreadable)
     return (
-        ChangeSet(head=head_tree, base=GitTree(git, base_sha), changes=changes, repository=git.remote_repository()),
+        ChangeSet(
+            head=head_tree,
+            base=GitTree(git, base_sha),
+            changes=changes,
+            repository=git.remote_repository(),
+            unreadable=unreadable,
+        ),
         git,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from npu_review import gitsource
 from npu_review.gitsource import Git, GitTree
-from tests.test_cli import git, write
+from tests.test_cli import git, run_cli, write
 
 
 @pytest.fixture
@@ -240,3 +241,64 @@ def test_remote_repository_is_owner_and_name_on_any_host(
     for name, url in remotes:
         git(tree_repo, "remote", "add", name, url)
     assert Git(str(tree_repo)).remote_repository() == expected
+
+
+@pytest.fixture
+def repo_missing_blob(tmp_path: Path) -> Path:
+    """Two commits; the second's new blob of `data.txt` is then removed from the object store, as a partial
+    clone or a mirror that leaves large files out has it."""
+    r = tmp_path / "partial"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, "Dockerfile", "FROM ubuntu:22.04\nRUN echo hi\n")
+    write(r, "data.txt", "v1\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "one")
+    write(
+        r,
+        "Dockerfile",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y wget\n"
+        "RUN wget --no-check-certificate https://example.com/Ascend-cann-toolkit.run\n",
+    )
+    write(r, "data.txt", "v2\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "two")
+    blob = git(r, "rev-parse", "HEAD:data.txt").strip()
+    (r / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    return r
+
+
+def test_a_change_with_a_missing_blob_is_reviewed_without_that_file(
+    repo_missing_blob: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    g = Git(repo_missing_blob)
+    with pytest.raises(gitsource.GitError, match="unable to read"):
+        g.diff("HEAD~1", "HEAD")  # what git itself does with the whole change
+    cs, _ = gitsource.changeset_from_git(str(repo_missing_blob), "HEAD~1", "HEAD", git=g)
+    assert cs.unreadable == ("data.txt",)
+    assert cs.changes["data.txt"].binary and cs.changes["data.txt"].added_lines == frozenset()
+    assert cs.changes["Dockerfile"].added_lines == frozenset({2, 3})
+    g.close()
+
+    code, out, err = run_cli(
+        capsys, "check", "--repo", str(repo_missing_blob), "--base", "HEAD~1", "--format", "json", "--fail-on", "never"
+    )
+    doc = json.loads(out)
+    assert code == 0
+    assert [(f["rule"], f["path"], f["line"]) for f in doc["findings"]] == [("NPU301", "Dockerfile", 3)]
+    assert doc["errors"] == [
+        "data.txt: not reviewed: its content is not in this repository (a partial clone or mirror leaves it out)"
+    ]
+    assert "Traceback" not in err
+
+
+def test_replay_reviews_a_commit_with_a_missing_blob(
+    repo_missing_blob: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(capsys, "replay", "--repo", str(repo_missing_blob), "--since", "HEAD~1", "--format", "json")
+    (commit,) = json.loads(out)["commits"]
+    assert code == 0
+    assert [(f["rule"], f["path"], f["line"]) for f in commit["findings"]] == [("NPU301", "Dockerfile", 3)]
+    assert commit["errors"] == [
+        "data.txt: not reviewed: its content is not in this repository (a partial clone or mirror leaves it out)"
+    ]
