@@ -108,6 +108,8 @@ class BrokenRepoLink(Rule):
     names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
     lines of a changelog, release notes, a dated doc (`plans/2026-06-26-log-center.md`) or an `archive/` folder
     record what was: only their links are judged, not the names they mention.
+    A doc naming the old path from a folder above it, where the file is (a tree split into self-contained
+    copies, `910/` and `910b/`, each readme naming its own `scripts/env/Dockerfile`), names that file: not stale.
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored, deprecated or replaced, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
@@ -626,6 +628,10 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
             # A bare name in a command that runs after the doc's session left the root (`cd pytorch`, then
             # `python3 setup.py bdist_wheel`) names a file of that folder, another repository's as often as not.
             left_root = doc_left_root if kept_name else None
+            if "/" in old and any(ctx.exists_at_head(f"{f}/{old}") for f in start_folders(posixpath.dirname(path))[1:]):
+                # The doc names the path from a folder above it, where it is (a tree split into self-contained
+                # copies, `910/` and `910b/`, each readme naming its own `scripts/env/Dockerfile`): not the old path.
+                continue
             for n, line in enumerate(src.lines, start=1):
                 if (old, n) in seen:
                     continue

@@ -691,3 +691,42 @@ def test_a_folder_the_docs_build_copies_in_is_there_on_the_site() -> None:
     }
     found = [f.message.split(" points")[0] for f in change({}, head).findings if f.rule == "NPU502"]
     assert found == ["The link `../faq/npu.md`"]
+
+
+def test_a_tree_split_into_self_contained_copies_names_each_copy_s_own_file() -> None:
+    """mindspore-ai/graphengine ce3b1fee split its tree into `910/` and `910b/`, two self-contained copies: each
+    copy's `scripts/readme.md` says the image is built from "scripts/env/Dockerfile", its own copy's file, which is
+    there; git paired the old Dockerfile with the `910/` copy as a rename, and the rule sent the `910b` readme to
+    `910/scripts/env/Dockerfile` (rs-r35, judged false). A README at the root still naming the old path is stale."""
+    guide = "# GE on Ascend\n\n- `-b`: build the CANN image from scripts/env/Dockerfile\n"
+    df = "FROM swr.cn-south-1.myhuaweicloud.com/ascendhub/cann:8.0.0-910b\n"
+    readme = "# GE\n\nThe Ascend image is built from scripts/env/Dockerfile.\n"
+    base = {"scripts/env/Dockerfile": df, "scripts/readme.md": guide, "README.md": readme}
+    head = {
+        "910/scripts/env/Dockerfile": df,
+        "910/scripts/readme.md": guide,
+        "910b/scripts/env/Dockerfile": df,
+        "910b/scripts/readme.md": guide,
+        "README.md": readme,
+    }
+    added = frozenset({1, 2, 3})
+    changes = {
+        "910/scripts/env/Dockerfile": FileChange(
+            "910/scripts/env/Dockerfile", ChangeStatus.RENAMED, old_path="scripts/env/Dockerfile"
+        ),
+        "910/scripts/readme.md": FileChange(
+            "910/scripts/readme.md", ChangeStatus.RENAMED, old_path="scripts/readme.md"
+        ),
+        "910b/scripts/env/Dockerfile": FileChange("910b/scripts/env/Dockerfile", ChangeStatus.ADDED, added_lines={1}),
+        "910b/scripts/readme.md": FileChange("910b/scripts/readme.md", ChangeStatus.ADDED, added_lines=added),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.rule, f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        (
+            "NPU502",
+            "910b/scripts/readme.md",  # (the rename adds no line: the change's first added line carries it)
+            3,
+            "This change renames `scripts/env/Dockerfile` to `910/scripts/env/Dockerfile`, but 1 reference still "
+            "points at the old path: README.md:3. Update it to `910/scripts/env/Dockerfile`.",
+        )
+    ]
