@@ -110,6 +110,8 @@ class BrokenRepoLink(Rule):
     record what was: only their links are judged, not the names they mention.
     A doc naming the old path from a folder above it, where the file is (a tree split into self-contained
     copies, `910/` and `910b/`, each readme naming its own `scripts/env/Dockerfile`), names that file: not stale.
+    A name right after words that say the text came from there ("content migrated from `x.md`", `迁移自`) records
+    where a moved or copied text came from: not a reference.
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored, deprecated or replaced, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
@@ -640,6 +642,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     continue  # inside a link's target: judged above, from the doc's folder
                 if start is not None and _SKETCH.search(line, 0, start):
                     continue  # a name in a directory sketch
+                if start is not None and _PROVENANCE.search(line, 0, start):
+                    continue  # where the text came from ("content migrated from `x.md`"): a record of the move
                 if start is not None and any(a <= start < b for a, b in labels.get(n, ())):
                     continue  # the text of a link to a file that is there
                 if (
@@ -685,6 +689,12 @@ def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
 _REMOVAL = re.compile(
     r"(?i)\b(?:delet|remov|drop|(?:git)?ignor|deprecat|retir|obsolete|no longer|replaced)|删除|移除|废弃|弃用|替换"
+)
+
+# Words just before a path that say the text came from there (a copy's or a move's note of its origin).
+_PROVENANCE = re.compile(
+    r"(?i)(?:\b(?:migrated|moved|copied|ported|renamed|extracted|split|taken|adapted)\s+from|迁移自|移自|复制自|拷贝自|"
+    r"来源于|源自|摘自)[\s:：`'\"(（]*\Z"
 )
 
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.

@@ -730,3 +730,32 @@ def test_a_tree_split_into_self_contained_copies_names_each_copy_s_own_file() ->
             "points at the old path: README.md:3. Update it to `910/scripts/env/Dockerfile`.",
         )
     ]
+
+
+def test_a_note_of_where_a_moved_text_came_from_is_no_reference() -> None:
+    """Sunye1213106/AscendC-Pilot 0cda9bb moved its skills' reference docs into per-action METHOD.md files, each
+    opening with "Domain content migrated from skills-src/.../x.md" (and so did its generated copies): a record of
+    the move, and the rule listed every one as stale (rs-r36, judged false). A guide still sending the reader to
+    the old path is stale."""
+    old, new = "skills-src/tg-init/references/audit.md", "skills-src/actions/tg-init/audit/METHOD.md"
+    text = "# Audit on Ascend\n\nRun the CANN checks.\n"
+    method = "# audit (migrated)\n\n> Domain content migrated from skills-src/tg-init/references/audit.md.\n\n" + text
+    guide = "# tg-init on Ascend NPU\n\nThe checklist is in skills-src/tg-init/references/audit.md.\n"
+    base = {old: text, "docs/guide.md": guide}
+    head = {new: method, "generated/codex/METHOD.md": method, "docs/guide.md": guide}
+    changes = {
+        new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1, 2, 3})),
+        "generated/codex/METHOD.md": FileChange(
+            "generated/codex/METHOD.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 8))
+        ),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.rule, f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        (
+            "NPU502",
+            new,
+            1,
+            f"This change renames `{old}` to `{new}`, but 1 reference still points at the old path: "
+            f"docs/guide.md:3. Update it to `{new}`.",
+        )
+    ]
