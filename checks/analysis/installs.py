@@ -62,11 +62,11 @@ def vllm_ascend_specs(ctx: Context, version: str | None) -> dict[str, Specs] | N
 
 
 def _repo_requirements(ctx: Context, name: str) -> dict[str, Specs] | None:
-    stated = _stated_requirements(ctx, name)
+    stated = stated_requirements(ctx, name)
     return None if stated is None else {k: v for k, (v, _line) in stated.items()}
 
 
-def _stated_requirements(ctx: Context, path: str) -> dict[str, tuple[Specs, int]] | None:
+def stated_requirements(ctx: Context, path: str) -> dict[str, tuple[Specs, int]] | None:
     """A requirements file of the repository: name -> (specifiers, line); None when it is not there."""
     src = ctx.source(path)
     if src is None:
@@ -102,7 +102,7 @@ def project_requirements(ctx: Context, folder: str) -> tuple[dict[str, tuple[Spe
                 return out, pyproject.path
     setup = ctx.source(base + "setup.py")
     if setup is not None and "requirements.txt" in setup.text:
-        stated = _stated_requirements(ctx, base + "requirements.txt")
+        stated = stated_requirements(ctx, base + "requirements.txt")
         if stated is not None:
             return stated, base + "requirements.txt"
     return None
@@ -244,7 +244,7 @@ class _Installs:
             clone = self.clone_at(path, inside=True)
             if clone is None or clone.path is None or path is None:
                 copied = self.copied_from(path)
-                stated = _stated_requirements(self.ctx, copied) if copied else None
+                stated = stated_requirements(self.ctx, copied) if copied else None
                 if copied and stated is not None:
                     yield Install(
                         index,

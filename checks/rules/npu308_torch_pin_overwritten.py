@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from npu_review.checks.analysis.installs import SELF_PATHS, Install
 from npu_review.checks.analysis.stacks import (
+    TORCH_FAMILY,
     Pin,
     Tables,
     cann_at,
@@ -18,7 +19,7 @@ from npu_review.checks.analysis.stacks import (
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, REQUIREMENTS
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCS, MARKUP, REQUIREMENTS
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.pep440 import public_version, spec_allows, version_key
@@ -41,6 +42,13 @@ class TorchPinOverwritten(Rule):
     resolution: a `torch==X` it requires constrains the torchvision it picks, so an unpinned torchvision next
     to a torch pin is only reported when the chosen torchvision needs another torch. Installs with `--no-deps`
     do not resolve dependencies, and a pin repeated after the install restores it.
+
+    An Ascend install guide is read the same way, its commands in order: a guide that pins torch, torch_npu or
+    torchvision and then runs `pip install -r` of a requirements file of this repository, in the same part of
+    the guide, whose pins move them (a recipe's README installing torch_npu 2.1.0.post13 and then its
+    `requirements.txt` with 2.1.0.post12) leaves the reader on the file's versions: the guide and the file
+    disagree on the recipe's stack. A `pip install -r` before the pins, or in another section (another way to
+    install), is left alone, and so is a file whose path depends on where the reader stands.
 
     Silent when the install's requirements are not known (vllm-ascend checked out at a commit sha, vllm,
     sglang: nothing to read them from here), and when the install moves torch_npu to the version the
@@ -70,13 +78,17 @@ class TorchPinOverwritten(Rule):
     name = "torch-pin-overwritten"
     severity = Severity.WARNING
     title = "torch / torch_npu pins re-resolved by a later install"
-    kinds = frozenset({ASCEND_DOCKERFILE})
+    kinds = frozenset({ASCEND_DOCKERFILE, DOCS, MARKUP})
     # requirements-npu.txt is read even when the change does not touch it.
     context_kinds = frozenset({REQUIREMENTS})
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         return SELF_PATHS
+
+    def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if src.kinds & {DOCS, MARKUP} and not src.kinds & {ASCEND_DOCKERFILE} and "torch" in src.text:
+            yield from _guide(src, ctx)
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         later = image_installs(ctx, src)
@@ -204,3 +216,84 @@ def _problems(
 def _listed_for(t: Tables, cann: str, torch_npu: str) -> bool:
     entry = t.for_generation(cann)
     return entry is not None and torch_npu_build(torch_npu) in t.cann.get(entry, [])
+
+
+def _guide(src: SourceFile, ctx: Context) -> Iterator[Hit]:
+    """An install guide's torch-family pins, then a `pip install -r` of a requirements file of this repository (in
+    the same part of the guide) that pins another version: the reader who follows the guide ends on the file's
+    versions, and the guide and the file disagree on the recipe's stack."""
+    from npu_review.checks.analysis.guides import guide_stack
+    from npu_review.checks.analysis.installs import stated_requirements
+    from npu_review.checks.analysis.references import ascend_command_refs, exists
+
+    guide = guide_stack(ctx, src)
+    if guide is None:
+        return
+    said = [c for c in guide.commands if c.component in TORCH_FAMILY and not c.commented]
+    if not said:
+        return
+    reqs = [r for r in ascend_command_refs(ctx, src) if r.how == "requirements"]
+    if not reqs:
+        return
+    doc = ctx.document(src)
+    if doc is None:
+        return
+    found = [Pin(c.component, c.shown, c.line, c.line, None) for c in said]
+    t = tables(ctx)
+    for ref in sorted(reqs, key=lambda r: r.command_line):
+        there = [p for p in ref.candidates if exists(ctx, p)]
+        if len(there) != 1:
+            continue  # not in the repository, or which file is meant depends on where the reader stands
+        stated = stated_requirements(ctx, there[0])
+        if not stated:
+            continue
+        inst = Install(
+            ref.command_line,
+            ref.command_line,
+            f"`pip install -r {ref.text}`",
+            "repo",
+            {k: v for k, (v, _n) in stated.items()},
+            stated={k: (there[0], n) for k, (_v, n) in stated.items()},
+            fixed=True,
+        )
+        part = doc.section(inst.line)
+        before = [p for p in found if p.index < inst.index and _same_part(doc.section(p.line), part)]
+        alive = [p for p in before if not any(q.package == p.package and inst.index < q.index for q in found)]
+        if not alive:
+            continue
+        vision_before = any(p.package == "torchvision" for p in before)
+        problems = _problems(alive, inst, found, t, None, vision_before)
+        if not problems:
+            continue
+        # The pins the file moves (and torch, when its torchvision drags torch along), where the file says so.
+        vision = any(kind.startswith("vision") for _, kind in problems)
+        moved = [
+            p
+            for p in alive
+            if (vision and p.package == "torch")
+            or (spec_allows(inst.specs.get(p.package) or (), p.version) is False if inst.specs else False)
+        ] or alive
+        first = moved[0]
+        shown = " ".join(f"{p.package}=={p.version}" for p in moved)
+        packages = {p.package for p in moved if not (vision and p.package == "torch")} | (
+            {"torchvision"} if vision else set()
+        )
+        lines = sorted({inst.stated[k][1] for k in packages if k in inst.stated})
+        at = f"`{there[0]}` (line {', '.join(map(str, lines))})" if lines else f"`{there[0]}`"
+        message = (
+            f"This guide installs `{shown}` (line {first.line}), then {inst.what} on line {inst.line}, and {at} "
+            f"pins other versions: {'; '.join(text for text, _ in problems)}. A reader who follows the guide ends "
+            "on the file's versions: make the guide and the file agree on one stack."
+        )
+        line = first.line
+        if not ctx.is_added_line(src.path, line) and ctx.is_added_line(src.path, inst.line):
+            line = inst.line
+        other = inst.line if line == first.line else first.line
+        yield Hit(src.path, line, message, related=(Related(src.path, other, ""),))
+        return  # one finding per guide: the first install that undoes its pins
+
+
+def _same_part(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two places of a guide are in the same part: one's headings are the start of the other's."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
