@@ -18,10 +18,12 @@ from npu_review.checks.facts.schema import CannPackages, Facts, SocVersions
 __all__ = ["FILE_NAME", "CannFile", "CannFiles", "Problem", "cann_files"]
 
 # `<stem>_<version>_linux[-<arch>].run`: a stem of Ascend's or Atlas' CANN packages, the version (`8.3.RC1`,
-# `9.0.0-beta.1`, `${CANN_VERSION}`), the architecture when the file has one.
+# `9.0.0-beta.1`, `${CANN_VERSION}`), the architecture when the file has one. CANN 7.0's ATB packages carry the C++
+# ABI they are built with after the architecture (`Ascend-cann-atb_7.0.0_linux-aarch64_abi0.run`, `_abi1`: the
+# CANN 7.0.0 ATB installation guide, hiascend.com canncommercial/700 ascendtb): not part of the architecture.
 FILE_NAME = re.compile(
     r"(?<![\w.-])((?:(?:Ascend|Atlas)-[A-Za-z0-9${}-]*?)?cann[A-Za-z0-9${}_-]*?)"
-    r"_(\$\{?\w+\}?|\d+\.\d+\.[A-Za-z0-9.${}-]*?)_linux(?:-([A-Za-z0-9_${}]+))?\.run\b"
+    r"_(\$\{?\w+\}?|\d+\.\d+\.[A-Za-z0-9.${}-]*?)_linux(?:-([A-Za-z0-9_${}]+?)(?:_abi[01])?)?\.run\b"
 )
 
 
@@ -144,7 +146,8 @@ class CannFiles:
         if not f.arch or "$" in f.arch or not self._arches or f.arch in self._arches:
             return None
         alias = _ARCH_ALIASES.get(f.arch.lower())
-        fixed = f"{f.stem}_{f.version}_linux-{alias}.run" if alias and "$" not in f.text else None
+        # (the rest of the name kept: an ATB package's `_abi0` suffix too)
+        fixed = f.text.replace(f"_linux-{f.arch}", f"_linux-{alias}", 1) if alias and "$" not in f.text else None
         shown = " and ".join(f"`{a}`" for a in sorted(self._arches))
         return Problem(
             f"CANN ships no `{f.text}`: its files are built for {shown} only, not `{f.arch}`."

@@ -28,7 +28,8 @@ class CannPackageFileUnknown(Rule):
     Why: the `.run` files change names between CANN versions: up to 8.3.RC2 the operator packages are
     `Ascend-cann-kernels-<device>_<version>_linux-<arch>.run` (`Atlas-A3-cann-kernels_…` for A3), from 8.5.0
     `Ascend-cann-<device>-ops_…` (`Ascend-cann-A3-ops_…`), with the device as CANN spells it (`A3`), and the
-    architectures are `aarch64` and `x86_64`. A name CANN never shipped is a 404 (or a 403
+    architectures are `aarch64` and `x86_64` (CANN 7.0's ATB packages add the C++ ABI after it: `_abi0`,
+    `_abi1`). A name CANN never shipped is a 404 (or a 403
     from the download server) in the middle of an image build, or an install guide nobody can follow: a
     project that moved its image to 8.5.1 kept `Ascend-cann-kernels-910b_8.5.1_linux-aarch64.run` and the
     download failed.

