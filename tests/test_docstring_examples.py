@@ -279,6 +279,7 @@ SCAFFOLDS: dict[str, Scaffold] = {
     "NPU122": Scaffold("setup.py"),
     "NPU123": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
     "NPU124": Scaffold(_SH, "#!/usr/bin/env bash\n{example}\n"),
+    "NPU125": Scaffold("scripts/run_distribute_train_ascend.sh", "#!/bin/bash\n{example}\n"),
     "NPU322": Scaffold("docker/Dockerfile.npu"),
     "NPU323": Scaffold("docker/Dockerfile.npu"),
     "NPU324": Scaffold(".github/Dockerfile.buildwheel", others=(("vllm_ascend/__init__.py", ""),)),

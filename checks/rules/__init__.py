@@ -40,6 +40,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("npu122_cmake_definition_unresolved", "CMakeDefinitionUnresolved"),
     ("npu123_merge_conflict_markers", "MergeConflictMarkers"),
     ("npu124_misspelled_ascend_name", "MisspelledAscendName"),
+    ("npu125_argument_count_check_contradicts", "ArgumentCountCheckContradicts"),
     ("npu200_invalid_workflow_yaml", "InvalidWorkflowYaml"),
     ("npu201_mixed_image_tag_formats", "MixedImageTagFormats"),
     ("npu202_image_tag_not_produced", "ImageTagNotProduced"),
