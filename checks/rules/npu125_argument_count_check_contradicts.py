@@ -69,7 +69,7 @@ class ArgumentCountCheckContradicts(Rule):
         guards = _guards(src.lines)
         if not guards or script_unit(ctx, src) is None:
             return
-        yield from _check(src, guards)
+        yield from _check(src, guards, (*ctx.facts.ascend_env.families, *_LAUNCH_ENV))
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,20 @@ def _top_level_reads(lines: list[str], after: int) -> Iterator[tuple[int, int]]:
             yield n, int(m.group(1) or m.group(2))
 
 
+def _unused(lines: list[str], n: int, runtime: tuple[str, ...]) -> bool:
+    """Line `n` sets a variable (`X=$4`, `export X=$4`) that no later line reads but to print it, and that is not
+    one the Ascend runtime reads from the environment it exports (`runtime`: prefixes and names): cruft, whatever
+    the argument holds."""
+    m = re.match(r"\s*(export\s+)?([A-Za-z_]\w*)=", lines[n - 1])
+    if m is None:
+        return False
+    name = m.group(2)
+    if name.startswith(runtime) and (m.group(1) or re.search(rf"\bexport\b[^\n]*\b{name}\b", "\n".join(lines))):
+        return False
+    use = re.compile(rf"\$\{{?{name}\b")
+    return not any(use.search(t) and not t.lstrip().startswith(("echo", "printf")) for t in lines[n:])
+
+
 def _counts(ns: Iterable[int]) -> str:
     """`exactly 4`, `0 to 3`, `2 or 4` (what a check lets through)."""
     ns = sorted(ns)
@@ -186,17 +200,26 @@ def _counts(ns: Iterable[int]) -> str:
     return ", ".join(map(str, ns[:-1])) + " or " + str(ns[-1])
 
 
-def _check(src: SourceFile, guards: list[_Guard]) -> Iterator[Hit]:
+# What MindSpore's distributed launch on Ascend reads from the environment besides the CANN and HCCL families
+# (MindSpore's "Distributed Parallel Training" guide: the rank table and each process's rank and device).
+_LAUNCH_ENV = ("RANK_TABLE_FILE", "RANK_ID", "RANK_SIZE", "DEVICE_ID", "DEVICE_NUM")
+
+
+def _check(src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...]) -> Iterator[Hit]:
     rejected = frozenset().union(*(g.rejected for g in guards))
     allowed = [n for n in range(_MOST + 1) if n not in rejected]
     if not allowed:
         return  # (every count exits: a script kept as a stub)
-    # A documented call the check rejects.
+    last_guard = max(guards, key=lambda g: g.end)
+    reads = list(_top_level_reads(src.lines, last_guard.end))
+    read_most = max((k for _line, k in reads), default=0)
+    # A documented call the check rejects (when the script reads no argument past the usage's: else the usage is
+    # the one short of an argument, and the check is right).
     for g in guards:
         if g.usage is None:
             continue
         required, total = g.usage
-        if required in g.rejected:
+        if required in g.rejected and read_most <= total:
             what = _plural(required, "argument")
             asked = f"{what}, what the usage it prints asks for" + (
                 f" (with {_plural(total - required, 'more')} optional)" if total > required else ""
@@ -213,9 +236,8 @@ def _check(src: SourceFile, guards: list[_Guard]) -> Iterator[Hit]:
     if most >= _MOST:
         return
     first = min(g.line for g in guards)
-    last_guard = max(guards, key=lambda g: g.end)
-    for line, k in _top_level_reads(src.lines, last_guard.end):
-        if k > most:
+    for line, k in reads:
+        if k > most and not _unused(src.lines, line, runtime):
             guard = next((g for g in guards if most + 1 in g.rejected or k in g.rejected), guards[0])
             yield Hit(
                 src.path,
