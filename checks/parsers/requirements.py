@@ -87,7 +87,8 @@ FILE_OPTIONS = frozenset(
 REQUIREMENT_OPTIONS = frozenset({"--hash", "--global-option", "--config-settings", "-C", "--install-option"})
 _ARCHIVE = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
 # `name-1.2.3`: a version glued to the name with `-` where `==` was meant (pip reads it all as a name).
-_GLUED = re.compile(r"([A-Za-z][A-Za-z0-9._-]*?[A-Za-z])-(v?\d+(?:\.\d+)+(?:[.-]?[A-Za-z]+\d*)*(?:\+[\w.]+)?)\Z")
+# (`[A-Za-z]++`: possessive, else a long run of letters that does not match is split in exponentially many ways)
+_GLUED = re.compile(r"([A-Za-z][A-Za-z0-9._-]*?[A-Za-z])-(v?\d+(?:\.\d+)+(?:[.-]?[A-Za-z]++\d*)*(?:\+[\w.]+)?)\Z")
 _SPEC_OPS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
 
 

@@ -286,7 +286,9 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
 
 
 # A command that is only variable assignments (`A=1 B="$x" \\`): settings for the command its author continued to.
-_ASSIGNMENTS = re.compile(r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s\"']+)*\s*)+\\?\s*")
+# (one unquoted character at a time: `[^\s"']+` repeated by `*` splits a word in exponentially many ways, and a line
+# that does not match, `X=${X% }`, took seconds, a whole replay 22 minutes)
+_ASSIGNMENTS = re.compile(r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s\"'])*\s*)+\\?\s*")
 # A line whose `\\` follows an operator that needs a command after it (`|`, `||`, `&&`, `|&`): a comment line
 # below it ends at its newline, and the shell goes on reading the command on the line after.
 _AFTER_OPERATOR = re.compile(r"(?:\|\|?|&&|\|&)[ \t]*\\[ \t]*$")

@@ -115,3 +115,30 @@ def test_an_assignment_whose_value_has_blanks_is_no_command_with_options() -> No
     assert [(f.path, f.line) for f in change({}, {"docs/scale.md": cmd}).findings if f.rule == "NPU111"] == [
         ("docs/scale.md", 4)
     ]
+
+
+def test_a_line_of_assignments_that_does_not_match_is_read_in_linear_time() -> None:
+    """flagos-ai/Megatron-LM-FL's `X=${X% }` (a value with a blank inside its braces): the pattern of assignment-only
+    lines split such a word in exponentially many ways before failing, seconds per line and a replay that ran 22
+    minutes (rs-r37). Run in a child with a deadline the old pattern needs hours to meet on a 68-letter name."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    name = "TRAINING_PARAMS_FROM_CONFIG_" + "A" * 40
+    script = (
+        f"#!/bin/bash\nexport HCCL_CONNECT_TIMEOUT=1200\n{name}=${{{name}% }} \\\n# the parallel layout\n  --tp 2\n"
+    )
+    code = textwrap.dedent(
+        f"""
+        import json
+        from npu_review.checks import run
+        from npu_review.checks.model import ChangeSet, MemoryTree
+        report = run(ChangeSet(head=MemoryTree({{"scripts/run_npu.sh": {script!r}}}), audit=True))
+        print(json.dumps([(f.rule, f.line) for f in report.findings]))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [["NPU111", 4]]

@@ -34,3 +34,17 @@ def test_a_trailing_comma_is_read_as_pip_reads_it() -> None:
     assert line_error("tensordict (>=0.8.0,)") is None
     err = line_error("tensordict>=0.8.0,,<=0.9.1")
     assert err is not None and (err.kind, err.token) == ("empty-specifier", ">=0.8.0,,<=0.9.1")
+
+
+def test_a_long_requirement_that_is_no_glued_version_is_read_in_linear_time() -> None:
+    """A word like `torch-2.1.0` followed by a long run of letters and a character no version has: the pattern of
+    a name glued to its version split the letters in exponentially many ways before failing (a 30-letter run took
+    minutes). Run in a child with a deadline the old pattern cannot meet."""
+    import subprocess
+    import sys
+
+    word = "torch-2.1.0" + "a" * 40 + "!"
+    code = f"from npu_review.checks.parsers.requirements import line_error; print(line_error({word!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
