@@ -143,6 +143,8 @@ class AscendNames(Section):
 
     socs: tuple[str, ...]  # SOC and compute-unit names (compared lower case); soc_versions' a2 and a3 are added
     programs: tuple[str, ...]  # Ascend's own commands (`npu-smi`)
+    # Other accelerators' commands a letter from Ascend's (`xpu-smi` is Kunlunxin's and Intel's): real names
+    other_programs: tuple[str, ...]
     # CANN install-tree folders (from the install root) -> the environment script CANN installs in each
     env_scripts: Mapping[str, str]
 

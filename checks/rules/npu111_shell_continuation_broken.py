@@ -263,6 +263,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
         above = line - 1
         while physical.get(above, "").lstrip().startswith("#"):
             above -= 1
+        if physical.get(above, "").strip() == "\\":
+            continue  # a `\` alone on its line continues an empty command: the comment ends nothing (a spacer)
         if _AFTER_OPERATOR.search(physical.get(above, "")):
             continue  # `cmd | \` + `# note`: the `\` joins the note to the pipe, and the pipeline goes on below it
         if _ASSIGNMENTS.fullmatch(command.text):

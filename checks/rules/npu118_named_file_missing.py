@@ -43,7 +43,11 @@ _MAX_LISTED = 5
 # A name a guide leaves for the reader to fill in (`finetune_qwen3vl_xxB.sh`: the model's size; `<model>.yaml`;
 # `your_config.json`), or the reader's own file a guide has them write (`config/my_agent.yaml`): no file of the
 # repository is meant to have it.
-_PLACEHOLDER = re.compile(r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])(?:your|my)[_-]")
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])(?:your|my)[_-]"
+    # the one the reader adds: `test_new_op.py` (a guide to adding an operator)
+    r"|(?:^|[/_-])new[_-](?:op|operator|kernel|model|layer|module|feature)s?(?=$|[/_.-])"
+)
 
 
 class NamedFileMissing(Rule):
@@ -97,7 +101,7 @@ class NamedFileMissing(Rule):
     a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`), and one
     whose copy at a release the lines before the command link (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/
     examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming). A
-    name left for the reader (`_xxB`, `<model>`, `your_config.json`) or naming the reader's own file
+    name left for the reader (`_xxB`, `<model>`, `your_config.json`, `test_new_op.py`) or naming the reader's own file
     (`config/my_agent_exp.yaml`, in a guide to plugging in one's own agent) is no file of the repository.
 
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or

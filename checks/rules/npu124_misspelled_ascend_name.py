@@ -80,7 +80,8 @@ class MisspelledAscendName(Rule):
         found: list[tuple[int, Hit, str, str]] = []
         if "910" in text or "310" in text or "950" in text:
             found.extend(_soc_hits(src.path, text, socs))
-        found.extend(_program_hits(src.path, text, programs))
+        others = frozenset(p.lower() for p in ctx.facts.ascend_names.other_programs)
+        found.extend(_program_hits(src.path, text, programs, others))
         if "/" in text:
             found.extend(_install_path_hits(src.path, text, ctx.facts.ascend_names.env_scripts))
         for offset, hit, word, meant in sorted(found, key=lambda f: f[0]):
@@ -117,15 +118,18 @@ def _soc_hits(path: str, text: str, socs: frozenset[str]) -> Iterator[tuple[int,
             yield m.start(), hit, word, shown
 
 
-def _program_hits(path: str, text: str, programs: frozenset[str]) -> Iterator[tuple[int, Hit, str, str]]:
-    """The misspelled Ascend commands of the text, where a command is run."""
+def _program_hits(
+    path: str, text: str, programs: frozenset[str], others: frozenset[str] = frozenset()
+) -> Iterator[tuple[int, Hit, str, str]]:
+    """The misspelled Ascend commands of the text, where a command is run; `others`: other accelerators' own
+    commands (`xpu-smi`), real names a letter from Ascend's."""
     lengths = {len(p) for p in programs}
     for m in (*_AT_LINE_START.finditer(text), *(_IN_CODE.finditer(text) if "`" in text else ())):
         word = m.group(1)
         if len(word) not in lengths:
             continue
         low = word.lower()
-        if low in programs:
+        if low in programs or low in others:
             continue
         for program in programs:
             if len(program) < 6 or len(low) != len(program) or low.replace("_", "-") == program.replace("_", "-"):

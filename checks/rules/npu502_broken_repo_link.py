@@ -688,7 +688,8 @@ def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
 
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
 _REMOVAL = re.compile(
-    r"(?i)\b(?:delet|remov|drop|(?:git)?ignor|deprecat|retir|obsolete|no longer|replaced)|删除|移除|废弃|弃用|替换"
+    r"(?i)\b(?:delet|remov|drop|(?:git)?ignor|deprecat|retir|obsolete|no longer|replaced|in (?:the )?git history)"
+    r"|删除|移除|废弃|弃用|替换"
 )
 
 # Words just before a path that say the text came from there (a copy's or a move's note of its origin).
@@ -754,6 +755,14 @@ def _link_reported(ctx: Context, src: SourceFile, link: Link, old: str, kb: Repo
     return not (doc is not None and link.line in doc.code) and not _left_alone(ctx, src, link, old)
 
 
+_NEW_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|\||>|$)")
+
+
+def _goes_on(line: str) -> bool:
+    """The line goes on with the sentence or list item above it (indented, no list marker, heading or table row)."""
+    return line[:1] in (" ", "\t") and _NEW_ITEM.match(line) is None
+
+
 def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: RepoLinks) -> Iterator[Hit]:
     what = f"renames `{old}` to `{new}`" if new else f"deletes `{old}`"
     leftover: list[_Ref] = []
@@ -766,7 +775,12 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             new is None
             and ref.link is None
             and src is not None
-            and _REMOVAL.search(f"{src.line(ref.line)} {src.line(ref.line + 1)}")  # (a sentence may wrap)
+            # (a sentence may wrap, onto the next line, or from the line above when this one goes on with its list
+            # item: "- The prototype has been deleted;" / "  see `docs/x.cc` in git history")
+            and _REMOVAL.search(
+                f"{src.line(ref.line - 1) if _goes_on(src.line(ref.line)) else ''} {src.line(ref.line)} "
+                f"{src.line(ref.line + 1)}"
+            )
         ):
             continue  # a line the change writes about the file it deletes: "Delete `x.yml`", "`.cursorrules` ignored"
         if ref.link is not None and src is not None and _link_reported(ctx, src, ref.link, old, kb):

@@ -142,3 +142,19 @@ def test_a_line_of_assignments_that_does_not_match_is_read_in_linear_time() -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [["NPU111", 4]]
+
+
+def test_a_backslash_alone_on_its_line_before_a_comment_ends_nothing() -> None:
+    """flagos-ai/Megatron-LM-FL's modelopt README separates its commands by a line holding only `\\`, then a comment:
+    the `\\` continues an empty command, the comment ends it, and the command below runs whole (rs-r37, judged
+    false). A comment inside a command that has words still cuts it."""
+    from tests.fixture_support import audit
+
+    readme = (
+        "# Ascend NPU\n\n```sh\n"
+        "    MLM_MODEL_SAVE=/tmp/ckpt \\\n    ./convert.sh meta-llama/Llama-3.2-1B-Instruct\n\n\\\n"
+        "    # Dump base model feature to disk\n"
+        "    MLM_MODEL_CKPT=/tmp/ckpt \\\n    ./offline_feature_extract.sh meta-llama/Llama-3.2-1B-Instruct\n\n"
+        "torchrun train.py \\\n    # the parallel layout\n    --tp 2\n```\n"
+    )
+    assert [(f.rule, f.line) for f in audit({"README.md": readme}).findings if f.rule == "NPU111"] == [("NPU111", 13)]

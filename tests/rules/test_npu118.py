@@ -219,3 +219,14 @@ def test_the_reader_s_own_file_is_no_file_of_the_repository() -> None:
     missing = dict(head, **{"docs/guide/agent.md": guide.replace("my_agent_cann_exp", "agent_cann_exp")})
     found = [(f.path, f.line) for f in change({}, missing).findings if f.rule == "NPU118"]
     assert found == [("docs/guide/agent.md", 5)]
+
+
+def test_the_new_operator_a_guide_asks_the_reader_to_add_is_a_placeholder() -> None:
+    """flagos-ai/PyTorch-Plugin-FL's agent guide: `pytest tests/integration/ops/test_new_op.py` is the test of the
+    operator the reader adds (rs-r37, judged false). A test the guide runs that is not there is still missing."""
+    guide = (
+        "# Adding an operator for the Ascend NPU backend\n\n```bash\npytest tests/integration/ops/test_new_op.py\n"
+        "pytest tests/integration/ops/test_softmax.py\n```\n"
+    )
+    tree = {"docs/ops_guide.md": guide, "tests/integration/ops/test_add.py": "def test_add():\n    pass\n"}
+    assert [(f.line, f.rule) for f in audit(tree).findings if f.rule == "NPU118"] == [(5, "NPU118")]

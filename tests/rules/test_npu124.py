@@ -60,3 +60,18 @@ def test_each_cann_install_path_comes_with_the_path_cann_installs() -> None:
             "`ascend-toolkit/set_env.sh`, so sourcing this fails and CANN's environment is not set.",
         ),
     }
+
+
+def test_another_accelerators_tool_is_no_misspelled_ascend_command() -> None:
+    """flagos-ai/build-infra's Kunlunxin guide runs `xpu-smi` (Kunlunxin's and Intel's device tool), one letter from
+    Ascend's `npu-smi`: a real command of another vendor (rs-r37, judged false three times). `npu-sim` still is."""
+    from tests.fixture_support import audit
+
+    guide = (
+        "# Kunlunxin XPU and Ascend NPU runtimes\n\n```bash\nxpu-smi\nnpu-smi info\nnpu-sim info\n```\n\n"
+        "| vendor | check |\n|---|---|\n| Kunlunxin | `xpu-smi` |\n| Ascend | `npu-smi info` |\n"
+    )
+    found = [(f.line, f.message) for f in audit({"docs/runtime.md": guide}).findings if f.rule == "NPU124"]
+    assert found == [
+        (6, "`npu-sim` is no Ascend command: `npu-smi` is, so running this line gives `npu-sim: command not found`.")
+    ]

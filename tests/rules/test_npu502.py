@@ -759,3 +759,26 @@ def test_a_note_of_where_a_moved_text_came_from_is_no_reference() -> None:
             f"docs/guide.md:3. Update it to `{new}`.",
         )
     ]
+
+
+def test_a_sentence_saying_a_file_was_deleted_may_start_on_the_line_above() -> None:
+    """flagos-ai/PyTorch-Plugin-FL's NPU plan: "The prototype source ... have been deleted (...);" then, on the next
+    line, "to review them, see `docs/prototype.cc` ... in git history": the note of the deletion, not a stale
+    reference (rs-r37, judged false). A guide still running the file is stale."""
+    old = "docs/ascend_prototype.cc"
+    plan = (
+        "# Ascend NPU plan\n\n- The prototype source has been deleted (no longer needed);\n"
+        f"  to review it, see `{old}` in git history.\n"
+    )
+    guide = f"# Build on Ascend NPU\n\n```bash\ng++ {old} -o proto\n```\n"
+    base = {old: "int main() {}\n", "docs/guide.md": "# Build on Ascend NPU\n", "docs/plan.md": "# Ascend NPU plan\n"}
+    head = {"docs/guide.md": guide, "docs/plan.md": plan}
+    changes = {
+        old: FileChange(old, ChangeStatus.DELETED),
+        "docs/plan.md": FileChange("docs/plan.md", ChangeStatus.MODIFIED, added_lines=frozenset({2, 3, 4})),
+        "docs/guide.md": FileChange("docs/guide.md", ChangeStatus.MODIFIED, added_lines=frozenset({2, 3, 4, 5})),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        ("docs/guide.md", 4, f"This line still names `{old}`, but the change deletes `{old}`.")
+    ]
