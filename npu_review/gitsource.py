@@ -253,27 +253,39 @@ class Git:
         assert out is not None
         return out.decode("utf-8", "surrogateescape")
 
-    def patch(self, base: str, head: str | None, cached: bool = False) -> tuple[str, tuple[str, ...]]:
-        """`diff`, and the paths left out of it because their content is missing here (`missing_blobs`): a commit
-        with one file git cannot read is reviewed without that file instead of not at all."""
+    def changes(
+        self, base: str, head: str | None, cached: bool = False
+    ) -> tuple[list[tuple[str, str, str | None]], str, tuple[str, ...]]:
+        """`raw_changes` and `diff`, and the paths left out of both because their content is missing here
+        (`missing_blobs`): a commit with one file git cannot read is reviewed without that file instead of not at
+        all. Rename detection reads the blobs too, so the missing paths are listed by their status alone."""
         try:
-            return self.diff(base, head, cached), ()
+            return self.raw_changes(base, head, cached), self.diff(base, head, cached), ()
         except GitError:
-            missing = self.missing_blobs(base, head, cached)
+            missing = self._missing(base, head, cached)
             if not missing:
                 raise
-            return self.diff(base, head, cached, leave_out=missing), missing
+            paths = tuple(p for _letter, p in missing)
+            raw = self.raw_changes(base, head, cached, leave_out=paths)
+            raw += [(letter, path, None) for letter, path in missing]
+            return raw, self.diff(base, head, cached, leave_out=paths), paths
 
     def missing_blobs(self, base: str, head: str | None, cached: bool = False) -> tuple[str, ...]:
         """The paths of the change whose old or new blob this repository does not hold (a partial clone, a mirror
-        that leaves large files out): git cannot diff them, and nothing can read them."""
-        args = ["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff"]
+        that leaves large files out): git cannot diff them, and nothing can read them. Listed without rename
+        detection, which reads the blobs."""
+        return tuple(path for _letter, path in self._missing(base, head, cached))
+
+    def _missing(self, base: str, head: str | None, cached: bool) -> list[tuple[str, str]]:
+        """(status letter, path) of each path of `missing_blobs`."""
+        args = ["diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff"]
         args += ["--cached", base] if cached else [base, head or "HEAD"]
         out = self._run(args, check=False)
         if not out:
-            return ()
+            return []
         fields = out.split(b"\0")
         blobs: dict[str, list[str]] = {}
+        letters: dict[str, str] = {}
         i = 0
         while i < len(fields) - 1:
             meta = fields[i].decode()
@@ -281,22 +293,27 @@ class Git:
                 i += 1
                 continue
             parts = meta.split()
-            step = 3 if parts[-1][0] in "RC" else 2
-            path = fields[i + step - 1].decode("utf-8", "surrogateescape")
+            path = fields[i + 1].decode("utf-8", "surrogateescape")
+            letters[path] = parts[-1][0]
             for blob in parts[2:4]:
                 if blob.strip("0") and parts[0][1:3] != "16" and parts[1][:2] != "16":  # not a submodule's commit
                     blobs.setdefault(blob, []).append(path)
-            i += step
+            i += 2
         if not blobs:
-            return ()
+            return []
         answer = self._run(["cat-file", "--batch-check"], check=False, stdin="".join(f"{b}\n" for b in blobs).encode())
         missing = [line.split()[0] for line in (answer or b"").decode().splitlines() if line.endswith(" missing")]
-        return tuple(sorted({p for b in missing for p in blobs.get(b, ())}))
+        return sorted({(letters[p], p) for b in missing for p in blobs.get(b, ())}, key=lambda lp: lp[1])
 
-    def raw_changes(self, base: str, head: str | None, cached: bool = False) -> list[tuple[str, str, str | None]]:
-        """(status letter, head path, old path) from `git diff --raw -z -M`: exact paths, whatever their bytes."""
+    def raw_changes(
+        self, base: str, head: str | None, cached: bool = False, leave_out: Sequence[str] = ()
+    ) -> list[tuple[str, str, str | None]]:
+        """(status letter, head path, old path) from `git diff --raw -z -M`: exact paths, whatever their bytes;
+        `leave_out`: paths not to list (exact paths)."""
         args = ["diff", "--raw", "-z", "-M", "--no-ext-diff"]
         args += ["--cached", base] if cached else [base, head or "HEAD"]
+        if leave_out:
+            args += ["--", ".", *(f":(exclude,literal){p}" for p in leave_out)]
         out = self._run(args)
         assert out is not None
         fields = out.split(b"\0")
@@ -531,8 +548,8 @@ def changeset_from_git(
     base_sha = EMPTY_TREE_SHA if base == EMPTY_TREE_SHA else git.resolve(base)
     head_sha = git.resolve(head)
     head_tree = GitTree(git, head_sha)
-    patch, unreadable = git.patch(base_sha, head_sha)
-    changes = _merge_changes(git.raw_changes(base_sha, head_sha), patch, head_tree, unreadable)
+    raw, patch, unreadable = git.changes(base_sha, head_sha)
+    changes = _merge_changes(raw, patch, head_tree, unreadable)
     about = git._run(["log", "-1", "--format=%cd%n%s", "--date=format:%Y-%m-%d", head_sha], check=False)
     when, _, subject = (about.decode("utf-8", "replace") if about else "").partition("\n")
     title = title or subject.strip()
@@ -565,8 +582,7 @@ def changeset_staged(repo: str) -> tuple[ChangeSet, Git]:
             for p in head_tree.paths()
         }
         return ChangeSet(head=head_tree, changes=changes, repository=git.remote_repository()), git
-    raw = git.raw_changes(base_sha, None, cached=True)
-    patch, unreadable = git.patch(base_sha, None, cached=True)
+    raw, patch, unreadable = git.changes(base_sha, None, cached=True)
     changes = _merge_changes(raw, patch, head_tree, unreadable)
     return (
         ChangeSet(

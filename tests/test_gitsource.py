@@ -302,3 +302,47 @@ def test_replay_reviews_a_commit_with_a_missing_blob(
     assert commit["errors"] == [
         "data.txt: not reviewed: its content is not in this repository (a partial clone or mirror leaves it out)"
     ]
+
+
+def test_a_missing_blob_that_rename_detection_would_read_leaves_the_rest_reviewed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """aigc-apps/VideoX-Fun e1e7145c: a commit that adds a video the mirror left out and deletes other files. Rename
+    detection compares added and deleted blobs, so even `git diff --raw -M` fails on the missing one; the paths are
+    listed without it first, and a real rename beside it is still a rename (rs-r39)."""
+    r = tmp_path / "partial"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, "app.py", "print('old app')\n" * 20)
+    write(r, "scripts/run.sh", "#!/bin/bash\necho run\n" * 10)
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "one")
+    git(r, "rm", "-q", "app.py")
+    git(r, "mv", "scripts/run.sh", "scripts/run_npu.sh")
+    write(r, "docs/clip.mp4", "not really a video\n" * 20)
+    write(
+        r,
+        "Dockerfile",
+        "FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y wget\n"
+        "RUN wget --no-check-certificate https://example.com/Ascend-cann-toolkit.run\n",
+    )
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "two")
+    blob = git(r, "rev-parse", "HEAD:docs/clip.mp4").strip()
+    (r / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    cs, g = gitsource.changeset_from_git(str(r), "HEAD~1", "HEAD")
+    assert cs.unreadable == ("docs/clip.mp4",)
+    assert {p: (c.status.value, c.old_path, c.binary) for p, c in cs.changes.items()} == {
+        "Dockerfile": ("added", None, False),
+        "app.py": ("deleted", None, False),
+        "docs/clip.mp4": ("added", None, True),
+        "scripts/run_npu.sh": ("renamed", "scripts/run.sh", False),
+    }
+    g.close()
+    code, out, _ = run_cli(capsys, "replay", "--repo", str(r), "--since", "HEAD~1", "--format", "json")
+    (commit,) = json.loads(out)["commits"]
+    assert code == 0
+    assert [(f["rule"], f["path"], f["line"]) for f in commit["findings"]] == [("NPU301", "Dockerfile", 3)]
+    assert commit["errors"] == [
+        "docs/clip.mp4: not reviewed: its content is not in this repository (a partial clone or mirror leaves it out)"
+    ]
