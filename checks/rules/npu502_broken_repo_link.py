@@ -48,6 +48,19 @@ _TO_COME = re.compile(
 # A template doc (`operator-readme-template.md`, `templates/API_REPORT.md`): a skill or generator fills it in
 # elsewhere (another repository's `ops/<op>/README.md`), where its relative links resolve.
 _TEMPLATE = re.compile(r"(?i)(?:^|/)templates?/|(?:^|/|[-_.])template(?:[-_.][^/]*)?\.[a-z]+$")
+# A title with a placeholder to fill in (`# {算子名称}算子`, `# {operator_name} on Ascend`): the doc is a template
+# whatever its name (hicann/ops-sparse's readme_develop_guide.md, copied to src/<op>/README.md; rs-r31, judged false).
+_PLACEHOLDER_TITLE = re.compile(r"^#{1,2}[ \t].*(?<!\$)\{[^{}\s$]{1,40}\}")
+
+
+def _titled_as_template(src: SourceFile) -> bool:
+    """The doc's title (its first heading, in the first lines) holds a placeholder in braces."""
+    for line in src.lines[:15]:
+        if line.startswith("#"):
+            return _PLACEHOLDER_TITLE.match(line) is not None
+    return False
+
+
 _SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
@@ -123,8 +136,8 @@ class BrokenRepoLink(Rule):
     on purpose: not reported.
     A link into a folder a Sphinx `conf.py` above the doc copies in at build time (`shutil.copytree` of
     `../../model_cards`) works on the built site: not reported.
-    A template (`*-template.md`, a doc under `templates/`) is filled in elsewhere, where its links resolve: its
-    links are not judged.
+    A template (`*-template.md`, a doc under `templates/`, a doc titled with a placeholder, `# {算子名称}算子`) is
+    filled in elsewhere, where its links resolve: its links are not judged.
     A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
     folder) names a file made on the reader's machine, never committed: not reported.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
@@ -180,7 +193,7 @@ class BrokenRepoLink(Rule):
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
         lived_with = _links_checked(ctx, src, kb)
-        if lived_with is None or _TEMPLATE.search(src.path):
+        if lived_with is None or _TEMPLATE.search(src.path) or _titled_as_template(src):
             return  # a template's links are written for where it is filled in (the doc it becomes), not here
         doc = ctx.document(src)
         if doc is None:

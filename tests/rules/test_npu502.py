@@ -555,7 +555,8 @@ def test_a_template_s_links_are_written_for_where_it_is_filled_in() -> None:
     head = {
         "skills/docs-gen/references/operator-readme-template.md": template,
         "skills/docs-gen/templates/api.md": template,
-        "skills/docs-gen/references/guide.md": template,
+        # (a guide, titled as one: a title with a placeholder makes a template of any doc)
+        "skills/docs-gen/references/guide.md": template.replace("# {op}", "# Operators"),
     }
     found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU502"]
     assert found == [("skills/docs-gen/references/guide.md", 3)]
@@ -781,4 +782,17 @@ def test_a_sentence_saying_a_file_was_deleted_may_start_on_the_line_above() -> N
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
         ("docs/guide.md", 4, f"This line still names `{old}`, but the change deletes `{old}`.")
+    ]
+
+
+def test_a_doc_titled_with_a_placeholder_is_a_template() -> None:
+    """hicann/ops-sparse's `docs/zh/develop/readme_develop_guide.md` opens with `# {算子名称}算子` and is copied to
+    `src/<op>/README.md`, where its `../../docs/zh/develop/x.md` links resolve (rs-r31, judged false). A doc with a
+    plain title and the same link is broken."""
+    link = "[编译运行](../../docs/zh/develop/compile_and_run_example.md)"
+    template = f"# {{算子名称}}算子\n\n在昇腾 NPU 上运行：{link}\n"
+    plain = f"# 开发指南\n\n在昇腾 NPU 上运行：{link}\n"
+    tree = {"docs/zh/develop/readme_develop_guide.md": template, "docs/zh/develop/guide.md": plain}
+    assert [(f.path, f.line) for f in change({}, tree).findings if f.rule == "NPU502"] == [
+        ("docs/zh/develop/guide.md", 3)
     ]
