@@ -253,7 +253,9 @@ def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
         if _another_takes_them(ctx, ref, passed):
             return  # a bare name that may be run from a folder above, whose script of that name takes them
         own = sorted(iface.options - {"--help"})
-        near = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
+        # (never an option the call passes already: `--num_class` beside `--num_per_class` would be given twice,
+        # argparse keeping the last, so the advice would break the call; mindspore model zoo, rs-r41, judged false)
+        near = difflib.get_close_matches(name, [o for o in own if o not in passed], n=1, cutoff=0.75)
         if near:
             advice = f"Pass `{near[0]}`"
         elif 0 < len(own) <= _MAX_LISTED:
