@@ -302,7 +302,11 @@ _OPTION_LINE = re.compile(r"\n" + _OPTION_START.pattern)
 # A line of a program's help or of a listing, not of a command: `-h, --help   show this help`, `--local_dir
 # LOCAL_DIR`, `--include [INCLUDE ...]`, `--seed      // the seed`, `-rwxr-xr-x  1 root` (an option, then a comma,
 # a metavariable, a bracket, or a gap of blanks before words that are no continuation or comment).
-_HELP_LINE = re.compile(r"[ \t]*-{1,2}[\w-]+(?:,|[ \t]+(?:[A-Z][A-Z0-9_]+(?:[ \t,]|\Z)|[\[{<])|[ \t]{2,}(?![\\#\s]))")
+# An option with a colon after its name (`--batch_size: 批次大小`, `--seed：种子`) describes it: no command passes
+# one so.
+_HELP_LINE = re.compile(
+    r"[ \t]*-{1,2}[\w-]+(?:,|[ \t]+(?:[A-Z][A-Z0-9_]+(?:[ \t,]|\Z)|[\[{<])|[ \t]{2,}(?![\\#\s])|[:：][ \t]*[^\s\\])"
+)
 # A line that stands for options left out (`...`, `[...]`, `… # list every device`): no command to run.
 _ELLIPSIS = re.compile(r"[ \t]*[\[(]?[ \t]*(?:\.{2,}|…+)[ \t]*[\])]?[ \t]*(?:#.*)?")
 # A case pattern (`--help)`, `-h|--help)`, `--help | -h)`): a line that starts like an option but is a branch.
@@ -461,8 +465,12 @@ def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc:
             continue
         if deeper and depth <= indent and text.split()[0] in _OWN_COMMANDS:
             # the line before ends with the `\` that joins it (not an open quote carrying the command on)
-            if not physical.get(n - 1, "").rstrip().endswith("\\"):
+            before = physical.get(n - 1, "").rstrip()
+            if not before.endswith("\\"):
                 return None
+            if re.search(r"(?:;|&&|\|\||\||&)\s*\\$", before):
+                return None  # `...; \` + `done`: the `;` ends the command first, and the next line is a command
+            # (a loop's last command with its `; \`, then `done`: valid shell, nothing joined; rs-r41, judged false)
             # ... and that `\` is not inside a quoted string, where it only joins the string's lines (a
             # `bash -c "if ...; then \` + `else \` script in double quotes)
             inside = open_after(physical.get(k, "") for k in range(first, n))

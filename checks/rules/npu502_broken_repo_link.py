@@ -591,6 +591,12 @@ def _rewrite(text: str, old: str, new: str, doc_path: str, absolute: bool) -> st
 
 def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dict[str, list[_Ref]]:
     out: dict[str, list[_Ref]] = {}
+    # A path the repository's `.gitignore` now ignores is a file the reader makes (`opencode.json` renamed
+    # `opencode.json.example`, the guide saying to copy it back and edit the copy): naming it is no stale reference
+    # (cosdt/PyTorchInsight, rs-r41, judged false).
+    gone = {old: new for old, new in gone.items() if not git_ignored(ctx, old)}
+    if not gone:
+        return out
     removed = set(gone)
     for path in ctx.head_paths():
         is_doc, is_wf = ctx.kindmap.has(path, DOCS), ctx.kindmap.has(path, WORKFLOW)

@@ -158,3 +158,35 @@ def test_a_backslash_alone_on_its_line_before_a_comment_ends_nothing() -> None:
         "torchrun train.py \\\n    # the parallel layout\n    --tp 2\n```\n"
     )
     assert [(f.rule, f.line) for f in audit({"README.md": readme}).findings if f.rule == "NPU111"] == [("NPU111", 13)]
+
+
+def test_a_semicolon_before_the_backslash_ends_the_command_before_done() -> None:
+    """huawei-noah/noah-research's fairseq README: a loop's last command ends `...; \\` and the next line is `done`:
+    the `;` ends the command, and `done` closes the loop (rs-r41, judged false). Without the `;`, `done` becomes an
+    argument of the command."""
+    from tests.fixture_support import audit
+
+    loop = (
+        'for SHARD in $(seq -f "%02g" 0 24); do \\\n    fairseq-preprocess \\\n'
+        "        --destdir data-bin/shard${SHARD} \\\n"
+        "        --workers 20; \\\n    cp dict.en.txt data-bin/shard${SHARD}/{end} \\\ndone\n"
+    )
+    good = "# Back-translation on Ascend NPU\n\n```bash\n" + loop.replace("{end}", ";") + "```\n"
+    bad = "# Back-translation on Ascend NPU\n\n```bash\n" + loop.replace("{end}", "") + "```\n"
+    assert [(f.rule, f.line) for f in audit({"README.md": good}).findings if f.rule == "NPU111"] == []
+    assert [(f.rule, f.line) for f in audit({"README.md": bad}).findings if f.rule == "NPU111"] == [("NPU111", 8)]
+
+
+def test_options_described_with_a_colon_are_no_command() -> None:
+    """A MindSpore model zoo README lists `train.py 中的主要参数如下:` then `--batch_size: 批次大小`, one option a
+    line: a description, and the rule asked for a `\\` after the heading (rs-r41, judged false). Options passed
+    on lines of their own after a command that lacks its `\\` are still cut."""
+    from tests.fixture_support import audit
+
+    listing = (
+        "# BRDNet 在昇腾上训练\n\n```shell\ntrain.py 中的主要参数如下:\n"
+        + "--batch_size: 批次大小\n--sigma：噪声\n```\n"
+    )
+    command = "# BRDNet on Ascend NPU\n\n```shell\npython train.py\n--batch_size 32 \\\n--sigma 15\n```\n"
+    assert [f.line for f in audit({"README_CN.md": listing}).findings if f.rule == "NPU111"] == []
+    assert [f.line for f in audit({"README.md": command}).findings if f.rule == "NPU111"] == [4]

@@ -796,3 +796,22 @@ def test_a_doc_titled_with_a_placeholder_is_a_template() -> None:
     assert [(f.path, f.line) for f in change({}, tree).findings if f.rule == "NPU502"] == [
         ("docs/zh/develop/guide.md", 3)
     ]
+
+
+def test_a_renamed_file_the_repository_now_ignores_is_the_readers_own() -> None:
+    """cosdt/PyTorchInsight e5c0892b renamed `opencode.json` to `opencode.json.example` and ignores `opencode.json`;
+    its README says to copy the example and edit `opencode.json` (rs-r41, judged false: the advice to edit the
+    example would break the setup). A renamed file nobody ignores is still stale where named."""
+    readme = (
+        "# Insight on Ascend NPU\n\n```bash\ncp opencode.json.example opencode.json\n```\n\n"
+        "编辑 `opencode.json`，填入路径。\n\n运行 `tools/old_check.sh`。\n"
+    )
+    base = {"opencode.json": "{}\n", "tools/old_check.sh": "echo\n", "README.md": "# Insight on Ascend NPU\n"}
+    head = {
+        "opencode.json.example": "{}\n",
+        ".gitignore": "opencode.json\n",
+        "tools/check.sh": "echo\n",
+        "README.md": readme,
+    }
+    found = [(f.path, f.line) for f in change(base, head).findings if f.rule == "NPU502"]
+    assert found == [("README.md", 9)]
