@@ -730,5 +730,8 @@ def _with_fingerprints(
         n = occurrences[key]
         occurrences[key] += 1
         fp = fingerprint(rule, f.path, content, n)
-        out.append(Finding(**{**f.__dict__, "fingerprint": fp}))
+        # A suggestion that is the line as it stands changes nothing: it is no fix to offer (an NPU502 rewrite of a
+        # link whose text already is the path it computed; rs-r44, judged noise for it).
+        same = f.suggestion is not None and f.suggestion.rstrip() == content.rstrip()
+        out.append(Finding(**{**f.__dict__, "fingerprint": fp, **({"suggestion": None} if same else {})}))
     return out
