@@ -732,6 +732,7 @@ def _with_fingerprints(
         fp = fingerprint(rule, f.path, content, n)
         # A suggestion that is the line as it stands changes nothing: it is no fix to offer (an NPU502 rewrite of a
         # link whose text already is the path it computed; rs-r44, judged noise for it).
-        same = f.suggestion is not None and f.suggestion.rstrip() == content.rstrip()
+        # ("" deletes the line, whatever it holds: a fix, never the line as it stands)
+        same = bool(f.suggestion) and f.suggestion is not None and f.suggestion.rstrip() == content.rstrip()
         out.append(Finding(**{**f.__dict__, "fingerprint": fp, **({"suggestion": None} if same else {})}))
     return out
