@@ -103,6 +103,11 @@ class ScriptArgumentUnknown(Rule):
                 return  # "NPU" alone: a guide for another vendor's NPU (a Rockchip board, an STC card) is not Ascend's
             if guide and _copies_elsewhere(ctx, ref):
                 continue  # `bash scripts/run.sh` with a `scripts/run.sh` in every example: which one, the prose says
+            if guide and len([p for p in ref.candidates if ctx.changeset.head.exists(p)]) > 1:
+                # `bash build.sh -i` in a nested project's CONTRIBUTING.md, with a build.sh at the root and one beside
+                # the guide: which one the reader runs, the guide's place does not say (a vendored torchair's own
+                # build.sh takes `-i`; rs-r46, judged false three times)
+                continue
             if ref.how == "python":
                 yield from _python_options(ctx, ref)
             elif ref.how in ("script", "exec") and guide:

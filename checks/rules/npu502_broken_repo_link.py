@@ -474,6 +474,8 @@ def _broken(
             suggestion = line[: link.start] + new_target + line[link.end :]
     else:
         guess = _guess(ctx, target.path)
+        if guess == src.path:
+            guess = None  # the doc itself (V4's page linking V3): a link to its own page is no fix (rs-r46, false)
         if guess and _visible(guess) == _visible(target.path):
             # The link is spelled right: the file's own name carries an invisible character (NPU501 says so on
             # the file). Pointing the link at that name would spread the character; renaming the file fixes both.

@@ -177,3 +177,23 @@ def test_a_script_that_reads_one_position_into_two_variables_has_no_fixed_slots(
         "scripts/run_distribute_train_ascend_4p.sh": caller,
     }
     assert [f for f in audit(tree).findings if f.rule == "NPU117"] == []
+
+
+def test_a_guide_naming_a_script_found_both_at_the_root_and_beside_it_is_not_judged() -> None:
+    """A vendored torchair's `CONTRIBUTING.md` says `bash build.sh -i`; its own folder's build.sh takes `-i`, the
+    repository root's does not (rs-r46, judged false three times): which one the reader runs is not known. With the
+    guide's folder holding none, the root's is judged."""
+    from tests.fixture_support import audit
+
+    root = (
+        "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\nwhile [[ $# -gt 0 ]]; do\n  case $1 in\n"
+        '    -n|--op-name) OP=$2; shift 2 ;;\n    *) echo "unknown option $1"; exit 1 ;;\n  esac\ndone\n'
+    )
+    own = "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\nwhile getopts 'hiu' opt; do :; done\n"
+    guide = "# Build for Ascend NPU\n\n```bash\nbash build.sh -i\n```\n"
+    nested = {"build.sh": root, "external/torchair/build.sh": own, "external/torchair/CONTRIBUTING.md": guide}
+    assert [f for f in audit(nested).findings if f.rule == "NPU117"] == []
+    alone = {"build.sh": root, "external/torchair/CONTRIBUTING.md": guide}
+    assert [(f.path, f.line) for f in audit(alone).findings if f.rule == "NPU117"] == [
+        ("external/torchair/CONTRIBUTING.md", 4)
+    ]

@@ -815,3 +815,14 @@ def test_a_renamed_file_the_repository_now_ignores_is_the_readers_own() -> None:
     }
     found = [(f.path, f.line) for f in change(base, head).findings if f.rule == "NPU502"]
     assert found == [("README.md", 9)]
+
+
+def test_the_close_name_of_a_broken_link_is_never_the_doc_itself() -> None:
+    """yueliang13/cann-ops-adv-vllm's `IncreFlashAttentionV4.md` links `IncreFlashAttentionV3.md`, a page not in the
+    tree: "did you mean" named V4, the page itself (rs-r46, judged false). A close name beside it is still offered."""
+    v4 = "# IncreFlashAttentionV4 on Ascend NPU\n\nCompatible with [V3](IncreFlashAttentionV3.md).\n"
+    guide = "# Ascend NPU operators\n\nSee [the V4 page](IncreFlashAttentionV5.md).\n"
+    head = {"ops/ifa/IncreFlashAttentionV4.md": v4, "ops/ifa/README.md": guide}
+    found = {f.path: f.message for f in change({}, head).findings if f.rule == "NPU502"}
+    assert "Did you mean" not in found["ops/ifa/IncreFlashAttentionV4.md"]
+    assert "Did you mean `ops/ifa/IncreFlashAttentionV4.md`?" in found["ops/ifa/README.md"]
