@@ -826,3 +826,23 @@ def test_the_close_name_of_a_broken_link_is_never_the_doc_itself() -> None:
     found = {f.path: f.message for f in change({}, head).findings if f.rule == "NPU502"}
     assert "Did you mean" not in found["ops/ifa/IncreFlashAttentionV4.md"]
     assert "Did you mean `ops/ifa/IncreFlashAttentionV4.md`?" in found["ops/ifa/README.md"]
+
+
+def test_a_docsify_site_reads_its_links_from_the_site_root() -> None:
+    """jianzhnie/llmtech publishes `docs/` with docsify (its `index.html` loads docsify, `relativePath` left false):
+    `docs/ascend/README.md` linking `ascend/install.md` reaches `docs/ascend/install.md` on the site (rs-r45, eleven
+    judged false). With `relativePath: true` links resolve from the doc's folder, and a link to nothing is broken."""
+    page = (
+        '<html><body><div id="app"></div><script>window.$docsify = {{ name: "llmtech"{rel} }}</script></body></html>\n'
+    )
+    readme = "# Ascend NPU\n\n- [Install](ascend/install.md)\n- [Gone](ascend/gone.md)\n"
+    tree = {
+        "docs/index.html": page.format(rel=""),
+        "docs/ascend/README.md": readme,
+        "docs/ascend/install.md": "# Install torch_npu\n",
+    }
+    found = [(f.path, f.line) for f in change({}, tree).findings if f.rule == "NPU502"]
+    assert found == [("docs/ascend/README.md", 4)]
+    tree["docs/index.html"] = page.format(rel=", relativePath: true")
+    found = [(f.path, f.line) for f in change({}, tree).findings if f.rule == "NPU502"]
+    assert found == [("docs/ascend/README.md", 3), ("docs/ascend/README.md", 4)]
