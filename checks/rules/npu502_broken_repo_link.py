@@ -357,6 +357,8 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
         for c in changes:
             if c.status != ChangeStatus.DELETED:
                 continue
+            if ctx.exists_at_head(c.path):
+                continue  # still there as a folder: a submodule replaced by the project's files (rs-r48, false)
             candidates = [
                 a
                 for a in added

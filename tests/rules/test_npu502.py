@@ -855,3 +855,25 @@ def test_a_docsify_site_reads_its_images_from_the_page() -> None:
     readme = "# Ascend NPU\n\n![arch](ascend/arch.png)\n"
     tree = {"docs/index.html": page, "docs/ascend/README.md": readme, "docs/ascend/arch.png": "png"}
     assert [(f.path, f.line) for f in change({}, tree).findings if f.rule == "NPU502"] == [("docs/ascend/README.md", 3)]
+
+
+def test_a_submodule_replaced_by_a_folder_of_the_same_path_is_not_deleted() -> None:
+    """Tr1gg3r-11/WebUi b8fbdf1 dropped its `MindSpeed-LLM` submodule and committed the same path as a folder of
+    files: the path is still there, and a doc naming it names it (rs-r48, judged false)."""
+    note = (
+        "# Security note (Ascend NPU)\n\nMindSpeed-LLM 暂时未发布wheel包，入口脚本为"
+        "[pretrain_gpt.py](https://gitcode.com/ascend/MindSpeed-LLM/blob/master/pretrain_gpt.py)。\n"
+    )
+    base = {"MindSpeed-LLM": "Subproject commit 0123456789abcdef0123456789abcdef01234567\n"}
+    head = {"MindSpeed-LLM/README.md": "# MindSpeed-LLM\n", "MindSpeed-LLM/SECURITYNOTE.md": note}
+    changes = {
+        "MindSpeed-LLM": FileChange("MindSpeed-LLM", ChangeStatus.DELETED),
+        "MindSpeed-LLM/README.md": FileChange(
+            "MindSpeed-LLM/README.md", ChangeStatus.ADDED, added_lines=frozenset({1})
+        ),
+        "MindSpeed-LLM/SECURITYNOTE.md": FileChange(
+            "MindSpeed-LLM/SECURITYNOTE.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
+        ),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [f for f in report.findings if f.rule == "NPU502"] == []
