@@ -505,6 +505,24 @@ def _closer_of(keyword: str) -> str:
     return {"if": "fi", "case": "esac"}.get(keyword, "done")
 
 
+# A docs excerpt's line that stands for the lines left out (`......`, `...`, `…`), not a command.
+_PLACEHOLDER_LINE = re.compile(r"[ \t]*(?:\.{3,}|…+)[ \t]*")
+
+
+def _physical_line(source: Source, line: int) -> str:
+    """The text of physical line `line` of `source` ("" when the source has no such line)."""
+    start = 0
+    text = source.text
+    while start <= len(text):
+        end = text.find("\n", start)
+        if source.line_at(start) == line:
+            return text[start : end if end >= 0 else len(text)]
+        if end < 0:
+            return ""
+        start = end + 1
+    return ""
+
+
 def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     if err.what == "stray" and unit.where == "docs":
         return None  # a `fi` or `done` without its opener in a docs block: a fragment
@@ -548,6 +566,8 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             "from there on runs.",
         )
     if err.what == "leading-operator":
+        if unit.where == "docs" and _PLACEHOLDER_LINE.fullmatch(_physical_line(unit.source, err.line - 1)):
+            return None  # `......` stands for the options left out of an excerpt: the command goes on through it
         return Hit(
             unit.path,
             err.line,
