@@ -698,6 +698,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     continue  # a name in a directory sketch
                 if start is not None and _PROVENANCE.search(line, 0, start):
                     continue  # where the text came from ("content migrated from `x.md`"): a record of the move
+                if start is not None and _written_from_moved_folder(ctx, line, old, gone[old]):
+                    continue  # the line writes its paths from the folder the file moved into: it names the file
                 if start is not None and any(a <= start < b for a, b in labels.get(n, ())):
                     continue  # the text of a link to a file that is there
                 if (
@@ -721,6 +723,24 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
+
+
+# A path written in a line: a word with a folder and a file name (`ascend/terminal/executor.py`).
+_LINE_PATH = re.compile(r"(?<![\w./-])[\w.-]+(?:/[\w.-]+)+\.\w+(?![\w/])")
+
+
+def _written_from_moved_folder(ctx: Context, line: str, old: str, new: str | None) -> bool:
+    """The file moved into a folder (`tests/x.py` -> `backend/tests/x.py`) and the line names another path that is
+    that folder's and not the root's (`ascend/terminal/executor.py`, there only as `backend/ascend/...`): the line
+    writes its paths from that folder, where the old name now is the file (Jedidiah-Zhang/Ascend, rs-r48, judged
+    false)."""
+    if new is None or not new.endswith("/" + old):
+        return False
+    folder = new[: -len(old) - 1]
+    return any(
+        m.group() != old and not ctx.exists_at_head(m.group()) and ctx.exists_at_head(f"{folder}/{m.group()}")
+        for m in _LINE_PATH.finditer(line)
+    )
 
 
 _LICENCE = re.compile(r"(?i)(?:licen[cs]e|copying|notice)(?:[._-][^/]*)?\Z")

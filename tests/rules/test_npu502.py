@@ -877,3 +877,29 @@ def test_a_submodule_replaced_by_a_folder_of_the_same_path_is_not_deleted() -> N
     }
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
     assert [f for f in report.findings if f.rule == "NPU502"] == []
+
+
+def test_a_line_that_writes_its_paths_from_the_folder_a_file_moved_into_names_it() -> None:
+    """Jedidiah-Zhang/Ascend 33a3940 moved `tests/` into `backend/`; its terminal doc names the console as
+    `tests/interactive/console.py` beside `ascend/terminal/executor.py`, which was only ever `backend/...`: the line
+    writes its paths from `backend/`, where the old name is the moved file (rs-r48, judged false). A line that
+    names root paths still names the old path."""
+    old, new = "tests/interactive/console.py", "backend/tests/interactive/console.py"
+    doc = (
+        "# Ascend NPU terminal\n\n"
+        "The console (`tests/interactive/console.py`) runs `ascend/terminal/executor.py` on the NPU.\n\n"
+        "Start it with `python tests/interactive/console.py` (see `docs/npu.md`).\n"
+    )
+    code = "print('npu')\n"
+    base = {old: code, "backend/ascend/terminal/executor.py": code, "docs/npu.md": doc}
+    head = {new: code, "backend/ascend/terminal/executor.py": code, "docs/npu.md": doc}
+    changes = {new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1}))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        (
+            new,
+            1,
+            f"This change renames `{old}` to `{new}`, but 1 reference still points at the old path: docs/npu.md:5. "
+            f"Update it to `{new}`.",
+        )
+    ]
