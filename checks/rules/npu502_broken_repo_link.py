@@ -3,6 +3,7 @@ left pointing at a file the change deletes or renames."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import difflib
 import posixpath
@@ -560,8 +561,12 @@ def _guess(ctx: Context, path: str) -> str | None:
     missing path and run (many docs may link the same one, and a folder may hold hundreds of names)."""
 
     def find() -> str | None:
-        names = _folders(ctx).get(posixpath.dirname(path), {})
+        folders = _folders(ctx)
+        names = folders.get(posixpath.dirname(path), {})
         name = posixpath.basename(path)
+        stem = posixpath.splitext(path)[0]
+        if stem != path and any(f == stem or f.startswith(stem + "/") for f in _folder_names(ctx, folders, stem)):
+            return None  # the page became a folder of that name (`x.md` -> `x/x_v2.md`): no other file is meant
         close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.85)
         return next((names[c] for c in close if _plausible(name, c)), None)
 
@@ -593,7 +598,44 @@ def _plausible(missing: str, candidate: str) -> bool:
     marked = _languages(missing)
     if marked and marked != _languages(candidate):
         return False
-    return not word_replaced(missing, candidate)
+    return not word_replaced(missing, candidate) and not _identifier_changed(missing, candidate)
+
+
+def _identifier_changed(missing: str, candidate: str) -> bool:
+    """A word of the names that identifies one of a series changed: a letter of a word of letters and digits
+    (`asc_copy_l12l0a`, `asc_copy_l12l0c`: two APIs; `_a2`, `_a3`: two devices), or a number of three digits or
+    more in two of its places or in its length (`api_07_1213_img_001`, `api_07_0251_img_001` or `_10018_`: another
+    page's figure; a version or a year bumped changes one place). Another file, however close
+    (CenZhihan/LLM4AscendC, duoduoyi6/ascendC_debug_agent, rs-r49: the guess linked another API's page and another
+    page's figure, judged false)."""
+    wa = [w.lower() for w in _WORD.findall(posixpath.splitext(missing)[0])]
+    wb = [w.lower() for w in _WORD.findall(posixpath.splitext(candidate)[0])]
+    # (Word by word from the start: `asc_copy_l12l0b` and `asc_copy_l12l0a_mx` differ in their third word.)
+    for x, y in zip(wa, wb, strict=False):
+        if x == y:
+            continue
+        if x.isdigit() and y.isdigit():
+            if max(len(x), len(y)) >= 3 and (len(x) != len(y) or sum(p != q for p, q in zip(x, y, strict=True)) >= 2):
+                return True
+            continue
+        if (
+            len(x) == len(y)
+            and any(c.isdigit() for c in x + y)
+            and any(p != q and (p.isalpha() or q.isalpha()) for p, q in zip(x, y, strict=True))
+        ):
+            return True
+    return False
+
+
+def _folder_names(ctx: Context, folders: dict[str, dict[str, str]], stem: str) -> list[str]:
+    """The folders of the head tree that are `stem` or under it (the keys of `_folders`, found by bisection)."""
+    keys = ctx.memo(("npu502-folder-keys", "head", ""), lambda: sorted(folders))
+    k = bisect.bisect_left(keys, stem)
+    out = []
+    while k < len(keys) and (keys[k] == stem or keys[k].startswith(stem + "/")):
+        out.append(keys[k])
+        k += 1
+    return out
 
 
 def _folders(ctx: Context) -> dict[str, dict[str, str]]:
@@ -829,6 +871,17 @@ def _link_reported(ctx: Context, src: SourceFile, link: Link, old: str, kb: Repo
     return not (doc is not None and link.line in doc.code) and not _left_alone(ctx, src, link, old)
 
 
+def _under_removal_heading(ctx: Context, src: SourceFile, line: int) -> bool:
+    """The doc's nearest heading above `line` says what follows was deleted or removed (a cleanup's record of what
+    it deleted, BobbyWeng/cannbot-ascendc-vs-pypto's "### Removed (not moved — permanently deleted)": rs-r49,
+    judged false)."""
+    doc = ctx.document(src)
+    if doc is None:
+        return False
+    above = [h for h in doc.headings if h.line < line]
+    return bool(above) and _REMOVAL.search(above[-1].title) is not None
+
+
 _NEW_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|\||>|$)")
 
 
@@ -857,6 +910,8 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             )
         ):
             continue  # a line the change writes about the file it deletes: "Delete `x.yml`", "`.cursorrules` ignored"
+        if new is None and ref.link is None and src is not None and _under_removal_heading(ctx, src, ref.line):
+            continue  # a list of what was deleted ("### Removed (not moved: permanently deleted)"): a record
         if ref.link is not None and src is not None and _link_reported(ctx, src, ref.link, old, kb):
             continue  # check_file reports it, with a suggestion
         suggestion = None

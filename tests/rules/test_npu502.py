@@ -903,3 +903,80 @@ def test_a_line_that_writes_its_paths_from_the_folder_a_file_moved_into_names_it
             f"Update it to `{new}`.",
         )
     ]
+
+
+def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
+    """CenZhihan/LLM4AscendC links `asc_copy_l12l0a.md` (not in the tree) and the guess was `asc_copy_l12l0c.md`,
+    another API; duoduoyi6/ascendC_debug_agent links figure `api_07_1213_img_001.png` and the guess was
+    `api_07_0251_img_001.png`, another page's figure (rs-r49, judged false); nor the close name of a page that
+    became a folder of its name (`asc_copy_l12l0a/`). A version bumped and a typo are still guessed."""
+    guide = (
+        "# Ascend C APIs on NPU\n\n"
+        "[L1 to L0B](api/asc_copy_l12l0b.md)\n"
+        "[L1 to L0A](api/asc_copy_l12l0a.md)\n"
+        "![DumpTensor](images/api_07_1213_img_001.png)\n"
+        "[Image](docker/Dockerfile.ascend_2024_a3)\n"
+        "[Fixpipe](api/asc_fixpipe_l0c2ou.md)\n"
+    )
+    files = {
+        "api/asc_copy_l12l0c.md": "# L1 to L0C\n",
+        "api/asc_copy_l12l0a_mx.md": "# L1 to L0A, MX\n",
+        "api/asc_copy_l12l0a/asc_copy_l12l0a_v2.md": "# L1 to L0A\n",
+        "images/api_07_0251_img_001.png": "png\n",
+        "images/api_07_10018_img_001.png": "png\n",
+        "docker/Dockerfile.ascend_2025_a3": "FROM cann:9.1.0\n",
+        "api/asc_fixpipe_l0c2out.md": "# Fixpipe\n",
+    }
+    head = {**files, "docs.md": guide}
+    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 8)))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
+    guesses = {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
+    assert guesses == {
+        3: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
+        4: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
+        5: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
+        6: "Did you mean `docker/Dockerfile.ascend_2025_a3`",
+        7: "Did you mean `api/asc_fixpipe_l0c2out.md`",
+    }
+
+
+def test_a_list_under_a_heading_that_says_removed_records_the_deletion() -> None:
+    """BobbyWeng/cannbot-ascendc-vs-pypto 3b3f102 deleted old reports and wrote, in historical_reports/README.md,
+    "### Removed (not moved — permanently deleted)" above a list of them: a record of the deletion, not a stale
+    reference (rs-r49, judged false). A guide's list under another heading still names a deleted file."""
+    old = "reports/device_side_plan.md"
+    record = (
+        "# Historical reports\n\n## Ascend NPU audits\n\n### Removed (not moved — permanently deleted)\n\n"
+        f"- `{old}` — superseded by the current source\n"
+    )
+    guide = f"# Ascend NPU device side\n\n## Plan\n\n- `{old}` — the plan to follow\n"
+    base = {old: "# Plan\n", "docs/guide.md": "# Ascend NPU device side\n", "historical_reports/README.md": "# H\n"}
+    head = {"docs/guide.md": guide, "historical_reports/README.md": record}
+    changes = {
+        old: FileChange(old, ChangeStatus.DELETED),
+        "historical_reports/README.md": FileChange(
+            "historical_reports/README.md", ChangeStatus.MODIFIED, added_lines=frozenset(range(1, 8))
+        ),
+        "docs/guide.md": FileChange("docs/guide.md", ChangeStatus.MODIFIED, added_lines=frozenset(range(1, 6))),
+    }
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        ("docs/guide.md", 5, f"This line still names `{old}`, but the change deletes `{old}`.")
+    ]
+
+
+def test_a_hugo_shortcode_s_source_and_what_an_mdx_comment_holds_are_no_links() -> None:
+    """volcano-sh/website writes its blog's figures as `{{<figure library="1" src="x.png">}}`, which its theme reads
+    from `static/img/`, and comments one out as `{/* … */}` (rs-r50: seven judged false). A plain image link to a
+    file that is not there is still broken."""
+    post = (
+        "# Volcano on Ascend NPU\n\n"
+        '{{<figure library="1" src="volcano_logo.png">}}\n\n'
+        '{/* {{<figure src="old_logo.png">}} <img src="old.png"> */}\n\n'
+        "{/*\n![multi-line](gone.png)\n*/}\n\n"
+        "![arch](kthena/arch.svg)\n"
+    )
+    head = {"content/en/blog/npu.md": post, "static/img/volcano_logo.png": "png\n"}
+    assert [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU502"] == [
+        ("content/en/blog/npu.md", 11)
+    ]
