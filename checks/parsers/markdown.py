@@ -247,18 +247,19 @@ def _parse_md(doc: Document, text: str) -> None:
         prev = line
     doc.headings.sort(key=lambda h: h.line)
 
-    shown = _without_html_comments(lines) if any("<!--" in line for line in lines) else lines
+    shown = _without_html_comments(lines) if any("<!--" in line or "{/*" in line for line in lines) else lines
     for n, line in enumerate(shown, start=1):
         if n not in doc.code:
             _md_links(doc, n, line)
 
 
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+# An HTML comment, or an MDX one (`{/* … */}`, which MDX sites write where HTML comments are not allowed).
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|\{/\*.*?(?:\*/\}|\Z)", re.DOTALL)
 
 
 def _without_html_comments(lines: list[str]) -> list[str]:
-    """The lines with what HTML comments (`<!-- … -->`, over lines too) hold blanked, the columns kept: what a
-    comment holds is not rendered, so its `<img src=…>` and links are none."""
+    """The lines with what HTML and MDX comments (`<!-- … -->`, `{/* … */}`, over lines too) hold blanked, the
+    columns kept: what a comment holds is not rendered, so its `<img src=…>` and links are none."""
     text = _HTML_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), "\n".join(lines))
     return text.split("\n")
 
@@ -267,6 +268,7 @@ _MD_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _RST_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
 
 
+_SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _LINK_HINT = re.compile(r"\]\(|://|<|\]:|=")  # a line without any of these holds no link
 
 
@@ -276,6 +278,11 @@ def _md_links(doc: Document, n: int, line: str) -> None:
     # As below, a pattern is tried only where the characters every match of it holds are: a code span its "`", a
     # reference definition its "]:", an autolink its "<", an HTML attribute its "=", a bare URL its "://".
     masked = _mask(line, _CODE_SPAN) if "`" in line else line
+    if "{{" in masked:
+        # A Hugo shortcode (`{{<figure library="1" src="x.png">}}`, `{{% include "x.md" %}}`): the theme's template
+        # decides where its `src` is read from (a site's `static/img/`, by its option), not the page's folder
+        # (volcano-sh/website, rs-r50: six judged false).
+        masked = _mask(masked, _SHORTCODE)
     taken: list[tuple[int, int]] = []
     first = len(doc.links)  # the links of this line are appended from here on
 
