@@ -39,3 +39,26 @@ def test_a_value_passed_on_is_not_set_by_the_script() -> None:
     head["test/ST/setup/run.sh"] = "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\nPROJECT_PATH=/opt/msmodelslim\n"
     found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU119"]
     assert ("test/ST/squant/run.sh", 4) in found
+
+
+def test_a_line_anywhere_that_runs_the_script_with_the_name_set_is_a_caller() -> None:
+    """atomrun39/verl_scripts keeps a copy of verl under `verl-release-v0.7.0/`; its workflow (not the repository's,
+    so no CI step the call graph places) runs `USE_DUMMY_MODEL=True ... bash tests/special_npu/run_dapo.sh`, and
+    the rule said nothing sets `USE_DUMMY_MODEL` (rs-r49, judged false). Without that line it is reported."""
+    script = (
+        "#!/usr/bin/env bash\nset -xeuo pipefail\nexport VLLM_ASCEND_ENABLE_NZ=0\n"
+        'if [[ "$USE_DUMMY_MODEL" == "True" ]]; then\n    echo dummy\nfi\n'
+    )
+    other = (
+        "#!/usr/bin/env bash\nUSE_DUMMY_MODEL=${USE_DUMMY_MODEL:-False}\n"
+        'if [ "$USE_DUMMY_MODEL" = "True" ]; then\n  echo d\nfi\n'
+    )
+    workflow = (
+        "name: e2e_ascend\non: [push]\njobs:\n  dapo:\n    runs-on: linux-aarch64-a2-8\n    steps:\n"
+        "      - run: |\n          USE_DUMMY_MODEL=True bash tests/special_npu/run_dapo.sh\n"
+    )
+    head = {"copy/tests/special_npu/run_dapo.sh": script, "copy/tests/special_e2e/run_ppo.sh": other}
+    found = [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU119"]
+    assert found == [("copy/tests/special_npu/run_dapo.sh", 4)]
+    head["copy/.github/workflows/e2e_ascend.yml"] = workflow
+    assert [f for f in change({}, head).findings if f.rule == "NPU119"] == []
