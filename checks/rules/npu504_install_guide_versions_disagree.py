@@ -231,6 +231,12 @@ def _final(cann: str) -> str:
     return re.sub(r"\.(?:alpha|beta)\d*$", "", cann)
 
 
+# A torch_npu pre-release (`2.12.0rc1`, `.dev20260101`, `a1`, `b1`): a build made for the next torch ahead of the
+# published pairings the facts list, on the CANN of its day (torch_npu 2.12.0rc1 on CANN 9.0.0 and 9.0.0-beta.1, the
+# projects' own CI stacks: rs-r45, rs-r50, judged false).
+_PRE_RELEASE = re.compile(r"(?i)\d(?:rc|a|b|\.?dev)\d")
+
+
 def _release3(value: str) -> tuple[int, ...]:
     m = re.match(r"(\d+)\.(\d+)\.(\d+)", value)
     return tuple(int(x) for x in m.groups()) if m else ()
@@ -265,7 +271,14 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
         builds_of_cann = known.cann.get(_final(cann.value)) if cann is not None else None
         torch_lines = sorted({_release3(b) for b in builds_of_cann or () if _release3(b)}, reverse=True)
         later = [t for t in all_lines if torch_lines and t > torch_lines[0]]
-        if cann is not None and base and later and base[0] == later[0][0] and base > later[0]:
+        if (
+            cann is not None
+            and base
+            and later
+            and base[0] == later[0][0]
+            and base > later[0]
+            and not _PRE_RELEASE.search(f"{npu.shown} {npu.value}")
+        ):
             # A torch line later than the one after the newest torch_npu built for that CANN: torch_npu of a later
             # line needs a later CANN. The next line is left alone (its release candidates often came out for the
             # CANN before its own), and so is an older line on a newer CANN (CANN runs older torch_npu: a pairing

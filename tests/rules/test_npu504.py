@@ -55,3 +55,17 @@ def test_the_rows_of_one_table_that_contradict_themselves_are_one_cause() -> Non
     found = [f for f in report.findings if f.rule == "NPU504"]
     assert [f.line for f in found] == [5, 6]
     assert len({f.cause for f in found}) == 1
+
+
+def test_a_torch_npu_release_candidate_is_no_pairing_the_facts_judge() -> None:
+    """ZhanluModelSim/torchtitan-npu-simulator's version table pairs torch 2.12.0 and torch_npu 2.12.0rc1 with CANN
+    9.0.0-beta.1, its own CI stack: the facts list published pairings, not release candidates made ahead of them
+    (rs-r50, and rs-r45 on CANN 9.0.0, judged false). The final 2.12.0 on that CANN is still reported."""
+    table = (
+        "# Install on Ascend NPU\n\n| PyTorch | torch_npu | CANN | Python |\n| --- | --- | --- | --- |\n"
+        "| 2.12.0 | {npu} | 9.0.0-beta.1 | 3.11 |\n"
+    )
+    rc = change({}, {"docs/install.md": table.format(npu="2.12.0rc1")})
+    assert [f for f in rc.findings if f.rule == "NPU504"] == []
+    final = change({}, {"docs/install.md": table.format(npu="2.12.0")})
+    assert [(f.path, f.line) for f in final.findings if f.rule == "NPU504"] == [("docs/install.md", 5)]
