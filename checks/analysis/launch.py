@@ -297,6 +297,8 @@ def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
     tp = _option(argv, _TP)
     if tp is None:
         return None
+    if not argv or argv[0].startswith("-"):
+        return None  # options cut off their command by a lost `\` (NPU111 and NPU115 say so): no launch
     if _CONVERTER.search(_tool(argv).rsplit("/", 1)[-1]):
         return None
     values: dict[str, int] = {}
@@ -310,6 +312,10 @@ def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
     elsewhere = any(a == f or a.startswith(f + "=") for a in argv for f in _DP_ELSEWHERE)
     elsewhere = elsewhere or _option(argv, ("--data-parallel-backend", "-dpb")) == "ray"
     local = values.get("dpl", 1 if elsewhere else values.get("dp", 1))
+    if "--enable-dp-attention" in argv:
+        # SGLang's data parallel attention splits the tensor parallel group: `--tp-size 16 --dp-size 4` is 16
+        # NPUs, four attention groups of four (shun8686/for_debug, rs-r52, judged false).
+        local = 1
     backend = _option(argv, ("--distributed-executor-backend",))
     spans = backend == "ray" or any(a == f or a.startswith(f + "=") for a in argv for f in _SPANS)
     # Pipeline stages are how a model is spread over nodes (tensor parallel within a node, pipeline across): vLLM

@@ -51,3 +51,16 @@ def test_npu228_counts_only_countable_containers() -> None:
 def test_npu228_container_finding_spans_the_device_lines() -> None:
     got = file_findings("NPU228/bad_doc_container", "NPU228")
     assert "maps 8 NPUs" in got[("GLM5.md", 8)][2]
+
+
+def test_sglang_dp_attention_splits_tp_and_options_cut_off_their_command_are_no_launch() -> None:
+    """shun8686/for_debug's SGLang scripts serve `--tp-size 16 --dp-size 16 --enable-dp-attention` (16 NPUs: the
+    attention groups split the tensor parallel group), and a lost `\\` left those options as a command of their
+    own; the rule said one node was asked for 256 NPUs (rs-r52, two judged false). Without DP attention SGLang's
+    data parallel copies each take tp NPUs."""
+    sglang = ("python", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "16", "--dp-size", "4")
+    plain = serve_of(sglang, 1)
+    assert plain is not None and (plain.need, plain.shown) == (64, "tp 16 x dp 4")
+    attention = serve_of((*sglang, "--enable-dp-attention"), 1)
+    assert attention is not None and attention.need == 16
+    assert serve_of(("--attention-backend", "ascend", "--tp-size", "16", "--dp-size", "16"), 1) is None
