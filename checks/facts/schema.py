@@ -232,6 +232,7 @@ class AscendEnv(Section):
     known: tuple[str, ...]
     families: tuple[str, ...]  # prefixes of the names NPU110 checks (after `-` is read as `_`)
     min_length: int  # shorter names are left alone (too many real names lie close together)
+    launch: tuple[str, ...]  # what a distributed launch on Ascend reads besides the families (`RANK_TABLE_FILE`)
     # A name of n characters may be max(base_distance, n // chars_per_edit) edits from the one meant, at most
     # max_distance: the distance grows with the name's length.
     base_distance: int

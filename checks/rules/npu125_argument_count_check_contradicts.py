@@ -69,7 +69,7 @@ class ArgumentCountCheckContradicts(Rule):
         guards = _guards(src.lines)
         if not guards or script_unit(ctx, src) is None:
             return
-        yield from _check(src, guards, (*ctx.facts.ascend_env.families, *_LAUNCH_ENV))
+        yield from _check(src, guards, (*ctx.facts.ascend_env.families, *ctx.facts.ascend_env.launch))
 
 
 @dataclass(frozen=True)
@@ -198,11 +198,6 @@ def _counts(ns: Iterable[int]) -> str:
     if ns == list(range(ns[0], ns[-1] + 1)):
         return f"{ns[0]} to {ns[-1]}"
     return ", ".join(map(str, ns[:-1])) + " or " + str(ns[-1])
-
-
-# What MindSpore's distributed launch on Ascend reads from the environment besides the CANN and HCCL families
-# (MindSpore's "Distributed Parallel Training" guide: the rank table and each process's rank and device).
-_LAUNCH_ENV = ("RANK_TABLE_FILE", "RANK_ID", "RANK_SIZE", "DEVICE_ID", "DEVICE_NUM")
 
 
 def _check(src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...]) -> Iterator[Hit]:
