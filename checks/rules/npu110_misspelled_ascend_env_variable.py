@@ -179,6 +179,8 @@ class MisspelledAscendEnvVariable(Rule):
                 continue
             if not found.read and re.search(rf"\$\{{?{re.escape(found.name)}\b", src.text):
                 continue  # the file reads it itself (`export CPU_AFFINITY_CONF="${CPU_AFFINITY_COMF}"`): a variable
+            if not found.read and _read_by_the_project(ctx, found.name, src.path):
+                continue  # the project's own code names it: its own variable, not a misspelling
             suggestion, distance, sure = verdict
             if found.name.strip("_") == suggestion and found.name != suggestion:
                 # `HCCL_ENTRY_LOG_ENABLE_`: a known name with an underscore added, in JSON (no comments) the way to
@@ -386,6 +388,39 @@ def _retired(ctx: Context) -> frozenset[str]:
         return frozenset(k for k, d in dropped.items() if d <= day) - _registry(ctx)
 
     return ctx.memo(("npu110-retired", "head", ""), build)
+
+
+_CODE_FILES = (".py", ".sh", ".bash")
+
+
+def _read_by_the_project(ctx: Context, name: str, path: str) -> bool:
+    """Another file of the repository's code reads the variable in a way this rule does not judge: listed in a
+    Python table its loader reads (hanxindou/hccl-agent's `ENV_FIELDS`, read with `os.environ[...]` and exported as
+    the real `HCCL_OP_EXPANSION_MODE`: sweep-r22, judged false), or read in a shell script (`$NAME`, `${NAME`)."""
+
+    def find() -> bool:
+        candidates = [p for p in ctx.head_paths() if p.endswith(_CODE_FILES) and p != path]
+        quoted = re.compile(
+            rf"""(\b(?:getenv|setenv|putenv|delenv|setdefault|get|pop)[ \t]*\([ \t]*|\[[ \t]*)?["']"""
+            rf"""{re.escape(name)}["']([ \t]*:)?"""
+        )
+        shell_read = re.compile(rf"\$\{{?{re.escape(name)}\b")
+        for other in ctx.paths_mentioning([name], candidates):
+            src = ctx.source(other)
+            if src is None:
+                continue
+            if not other.endswith(".py"):
+                if shell_read.search(src.text):
+                    return True
+                continue
+            # A quoted name listed as data (a table of the variables a loader reads: `{"mode": "X"}`, `("X",
+            # "Y")`), not used directly (`getenv("X")`, `environ["X"]`, `setdefault("X", v)`: this rule judges
+            # those itself) nor a key of `environ.update({"X": v})`.
+            if any(m.group(1) is None and m.group(2) is None for m in quoted.finditer(src.text)):
+                return True
+        return False
+
+    return ctx.memo(("npu110-read-by-project", "head", name), find)
 
 
 def _registry_files(ctx: Context) -> list[SourceFile]:

@@ -67,3 +67,20 @@ def test_a_name_the_file_reads_back_is_its_own_and_an_added_underscore_switches_
     )
     found = [(f.line, f.severity) for f in change({}, {"docs/deepseek.md": doc}).findings if f.rule == "NPU110"]
     assert found == [(5, Severity.NOTICE), (7, Severity.WARNING)]
+
+
+def test_a_name_the_project_s_code_names_is_its_own() -> None:
+    """hanxindou/hccl-agent's guide sets `HCCL_VM_EXPANSION_MODE`, which its plugin lists in an `ENV_FIELDS` table
+    its config loader reads from `os.environ` and exports as the real `HCCL_OP_EXPANSION_MODE` (sweep-r22, judged
+    false: "nothing reads it" was wrong). Without that code the name is reported."""
+    from tests.rules.support import change
+
+    doc = "# HCCL on Ascend NPU\n\n```bash\nexport HCCL_VM_EXPANSION_MODE=AIV\n```\n"
+    loader = (
+        'ENV_FIELDS = {\n    "expansion_mode": "HCCL_VM_EXPANSION_MODE",\n}\n\n\n'
+        "def load(environ):\n    return {k: environ.get(v) for k, v in ENV_FIELDS.items()}\n"
+    )
+    alone = [(f.path, f.line) for f in change({}, {"docs/hccl_vm.md": doc}).findings if f.rule == "NPU110"]
+    assert alone == [("docs/hccl_vm.md", 4)]
+    head = {"docs/hccl_vm.md": doc, "plugin/hccl_vm_backend.py": loader}
+    assert [f for f in change({}, head).findings if f.rule == "NPU110"] == []
