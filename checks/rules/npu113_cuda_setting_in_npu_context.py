@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from npu_review.checks import ascend
 from npu_review.checks.analysis.device import ascend_jobs, doc_block_family, npu_reading
 from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, run_unit, step_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
@@ -17,6 +18,7 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
+from npu_review.checks.parsers.shell import View
 from npu_review.checks.rule import Hit, Rule
 
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
@@ -92,7 +94,7 @@ class CudaSettingInNpuContext(Rule):
         if SHELL not in src.kinds and NPU_SCRIPT not in src.kinds:
             return
         view = npu_reading(ctx, src)
-        if view is None:
+        if view is None or _drives_npu_hosts_over_ssh(ctx, view):
             return
         env = [(a.name, a.raw or "", a.line) for a in view.assignments if a.exported or a.kind == "export"]
         calls = [_Command(tuple(_unquote(w) for w in c.words), c.line) for c in view.calls]
@@ -114,6 +116,20 @@ class CudaSettingInNpuContext(Rule):
         env = [(p.name, p.value or "", p.line) for i in df.of("ENV") for p in i.pairs]
         commands = [c for i in df.of("RUN") if (u := run_unit(src.path, i)) is not None for c in _unit_commands(u)]
         yield from _place(ctx, src.path, env, commands)
+
+
+def _drives_npu_hosts_over_ssh(ctx: Context, view: View) -> bool:
+    """The script runs its NPU work on other hosts (`ssh host "... npu-smi ..."`) and names nothing of Ascend in
+    what it runs itself: a test driver on a scheduler host, whose own commands (`docker run --gpus=all` of an
+    evaluation client that queries the served model over HTTP) do not run on an NPU (InfiniTensor/ci, rs-r51,
+    judged false)."""
+    if not any(c.program == "ssh" for c in view.calls):
+        return False
+    local = "\n".join(
+        [" ".join(c.words) for c in view.calls if c.program != "ssh"]
+        + [f"{a.name}={a.raw or ''}" for a in view.assignments]
+    )
+    return not ascend.has_script_marker(local, ascend.markers(ctx.facts.ascend_content))
 
 
 def _unquote(raw: str) -> str:

@@ -59,3 +59,20 @@ def test_npu113_a_vllm_build_for_another_named_device_is_no_cuda_build() -> None
     assert [(f.path, f.line) for f in change({}, {"docs/install.md": cuda}).findings if f.rule == "NPU113"] == [
         ("docs/install.md", 7)
     ]
+
+
+def test_a_driver_that_runs_the_npu_work_over_ssh_is_not_on_npu() -> None:
+    """InfiniTensor/ci's `ascend_test_suite/` driver runs the serving over ssh on the NPU server and, on its own
+    scheduler host, `docker run --gpus=all` evaluation clients that query it over HTTP: the rule asked for the
+    NPUs there (rs-r51, judged false). A driver that also sets Ascend variables itself is on NPU."""
+    from tests.rules.support import change
+
+    driver = (
+        "#!/bin/bash\n"
+        'ssh -p 14735 ci@$ip "source /usr/local/Ascend/ascend-toolkit/set_env.sh && npu-smi info"\n'
+        "docker run --rm --gpus=all --network=host evalscope:0624 --host $ip --port 8000\n"
+    )
+    path = "scheduler/ascend_test_suite/run_accuracy.sh"
+    assert [f for f in change({}, {path: driver}).findings if f.rule == "NPU113"] == []
+    local = driver.replace("#!/bin/bash\n", "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1\n")
+    assert [(f.path, f.line) for f in change({}, {path: local}).findings if f.rule == "NPU113"] == [(path, 4)]
