@@ -13,6 +13,7 @@ from npu_review.checks.analysis.scripts import (
     ShellUnit,
     StructureError,
     UnitCommand,
+    UnitShell,
     doc_is_ascend,
     doc_units,
     run_unit,
@@ -459,6 +460,27 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None, structure_onl
         if src is None or not doc_is_ascend(ctx, src):
             return
     parsed = unit_shell(unit)
+    cut = _apostrophe_cut(unit, parsed.commands)
+    if cut is not None:
+        # What the shell reads after the apostrophe follows from it: one cause, said on the apostrophe's line.
+        yield cut
+        yield from _findings_before(unit, ctx, env, structure_only, parsed, cut.line)
+        return
+    yield from _findings_before(unit, ctx, env, structure_only, parsed, None)
+
+
+def _findings_before(
+    unit: ShellUnit, ctx: Context, env: set[str] | None, structure_only: bool, parsed: UnitShell, until: int | None
+) -> Iterator[Hit]:
+    """The unit's findings (on lines before `until`, when given)."""
+    for hit in _all_findings(unit, ctx, env, structure_only, parsed):
+        if until is None or hit.line < until:
+            yield hit
+
+
+def _all_findings(
+    unit: ShellUnit, ctx: Context, env: set[str] | None, structure_only: bool, parsed: UnitShell
+) -> Iterator[Hit]:
     strays = [e for e in parsed.errors if e.what == "stray"]
     # The first word that belongs to nothing is where the shell stops; the rest follow from it.
     said = [
@@ -486,6 +508,39 @@ def _findings(unit: ShellUnit, ctx: Context, env: set[str] | None, structure_onl
             continue
         for hit in _command(unit, ctx, cmd, cmds[k + 1 :], values, defined & used, as_command):
             yield hit
+
+
+def _apostrophe_cut(unit: ShellUnit, cmds: Sequence[UnitCommand]) -> Hit | None:
+    """A single-quoted text over several lines (a `python3 -c '...'` program) that an apostrophe inside a word
+    ends (`# Normalize ModelScope's cache`): the shell reads the rest of the program as commands, up to the next
+    `'`. 502022240018/MomentSeek's model script did so, and the rule reported the Python lines that followed as
+    shell (`source = Path(path)`, an `if` with no `then`: rs-r53, judged false); the project removed the line."""
+    for cmd in cmds:
+        for k, word in enumerate(cmd.words):
+            raw = word.raw
+            if not raw.startswith("'"):
+                continue
+            end = raw.find("'", 1)
+            if end < 2 or "\n" not in raw[1:end] or not raw[end - 1].isalpha():
+                continue
+            if end + 1 >= len(raw) or not raw[end + 1].isalpha():
+                continue
+            opened = word.line
+            line = word.line_at(end)
+            start = raw.rfind("\n", 0, end) + 1
+            piece = raw[start : end + 1] + re.match(r"\w*", raw[end + 1 :]).group()  # type: ignore[union-attr]
+            shown = piece.split()[-1] if piece.split() else piece
+            program = " ".join(w.raw for w in cmd.words[max(0, k - 2) : k])
+            return Hit(
+                unit.path,
+                line,
+                f"The `'` in `{shown}` ends the single-quoted text opened on line {opened}"
+                + (f" (the program of `{program}`)" if program else "")
+                + ": the shell reads what follows as commands, up to the next `'`, and the program is cut here. "
+                "Write the apostrophe another way (`'\\''` closes, adds one and reopens), or pass the program "
+                "in a heredoc.",
+            )
+    return None
 
 
 _OPENER_OF = {

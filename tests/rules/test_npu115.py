@@ -84,3 +84,30 @@ def test_assignments_written_with_a_blank_beside_the_equals_sign_are_one_cause_a
     found = [(f.path, f.line, f.end_line) for f in report.findings if f.rule == "NPU115"]
     assert found == [("docs/npu_logs.md", 5, 6), ("docs/npu_logs.md", 12, 12), ("tests/README_npu.md", 5, 5)]
     assert len({f.cause for f in report.findings if f.rule == "NPU115"}) == 1
+
+
+def test_an_apostrophe_ends_a_single_quoted_program() -> None:
+    """502022240018/MomentSeek's model script ran `docker exec ... python3 -c '` over thirty lines, one a comment
+    saying `ModelScope's cache layout`: the apostrophe ends the quoted program and the shell reads the Python after
+    it as commands. The rule reported those lines (`source = Path(path)`, an `if` with no `then`: rs-r53, judged
+    false); it now says the apostrophe, once. A program without one is not judged."""
+    from tests.rules.support import change
+
+    program = (
+        "import shutil\nfrom pathlib import Path\n"
+        "# Normalize ModelScope{q}s cache layout\nsource = Path('/m')\nif not source.exists():\n"
+        "    shutil.copytree('/a', '/b')\n"
+    )
+    script = "#!/bin/bash\nset -e\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\npython3 -c '\n{p}'\necho done\n"
+    broken = script.replace("{p}", program.replace("{q}", "'"))
+    found = [(f.line, f.message) for f in change({}, {"scripts/prepare_npu.sh": broken}).findings if f.rule == "NPU115"]
+    assert found == [
+        (
+            7,
+            "The `'` in `ModelScope's` ends the single-quoted text opened on line 4 (the program of `python3 -c`): "
+            "the shell reads what follows as commands, up to the next `'`, and the program is cut here. Write the "
+            "apostrophe another way (`'\\''` closes, adds one and reopens), or pass the program in a heredoc.",
+        )
+    ]
+    fine = script.replace("{p}", program.replace("{q}", ""))
+    assert [f for f in change({}, {"scripts/prepare_npu.sh": fine}).findings if f.rule == "NPU115"] == []
