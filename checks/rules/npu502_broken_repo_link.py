@@ -70,6 +70,9 @@ _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
 # picture of a tree at some time, which readers do not follow as a path (Ascend/ascend-deployer's README listed
 # the README.md a change deleted, DrivingSDK's the LICENSE one moved).
 _SKETCH = re.compile(r"(?:^|\s)(?:[|│├└`+][-─]+|[├└]|│)\s*$")
+# A row of a directory sketch (`├─ compose/   compose.yml / compose.ascend.yml`, `|   `-- x.sh`): what it names is
+# in the sketch's folders, not at the root (502022240018/MomentSeek's ARCHITECTURE.md, rs-r53, judged false).
+_SKETCH_ROW = re.compile(r"\s*(?:[│|][ \t]+)*(?:[├└`+][-─]+|[├└])[ \t]")
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,17 @@ class BrokenRepoLink(Rule):
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
         # A link into what the repository ignores names no missing file (git_ignored); a docs site's `conf.py` may
         # copy a folder in at build time (_copied_by_docs_build).
-        return (*GITIGNORES, "docs/**/conf.py", "*/docs/**/conf.py", "index.html", "docs/index.html", "*/index.html")
+        return (
+            *GITIGNORES,
+            "docs/**/conf.py",
+            "*/docs/**/conf.py",
+            "index.html",
+            "docs/index.html",
+            "*/index.html",
+            # A VitePress site's config may move its source folder (`srcDir`): _vitepress_resolves.
+            ".vitepress/config.*",
+            "*/.vitepress/config.*",
+        )
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         kb = ctx.facts.repo_links
@@ -225,6 +238,8 @@ class BrokenRepoLink(Rule):
                 continue  # the site's build copies that folder in (Sphinx `conf.py`): the link works where it is read
             if _docsify_resolves(ctx, src.path, link.target):
                 continue  # a docsify site resolves its links from the site's root: the link works where it is read
+            if _vitepress_resolves(ctx, src.path, link.target):
+                continue  # a VitePress site's route, served from a locale folder (the link works on the site)
             if _TO_COME.search(src.line(link.line)):
                 continue  # the line says the page is still to be written (`（待补充）`, `TBD`): a link to come
             if lived_with and _left_alone(ctx, src, link, target.path):
@@ -448,6 +463,48 @@ def _docsify_resolves(ctx: Context, doc: str, link_target: str) -> bool:
         if _IMAGE.search(path):
             return False  # an image is read from the page's own folder (the judges of rs-r45 found two missing so)
         return bool(path) and ctx.exists_at_head(posixpath.normpath(posixpath.join(folder, path)))
+    return False
+
+
+_VITEPRESS_CONFIGS = tuple(f".vitepress/config.{e}" for e in ("mts", "ts", "mjs", "js", "cts", "cjs"))
+_SRC_DIR = re.compile(r"""\bsrcDir\s*:\s*['"]([^'"]+)['"]""")
+# A folder of a site's translations, named by its language (`zh`, `en`, `zh-CN`, `pt_BR`).
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_][A-Za-z]{2,4})?")
+
+
+def _vitepress_resolves(ctx: Context, doc: str, link_target: str) -> bool:
+    """The doc is in a VitePress site (a folder above it, or the root, holds `.vitepress/config.*`) and the link is
+    a route from the site's root (`/guide_cloud/quick-start.md`) that names a page of the site's source folder or
+    of one of its language folders: VitePress serves a language folder at the root when the site's locales or
+    rewrites say so (SwanHubX/SwanLab-Docs rewrites `zh/` to `/`), which is code the rule cannot run; the page is
+    there either way (rs-r54, six judged false)."""
+    if not link_target.startswith("/") or link_target.startswith("//"):
+        return False
+    path = unquote(link_target.split("#", 1)[0].split("?", 1)[0]).strip("/")
+    if not path:
+        return False
+    for folder in reversed(start_folders(posixpath.dirname(doc))):
+        names = (f"{folder}/{n}" if folder else n for n in _VITEPRESS_CONFIGS)
+        config = next((c for c in names if ctx.changeset.head.exists(c)), None)
+        if config is None:
+            continue
+        src = ctx.source(config)
+        m = _SRC_DIR.search(src.text) if src is not None else None
+        root = posixpath.normpath(posixpath.join(folder, m.group(1))) if m else folder
+        root = "" if root == "." else root
+        prefix = f"{root}/" if root else ""
+        languages = sorted(
+            d[len(prefix) :] + "/"
+            for d in ctx.head_dirs()
+            if d.startswith(prefix) and _LOCALE.fullmatch(d[len(prefix) :])
+        )
+        locales = ["", *languages]
+        for locale in locales:
+            base = f"{prefix}{locale}{path}"
+            for candidate in (base, f"{base}.md", f"{base}/index.md", re.sub(r"\.html$", ".md", base)):
+                if ctx.changeset.head.exists(candidate):
+                    return True
+        return False
     return False
 
 
@@ -736,8 +793,8 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 start = _mention(line, old)
                 if start is not None and any(a <= start < b for a, b in targets.get(n, ())):
                     continue  # inside a link's target: judged above, from the doc's folder
-                if start is not None and _SKETCH.search(line, 0, start):
-                    continue  # a name in a directory sketch
+                if start is not None and (_SKETCH.search(line, 0, start) or _SKETCH_ROW.match(line)):
+                    continue  # a name in a directory sketch (an entry, or its note: `├─ compose/  compose.ascend.yml`)
                 if start is not None and _PROVENANCE.search(line, 0, start):
                     continue  # where the text came from ("content migrated from `x.md`"): a record of the move
                 if start is not None and _written_from_moved_folder(ctx, line, old, gone[old]):

@@ -980,3 +980,47 @@ def test_a_hugo_shortcode_s_source_and_what_an_mdx_comment_holds_are_no_links() 
     assert [(f.path, f.line) for f in change({}, head).findings if f.rule == "NPU502"] == [
         ("content/en/blog/npu.md", 11)
     ]
+
+
+def test_a_directory_sketch_row_names_files_in_its_folders() -> None:
+    """502022240018/MomentSeek e3b7ab9 moved `compose.ascend.yml` into `compose/`; its architecture doc's sketch row
+    `├─ compose/   compose.yml / compose.ascend.yml` names the file in that folder (rs-r53, judged false). A command
+    run from the root still names the old path."""
+    old, new = "compose.ascend.yml", "compose/compose.ascend.yml"
+    doc = (
+        "# Deploying on Ascend NPU\n\n```text\n├─ compose/                 compose.yml / compose.ascend.yml\n"
+        "├─ docker/                  Dockerfile.ascend\n```\n\n```bash\ndocker compose -f compose.ascend.yml up\n```\n"
+    )
+    base = {old: "services: {}\n", "docs/ARCHITECTURE.md": doc}
+    head = {new: "services: {}\n", "docs/ARCHITECTURE.md": doc}
+    changes = {new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1}))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        (
+            new,
+            1,
+            f"This change renames `{old}` to `{new}`, but 1 reference still points at the old path: "
+            f"docs/ARCHITECTURE.md:9. Update it to `{new}`.",
+        )
+    ]
+
+
+def test_a_vitepress_route_may_name_a_page_of_a_language_folder() -> None:
+    """SwanHubX/SwanLab-Docs is a VitePress site whose config rewrites `zh/` to the site's root: its docs link
+    `/guide_cloud/general/quick-start.md`, which is `zh/guide_cloud/general/quick-start.md` (rs-r54, six judged
+    false). A route to no page of the site, and the same link in a repository with no VitePress site, are broken."""
+    doc = (
+        "# Self-hosting on Ascend NPU\n\n"
+        "See [quick start](/guide_cloud/general/quick-start.md) and [deploy](/self_host/docker/deploy).\n"
+        "See [the missing page](/guide_cloud/general/missing.md).\n"
+    )
+    pages = {
+        "zh/guide_cloud/general/quick-start.md": "# 快速开始\n",
+        "zh/self_host/docker/deploy.md": "# 部署\n",
+        "zh/self_host/npu.md": doc,
+    }
+    site = {**pages, ".vitepress/config.mts": "export default { rewrites(id) { return id.slice(3) } }\n"}
+    found = [(f.path, f.line) for f in change({}, site).findings if f.rule == "NPU502"]
+    assert found == [("zh/self_host/npu.md", 4)]
+    plain = [(f.path, f.line) for f in change({}, pages).findings if f.rule == "NPU502"]
+    assert plain == [("zh/self_host/npu.md", 3), ("zh/self_host/npu.md", 4)]
