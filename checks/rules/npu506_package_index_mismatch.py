@@ -143,10 +143,14 @@ class PackageIndexMismatch(Rule):
         configured = any(use.configured)
         if unknown or configured or indexes or links:
             others = [v for v, _ in indexes] + links + list(use.configured)
+            # Only PyPI and its mirrors never publish local versions: another index given (a vendor's,
+            # `resource.flagos.net/.../flagos-pypi-ascend/simple` serving `torch==2.10.0+cpu`) may (flagos-ai/FlagBLAS,
+            # rs-r53, two judged false).
             local_ok = (
                 unknown
                 or configured
                 or any(WILD in v or any(h in v for h in facts.local_version_hosts) for v in others)
+                or any(not self._pypi(v) for v, _ in indexes)
             )
         else:
             local_ok = False
