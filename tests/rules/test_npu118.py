@@ -230,3 +230,21 @@ def test_the_new_operator_a_guide_asks_the_reader_to_add_is_a_placeholder() -> N
     )
     tree = {"docs/ops_guide.md": guide, "tests/integration/ops/test_add.py": "def test_add():\n    pass\n"}
     assert [(f.line, f.rule) for f in audit(tree).findings if f.rule == "NPU118"] == [(5, "NPU118")]
+
+
+def test_a_path_below_a_folder_the_guide_writes_with_a_placeholder_is_an_example() -> None:
+    """hw-native-sys/pto-isa's operator skill says test cases go in `tests/st/testcase/<testcase>/`, then runs
+    `cd tests/st/testcase/fused_add_sub`, the example operator the reader makes (rs-r55, judged false). A guide
+    with no such placeholder still gets the missing folder reported."""
+    keep = {"tests/st/testcase/tadd/main.cpp": "int main() {}\n"}
+    guide = (
+        "# Vector operators on Ascend NPU\n\nTest cases live in `tests/st/testcase/<testcase>/`.\n\n"
+        "```bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\ncd tests/st/testcase/fused_add_sub\n"
+        "python3 gen_data.py\n```\n"
+    )
+    assert [f for f in change(keep, {**keep, "skills/op/SKILL.md": guide}).findings if f.rule == "NPU118"] == []
+    plain = guide.replace("Test cases live in `tests/st/testcase/<testcase>/`.", "Run the test case.")
+    found = [
+        (f.path, f.line) for f in change(keep, {**keep, "skills/op/SKILL.md": plain}).findings if f.rule == "NPU118"
+    ]
+    assert found == [("skills/op/SKILL.md", 7)]
