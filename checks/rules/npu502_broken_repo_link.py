@@ -655,7 +655,30 @@ def _plausible(missing: str, candidate: str) -> bool:
     marked = _languages(missing)
     if marked and marked != _languages(candidate):
         return False
-    return not word_replaced(missing, candidate) and not _identifier_changed(missing, candidate)
+    return (
+        not word_replaced(missing, candidate)
+        and not _identifier_changed(missing, candidate)
+        and not _word_added(missing, candidate)
+    )
+
+
+def _word_added(missing: str, candidate: str) -> bool:
+    """The candidate is the missing name with a word of letters added (`TINSERT_FP_zh.md` for `TINSERT_zh.md`:
+    another instruction, insert with a scale; `asc_copy_l12l0a_mx.md`): a variant, not the file meant
+    (hw-native-sys/pto-isa, rs-r55, judged false). A language marker (`guide_zh.md`) or a version (`guide_v2.md`)
+    added is still a guess."""
+    wa = [w.lower() for w in _WORD.findall(posixpath.splitext(missing)[0])]
+    wb = [w.lower() for w in _WORD.findall(posixpath.splitext(candidate)[0])]
+    if len(wb) <= len(wa):
+        return False
+    extra: list[str] = []
+    k = 0
+    for w in wb:
+        if k < len(wa) and w == wa[k]:
+            k += 1
+        else:
+            extra.append(w)
+    return k == len(wa) and any(w.isalpha() and w not in _LANGUAGES for w in extra)
 
 
 def _identifier_changed(missing: str, candidate: str) -> bool:

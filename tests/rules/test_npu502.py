@@ -909,7 +909,8 @@ def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
     """CenZhihan/LLM4AscendC links `asc_copy_l12l0a.md` (not in the tree) and the guess was `asc_copy_l12l0c.md`,
     another API; duoduoyi6/ascendC_debug_agent links figure `api_07_1213_img_001.png` and the guess was
     `api_07_0251_img_001.png`, another page's figure (rs-r49, judged false); nor the close name of a page that
-    became a folder of its name (`asc_copy_l12l0a/`). A version bumped and a typo are still guessed."""
+    became a folder of its name (`asc_copy_l12l0a/`), nor a name with a word added (`TINSERT_FP_zh.md` for
+    `TINSERT_zh.md`, rs-r55). A version bumped and a typo are still guessed."""
     guide = (
         "# Ascend C APIs on NPU\n\n"
         "[L1 to L0B](api/asc_copy_l12l0b.md)\n"
@@ -917,6 +918,7 @@ def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
         "![DumpTensor](images/api_07_1213_img_001.png)\n"
         "[Image](docker/Dockerfile.ascend_2024_a3)\n"
         "[Fixpipe](api/asc_fixpipe_l0c2ou.md)\n"
+        "[TINSERT](api/TINSERT_zh.md)\n"
     )
     files = {
         "api/asc_copy_l12l0c.md": "# L1 to L0C\n",
@@ -926,9 +928,10 @@ def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
         "images/api_07_10018_img_001.png": "png\n",
         "docker/Dockerfile.ascend_2025_a3": "FROM cann:9.1.0\n",
         "api/asc_fixpipe_l0c2out.md": "# Fixpipe\n",
+        "api/TINSERT_FP_zh.md": "# TINSERT_FP\n",
     }
     head = {**files, "docs.md": guide}
-    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 8)))}
+    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 9)))}
     report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
     guesses = {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
     assert guesses == {
@@ -937,6 +940,7 @@ def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
         5: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
         6: "Did you mean `docker/Dockerfile.ascend_2025_a3`",
         7: "Did you mean `api/asc_fixpipe_l0c2out.md`",
+        8: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
     }
 
 
