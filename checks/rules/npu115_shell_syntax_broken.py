@@ -389,6 +389,9 @@ _COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*")
 _ARM = re.compile(r"^[ \t]*\(?[^\s()#;|&<>=$`]+(?:[ \t]*\|[ \t]*[^\s()#;|&<>=$`]+)*[ \t]*\)", re.M)
 
 
+_CUT_BY_APOSTROPHE = re.compile(r"'[^'\n]*\n[^']*[A-Za-z]'[A-Za-z]")
+
+
 def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
     """The cheap no: nothing in the unit's text can be one of this rule's mistakes."""
     text = unit.source.text
@@ -413,6 +416,8 @@ def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
             return True
     if unit.where != "docs" and lex(unit.source).unclosed_quote is not None:
         return True  # the lexing other rules share (memoised): a quote left open to the end
+    if "'" in text and _CUT_BY_APOSTROPHE.search(text):
+        return True  # single quotes over lines, the first to close them inside a word (_apostrophe_cut)
     return not _balanced(text)
 
 
@@ -530,15 +535,16 @@ def _apostrophe_cut(unit: ShellUnit, cmds: Sequence[UnitCommand]) -> Hit | None:
             start = raw.rfind("\n", 0, end) + 1
             piece = raw[start : end + 1] + re.match(r"\w*", raw[end + 1 :]).group()  # type: ignore[union-attr]
             shown = piece.split()[-1] if piece.split() else piece
-            program = " ".join(w.raw for w in cmd.words[max(0, k - 2) : k])
+            if k >= 2 and cmd.words[k - 1].raw in ("-c", "-e"):
+                what = f" (the program of `{cmd.words[k - 2].raw} {cmd.words[k - 1].raw}`)"
+            else:
+                what = f" (an argument of `{cmd.words[0].raw}`)" if k else ""
             return Hit(
                 unit.path,
                 line,
-                f"The `'` in `{shown}` ends the single-quoted text opened on line {opened}"
-                + (f" (the program of `{program}`)" if program else "")
-                + ": the shell reads what follows as commands, up to the next `'`, and the program is cut here. "
-                "Write the apostrophe another way (`'\\''` closes, adds one and reopens), or pass the program "
-                "in a heredoc.",
+                f"The `'` in `{shown}` ends the single-quoted text opened on line {opened}{what}: the shell reads "
+                "what follows as words and commands, up to the next `'`, and the quoted text is cut here. Write the "
+                "apostrophe another way (`'\\''` closes, adds one and reopens), or pass the text in a heredoc.",
             )
     return None
 

@@ -90,7 +90,8 @@ def test_an_apostrophe_ends_a_single_quoted_program() -> None:
     """502022240018/MomentSeek's model script ran `docker exec ... python3 -c '` over thirty lines, one a comment
     saying `ModelScope's cache layout`: the apostrophe ends the quoted program and the shell reads the Python after
     it as commands. The rule reported those lines (`source = Path(path)`, an `if` with no `then`: rs-r53, judged
-    false); it now says the apostrophe, once. A program without one is not judged."""
+    false); it now says the apostrophe, once. A program without one is not judged. vllm-ascend's MiniMax-M3 guide
+    sends `-d '{... "What's the weather ..."}'` with curl: the same cut."""
     from tests.rules.support import change
 
     program = (
@@ -105,9 +106,23 @@ def test_an_apostrophe_ends_a_single_quoted_program() -> None:
         (
             7,
             "The `'` in `ModelScope's` ends the single-quoted text opened on line 4 (the program of `python3 -c`): "
-            "the shell reads what follows as commands, up to the next `'`, and the program is cut here. Write the "
-            "apostrophe another way (`'\\''` closes, adds one and reopens), or pass the program in a heredoc.",
+            "the shell reads what follows as words and commands, up to the next `'`, and the quoted text is cut "
+            "here. Write the apostrophe another way (`'\\''` closes, adds one and reopens), or pass the text in a "
+            "heredoc.",
         )
     ]
     fine = script.replace("{p}", program.replace("{q}", ""))
     assert [f for f in change({}, {"scripts/prepare_npu.sh": fine}).findings if f.rule == "NPU115"] == []
+    guide = (
+        "# MiniMax on Ascend NPU\n\nServe it with vLLM-Ascend and `torch_npu`.\n\n```bash\n"
+        "curl http://localhost:8000/v1/chat/completions \\\n"
+        "  -H 'Content-Type: application/json' \\\n  -d '{\n"
+        '    "messages": [{"role": "user", "content": "What\'s the weather?"}],\n'
+        '    "max_tokens": 300\n  }\'\n```\n'
+    )
+    found = [
+        (f.line, f.message.split(":", 1)[0])
+        for f in change({}, {"docs/minimax_npu.md": guide}).findings
+        if f.rule == "NPU115"
+    ]
+    assert found == [(9, "The `'` in `\"What's` ends the single-quoted text opened on line 8 (an argument of `curl`)")]
