@@ -764,6 +764,7 @@ class Walker:
             yield r
 
     def _cd(self, c: Cmd) -> Iterator[FileRef]:
+        was_made = self.state.in_made
         self.state.in_made = False
         words = [w for w in c.words[1:] if not w.unquoted.startswith("-") or w.unquoted == "-"]
         if not words:
@@ -787,7 +788,11 @@ class Walker:
                 st.own_clones.clear()
             return
         first = text.strip("/").split("/", 1)[0]
-        self.state.in_made = first in self.state.made_anywhere or any(self._made(p) for p in paths or ())
+        # A relative `cd` from inside what an earlier step made (another project's clone: `cd mindspore/model_zoo/x`,
+        # then `mkdir -p data && cd data`) stays in it (JeffDing/MyAscendCode's README ran MindSpore's own
+        # `eval.py` there; sweep-r23, judged false).
+        inside = was_made and not text.startswith(("/", "~", "..", "$"))
+        self.state.in_made = inside or first in self.state.made_anywhere or any(self._made(p) for p in paths or ())
         if paths is None:
             self.state.cwd = ()
             return

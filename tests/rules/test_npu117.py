@@ -197,3 +197,29 @@ def test_a_guide_naming_a_script_found_both_at_the_root_and_beside_it_is_not_jud
     assert [(f.path, f.line) for f in audit(alone).findings if f.rule == "NPU117"] == [
         ("external/torchair/CONTRIBUTING.md", 4)
     ]
+
+
+def test_a_relative_cd_inside_another_project_s_clone_stays_in_it() -> None:
+    """JeffDing/MyAscendCode's Wide&Deep README clones MindSpore, `cd`s into its model's folder, then `mkdir -p
+    data/origin_data && cd data/origin_data`, and later runs `python eval.py --data_path=...`: MindSpore's own
+    `eval.py`, not the repository's copy beside the README, which has no `--data_path` (sweep-r23, judged false).
+    Without the clone the copy beside the README is the one run, and the option is reported."""
+    clone = (
+        "```bash\ngit clone https://gitee.com/mindspore/mindspore.git\n"
+        "cd mindspore/model_zoo/recommend/wide_and_deep\n```\n"
+    )
+    rest = (
+        "Download:\n```bash\nmkdir -p data/origin_data && cd data/origin_data\nwget DATA_LINK\n```\n"
+        "Evaluate:\n```bash\npython eval.py --data_path=./data/mindrecord\n```\n"
+    )
+    title = "# Wide&Deep on Ascend\n\nRuns on Ascend 910 with MindSpore.\n\n"
+    evalpy = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--checkpoint_path')\nargs = p.parse_args()\n"
+    )
+    cloned = {"wide_deep/README.md": title + clone + rest, "wide_deep/eval.py": evalpy}
+    assert [f for f in change({}, cloned).findings if f.rule == "NPU117"] == []
+    own = {
+        "wide_deep/README.md": title + "Evaluate:\n```bash\npython eval.py --data_path=./data\n```\n",
+        "wide_deep/eval.py": evalpy,
+    }
+    assert [(f.path, f.line) for f in change({}, own).findings if f.rule == "NPU117"] == [("wide_deep/README.md", 7)]
