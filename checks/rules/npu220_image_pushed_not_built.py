@@ -12,6 +12,7 @@ from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockercli import DockerOp
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
+from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
 
 _MAKES = ("build", "tag", "pull", "commit", "import", "load", "manifest")
@@ -115,6 +116,12 @@ class ImagePushedNotBuilt(Rule):
             repo = word.rsplit(":", 1)[0] if ":" in word.rsplit("/", 1)[-1] else word
             if "$" in word or not repo or repo == repo.lower() or any(c in word for c in "[]<>{}"):
                 continue  # a variable, lower case, or a placeholder (`[OPTIONS]`, `<IMAGE>`)
+            if flavor_of(seq.path) is not None and all(
+                _PLACEHOLDER_PART.fullmatch(part) for part in repo.split("/") if part != part.lower()
+            ):
+                # A guide's fill-in (`YOUR_REGISTRY/app:VERSION`, as `YOUR_RUNTIME_IMAGE` beside it): the reader
+                # writes their own registry there (502022240018/MomentSeek, sweep-r23, judged false)
+                continue
             if word in names or (_NAME.fullmatch(word) and word.isupper()):
                 msg = (
                     f"`-t {word}` tags the image with the literal word `{word}`: the variable `{word}` is written "
@@ -127,6 +134,10 @@ class ImagePushedNotBuilt(Rule):
                     '("invalid reference format"). Write the repository in lower case.'
                 )
             yield Hit(seq.path, line, msg)
+
+
+# A part of a reference written as a fill-in: capitals, digits and underscores only (`YOUR_REGISTRY`, `NAMESPACE`).
+_PLACEHOLDER_PART = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def _made(ref: str, made: list[str]) -> bool:

@@ -22,3 +22,18 @@ def test_matrix_legs_of_one_push_are_one_finding() -> None:
     )
     assert "Made before it: `quay.io/ascend/app:a2`." in message
     assert message.endswith("(the same in 1 more matrix leg(s))")
+
+
+def test_a_guide_s_capitalised_fill_in_is_no_reference() -> None:
+    """502022240018/MomentSeek's image guide builds `-t YOUR_REGISTRY/momentseek-platform:VERSION-ascend`, the
+    registry the reader fills in (sweep-r23, judged false). A script's `-t MyOrg/app` is refused by docker."""
+    from tests.rules.support import change
+
+    guide = (
+        "# Build the Ascend image\n\n```bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n"
+        "docker build -f docker/Dockerfile.ascend -t YOUR_REGISTRY/momentseek-platform:VERSION-ascend .\n```\n"
+    )
+    assert [f for f in change({}, {"docs/IMAGE_BUILD.md": guide}).findings if f.rule == "NPU220"] == []
+    script = "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\ndocker build -t MyOrg/app:npu .\n"
+    found = [(f.path, f.line) for f in change({}, {"docker/build_npu.sh": script}).findings if f.rule == "NPU220"]
+    assert found == [("docker/build_npu.sh", 3)]
