@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 from npu_review.checks.analysis.scripts import (
@@ -66,7 +67,15 @@ class BashSyntaxUnderSh(Rule):
 
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return PYTHON_CALLER_GLOBS  # the Python build files whose `["sh", "x.sh"]` calls script_calls reads
+        # The Python build files whose `["sh", "x.sh"]` calls script_calls reads; pre-commit's config and Makefiles,
+        # which may run a `#!/bin/sh` script with bash (_run_with_bash_by_config).
+        return (
+            *PYTHON_CALLER_GLOBS,
+            ".pre-commit-config.yaml",
+            "**/.pre-commit-config.yaml",
+            "Makefile",
+            "**/Makefile",
+        )
 
     context_triggers = frozenset({SHELL, NPU_SCRIPT})
 
@@ -102,7 +111,11 @@ class BashSyntaxUnderSh(Rule):
                 severity=None if any(x.where != "python" for x in dash) else Severity.WARNING,
             )
             return
-        if shebang_sh and not any(c.how in ("bash", "source") for c in calls):
+        if (
+            shebang_sh
+            and not any(c.how in ("bash", "source") for c in calls)
+            and not _run_with_bash_by_config(ctx, src.path)
+        ):
             yield Hit(
                 src.path,
                 line,
@@ -147,6 +160,24 @@ class BashSyntaxUnderSh(Rule):
                 f"{current.capitalize()} base image and {_in_dash(what)} here. Add "
                 '`SHELL ["/bin/bash", "-c"]` before it, or write POSIX sh.',
             )
+
+
+# Config files that run scripts by a command line (pre-commit's `entry:`, a Makefile recipe, tox, a package.json
+# script): the call graph reads shell scripts, workflows, Dockerfiles and Python build files only.
+_CONFIG_CALLERS = (".yaml", ".yml", ".toml", ".cfg", ".ini", ".json", "Makefile", ".mk")
+
+
+def _run_with_bash_by_config(ctx: Context, path: str) -> bool:
+    """A config file of the tree runs the script with `bash` (CenZhihan/LLM4AscendC's `.pre-commit-config.yaml`,
+    `entry: bash scripts/oat_check.sh`: the `#!/bin/sh` line is not what runs it; sweep-r23, judged false)."""
+    name = path.rsplit("/", 1)[-1]
+    configs = [p for p in ctx.head_paths() if p.endswith(_CONFIG_CALLERS) and p != path]
+    runs = re.compile(rf"\bbash[ \t]+(?:-\S+[ \t]+)*(?:\S*/)?{re.escape(name)}\b")
+    for other in ctx.paths_mentioning([name], configs):
+        src = ctx.source(other)
+        if src is not None and runs.search(src.text):
+            return True
+    return False
 
 
 def _in_dash(what: str) -> str:
