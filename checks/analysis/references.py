@@ -1192,8 +1192,32 @@ def _ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
             if npu is None or job.id in npu:
                 yield from job_refs(ctx, wf, job)
         return
-    if src.kinds & {kinds.DOCS, kinds.MARKUP} and doc_names_ascend(ctx, src):
+    if src.kinds & {kinds.DOCS, kinds.MARKUP} and doc_names_ascend(ctx, src) and not is_plan_doc(src):
         yield from doc_refs(ctx, src)
+
+
+# A design or planning doc: one under a folder of specs, plans, RFCs, proposals or decision records whose name is
+# dated or numbered (`docs/superpowers/specs/2026-08-18-x-design.md`, `rfcs/0007-x.md`, `.planning/…`), or any doc
+# whose head gives it a status of one (`**Status:** Approved for implementation`, `Status: Draft`).
+_PLAN_FOLDER = re.compile(
+    r"(?i)(?:^|/)\.?(?:specs?|plans?|planning|rfcs?|proposals?|designs?|design[-_]docs?|adrs?|decisions|roadmaps?)/"
+)
+_PLAN_NAME = re.compile(r"(?:^|/)(?:\d{4}-\d{2}-\d{2}|\d{4}[-_])[^/]*$")
+_PLAN_STATUS = re.compile(
+    r"(?im)^[\s>*_#|-]*(?:status|状态)[*_]*\s*[:：][\s*_]*"
+    r"(?:draft|proposed|proposal|approved|accepted|under review|in review|in progress|planned|planning|wip|rfc"
+    r"|草案|提议|评审中|已批准|待实现)\b"
+)
+
+
+def is_plan_doc(src: SourceFile) -> bool:
+    """A design or planning doc (see _PLAN_FOLDER): its commands are the ones the work it plans will make run
+    (`python3 tests/bench/bench_ep.py`, a file its components table says to create; an option still to add), not
+    a guide to run now, and a dated plan is history once done. Its links are still links (NPU502)."""
+    if _PLAN_FOLDER.search(src.path) and _PLAN_NAME.search(src.path):
+        return True
+    head = src.text[:3000]
+    return ("tatus" in head or "状态" in head) and _PLAN_STATUS.search(head) is not None
 
 
 @dataclass(frozen=True)
@@ -1580,6 +1604,7 @@ __all__ = [
     "doc_refs",
     "is_checkout",
     "is_npu_config",
+    "is_plan_doc",
     "job_refs",
     "matrix_values",
     "module_refs",

@@ -69,7 +69,9 @@ class ScriptArgumentUnknown(Rule):
     with variables, an option named to be rejected (`--invalid`, `--unknown-option`: a test of the script's error
     path), callers outside the repository; Python scripts whose parser is not whole in their own text
     (options added by other modules, parent parsers, sub-commands, `parse_known_args`, `HfArgumentParser`,
-    Hydra, `fire`, `click`, a script that edits `sys.argv`). A finding sits on the call; when the change touched only
+    Hydra, `fire`, `click`, a script that edits `sys.argv`); a design or planning doc's commands (a dated doc under
+    `specs/`, `plans/`, `rfcs/`, `proposals/`, or one whose head says `Status: Draft`, `Approved`, ...): the
+    options its plan will add. A finding sits on the call; when the change touched only
     the script, on the call all the same, as caused by the change.
     """
 

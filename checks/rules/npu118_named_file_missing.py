@@ -102,7 +102,9 @@ class NamedFileMissing(Rule):
     whose copy at a release the lines before the command link (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/
     examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming). A
     name left for the reader (`_xxB`, `<model>`, `your_config.json`, `test_new_op.py`) or naming the reader's own file
-    (`config/my_agent_exp.yaml`, in a guide to plugging in one's own agent) is no file of the repository.
+    (`config/my_agent_exp.yaml`, in a guide to plugging in one's own agent) is no file of the repository. A design
+    or planning doc (a dated doc under `specs/`, `plans/`, `rfcs/`, `proposals/`, or one whose head says `Status:
+    Draft`, `Approved`, ...) shows the commands of the files its plan will create: its commands are not read.
 
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.

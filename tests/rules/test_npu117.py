@@ -223,3 +223,19 @@ def test_a_relative_cd_inside_another_project_s_clone_stays_in_it() -> None:
         "wide_deep/eval.py": evalpy,
     }
     assert [(f.path, f.line) for f in change({}, own).findings if f.rule == "NPU117"] == [("wide_deep/README.md", 7)]
+
+
+def test_a_design_spec_s_command_passes_an_option_still_to_add() -> None:
+    """yuqitao1024/DeepEP-Ascend's approved spec shows `python3 tests/elastic/test_ep.py --benchmark-profile parity`,
+    an option its plan adds to the script (added 40 minutes later; rs-r58, judged false). The same line in a guide
+    passes an option the script rejects."""
+    script = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num-processes')\np.parse_args()\n"
+    spec = (
+        "# EP parity on Ascend\n\nStatus: Draft\n\nCompares HCCL on the NPU.\n\n"
+        "```bash\npython3 tests/elastic/test_ep.py --benchmark-profile parity\n```\n"
+    )
+    files = {"tests/elastic/test_ep.py": script}
+    assert [f for f in change(files, {**files, "docs/ep.md": spec}).findings if f.rule == "NPU117"] == []
+    guide = spec.replace("Status: Draft\n\n", "")
+    found = change(files, {**files, "docs/ep.md": guide}).findings
+    assert [(f.path, f.line) for f in found if f.rule == "NPU117"] == [("docs/ep.md", 6)]

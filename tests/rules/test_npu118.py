@@ -248,3 +248,23 @@ def test_a_path_below_a_folder_the_guide_writes_with_a_placeholder_is_an_example
         (f.path, f.line) for f in change(keep, {**keep, "skills/op/SKILL.md": plain}).findings if f.rule == "NPU118"
     ]
     assert found == [("skills/op/SKILL.md", 7)]
+
+
+def test_a_design_spec_s_commands_name_files_it_plans() -> None:
+    """yuqitao1024/DeepEP-Ascend's dated spec (`docs/superpowers/specs/2026-08-18-…-design.md`, "Status: Approved for
+    implementation") lists `tests/ascend/benchmark/bench_ep.py` as a file to create and shows the commands it will
+    take (rs-r58, judged false twice). A plan's commands are the work it plans, in a plan folder or under a status
+    header; the same command in a guide still names a missing file."""
+    spec = (
+        "# Ascend EPv2 benchmark design\n\n**Status:** Approved for implementation\n\nRuns on Ascend NPU with HCCL.\n\n"
+        "| File | Responsibility |\n| --- | --- |\n| `tests/ascend/bench_ep.py` | CLI |\n\n"
+        "```bash\npython3 tests/ascend/bench_ep.py --list-cases\n```\n"
+    )
+    tests = {"tests/ascend/workloads.py": "CASES = []\n"}
+    for path in ("docs/superpowers/specs/2026-08-18-ep-design.md", "docs/ep-benchmark.md"):
+        assert [f for f in change(tests, {**tests, path: spec}).findings if f.rule == "NPU118"] == []
+    dated = spec.replace("**Status:** Approved for implementation\n\n", "")
+    path = "docs/plans/2026-08-18-ep.md"
+    assert [f for f in change(tests, {**tests, path: dated}).findings if f.rule == "NPU118"] == []
+    found = change(tests, {**tests, "docs/ep-benchmark.md": dated}).findings
+    assert [(f.path, f.line) for f in found if f.rule == "NPU118"] == [("docs/ep-benchmark.md", 10)]
