@@ -63,6 +63,28 @@ def _titled_as_template(src: SourceFile) -> bool:
     return False
 
 
+# A template section of a doc: the lines between `<template_contributing>` and `</template_contributing>` (an agent's
+# prompt giving the text it is to write into another project's CONTRIBUTING.md; yangboxin/ascend-agent, rs-r58,
+# judged false), each tag alone on its line.
+_TEMPLATE_TAG = re.compile(r"(?im)^[ \t]*<(\w*template\w*)(?:\s[^<>]*)?>[ \t]*$")
+
+
+def _template_lines(src: SourceFile) -> frozenset[int]:
+    """The 1-based lines inside the doc's template sections (a tag whose name says template, to its closing tag)."""
+    text = src.text
+    if "template" not in text.lower():
+        return frozenset()
+    out: set[int] = set()
+    for m in _TEMPLATE_TAG.finditer(text):
+        close = re.search(rf"(?im)^[ \t]*</{re.escape(m.group(1))}>[ \t]*$", text[m.end() :])
+        if close is None:
+            continue
+        first = text.count("\n", 0, m.start()) + 1
+        last = first + text.count("\n", m.start(), m.end() + close.start())
+        out.update(range(first, last + 1))
+    return frozenset(out)
+
+
 _SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
 _PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
@@ -143,8 +165,9 @@ class BrokenRepoLink(Rule):
     on purpose: not reported.
     A link into a folder a Sphinx `conf.py` above the doc copies in at build time (`shutil.copytree` of
     `../../model_cards`) works on the built site: not reported.
-    A template (`*-template.md`, a doc under `templates/`, a doc titled with a placeholder, `# {算子名称}算子`) is
-    filled in elsewhere, where its links resolve: its links are not judged.
+    A template (`*-template.md`, a doc under `templates/`, a doc titled with a placeholder, `# {算子名称}算子`, a
+    section between tags that say so, `<template_contributing>` … `</template_contributing>` in an agent's prompt)
+    is filled in elsewhere, where its links resolve: its links are not judged.
     A link to a file the repository's `.gitignore` files ignore (a folder a script unpacks, a local notes
     folder) names a file made on the reader's machine, never committed: not reported.
     A coding agent's instruction file (a skill's `SKILL.md` under `.claude/`, `.codex/`, `.cursor/`, an
@@ -222,9 +245,14 @@ class BrokenRepoLink(Rule):
         # (a new index linking ten docs never committed, a table pasted from another project), so twin docs
         # carrying the same links join it too.
         found: list[Hit] = []
+        template: frozenset[int] | None = None
         for link in doc.links:
             if link.line in doc.code:
                 continue
+            if template is None:
+                template = _template_lines(src)
+            if link.line in template:
+                continue  # a template's text, written where it is filled in (another project's doc)
             if link.target.startswith(("(", "<")):
                 continue  # `[x]((https://…))`: a URL written in a second pair of brackets, not a path
             target = _resolve(ctx, src.path, link, kb)

@@ -1028,3 +1028,19 @@ def test_a_vitepress_route_may_name_a_page_of_a_language_folder() -> None:
     assert found == [("zh/self_host/npu.md", 4)]
     plain = [(f.path, f.line) for f in change({}, pages).findings if f.rule == "NPU502"]
     assert plain == [("zh/self_host/npu.md", 3), ("zh/self_host/npu.md", 4)]
+
+
+def test_a_link_in_a_template_section_is_written_for_another_project() -> None:
+    """yangboxin/ascend-agent's `.opencode/agents/gsd-doc-writer.md` gives, between `<template_contributing>` and
+    `</template_contributing>`, the text an agent writes into a project's CONTRIBUTING.md, with a link to its
+    `CODE_OF_CONDUCT.md` (rs-r58, judged false). The same link outside the section is this doc's own."""
+    section = (
+        "<template_contributing>\n## CONTRIBUTING.md\n\n"
+        'If present: "Please read our [Code of Conduct](CODE_OF_CONDUCT.md) before contributing."\n'
+        "</template_contributing>\n"
+    )
+    doc = "# Doc writer for Ascend projects\n\nWrites the docs of an NPU project.\n\n" + section
+    path = ".opencode/agents/doc-writer.md"
+    assert [f for f in change({}, {path: doc}).findings if f.rule == "NPU502"] == []
+    plain = doc.replace("<template_contributing>\n", "").replace("</template_contributing>\n", "")
+    assert [(f.path, f.line) for f in change({}, {path: plain}).findings if f.rule == "NPU502"] == [(path, 7)]
