@@ -122,7 +122,9 @@ class ShellContinuationBroken(Rule):
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
     follows it that the command would lose), in a docs block a comment that is an ellipsis (`# ...`: options an
     excerpt leaves out), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
-    on past it for the command the operator needs), backslashes inside quotes or here-documents, `console` and
+    on past it for the command the operator needs), a `\\` that ends a Windows folder path (`copy x
+    %USERPROFILE%\\.claude\\skills\\  # Windows`, a cmd.exe line beside its bash twin), backslashes inside quotes or
+    here-documents, `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
     `Usage of prog:` or `optional arguments:` line on, a line that ends a sentence: `Applying... Done!`), a
     command's synopsis (a block with `[--option VALUE]` lines), a block headed as the explanation of the
@@ -190,6 +192,14 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
         i = j
 
 
+# A word ending in `\` that is a Windows folder path (`%USERPROFILE%\.claude\skills\`, `C:\tools\`, `..\out\`): a
+# cmd.exe line beside its bash twin in a guide's block, whose last `\` separates folders (kunpengcompute/skills,
+# sweep-r24, judged false).
+_WINDOWS_FOLDER = re.compile(
+    r"(?:^|\s)(?:%\w+%|[A-Za-z]:|\.{1,2}|[\w.-]+)(?:\\[\w.-]+)*\\[\w.-]+\\$|(?:^|\s)(?:%\w+%|[A-Za-z]:)\\$"
+)
+
+
 def _series(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -206,7 +216,10 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
             continue
         line = ll.end_line
         text = physical.get(line, "")
-        comment = "#" in text[text.rfind("\\") :]
+        cut = text.rfind("\\")
+        if _WINDOWS_FOLDER.search(text[: cut + 1]):
+            continue  # `copy x %USERPROFILE%\.claude\skills\  # Windows`: the `\` ends a Windows folder path
+        comment = "#" in text[cut:]
         if comment and (_FRAGMENT.match(ll.text) or _listing(ll.line, physical)):
             continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"

@@ -190,3 +190,19 @@ def test_options_described_with_a_colon_are_no_command() -> None:
     command = "# BRDNet on Ascend NPU\n\n```shell\npython train.py\n--batch_size 32 \\\n--sigma 15\n```\n"
     assert [f.line for f in audit({"README_CN.md": listing}).findings if f.rule == "NPU111"] == []
     assert [f.line for f in audit({"README.md": command}).findings if f.rule == "NPU111"] == [4]
+
+
+def test_a_backslash_ending_a_windows_folder_path_continues_nothing() -> None:
+    """kunpengcompute/skills' README shows `copy x.skill %USERPROFILE%\\.claude\\skills\\  # Windows` above its
+    macOS/Linux twin `cp x.skill ~/.claude/skills/`: the last `\\` separates Windows folders (sweep-r24, judged
+    false; removing the comment would join the `cp` line to it). A bash line's `\\` before a comment still cuts."""
+    from tests.fixture_support import audit
+
+    block = (
+        "# Skills for Ascend NPU reviews\n\n```bash\n"
+        "copy review.skill %USERPROFILE%\\.claude\\skills\\  # Windows\n"
+        "cp review.skill ~/.claude/skills/  # macOS/Linux\n```\n"
+    )
+    assert [(f.rule, f.line) for f in audit({"README.md": block}).findings if f.rule == "NPU111"] == []
+    bash = block.replace("%USERPROFILE%\\.claude\\skills\\", "~/.claude/skills/ \\")
+    assert [(f.rule, f.line) for f in audit({"README.md": bash}).findings if f.rule == "NPU111"] == [("NPU111", 4)]
