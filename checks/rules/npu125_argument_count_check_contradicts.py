@@ -37,7 +37,8 @@ class ArgumentCountCheckContradicts(Rule):
     [B] [C]`: three; an argument marked optional, `[D](option)`, may be left out).
 
     Not checked: scripts that move their arguments (`shift`, `set --`, `getopts`), arguments read inside a
-    function (its own), and counts a check compares with a variable.
+    function (its own) or inside single quotes (another program's text: `bash -c '... $2 ...' _ "$x" {}`), and
+    counts a check compares with a variable.
 
     Bad:
         if [ $# != 4 ]; then
@@ -176,6 +177,40 @@ def _top_level_reads(lines: list[str], after: int) -> Iterator[tuple[int, int]]:
             yield n, int(m.group(1) or m.group(2))
 
 
+def _unquoted(text: str) -> str:
+    """The text with what single quotes hold blanked out (line breaks kept): the script never expands a `$2` there,
+    which is the text of another program (`xargs … bash -c '… $1.$2 …' _ "$subnet" {}`: the inner shell's own
+    arguments; NetX-lab/Libra, rs-r62, judged false). Double quotes, escapes and comments are followed so that an
+    apostrophe inside them opens nothing; a `$(…)` nested in double quotes is read roughly (its quotes may end the
+    double quotes early: a read is then left in, never one made up)."""
+    if "'" not in text:
+        return text
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n;&|("):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif ch == "'":
+            end = text.find("'", i + 1)
+            stop = n if end < 0 else end
+            for k in range(i + 1, stop):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = stop + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
 def _unused(lines: list[str], n: int, runtime: tuple[str, ...]) -> bool:
     """Line `n` sets a variable (`X=$4`, `export X=$4`) that no later line reads but to print it, and that is not
     one the Ascend runtime reads from the environment it exports (`runtime`: prefixes and names): cruft, whatever
@@ -206,7 +241,7 @@ def _check(src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...]) -> I
     if not allowed:
         return  # (every count exits: a script kept as a stub)
     last_guard = max(guards, key=lambda g: g.end)
-    reads = list(_top_level_reads(src.lines, last_guard.end))
+    reads = list(_top_level_reads(_unquoted(src.text).split("\n"), last_guard.end))
     read_most = max((k for _line, k in reads), default=0)
     # A documented call the check rejects (when the script reads no argument past the usage's: else the usage is
     # the one short of an argument, and the check is right).

@@ -5,3 +5,21 @@ from __future__ import annotations
 from tests.rules.support import fixture_tests
 
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU125")
+
+
+def test_an_argument_of_a_program_in_single_quotes_is_not_the_script_s() -> None:
+    """NetX-lab/Libra's `discover_npu_nodes_readonly.sh` checks `$# -ne 1`, then runs `xargs … bash -c '… ip="$1.$2"
+    …' _ "$subnet" {}`: the `$2` is the inner shell's second argument, never the script's (rs-r62, judged false). The
+    same read outside the quotes is one no allowed call reaches."""
+    from tests.rules.support import change
+
+    script = (
+        "#!/usr/bin/env bash\n# Find the hosts of an NPU subnet.\nset -euo pipefail\n\n"
+        'if [[ "$#" -ne 1 ]]; then\n  echo "usage: $0 subnet-prefix" >&2\n  exit 2\nfi\n\n'
+        'subnet="$1"\nseq 1 254 | xargs -P 48 -I{} bash -c \'\n  ip="$1.$2"\n'
+        '  timeout 2 bash -c ">/dev/tcp/${ip}/22" && echo "$ip"\n\' _ "$subnet" {}\n'
+    )
+    path = "scripts/discover_npu_nodes.sh"
+    assert [f for f in change({}, {path: script}).findings if f.rule == "NPU125"] == []
+    outside = script.replace("seq 1 254", 'seq 1 "$2"')
+    assert [(f.path, f.line) for f in change({}, {path: outside}).findings if f.rule == "NPU125"] == [(path, 11)]
