@@ -11,7 +11,7 @@ from npu_review.checks.analysis.images import dockerfiles_of, grammar
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import FrameworkPins
-from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
@@ -202,7 +202,7 @@ class CiOverridesImagePin(Rule):
         pinned = ctx.audit or any(
             ctx.is_added_line(path, pin.line)
             for path, change in ctx.changeset.changes.items()
-            if change.added_lines
+            if change.added_lines and ctx.kindmap.has(path, DOCKERFILE)  # (not every file parsed as a Dockerfile)
             for pin in dockerfile_pins(ctx, path, fw).values()
         )
         for path in workflow_paths(ctx, "head"):

@@ -40,3 +40,34 @@ def test_pin_helpers() -> None:
         ("Megatron-LM", "core_r0.16.0", 3),
         ("vllm-ascend", "0.23.0", 4),
     ]
+
+
+def test_a_change_s_other_files_are_not_parsed_as_dockerfiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """huaweicloud/huaweicloud-sdk-python-v3 61b05df8 changes 45,678 files: NPU208 parsed each one as a Dockerfile to
+    look for framework pins, and was stopped after 183 s (rs-r61). Only the change's Dockerfiles are read so."""
+    from npu_review.checks.parsers import dockerfile as dfp
+    from tests.rules.support import change
+
+    parsed: list[str] = []
+    parse = dfp.parse
+
+    def recording(text: str):  # type: ignore[no-untyped-def]
+        parsed.append(text.splitlines()[0] if text else "")
+        return parse(text)
+
+    monkeypatch.setattr(dfp, "parse", recording)
+    head = {
+        "setup.py": "# the SDK\nfrom setuptools import setup\nsetup(name='sdk')\n",
+        "docker/ascend/Dockerfile": (
+            "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11\nRUN pip install vllm==0.9.1\n"
+        ),
+        ".github/workflows/ascend.yml": (
+            "name: ascend\non: [pull_request]\njobs:\n  test:\n    runs-on: linux-aarch64-a2-1\n"
+            "    steps:\n      - run: pip install vllm==0.9.1 && pytest tests/e2e\n"
+        ),
+    }
+    base = {p: t.replace("sdk", "old") for p, t in head.items()}
+    head["docker/ascend/Dockerfile"] += "ENV HCCL_CONNECT_TIMEOUT=1200\n"  # the line the change adds pins nothing
+    change(base, head)
+    assert "# the SDK" not in parsed and "name: ascend" not in parsed
+    assert "FROM quay.io/ascend/cann:8.3.rc1-910b-ubuntu22.04-py3.11" in parsed
