@@ -152,6 +152,9 @@ class BrokenRepoLink(Rule):
     copies, `910/` and `910b/`, each readme naming its own `scripts/env/Dockerfile`), names that file: not stale.
     A name right after words that say the text came from there ("content migrated from `x.md`", `迁移自`) records
     where a moved or copied text came from: not a reference.
+    A deleted bare name (`cce`, a submodule) is named as a path only where it is used as one (`cce/x.md`, `./cce`,
+    `cd cce`), not as a word or a value (`kubernetes.io/ingress.class: cce`). A rename whose new name lost the `.`
+    before its extension (`x.md` -> `xmd`) is taken for the name it meant (`x.md`), which the advice names.
     A line the change writes that names (not links) a file the same change deletes, and says it is deleted,
     removed, dropped, ignored, deprecated or replaced, describes the deletion. A
     Docusaurus site serves its `static/` folder at its root: `/img/x.png` in its docs is `<site>/static/img/x.png`.
@@ -863,6 +866,15 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                     # extension, not in capitals (`License` renamed `LICENSE`), is a word there ("## License"); one
                     # in capitals is a file's name ("the terms are in LICENSE").
                     continue
+                if (
+                    start is not None
+                    and gone[old] is None
+                    and is_doc
+                    and "/" not in old
+                    and "." not in old
+                    and not _used_as_path(line, start, old)
+                ):
+                    continue  # a deleted bare name (`cce`, a submodule) as a word or a value (`ingress.class: cce`)
                 if start is not None and left_root is not None and left_root < n and doc is not None and n in doc.code:
                     continue  # a command run from the folder an earlier `cd` went to: not named from the root
                 new = gone[old]
@@ -873,6 +885,23 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
                 if start is not None:
                     out.setdefault(old, []).append(_Ref(path, n, None, start, start + len(old)))
     return out
+
+
+# What a command that takes a path is before it (`cd`, `ls -la`, `git submodule update --init`, `source`).
+_PATH_COMMAND = re.compile(
+    r"(?:^|[\s;&|(`$])(?:cd|pushd|ls|cp|mv|rm|cat|source|\.|bash|sh|python3?|tar|du|find|chmod|chown|make|cmake"
+    r"|git\s+(?:submodule(?:\s+\w+)?|add|rm|mv|clone\s+\S+))(?:\s+-\S+)*\s+\S*$"
+)
+
+
+def _used_as_path(line: str, start: int, name: str) -> bool:
+    """The bare name at `start` is used as a path: a folder of a longer path (`cce/x.md`), written from here
+    (`./cce`), or an argument of a command that takes one (`cd cce`, `git submodule update --init cce`); not a word
+    of prose nor a value (`kubernetes.io/ingress.class: cce`, `cce:*:get`; huaweicloudDocs/cce, whose `cce`
+    submodule the change deletes: rs-r61, judged false)."""
+    if line[start + len(name) : start + len(name) + 1] == "/" or line[max(0, start - 2) : start] == "./":
+        return True
+    return _PATH_COMMAND.search(line[:start]) is not None
 
 
 # A path written in a line: a word with a folder and a file name (`ascend/terminal/executor.py`).
@@ -998,8 +1027,26 @@ def _goes_on(line: str) -> bool:
     return line[:1] in (" ", "\t") and _NEW_ITEM.match(line) is None
 
 
+def _dot_dropped(old: str, new: str | None) -> str | None:
+    """The name a rename most likely meant when its new name lost the `.` before the old extension
+    (`CCE权限管理概述.md` -> `CCE权限说明md`: `CCE权限说明.md`), else None."""
+    if new is None:
+        return None
+    base, old_base = posixpath.basename(new), posixpath.basename(old)
+    ext = old_base.rpartition(".")[2] if "." in old_base.strip(".") else ""
+    if not ext or "." in base or not base.endswith(ext) or len(base) <= len(ext):
+        return None
+    return new[: -len(ext)] + "." + ext
+
+
 def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: RepoLinks) -> Iterator[Hit]:
     what = f"renames `{old}` to `{new}`" if new else f"deletes `{old}`"
+    written, meant = new, _dot_dropped(old, new)
+    if meant is not None:
+        # The new name lost its extension's dot (huaweicloudDocs/cce c1eda90, renamed again a minute later; rs-r61,
+        # judged false when the advice named the misspelled file): the links go to the name it meant.
+        what += f", a name without the `.` before `{meant.rpartition('.')[2]}` (`{meant}`, most likely)"
+        new = meant
     leftover: list[_Ref] = []
     for ref in places:
         if not ctx.is_added_line(ref.path, ref.line):
@@ -1034,7 +1081,7 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
                 cause=_STALE,
             )
             continue
-        if new is not None and src is not None:
+        if new is not None and src is not None and meant is None:
             line = src.line(ref.line)
             if ref.link is None and line.count(old) == 1:
                 suggestion = line.replace(old, new)
@@ -1051,7 +1098,7 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
         )
     if not leftover:
         return
-    anchor = _anchor(ctx, new)
+    anchor = _anchor(ctx, written)
     if anchor is None:
         return  # no added line to carry it (a pure deletion); see the rule's docs
     listed = ", ".join(f"{r.path}:{r.line}" for r in leftover[:_MAX_LISTED])

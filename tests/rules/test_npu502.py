@@ -1044,3 +1044,44 @@ def test_a_link_in_a_template_section_is_written_for_another_project() -> None:
     assert [f for f in change({}, {path: doc}).findings if f.rule == "NPU502"] == []
     plain = doc.replace("<template_contributing>\n", "").replace("</template_contributing>\n", "")
     assert [(f.path, f.line) for f in change({}, {path: plain}).findings if f.rule == "NPU502"] == [(path, 7)]
+
+
+def test_a_deleted_bare_name_is_a_path_only_where_it_is_used_as_one() -> None:
+    """huaweicloudDocs/cce 68dd8b0 deletes its `cce` submodule; its guides' `kubernetes.io/ingress.class: cce` and IAM
+    actions `cce:*:get` name the service, not the folder (rs-r61, judged false). `cd cce` still names the folder."""
+    guide = (
+        "# Ingress on CCE (Ascend nodes)\n\n```yaml\nannotations:\n  kubernetes.io/ingress.class: cce\n```\n\n"
+        '```json\n{"Action": ["cce:*:get"]}\n```\n'
+    )
+    # The change (a bulk export) writes the guide anew and deletes the submodule.
+    written = frozenset(range(1, 20))
+    base = {"cce": "submodule stand-in\n"}
+    changes = {
+        "cce": FileChange("cce", ChangeStatus.DELETED),
+        "docs/ingress.md": FileChange("docs/ingress.md", ChangeStatus.ADDED, added_lines=written),
+    }
+    report = run(ChangeSet(head=MemoryTree({"docs/ingress.md": guide}), base=MemoryTree(base), changes=changes))
+    assert [f for f in report.findings if f.rule == "NPU502"] == []
+    used = guide + "\n```bash\ncd cce && git pull\n```\n"
+    report = run(ChangeSet(head=MemoryTree({"docs/ingress.md": used}), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [("docs/ingress.md", 13)]
+
+
+def test_a_rename_that_drops_the_extension_s_dot_points_at_the_name_it_meant() -> None:
+    """huaweicloudDocs/cce c1eda90 renames `CCE权限管理概述.md` to `CCE权限说明md` (renamed `CCE权限说明.md` a minute
+    later): the advice to point the index's link at `CCE权限说明md` would break it (rs-r61, judged false)."""
+    old, new = "guide/CCE权限管理概述.md", "guide/CCE权限说明md"
+    index = "# CCE on Ascend\n\n- [权限](CCE权限管理概述.md)\n"
+    base = {old: "# 权限\n", "guide/index.md": index}
+    head = {new: "# 权限\n", "guide/index.md": index}
+    changes = {new: FileChange(new, ChangeStatus.RENAMED, old_path=old, added_lines=frozenset({1}))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"] == [
+        (
+            new,
+            1,
+            f"This change renames `{old}` to `{new}`, a name without the `.` before `md` (`guide/CCE权限说明.md`, most "
+            "likely), but 1 reference still points at the old path: guide/index.md:3. Update it to "
+            "`guide/CCE权限说明.md`.",
+        )
+    ]
