@@ -104,7 +104,9 @@ class ShellContinuationBroken(Rule):
 
     Fix: delete the blanks after the backslash; move comments above the command (or to the end of its last
     line); delete the last backslash of a command that should end there; add the missing one, or delete the
-    blank line inside the command. A line that lacks its `\\` and ends with a note
+    blank line inside the command; an option line after a container's image (`ctr run ... busybox:latest sh`, then
+    `--mount ...`) goes before the image, since after it a `\\` would hand it to the container's command. A line
+    that lacks its `\\` and ends with a note
     (`--min-pixels 393216   # 512x28x28`) needs the note dropped as well: a `\\` after `#` is part of the note,
     and a continued command holds none.
 
@@ -422,7 +424,18 @@ def _missing_backslashes(
                     f"line {ll.line} (`{shorten(first, 40, '…')}`) runs as a command of its own (`{word}: command not "
                     "found`) and the options from there on are lost."
                 )
-                if before.strip() and "#" in before and "#" not in prev.text:
+                suggestion: str | None = None
+                image = _container_image(prev.text)
+                if image is not None:
+                    # `ctr run ... busybox:latest sh` then `--mount ...`: after the image, words are the container
+                    # command's, so a `\\` would hand the option to `sh` (TobyIcetea/LearningNotes, rs-r64, judged
+                    # false when the advice was to add one).
+                    message = (
+                        f"This line ends without `\\`, so the command ends here: {effect} The options of `{image[0]}` "
+                        f"go before the image (`{image[1]}`): after it they are the container command's arguments, "
+                        "so a `\\` here would not bring them back. Move the line before the image."
+                    )
+                elif before.strip() and "#" in before and "#" not in prev.text:
                     # A note after the options: a `\\` after it would be part of the note, and bash allows no
                     # comment inside a continued command (a `\\` before one escapes a blank, a comment line cuts).
                     message = (
@@ -430,7 +443,6 @@ def _missing_backslashes(
                         "line with ` \\` (a `\\` after `#` is part of the comment, and a continued command can hold "
                         "no comment)."
                     )
-                    suggestion: str | None = None
                 elif before.strip():
                     message = (
                         f"This line ends without `\\`, so the command ends here: {effect} End this line with ` \\`."
@@ -450,6 +462,25 @@ def _missing_backslashes(
                 continue
         anchor = _command_line(ll.text) if not option else False
         prev = ll
+
+
+# A container runtime's command that runs an image, and an image reference (`docker.io/library/busybox:latest`,
+# `quay.io/ascend/cann:8.3.rc1`, `ubuntu:22.04`), not an option's value (`ASCEND_VISIBLE_DEVICES=0`).
+_CONTAINER_RUN = re.compile(
+    r"^\s*(?:sudo\s+)?((?:docker|podman|nerdctl|ctr|isula|crictl)\s+(?:container\s+)?(?:run|create|exec))\b"
+)
+_IMAGE_WORD = re.compile(r"[\w.-]+(?::\d+)?/[\w./-]+(?::[\w.-]+)?|[A-Za-z][\w.-]*:[\w][\w.-]*")
+
+
+def _container_image(text: str) -> tuple[str, str] | None:
+    """(`docker run`, the image) when the command runs a container and names its image."""
+    m = _CONTAINER_RUN.match(text)
+    if m is None:
+        return None
+    for word in text[m.end() :].split():
+        if not word.startswith("-") and "=" not in word and _IMAGE_WORD.fullmatch(word.strip("\"'")):
+            return " ".join(m.group(1).split()), word.strip("\"'")
+    return None
 
 
 # Shell builtins and keywords: a line that starts with one is a command of its own, never an argument of the

@@ -206,3 +206,28 @@ def test_a_backslash_ending_a_windows_folder_path_continues_nothing() -> None:
     assert [(f.rule, f.line) for f in audit({"README.md": block}).findings if f.rule == "NPU111"] == []
     bash = block.replace("%USERPROFILE%\\.claude\\skills\\", "~/.claude/skills/ \\")
     assert [(f.rule, f.line) for f in audit({"README.md": bash}).findings if f.rule == "NPU111"] == [("NPU111", 4)]
+
+
+def test_an_option_line_after_a_container_s_image_goes_before_the_image() -> None:
+    """TobyIcetea/LearningNotes' notes run `ctr run ... docker.io/library/busybox:latest busybox2 sh` and put
+    `--mount ...` on the next line without a `\\`: a `\\` would hand the option to `sh`, not to `ctr` (rs-r64, judged
+    false when the advice was to add one). The line still runs as a command of its own; the advice moves it."""
+    from tests.fixture_support import audit
+
+    doc = (
+        "# Mounting a folder on Atlas (Ascend NPU)\n\n```bash\n"
+        "ctr run --rm -t --env ASCEND_VISIBLE_DEVICES=0 docker.io/library/busybox:latest busybox2 sh\n"
+        "--mount type=bind,src=/tmp,dst=/hostdir,options=rbind:rw\n```\n"
+    )
+    found = [(f.line, f.message, f.suggestion) for f in audit({"README.md": doc}).findings if f.rule == "NPU111"]
+    assert found == [
+        (
+            4,
+            "This line ends without `\\`, so the command ends here: line 5 (`--mount "
+            "type=bind,src=/tmp,dst=/hostdir…`) runs as a command of its own (`--mount: command not found`) "
+            "and the options from there on are lost. The options of `ctr run` go before the image "
+            "(`docker.io/library/busybox:latest`): after it they are the container command's arguments, so a `\\` "
+            "here would not bring them back. Move the line before the image.",
+            None,
+        )
+    ]
