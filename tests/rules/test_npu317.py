@@ -33,3 +33,23 @@ def test_a_sh_script_a_config_runs_with_bash() -> None:
     assert alone == [("scripts/oat_check.sh", 2)]
     head = {"scripts/oat_check.sh": script, ".pre-commit-config.yaml": hook}
     assert [f for f in change({}, head).findings if f.rule == "NPU317"] == []
+
+
+def test_bash_syntax_in_a_branch_only_a_bash_sh_system_takes() -> None:
+    """A copy of Huawei's NPU driver installer (apulis/Apulis-AI-Platform, `#!/bin/sh`) tests `[[ ... =~ Enterprise
+    ]]` only in its `SUSE*)` arm, and `source` only where `/etc/os-release` says EulerOS: /bin/sh is bash on both, and
+    dash never runs those lines (sweep-r25, judged false). The same test in the Ubuntu arm meets dash."""
+    from tests.rules.support import change
+
+    script = (
+        "#!/bin/sh\n. /usr/local/Ascend/driver/ascend_install.info\n"
+        "case ${DISTRIB_ID} in\n"
+        "    SUSE*)\n        if [[ $(lsb_release -d -s) =~ Enterprise ]]; then\n            echo sles\n        fi\n"
+        "        ;;\n"
+        "    Ubuntu)\n        echo ubuntu\n        ;;\nesac\n"
+        "if grep -qi euleros /etc/os-release; then\n    source /etc/profile\nfi\n"
+    )
+    path = "driver/script/run_driver_dkms_install.sh"
+    assert [f for f in change({}, {path: script}).findings if f.rule == "NPU317"] == []
+    ubuntu = script.replace("echo ubuntu", "[[ -f /etc/lsb-release ]] && echo ubuntu")
+    assert [(f.path, f.line) for f in change({}, {path: ubuntu}).findings if f.rule == "NPU317"] == [(path, 10)]
