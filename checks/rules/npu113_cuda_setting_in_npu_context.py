@@ -62,7 +62,9 @@ class CudaSettingInNpuContext(Rule):
         ray start --head
 
     Fix: set the NPU counterpart the message names (or drop the CUDA one); drop the GPU option and the GPU
-    attention backend; build vLLM with `VLLM_TARGET_DEVICE=empty pip install -e .`.
+    attention backend; build vLLM with `VLLM_TARGET_DEVICE=empty pip install -e .`. The CUDA variables one place
+    sets are one cause (a GPU cluster's NCCL block: one comment naming the other lines), as is the same block in
+    twin scripts.
 
     Where: NPU scripts (their NPU branch only: a `case "$DEVICE"` arm for GPUs is left alone), `run:` steps and
     `env:` of Ascend jobs, Ascend Dockerfiles (ENV and RUN) and the shell blocks of Ascend docs (in a doc for
@@ -171,18 +173,25 @@ def _variables(ctx: Context, path: str, settings: list[tuple[str, str, int]]) ->
     skip = ctx.facts.ascend_values.cuda_visible_env
     names = {name for name, _v, _l in settings}
     seen: set[str] = set()
+    found: list[tuple[str, str, int, str]] = []
     for name, value, line in settings:
         npu = counterparts.get(name, "none")
         if npu == "none" or name == skip or npu in names or name in seen:
             continue
         seen.add(name)
+        found.append((name, value.strip(), line, npu))
+    # The CUDA settings of one place are one cause (a GPU cluster's NCCL block copied into an NPU script, four
+    # variables: one comment; mllm-npu, rs-r66, judged noise four times as one cause split by variable), and the
+    # same block in twin scripts is the same cause.
+    cause = " ".join(sorted(f"{name}={value}" for name, value, _line, _npu in found))
+    for name, _value, line, npu in found:
         yield Hit(
             path,
             line,
             f"`{name}` is read by NCCL / CUDA only: where this runs on NPU, `{npu}` does that job and this setting "
             f"does nothing. Set `{npu}` instead (both, if this also runs on GPUs).",
             suggestion=_renamed(ctx, path, line, name, npu),
-            cause=f"{name}={value.strip()}",
+            cause=cause,
         )
 
 

@@ -76,3 +76,18 @@ def test_a_driver_that_runs_the_npu_work_over_ssh_is_not_on_npu() -> None:
     assert [f for f in change({}, {path: driver}).findings if f.rule == "NPU113"] == []
     local = driver.replace("#!/bin/bash\n", "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0,1\n")
     assert [(f.path, f.line) for f in change({}, {path: local}).findings if f.rule == "NPU113"] == [(path, 4)]
+
+
+def test_a_block_of_nccl_settings_is_one_cause() -> None:
+    """TencentARC/mllm-npu's training scripts keep a GPU cluster's NCCL block (four variables) in an NPU launch:
+    one comment, not one per variable (rs-r66 and sweep-r26 judged the four findings noise, one cause split)."""
+    from npu_review.checks.causes import by_cause
+    from tests.fixture_support import audit
+
+    script = (
+        "#!/bin/bash\nexport NCCL_IB_SL=3\nexport NCCL_IB_TC=160\nexport NCCL_SOCKET_IFNAME=eth0\n"
+        "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\ntorchrun --nnodes=1 --nproc_per_node=8 train.py\n"
+    )
+    found = [f for f in audit({"scripts/train_npu.sh": script}).findings if f.rule == "NPU113"]
+    assert [f.line for f in found] == [2, 3, 4]
+    assert [(c.lead.line, [f.line for f in c.also]) for c in by_cause(found)] == [(2, [3, 4])]
