@@ -9,6 +9,7 @@ import difflib
 import posixpath
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -145,7 +146,9 @@ class BrokenRepoLink(Rule):
     `LICENSE`) in a doc's prose, outside code and links, is a word ("## License"), unless written in capitals
     ("the terms are in LICENSE"). The text of a link to a file that is there (an image's alt
     text, `![old_name.png](new_name_en.png)`) is a label, not a reference. A deleted file and an added one whose
-    names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename. The
+    names carry different language markers (`README_en.md`, `README_zh.md`) are a translation, not a rename; the
+    one added file of a deleted file's name in another folder, still much its text, is the file moved and edited
+    (`bolt.cmake` -> `common/cmakes/bolt.cmake`). The
     lines of a changelog, release notes, a dated doc (`plans/2026-06-26-log-center.md`) or an `archive/` folder
     record what was: only their links are judged, not the names they mention.
     A doc naming the old path from a folder above it, where the file is (a tree split into self-contained
@@ -401,6 +404,7 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
             c.old_path: c.path for c in changes if c.status == ChangeStatus.RENAMED and c.old_path is not None
         }
         added = [c.path for c in changes if c.status == ChangeStatus.ADDED]
+        deleted_names = Counter(posixpath.basename(c.path) for c in changes if c.status == ChangeStatus.DELETED)
         for c in changes:
             if c.status != ChangeStatus.DELETED:
                 continue
@@ -415,13 +419,21 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
                 and not _other_language(c.path, a)  # `README_en.md` deleted, `README_zh.md` added: a translation
             ]
             out[c.path] = _paired(ctx, c.path, candidates)
+            if out[c.path] is None:
+                # Moved into another folder and edited on the way (huawei-noah/bolt's `bolt.cmake` ->
+                # `common/cmakes/bolt.cmake`, 42% alike; rs-r67, judged false as a deletion): the one added file of
+                # the same name, when no other deleted file has it, and what it holds is still much the old text.
+                name = posixpath.basename(c.path)
+                same = [a for a in added if posixpath.basename(a) == name and a not in out.values()]
+                if len(same) == 1 and deleted_names[name] == 1:
+                    out[c.path] = _paired(ctx, c.path, same, least=0.3)
         return out
 
     found = ctx.memo(("npu502-renames", "", ""), load)
     return found if with_deleted else {k: v for k, v in found.items() if v is not None}
 
 
-def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
+def _paired(ctx: Context, old: str, candidates: list[str], least: float = 0.5) -> str | None:
     base = ctx.source(old, "base")
     if base is None or not candidates:
         return None
@@ -434,7 +446,7 @@ def _paired(ctx: Context, old: str, candidates: list[str]) -> str | None:
         ratio = difflib.SequenceMatcher(None, _body(base.lines), _body(new.lines), autojunk=False).ratio()
         if ratio > score:
             best, score = path, ratio
-    return best if score >= 0.5 else None
+    return best if score >= least else None
 
 
 _HEADER_LINE = re.compile(r"\s*(?:/\*|\*|//|#!|# |<!--)")

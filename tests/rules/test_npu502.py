@@ -1085,3 +1085,31 @@ def test_a_rename_that_drops_the_extension_s_dot_points_at_the_name_it_meant() -
             "`guide/CCE权限说明.md`.",
         )
     ]
+
+
+def test_a_file_moved_into_another_folder_and_edited_is_a_move() -> None:
+    """huawei-noah/bolt 1e5a5816 deletes `bolt.cmake` and adds `common/cmakes/bolt.cmake`, edited on the way (42%
+    alike, no rename in the diff); its FAQ, which the change rewrites, asks about "configuring bolt.cmake" and links
+    the new path: the file moved, it was not deleted (rs-r67, judged false). A file of another text is a deletion."""
+    old_text = "".join(f"set(BOLT_OPTION_{i} ON)\n" for i in range(10))
+    new_text = old_text.replace("ON)", "OFF)", 6) + "".join(f"set(EXTRA_{i} 1)\n" for i in range(4))
+    faq = (
+        "# FAQ (Ascend NPU builds)\n\n1. Why does configuring bolt.cmake not take effect?\n\n"
+        "   See [bolt.cmake](../common/cmakes/bolt.cmake).\n"
+    )
+    changes = {
+        "bolt.cmake": FileChange("bolt.cmake", ChangeStatus.DELETED),
+        "common/cmakes/bolt.cmake": FileChange(
+            "common/cmakes/bolt.cmake", ChangeStatus.ADDED, added_lines=frozenset(range(1, 15))
+        ),
+        "docs/FAQ.md": FileChange("docs/FAQ.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 6))),
+    }
+    base = {"bolt.cmake": old_text}
+    head = {"common/cmakes/bolt.cmake": new_text, "docs/FAQ.md": faq}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [f for f in report.findings if f.rule == "NPU502" and "bolt.cmake`" in f.message] == []
+    other = {"common/cmakes/bolt.cmake": "".join(f"project(p{i})\n" for i in range(14)), "docs/FAQ.md": faq}
+    report = run(ChangeSet(head=MemoryTree(other), base=MemoryTree(base), changes=changes))
+    assert [
+        (f.path, f.line) for f in report.findings if f.rule == "NPU502" and "deletes `bolt.cmake`" in f.message
+    ] == [("docs/FAQ.md", 3)]
