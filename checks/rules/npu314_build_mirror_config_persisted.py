@@ -75,7 +75,8 @@ class BuildMirrorConfigPersisted(Rule):
     value builds the published image with the build's mirror), build arguments that every build of the image
     passes as a public host written out (`APT_MIRROR="https://mirrors.example.com"` in its build script),
     settings undone later in the stage (`pip config unset`, `git config --unset`, `rm` of the file, a restored
-    backup), and stages the final image is not built from.
+    backup), and stages the final image is not built from. A build whose Dockerfile may be any file (`-f
+    $DOCKERFILE` from an option) is not taken for a build of this one.
     """
 
     id = "NPU314"
@@ -177,6 +178,10 @@ def _set_args(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(values), public
 
 
+# A path no Dockerfile pattern of a build names unless the pattern takes any path.
+_ANY_PATH = "no/such/folder/nothing-of-this-name.none"
+
+
 def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The build arguments the builds of this Dockerfile pass (the image/build graph); when no build of it is
     known, the names any workflow passes (`build-args:`, `--build-arg NAME=`). Second, those of them that every
@@ -186,11 +191,22 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
 
     # A build a doc shows (`docker build --build-arg APT_MIRROR=<a public mirror>` for users far from the
     # default one) is the user's own choice, not what the project's images are built with.
+    # A build whose Dockerfile may be any file at all (`-f "$DOCKERFILE"` from an option with no known values: its
+    # pattern takes any path) says nothing of this one (eosphoros-ai/DB-GPT's build script and its dev container's
+    # Dockerfile, which no build names; sweep-r27, judged false).
     mine = [
         b
         for b in graph(ctx, reads=_GRAPH_READS).builds
         if b.origin != "doc"
-        and (b.dockerfile == path or (b.dockerfile is None and b.maybe is not None and b.maybe.search(path)))
+        and (
+            b.dockerfile == path
+            or (
+                b.dockerfile is None
+                and b.maybe is not None
+                and b.maybe.search(path)
+                and not b.maybe.fullmatch(_ANY_PATH)
+            )
+        )
     ]
     if mine and all(b.args_known for b in mine):
         names = frozenset(a.name for b in mine for a in b.args)

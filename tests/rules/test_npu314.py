@@ -110,3 +110,36 @@ def test_a_build_a_doc_shows_is_not_what_the_project_builds_with() -> None:
     files = {p: t for p, t in case.head.items() if t is not None}
     found = [(f.path, f.line, f.severity.label) for f in audit(files).findings if f.rule == "NPU314"]
     assert found == [("docker/Dockerfile.stable.vllm", 5, "notice")]
+
+
+def test_a_build_of_any_dockerfile_at_all_says_nothing_of_this_one() -> None:
+    """eosphoros-ai/DB-GPT's build script runs `docker build -f "$DOCKERFILE" --build-arg PIP_INDEX_URL=...` with the
+    Dockerfile an option gives (any path), and its dev container's Dockerfile, which no build names, keeps a public
+    default mirror (sweep-r27, judged false). The same script naming that Dockerfile passes its own value."""
+    from tests.fixture_support import audit
+
+    dockerfile = (
+        "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        'ARG PIP_INDEX_URL="https://pypi.tuna.tsinghua.edu.cn/simple"\n'
+        "RUN pip config set global.index-url ${PIP_INDEX_URL}\n"
+    )
+    script = (
+        '#!/bin/bash\nDOCKERFILE="Dockerfile"\nPIP_INDEX_URL="https://pypi.tuna.tsinghua.edu.cn/simple"\n'
+        'while [[ $# -gt 0 ]]; do\n    key="$1"\n    case $key in\n'
+        '        -i|--pip-index-url)\n        PIP_INDEX_URL="$2"\n        shift\n        shift\n        ;;\n'
+        '        -f|--dockerfile)\n        DOCKERFILE="$2"\n        shift\n        shift\n        ;;\n'
+        "        *)\n        shift\n        ;;\n    esac\ndone\n"
+        "docker build \\\n    --build-arg PIP_INDEX_URL=$PIP_INDEX_URL \\\n"
+        "    -f $DOCKERFILE \\\n    -t app:latest .\n"
+    )
+    files = {
+        ".devcontainer/Dockerfile.dev": dockerfile,
+        "docker/base/Dockerfile": "FROM quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n",
+        "docker/base/build_image.sh": script,
+    }
+    assert [f for f in audit(files).findings if f.rule == "NPU314"] == []
+    named = dict(
+        files, **{"docker/base/build_image.sh": script.replace("-f $DOCKERFILE", "-f .devcontainer/Dockerfile.dev")}
+    )
+    found = [(f.path, f.line) for f in audit(named).findings if f.rule == "NPU314"]
+    assert found == [(".devcontainer/Dockerfile.dev", 3)]
