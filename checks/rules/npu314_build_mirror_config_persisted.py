@@ -76,7 +76,8 @@ class BuildMirrorConfigPersisted(Rule):
     passes as a public host written out (`APT_MIRROR="https://mirrors.example.com"` in its build script),
     settings undone later in the stage (`pip config unset`, `git config --unset`, `rm` of the file, a restored
     backup), and stages the final image is not built from. A build whose Dockerfile may be any file (`-f
-    $DOCKERFILE` from an option) is not taken for a build of this one.
+    $DOCKERFILE` from an option) is not taken for a build of a dev container's Dockerfile (`.devcontainer/`), which
+    the editor builds.
     """
 
     id = "NPU314"
@@ -178,8 +179,9 @@ def _set_args(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(values), public
 
 
-# A path no Dockerfile pattern of a build names unless the pattern takes any path.
+# A path no Dockerfile pattern of a build names unless the pattern takes any path; a dev container's folder.
 _ANY_PATH = "no/such/folder/nothing-of-this-name.none"
+_DEV_CONTAINER = re.compile(r"(?:^|/)\.devcontainer/")
 
 
 def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -191,9 +193,10 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
 
     # A build a doc shows (`docker build --build-arg APT_MIRROR=<a public mirror>` for users far from the
     # default one) is the user's own choice, not what the project's images are built with.
-    # A build whose Dockerfile may be any file at all (`-f "$DOCKERFILE"` from an option with no known values: its
-    # pattern takes any path) says nothing of this one (eosphoros-ai/DB-GPT's build script and its dev container's
-    # Dockerfile, which no build names; sweep-r27, judged false).
+    # A build whose Dockerfile may be any file at all (`-f "$DOCKERFILE"` from an option, `file: ${{ inputs.x }}`: its
+    # pattern takes any path) builds the project's images (vllm-ascend's reusable image workflow builds every one of
+    # its Dockerfiles so), never a dev container's, which the editor builds from `devcontainer.json`
+    # (eosphoros-ai/DB-GPT's build script and its `.devcontainer/Dockerfile.dev`; sweep-r27, judged false).
     mine = [
         b
         for b in graph(ctx, reads=_GRAPH_READS).builds
@@ -204,7 +207,7 @@ def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]
                 b.dockerfile is None
                 and b.maybe is not None
                 and b.maybe.search(path)
-                and not b.maybe.fullmatch(_ANY_PATH)
+                and not (b.maybe.fullmatch(_ANY_PATH) and _DEV_CONTAINER.search(path))
             )
         )
     ]
