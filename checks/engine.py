@@ -52,7 +52,7 @@ class Report:
 def fingerprint(rule: str, path: str, content: str, occurrence: int) -> str:
     """Stable across edits that only move the line: rule + path + whitespace-folded line text."""
     norm = re.sub(r"\s+", " ", content).strip()
-    digest = hashlib.sha256(f"{rule}\0{path}\0{norm}\0{occurrence}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{rule}\0{path}\0{norm}\0{occurrence}".encode("utf-8", "surrogateescape")).hexdigest()
     return digest[:20]
 
 
@@ -61,7 +61,7 @@ def cause_id(rule: str, hit: Hit) -> str:
     its message, whitespace-folded. Stable across runs; the same for the same text in any file of the change."""
     text = hit.cause if hit.cause is not None else hit.message
     norm = re.sub(r"\s+", " ", text).strip()
-    return hashlib.sha256(f"{fingerprint_key(rule)}\0{norm}".encode()).hexdigest()[:12]
+    return hashlib.sha256(f"{fingerprint_key(rule)}\0{norm}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def known_rule_ids() -> frozenset[str]:

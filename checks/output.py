@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from itertools import groupby
 
@@ -106,6 +107,19 @@ def render_concise(report: Report, head: Tree | None = None, color: bool = False
     return "".join(concise_line(f, color) + "\n" for f in report.findings)
 
 
+# A lone surrogate: a byte of a file name that is not UTF-8 (`\xbd` of a GBK name), kept by the surrogateescape
+# decoding every path and text goes through.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(doc: object) -> str:
+    """The document as JSON, UTF-8 clean: non-ASCII text as itself, and a lone surrogate (a non-UTF-8 byte of a file
+    name, `figures/Presenter-Server\xbd\xe7\xc3\xe6.png`) as its `\\udcbd` escape, which a JSON reader turns back
+    into the same string; written raw, those bytes made the output invalid UTF-8 (rs-r71's sampler failed on it)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 def render_json(report: Report, head: Tree | None = None) -> str:
     doc = {
         "version": JSON_VERSION,
@@ -114,7 +128,7 @@ def render_json(report: Report, head: Tree | None = None) -> str:
     }
     if report.errors:
         doc["errors"] = report.errors
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 def _sarif_result(f: Finding, index: dict[str, int]) -> dict[str, object]:
@@ -202,7 +216,7 @@ def render_sarif(report: Report, head: Tree | None = None) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 def _escape_data(text: str) -> str:

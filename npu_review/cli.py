@@ -504,6 +504,11 @@ def program() -> NoReturn:
     collector, off for the run (see `without_cyclic_gc`), is not turned back on to walk it all first. On the
     generated 10,000-file tree in one process that teardown took ~0.4 s, and the collection on the way out
     0.13 s; on verl's tree with the default jobs, 0.05 s."""
+    # A file name that is not UTF-8 (a GBK `Presenter-Server\xbd\xe7.png`) reaches the text it is named in as
+    # surrogate escapes: a UTF-8 stdout with strict errors stopped the run on it; it is written as the name's own
+    # bytes, as `ls` writes them. (JSON and SARIF escape them: checks.output.json_text.)
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="surrogateescape")
     command, code = _main(None, program=True)
     if command in ONE_SHOT:
         gitsource = sys.modules.get("npu_review.gitsource")

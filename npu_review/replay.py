@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import sys
 import time
 from collections import Counter
@@ -14,6 +13,7 @@ from typing import TextIO
 from npu_review.checks.config import CONFIG_PATH, Config, parse_config
 from npu_review.checks.engine import known_rule_ids, run
 from npu_review.checks.model import Finding
+from npu_review.checks.output import json_text
 from npu_review.gitsource import EMPTY_TREE_SHA, Git, GitError, changeset_from_git
 
 
@@ -142,7 +142,7 @@ def render_json(results: Sequence[CommitResult], seconds: float) -> str:
         ],
         "rules": {rule: dict(c) for rule, c in per_rule(results).items()},
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 def progress_stream() -> TextIO | None:

@@ -496,3 +496,45 @@ def test_a_gitcode_remote_names_the_repository_for_its_own_clone(
     git(r, "remote", "add", "origin", "https://gitcode.com/acme/op-adapter.git")
     _, out, _ = run_cli(capsys, *args)
     assert findings(out) == []
+
+
+def test_json_output_is_utf8_when_a_file_name_is_not(tmp_path: Path) -> None:
+    """Atlas200dk/sample-crowdcounting-python names a figure in GBK (`Presenter-Server\\xbd\\xe7\\xc3\\xe6.png`): the
+    bytes of such a name were written raw into `--format json`, which no UTF-8 reader could then load (rs-r71). They
+    are written as `\\udcXX` escapes, which read back as the same name (os.fsencode gives the bytes again)."""
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, "README.md", "# An Ascend image\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "start")
+    name = os.fsdecode(b"docker/ascend/Dockerfile.\xbd\xe7")
+    (r / "docker" / "ascend").mkdir(parents=True)
+    (r / name).write_text(HEAD_DOCKERFILE)
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "a GBK name")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PYTHONIOENCODING": "utf-8"}
+    for command in (
+        ["check", "--repo", str(r), "--all", "--fail-on", "never"],
+        ["replay", "--repo", str(r), "--since", "HEAD~1"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "npu_review", *command, "--format", "json"],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout.decode("utf-8"))  # strict: the text is UTF-8
+        found = doc["findings"] if "findings" in doc else [f for c in doc["commits"] for f in c["findings"]]
+        assert {os.fsencode(f["path"]) for f in found if f["rule"] == "NPU301"} == {
+            b"docker/ascend/Dockerfile.\xbd\xe7"
+        }
+    # The text output writes the name's own bytes, where stdout is UTF-8 with strict errors.
+    proc = subprocess.run(
+        [sys.executable, "-m", "npu_review", "check", "--repo", str(r), "--all", "--fail-on", "never"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0 and b"docker/ascend/Dockerfile.\xbd\xe7\n" in proc.stdout
