@@ -843,6 +843,14 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
             if kept_name and is_doc and posixpath.dirname(gone[old] or "") == posixpath.dirname(path):
                 continue  # moved into this doc's own folder: the doc names it from there (`pip install -r
                 # requirements.txt` in basic_demo/README.md, the file now basic_demo/requirements.txt)
+            if (
+                "/" not in old
+                and is_doc
+                and posixpath.dirname(path)
+                and ctx.exists_at_head(posixpath.join(posixpath.dirname(path), old))
+            ):
+                continue  # a bare name a file beside the doc has (`conf.yaml` deleted at the root, added beside the
+                # README that names it: modelscope/ms-agent, rs-r72, judged false): the doc names that file
             if path == gone[old] and "/" not in old:
                 continue  # the renamed file's own text naming itself by its old name (a licence's "a file named
                 # LICENSE", moved to LICENSE.md): the same document, not a reference to another

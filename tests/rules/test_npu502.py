@@ -1113,3 +1113,32 @@ def test_a_file_moved_into_another_folder_and_edited_is_a_move() -> None:
     assert [
         (f.path, f.line) for f in report.findings if f.rule == "NPU502" and "deletes `bolt.cmake`" in f.message
     ] == [("docs/FAQ.md", 3)]
+
+
+def test_a_bare_name_a_file_beside_the_doc_has_names_that_file() -> None:
+    """modelscope/ms-agent 6c863ce5 deletes the root `conf.yaml` and adds `projects/deep_research/conf.yaml`, beside
+    the README whose new lines say "the default is `conf.yaml` in the current directory" (rs-r72, judged false). A
+    doc elsewhere naming `conf.yaml` still names the deleted root file."""
+    lines = "# Deep research on Ascend NPU\n\nThe default is `conf.yaml` in the current directory.\n"
+    changes = {
+        "conf.yaml": FileChange("conf.yaml", ChangeStatus.DELETED),
+        "projects/deep_research/conf.yaml": FileChange(
+            "projects/deep_research/conf.yaml", ChangeStatus.ADDED, added_lines=frozenset({1})
+        ),
+        "projects/deep_research/README.md": FileChange(
+            "projects/deep_research/README.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
+        ),
+    }
+    base = {"conf.yaml": "search: exa\nkey: x\n"}
+    head = {"projects/deep_research/conf.yaml": "engine: arxiv\n", "projects/deep_research/README.md": lines}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+    assert [f for f in report.findings if f.rule == "NPU502"] == []
+    elsewhere = {"projects/other/README.md": lines, "projects/deep_research/conf.yaml": "engine: arxiv\n"}
+    moved = {
+        **{k: v for k, v in changes.items() if "README" not in k},
+        "projects/other/README.md": FileChange(
+            "projects/other/README.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
+        ),
+    }
+    report = run(ChangeSet(head=MemoryTree(elsewhere), base=MemoryTree(base), changes=moved))
+    assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [("projects/other/README.md", 3)]
