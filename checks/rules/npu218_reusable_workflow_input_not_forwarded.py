@@ -13,6 +13,7 @@ from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import (
+    NOT_GATE,
     Call,
     Param,
     SecretRead,
@@ -133,7 +134,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
     saying it leaves something out (`# … intentionally omitted`), calls with `secrets: inherit`, an undeclared
     secret read with a fallback of its own (`secrets.PAT || github.token`) or only in a job or step whose `if:`
     needs an input that this call sets, or leaves to its default, false or to another value than the one asked
-    for (`if: inputs.publish`, `if: inputs.type == 'schedule'`), a call by address
+    for (`if: inputs.publish`, `if: inputs.type == 'schedule'`), or true where it asks for it false (`if: ... &&
+    !inputs.is_priv`), a call by address
     (`owner/name/.github/workflows/x.yml@ref`) unless it names this repository and the file is in it, workflows
     that read the whole `inputs` object (`toJSON(inputs)`) or the event payload file, and in a change, gaps that
     were there before it. An entry of `inputs:` or `secrets:` whose value is a scalar (`required: true`,
@@ -424,7 +426,10 @@ def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str 
         if given is not None and (not given.is_scalar or "${{" in given.value):
             continue  # a value known only when it runs
         value = given.value.strip().lower() if given is not None else ""  # left out without a default: empty
-        if (value in _FALSY) if wanted is None else (value != wanted):
+        if wanted == NOT_GATE:
+            if value not in _FALSY:
+                return True  # `!inputs.x` with x set true: the step never runs in this call
+        elif (value in _FALSY) if wanted is None else (value != wanted):
             return True
     return False
 

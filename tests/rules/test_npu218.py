@@ -273,3 +273,32 @@ def test_a_required_input_nothing_reads_and_a_call_leaving_it_out_are_one_cause_
     [comment] = by_cause(f for f in report.findings if f.rule == "NPU218")
     assert (comment.lead.path, comment.lead.line) == (".github/workflows/ascend.yml", 5)
     assert [(f.path, f.line) for f in comment.also] == [(".github/workflows/_titan.yml", 5)]
+
+
+def test_a_read_behind_a_negated_input_the_call_sets_true_never_runs() -> None:
+    """Oneflow-Inc/oneflow's release workflow reads `secrets.READTHEDOCS_TOKEN` only in a step `if: ... &&
+    !inputs.is_priv`, and its private and community releases call it with `is_priv: true` (rs-r72, judged false
+    twice). A call that leaves `is_priv` false runs the step and needs the secret."""
+    reusable = (
+        _PUBLISH.replace(
+            "      publish:\n        type: boolean\n        default: false\n",
+            "      is_priv:\n        type: boolean\n        default: false\n",
+        )
+        .replace(
+            "    if: ${{ inputs.publish && github.event_name == 'push' }}",
+            "    if: github.ref == 'refs/heads/master' && !inputs.is_priv",
+        )
+        .replace("${{ secrets.HF_TOKEN || '' }}", "none")
+    )
+    files = {
+        ".github/workflows/publish.yml": reusable,
+        ".github/workflows/priv.yml": _publish_call(
+            "./.github/workflows/publish.yml", "    with:\n      is_priv: true\n"
+        ),
+        ".github/workflows/public.yml": _publish_call(
+            "./.github/workflows/publish.yml", "    with:\n      is_priv: false\n"
+        ),
+    }
+    assert [(path, line) for path, line, _severity, _ in got(audit(files), "NPU218")] == [
+        (".github/workflows/public.yml", 5)
+    ]

@@ -142,23 +142,34 @@ _SECRET = re.compile(r"\bsecrets\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)
 _INPUT = r"inputs\s*\.\s*([A-Za-z_][\w-]*)"
 _LITERAL = r"'([^']*)'|\"([^\"]*)\"|(true|false|-?\d+)"
 _GATE = re.compile(rf"{_INPUT}(?:\s*==\s*(?:{_LITERAL}))?\Z|(?:{_LITERAL})\s*==\s*{_INPUT}\Z", re.I)
+_NOT_INPUT = re.compile(rf"!\s*{_INPUT}")
+# A gate that needs its input false (`!inputs.is_priv`).
+NOT_GATE = "\0not"
 # `secrets.X || <fallback>`: the expression has a value of its own when the secret is empty (`|| ''` is none).
 _FALLBACK = re.compile(r"\s*\|\|(?!\s*(?:''|\"\"|\)|$))")
 
 
 def _gates(node: Node | None) -> frozenset[tuple[str, str | None]]:
-    """The inputs an `if:` needs true or equal to a literal: its `&&` terms `inputs.NAME`, `inputs.NAME == 'v'`
-    (either side); none when it has an `||` or a negation."""
+    """The inputs an `if:` needs true, false or equal to a literal: its `&&` terms `inputs.NAME`, `!inputs.NAME`
+    (NOT_GATE: needs it false; oneflow's docs step, `... && !inputs.is_priv`, which its private release calls with
+    `is_priv: true`: rs-r72, judged false twice), `inputs.NAME == 'v'` (either side); none when it has an `||` or
+    a negation of more than one input."""
     if node is None or not node.is_scalar:
         return frozenset()
     text = node.value.strip()
     m = re.fullmatch(r"\$\{\{(.*)\}\}", text, re.S)
     text = (m.group(1) if m else text).strip()
-    if "||" in text or "!" in text.replace("!=", ""):
+    if "||" in text or re.search(r"!\s*\(", text):
         return frozenset()
     out: set[tuple[str, str | None]] = set()
     for term in text.split("&&"):
-        g = _GATE.match(term.strip().strip("()").strip())
+        bare = term.strip().strip("()").strip()
+        if bare.startswith("!") and not bare.startswith("!="):
+            n = _NOT_INPUT.fullmatch(bare)
+            if n is not None:
+                out.add((n.group(1).lower(), NOT_GATE))
+            continue
+        g = _GATE.match(bare)
         if g is None:
             continue
         name, *values = (x for x in g.groups() if x is not None)
