@@ -201,7 +201,8 @@ class BrokenRepoLink(Rule):
     A "did you mean" names a file of the same folder with a close name in the same language, where no word
     of the name is replaced by another (`support_dcu_model_list.md` is not `support_xpu_model_list.md`
     misspelled, nor `guide_en.md` the Chinese `guide.md`): a typo, a dropped letter, a version bump, another
-    extension, or a language marker the name gained (`guide.md` -> `guide_zh.md`).
+    extension, or a language marker the name gained (`guide.md` -> `guide_zh.md`); the same name in another case
+    (`runstopped.PNG` for `runstopped.png`) first.
 
     When the only close file differs by an invisible character in its own name, the advice is to rename the
     file (NPU501 reports it), never to copy the invisible character into the link.
@@ -618,7 +619,9 @@ def _broken(
                 "rename the file (`git mv`) rather than the link."
             )
             return Hit(src.path, link.line, message)
-        if guess:
+        if guess and posixpath.basename(guess).lower() == posixpath.basename(target.path).lower():
+            message += f" Did you mean `{guess}`? The names differ in case only, which GitHub and Linux do not ignore."
+        elif guess:
             message += f" Did you mean `{guess}`?"
         elif written_from is not None:
             message += (
@@ -667,6 +670,11 @@ def _guess(ctx: Context, path: str) -> str | None:
         stem = posixpath.splitext(path)[0]
         if stem != path and any(f == stem or f.startswith(stem + "/") for f in _folder_names(ctx, folders, stem)):
             return None  # the page became a folder of that name (`x.md` -> `x/x_v2.md`): no other file is meant
+        # The same name in another case first (`runstopped.png` for `runstopped.PNG`): a close name of another file
+        # (`runstop.png`) would be the wrong picture (Atlas200dk/sample-handposeRCcar, rs-r71, judged false).
+        same = next((p for n, p in names.items() if n.lower() == name.lower()), None)
+        if same is not None:
+            return same
         close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.85)
         return next((names[c] for c in close if _plausible(name, c)), None)
 

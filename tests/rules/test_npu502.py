@@ -1142,3 +1142,22 @@ def test_a_bare_name_a_file_beside_the_doc_has_names_that_file() -> None:
     }
     report = run(ChangeSet(head=MemoryTree(elsewhere), base=MemoryTree(base), changes=moved))
     assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [("projects/other/README.md", 3)]
+
+
+def test_did_you_mean_prefers_the_same_name_in_another_case() -> None:
+    """Atlas200dk/sample-handposeRCcar's README links `figures/runstopped.png`; the folder has `runstopped.PNG` and
+    `runstop.png` (another figure): the guess was the other figure (rs-r71, judged false)."""
+    from tests.fixture_support import audit
+
+    head = {
+        "README.md": "# Hand pose RC car on Atlas 200 DK (Ascend 310)\n\n![stopped](figures/runstopped.png)\n",
+        "figures/runstopped.PNG": None,
+        "figures/runstop.png": None,
+    }
+    found = [f.message for f in audit(head).findings if f.rule == "NPU502"]
+    assert found == [
+        "The link `figures/runstopped.png` points to `figures/runstopped.png` (relative to this file), which does "
+        "not exist in this tree. Did you mean `figures/runstopped.PNG`? The names differ in case only, which GitHub "
+        "and Linux do not ignore. Point it at the current path, or at a release tag for a file that only exists in an "
+        "old release."
+    ]
