@@ -124,7 +124,8 @@ class ShellContinuationBroken(Rule):
     are still reported: a pasted listing breaks there), a comment line after the command's last line (nothing
     follows it that the command would lose), in a docs block a comment that is an ellipsis (`# ...`: options an
     excerpt leaves out), a comment line after `| \\`, `&& \\` or `|| \\` (the shell reads
-    on past it for the command the operator needs), a `\\` that ends a Windows folder path (`copy x
+    on past it for the command the operator needs), an assignment of a value to fill in with its hint below
+    (`MODEL_PATH=<PATH_OF_THE_MODEL> \\ ` over `(e.g., /x.txt)`), a `\\` that ends a Windows folder path (`copy x
     %USERPROFILE%\\.claude\\skills\\  # Windows`, a cmd.exe line beside its bash twin), backslashes inside quotes or
     here-documents, `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
@@ -194,6 +195,12 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
         i = j
 
 
+# An assignment of a value the reader fills in (`MODEL_GEN_PATH=<PATH_OF_THE_KNOWLEDGE_GENERATION> \`, a hint below
+# it: Megatron-LM's msdp scripts, copied into Gen-Verse/OpenClaw-RL; rs-r71, judged false): the script runs only once
+# filled in, and taking the blank out would join the hint to it.
+_PLACEHOLDER_ASSIGNMENT = re.compile(r"\s*[A-Za-z_]\w*=<[^<>\s]+>\s*\\\s*$")
+
+
 # A word ending in `\` that is a Windows folder path (`%USERPROFILE%\.claude\skills\`, `C:\tools\`, `..\out\`): a
 # cmd.exe line beside its bash twin in a guide's block, whose last `\` separates folders (kunpengcompute/skills,
 # sweep-r24, judged false).
@@ -218,6 +225,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
             continue
         line = ll.end_line
         text = physical.get(line, "")
+        if _PLACEHOLDER_ASSIGNMENT.match(text):
+            continue  # `MODEL_PATH=<PATH_OF_THE_MODEL> \` then `(e.g., /x.txt)`: a fill-in and its hint, not a command
         cut = text.rfind("\\")
         if _WINDOWS_FOLDER.search(text[: cut + 1]):
             continue  # `copy x %USERPROFILE%\.claude\skills\  # Windows`: the `\` ends a Windows folder path

@@ -231,3 +231,19 @@ def test_an_option_line_after_a_container_s_image_goes_before_the_image() -> Non
             None,
         )
     ]
+
+
+def test_a_placeholder_assignment_and_its_hint_are_a_fill_in() -> None:
+    """Megatron-LM's msdp scripts (copied into Gen-Verse/OpenClaw-RL) write `MODEL_GEN_PATH=<PATH_OF_THE_KNOWLEDGE_
+    GENERATION> \\ ` over `(e.g., /testseen_knowledge_generations.txt)`: a value for the reader to fill in and its
+    hint; taking the blank out would join them into a syntax error (rs-r71, judged false). A real value still cuts."""
+    from tests.fixture_support import audit
+
+    script = (
+        "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\n"
+        "MODEL_GEN_PATH=<PATH_OF_THE_KNOWLEDGE_GENERATION> \\ \n        (e.g., /testseen_knowledge_generations.txt)\n"
+        "torchrun main.py --model-gen-path ${MODEL_GEN_PATH}\n"
+    )
+    assert [f for f in audit({"scripts/eval_npu.sh": script}).findings if f.rule == "NPU111"] == []
+    real = script.replace("<PATH_OF_THE_KNOWLEDGE_GENERATION>", "/data/gen.txt")
+    assert [f.line for f in audit({"scripts/eval_npu.sh": real}).findings if f.rule == "NPU111"] == [3]
