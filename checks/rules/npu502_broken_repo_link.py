@@ -527,28 +527,24 @@ def _vitepress_resolves(ctx: Context, doc: str, link_target: str) -> bool:
     path = unquote(link_target.split("#", 1)[0].split("?", 1)[0]).strip("/")
     if not path:
         return False
-    for folder in reversed(start_folders(posixpath.dirname(doc))):
-        names = (f"{folder}/{n}" if folder else n for n in _VITEPRESS_CONFIGS)
-        config = next((c for c in names if ctx.changeset.head.exists(c)), None)
-        if config is None:
-            continue
-        src = ctx.source(config)
-        m = _SRC_DIR.search(src.text) if src is not None else None
-        root = posixpath.normpath(posixpath.join(folder, m.group(1))) if m else folder
-        root = "" if root == "." else root
-        prefix = f"{root}/" if root else ""
-        languages = sorted(
-            d[len(prefix) :] + "/"
-            for d in ctx.head_dirs()
-            if d.startswith(prefix) and _LOCALE.fullmatch(d[len(prefix) :])
-        )
-        locales = ["", *languages]
-        for locale in locales:
-            base = f"{prefix}{locale}{path}"
-            for candidate in (base, f"{base}.md", f"{base}/index.md", re.sub(r"\.html$", ".md", base)):
-                if ctx.changeset.head.exists(candidate):
-                    return True
+    folder = _site_folder(ctx, doc, _VITEPRESS_CONFIGS)
+    if folder is None:
         return False
+    names = (f"{folder}/{n}" if folder else n for n in _VITEPRESS_CONFIGS)
+    config = next(c for c in names if ctx.changeset.head.exists(c))
+    src = ctx.source(config)
+    m = _SRC_DIR.search(src.text) if src is not None else None
+    root = posixpath.normpath(posixpath.join(folder, m.group(1))) if m else folder
+    root = "" if root == "." else root
+    prefix = f"{root}/" if root else ""
+    languages = sorted(
+        d[len(prefix) :] + "/" for d in ctx.head_dirs() if d.startswith(prefix) and _LOCALE.fullmatch(d[len(prefix) :])
+    )
+    for locale in ["", *languages]:
+        base = f"{prefix}{locale}{path}"
+        for candidate in (base, f"{base}.md", f"{base}/index.md", re.sub(r"\.html$", ".md", base)):
+            if ctx.changeset.head.exists(candidate):
+                return True
     return False
 
 
