@@ -116,9 +116,9 @@ class DeviceVariantMismatch(Rule):
                 continue
             for m in _IMAGE.finditer(_TEMPLATE.sub("0", line)):
                 named = image_device(ctx, m.group(2))
-                if named is not None and _labelled(ctx, src.lines, n, named):
-                    continue  # `# A2 x86` over it: one of the images a list gives per device, this one for A2
                 if named is not None and named != device and device in ctx.facts.ascend_devices.tag_tokens:
+                    if _labelled(ctx, src.lines, n, named):
+                        continue  # `# A2 x86` over it: one of the images a list gives per device, this one for A2
                     region = next(r for r in reversed(regions) if r[0] <= n <= r[1] and r[2] == device)
                     commented = line.lstrip().startswith("#")
                     found.setdefault((region[0], region[1]), []).append((n, m.group(0), named, commented))

@@ -167,8 +167,6 @@ class BashSyntaxUnderSh(Rule):
             )
 
 
-# Config files that run scripts by a command line (pre-commit's `entry:`, a Makefile recipe, tox, a package.json
-# script): the call graph reads shell scripts, workflows, Dockerfiles and Python build files only.
 # Systems whose /bin/sh is bash (the SUSE, Red Hat and EulerOS families): a branch taken only there never meets
 # dash. Debian, Ubuntu, UOS and Ubuntu Kylin (dash) are not among them.
 _OS_WORDS = re.compile(
@@ -216,6 +214,8 @@ def _bash_sh_branches(text: str) -> set[int]:
 _DASH_OS_WORDS = re.compile(r"(?i)\b(?:debian|ubuntu|uos|kylin|alpine)\b")
 
 
+# Config files that run scripts by a command line (pre-commit's `entry:`, a Makefile recipe, tox, a package.json
+# script): the call graph reads shell scripts, workflows, Dockerfiles and Python build files only.
 _CONFIG_CALLERS = (".yaml", ".yml", ".toml", ".cfg", ".ini", ".json", "Makefile", ".mk")
 
 
