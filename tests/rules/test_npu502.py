@@ -12,6 +12,15 @@ from tests.rules.support import (
 test_fixture_case, test_fixture_case_through_the_app_file_selection = fixture_tests("NPU502")
 
 
+def _guesses(files: dict[str, str], guide: str) -> dict[int, str]:
+    """What NPU502 says after "does not exist in this tree." on each line of `guide`, added as `docs.md` beside
+    `files`: its "did you mean", or its general advice."""
+    head = {**files, "docs.md": guide}
+    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 9)))}
+    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
+    return {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
+
+
 def test_npu502_stale_references_in_workflows_and_docs_are_listed_on_the_rename() -> None:
     old, new = "docker/ascend/Dockerfile.ascend_9.0.0_a2", "docker/ascend/Dockerfile.ascend_9.1.0_a2"
     workflow = (
@@ -251,11 +260,7 @@ def test_a_did_you_mean_keeps_the_language_and_the_words_of_the_missing_name() -
         "models/profiling_zh.md": "# 性能\n",
         "models/ascend_debugger_zh.rst": "调试\n",
     }
-    head = {**files, "docs.md": guide}
-    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 9)))}
-    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
-    guesses = {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
-    assert guesses == {
+    assert _guesses(files, guide) == {
         3: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
         4: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
         5: "Did you mean `models/image_classification_en.md`",
@@ -930,11 +935,7 @@ def test_no_guess_of_another_item_of_a_numbered_or_lettered_series() -> None:
         "api/asc_fixpipe_l0c2out.md": "# Fixpipe\n",
         "api/TINSERT_FP_zh.md": "# TINSERT_FP\n",
     }
-    head = {**files, "docs.md": guide}
-    changes = {"docs.md": FileChange("docs.md", ChangeStatus.ADDED, added_lines=frozenset(range(1, 9)))}
-    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(files), changes=changes))
-    guesses = {f.line: f.message.split("tree. ", 1)[1].split("?")[0] for f in report.findings if f.rule == "NPU502"}
-    assert guesses == {
+    assert _guesses(files, guide) == {
         3: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
         4: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
         5: "Point it at the current path, or at a release tag for a file that only exists in an old release.",
