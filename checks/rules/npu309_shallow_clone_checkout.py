@@ -28,8 +28,9 @@ class ShallowCloneCheckout(Rule):
     `--depth 1` and checked out `f2b0977e` (#4137, fixed in #4140).
 
     Not reported: a `git fetch` in the clone between the two (`git fetch --depth 1 origin <sha> && git
-    checkout <sha>` is the correct idiom), `--branch <ref>` naming the checked-out ref, and branch names
-    (which may be the default branch).
+    checkout <sha>` is the correct idiom, with the commit's full 40-character id: a server gives a commit by
+    its full id only, and `git fetch origin f2b0977e` fails with "couldn't find remote ref"), `--branch <ref>`
+    naming the checked-out ref, and branch names (which may be the default branch).
 
     Bad:
         git clone --depth 1 https://gitcode.com/Ascend/MindSpeed.git && \\
@@ -37,10 +38,11 @@ class ShallowCloneCheckout(Rule):
 
     Good:
         git clone --depth 1 https://github.com/NVIDIA-NeMo/Megatron-Bridge.git && \\
-        cd Megatron-Bridge && git fetch --depth 1 origin de93536e && git checkout de93536e && cd ..
+        cd Megatron-Bridge && git fetch --depth 1 origin de93536e0bd2d7a8a3b5c2e8f1d0c9b7a6e5f4d3 && \\
+        git checkout de93536e0bd2d7a8a3b5c2e8f1d0c9b7a6e5f4d3 && cd ..
 
-    Fix: fetch the commit first (the suggestion inserts `git fetch --depth 1 origin <sha> && `), clone with
-    `--branch <tag>` for a tag, or clone without `--depth`.
+    Fix: fetch the commit by its full id first (for a full id the suggestion inserts `git fetch --depth 1
+    origin <sha> && `), clone with `--branch <tag>` for a tag, or clone without `--depth`.
     """
 
     id = "NPU309"
@@ -81,11 +83,15 @@ class ShallowCloneCheckout(Rule):
                 continue
             what = f"commit `{ref}`" if is_sha else f"tag `{ref}`"
             fetched = f"the tip of `{clone.branch}`" if clone.branch else "the tip of the default branch"
-            fix = (
-                f"Fetch it first: `git fetch --depth 1 origin {ref} && git {git.sub} {ref}`"
-                if is_sha
-                else f"Clone with `--branch {ref}`"
-            )
+            full = is_sha and len(ref) == 40
+            if full:
+                fix = f"Fetch it first: `git fetch --depth 1 origin {ref} && git {git.sub} {ref}`"
+            elif is_sha:
+                # A server gives a commit by its full id only: `git fetch origin <short sha>` asks for a ref of that
+                # name and fails ("couldn't find remote ref"; replay-r9, the advice judged false).
+                fix = f"Fetch it first by its full 40-character id (`git fetch` cannot fetch `{ref}` by a short id)"
+            else:
+                fix = f"Clone with `--branch {ref}`"
             message = (
                 f"`git clone --depth {clone.depth}` on line {clone.line} fetched only {fetched} of {clone.url}, "
                 f"so `git {git.sub} {ref}` cannot find {what}. {fix}, or clone without `--depth`."
@@ -95,7 +101,7 @@ class ShallowCloneCheckout(Rule):
                 src.path,
                 line,
                 message,
-                suggestion=_suggest(src, git.cmd, ref) if is_sha else None,
+                suggestion=_suggest(src, git.cmd, ref) if full else None,
                 related=(Related(src.path, clone.line, "the shallow clone"),) if clone.line != line else (),
             )
 
