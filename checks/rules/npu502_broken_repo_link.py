@@ -405,33 +405,48 @@ def _renames(ctx: Context, with_deleted: bool = False) -> dict[str, str | None]:
             c.old_path: c.path for c in changes if c.status == ChangeStatus.RENAMED and c.old_path is not None
         }
         added = [c.path for c in changes if c.status == ChangeStatus.ADDED]
-        deleted_names = Counter(posixpath.basename(c.path) for c in changes if c.status == ChangeStatus.DELETED)
-        for c in changes:
-            if c.status != ChangeStatus.DELETED:
-                continue
-            if ctx.exists_at_head(c.path):
-                continue  # still there as a folder: a submodule replaced by the project's files (rs-r48, false)
+        deleted = [c.path for c in changes if c.status == ChangeStatus.DELETED and not ctx.exists_at_head(c.path)]
+        # (a deleted path still there as a folder: a submodule replaced by the project's files, rs-r48, false)
+        for path in deleted:
+            out[path] = None
+        if len(deleted) * len(added) > _PAIRING_LIMIT:
+            # As git does past its rename limit ("exhaustive rename detection was skipped due to too many files"):
+            # the deletions stay deletions. Pairing each with the added files by their texts costs their product
+            # (PTO-ISA/pto-spec a7f9aab, 1,143 deleted and 1,151 added pages: 430 s and 1.27 GB; rs-r74).
+            return out
+        paired: set[str] = set()
+        added_in: dict[str, list[str]] = {}
+        for a in added:
+            added_in.setdefault(posixpath.dirname(a), []).append(a)
+        deleted_names = Counter(posixpath.basename(path) for path in deleted)
+        for path in deleted:
+            name = posixpath.basename(path)
             candidates = [
                 a
-                for a in added
-                if posixpath.dirname(a) == posixpath.dirname(c.path)
-                and a not in out.values()
-                and difflib.SequenceMatcher(None, posixpath.basename(a), posixpath.basename(c.path)).ratio() >= 0.6
-                and not _other_language(c.path, a)  # `README_en.md` deleted, `README_zh.md` added: a translation
+                for a in added_in.get(posixpath.dirname(path), ())
+                if a not in paired
+                and difflib.SequenceMatcher(None, posixpath.basename(a), name).ratio() >= 0.6
+                and not _other_language(path, a)  # `README_en.md` deleted, `README_zh.md` added: a translation
             ]
-            out[c.path] = _paired(ctx, c.path, candidates)
-            if out[c.path] is None:
+            new = _paired(ctx, path, candidates)
+            if new is None:
                 # Moved into another folder and edited on the way (huawei-noah/bolt's `bolt.cmake` ->
                 # `common/cmakes/bolt.cmake`, 42% alike; rs-r67, judged false as a deletion): the one added file of
                 # the same name, when no other deleted file has it, and what it holds is still much the old text.
-                name = posixpath.basename(c.path)
-                same = [a for a in added if posixpath.basename(a) == name and a not in out.values()]
+                same = [a for a in added if posixpath.basename(a) == name and a not in paired]
                 if len(same) == 1 and deleted_names[name] == 1:
-                    out[c.path] = _paired(ctx, c.path, same, least=0.3)
+                    new = _paired(ctx, path, same, least=0.3)
+            if new is not None:
+                out[path] = new
+                paired.add(new)
         return out
 
     found = ctx.memo(("npu502-renames", "", ""), load)
     return found if with_deleted else {k: v for k, v in found.items() if v is not None}
+
+
+# Past this many (deleted, added) pairs a change's deletions are not paired with its additions by their texts.
+_PAIRING_LIMIT = 200 * 200
 
 
 def _paired(ctx: Context, old: str, candidates: list[str], least: float = 0.5) -> str | None:
@@ -439,12 +454,17 @@ def _paired(ctx: Context, old: str, candidates: list[str], least: float = 0.5) -
     if base is None or not candidates:
         return None
     best, score = None, 0.0
+    # (the licence header every file of a project opens with is no sign of one file moved: compared without it)
+    body = _body(base.lines)
     for path in candidates:
         new = ctx.source(path)
         if new is None:
             continue
-        # (the licence header every file of a project opens with is no sign of one file moved: compared without it)
-        ratio = difflib.SequenceMatcher(None, _body(base.lines), _body(new.lines), autojunk=False).ratio()
+        matcher = difflib.SequenceMatcher(None, body, _body(new.lines), autojunk=False)
+        # The cheap upper bounds first: a pair that cannot beat the best so far, or reach `least`, is not compared.
+        if any(bound < least or bound <= score for bound in (matcher.real_quick_ratio(), matcher.quick_ratio())):
+            continue
+        ratio = matcher.ratio()
         if ratio > score:
             best, score = path, ratio
     return best if score >= least else None

@@ -1162,3 +1162,41 @@ def test_did_you_mean_prefers_the_same_name_in_another_case() -> None:
         "and Linux do not ignore. Point it at the current path, or at a release tag for a file that only exists in an "
         "old release."
     ]
+
+
+def _bulk_move(pages: int) -> list[tuple[str, str, int, str]]:
+    """`pages` pages of one folder deleted and the same texts added under new names, with no rename detection (as
+    a diff past git's rename limit shows them), and an index that links the first page."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    index = "# Ascend NPU guide\n\nSee [the page](html/page-0001.html) for torch_npu.\n"
+    base: dict[str, str | None] = {"docs/index.md": index}
+    head: dict[str, str | None] = {"docs/index.md": index, "docs/other.md": "x\n"}
+    for i in range(1, pages + 1):
+        body = "".join(f"<p>torch_npu operator {i} line {k}</p>\n" for k in range(8))
+        base[f"docs/html/page-{i:04d}.html"] = body
+        head[f"docs/html/pages-{i:04d}.html"] = body
+    case = Case("bulk", Path("."), base, head, set(), [], "", None)
+    report = run_case(case, case_config(case))
+    assert report.errors == []
+    return [(f.rule, f.path, f.line, f.message[:80]) for f in report.findings]
+
+
+def test_npu502_pairs_deletions_with_additions_below_the_pairing_limit_only() -> None:
+    """Deleted and added files paired by their texts cost their product (PTO-ISA/pto-spec a7f9aab, 1,143 deleted and
+    1,151 added pages: 430 s, 1.27 GB): past _PAIRING_LIMIT pairs the deletions stay deletions, as git leaves them
+    past its rename limit."""
+    from npu_review.checks.rules.npu502_broken_repo_link import _PAIRING_LIMIT
+
+    assert _bulk_move(3) == [
+        (
+            "NPU502",
+            "docs/html/pages-0001.html",
+            1,
+            "This change renames `docs/html/page-0001.html` to `docs/html/pages-0001.html`, b",
+        )
+    ]
+    over = int(_PAIRING_LIMIT**0.5) + 1
+    assert _bulk_move(over) == []
