@@ -536,9 +536,11 @@ def _finalise(
     for cls, hit in raw:
         if globs.match_any(hit.path, config.ignore_paths):
             continue
-        if not hit.caused_by_change and not ctx.is_added_line(hit.path, hit.line):
-            continue  # old debt on untouched lines is not this change's business
         end = max(hit.end_line or hit.line, hit.line)
+        if not hit.caused_by_change and (
+            not ctx.is_added_line(hit.path, hit.line) or ctx.only_reformats(hit.path, hit.line, end)
+        ):
+            continue  # old debt on untouched (or only re-formatted) lines is not this change's business
         if _suppressions(ctx, hit.path, known, suppressions).covers(cls.id, hit.line, end):
             continue
         key = (cls.id, hit.path, hit.line, hit.message)

@@ -1139,6 +1139,9 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             f"This line still names `{old}`, but the change {what}.",
             suggestion=suggestion,
             cause=_STALE,
+            # The change's deletion or rename makes the line stale, whoever wrote it: a line the change only
+            # re-formats (trailing blanks stripped) is reported as one it wrote.
+            caused_by_change=True,
         )
     if not leftover:
         return
