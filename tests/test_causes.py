@@ -95,3 +95,26 @@ def test_one_doc_cut_alike_three_times_is_one_cause() -> None:
     assert [(f.line, f.severity.label) for f in cuts] == [(5, "warning"), (10, "warning"), (17, "warning")]
     assert cuts[0].cause == cuts[1].cause == cuts[2].cause
     assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(cuts)] == [(5, [10, 17])]
+
+
+def test_twin_files_of_two_devices_and_the_places_named_are_one_cause() -> None:
+    """The same mistake in an A2 and an A3 twin says its device and its lines: neither is part of the cause (each
+    twin's own comment was judged a duplicate blind, replay-r9)."""
+    a2 = "`pip uninstall triton` runs after `pip install -r requirements.txt` (line 44) in the 910b image"
+    a3 = "`pip uninstall triton` runs after `pip install -r requirements.txt` (line 45) in the a3 image"
+    assert cause_id("NPU311", Hit("Dockerfile_a2", 50, a2)) == cause_id("NPU311", Hit("Dockerfile_a3", 51, a3))
+    rows = (
+        "This row is for 910b (A2) but links `Dockerfile.ascend_8.3.rc1_a3`, the A3 Dockerfile (`_a3` suffix)",
+        "This row is for A3 but links `Dockerfile.ascend_8.3.rc1_a2`, the A2 Dockerfile (`_a2` suffix)",
+    )
+    assert cause_id("NPU503", Hit("t.md", 28, rows[0])) == cause_id("NPU503", Hit("t.md", 29, rows[1]))
+    stale = "`Dockerfile.ascend_9.0.0_{}` is built on cann:9.0.1, but docs/guide.rst:{} still says CANN 9.0.0"
+    assert cause_id("NPU503", Hit("a", 2, stale.format("a2", 62))) == cause_id(
+        "NPU503", Hit("b", 2, stale.format("a3", 63))
+    )
+    # What the mistake is stays apart: another version, another package, another image.
+    assert cause_id("NPU503", Hit("a", 2, stale.format("a2", 62))) != cause_id(
+        "NPU503", Hit("a", 2, stale.format("a2", 62).replace("9.0.1", "9.0.2"))
+    )
+    assert cause_id("NPU311", Hit("a", 1, a2)) != cause_id("NPU311", Hit("a", 1, a2.replace("triton", "torch")))
+    assert cause_id("NPU201", Hit("a", 1, "pulls python:3.11")) != cause_id("NPU201", Hit("a", 1, "pulls python:3.10"))

@@ -286,6 +286,9 @@ class CiOverridesImagePin(Rule):
                 message,
                 suggestion=suggestion,
                 caused_by_change=caused,
+                # The same versions installed over the same pins are one cause, whichever jobs do it (a step pasted
+                # into a second job of the workflow: replay-r9, its own comment judged a duplicate).
+                cause=" ".join(sorted(f"{p.framework}={p.ref}/{w.ref}" for p, w, _ in group)),
             )
 
     def _pin_changed(self, ctx: Context, want: Pin, ci: Pin, fw: Frameworks) -> bool:
