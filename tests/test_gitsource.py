@@ -344,3 +344,42 @@ def test_a_missing_blob_that_rename_detection_would_read_leaves_the_rest_reviewe
     assert code == 0
     assert [(f["rule"], f["path"], f["line"]) for f in commit["findings"]] == [("NPU301", "Dockerfile", 3)]
     assert commit["errors"] == []  # (no rule reads a video: nothing of the review is lost, nothing to say)
+
+
+def test_the_diff_is_read_as_its_hunks_with_the_same_changes_and_none_of_the_text(tmp_path: Path) -> None:
+    """`Git.diff` keeps every header and hunk of `git diff -U0` and cuts each line the hunks hold to its mark: the
+    parse gives the same files, statuses and added lines as the whole diff, lines that look like headers
+    (`--- x`, `+++ y`, `@@ ...`) and a missing final newline included, and no line's text is held."""
+    from npu_review.checks.diffing import parse_unified_diff
+
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    write(r, "a.txt", "one\n--- a/fake\n+++ b/fake\ntwo\n")
+    write(r, "gone.txt", "bye\n")
+    write(r, "old/name.sh", "echo " + "long " * 50 + "\n" * 3)
+    write(r, "blob.bin", b"\x00\x01")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "base")
+    write(r, "a.txt", "one\n+++ b/fake2\n@@ -1 +1 @@ still text\ntwo\nthree")
+    (r / "gone.txt").unlink()
+    (r / "old").rename(r / "new")
+    write(r, "new/name.sh", "echo " + "long " * 50 + "\n" * 3 + "echo more\n")
+    write(r, "blob.bin", b"\x00\x02")
+    write(r, "added.md", "# new\n" + "x\n" * 5)
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "change")
+    whole = git(r, "diff", "--no-color", "-U0", "-M", "HEAD~1", "HEAD")
+    cut = Git(r).diff("HEAD~1", "HEAD")
+    assert parse_unified_diff(cut) == parse_unified_diff(whole)
+    assert set(parse_unified_diff(cut)) == {"a.txt", "gone.txt", "new/name.sh", "blob.bin", "added.md"}
+    assert parse_unified_diff(cut)["a.txt"].added_lines == frozenset({2, 3, 5})
+    assert "fake2" not in cut and "long" not in cut and "# new" not in cut
+
+
+def test_a_diff_git_refuses_is_a_clear_error(tmp_path: Path) -> None:
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    with pytest.raises(gitsource.GitError, match=r"^git diff failed: "):
+        Git(r).diff("nope", "HEAD")
