@@ -180,34 +180,25 @@ class Context:
         """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can
         search its blobs itself (git) narrows the paths first, by their names (`_name_pathspecs`), so that only the
         files that may match are read; the answer is the same as reading every file."""
-        paths = list(paths)
-        found = self.paths_mentioning_any(needles, [paths])
-        return [p for p in paths if p in found]
-
-    def paths_mentioning_any(self, needles: Iterable[str], groups: Iterable[Iterable[str]]) -> set[str]:
-        """`paths_mentioning` of several groups of paths (the shell scripts, the workflows, the Dockerfiles), asked
-        with one search of the tree: each group's names give its pathspecs, and git searches them all at once."""
         wanted = tuple(dict.fromkeys(needles))
-        lists = [list(g) for g in groups]
-        if not wanted or not any(lists):
-            return set()
+        paths = list(paths)
+        if not wanted or not paths:
+            return []
         grep = getattr(self.changeset.head, "grep", None)
         hits: set[str] | None = None
         if callable(grep) and all(n.isascii() and "\n" not in n and "\r" not in n for n in wanted):
-            each = [_name_pathspecs(g) for g in lists if g]
-            if all(specs is not None for specs in each):
-                specs = sorted({spec for group in each for spec in group or ()})
+            specs = _name_pathspecs(paths)
+            if specs is not None:
                 # Kept for the run: rules ask the same question (NPU117's and NPU323's callers of a touched script).
                 key = ("grep", "head", "\0".join((*wanted, "", *specs)))
                 hits = self.memo(key, lambda: grep(wanted, specs))
-        out: set[str] = set()
-        for paths in lists:
-            for path in paths:
-                if path in out or (hits is not None and path not in hits):
-                    continue
-                src = self.source(path)
-                if src is not None and any(n in src.text for n in wanted):
-                    out.add(path)
+        out = []
+        for path in paths:
+            if hits is not None and path not in hits:
+                continue
+            src = self.source(path)
+            if src is not None and any(n in src.text for n in wanted):
+                out.append(path)
         return out
 
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:

@@ -683,12 +683,13 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
     def build() -> dict[str, list[ScriptCall]]:
         names = sorted(touched_script_names(ctx))
 
-        def callers(groups: list[list[str]]) -> set[str]:
-            """The files of `groups` that can be callers: the touched ones, and those whose text names a touched
-            script (found without reading the others where the tree can search)."""
-            chosen = {p for paths in groups for p in paths if ctx.touched(p)}
-            chosen.update(ctx.paths_mentioning_any(names, [[p for p in paths if p not in chosen] for paths in groups]))
-            return chosen
+        def callers(paths: Iterable[str]) -> list[str]:
+            """The files of `paths` that can be callers: the touched ones, and those whose text names a touched
+            script (found without reading the others where the tree can search), in their order."""
+            paths = list(paths)
+            chosen = {p for p in paths if ctx.touched(p)}
+            chosen.update(ctx.paths_mentioning(names, [p for p in paths if p not in chosen]))
+            return [p for p in paths if p in chosen]
 
         out: dict[str, list[ScriptCall]] = {}
         for target, calls in _script_calls(ctx, callers).items():
@@ -701,30 +702,23 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
 
 
 def _script_calls(
-    ctx: Context, callers: Callable[[list[list[str]]], set[str]] | None = None
+    ctx: Context, callers: Callable[[Iterable[str]], list[str]] | None = None
 ) -> dict[str, list[ScriptCall]]:
     """Every script call from the shell scripts, workflows, Dockerfiles and Python build files; only from those
-    `callers(families)` keeps when given (a change reads no file that cannot be a caller)."""
+    `callers(paths)` keeps of each family when given (a change reads no file that cannot be a caller)."""
+
+    def among(paths: Iterable[str]) -> Iterable[str]:
+        return paths if callers is None else callers(paths)
 
     from npu_review.checks.analysis.workflows import workflow, workflow_paths
     from npu_review.checks.kinds import DOCKERFILE
-
-    shells = list(ctx.paths_of_kind(SHELL))
-    workflows = list(workflow_paths(ctx, "head"))
-    dockerfiles = list(ctx.paths_of_kind(DOCKERFILE))
-    pythons = [p for p in ctx.head_paths() if p.endswith(".py") and _python_caller_path(p)]
-    # The callers of every family asked at once: one search of the tree (`git grep`), not one per family.
-    chosen = None if callers is None else callers([shells, workflows, dockerfiles, pythons])
-
-    def among(paths: list[str]) -> list[str]:
-        return paths if chosen is None else [p for p in paths if p in chosen]
 
     out: dict[str, list[ScriptCall]] = {}
 
     def add(call: ScriptCall) -> None:
         out.setdefault(call.target, []).append(call)
 
-    for path in among(shells):
+    for path in among(ctx.paths_of_kind(SHELL)):
         src = ctx.source(path)
         if src is None:
             continue
@@ -734,7 +728,7 @@ def _script_calls(
         unit = ShellUnit(path, Source.file(text), "script", 1)
         for call in _unit_calls(ctx, unit, False):
             add(call)
-    for path in among(workflows):
+    for path in among(workflow_paths(ctx, "head")):
         src = ctx.source(path)
         if src is None or not may_call_script(src.text):
             continue
@@ -748,7 +742,7 @@ def _script_calls(
                     continue
                 for call in _unit_calls(ctx, step_shell, k + 1 < len(job.steps)):
                     add(call)
-    for path in among(dockerfiles):
+    for path in among(ctx.paths_of_kind(DOCKERFILE)):
         src = ctx.source(path)
         if src is None or not may_call_script(src.text):
             continue
@@ -766,7 +760,7 @@ def _script_calls(
             later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
             for call in _unit_calls(ctx, run_shell, later):
                 add(_with_os(call, os_name))
-    for path in among(pythons):
+    for path in among(p for p in ctx.head_paths() if p.endswith(".py") and _python_caller_path(p)):
         src = ctx.source(path)
         if src is None or ".sh" not in src.text:
             continue
