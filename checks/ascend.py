@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover
     sre_parse = None
 
 # Words (lower case) every shipped script marker holds: only the lines with one of them are searched.
-_SCRIPT_WORDS = ("npu", "ascend", "hccl", "nnal")
+_SCRIPT_WORDS = ("npu", "ascend", "hccl", "nnal", "rank_table", "slog_")
 
 
 class Markers:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from npu_review.checks.analysis.scripts import script_unit
@@ -70,7 +70,8 @@ class ArgumentCountCheckContradicts(Rule):
         guards = _guards(src.lines)
         if not guards or script_unit(ctx, src) is None:
             return
-        yield from _check(src, guards, (*ctx.facts.ascend_env.families, *ctx.facts.ascend_env.launch))
+        runtime = (*ctx.facts.ascend_env.families, *ctx.facts.ascend_env.launch)
+        yield from _check(src, guards, runtime, lambda lines: ctx.first_added(src.path, lines))
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,10 @@ def _counts(ns: Iterable[int]) -> str:
     return ", ".join(map(str, ns[:-1])) + " or " + str(ns[-1])
 
 
-def _check(src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...]) -> Iterator[Hit]:
+def _check(
+    src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...], first_added: Callable[[Iterable[int]], int]
+) -> Iterator[Hit]:
+    """`first_added(lines)`: the first of the lines the change wrote (the first line when it wrote none)."""
     rejected = frozenset().union(*(g.rejected for g in guards))
     allowed = [n for n in range(_MOST + 1) if n not in rejected]
     if not allowed:
@@ -254,11 +258,15 @@ def _check(src: SourceFile, guards: list[_Guard], runtime: tuple[str, ...]) -> I
             asked = f"{what}, what the usage it prints asks for" + (
                 f" (with {_plural(total - required, 'more')} optional)" if total > required else ""
             )
+            # On the line of the check the change wrote: the usage it prints, when the change added an argument
+            # to the usage and left the count (a model zoo's rank table made a fifth argument).
+            line = first_added(range(g.line, g.end + 1))
             yield Hit(
                 src.path,
-                g.line,
+                line,
                 f"`{g.shown}` exits when the script gets {asked}: the documented call is the one it rejects. Make "
                 "the check accept the count the usage shows.",
+                related=(Related(src.path, g.line, "the argument-count check"),) if line != g.line else (),
             )
             return
     # An argument no allowed call reaches.
