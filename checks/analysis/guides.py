@@ -543,14 +543,26 @@ def _cann_links(ctx: Context, doc: Document, guide: Guide) -> None:
             continue
         if _AT_LEAST.match(text, said.end()) or _AT_LEAST_BEFORE.search(text, 0, said.start()):
             continue  # `CANN 8.2.RC1 and later` with a later release's page: a minimum, not the one release
-        guide.cann_links.append((n, _norm(said.group(1)), _doc_version(m.group("v")), m.group("v")))
+        stated = _norm(said.group(1))
+        linked = [_doc_version(v.group("v")) for v in pattern.finditer(line)]
+        if len(set(linked)) > 1 and any(cann_line(stated) == cann_line(v) for v in linked):
+            # Pages of several releases on one line, the stated one among them: the line names its releases link
+            # by link (a general guide of 8.5.0, then "for the 950DT, CANN 9.1.0-beta.3's" page; rs-r75, false).
+            continue
+        guide.cann_links.append((n, stated, _doc_version(m.group("v")), m.group("v")))
 
 
 # A version stated as a minimum: after it (`8.2.RC1+`, `and later`, `及以上`, `或更高版本`) or before it (`>=`, `至少`).
 _AT_LEAST = re.compile(
-    r"[ \t*`]*(?:\+|及以上|以上|及更高|或更高|及其以后|及之后|以后|(?:and|or) (?:later|above|newer|higher|up))", re.I
+    r"[ \t*`,]*(?:\+|及以上|以上|及更高|或更高|及其以后|及之后|以后|(?:and|or) (?:later|above|newer|higher|up))", re.I
 )
 _AT_LEAST_BEFORE = re.compile(r"(?:>=|≥|至少|不低于|at least|or later than)[ \t]*(?:CANN)?[ \t]*$", re.I)
+
+
+def cann_line(version: str) -> tuple[str, ...]:
+    """A CANN release line: major.minor and its RC (`8.3.rc2` -> 8, 3, rc2; `9.0.1` -> 9, 0)."""
+    parts = version.split(".")
+    return tuple(parts[:2]) + tuple(p for p in parts[2:] if p.startswith("rc"))
 
 
 def _doc_version(raw: str) -> str:

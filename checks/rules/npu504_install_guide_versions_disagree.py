@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from npu_review.checks.analysis.guides import Guide, Said, agree, guide_stack, reference
+from npu_review.checks.analysis.guides import Guide, Said, agree, cann_line, guide_stack, reference
 from npu_review.checks.analysis.stacks import tables, torch_npu_build
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS
@@ -179,12 +179,6 @@ def _cann(version: str) -> str:
     return re.sub(r"\.rc(\d)", r".RC\1", version)
 
 
-def _cann_line(version: str) -> tuple[str, ...]:
-    """A CANN release line: major.minor and its RC (`8.3.rc2` -> 8, 3, rc2; `9.0.1` -> 9, 0)."""
-    parts = version.split(".")
-    return tuple(parts[:2]) + tuple(p for p in parts[2:] if p.startswith("rc"))
-
-
 def _listed(items: list[str]) -> str:
     if len(items) > _SHOWN:
         return ", ".join(items[:_SHOWN]) + f" and {len(items) - _SHOWN} more"
@@ -325,7 +319,7 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
 
 def _cann_links(guide: Guide) -> Iterator[Hit]:
     for line, said, linked, raw in guide.cann_links:
-        if _cann_line(said) == _cann_line(linked):
+        if cann_line(said) == cann_line(linked):
             continue  # one release line: 9.0.1's HDK notes are 9.0.0's
         yield Hit(
             guide.path,
