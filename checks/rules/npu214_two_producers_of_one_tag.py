@@ -96,7 +96,8 @@ class TwoProducersOfOneTag(Rule):
 
     Not reported: rules whose tag or `enable=` is not known statically (other than by matrix values), builds
     whose push filters (`branches:`, `tags:`) cannot overlap, rules that differ in `enable=`, and builds that never
-    push (`push: false`). Pull-request tags of builds that push only on `push` events are a notice.
+    push (`push: false`, with no `outputs:` or outputs that stay on the runner: `type=docker,dest=x.tar`).
+    Pull-request tags of builds that push only on `push` events are a notice.
     """
 
     id = "NPU214"
@@ -232,7 +233,7 @@ def _tags(wf: Workflow) -> Iterator[_Tag]:
         if not builders:
             continue
         pushes = [_scalar(s.with_.get("push"), "false") for s in builders]
-        if all(p.strip().lower() == "false" for p in pushes) and not any("outputs" in s.with_ for s in builders):
+        if all(p.strip().lower() == "false" for p in pushes) and not any(_outputs_push(s) for s in builders):
             continue
         pushed_on_pr = any(_pushes_on_pr(p) for p in pushes)
         # The metadata steps whose tags a pushing build takes (`tags: ${{ steps.meta.outputs.tags }}`, its JSON or
@@ -241,7 +242,7 @@ def _tags(wf: Workflow) -> Iterator[_Tag]:
         taken = " ".join(
             n.value
             for b, push in zip(builders, pushes, strict=True)
-            if push.strip().lower() != "false" or "outputs" in b.with_
+            if push.strip().lower() != "false" or _outputs_push(b)
             for n in b.with_.values()
             if n.is_scalar
         )
@@ -260,6 +261,20 @@ def _tags(wf: Workflow) -> Iterator[_Tag]:
             leg = ", ".join(f"{k}={(scope.combo or {}).get(k)}" for k in varying[:1])
             for step in metas:
                 yield from _step_tags(wf, job, step, scope, leg, triggers, filters, pushed_on_pr)
+
+
+def _outputs_push(step: Step) -> bool:
+    """The build's `outputs:` send the image to a registry (`type=registry`, `type=image,...,push=true`), or may
+    (an expression): a `type=docker,dest=x.tar` or `type=local` output stays on the runner (a pull-request build
+    that saves a tar for an artifact; rs-r75, judged false as a producer of its tag)."""
+    node = step.with_.get("outputs")
+    if node is None:
+        return False
+    text = node.value.lower() if node.is_scalar else ""
+    kind = re.search(r"\btype=([^,\s]+)", text)
+    if kind is None or "${{" in kind.group(1):
+        return True  # not known: it may push
+    return kind.group(1) == "registry" or (kind.group(1) == "image" and "push=true" in text)
 
 
 def _scalar(node: Node | None, default: str) -> str:
