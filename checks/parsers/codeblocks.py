@@ -120,9 +120,11 @@ _HOST_PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?(?:[\w.-]+@[\w.-]+:[^\s#$]*|\[[\w
 
 
 def transcript(block: Block) -> bool:
-    """The block is a pasted terminal session: its first line that holds anything starts with a host prompt."""
+    """The block is a pasted terminal session: its first line that holds anything starts with a prompt, a host's
+    or a bare `$ ` (`$ shmem-config --ldflags` then the flags it prints: rs-r76, the printed lines judged false as
+    a cut command)."""
     first = next((t for _n, t in block.lines if t.strip()), "")
-    return _HOST_PROMPT.match(first) is not None
+    return _HOST_PROMPT.match(first) is not None or _PROMPT.match(first) is not None
 
 
 def console_commands(block: Block) -> Block:
