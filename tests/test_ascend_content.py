@@ -262,6 +262,13 @@ def test_the_non_ascii_characters_an_ascii_literal_matches_ignoring_case() -> No
         ("export HCCL_CONNECT_TIMEOUT=1500\npython3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8\n", True),
         ('python -c "import torch_npu"\n', True),
         ("python3 -m verl.trainer.main_ppo trainer.device=npu\n", True),
+        # MindSpore on Ascend: the HCCL rank table, CANN's log switch, the Ascend device target.
+        ("export RANK_TABLE_FILE=$(realpath $5)\npython train.py --device_id=$i\n", True),
+        ("export SLOG_PRINT_TO_STDOUT=0\npython train.py\n", True),
+        ("python train.py --device_target=Ascend --device_id=0\n", True),
+        ("python eval.py --device_target Ascend\n", True),
+        ("python train.py --device_target=GPU\n", False),
+        ("python train.py --device_target=CPU  # Ascend later\n", False),
         # A GPU script that kept TASK_QUEUE_ENABLE; a script for several devices; a comment.
         ("export TASK_QUEUE_ENABLE=2\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\npython train.py\n", False),
         ("export HCCL_CONNECT_TIMEOUT=1500\nif [ $D = cuda ]; then export NCCL_DEBUG=INFO; fi\n", False),
