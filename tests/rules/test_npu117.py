@@ -225,6 +225,42 @@ def test_a_relative_cd_inside_another_project_s_clone_stays_in_it() -> None:
     assert [(f.path, f.line) for f in change({}, own).findings if f.rule == "NPU117"] == [("wide_deep/README.md", 7)]
 
 
+def test_a_cd_into_a_folder_of_this_repository_s_own_clone_enters_the_repository() -> None:
+    """A guide clones this repository (from GitCode, under another owner than GitHub's) and `cd`s into one of its
+    folders (`cd cann-recipes-x/models/demo`): the scripts run there are the repository's, and an option their
+    parser lacks is reported (the fifth held-out draw's `--mutiview`, missed since the clone was taken for another
+    project's). Another project's clone still is one."""
+    from npu_review.checks import run
+    from npu_review.checks.diffing import changes_between
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from tests.rules.support import DEFAULT_CONFIG
+
+    demo = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--multiview', action='store_true')\n"
+        "args = p.parse_args()\n"
+    )
+
+    def review(clone_url: str, folder: str) -> list[tuple[str, int]]:
+        readme = (
+            "# Demo on Ascend NPU\n\nRuns on Ascend with torch_npu.\n\n```shell\n"
+            "git clone https://github.com/upstream/Demo-2.git\n```\n\n```shell\n"
+            f"git clone {clone_url}\n```\n\n```shell\n"
+            f"cd {folder}/models/demo\npip3 install -r requirements.txt\n\ncd renderer\npython3 setup.py install\n"
+            "```\n\n"
+            "```bash\npython demo_npu.py --mutiview\n```\n"
+        )
+        head: dict[str, str | None] = {
+            "models/demo/README.md": readme,
+            "models/demo/demo_npu.py": demo,
+            "models/demo/renderer/setup.py": "from setuptools import setup\nsetup(name='renderer')\n",
+        }
+        cs = ChangeSet(head=MemoryTree(head), changes=changes_between({}, head), repository="hicann/cann-recipes-x")
+        return [(f.path, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU117"]
+
+    assert review("https://gitcode.com/cann/cann-recipes-x.git", "cann-recipes-x") == [("models/demo/README.md", 22)]
+    assert review("https://github.com/other/demo-zoo.git", "demo-zoo") == []
+
+
 def test_a_design_spec_s_command_passes_an_option_still_to_add() -> None:
     """yuqitao1024/DeepEP-Ascend's approved spec shows `python3 tests/elastic/test_ep.py --benchmark-profile parity`,
     an option its plan adds to the script (added 40 minutes later; rs-r58, judged false). The same line in a guide
