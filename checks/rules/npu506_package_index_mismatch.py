@@ -21,6 +21,19 @@ _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url")
 # Where the builds of an image are read from (which platforms they target): workflows and image scripts.
 _BUILDERS = frozenset({WORKFLOW, ASCEND_WORKFLOW})
 _LINK_OPTS = ("-f", "--find-links")
+# pip's option parser takes a long option by a prefix no other of its options has (`--extra-index` for
+# `--extra-index-url`; an openEuler image's Dockerfile passes the CPU index so: sweep-r30, judged false as missing).
+_ABBREVIABLE = ("--index-url", "--extra-index-url", "--find-links")
+
+
+def _unabbreviated(name: str) -> str:
+    """`name` as pip reads it: the index or link option it is a prefix of (6 characters at least), else itself."""
+    if not name.startswith("--") or len(name) < 6 or name in _ABBREVIABLE:
+        return name
+    found = [o for o in _ABBREVIABLE if o.startswith(name)]
+    return found[0] if len(found) == 1 else name
+
+
 _VALUE_OPTS = frozenset(
     {*_INDEX_OPTS, *_LINK_OPTS, "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target"}
     | {"--trusted-host", "--platform", "--python-version", "--prefix", "--root", "--src", "--cache-dir", "--log"}
@@ -30,7 +43,7 @@ _VALUE_OPTS = frozenset(
 _LOCAL = re.compile(r"==\s*[\w.]+\+[A-Za-z0-9]")
 # An index URL that goes on past `simple/` (the cheap test before the file is read).
 _PAGE_HINT = re.compile(r"/\+?simple/[A-Za-z0-9][\w.-]*/?(?=[\s\"'\\]|$)", re.M)
-_INDEX_HINT = re.compile(r"index-url|find-links|\s-[if]\s|PIP_INDEX|PIP_EXTRA|pip config", re.I)
+_INDEX_HINT = re.compile(r"index-url|extra-index|find-links|\s-[if]\s|PIP_INDEX|PIP_EXTRA|pip config", re.I)
 
 
 def _bare_local(text: str) -> bool:
@@ -220,6 +233,7 @@ def _read(
             name, eq, value = t.partition("=")
             if not eq and len(name) > 2 and name[:2] in ("-i", "-f") and not name.startswith("--"):
                 name, value, eq = name[:2], name[2:], "="
+            name = _unabbreviated(name)
             if not eq and name in _VALUE_OPTS and i + 1 < len(argv):
                 nxt = argv[i + 1]
                 value = nxt.text if nxt.known else WILD
