@@ -227,14 +227,26 @@ class RunnerLabelMismatch(Rule):
         ]
         where = "the base of this change" if not ctx.audit else "this revision"
         listing = ", ".join(f"`{label}` ({use[label]} jobs)" for label in in_use[:4]) or "none"
+        severity = None
+        effect = "the job would wait for a runner until it times out"
+        # The labels known to be served come only from the repository's own list (`.github/actionlint.yaml`):
+        # a runner of a shared pool may have this label too (fla-org's `linux-aarch64-a2-1`, sweep-r30, judged
+        # false as "no runner serves it"). What is known: the list leaves it out.
+        listed_only = not in_use and not catalog.retired and all(label in catalog.project for label in current)
         if runner.status == "retired":
             head = f"`{runner.label}` is a retired Ascend runner label: {runner.note}"
+        elif listed_only:
+            sources = sorted({catalog.project[label].source for label in current})
+            head = (
+                f"`{runner.label}` is not among the Ascend runner labels {' and '.join(sources)} lists "
+                f"({', '.join(f'`{label}`' for label in list(current)[:4])}), and no other Ascend job uses it"
+            )
+            effect = "unless a runner has it, the job waits for one until it times out. List it there if one does"
+            severity = Severity.WARNING
         else:
             head = (
                 f"No Ascend runner serves `{runner.label}`: it is not a known label and not used by other Ascend jobs"
             )
-        severity = None
-        effect = "the job would wait for a runner until it times out"
         if runner.status != "retired" and not ctx.audit and self._migration(ctx, runner.label, use):
             head = f"`{runner.label}` is a new Ascend runner label (no Ascend job at the base uses it)"
             effect = "fine if the runners were renamed; otherwise the jobs wait for a runner until they time out"

@@ -47,3 +47,33 @@ def test_runner_migration_to_an_unknown_label_is_a_notice() -> None:
         changes={path: FileChange(path, ChangeStatus.MODIFIED, None, frozenset({line}))},
     )
     assert [(f.rule, f.line, f.severity.label) for f in got if f.rule == "NPU211"] == [("NPU211", line, "error")]
+
+
+def test_a_label_the_repository_s_own_list_leaves_out_is_a_warning_that_says_so() -> None:
+    """With no labels in the facts and none that two other jobs use, the labels known to be served are the ones the
+    repository lists itself (`.github/actionlint.yaml`): a label it leaves out may still be a shared pool's runner
+    (fla-org's `linux-aarch64-a2-1`, sweep-r30, judged false as "no runner serves it"), so the finding says what
+    is known, as a warning."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    job = (
+        "  {name}:\n    runs-on: {label}\n    container:\n"
+        "      image: quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+        "    steps:\n      - run: python -c 'import torch_npu'\n"
+    )
+    wf = (
+        "name: npu tests\non: [pull_request]\njobs:\n"
+        + job.format(name="oj", label="linux-aarch64-a2-1")
+        + job.format(name="ci", label="linux-aarch64-a2-8")
+    )
+    lint = "self-hosted-runner:\n  labels:\n    - linux-aarch64-a2-4\n    - linux-aarch64-a2-8\n"
+    files: dict[str, str | None] = {".github/workflows/npu.yml": wf, ".github/actionlint.yaml": lint}
+    case = Case("npu211", Path("."), None, files, set(), [], "", None)
+    found = [f for f in run_case(case, case_config(case)).findings if f.rule == "NPU211"]
+    assert [(f.line, f.severity.label) for f in found] == [(5, "warning")]
+    assert found[0].message.startswith(
+        "`linux-aarch64-a2-1` is not among the Ascend runner labels .github/actionlint.yaml lists "
+        "(`linux-aarch64-a2-4`, `linux-aarch64-a2-8`), and no other Ascend job uses it; unless a runner has it"
+    )
