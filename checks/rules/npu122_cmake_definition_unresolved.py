@@ -76,7 +76,9 @@ class CMakeDefinitionUnresolved(Rule):
     file mentions at all, the variables of CMake and its find modules (`CMAKE_*`, `Python3_*`, `<Package>_DIR`:
     facts `cmake_definitions`), names far from every read one (projects pass extra definitions on purpose), names
     shorter than six characters, names that differ in a short or numbered word (`A2`/`A3`) or by a whole word more
-    (`ENABLE_TEST_C` beside `ENABLE_TEST`), names close to two read ones, a name built from a variable, `-D` of
+    (`ENABLE_TEST_C` beside `ENABLE_TEST`), names whose differing word the CMake files use themselves
+    (`UDMA_SUPPORT` beside `RDMA_SUPPORT` where they build `udma_demo`: another transport, an option no longer
+    read), names close to two read ones, a name built from a variable, `-D` of
     other tools (compiler flags in `CFLAGS` or a list named like flags), and a cmake command that runs after the
     unit fetched or unpacked another source tree (`git clone`, `wget`, `tar`) or moved into an absolute folder: it
     configures another project.
@@ -207,7 +209,19 @@ def _closest(name: str, reads: CMakeReads) -> tuple[str, int] | None:
     closest = [r for d, r in found if d == low]
     if len(closest) != 1 or not _typo(name, closest[0]):
         return None
+    if _words_of_its_own(name, closest[0], reads):
+        return None
     return closest[0], low
+
+
+def _words_of_its_own(name: str, meant: str, reads: CMakeReads) -> bool:
+    """The words by which `name` differs from `meant` are words the CMake files use themselves (`UDMA` in
+    `ACLSHMEM_UDMA_SUPPORT` against `ACLSHMEM_RDMA_SUPPORT`, where the files build `udma_demo` and print "HCOM UDMA
+    compile support"): another thing of the project, an option dropped or never read, not a misspelling whose
+    fix is the name one edit away (rs-r76, judged false: following it turns RDMA on)."""
+    words = {w.upper() for token in reads.mentioned for w in token.split("_") if w}
+    own = [x for x, y in zip(name.split("_"), meant.split("_"), strict=False) if x != y]
+    return bool(own) and len(name.split("_")) == len(meant.split("_")) and all(x.upper() in words for x in own)
 
 
 def _typo(a: str, b: str) -> bool:
