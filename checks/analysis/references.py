@@ -809,6 +809,17 @@ class Walker:
             return
         r = self.ref(text, words[0].line, "cd", c.line, origin)
         found = [p for p in paths if is_dir(self.ctx, p)]
+        if not found and self.state.cwd != self.start and not text.startswith(("/", "~", "$")):
+            # Not there from where the commands before left the reader, but there from where the text starts: a
+            # guide's blocks are often alternatives, each from the start ("Install: cd mllm-kernel; pip install .",
+            # then "Editable install: cd mllm-kernel; pip install -e ."; rs-r78, judged false as a missing folder).
+            here, self.state.cwd = self.state.cwd, self.start
+            again = self.resolve(text)
+            self.state.cwd = here
+            found = [p for p in again or () if is_dir(self.ctx, p)]
+            if found:
+                self.state.cwd = tuple(found)
+                return
         if r is not None and r.missing:
             yield r
         self.state.cwd = tuple(found)

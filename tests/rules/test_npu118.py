@@ -291,3 +291,29 @@ def test_a_cd_into_a_missing_folder_of_this_repository_s_own_clone_is_reported()
     cs = ChangeSet(head=MemoryTree(head), changes=changes_between({}, head), repository="hicann/cann-recipes-x")
     found = [(f.rule, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU118"]
     assert found == [("NPU118", 7)]
+
+
+def test_a_cd_that_resolves_from_where_the_guide_starts_is_no_missing_folder() -> None:
+    """A guide's blocks are often alternatives, each from the start: "Install: cd kernels; pip install .", then
+    "Editable install: cd kernels; pip install -e ." (UbiquitousLearning/mllm, rs-r78, judged false as
+    `kernels/kernels` missing; the check it replaced reported line 15 here)."""
+    from npu_review.checks import run
+    from npu_review.checks.diffing import changes_between
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from tests.rules.support import DEFAULT_CONFIG
+
+    def review(second: str) -> list[tuple[str, int]]:
+        readme = (
+            "# NPU kernels\n\nBuilds the Ascend NPU kernels (torch_npu).\n\nInstall:\n\n```bash\ncd npu-kernels\n"
+            "pip install .\n```\n\nEditable install:\n\n```bash\n"
+            f"cd {second}\npip install -e .\n```\n"
+        )
+        head: dict[str, str | None] = {
+            "npu-kernels/README.md": readme,
+            "npu-kernels/pyproject.toml": "[project]\nname = 'npu-kernels'\n",
+            "npu-kernels/npu_kernels/__init__.py": "",
+        }
+        cs = ChangeSet(head=MemoryTree(head), changes=changes_between({}, head))
+        return [(f.rule, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU118"]
+
+    assert review("npu-kernels") == []
