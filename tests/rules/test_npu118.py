@@ -317,3 +317,25 @@ def test_a_cd_that_resolves_from_where_the_guide_starts_is_no_missing_folder() -
         return [(f.rule, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU118"]
 
     assert review("npu-kernels") == []
+
+
+def test_a_path_written_with_an_ellipsis_is_a_stand_in() -> None:
+    """`pytest tests/st/...` in a workflow guide means the test the reader picks (hw-native-sys/simpler, rs-r77,
+    judged false as a missing test path); `tests/st/missing_case` is still a path."""
+    from npu_review.checks import run
+    from npu_review.checks.diffing import changes_between
+    from npu_review.checks.model import ChangeSet, MemoryTree
+    from tests.rules.support import DEFAULT_CONFIG
+
+    def review(path: str) -> list[tuple[str, int]]:
+        readme = (
+            "# Swimlanes on Ascend NPU\n\nProfiles the Ascend NPU kernels (torch_npu).\n\n```bash\n"
+            f"pytest {path} --enable-chip-swimlane\n```\n"
+        )
+        head: dict[str, str | None] = {"tools/README.md": readme, "tests/st/test_add.py": "def test_add():\n    pass\n"}
+        cs = ChangeSet(head=MemoryTree(head), changes=changes_between({}, head))
+        return [(f.rule, f.line) for f in run(cs, DEFAULT_CONFIG).findings if f.rule == "NPU118"]
+
+    assert review("tests/st/...") == []
+    assert review("tests/st/…") == []
+    assert review("tests/st/test_ad.py") == [("NPU118", 6)]
