@@ -199,6 +199,11 @@ _URL_BEFORE = re.compile(r"[a-z][a-z0-9+.-]*://[^\s\"'<>()\[\]]*\Z")
 _COMMIT_URL = re.compile(r"/(?:-/)?(?:commit|commits|tree|blob)/\Z")
 
 
+# Another project's release written with its name (`llvmorg-19.1.7`, `gcc-12.2.0`): the commit right after it is
+# that release's, not the repository's.
+_VERSION = re.compile(r"(?<![\w.-])([a-z][a-z0-9_.]*)-v?\d+\.\d+(?:\.\d+)?\b")
+
+
 def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:
     """A commit the file states for the cloned repository: on a line that names the repository (as a word)
     and is not a command that fetches another one. (kind, value, line)."""
@@ -218,6 +223,12 @@ def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:
         start = at.end() if at is not None else 0
         found = list(_COMMIT.finditer(low))
         for m in [m for m in found if m.start() >= start] + [m for m in reversed(found) if m.start() < start]:
+            if m.start() >= start and any(
+                _norm(v.group(1)) != _norm(clone.name) for v in _VERSION.finditer(low, start, m.start())
+            ):
+                # Another release stands between the name and the commit: the commit is that one's ("ptoas is
+                # built on LLVM/MLIR (llvmorg-19.1.7) (Commit cd70...)", hw-native-sys/PTOAS, rs-r77, judged false).
+                continue
             before = low[: m.start()]
             url = _URL_BEFORE.search(before)
             if url is not None and not _COMMIT_URL.search(before):
