@@ -869,19 +869,12 @@ def test_a_submodule_replaced_by_a_folder_of_the_same_path_is_not_deleted() -> N
         "# Security note (Ascend NPU)\n\nMindSpeed-LLM 暂时未发布wheel包，入口脚本为"
         "[pretrain_gpt.py](https://gitcode.com/ascend/MindSpeed-LLM/blob/master/pretrain_gpt.py)。\n"
     )
-    base = {"MindSpeed-LLM": "Subproject commit 0123456789abcdef0123456789abcdef01234567\n"}
-    head = {"MindSpeed-LLM/README.md": "# MindSpeed-LLM\n", "MindSpeed-LLM/SECURITYNOTE.md": note}
-    changes = {
-        "MindSpeed-LLM": FileChange("MindSpeed-LLM", ChangeStatus.DELETED),
-        "MindSpeed-LLM/README.md": FileChange(
-            "MindSpeed-LLM/README.md", ChangeStatus.ADDED, added_lines=frozenset({1})
-        ),
-        "MindSpeed-LLM/SECURITYNOTE.md": FileChange(
-            "MindSpeed-LLM/SECURITYNOTE.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
-        ),
+    base: dict[str, str | None] = {"MindSpeed-LLM": "Subproject commit 0123456789abcdef0123456789abcdef01234567\n"}
+    head: dict[str, str | None] = {
+        "MindSpeed-LLM/README.md": "# MindSpeed-LLM\n",
+        "MindSpeed-LLM/SECURITYNOTE.md": note,
     }
-    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
-    assert [f for f in report.findings if f.rule == "NPU502"] == []
+    assert [f for f in change(base, head).findings if f.rule == "NPU502"] == []
 
 
 def test_a_line_that_writes_its_paths_from_the_folder_a_file_moved_into_names_it() -> None:
@@ -1121,27 +1114,17 @@ def test_a_bare_name_a_file_beside_the_doc_has_names_that_file() -> None:
     the README whose new lines say "the default is `conf.yaml` in the current directory" (rs-r72, judged false). A
     doc elsewhere naming `conf.yaml` still names the deleted root file."""
     lines = "# Deep research on Ascend NPU\n\nThe default is `conf.yaml` in the current directory.\n"
-    changes = {
-        "conf.yaml": FileChange("conf.yaml", ChangeStatus.DELETED),
-        "projects/deep_research/conf.yaml": FileChange(
-            "projects/deep_research/conf.yaml", ChangeStatus.ADDED, added_lines=frozenset({1})
-        ),
-        "projects/deep_research/README.md": FileChange(
-            "projects/deep_research/README.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
-        ),
+    base: dict[str, str | None] = {"conf.yaml": "search: exa\nkey: x\n"}
+    head: dict[str, str | None] = {
+        "projects/deep_research/conf.yaml": "engine: arxiv\n",
+        "projects/deep_research/README.md": lines,
     }
-    base = {"conf.yaml": "search: exa\nkey: x\n"}
-    head = {"projects/deep_research/conf.yaml": "engine: arxiv\n", "projects/deep_research/README.md": lines}
-    report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
-    assert [f for f in report.findings if f.rule == "NPU502"] == []
-    elsewhere = {"projects/other/README.md": lines, "projects/deep_research/conf.yaml": "engine: arxiv\n"}
-    moved = {
-        **{k: v for k, v in changes.items() if "README" not in k},
-        "projects/other/README.md": FileChange(
-            "projects/other/README.md", ChangeStatus.ADDED, added_lines=frozenset({1, 2, 3})
-        ),
+    assert [f for f in change(base, head).findings if f.rule == "NPU502"] == []
+    elsewhere: dict[str, str | None] = {
+        "projects/other/README.md": lines,
+        "projects/deep_research/conf.yaml": "engine: arxiv\n",
     }
-    report = run(ChangeSet(head=MemoryTree(elsewhere), base=MemoryTree(base), changes=moved))
+    report = change(base, elsewhere)
     assert [(f.path, f.line) for f in report.findings if f.rule == "NPU502"] == [("projects/other/README.md", 3)]
 
 
