@@ -604,17 +604,6 @@ class Walker:
             return None
         return None
 
-    def _enter_own_clone(self) -> None:
-        """The working directory is now the root of a clone of this repository."""
-        st = self.state
-        st.cwd = ("",)
-        if st.own_clones:
-            # In the clone, its own folder of that name (the package) is the repository's, not what the clone
-            # made, and a `cd` of that name enters it.
-            st.made = {p for p in st.made if posixpath.basename(p) not in st.own_clones}
-            st.made_anywhere -= st.own_clones
-            st.own_clones.clear()
-
     def _own_root(self, text: str) -> bool:
         """The path ends in a folder named like this repository (`vllm-ascend`, `../MindSpeed-RL`,
         `/vllm-workspace/vllm-ascend/`): the root of a clone of it."""
@@ -796,7 +785,14 @@ class Walker:
         paths = self.resolve(text)
         cloned = posixpath.basename(text.rstrip("/")) in self.state.own_clones
         if self._own_root(text) and (cloned or not any(is_dir(self.ctx, p) for p in paths or ())):
-            self._enter_own_clone()  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+            st = self.state
+            st.cwd = ("",)  # `cd vllm-ascend`, `cd /vllm-workspace/vllm-ascend`: a clone of this repository
+            if st.own_clones:
+                # In the clone, its own folder of that name (the package) is the repository's, not what the clone
+                # made, and a `cd` of that name enters it.
+                st.made = {p for p in st.made if posixpath.basename(p) not in st.own_clones}
+                st.made_anywhere -= st.own_clones
+                st.own_clones.clear()
             return
         first = text.strip("/").split("/", 1)[0]
         # A relative `cd` from inside what an earlier step made (another project's clone: `cd mindspore/model_zoo/x`,
