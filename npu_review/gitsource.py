@@ -42,6 +42,12 @@ class GitError(RuntimeError):
     """A repository or revision problem; the message is one line for the user."""
 
 
+def _failed(args: list[str], stderr: bytes, code: int) -> GitError:
+    """The error of a git command that failed: its last line on stderr, else its exit status."""
+    msg = stderr.decode("utf-8", "replace").strip().splitlines()
+    return GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(code)}")
+
+
 class Git:
     def __init__(self, repo: str | Path) -> None:
         self.repo = str(repo)
@@ -82,8 +88,7 @@ class Git:
         if proc.returncode not in ok:
             if not check:
                 return None
-            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+            raise _failed(args, proc.stderr, proc.returncode)
         return proc.stdout
 
     def resolve(self, rev: str) -> str:
@@ -269,14 +274,15 @@ class Git:
             )
         except FileNotFoundError:
             raise GitError("git is not installed (needed to read the repository)") from None
-        assert proc.stdout is not None and proc.stderr is not None
+        stdout, stderr = proc.stdout, proc.stderr
+        assert stdout is not None and stderr is not None
         # stderr drained beside stdout, so that git never blocks on a full pipe of warnings
         errors: list[bytes] = []
-        drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+        drain = threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True)
         drain.start()
         out: list[str] = []
         left = 0  # lines of the current hunk still to come
-        for raw in proc.stdout:
+        for raw in stdout:
             if left > 0 and raw[:1] in (b"+", b"-"):
                 left -= 1
                 out.append(chr(raw[0]) + "\n")
@@ -292,8 +298,7 @@ class Git:
         code = proc.wait()
         drain.join()
         if code != 0:
-            msg = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(code)}")
+            raise _failed(args, b"".join(errors), code)
         return "".join(out)
 
     def changes(
