@@ -22,6 +22,7 @@ from npu_review.checks.textio import CrlfText
 if TYPE_CHECKING:
     import ast
 
+    from npu_review.checks import diskcache
     from npu_review.checks.parsers.markdown import Document
     from npu_review.checks.parsers.shell import ShellScript
     from npu_review.checks.parsers.yamlmarks import YamlDoc
@@ -165,16 +166,7 @@ class Context:
         """The paths at `rev` grouped by their candidate kinds (a tree has a few dozen such sets), each group in
         path order: one pass over the tree serves every `candidate_paths`."""
 
-        def group() -> dict[frozenset[str], list[str]]:
-            candidates = self.kindmap.candidates
-            out: dict[frozenset[str], list[str]] = {}
-            for p in self.paths_at(rev):
-                found = candidates(p)
-                if found:
-                    out.setdefault(found, []).append(p)
-            return out
-
-        return self.memo(("paths-by-candidates", rev, ""), group)
+        return self.memo(("paths-by-candidates", rev, ""), lambda: self.kindmap.group(self.paths_at(rev)))
 
     def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str]) -> list[str]:
         """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can
@@ -251,6 +243,63 @@ class Context:
     def _ignored(self, path: str) -> bool:
         patterns = self.config.ignore_paths
         return bool(patterns) and globs.match_any(path, patterns)
+
+    def blob_id(self, path: str, rev: str = "head") -> str | None:
+        """The id of the file's content at `rev` when its tree knows one without reading it (a git tree's object
+        id), else None; None too for a file that is absent or not read (`ignore_paths`). Equal ids: equal texts."""
+        if self._ignored(path):
+            return None
+        tree = self.changeset.head if self.effective_rev(path, rev) == "head" else self.changeset.base
+        blob_id = getattr(tree, "blob_id", None)
+        found = blob_id(path) if callable(blob_id) else None
+        return found if isinstance(found, str) else None
+
+    def store(self, name: str) -> diskcache.Store | None:
+        """The entries of `name` kept between runs by blob id (checks.diskcache.Store), under a key of what they
+        are derived with: the engine's code, the facts' data, the profile, the repo config's `knowledge:` and
+        `paths:`. None when the caller keeps nothing (no cache folder) or the tree has no blob ids to key by."""
+        from npu_review.checks import diskcache
+
+        if diskcache.folder() is None or not callable(getattr(self.changeset.head, "blob_id", None)):
+            return None
+
+        def key() -> str:
+            import hashlib
+            import json
+
+            from npu_review.checks.facts import _cache_key
+            from npu_review.checks.rule import _source_key
+
+            made = json.dumps(
+                [self.facts.profile, self.config.knowledge, sorted(self.kindmap.globs.items())],
+                sort_keys=True,
+                default=repr,
+            )
+            return hashlib.sha256(f"{_source_key()}\0{_cache_key()}\0{made}".encode()).hexdigest()[:24]
+
+        return diskcache.store(name, self.memo(("store-key", "", ""), key))
+
+    def kept(self, name: str, path: str, rev: str, make: Callable[[], tuple[T, Iterable[str]]]) -> T:
+        """The value `make()` derives from the file at `rev` (it returns the value and the other files it read), kept
+        between the runs of change reviews in `store(name)` by the file's path and blob id with the blob ids of
+        those files: the value holds while each is the same blob (or still absent). Without a store (an audit, no
+        cache folder, a tree without blob ids) `make()`'s value; a value made from a blob that could not be read
+        (binary, or missing from a partial clone) is not kept. A kept value is shared: never change it."""
+        store = None if self.audit else self.store(name)
+        blob = None if store is None else self.blob_id(path, rev)
+        if store is None or blob is None:
+            return make()[0]
+        key = f"{path}\0{blob}"
+        part = store.get(key)
+        if isinstance(part, tuple) and len(part) == 2 and all(self.blob_id(p, rev) == b for p, b in part[1]):
+            return part[0]
+        value, reads = make()
+        others = [(p, self.blob_id(p, rev)) for p in dict.fromkeys(reads) if p != path]
+        # Not kept when a blob it read could not be (a partial clone's missing blob, fetched later under the same
+        # id, would find the value made without it).
+        if self.source(path, rev) is not None and all(b is None or self.source(p, rev) is not None for p, b in others):
+            store.put(key, (value, tuple(others)))
+        return value
 
     def text(self, path: str, rev: str = "head") -> str | None:
         """The file's text (see `source`)."""
@@ -402,6 +451,12 @@ class Context:
         paths = self.paths_at(rev)
         prefixes = sorted({globs.literal_folder(p) for p in patterns})
         if "" in prefixes:
+            # A glob of any folder (`**/envs.py`): a path is matched only when its name ends as each glob's does
+            # (globs.name_parts), a test in C, where one of them says how.
+            parts = [globs.name_parts(p) for p in patterns]
+            tails = tuple(part[0] for part in parts if part is not None and part[0])
+            if len(tails) == len(parts):
+                return [p for p in paths if p.endswith(tails) and globs.match_any(p, patterns)]
             return [p for p in paths if globs.match_any(p, patterns)]
         found: set[str] = set()
         for prefix in prefixes:

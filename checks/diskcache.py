@@ -50,3 +50,101 @@ def cached(name: str, key: str, make: Callable[[], T], valid: Callable[[object],
         with contextlib.suppress(OSError):
             os.remove(tmp)
     return value
+
+
+# How many keys' files of one store stay in the folder (the newest; see Store._prune).
+KEEP_KEYS = 3
+
+
+class Store:
+    """Entries derived from one blob each (a workflow's image products...), kept between runs in one pickle per
+    store (`name`, `key`: a hash of what the entries are made with: code, facts, profile): a review of a change on
+    a large tree reads and evaluates only the blobs it has not seen. Bounded: at most `limit` entries, those used
+    least recently first out. Written back by `flush` when an entry was added; a store that cannot be read starts
+    empty, and one that cannot be written is not kept."""
+
+    def __init__(self, name: str, key: str, limit: int) -> None:
+        self.path = None if _folder is None else os.path.join(_folder, f"{name}-{key}.pickle")
+        self.limit = limit
+        self._entries: dict[str, object] | None = None
+        self.dirty = False
+
+    def _loaded(self) -> dict[str, object]:
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None:
+                try:
+                    with open(self.path, "rb") as fh:
+                        found = pickle.load(fh)
+                    if isinstance(found, dict):
+                        self._entries = found
+                except Exception:  # absent, unreadable, truncated or from other code: starts empty
+                    pass
+        return self._entries
+
+    def get(self, key: str) -> object | None:
+        entries = self._loaded()
+        value = entries.pop(key, None)
+        if value is not None:
+            entries[key] = value  # most recently used last
+        return value
+
+    def put(self, key: str, value: object) -> None:
+        entries = self._loaded()
+        entries.pop(key, None)
+        entries[key] = value
+        while len(entries) > self.limit:
+            del entries[next(iter(entries))]
+        self.dirty = True
+
+    def flush(self) -> None:
+        if not self.dirty or self.path is None or self._entries is None:
+            return
+        self.dirty = False
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(tmp, "wb") as fh:
+                pickle.dump(self._entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except (OSError, pickle.PicklingError):  # a read-only or full disk: the next run makes them again
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            return
+        self._prune()
+
+    def _prune(self) -> None:
+        """Remove this store's files made under other keys (other code or facts: an upgrade's), all but the
+        KEEP_KEYS newest: a store can be a few MB, and a folder would grow by one at each upgrade."""
+        assert self.path is not None
+        folder, name = os.path.split(self.path)
+        prefix = name[: name.rindex("-") + 1]
+        with contextlib.suppress(OSError):
+            found = [
+                os.path.join(folder, f)
+                for f in os.listdir(folder)
+                if f.startswith(prefix) and f.endswith(".pickle") and "-" not in f[len(prefix) :]
+            ]
+            others = sorted((p for p in found if p != self.path), key=os.path.getmtime, reverse=True)
+            for old in others[KEEP_KEYS - 1 :]:
+                os.remove(old)
+
+
+_stores: dict[tuple[str | None, str, str], Store] = {}
+
+
+def store(name: str, key: str, limit: int = 20_000) -> Store | None:
+    """The store `name` made under `key` in the folder (one object per process, so that the reviews of one process,
+    a replay's, share it); None when nothing is kept."""
+    if _folder is None:
+        return None
+    found = _stores.get((_folder, name, key))
+    if found is None:
+        found = _stores[(_folder, name, key)] = Store(name, key, limit)
+    return found
+
+
+def flush() -> None:
+    """Write back every store an entry was added to."""
+    for found in _stores.values():
+        found.flush()

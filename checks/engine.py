@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from npu_review.checks import globs
+from npu_review.checks import diskcache, globs
 from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, MARKUP, NPU_SCRIPT, PYTHON, SHELL, KindMap
@@ -31,6 +31,8 @@ DEFAULT_RULE_BUDGET_S = 20.0
 # A parallel run needs twice this many files, and a coarse share holds at least this many: below that, starting a
 # process costs more than it saves.
 MIN_FILES_PER_SHARE = 200
+# The most path kinds kept between runs (Runner.keep_kinds): a few trees of the largest repositories.
+_KEPT_PATHS = 200_000
 
 # Meta findings the engine itself produces.
 UNKNOWN_SUPPRESSION = ("NPU001", "unknown-rule-in-suppression")
@@ -243,6 +245,15 @@ class _Runner:
         self.known = known_rule_ids()
         self.kindmap = KindMap(config.paths, config.facts.file_kinds)
         self.ctx = Context(changeset, config, self.kindmap, parses)
+        # The kinds of the paths seen in earlier runs (the caller's cache folder): a tree's 40,000 paths are
+        # matched against the globs once, not at every review.
+        self._kinds_store = self.ctx.store("path-kinds")
+        self._kinds_known = 0
+        if self._kinds_store is not None:
+            known = self._kinds_store.get("paths")
+            if isinstance(known, dict):
+                self.kindmap.adopt(known)
+            self._kinds_known = len(self.kindmap.known)
         # The enabled rules, by what the registry says of them: a per-file rule's module is imported (`_rule`) when
         # a file of its kinds is checked, a project rule's when the project rules run.
         self.active = [s for s in rule_specs().values() if config.enabled(s.id, s.enabled_by_default)]
@@ -256,6 +267,19 @@ class _Runner:
         self._wanted: dict[frozenset[str], list[Rule]] = {}
         # In an audit of some files (`run(only=…)`), those of them at head: what the project rules must concern.
         self.selected: list[str] | None = None
+
+    def keep_kinds(self) -> None:
+        """Keep the kinds of the paths this run classified for the next (at most _KEPT_PATHS: beyond, those of
+        this run's trees alone)."""
+        store = self._kinds_store
+        known = self.kindmap.known
+        if store is None or len(known) == self._kinds_known:
+            return
+        if len(known) > _KEPT_PATHS:
+            ctx = self.ctx
+            paths = set(ctx.paths_at("head")) | (set() if ctx.audit else set(ctx.paths_at("base")))
+            known = {p: k for p, k in known.items() if p in paths}
+        store.put("paths", known)
 
     def _rule(self, spec: RuleSpec) -> Rule:
         rule = self._rules.get(spec.id)
@@ -325,6 +349,9 @@ class _Runner:
             if spec.project and concerns(spec):
                 rule = self._rule(spec)
                 self._timed(out, rule, "the repository", partial(rule.check_project, self.ctx))
+        # What the project rules kept between runs (ctx.store) is written back where they ran (a forked share's
+        # process too).
+        diskcache.flush()
         return out
 
     def _concerns(self) -> Callable[[RuleSpec], bool]:
@@ -446,6 +473,8 @@ def run(
     if ctx.audit:
         findings = retired_dockerfiles(findings, ctx, parts[-1].retirement)
     findings = _with_fingerprints(merge_same_cause(findings), ctx, lines)
+    runner.keep_kinds()
+    diskcache.flush()
     ctx.release_all()
     # (only a file a rule would read: a missing video or model weights is no loss to the review, and a mirror may
     # leave out dozens of them in one change)

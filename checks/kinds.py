@@ -10,7 +10,7 @@ candidates, so the CLI and the App see the same kinds.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
@@ -97,6 +97,19 @@ class KindMap:
         # One object per distinct set of kinds (a tree has a few dozen): 40,000 paths held 17 MiB of equal sets.
         self._sets: dict[frozenset[str], frozenset[str]] = {}
 
+    def adopt(self, known: dict[str, frozenset[str]]) -> None:
+        """Take the kinds of paths classified before by the same globs (kept between runs by the caller): a path
+        among them is not matched again. The dict is this map's from now on (the paths it classifies are added)."""
+        for found in known.values():
+            self._sets.setdefault(found, found)
+        known.update(self._cache)
+        self._cache = known
+
+    @property
+    def known(self) -> dict[str, frozenset[str]]:
+        """Every path classified so far, with its kinds (what `adopt` takes)."""
+        return self._cache
+
     def kinds(self, path: str) -> frozenset[str]:
         """The kinds the path's globs give (for a content kind: a hint that decides without reading)."""
         hit = self._cache.get(path)
@@ -156,6 +169,24 @@ class KindMap:
                 hit = self._admitted[own] = self._sets.setdefault(hit, hit)
             self._candidates[path] = hit
         return hit
+
+    def group(self, paths: Iterable[str]) -> dict[frozenset[str], list[str]]:
+        """The paths with candidate kinds, grouped by those (`candidates`), each group in the order given: one pass
+        that asks the per-path caches directly."""
+        known, admitted = self._cache, self._admitted
+        out: dict[frozenset[str], list[str]] = {}
+        for p in paths:
+            own = known.get(p)
+            found = None if own is None else admitted.get(own)
+            if found is None:
+                found = self.candidates(p)
+            if found:
+                group = out.get(found)
+                if group is None:
+                    out[found] = [p]
+                else:
+                    group.append(p)
+        return out
 
     def has(self, path: str, kind: str) -> bool:
         return kind in self.kinds(path)

@@ -441,7 +441,8 @@ class GitTree:
         self._near = near if near is not None and near.rev and rev else None
         self._blobs: dict[str, str] | None = None
         self._announced = _Stream([])
-        self._by_extension: dict[str, _Stream] | None = None
+        self._by_extension: dict[str, _Stream] = {}
+        self._sorted: tuple[str, ...] | None = None
 
     def _all(self) -> dict[str, str]:
         if self._blobs is None:
@@ -467,22 +468,32 @@ class GitTree:
         return blobs
 
     def paths(self) -> Iterable[str]:
-        return sorted(self._all())
+        if self._sorted is None:
+            self._sorted = tuple(sorted(self._all()))
+        return self._sorted
 
     def exists(self, path: str) -> bool:
         return path in self._all()
+
+    def blob_id(self, path: str) -> str | None:
+        """The file's git object id at this revision, None when absent: what its text is, without reading it."""
+        return self._all().get(path)
 
     def read_order(self, paths: Sequence[str]) -> None:
         """A hint: the caller will read these paths in this order (other reads may come in between)."""
         self._announced = _Stream([p for p in paths if self.exists(p)])
 
     def _extension_stream(self, path: str) -> _Stream:
-        if self._by_extension is None:  # every extension's sorted paths, in one pass over the tree
-            groups: dict[str, list[str]] = {}
-            for p in self.paths():
-                groups.setdefault(_extension(p), []).append(p)
-            self._by_extension = {ext: _Stream(order) for ext, order in groups.items()}
-        return self._by_extension[_extension(path)]
+        """The sorted paths with the extension of `path`, gathered when a read first asks for that extension (a
+        change's review reads a few extensions off its announced order: one pass for each, not a grouping of the
+        whole tree)."""
+        extension = _extension(path)
+        stream = self._by_extension.get(extension)
+        if stream is None:
+            # `extension` is part of every path that has it: the test on the text first, _extension on those.
+            order = [p for p in self.paths() if extension in p and _extension(p) == extension]
+            stream = self._by_extension[extension] = _Stream(order)
+        return stream
 
     def read(self, path: str) -> str | None:
         blobs = self._all()

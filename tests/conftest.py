@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+# The CLI's cache folder (checks.diskcache): one of the session's own, not the user's ~/.cache, so that what one
+# run of the suite keeps never meets another's or a user's reviews. The CLI's tests then run with a cache, as
+# users do.
+os.environ.setdefault("NPU_REVIEW_CACHE_DIR", tempfile.mkdtemp(prefix="npu-review-test-cache-"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Fake GitHub (tests/fakegithub): App key pair, the fake served in the test's event loop.

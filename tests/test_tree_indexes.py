@@ -37,7 +37,10 @@ def test_folders_and_their_entries_are_those_of_every_path() -> None:
                 entries.setdefault("/".join(parts[:k]), set()).add(parts[k])
         assert dirs_of(paths) == folders, paths
         ctx = _context(sorted(set(paths)))
-        assert references.folder_entries(ctx) == entries, paths
+        for folder, names in entries.items():
+            assert references.folder_entries(ctx, folder) == names, (paths, folder)
+        for other in {p + "x" for p in paths} - set(entries):
+            assert references.folder_entries(ctx, other) == frozenset(), (paths, other)
         for p in paths:
             same = [q for q in ctx.head_paths() if q.split("/")[-1] == p.split("/")[-1]]
             if "." in p.split("/")[-1]:

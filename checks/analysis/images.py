@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from npu_review.checks import kinds
@@ -185,42 +186,55 @@ def _inventory(ctx: Context, rev: str) -> Inventory:
     ascend: list[str] = []
     # The paths of either kind (a WORKFLOW path admits ASCEND_WORKFLOW: it is among its candidates).
     for path in ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev):
-        src = ctx.source(path, rev)
-        if src is None:
+        # On a change, what each workflow produces is kept between runs (ctx.kept): a review on a large tree
+        # evaluates the workflows it has not seen, not all of them.
+        readable, products, triggers = ctx.kept("image-products", path, rev, partial(_producer_of, ctx, g, path, rev))
+        if not readable:
             continue
         # On a change, which workflows are Ascend ones (their content kinds) is asked when the consumers are, if
         # ever: a review that asks only for its own files' consumers leaves the others undecided. An audit has
         # decided every file's kinds anyway, and may have let this one go by then.
-        if not ctx.audit or kinds.ASCEND_WORKFLOW in src.kinds:
+        if not ctx.audit or ctx.has_kind(path, kinds.ASCEND_WORKFLOW, rev):
             ascend.append(path)
-        # A workflow pushes with a `docker` command or docker/build-push-action (WorkflowEval.pushes): one whose
-        # text never says `docker` pushes nothing, and is neither parsed nor evaluated for it.
-        if "docker" not in src.text or not _is_candidate_producer(src, g):
-            continue
-        wf = _sound_workflow(ctx, path, rev)
-        if wf is None:
-            continue
-        products = _products(ctx, wf, g, rev)
         if products:
-            inv.producers[path] = Producer(path, products, wf.triggers)
+            inv.producers[path] = Producer(path, products, triggers)
     inv._read_consumers = lambda: [
         c for path in ascend if _is_ascend(ctx, path, rev) for c in _file_consumers(ctx, path, rev)
     ]
     return inv
 
 
-def _products(ctx: Context, wf: Workflow, g: Grammar, rev: str) -> list[Product]:
-    """`products_of` the workflow at `rev`, kept for the run by its blob with the files its evaluation read (a
-    script it runs, a Dockerfile it greps): the base of a workflow the change does not touch is its head's
-    when the change touches none of those either."""
+def _producer_of(
+    ctx: Context, g: Grammar, path: str, rev: str
+) -> tuple[tuple[bool, list[Product], set[str]], tuple[str, ...]]:
+    """Whether the workflow is readable, its products and its triggers; and the other files its evaluation read.
+    The products are `_products`' list itself: the base and head inventories share it (a list never changed)."""
+    src = ctx.source(path, rev)
+    if src is None:
+        return (False, [], set()), ()
+    # A workflow pushes with a `docker` command or docker/build-push-action (WorkflowEval.pushes): one whose
+    # text never says `docker` pushes nothing, and is neither parsed nor evaluated for it.
+    if "docker" not in src.text or not _is_candidate_producer(src, g):
+        return (True, [], set()), ()
+    wf = _sound_workflow(ctx, path, rev)
+    if wf is None:
+        return (True, [], set()), ()
+    products, reads = _products(ctx, wf, g, rev)
+    return (True, products, wf.triggers if products else set()), reads
+
+
+def _products(ctx: Context, wf: Workflow, g: Grammar, rev: str) -> tuple[list[Product], tuple[str, ...]]:
+    """`products_of` the workflow at `rev`, with the files its evaluation read (a script it runs, a Dockerfile it
+    greps); kept for the run by its blob: the base of a workflow the change does not touch is its head's when the
+    change touches none of those either."""
     held: dict[str, tuple[list[Product], tuple[str, ...]]] = ctx.memo(
         ("image-products", ctx.effective_rev(wf.path, rev), wf.path), dict
     )
     if rev in held:
-        return held[rev][0]
+        return held[rev]
     for products, reads in held.values():
         if not any(ctx.touched(p) for p in reads):
-            return products
+            return products, reads
     paths: list[str] = []
 
     def read(path: str) -> str | None:
@@ -229,7 +243,7 @@ def _products(ctx: Context, wf: Workflow, g: Grammar, rev: str) -> list[Product]
 
     products = products_of(wf, g, read)
     held[rev] = (products, tuple(dict.fromkeys(paths)))
-    return products
+    return held[rev]
 
 
 def _is_ascend(ctx: Context, path: str, rev: str) -> bool:

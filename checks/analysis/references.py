@@ -13,6 +13,7 @@ An unresolved value (`$VAR` nobody set, `${{ }}`, a folder made by an earlier co
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import difflib
 import functools
@@ -126,30 +127,29 @@ def in_submodule(ctx: Context, path: str) -> bool:
     return any(path == s or path.startswith(s + "/") for s in submodules(ctx))
 
 
-def folder_entries(ctx: Context) -> dict[str, set[str]]:
-    """Folder -> the names of its files and sub-folders at head (built once per run)."""
+def folder_entries(ctx: Context, folder: str) -> frozenset[str]:
+    """The names of the files and sub-folders of `folder` at head (kept for the run): found on the range of the
+    sorted paths under it, a sub-folder's range skipped once it is named, not by a pass over the tree."""
 
-    def build() -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for p in ctx.head_paths():
-            # Each folder of the path with the name in it, up from the file's, until one already known: the
-            # folders above it were added with it (a path that starts with `/` has two names in the root).
-            end, i = len(p), p.rfind("/")
-            while True:
-                folder, name = (p[:i] if i >= 0 else ""), p[i + 1 : end]
-                names = out.get(folder)
-                if names is None:
-                    out[folder] = {name}
-                elif name not in names:
-                    names.add(name)
-                elif i != 0:
-                    break
-                if i < 0:
-                    break
-                end, i = i, p.rfind("/", 0, i)
-        return out
+    def build() -> frozenset[str]:
+        paths = ctx.head_paths()
+        if not folder:
+            # (a path that starts with `/` has two names in the root: "" and the one after it)
+            out = {p.partition("/")[0] for p in paths}
+            out.update(p[1:].partition("/")[0] for p in paths if p.startswith("/"))
+            return frozenset(out)
+        prefix = folder + "/"
+        n = len(prefix)
+        found: set[str] = set()
+        i = bisect.bisect_left(paths, prefix)
+        while i < len(paths) and paths[i].startswith(prefix):
+            name, slash, _ = paths[i][n:].partition("/")
+            found.add(name)
+            # Every path under `name/` sorts before `name0` ("/" is the character before "0"): the next name.
+            i = bisect.bisect_left(paths, prefix + name + "0", i + 1) if slash else i + 1
+        return frozenset(found)
 
-    return ctx.memo(("refs-folder-entries", "head", ""), build)
+    return ctx.memo(("refs-folder-entries", "head", folder), build)
 
 
 def normpath(path: str) -> str | None:
@@ -243,7 +243,7 @@ def close_name(ctx: Context, path: str) -> str | None:
     limit = 1
     close = [
         name
-        for name in folder_entries(ctx).get(have, set())
+        for name in folder_entries(ctx, have)
         if abs(len(name) - len(want)) <= limit
         and Levenshtein.distance(want, name, score_cutoff=limit) <= limit
         and _DIGITS.sub("0", name) != _DIGITS.sub("0", want)
@@ -1323,7 +1323,7 @@ def _config_folders(ctx: Context, app: str) -> list[str]:
     for base in (here, posixpath.dirname(here)):
         for name in ("config", "configs"):
             folder = f"{base}/{name}" if base else name
-            if is_dir(ctx, folder) and any(e.endswith((".yaml", ".yml")) for e in folder_entries(ctx).get(folder, ())):
+            if is_dir(ctx, folder) and any(e.endswith((".yaml", ".yml")) for e in folder_entries(ctx, folder)):
                 out.append(folder)
     return list(dict.fromkeys(out))
 

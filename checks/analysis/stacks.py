@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from npu_review.checks.analysis.installs import Install, installs, project_requirements
 from npu_review.checks.context import Context, SourceFile
@@ -571,21 +572,33 @@ def builds(ctx: Context) -> list[PlatformBuild]:
     """Every multi-or-single platform build of a repository Dockerfile that a workflow at head runs with known
     platforms: docker/build-push-action with `platforms:` and `file:` (or `context:` + `Dockerfile`), and
     `docker buildx build --platform … -f …` in run steps. Memoised per run."""
-    from npu_review.checks.analysis.workflows import workflow, workflow_paths
+    from npu_review.checks.analysis.workflows import workflow_paths
 
     def collect() -> list[PlatformBuild]:
         out: list[PlatformBuild] = []
+        exists = ctx.changeset.head.exists
         for path in workflow_paths(ctx, "head"):
-            # `_may_build`'s test on the text first: a workflow that never says `platform` is not parsed.
-            src = ctx.source(path)
-            if src is None or "platform" not in src.text:
-                continue
-            wf = workflow(ctx, path)  # kept for the run: the file is not read again
-            if wf is not None and any(_may_build(step) for job in wf.jobs.values() for step in job.steps):
-                out.extend(_builds_of(ctx, wf))
+            # Kept between the runs of change reviews by the workflow's blob (ctx.kept); the Dockerfiles it names
+            # are looked up each time.
+            found = ctx.kept("image-builds", path, "head", partial(_workflow_builds, ctx, path))
+            out.extend(b for b in found if exists(b.dockerfile))
         return out
 
     return ctx.memo(("image-builds", "head", ""), collect)
+
+
+def _workflow_builds(ctx: Context, path: str) -> tuple[tuple[PlatformBuild, ...], tuple[str, ...]]:
+    """The workflow's builds of the Dockerfiles it names (present or not); it reads no other file."""
+    from npu_review.checks.analysis.workflows import workflow
+
+    # `_may_build`'s test on the text first: a workflow that never says `platform` is not parsed.
+    src = ctx.source(path)
+    if src is None or "platform" not in src.text:
+        return (), ()
+    wf = workflow(ctx, path)  # kept for the run: the file is not read again
+    if wf is None or not any(_may_build(step) for job in wf.jobs.values() for step in job.steps):
+        return (), ()
+    return tuple(_builds_of(wf)), ()
 
 
 def _may_build(step: Step) -> bool:
@@ -605,7 +618,8 @@ def _archs(text: str) -> frozenset[str] | None:
     return frozenset(found) if found else None
 
 
-def _builds_of(ctx: Context, wf: Workflow) -> Iterator[PlatformBuild]:
+def _builds_of(wf: Workflow) -> Iterator[PlatformBuild]:
+    """The builds the workflow runs, of the Dockerfiles it names whether they exist or not."""
     seen: set[tuple[str, frozenset[str], int]] = set()
     for job in wf.jobs.values():
         for scope in legs(wf, job):
@@ -629,7 +643,7 @@ def _builds_of(ctx: Context, wf: Workflow) -> Iterator[PlatformBuild]:
                         archs = _archs(pv.text) if pv.known else None
                         for fv in files:
                             name = re.sub(r"^(\./)+", "", fv.text.strip()) if fv.known else ""
-                            if archs and name and ctx.changeset.head.exists(name):
+                            if archs and name:
                                 key = (name, archs, plat.line)
                                 if key not in seen:
                                     seen.add(key)
@@ -638,11 +652,11 @@ def _builds_of(ctx: Context, wf: Workflow) -> Iterator[PlatformBuild]:
                     for val in scope.resolve(step.run):
                         if not val.known:
                             continue
-                        yield from _buildx_runs(ctx, wf.path, step.run, val.text, seen)
+                        yield from _buildx_runs(wf.path, step.run, val.text, seen)
 
 
 def _buildx_runs(
-    ctx: Context, path: str, node: Node, text: str, seen: set[tuple[str, frozenset[str], int]]
+    path: str, node: Node, text: str, seen: set[tuple[str, frozenset[str], int]]
 ) -> Iterator[PlatformBuild]:
     lines = node.text_lines()
     source = Source.lines([(n, t) for (n, _), t in zip(lines, text.split("\n"), strict=False)])
@@ -666,7 +680,7 @@ def _buildx_runs(
             continue
         archs = _archs(platform.replace(",", " "))
         name = re.sub(r"^(\./)+", "", dockerfile)
-        if archs and ctx.changeset.head.exists(name) and (name, archs, line) not in seen:
+        if archs and (name, archs, line) not in seen:
             seen.add((name, archs, line))
             yield PlatformBuild(name, archs, platform, path, line)
 

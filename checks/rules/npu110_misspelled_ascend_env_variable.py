@@ -427,7 +427,7 @@ def _registry_files(ctx: Context) -> list[SourceFile]:
     """The repository's own registries of variables (`envs.py`), found once per run."""
 
     def build() -> list[SourceFile]:
-        found = (ctx.source(p) for p in ctx.head_paths() if globs.match_any(p, REGISTRY_GLOBS))
+        found = (ctx.source(p) for p in ctx.paths_matching(REGISTRY_GLOBS))
         return [src for src in found if src is not None]
 
     return ctx.memo(("npu110-registry-files", "head", ""), build)

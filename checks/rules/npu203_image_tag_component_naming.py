@@ -151,7 +151,12 @@ class ImageTagComponentNaming(Rule):
             if c.info.known:
                 yield _Occurrence(c.path, c.line, c.tag, c.info, "workflow")
         noted = _noted(ctx)
-        for path in ctx.head_paths():
+        if ctx.audit:
+            paths = ctx.head_paths()
+        else:  # (the files `_reads` may keep: the touched ones and the supported-tags tables, not the whole tree)
+            touched = (p for p in ctx.changeset.changes if ctx.changeset.head.exists(p))
+            paths = sorted({*touched, *ctx.paths_matching(tuple(ctx.facts.image_tags.read_always))})
+        for path in paths:
             if not self._reads(ctx, path):
                 continue
             found = noted.get(path)

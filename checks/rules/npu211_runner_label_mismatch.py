@@ -341,15 +341,15 @@ def _concerned(ctx: Context) -> Callable[[str], bool]:
     of a file the change touches. Every workflow in an audit."""
     if ctx.audit:
         return lambda _path: True
-    names = {p.rsplit("/", 1)[-1] for p in ctx.changeset.changes}
 
-    def concerned(path: str) -> bool:
-        if ctx.touched(path):
-            return True
-        src = ctx.source(path)
-        return src is not None and any(n in src.text for n in names)
+    def build() -> frozenset[str]:
+        names = sorted({p.rsplit("/", 1)[-1] for p in ctx.changeset.changes})
+        paths = workflow_paths(ctx, "head")
+        touched = [p for p in paths if ctx.touched(p)]
+        # (found without reading the others where the tree can search its files)
+        return frozenset(touched).union(ctx.paths_mentioning(names, [p for p in paths if not ctx.touched(p)]))
 
-    return concerned
+    return ctx.memo(("npu211-concerned", "head", ""), build).__contains__
 
 
 def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, int] | None:

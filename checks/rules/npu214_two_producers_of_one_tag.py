@@ -149,10 +149,8 @@ class TwoProducersOfOneTag(Rule):
 
     def _same_workflow(self, ctx: Context) -> Iterator[Hit]:
         tags: list[_Tag] = []
-        for path in workflow_paths(ctx, "head"):
-            src = ctx.source(path)
-            if src is None or "metadata-action" not in src.text:
-                continue
+        # (the workflows that name the action, found without reading the others where the tree can search)
+        for path in ctx.paths_mentioning(("metadata-action",), workflow_paths(ctx, "head")):
             wf = workflow(ctx, path)
             if wf is not None:
                 tags.extend(_tags(wf))

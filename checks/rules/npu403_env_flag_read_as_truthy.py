@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
 from npu_review.checks.analysis.workflows import workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
@@ -87,9 +86,7 @@ class EnvFlagReadAsTruthy(Rule):
         return _READER_GLOBS
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
-        readers = globs.compile_any(_READER_GLOBS)
-        assert readers is not None
-        reads = [r for path in ctx.head_paths() if readers.match(path) for r in _reads(ctx, path)]
+        reads = [r for path in ctx.paths_matching(_READER_GLOBS) for r in _reads(ctx, path)]
         if not reads:
             return
         wanted = {r.var for r in reads}

@@ -1,0 +1,186 @@
+"""What a change review keeps between runs in the cache folder (checks.diskcache): a file's derived value by its
+path and blob id, with the blob ids of the files it read (Context.kept), and the kinds of the tree's paths. A kept
+value serves the next review only while every blob it was made from is the same; the findings of a review are
+the same with the cache cold, warm, or made by another change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from npu_review import cli
+from npu_review.checks import diskcache
+from npu_review.checks.config import DEFAULT_CONFIG
+from npu_review.checks.context import Context
+from npu_review.checks.kinds import KindMap
+from npu_review.gitsource import changeset_audit, changeset_from_git
+from tests.test_cli import git
+
+FIXTURE = Path(__file__).parent / "fixtures" / "NPU202" / "bad_dockerfile_from_change"
+
+
+def _commit(repo: Path, files: dict[str, str], message: str) -> str:
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    return repo
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(diskcache, "_folder", str(cache))
+    monkeypatch.setattr(diskcache, "_stores", {})
+    return cache
+
+
+def _context(repo: Path, base: str, head: str) -> Context:
+    cs, _git = changeset_from_git(str(repo), base, head)
+    return Context(cs, DEFAULT_CONFIG, KindMap())
+
+
+def test_a_kept_value_serves_while_the_blobs_it_read_are_the_same(tmp_path: Path, folder: Path) -> None:
+    repo = _repo(tmp_path)
+    first = _commit(repo, {"ci/a.yml": "a\n", "ci/tag.txt": "1\n", "README.md": "x\n"}, "one")
+    second = _commit(repo, {"README.md": "y\n"}, "readme")
+    third = _commit(repo, {"ci/tag.txt": "2\n"}, "tag")
+    made: list[str] = []
+
+    def derive(ctx: Context) -> str:
+        def make() -> tuple[str, list[str]]:
+            made.append(ctx.changeset.head.rev)  # type: ignore[attr-defined]
+            return f"{ctx.text('ci/a.yml')}+{ctx.text('ci/tag.txt')}", ["ci/tag.txt", "ci/missing.txt"]
+
+        value = ctx.kept("test-derived", "ci/a.yml", "head", make)
+        diskcache.flush()
+        return value
+
+    assert derive(_context(repo, first, second)) == "a\n+1\n"
+    diskcache._stores.clear()  # a new process: the value comes from the folder
+    assert derive(_context(repo, first, second)) == "a\n+1\n"
+    assert made == [second]
+    # The file it read changed: made anew, and kept for that blob.
+    assert derive(_context(repo, second, third)) == "a\n+2\n"
+    assert derive(_context(repo, second, third)) == "a\n+2\n"
+    assert made == [second, third]
+    # A file it found absent appears: made anew.
+    fourth = _commit(repo, {"ci/missing.txt": "now\n"}, "add")
+    assert derive(_context(repo, third, fourth)) == "a\n+2\n"
+    assert made == [second, third, fourth]
+    # An audit keeps nothing.
+    cs, _git = changeset_audit(str(repo))
+    audit = Context(cs, DEFAULT_CONFIG, KindMap())
+    assert audit.kept("test-derived", "ci/a.yml", "head", lambda: ("fresh", [])) == "fresh"
+
+
+def test_nothing_is_kept_without_a_folder_or_for_a_file_that_cannot_be_read(
+    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    first = _commit(repo, {"a.yml": "a\n"}, "one")
+    (repo / "blob.bin").write_bytes(b"\x00\x01binary")
+    second = _commit(repo, {}, "binary")
+    ctx = _context(repo, first, second)
+    assert ctx.kept("test-binary", "blob.bin", "head", lambda: ("made", [])) == "made"
+    assert ctx.kept("test-binary", "blob.bin", "head", lambda: ("again", [])) == "again"
+    assert ctx.kept("test-readable", "a.yml", "head", lambda: ("made", [])) == "made"
+    assert ctx.kept("test-readable", "a.yml", "head", lambda: ("again", [])) == "made"
+    monkeypatch.setattr(diskcache, "_folder", None)
+    ctx = _context(repo, first, second)
+    assert ctx.store("test-readable") is None
+    assert ctx.kept("test-readable", "a.yml", "head", lambda: ("again", [])) == "again"
+
+
+def _findings(repo: Path, base: str, head: str, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str, int, str]]:
+    cli.main(["check", "--repo", str(repo), "--base", base, "--head", head, "--format", "json", "--fail-on", "never"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    return [(f["rule"], f["path"], f["line"], f["message"]) for f in found]
+
+
+def test_a_review_finds_the_same_with_the_cache_cold_warm_or_made_by_another_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NPU202's producer derives its tag from the Dockerfile the change edits; the workflow itself is the same blob
+    at base and head. A cache made by reviewing the base (the workflow with the old Dockerfile) must not give the
+    head the old tag."""
+    monkeypatch.setenv("NPU_REVIEW_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(diskcache, "_stores", {})
+    repo = _repo(tmp_path)
+    empty = _commit(repo, {"README.md": "x\n"}, "start")
+    shutil.copytree(FIXTURE / "base", repo, dirs_exist_ok=True)
+    base = _commit(repo, {}, "base")
+    shutil.copytree(FIXTURE / "head", repo, dirs_exist_ok=True)
+    head = _commit(repo, {}, "head")
+    message = (FIXTURE / "expected.txt").read_text().strip().split(": NPU202 warning: ", 1)[1]
+    expected = [("NPU202", "docker/ascend/Dockerfile.ascend_a2", 2, message)]
+
+    assert _findings(repo, empty, base, capsys) == []  # warms the cache with the base's products
+    assert list((tmp_path / "cache").glob("image-products-*.pickle"))
+    assert _findings(repo, base, head, capsys) == expected
+    assert _findings(repo, base, head, capsys) == expected  # warm
+    monkeypatch.setenv("NPU_REVIEW_CACHE_DIR", "")
+    assert _findings(repo, base, head, capsys) == expected  # no cache at all
+
+
+def test_the_kinds_of_a_trees_paths_are_kept_and_give_the_same_groups(tmp_path: Path, folder: Path) -> None:
+    from npu_review.checks.engine import run
+
+    repo = _repo(tmp_path)
+    files = {
+        ".github/workflows/npu.yml": "on: push\n",
+        "docker/ascend/Dockerfile.a2": "FROM x\n",
+        "scripts/run_npu.sh": "echo\n",
+        "docs/x.md": "x\n",
+    }
+    first = _commit(repo, files, "one")
+    second = _commit(repo, {"docs/y.md": "y\n"}, "two")
+    cs, _git = changeset_from_git(str(repo), first, second)
+    run(cs)
+    (kept,) = folder.glob("path-kinds-*.pickle")
+    fresh = KindMap()
+    adopted = KindMap()
+    adopted.adopt(diskcache.Store("path-kinds", kept.name[len("path-kinds-") : -len(".pickle")], 10).get("paths"))  # type: ignore[arg-type]
+    paths = sorted([*files, "docs/y.md", "new/Dockerfile"])
+    assert set(adopted.known) == {*files, "docs/y.md"}
+    assert adopted.group(paths) == fresh.group(paths)
+    assert {p: adopted.candidates(p) for p in paths} == {p: fresh.candidates(p) for p in paths}
+
+
+def test_a_store_keeps_the_newest_keys_files_alone(tmp_path: Path, folder: Path) -> None:
+    import os
+    import time
+
+    folder.mkdir()
+    for k in range(5):
+        (folder / f"image-products-{k:024x}.pickle").write_bytes(b"old")
+        os.utime(folder / f"image-products-{k:024x}.pickle", (time.time() - 100 + k, time.time() - 100 + k))
+    (folder / "image-builds-000000000000000000000009.pickle").write_bytes(b"another store")
+    store = diskcache.store("image-products", "f" * 24)
+    assert store is not None and store.get("x") is None
+    store.put("x", 1)
+    store.put("y", 2)
+    diskcache.flush()
+    kept = sorted(p.name for p in folder.iterdir())
+    assert kept == [
+        "image-builds-000000000000000000000009.pickle",
+        f"image-products-{3:024x}.pickle",
+        f"image-products-{4:024x}.pickle",
+        f"image-products-{'f' * 24}.pickle",
+    ]
+    diskcache._stores.clear()
+    again = diskcache.store("image-products", "f" * 24, limit=1)
+    assert again is not None and again.get("y") == 2 and again.get("x") == 1
+    again.put("z", 3)  # over the limit of 1: the least recently used go
+    assert again.get("x") is None and again.get("y") is None and again.get("z") == 3
