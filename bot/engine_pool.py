@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from npu_review.checks import ChangeSet, Config
+from npu_review.checks import ChangeSet, Config, diskcache
 from npu_review.checks.context import ParseCache
 from npu_review.checks.engine import Report, run, warm_up
 
@@ -51,6 +51,9 @@ PARENT_CHECK_S = 2.0
 
 def _start_worker(server_pid: int) -> None:
     lower_priority()
+    # What a review derives from a file it does not change (a workflow's image products and builds, the kinds of
+    # the tree's paths) is kept in this process, by git object id, for the next review of the same repository.
+    diskcache.keep_in_memory(KEPT_ENTRIES)
     threading.Thread(target=_watch_server, args=(server_pid,), name="watch-server", daemon=True).start()
     _warm()
 
@@ -84,10 +87,15 @@ PARSES_TEXT_CHARS = 8 << 20
 _PARSES: ParseCache | None = None
 
 
+# The most entries each store of derived values holds in a review process (checks.diskcache.keep_in_memory).
+KEPT_ENTRIES = 20_000
+
+
 def _run(changeset: ChangeSet, config: Config) -> Report:
     global _PARSES
     if _PARSES is None:
         _PARSES = ParseCache(PARSES_TEXT_CHARS)
+        diskcache.keep_in_memory(KEPT_ENTRIES)  # (a review in the server's own threads: processes = 0)
     return run(changeset, config, time.monotonic, parses=_PARSES)
 
 

@@ -251,8 +251,8 @@ class GitCodeReviewer:
             )
             changes[path] = FileChange(path, change.status, change.old_path, lines)
         cs = ChangeSet(
-            head=MemoryTree(head_files, head_sha_of.keys()),
-            base=MemoryTree(base_files, base_sha_of.keys()),
+            head=MemoryTree(head_files, head_sha_of.keys(), head_sha_of),
+            base=MemoryTree(base_files, base_sha_of.keys(), base_sha_of),
             changes=changes,
             title=str(pull.get("title") or ""),
             repository=f"{owner}/{repo}",

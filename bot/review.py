@@ -409,8 +409,8 @@ class Reviewer:
             head_files.update(await self._fetch(repo, named, head_sha_of))
         changes = _fill_missing_lines(changes, head_files, base_files, diff_text is not None)
         cs = ChangeSet(
-            head=MemoryTree(head_files, head_sha_of.keys()),
-            base=MemoryTree(base_files, base_sha_of.keys()),
+            head=MemoryTree(head_files, head_sha_of.keys(), {p: sha for p, (sha, _size) in head_sha_of.items()}),
+            base=MemoryTree(base_files, base_sha_of.keys(), {p: sha for p, (sha, _size) in base_sha_of.items()}),
             changes=changes,
             title=str(pull.get("title") or ""),
             repository=repo.full_name,

@@ -257,10 +257,11 @@ class Context:
     def store(self, name: str) -> diskcache.Store | None:
         """The entries of `name` kept between runs by blob id (checks.diskcache.Store), under a key of what they
         are derived with: the engine's code, the facts' data, the profile, the repo config's `knowledge:` and
-        `paths:`. None when the caller keeps nothing (no cache folder) or the tree has no blob ids to key by."""
+        `paths:`. None when the caller keeps nothing (no cache folder, no stores in memory) or the tree has no blob
+        ids to key by."""
         from npu_review.checks import diskcache
 
-        if diskcache.folder() is None or not callable(getattr(self.changeset.head, "blob_id", None)):
+        if not diskcache.keeping() or not callable(getattr(self.changeset.head, "blob_id", None)):
             return None
 
         def key() -> str:
@@ -290,15 +291,18 @@ class Context:
         if store is None or blob is None:
             return make()[0]
         key = f"{path}\0{blob}"
-        part = store.get(key)
-        if isinstance(part, tuple) and len(part) == 2 and all(self.blob_id(p, rev) == b for p, b in part[1]):
-            return part[0]
-        value, reads = make()
-        others = [(p, self.blob_id(p, rev)) for p in dict.fromkeys(reads) if p != path]
+        # A few variants per file: the same workflow made with the base's and the head's version of a file it reads.
+        kept = store.get(key)
+        variants: list[tuple[T, tuple[tuple[str, str | None], ...]]] = kept if isinstance(kept, list) else []
+        for value, reads in variants:
+            if all(self.blob_id(p, rev) == b for p, b in reads):
+                return value
+        value, made_from = make()
+        others = tuple((p, self.blob_id(p, rev)) for p in dict.fromkeys(made_from) if p != path)
         # Not kept when a blob it read could not be (a partial clone's missing blob, fetched later under the same
         # id, would find the value made without it).
         if self.source(path, rev) is not None and all(b is None or self.source(p, rev) is not None for p, b in others):
-            store.put(key, (value, tuple(others)))
+            store.put(key, [(value, others), *variants[: _KEPT_VARIANTS - 1]])
         return value
 
     def text(self, path: str, rev: str = "head") -> str | None:
@@ -579,6 +583,8 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
 
 
 _LITERAL_SPECS = 64
+# The values of one file kept for different versions of the files it read (Context.kept).
+_KEPT_VARIANTS = 4
 # Files longer than this are not aligned with their base for Context.only_reformats (their findings stay).
 _REFORMAT_MAX_LINES = 20_000
 

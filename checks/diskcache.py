@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -14,12 +15,27 @@ T = TypeVar("T")
 
 # The folder (None: nothing is kept). The CLI sets it; the engine itself reads no environment.
 _folder: str | None = None
+# Stores kept in this process's memory alone when there is no folder (a long-lived reviewer: the App's review
+# processes), with at most this many entries each; 0: not kept.
+_memory_limit = 0
 
 
 def use(folder: str | None) -> None:
     """Keep entries in `folder` (created when first written), or nowhere (None)."""
     global _folder
     _folder = folder
+
+
+def keep_in_memory(limit: int) -> None:
+    """Without a folder, keep the stores (`store`) in this process's memory, at most `limit` entries each (0:
+    not at all): the next review in the process finds them."""
+    global _memory_limit
+    _memory_limit = limit
+
+
+def keeping() -> bool:
+    """Whether `store` keeps anything (a folder, or stores in memory)."""
+    return _folder is not None or _memory_limit > 0
 
 
 def folder() -> str | None:
@@ -68,6 +84,7 @@ class Store:
         self.limit = limit
         self._entries: dict[str, object] | None = None
         self.dirty = False
+        self._lock = threading.Lock()  # the App may run reviews in threads of one process
 
     def _loaded(self) -> dict[str, object]:
         if self._entries is None:
@@ -83,29 +100,33 @@ class Store:
         return self._entries
 
     def get(self, key: str) -> object | None:
-        entries = self._loaded()
-        value = entries.pop(key, None)
-        if value is not None:
-            entries[key] = value  # most recently used last
-        return value
+        with self._lock:
+            entries = self._loaded()
+            value = entries.pop(key, None)
+            if value is not None:
+                entries[key] = value  # most recently used last
+            return value
 
     def put(self, key: str, value: object) -> None:
-        entries = self._loaded()
-        entries.pop(key, None)
-        entries[key] = value
-        while len(entries) > self.limit:
-            del entries[next(iter(entries))]
-        self.dirty = True
+        with self._lock:
+            entries = self._loaded()
+            entries.pop(key, None)
+            entries[key] = value
+            while len(entries) > self.limit:
+                del entries[next(iter(entries))]
+            self.dirty = True
 
     def flush(self) -> None:
         if not self.dirty or self.path is None or self._entries is None:
             return
-        self.dirty = False
+        with self._lock:
+            self.dirty = False
+            entries = dict(self._entries)  # (pickled outside the lock: a review thread may add meanwhile)
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(tmp, "wb") as fh:
-                pickle.dump(self._entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.path)
         except (OSError, pickle.PicklingError):  # a read-only or full disk: the next run makes them again
             with contextlib.suppress(OSError):
@@ -134,12 +155,18 @@ _stores: dict[tuple[str | None, str, str], Store] = {}
 
 
 def store(name: str, key: str, limit: int = 20_000) -> Store | None:
-    """The store `name` made under `key` in the folder (one object per process, so that the reviews of one process,
-    a replay's, share it); None when nothing is kept."""
-    if _folder is None:
+    """The store `name` made under `key` in the folder, or in memory (`keep_in_memory`): one object per process, so
+    that the reviews of one process (a replay's, an App review process's) share it; None when nothing is kept."""
+    if _folder is None and _memory_limit <= 0:
         return None
     found = _stores.get((_folder, name, key))
     if found is None:
+        if _folder is None:
+            limit = min(limit, _memory_limit)
+            # Another key's store of the same name is an older engine's or facts' (or another profile's): in
+            # memory, only the latest of each name stays.
+            for old in [k for k in _stores if k[0] is None and k[1] == name]:
+                del _stores[old]
         found = _stores[(_folder, name, key)] = Store(name, key, limit)
     return found
 

@@ -100,7 +100,7 @@ class KindMap:
     def adopt(self, known: dict[str, frozenset[str]]) -> None:
         """Take the kinds of paths classified before by the same globs (kept between runs by the caller): a path
         among them is not matched again. The dict is this map's from now on (the paths it classifies are added)."""
-        for found in known.values():
+        for found in set(known.values()):  # (a snapshot: another review's thread may be adding to it)
             self._sets.setdefault(found, found)
         known.update(self._cache)
         self._cache = known

@@ -49,10 +49,18 @@ class Tree(Protocol):
 class MemoryTree:
     """A tree held in memory: used by the App (contents fetched from GitHub) and by tests."""
 
-    def __init__(self, files: Mapping[str, str | None], extra_paths: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, str | None],
+        extra_paths: Iterable[str] = (),
+        blob_ids: Mapping[str, str] | None = None,
+    ) -> None:
         self._files = dict(files)
         # Paths that exist in the revision but whose text was not loaded (binary, not needed).
         self._extra = set(extra_paths) - set(self._files)
+        # The git object id of each path where known (the App has them from the tree listing): what lets a review
+        # keep a value derived from a file for the next one (Context.kept).
+        self._blob_ids = blob_ids
 
     def paths(self) -> Iterable[str]:
         yield from sorted(set(self._files) | self._extra)
@@ -62,6 +70,12 @@ class MemoryTree:
 
     def exists(self, path: str) -> bool:
         return path in self._files or path in self._extra
+
+    def blob_id(self, path: str) -> str | None:
+        """The file's git object id when the tree was given them, None otherwise or when it is absent."""
+        if self._blob_ids is None or not self.exists(path):
+            return None
+        return self._blob_ids.get(path)
 
 
 EMPTY_TREE = MemoryTree({})

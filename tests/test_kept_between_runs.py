@@ -184,3 +184,71 @@ def test_a_store_keeps_the_newest_keys_files_alone(tmp_path: Path, folder: Path)
     assert again is not None and again.get("y") == 2 and again.get("x") == 1
     again.put("z", 3)  # over the limit of 1: the least recently used go
     assert again.get("x") is None and again.get("y") is None and again.get("z") == 3
+
+
+def _fixture_tree(side: str) -> tuple[dict[str, str], dict[str, str]]:
+    import hashlib
+
+    files = {
+        str(p.relative_to(FIXTURE / side)): p.read_text() for p in sorted((FIXTURE / side).rglob("*")) if p.is_file()
+    }
+    # git's object ids: what the App has from GitHub's tree listing
+    ids = {p: hashlib.sha1(b"blob %d\0" % len(t.encode()) + t.encode()).hexdigest() for p, t in files.items()}
+    return files, ids
+
+
+def test_a_review_process_keeps_derived_values_in_memory_by_the_trees_object_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The App's review processes keep no folder: `keep_in_memory` keeps the stores in the process, keyed by the
+    object ids GitHub's tree listing gives (MemoryTree's blob_ids). The second review of the same base evaluates no
+    workflow again; a review whose Dockerfile differs (the producer reads it) evaluates that producer anew; the
+    findings are those of a review that keeps nothing."""
+    from npu_review.checks.analysis import images
+    from npu_review.checks.engine import run
+    from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree
+
+    monkeypatch.setattr(diskcache, "_folder", None)
+    monkeypatch.setattr(diskcache, "_stores", {})
+    evaluated: list[str] = []
+    real = images._producer_of
+
+    def counting(ctx: Context, g: object, path: str, rev: str) -> object:
+        evaluated.append(f"{rev}:{path}")
+        return real(ctx, g, path, rev)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(images, "_producer_of", counting)
+    base, base_ids = _fixture_tree("base")
+    head, head_ids = _fixture_tree("head")
+    dockerfile = "docker/ascend/Dockerfile.ascend_a2"
+    change = {dockerfile: FileChange(dockerfile, ChangeStatus.MODIFIED, None, frozenset({2}))}
+
+    def review(keep: bool) -> list[tuple[str, str, int, str]]:
+        diskcache.keep_in_memory(20_000 if keep else 0)
+        cs = ChangeSet(head=MemoryTree(head, (), head_ids), base=MemoryTree(base, (), base_ids), changes=dict(change))
+        return [(f.rule, f.path, f.line, f.message) for f in run(cs).findings if f.rule == "NPU202"]
+
+    try:
+        plain = review(keep=False)
+        assert [f[:3] for f in plain] == [("NPU202", dockerfile, 2)]
+        evaluated.clear()
+        assert review(keep=True) == plain
+        first = sorted(evaluated)
+        # The base's vllm_ascend.yml is the head's blob and reads nothing the change touched: one evaluation serves
+        # both. The builder reads the Dockerfile the change edits: evaluated at each.
+        wf = ".github/workflows/"
+        assert first == [
+            f"base:{wf}docker-build-ascend-a2.yml",
+            f"head:{wf}docker-build-ascend-a2.yml",
+            f"head:{wf}vllm_ascend.yml",
+        ]
+        evaluated.clear()
+        assert review(keep=True) == plain
+        assert evaluated == []  # every workflow's part kept, the Dockerfile's ids unchanged
+        head[dockerfile] = head[dockerfile].replace("9.0.0", "9.1.0")
+        head_ids[dockerfile] = "0" * 40
+        found = review(keep=True)
+        assert evaluated == ["head:.github/workflows/docker-build-ascend-a2.yml"]  # it reads the Dockerfile
+        assert [f[:3] for f in found] == [("NPU202", dockerfile, 2)] and "verl-9.1.0-910b" in found[0][3]
+    finally:
+        diskcache.keep_in_memory(0)
