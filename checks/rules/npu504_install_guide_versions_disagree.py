@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from npu_review.checks.analysis.guides import Guide, Said, agree, cann_line, guide_stack, reference
-from npu_review.checks.analysis.stacks import tables, torch_npu_build
+from npu_review.checks.analysis.stacks import Tables, public_version, tables, torch_npu_build
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS
 from npu_review.checks.model import Related, Severity
@@ -34,7 +34,8 @@ class InstallGuideVersionsDisagree(Rule):
       2.6.0 on 8.2.RC1 (fixed in 0fbfaf4);
     * Ascend/pytorch's compatibility table paired PyTorch 1.11.0 with torch_npu 1.8.1.post2 and branch
       `v1.8.1-5.0.rc2` (fixed in be4e96e), and listed torch_npu 2.10.0, the CANN 9.0.0 build, for CANN 9.1.0
-      (fixed in c255c00);
+      (fixed in c255c00), and gave torch_npu 2.1.0 (TorchNPU 5.0's release, for CANN 7.0.0) for branch
+      `v2.1.0-5.0.rc3`, whose release is 2.1.0rc1 (fixed in d0edf57);
     * vllm-ascend's README required CANN 9.0.0 and linked the release notes of CANN 8.3.RC2 (fixed in 8f5962b).
 
     Checked, in Markdown and reST docs about Ascend:
@@ -53,7 +54,12 @@ class InstallGuideVersionsDisagree(Rule):
       build the release facts place on another CANN than the row's while that CANN has its own build, or a
       torch_npu of a torch line later than the one after the newest that CANN release has (torch-npu 2.7.1 on
       CANN 8.0.0, whose torch_npu lines end at 2.4.0: a later line needs a later CANN; the next line, whose
-      release candidates often came out for the CANN before, and an older line on a newer CANN are left alone);
+      release candidates often came out for the CANN before, and an older line on a newer CANN are left alone),
+      or, in such a table, a build of another TorchNPU line than the row's `v<torch>-<release>` branch: each
+      release line of Ascend/pytorch has its own branch and its own builds (the facts' `torch_npu_releases`,
+      from its mapping table and the version.txt of its release tags and branches), so `2.1.0`, TorchNPU 5.0's,
+      is no release of branch `v2.1.0-5.0.rc3` (2.1.0rc1); a build the facts do not know may be a later patch
+      of that branch and is left alone;
       a bounds table's recommended column (`| Requirement | Minimum | Recommend |`) is such a row;
     * a line that states a CANN version and links the hiascend.com documentation of another CANN release;
     * on a change, commands moved to a commit (`git checkout 5bc1ad6`) while the table still names the release
@@ -261,6 +267,14 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
         line_of = _release3(m.group(1)) if m else ()
         if branch is not None and m and torch is not None and _release3(torch.value) not in ((), line_of):
             problems.append(f"branch `{branch.shown}` is the torch {m.group(1)} line, not {torch.shown}")
+        # The row's torch_npu against its branch's releases (the torch lines agree), in a table that names builds
+        # (elsewhere `2.1.0` may mean the 2.1.0 line): said when no CANN problem below says it already (a build of
+        # another CANN is the same mistake seen from the CANN column).
+        of_branch = (
+            _not_of_branch(ctx, known, npu, branch)
+            if branch is not None and m and line_of == base and table in builds_named
+            else []
+        )
         cann = row.get("cann")
         builds_of_cann = known.cann.get(_final(cann.value)) if cann is not None else None
         torch_lines = sorted({_release3(b) for b in builds_of_cann or () if _release3(b)}, reverse=True)
@@ -294,6 +308,8 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
                     f"{npu.shown}{also}"
                 )
         if not problems:
+            problems = of_branch
+        if not problems:
             continue
         lines = sorted({npu.line, *(s.line for s in row.values())})
         yield Hit(
@@ -312,6 +328,26 @@ def _rows(ctx: Context, guide: Guide) -> Iterator[Hit]:
             if npu.how.startswith("the dependency table's recommended")
             else f"rows of the table at {guide.path}:{table}",
         )
+
+
+def _not_of_branch(ctx: Context, known: Tables, npu: Said, branch: Said) -> list[str]:
+    """The row's torch_npu is a release of another TorchNPU line than its branch's (`2.1.0`, TorchNPU 5.0's, beside
+    branch `v2.1.0-5.0.rc3`, whose release is 2.1.0rc1): one problem, or none. Only a release the facts place on
+    another line's CANN: one they do not know may be a later patch of the branch."""
+    named = known.rel.branch_name(branch.value.removeprefix("v").removeprefix("V"))
+    if named is None or not named.builds:
+        return []
+    shown = {public_version(b) for b in named.builds}
+    if public_version(npu.value) in shown:
+        return []
+    made = known.built_for(npu.value)
+    line_cann = ctx.facts.torch_npu_releases.lines.get(named.line)
+    if made is None or line_cann is None or made == line_cann.lower():
+        return []
+    return [
+        f"branch `{branch.shown}` (TorchNPU {named.line}, CANN {_cann(line_cann.lower())}) released torch_npu "
+        f"{_listed(list(named.builds))}, not {npu.shown} (the CANN {_cann(made)} release)"
+    ]
 
 
 # -- a CANN version next to another release's documentation ------------------------------------------------------
