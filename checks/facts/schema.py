@@ -147,6 +147,9 @@ class AscendNames(Section):
     other_programs: tuple[str, ...]
     # CANN install-tree folders (from the install root) -> the environment script CANN installs in each
     env_scripts: Mapping[str, str]
+    # A CANN package's installer (`Ascend-cann-<package>_<version>_linux-<arch>.run`) -> the folder it makes right
+    # under the install path
+    installer_folders: Mapping[str, str]
 
 
 @dataclass(frozen=True)

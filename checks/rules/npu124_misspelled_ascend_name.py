@@ -11,6 +11,7 @@ from rapidfuzz.distance import OSA
 
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
+from npu_review.checks.facts.schema import AscendNames
 from npu_review.checks.kinds import DOCKERFILE, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
@@ -54,6 +55,15 @@ class MisspelledAscendName(Rule):
     (`setenv.bash`, `set_env.bash`) right in one of those folders. Not judged: other folders and files, versioned
     layouts (`cann-<version>/`), a root other than `Ascend/` for the folder check.
 
+    A file that installs a package itself says where it is: a CANN installer run without `--install-path`
+    (`Ascend-cann-nnal_8.1.RC1_linux-aarch64.run --install`) puts the package's folder right under the default
+    install root, `/usr/local/Ascend` (`~/Ascend` for a non-root user; facts `ascend_names.installer_folders`,
+    from the toolkit, NNAL and NNAE install guides). An environment script the same file sources after that
+    install from a folder between the root and the package's (`/usr/local/Ascend/rc1b0202/nnal/atb/set_env.sh`,
+    a build machine's own layout copied into MindSpeed-RL's install guide, fixed in e91b96f) does not exist. Not
+    judged there: a file that names `--install-path` anywhere, a versioned layout's folder (`cann/`,
+    `cann-9.0.0/`), a package the file does not install, a line before the install.
+
     Bad:
         echo "usage: build.sh --soc=<soc>, e.g. A3 (--soc=ascedn910_93)"
         npu-sim info
@@ -84,6 +94,8 @@ class MisspelledAscendName(Rule):
         found.extend(_program_hits(src.path, text, programs, others))
         if "/" in text:
             found.extend(_install_path_hits(src.path, text, ctx.facts.ascend_names.env_scripts))
+            if ".run" in text:
+                found.extend(_default_install_hits(src.path, text, ctx.facts.ascend_names))
         for offset, hit, word, meant in sorted(found, key=lambda f: f[0]):
             line = src.line(hit.line)
             start = text.rfind("\n", 0, offset) + 1
@@ -205,6 +217,57 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
                 cause=f"script {folder}/{name.lower()}",
             )
             yield m.start(1), hit, f"{folder}/{name}", f"{folder}/{script}"
+
+
+# An installer of a CANN package run to install it (`bash Ascend-cann-nnal_8.1.RC1_linux-aarch64.run --install`):
+# the package's name (group 1) and the rest of its line (group 2).
+_INSTALLER = re.compile(r"(?i)\bAscend-cann-([a-z]+)[\w.-]*\.run\b([^\n]*)")
+# An environment script under an install root CANN's installers default to (`/usr/local/Ascend` for root,
+# `~/Ascend` otherwise) with one folder between the root and a package's folder: the folder (group 1), then the
+# package's path (group 2) and the script (group 3).
+_ROOT_EXTRA = re.compile(
+    r"(?<![\w./-])(?:/usr/local|~|\$HOME|\$\{HOME\})/Ascend/([A-Za-z0-9_.-]+)/([a-z-]+(?:/[a-z]+)?)/" + _ENV_FILE
+)
+# A folder of a versioned layout (`cann/`, `cann-9.0.0/`): not judged.
+_VERSIONED = re.compile(r"(?i)cann(?:[-_].*)?\Z")
+
+
+def _default_install_hits(path: str, text: str, names: AscendNames) -> Iterator[tuple[int, Hit, str, str]]:
+    """An environment script sourced from a folder of the install root that the file's own install of the package
+    does not make: the file runs the package's installer with the default install path (no `--install-path`
+    anywhere in it), which puts the package's folder right under the root (`/usr/local/Ascend/nnal/`), and then
+    names `/usr/local/Ascend/<other>/nnal/atb/set_env.sh`."""
+    if "--install-path" in text:
+        return  # a chosen install path: its folders are the file's own
+    installed: dict[str, int] = {}  # the package's folder -> the line of its installer
+    for m in _INSTALLER.finditer(text):
+        folder = names.installer_folders.get(m.group(1).lower())
+        if folder is not None and re.search(r"(?<![\w-])--(?:install|full)\b", m.group(2)):
+            installed.setdefault(folder, text.count("\n", 0, m.start()) + 1)
+    if not installed:
+        return
+    for m in _ROOT_EXTRA.finditer(text):
+        extra, package, name = m.group(1), m.group(2), m.group(3).rstrip(".-")
+        top = package.split("/", 1)[0]
+        if (
+            top not in installed
+            or names.env_scripts.get(package) != name
+            or _VERSIONED.match(extra)
+            or extra.lower() in {f.split("/", 1)[0] for f in names.env_scripts}
+        ):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        if line < installed[top]:
+            continue
+        hit = Hit(
+            path,
+            line,
+            f"CANN installs no `Ascend/{extra}/{package}/{name}`: this file installs the package with its default "
+            f"install path (line {installed[top]}, no `--install-path`), which puts it in `Ascend/{top}/` right "
+            f"under the install root, so sourcing this fails and the package's environment is not set.",
+            cause=f"extra folder {extra.lower()}/{package}",
+        )
+        yield m.start(1), hit, f"/{extra}/{package}/", f"/{package}/"
 
 
 _PATTERNS: dict[tuple[tuple[str, str], ...], tuple[frozenset[str], tuple[tuple[str, re.Pattern[str]], ...]]] = {}
