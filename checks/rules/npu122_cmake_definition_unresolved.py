@@ -1,12 +1,14 @@
 """NPU122: an Ascend build passes cmake a `-D` definition that cmake rejects, or one whose name no CMake file of the
-repository reads while a name one edit away is read."""
+repository reads while a name one edit away is read, or a SOC name its CMake files compare in another case."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import globs
 from npu_review.checks.analysis.cmake import (
     CMAKE_GLOBS,
     CMakeReads,
@@ -22,7 +24,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile
+from npu_review.checks.parsers.dockerfile import Dockerfile, steps
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.sh import Source
 from npu_review.checks.rule import Hit, Rule
@@ -82,6 +84,17 @@ class CMakeDefinitionUnresolved(Rule):
     other tools (compiler flags in `CFLAGS` or a list named like flags), and a cmake command that runs after the
     unit fetched or unpacked another source tree (`git clone`, `wget`, `tar`) or moved into an absolute folder: it
     configures another project.
+
+    A definition's value is compared too: a CMake file that tests a SOC variable with `STREQUAL` against a SOC name
+    (`if(SOC_VERSION STREQUAL "ascend310p3")`) while an Ascend Dockerfile of the repository builds with the same
+    SOC in other letters (`export SOC_VERSION=ASCEND310P3`, `ARG`, `ENV`). CANN takes a SOC name in any case (its
+    AscendC build lower-cases it: `string(TOLOWER "${SOC_VERSION}" _LOWER_SOC_VERSION)` in asc-devkit's
+    host_config.cmake), and projects write both (`Ascend910B1`, `ascend910b1`), but `STREQUAL` is case-sensitive:
+    for that image the test is false and the branch meant for its device never runs (vllm-ascend's 310P image
+    built the A2/A3 operator set until 418fccf compared with `MATCHES`). The SOC names are the facts'
+    (`ascend_names.socs`, `soc_versions`). Not reported: a comparison some build's value matches exactly, a
+    variable whose case a CMake file or a setup.py line folds (`TOLOWER`, `.lower()`), values from a variable.
+    The finding goes on the comparison, or on the Dockerfile's line when the change sets it there.
     """
 
     id = "NPU122"
@@ -91,9 +104,19 @@ class CMakeDefinitionUnresolved(Rule):
     kinds = frozenset({PYTHON, SHELL, NPU_SCRIPT, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
     needles = ("-D",)
 
+    context_kinds = frozenset()  # (a project check too: its context is the CMake files, then the Dockerfiles)
+
     @classmethod
     def context_paths(cls, facts: Facts) -> tuple[str, ...]:
-        return CMAKE_GLOBS  # the names the repository's CMake files read
+        return (*CMAKE_GLOBS, *_PY_BUILDS)  # the names the repository's CMake files read; what setup.py passes on
+
+    @classmethod
+    def context_after(cls, facts: Facts) -> tuple[tuple[str, ...], frozenset[str]]:
+        # The SOC names the images pass, read when a CMake file changes (a comparison of its SOC variable).
+        return CMAKE_GLOBS, frozenset({ASCEND_DOCKERFILE})
+
+    def check_project(self, ctx: Context) -> Iterable[Hit]:
+        yield from _soc_comparisons(ctx)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if PYTHON in src.kinds and src.path.endswith(".py"):
@@ -232,3 +255,124 @@ def _typo(a: str, b: str) -> bool:
         return a.replace("_", "") == b.replace("_", "")  # only a `_` added or lost (`INCLUDEPATH`)
     diff = [(x, y) for x, y in zip(wa, wb, strict=True) if x != y]
     return all(len(x) >= _MIN_WORD and len(y) >= _MIN_WORD and not any(c.isdigit() for c in x + y) for x, y in diff)
+
+
+# -- a SOC comparison that a build's SOC name misses by its letter case ----------------------------------------------
+
+_PY_BUILDS = ("setup.py", "**/setup.py")
+# `if(SOC_VERSION STREQUAL "ascend310p3")`, `elseif("${SOC_VERSION}" STREQUAL ascend310p3)`: the variable (group 1),
+# the value (group 2).
+_STREQUAL = re.compile(
+    r"(?im)^[ \t]*(?:else)?if[ \t]*\([^)\n]*?(?<![\w$])\"?(?:\$\{)?([A-Za-z_][A-Za-z0-9_]*)\}?\"?[ \t]+STREQUAL[ \t]+"
+    r"\"?([A-Za-z][A-Za-z0-9_-]*)\"?[ \t]*[)\s]"
+)
+# A CMake file or a Python build script that changes a SOC name's case before comparing it.
+_CASE_FOLD = re.compile(r"(?i)\bTO(?:LOWER|UPPER)\b|\.(?:lower|upper|casefold)\(\)")
+
+
+def _soc_comparisons(ctx: Context) -> Iterator[Hit]:
+    """A CMake comparison (`STREQUAL`, case-sensitive) of a variable with a SOC name that an Ascend Dockerfile of
+    the revision sets the same variable to only in another letter case (`ascend310p3` against
+    `SOC_VERSION=ASCEND310P3`): for that image's build the comparison is false."""
+    comparisons = list(_cmake_soc_comparisons(ctx))
+    if not comparisons:
+        return
+    names = {name for name, *_ in comparisons}
+    passed = _dockerfile_socs(ctx, names)
+    if not passed:
+        return
+    for py in ctx.head_paths():
+        if globs.match_any(py, _PY_BUILDS):
+            src = ctx.source(py)
+            if src is not None and any(_folds(src.text, n) for n in names):
+                return  # setup.py may fold the case of what it passes on
+    for name, value, path, line in comparisons:
+        values = [(v, p, n) for v, p, n in passed.get(name, ()) if v != value]
+        same = [v for v, _, _ in passed.get(name, ()) if v == value]
+        other = [(v, p, n) for v, p, n in values if v.lower() == value.lower()]
+        if same or not other:
+            continue
+        shown, where, at = other[0]
+        place = ctx.first_added(path, [line]) if ctx.is_added_line(path, line) else None
+        if place is None and not any(ctx.is_added_line(p, n) for _, p, n in other):
+            continue
+        hit_path, hit_line = (path, line) if place is not None else (other[0][1], other[0][2])
+        related = [Related(path, line, f"compares `{name}` with `{value}`")] if hit_path != path else []
+        related += [Related(p, n, f"sets `{name}={v}`") for v, p, n in other if (p, n) != (hit_path, hit_line)]
+        yield Hit(
+            hit_path,
+            hit_line,
+            f'`{name} STREQUAL "{value}"` ({path}:{line}) compares case-sensitively, but {where}:{at} builds with '
+            f"`{name}={shown}`, the same SOC in other letters (CANN reads SOC names in any case): for that build the "
+            f"comparison is false, so the branch meant for its device never runs. Compare the lower-cased value "
+            f'(`string(TOLOWER "${{{name}}}" ...)`) or write the value as the builds pass it.',
+            related=tuple(related),
+            cause=f"soc case {name} {value.lower()}",
+        )
+
+
+def _cmake_soc_comparisons(ctx: Context) -> Iterator[tuple[str, str, str, int]]:
+    """(variable, SOC name, path, line) of the CMake files' `STREQUAL` comparisons with a SOC name, in files that do
+    not fold the case of a SOC name first."""
+    socs = _soc_names(ctx)
+    found: list[tuple[str, str, str, int]] = []
+    texts: list[str] = []
+    for path in ctx.head_paths():
+        if not globs.match_any(path, CMAKE_GLOBS):
+            continue
+        src = ctx.source(path)
+        if src is None:
+            continue
+        texts.append(src.text)
+        if "STREQUAL" in src.text:
+            for m in _STREQUAL.finditer(src.text):
+                if m.group(2).lower() in socs:
+                    found.append((m.group(1), m.group(2), path, src.text.count("\n", 0, m.start(2)) + 1))
+    # A CMake file that folds the variable's case (`string(TOLOWER "${SOC_VERSION}" SOC_VERSION)`) may do so before
+    # any comparison of another file: none of its comparisons is judged.
+    folded = {name for name, *_ in found if any(_folds(t, name) for t in texts)}
+    yield from (c for c in found if c[0] not in folded)
+
+
+def _folds(text: str, name: str) -> bool:
+    """A line of `text` names `name` (any case: `soc_version` in Python) and changes a value's case."""
+    low = name.lower()
+    return any(low in line.lower() and _CASE_FOLD.search(line) for line in text.splitlines())
+
+
+def _soc_names(ctx: Context) -> frozenset[str]:
+    facts = ctx.facts
+    names = {s.lower() for s in (*facts.ascend_names.socs, *facts.soc_versions.a2, *facts.soc_versions.a3)}
+    names |= {u.lower() for units in facts.soc_versions.compute_units.values() for u in units}
+    return frozenset(names)
+
+
+def _dockerfile_socs(ctx: Context, names: set[str]) -> dict[str, list[tuple[str, str, int]]]:
+    """name -> (the SOC name, the Dockerfile, the line) of every literal SOC name an Ascend Dockerfile sets one of
+    `names` to (`ARG`/`ENV`, an assignment or `export` in a RUN)."""
+    socs = _soc_names(ctx)
+    found: dict[str, list[tuple[str, str, int]]] = {}
+
+    def keep(name: str, value: str, path: str, line: int) -> None:
+        value = value.strip("\"'")
+        if name in names and value and "$" not in value and value.lower() in socs:
+            found.setdefault(name, []).append((value, path, line))
+
+    for path in ctx.paths_of_kind(ASCEND_DOCKERFILE):
+        src = ctx.source(path)
+        if src is None or not any(n in src.text for n in names):
+            continue
+        df = ctx.dockerfile(src)
+        for instr in df.of("ARG", "ENV"):
+            for pair in instr.pairs:
+                keep(pair.name, pair.value or "", path, pair.line)
+        for step in steps(df):
+            for name, value, word in step.cmd.assignments():
+                keep(name, value or "", path, word.line)
+            argv = step.cmd.argv
+            if argv and argv[0] == "export":
+                for w in step.cmd.words[step.cmd.start + 1 :]:
+                    name, eq, value = w.unquoted.partition("=")
+                    if eq:
+                        keep(name, value, path, w.line)
+    return found
