@@ -8,7 +8,6 @@ from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import OSA
 
-from npu_review.checks import globs
 from npu_review.checks.analysis.cmake import (
     CMAKE_GLOBS,
     CMakeReads,
@@ -281,11 +280,10 @@ def _soc_comparisons(ctx: Context) -> Iterator[Hit]:
     passed = _dockerfile_socs(ctx, names)
     if not passed:
         return
-    for py in ctx.head_paths():
-        if globs.match_any(py, _PY_BUILDS):
-            src = ctx.source(py)
-            if src is not None and any(_folds(src.text, n) for n in names):
-                return  # setup.py may fold the case of what it passes on
+    for py in ctx.paths_matching(_PY_BUILDS):
+        src = ctx.source(py)
+        if src is not None and any(_folds(src.text, n) for n in names):
+            return  # setup.py may fold the case of what it passes on
     for name, value, path, line in comparisons:
         values = [(v, p, n) for v, p, n in passed.get(name, ()) if v != value]
         same = [v for v, _, _ in passed.get(name, ()) if v == value]
@@ -317,9 +315,7 @@ def _cmake_soc_comparisons(ctx: Context) -> Iterator[tuple[str, str, str, int]]:
     socs = _soc_names(ctx)
     found: list[tuple[str, str, str, int]] = []
     texts: list[str] = []
-    for path in ctx.head_paths():
-        if not globs.match_any(path, CMAKE_GLOBS):
-            continue
+    for path in ctx.paths_matching(tuple(CMAKE_GLOBS)):
         src = ctx.source(path)
         if src is None:
             continue
