@@ -168,14 +168,27 @@ class Context:
 
         return self.memo(("paths-by-candidates", rev, ""), lambda: self.kindmap.group(self.paths_at(rev)))
 
-    def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str]) -> list[str]:
-        """The paths among `paths` (at head) whose text contains one of `needles`, in their order. A tree that can
+    def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str], rev: str = "head") -> list[str]:
+        """The paths among `paths` whose text at `rev` contains one of `needles`, in their order. A tree that can
         search its blobs itself (git) narrows the paths first, by their names (`_name_pathspecs`), so that only the
-        files that may match are read; the answer is the same as reading every file."""
+        files that may match are read; the answer is the same as reading every file. At base, a file the change
+        does not touch is its head's: only the touched ones are read at base."""
         wanted = tuple(dict.fromkeys(needles))
         paths = list(paths)
         if not wanted or not paths:
             return []
+        if rev != "head":
+            at_rev = {p for p in paths if self.effective_rev(p, rev) != "head"}
+            same = set(self.paths_mentioning(wanted, [p for p in paths if p not in at_rev]))
+            out = []
+            for path in paths:
+                if path in at_rev:
+                    src = self.source(path, rev)
+                    if src is not None and any(n in src.text for n in wanted):
+                        out.append(path)
+                elif path in same:
+                    out.append(path)
+            return out
         grep = getattr(self.changeset.head, "grep", None)
         hits: set[str] | None = None
         if callable(grep) and all(n.isascii() and "\n" not in n and "\r" not in n for n in wanted):

@@ -252,3 +252,16 @@ def test_a_review_process_keeps_derived_values_in_memory_by_the_trees_object_ids
         assert [f[:3] for f in found] == [("NPU202", dockerfile, 2)] and "verl-9.1.0-910b" in found[0][3]
     finally:
         diskcache.keep_in_memory(0)
+
+
+def test_paths_mentioning_at_base_reads_the_touched_files_at_base_and_the_others_at_head(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    base = _commit(repo, {"a.yml": "needle\n", "b.yml": "hay\n", "c.yml": "needle too\n", "d.yml": "x\n"}, "one")
+    head = _commit(repo, {"a.yml": "hay\n", "b.yml": "needle\n"}, "two")
+    ctx = _context(repo, base, head)
+    paths = ["a.yml", "b.yml", "c.yml", "d.yml"]
+    assert ctx.paths_mentioning(["needle"], paths) == ["b.yml", "c.yml"]
+    assert ctx.paths_mentioning(["needle"], paths, "base") == ["a.yml", "c.yml"]
+    for rev in ("head", "base"):
+        plain = [p for p in paths if (src := ctx.source(p, rev)) is not None and "needle" in src.text]
+        assert ctx.paths_mentioning(["needle"], paths, rev) == plain

@@ -493,12 +493,8 @@ class _Revision:
         """The workflows (in path order) whose text names one of `names` (every workflow in an audit)."""
         if self.ctx.audit:
             return self.paths
-        out = []
-        for path in self.paths:
-            src = self.ctx.source_at(path, self.rev)
-            if src is not None and any(n in src.text for n in names):
-                out.append(path)
-        return out
+        # (found without reading the others where the tree can search its files)
+        return self.ctx.paths_mentioning(sorted(names), self.paths, self.rev)
 
     def _all_calls(self) -> dict[str, list[Call]]:
         if self._calls is None:

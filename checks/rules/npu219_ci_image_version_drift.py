@@ -115,11 +115,15 @@ class CiImageVersionDrift(Rule):
 
 def _uses(ctx: Context, rev: str) -> list[_Use]:
     out: list[_Use] = []
-    for path in ctx.candidate_paths(frozenset({WORKFLOW, DOCKERFILE}), rev):
-        if not (ctx.kindmap.has(path, WORKFLOW) or ctx.kindmap.has(path, DOCKERFILE)):
-            continue
-        if "release" in path.lower() or _VERSIONED_PATH.search(path):
-            continue  # a release's files, or files named for their version, keep their versions on purpose
+    paths = [
+        path
+        for path in ctx.candidate_paths(frozenset({WORKFLOW, DOCKERFILE}), rev)
+        if (ctx.kindmap.has(path, WORKFLOW) or ctx.kindmap.has(path, DOCKERFILE))
+        # a release's files, or files named for their version, keep their versions on purpose
+        and not ("release" in path.lower() or _VERSIONED_PATH.search(path))
+    ]
+    # (the files that say `-py3.`, found without reading the others where the tree can search its files)
+    for path in paths if ctx.audit else ctx.paths_mentioning(("-py3.",), paths, rev):
         src = ctx.source_at(path, rev)
         if src is None or "-py3." not in src.text:
             continue
