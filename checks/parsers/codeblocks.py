@@ -84,15 +84,28 @@ _HELP_HEADER = re.compile(
     r"|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$)",
     re.IGNORECASE,
 )
+# A row of a help listing with no header (.NET's CommandLineParser, many CLIs): an option (or several, comma-separated),
+# a gap of two blanks or more, and a description of several words; no `\\` at its end. A command's option line with
+# its value after a gap (`--tp  8 \\`) is no such row: its value is one word, or the line continues.
+_HELP_ROW = re.compile(
+    r"[ \t]*-{1,2}[A-Za-z][\w-]*(?:,[ \t]*-{1,2}[A-Za-z][\w-]*)*[ \t]{2,}[^\s\\#][^\n]*?[ \t][^\s\\]"
+)
+# How many such rows make a listing (one or two may be a command's option lines that lost their `\\`).
+_HELP_ROWS = 3
 # A line `ls -l` prints (`-rw-r--r-- 1 user group 1.4M Mar 30 11:04 m.onnx`, `drwxr-xr-x 2 ...`): no command either.
 _LS_LONG = re.compile(r"[ \t]*[-dlcbps][-rwxsStT]{9}[.+@]?[ \t]+\d+[ \t]")
 
 
 def without_output(block: Block) -> Block:
-    """A shell block with the output pasted into it blanked (line numbers stay): from a help listing's header to
-    the block's end, and `ls -l` lines. The same block when it has none."""
+    """A shell block with the output pasted into it blanked (line numbers stay): from a help listing's header (or,
+    with none, its first row of three or more: `--tokens   Required. Path to tokens.txt`) to the block's end, and
+    `ls -l` lines. The same block when it has none."""
     lines = block.lines
     start = next((k for k, (_n, t) in enumerate(lines) if _HELP_HEADER.match(t)), len(lines))
+    # A listing with no header: from its first row, when it has _HELP_ROWS rows.
+    rows = [k for k, (_n, t) in enumerate(lines) if _HELP_ROW.match(t) and not t.rstrip().endswith("\\")]
+    if len(rows) >= _HELP_ROWS:
+        start = min(start, rows[0])
     if start == len(lines) and not any(_LS_LONG.match(t) for _n, t in lines):
         return block
     out = tuple((n, "" if k >= start or _LS_LONG.match(t) else t) for k, (n, t) in enumerate(lines))

@@ -129,7 +129,8 @@ class ShellContinuationBroken(Rule):
     %USERPROFILE%\\.claude\\skills\\  # Windows`, a cmd.exe line beside its bash twin), backslashes inside quotes or
     here-documents, `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
-    `Usage of prog:` or `optional arguments:` line on, a line that ends a sentence: `Applying... Done!`), a
+    `Usage of prog:` or `optional arguments:` line on, or with no header from the first of three or more rows
+    of an option, a gap and words that describe it, a line that ends a sentence: `Applying... Done!`), a
     command's synopsis (a block with `[--option VALUE]` lines), a block headed as the explanation of the
     parameters (`# 启动配置参数说明`, `# parameter explanation`: one option per line, the command given after it),
     Dockerfiles

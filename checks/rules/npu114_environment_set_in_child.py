@@ -23,6 +23,8 @@ from npu_review.checks.rule import Hit, Rule
 
 _ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\Z")
 _CLEANUP = frozenset({"echo", "printf", "true", ":", "rm", "cd", "ls", "pwd", "printenv", "env", "exit", "sync"})
+# A command that reads ~/.bashrc itself (`source ~/.bashrc && python ...`, `. /root/.bashrc`).
+_SOURCES_BASHRC = re.compile(r"(?:^|[;&|(]|\s)(?:source|\.)[ \t]+(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\b")
 _BASHRC = re.compile(r"(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\Z|/etc/bash\.bashrc\Z")
 _EXPORT_TEXT = re.compile(r"\bexport\s+([A-Za-z_]\w*)=")
 # Paths through which an image's components are found (a cloned package on PYTHONPATH, a tool's bin on PATH): in
@@ -61,8 +63,9 @@ class EnvironmentSetInChild(Rule):
     runs after it), exports followed by a command of the same script, `source ... >> ~/.bashrc` lines (the CANN
     images set the CANN environment with ENV anyway), and ~/.bashrc exports of a variable an ENV sets too, of
     tuning variables (log levels, an allocator in LD_PRELOAD: a deliberate choice for interactive shells), or of
-    one that later RUNs set again themselves; only PATH, PYTHONPATH and variables a later RUN or CMD reads are
-    reported.
+    one that later RUNs set again themselves; ~/.bashrc exports in a Dockerfile whose later RUNs `source
+    ~/.bashrc` themselves (its environment file by design: those RUNs get the value); only PATH, PYTHONPATH and
+    variables a later RUN or CMD reads are reported.
     """
 
     id = "NPU114"
@@ -122,6 +125,8 @@ class EnvironmentSetInChild(Rule):
         for k, instr in enumerate(runs):
             if instr.keyword != "RUN" or ".bashrc" not in instr.args:
                 continue
+            if any(r.keyword == "RUN" and _SOURCES_BASHRC.search(r.args) for r in runs[k + 1 :]):
+                continue  # the image's own later RUNs read ~/.bashrc: it is this Dockerfile's environment file
             unit = run_unit(src.path, instr)
             if unit is None:
                 continue
