@@ -118,3 +118,42 @@ def test_twin_files_of_two_devices_and_the_places_named_are_one_cause() -> None:
     )
     assert cause_id("NPU311", Hit("a", 1, a2)) != cause_id("NPU311", Hit("a", 1, a2.replace("triton", "torch")))
     assert cause_id("NPU201", Hit("a", 1, "pulls python:3.11")) != cause_id("NPU201", Hit("a", 1, "pulls python:3.10"))
+
+
+def test_numbers_written_to_the_environment_in_one_example_are_one_cause() -> None:
+    """NPU121: two ports of one example written as numbers (Ascend/ray-ascend's guide; sweep-r31 judged the second
+    comment a duplicate) are one comment on the first; a None is another mistake (unset, not quote)."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    doc = (
+        "# Transport on Ascend NPU\n\n```python\nimport os\nimport torch_npu\n"
+        'os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\n'
+        'os.environ["YR_DS_WORKER_PORT"] = 31501\n'
+        'os.environ["YR_DS_METASTORE_PORT"] = 2379\n'
+        'os.environ["HCCL_IF_IP"] = None\n'
+        "```\n"
+    )
+    case = Case("causes", Path("."), None, {"docs/user_guide/npu_transport.md": doc}, set(), [], "", None)
+    found = [f for f in run_case(case, case_config(case)).findings if f.rule == "NPU121"]
+    assert [f.line for f in found] == [7, 8, 9]
+    assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(found)] == [(7, [8]), (9, [])]
+
+
+def test_what_the_shell_cannot_parse_in_one_script_is_one_cause() -> None:
+    """NPU115: a retry block cut off loses its `then ... fi` and its loop's `done` (zhonganbi102-netizen/
+    nano-chat-NPU; sweep-r31 judged the second comment a duplicate): one comment on the first, naming the other."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    script = (
+        "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nfor attempt in 1 2 3; do\n"
+        '  echo "try $attempt"\n  if torchrun --nproc_per_node 8 train.py --device npu\n    echo done\n\n'
+        "echo finished\n"
+    )
+    case = Case("causes", Path("."), None, {"scripts/train_npu.sh": script}, set(), [], "", None)
+    found = [f for f in run_case(case, case_config(case)).findings if f.rule == "NPU115"]
+    assert [f.line for f in found] == [3, 5]
+    assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(found)] == [(3, [5])]

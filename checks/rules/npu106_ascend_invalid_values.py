@@ -54,6 +54,8 @@ class AscendInvalidValues(Rule):
           set without `RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES`, so Ray overwrites it (warning). In an
           NPU-only script whose command the rule does not read (a CI launcher's `eval $CI_COMMAND`), the first
           is reported when the script sets no `ASCEND_RT_VISIBLE_DEVICES`: it is then the only device selection.
+          An export of the variable's own value with an empty default (`export CUDA_VISIBLE_DEVICES="${
+          CUDA_VISIBLE_DEVICES:-}"`) selects nothing and is left alone.
           `CUDA_DEVICE_MAX_CONNECTIONS=1` is another variable and is fine.
       (d) `trainer.device=cuda` (error).
       (e) a virtual pipeline size (VPP) > 1 while `use_mbridge` is not False (error): not supported together.
@@ -530,7 +532,7 @@ def _torch_compile(src: SourceFile, inv: Invocation, facts: _Facts) -> Iterator[
 def _visible_devices(ctx: Context, src: SourceFile, script: ShellScript, view: View, facts: _Facts) -> Iterator[Hit]:
     npu_only = NPU_SCRIPT in src.kinds
     for a in view.assignments:
-        if a.name != facts.cuda_env or not _sets(a):
+        if a.name != facts.cuda_env or not _sets(a) or _passes_own_value(a):
             continue
         if not (npu_only or a.device == "npu"):
             continue
@@ -572,6 +574,13 @@ def _sets(a: Assignment) -> bool:
         return False
     raw = (a.raw or "").strip()
     return raw not in ("", '""', "''")
+
+
+def _passes_own_value(a: Assignment) -> bool:
+    """The value is the variable's own, passed on (`export X="${X:-}"`, `X=$X`): a default of nothing, which
+    selects no device (rwkv-rs/rwkv7-ascend-npu keeps CUDA hidden so; sweep-r31, judged noise)."""
+    name = re.escape(a.name)
+    return re.fullmatch(rf"([\"']?)\$(?:{name}|\{{{name}(?::?-)?\}})\1", (a.raw or "").strip()) is not None
 
 
 def _runs_ray(view: View, trainer_root: str) -> bool:

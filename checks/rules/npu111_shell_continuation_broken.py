@@ -127,7 +127,7 @@ class ShellContinuationBroken(Rule):
     on past it for the command the operator needs), an assignment of a value to fill in with its hint below
     (`MODEL_PATH=<PATH_OF_THE_MODEL> \\ ` over `(e.g., /x.txt)`), a `\\` that ends a Windows folder path (`copy x
     %USERPROFILE%\\.claude\\skills\\  # Windows`, a cmd.exe line beside its bash twin), backslashes inside quotes or
-    here-documents, `console` and
+    here-documents, a docs block's code-annotation marker after the `\\` (`\\ # (1)`, mkdocs-material's), `console` and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
     `Usage of prog:` or `optional arguments:` line on, or with no header from the first of three or more rows
     of an option, a gap and words that describe it, a line that ends a sentence: `Applying... Done!`), a
@@ -210,6 +210,12 @@ _WINDOWS_FOLDER = re.compile(
 )
 
 
+# A comment that is only a code annotation's marker (`# (1)`, `# (2)!`): mkdocs-material (`content.code.annotate`)
+# turns it into a numbered bubble beside the line, the note written below the block (PaddlePaddle/PaddleScience's
+# guide after each `\` of a placeholder command, on purpose; sweep-r31, judged noise).
+_ANNOTATION = re.compile(r"[ \t]*#[ \t]*\(\d+\)!?[ \t]*")
+
+
 def _series(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -232,6 +238,8 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
         if _WINDOWS_FOLDER.search(text[: cut + 1]):
             continue  # `copy x %USERPROFILE%\.claude\skills\  # Windows`: the `\` ends a Windows folder path
         comment = "#" in text[cut:]
+        if comment and excerpt and _ANNOTATION.fullmatch(text[cut + 1 :]):
+            continue  # `\ # (1)!`: a docs site's code annotation (mkdocs-material), which the page renders as a marker
         if comment and (_FRAGMENT.match(ll.text) or _listing(ll.line, physical)):
             continue  # a listing of overrides with notes; bare blanks after `\` still break a pasted listing
         after = "a comment" if comment else "blanks"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -496,9 +497,13 @@ def _all_findings(
     # The first quote left open that is reported: what the shell reads after it follows from it (an `if` with no
     # `then` after a backquote left open on its line is the quote's consequence, not a second mistake).
     quote_line = min((h.line for e, h in said if e.what == "unclosed-quote"), default=None)
+    # What the shell cannot parse in one unit is one cause: it stops at the first error, and the others are often
+    # the same damage seen again (a retry block cut off lost its `then ... fi` and its loop's `done`; sweep-r31
+    # judged the second comment a duplicate). One comment, naming the other lines.
+    structure = f"the shell cannot parse {unit.path} (from line {min((h.line for _e, h in said), default=0)})"
     for err, hit in said:
         if quote_line is None or err.what == "unclosed-quote" or err.line < quote_line:
-            yield hit
+            yield dataclasses.replace(hit, cause=structure) if len(said) > 1 else hit
     if structure_only:
         return
     cmds = parsed.commands

@@ -100,5 +100,7 @@ def _hits(path: str, lines: Iterable[tuple[int, str]]) -> Iterator[Hit]:
                 n,
                 f"`{name}` is set to {kind} (`{value}`): the environment holds strings only, so this line raises "
                 f"TypeError and the setting never applies. {fix}",
+                # One habit, one comment: the ports of one example written as numbers, each its own line.
+                cause=f"os.environ set to {kind}",
             )
             break
