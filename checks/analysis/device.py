@@ -10,11 +10,13 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from npu_review.checks import ascend, kinds
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DockerfileNames, SocVersions
+from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.shell import View, npu_view
 
 
@@ -364,3 +366,110 @@ def docker_npus(argv: tuple[str, ...]) -> int | None:
         elif path.startswith("/dev/davinci") and path[12:] not in ("_manager",):
             return 0  # `/dev/davinci$i`, `/dev/davinci[0-7]`: not countable
     return len(found)
+
+
+# -- the device a script builds for when it is given no argument, and the device a CI job runs on ---------------
+
+# A SOC name as a build takes it (`Ascend910_9382`, `ascend910b1`, `ascend910_93`, `Ascend310P3`).
+_SOC_WORD = re.compile(r"(?i)(?<![\w])ascend\d{3}[\w-]*")
+# An assignment whose value names a SOC (`SOC_VERSION="${1:-Ascend910_9382}"`), or a loop over SOC names.
+_SOC_ASSIGN = re.compile(r"(?:^|[\s;&|({])([A-Za-z_]\w*)\+?=([^\s;&|]*)|\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]*)")
+
+
+@dataclass(frozen=True)
+class DefaultSoc:
+    """The SOC a script builds for when it is run with no arguments."""
+
+    device: str  # a2, a3, 310p, ...
+    name: str  # the variable that holds it
+    value: str  # one of its values, as the script writes it
+    line: int  # the assignment that sets it there
+
+
+def script_default_soc(ctx: Context, path: str) -> DefaultSoc | None:
+    """The device of the SOC the script at `path` builds for when it is run with no arguments, worked out from its
+    literal assignments only (checks.analysis.scripts.no_argument_state); None when it cannot be told: a SOC
+    read from the caller's environment, a command's output or a function, a test on something unknown whose
+    branches name different devices, several SOC variables of different devices, or no SOC at all."""
+    return ctx.memo(("script-default-soc", "head", path), lambda: _script_default_soc(ctx, path))
+
+
+def _script_default_soc(ctx: Context, path: str) -> DefaultSoc | None:
+    from npu_review.checks.analysis.scripts import no_argument_state
+
+    src = ctx.source(path)
+    if src is None or _SOC_WORD.search(src.text) is None:
+        return None
+    text = src.text
+    names: set[str] = set()
+    for m in _SOC_ASSIGN.finditer(ascend.without_comments(text)):
+        name, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if any(value_device(ctx, s) for s in _SOC_WORD.findall(value)):
+            names.add(name)
+    if not names:
+        return None
+    state, in_functions = no_argument_state(text, partial(_sourced_sets, ctx, path))
+    if state is None or "*" in in_functions or names & in_functions:
+        return None
+    found: set[str] = set()
+    first: DefaultSoc | None = None
+    for name in sorted(names):
+        values = state.vals.get(name)
+        if not values or re.search(rf"\$\{{?{name}\b", text) is None:
+            return None  # unknown, or never read: not what the build takes
+        for value in sorted(values):
+            device = value_device(ctx, value) if _SOC_WORD.fullmatch(value) else None
+            if device is None:
+                return None
+            found.add(device)
+            if first is None:
+                first = DefaultSoc(device, name, value, state.lines.get(name, 0))
+    return first if len(found) == 1 else None
+
+
+def _sourced_sets(ctx: Context, path: str, raw: str) -> frozenset[str] | None:
+    """The variables a script's `source <raw>` may set: the CANN toolkit's set_env.sh sets its own (the facts'
+    cann_shell.toolkit_env_sets); any other file, a repository one above all, may set anything (None)."""
+    from npu_review.checks.analysis.scripts import resolve_script
+    from npu_review.checks.parsers.sh import unquote
+
+    word = unquote(raw)
+    if resolve_script(ctx, path, raw) is not None:
+        return None
+    env_scripts = set(ctx.facts.ascend_names.env_scripts.values())
+    if word.rsplit("/", 1)[-1] not in env_scripts or not re.search(r"(?i)toolkit|cann|ascend", word):
+        return None
+    if re.search(r"(?i)nnal|atb|nnae", word):
+        return None  # another package's script: not the one whose variables the facts list
+    return frozenset(ctx.facts.cann_shell.toolkit_env_sets)
+
+
+def job_device(ctx: Context, wf: Workflow, job: Job) -> tuple[str, str] | None:
+    """(device, what says it) of a job that runs on one Ascend device in every leg: its runner (a label the
+    runner catalog knows the device of) and its CANN container image (`cann:8.5.0-910b-...`) agree, and at least
+    one of them names it; None otherwise (a matrix over devices, an unknown label, a runner group)."""
+    from npu_review.checks.analysis.runners import runner_catalog
+    from npu_review.checks.analysis.stacks import job_legs
+    from npu_review.checks.parsers.gha.runners import runner_label_sets
+
+    found: dict[str, str] = {}
+    catalog = runner_catalog(ctx)
+    for labels in runner_label_sets(wf, job):
+        if labels is None:
+            return None
+        runner = catalog.of(labels)
+        if runner is not None:
+            device = value_device(ctx, runner.device) if runner.device else None
+            if device is None:
+                return None
+            found.setdefault(device, f"runner `{runner.label}`")
+    for leg in job_legs(ctx, wf, job):
+        for stated in leg.image:
+            if stated.dim == "device":
+                device = value_device(ctx, stated.value)
+                if device is None:
+                    return None
+                found.setdefault(device, f"container image's `{stated.value}`")
+    if len(found) != 1:
+        return None
+    return next(iter(found.items()))

@@ -3,6 +3,7 @@ that run another one define before the call (so a variable a caller exports is n
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +25,7 @@ from npu_review.checks.parsers.sh import (
     Word,
     commands,
     lex,
+    unquote,
 )
 from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
 
@@ -349,12 +351,28 @@ class _Frame:
     glued: Word | None = None
 
 
+@dataclass(frozen=True)
+class ShellEvent:
+    """One step of a unit's structure in order, as `_Walker` reads it (for `no_argument_values`): a reserved word
+    (`if`, `then`, `elif`, `else`, `fi`, `while`, `until`, `for` with its head, `do`, `done`, `case` with its
+    subject, `pattern` with its words, `arm-end`, `esac`), a function definition (`function` with its name), a
+    brace (`{`, `}`) or a simple command (`command`, with the operator after it and whether a subshell's `(` is
+    open around it)."""
+
+    what: str
+    words: tuple[Word, ...] = ()
+    op: str = ""
+    nested: bool = False
+
+
 class _Walker:
     """Reads the tokens of each logical line in order, splits them into simple commands and keeps the stack of
-    `if`/`case`/loops, noting what the shell would reject (a missing `then`/`do`, a construct left open)."""
+    `if`/`case`/loops, noting what the shell would reject (a missing `then`/`do`, a construct left open). With
+    `events`, it also notes the structure in order there (ShellEvent)."""
 
-    def __init__(self, text: str, base: int) -> None:
+    def __init__(self, text: str, base: int, events: list[ShellEvent] | None = None) -> None:
         self.text, self.base = text, base
+        self.events = events
         self.out: list[UnitCommand] = []
         self.stack: list[_Frame] = []
         self.errors: list[StructureError] = []
@@ -393,10 +411,12 @@ class _Walker:
                     i = _skip_arithmetic(toks, i + 2)  # `(( x = 1 ))`, `for ((...))`: arithmetic, not commands
                     continue
                 if text == "(" and isinstance(nxt, Op) and nxt.text == ")" and len(words) == 1:
+                    self._note("function", words)
                     words = []  # `name() {`: a function definition
                     i += 2
                     continue
                 if text == ")" and self._case_state() == "pattern":
+                    self._note("pattern", words)
                     words = []  # the pattern list before `)`
                     self.stack[-1].state = "body"
                 elif text == ")" and not self.parens and first and words and self._case_state() == "body":
@@ -465,6 +485,10 @@ class _Walker:
         stripped = before.rstrip(" \t")
         return stripped != before and stripped.endswith("\\")
 
+    def _note(self, what: str, words: Sequence[Word] = (), op: str = "") -> None:
+        if self.events is not None:
+            self.events.append(ShellEvent(what, tuple(words), op, self.parens > 0))
+
     def _case_state(self) -> str:
         top = self.stack[-1] if self.stack else None
         return top.state if top is not None and top.keyword == "case" else ""
@@ -482,7 +506,12 @@ class _Walker:
                     continue
                 state = "pattern"
             if state == "pattern" and raw != "esac":
-                return  # a pattern list (its `)` ends it in the line walk)
+                # a pattern list (its `)` ends it in the line walk); one that reaches here was not ended so (a
+                # `case x in a) ...` on one line): its arms are not read
+                self._note("unparsed", words[k:])
+                return
+            if raw in _EVENT_WORDS:
+                self._note(raw, words[k : k + 2] if raw == "case" else words[k:] if raw in _LOOPS else ())
             if raw == "if":
                 self.stack.append(_Frame("if", w.line, "cond"))
             elif raw in ("while", "until"):
@@ -544,16 +573,21 @@ class _Walker:
                 else:
                     self._pop(f, w)
             elif raw == "function":
+                self._note("function", words[k + 1 : k + 2])
                 k += 2  # `function name {`: the name is no command
                 continue
-            elif raw not in ("!", "{", "}", "time"):
+            elif raw in ("{", "}"):
+                self._note(raw)
+            elif raw not in ("!", "time"):
                 top = self.stack[-1] if self.stack else None
                 if top is not None and top.state in ("cond", "head") and top.glued is None and _GLUED.match(raw):
                     top.glued = w
                 self.out.append(UnitCommand(tuple(words[k:]), op, more, index))
+                self._note("command", words[k:], op)
                 break
             k += 1
         if op in (";;", ";&", ";;&"):
+            self._note("arm-end")
             f = self._find(("case",))
             if f is not None:
                 self._unwind(f)
@@ -600,6 +634,8 @@ class _Walker:
 
 
 _LOOPS = ("for", "while", "until", "select")
+# The reserved words ShellEvent notes (`for`/`select` with their head, `case` with its subject).
+_EVENT_WORDS = frozenset({"if", "then", "elif", "else", "fi", "do", "done", "esac", "case", *_LOOPS})
 _LEADING_OPS = frozenset({"|", "||", "&&", "|&"})
 
 
@@ -784,6 +820,13 @@ _SCRIPT_NAME = re.compile(r"\.(?:sh|bash)\b")
 _RUNS_BEFORE = re.compile(
     r"(?:.*[\s;&|(])?(?:(?:bash|sh|dash|zsh|source|\.)[ \t]+(?:-\S+[ \t]+)*\S*|[^\s;&|()]*/[^\s;&|()]*)"
 )
+
+
+def unit_script_calls(ctx: Context, unit: ShellUnit) -> list[ScriptCall]:
+    """The repository scripts one unit (a workflow step, a RUN) runs, read from that unit alone."""
+    if not may_call_script(unit.source.text):
+        return []
+    return list(_unit_calls(ctx, unit, False))
 
 
 def may_call_script(text: str) -> bool:
@@ -1393,3 +1436,564 @@ def scripts_setting(ctx: Context, name: str) -> frozenset[str]:
         return frozenset(found)
 
     return ctx.memo(("scripts-setting", "head", name), find)
+
+
+# -- what a script's variables hold when it is run with no arguments -----------------------------------------------
+
+# Possible values of a variable: a set of literal texts, or None when it cannot be told (a command's output, the
+# caller's environment, an assignment in a function or a loop that may run).
+Values = frozenset[str] | None
+_POSITIONAL = "@"  # the state's key for the positional parameters: {""} while none are given, None after `set --`
+_MAX_VALUES = 16
+
+
+class NoArgState:
+    """The variables a script has set on one path through it: possible values and the line that set them last."""
+
+    def __init__(self, vals: dict[str, Values] | None = None, lines: dict[str, int] | None = None) -> None:
+        self.vals: dict[str, Values] = {_POSITIONAL: frozenset({""})} if vals is None else vals
+        self.lines: dict[str, int] = {} if lines is None else lines
+
+    def copy(self) -> NoArgState:
+        return NoArgState(dict(self.vals), dict(self.lines))
+
+    def set(self, name: str, value: Values, line: int) -> None:
+        self.vals[name] = value
+        self.lines[name] = line
+
+
+def _merge(states: Sequence[NoArgState]) -> NoArgState | None:
+    """The state after one of `states` (the paths out of an `if` or `case`): a variable set on some paths and not
+    on the others holds the caller's value there, which is unknown."""
+    if not states:
+        return None
+    out = NoArgState({}, {})
+    for name in dict.fromkeys(k for s in states for k in s.vals):
+        found: set[str] = set()
+        value: Values = None
+        if all(name in s.vals and s.vals[name] is not None for s in states):
+            for s in states:
+                found |= s.vals[name] or frozenset()
+            value = frozenset(found) if len(found) <= _MAX_VALUES else None
+        out.vals[name] = value
+        out.lines[name] = max((s.lines[name] for s in states if name in s.lines), default=0)
+    return out
+
+
+def _product(parts: Sequence[Values]) -> Values:
+    out: set[str] = {""}
+    for part in parts:
+        if part is None:
+            return None
+        out = {a + b for a in out for b in part}
+        if len(out) > _MAX_VALUES:
+            return None
+    return frozenset(out)
+
+
+_PARAM = re.compile(r"(?P<name>[A-Za-z_]\w*|\d+|[@*#?$!-])(?P<op>:?[-=+?])?", re.S)
+_BARE = re.compile(r"\$(?:([A-Za-z_]\w*)|(\d|[@*#?$!-]))")
+
+
+def _lookup(state: NoArgState, name: str) -> Values:
+    """A parameter's values: `$1`..`$9`, `$@`, `$*` are empty while no argument was given, `$#` is 0; a variable the
+    script has not set is the caller's (unknown)."""
+    positional = state.vals.get(_POSITIONAL)
+    if (name.isdigit() and name != "0") or name in ("@", "*"):
+        return positional
+    if name == "#":
+        return None if positional is None else frozenset({"0"})
+    if not (name[:1].isalpha() or name[:1] == "_"):
+        return None
+    return state.vals.get(name)
+
+
+def expand_no_args(raw: str, state: NoArgState) -> Values:
+    """The values of a shell word as written (quotes kept) in `state`; None for what cannot be told (`$(...)`,
+    backticks, arithmetic, `${x%...}`, a variable the script has not set)."""
+    parts: list[Values] = []
+    lit: list[str] = []
+    i, n = 0, len(raw)
+    quote = ""
+    while i < n:
+        c = raw[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                lit.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            lit.append(raw[i + 1])
+            i += 2
+            continue
+        if c == '"':
+            quote = "" if quote == '"' else '"'
+            i += 1
+            continue
+        if c == "'" and not quote:
+            quote = "'"
+            i += 1
+            continue
+        if c == "`":
+            return None
+        if c != "$":
+            lit.append(c)
+            i += 1
+            continue
+        parts.append(frozenset({"".join(lit)}))
+        lit = []
+        if raw.startswith("$(", i) or raw.startswith("$[", i):
+            return None
+        if raw.startswith("${", i):
+            end = closing_brace(raw, i + 2)
+            if end < 0:
+                return None
+            value = _param(raw[i + 2 : end], state)
+            if value is None:
+                return None
+            parts.append(value)
+            i = end + 1
+            continue
+        m = _BARE.match(raw, i)
+        if m is None:
+            lit.append(c)
+            i += 1
+            continue
+        parts.append(_lookup(state, m.group(1) or m.group(2)))
+        i = m.end()
+    parts.append(frozenset({"".join(lit)}))
+    return _product(parts)
+
+
+def _param(body: str, state: NoArgState) -> Values:
+    """`${body}`: a parameter, or one with a default (`${1:-x}`, `${X-y}`, `${X:=y}`) or an alternative (`:+`)."""
+    m = _PARAM.match(body)
+    if m is None:
+        return None
+    name, op = m.group("name"), m.group("op")
+    if op is None:
+        return _lookup(state, name) if m.end() == len(body) else None
+    word = expand_no_args(body[m.end() :], state)
+    value = _lookup(state, name)
+    if value is None or word is None:
+        return None
+    colon = op.startswith(":")
+    kind = op[-1]
+    if kind == "?":
+        return value
+    unset = name.isdigit() or name in ("@", "*")  # no argument was given: every positional parameter is unset
+    out: set[str] = set()
+    for v in value:
+        empty = unset or (colon and v == "")
+        if kind in "-=":
+            out |= word if empty else {v}
+        else:  # `+`: the alternative when set (and not empty with the colon)
+            out |= {""} if empty else word
+    return frozenset(out) if len(out) <= _MAX_VALUES else None
+
+
+_TEST_UNARY = {"-z": lambda s: s == "", "-n": lambda s: s != ""}
+_TEST_INT = {
+    "-eq": lambda a, b: a == b,
+    "-ne": lambda a, b: a != b,
+    "-lt": lambda a, b: a < b,
+    "-le": lambda a, b: a <= b,
+    "-gt": lambda a, b: a > b,
+    "-ge": lambda a, b: a >= b,
+}
+
+
+def _condition(cmds: Sequence[ShellEvent], state: NoArgState) -> bool | None:
+    """Whether an `if`/`while` condition holds with no arguments given: one test of literal values (`[[ "$X" ==
+    ON ]]`, `[ $# -eq 0 ]`, `[ -z "$1" ]`), `getopts` (false: no option to read), `true`/`false`; None for
+    anything else."""
+    if len(cmds) != 1:
+        return None
+    words = [w.raw for w in cmds[0].words]
+    negate = False
+    while words and words[0] == "!":
+        negate, words = not negate, words[1:]
+    if not words:
+        return None
+    found: bool | None = None
+    if words[0] in ("true", ":") and len(words) == 1:
+        found = True
+    elif words[0] == "false" and len(words) == 1:
+        found = False
+    elif words[0] == "getopts":
+        found = False if state.vals.get(_POSITIONAL) is not None else None
+    elif words[0] in ("[", "[[", "test"):
+        found = _test(words, state)
+    if found is None:
+        return None
+    return found != negate
+
+
+def _test(words: list[str], state: NoArgState) -> bool | None:
+    double = words[0] == "[["
+    if words[0] != "test":
+        if words[-1] != ("]]" if double else "]"):
+            return None
+        words = words[:-1]
+    args: list[tuple[str, str]] = []  # (value, the word as written)
+    for raw in words[1:]:
+        if raw in ("&&", "||", "-a", "-o", "(", ")"):
+            return None
+        value = expand_no_args(raw, state)
+        if value is None or len(value) != 1:
+            return None
+        text = next(iter(value))
+        if not double and text == "" and '"' not in raw and "'" not in raw:
+            continue  # an unquoted empty expansion is no word in `[`
+        args.append((text, raw))
+    if len(args) == 1:
+        return args[0][0] != ""
+    if len(args) == 2:
+        op, arg = args[0][0], args[1][0]
+        if op == "!":
+            return arg == ""
+        check = _TEST_UNARY.get(op)
+        return check(arg) if check is not None else None
+    if len(args) == 3:
+        left, op, right = args[0][0], args[1][0], args[2][0]
+        if op in ("=", "=="):
+            if double and any(ch in args[2][1] for ch in "*?[") and args[2][1][:1] not in ("'", '"'):
+                return fnmatch.fnmatchcase(left, right)  # `[[ x == a* ]]`: a pattern
+            return left == right
+        if op == "!=":
+            return left != right
+        compare = _TEST_INT.get(op)
+        if compare is not None and re.fullmatch(r"-?\d+", left) and re.fullmatch(r"-?\d+", right):
+            return compare(int(left), int(right))
+    return None
+
+
+@dataclass
+class _NoArgFrame:
+    kind: str  # "if", "loop", "case", "function", "group"
+    before: NoArgState | None  # the state where it opened (None: on no path)
+    phase: str = "cond"  # "cond"/"head" (the condition's commands come), "body"
+    cond: list[ShellEvent] = field(default_factory=list)
+    head: tuple[Word, ...] = ()
+    outcomes: list[NoArgState] = field(default_factory=list)
+    decided: bool = False  # a branch before was taken for sure
+    entered: bool = False  # the loop's body may run
+    assigned: set[str] = field(default_factory=set)  # names a loop's body sets
+    subject: Values = None  # the case's word
+
+
+# Commands that set the variables named in their arguments (`export X=1`, `declare -x X=1`).
+_SETS = re.compile(r"[A-Za-z_]\w*\+?=")
+_ALL_ARGUMENTS = frozenset({'"$@"', "$@", '"$*"', "$*", '"${@}"', "${@}"})
+_DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
+_READS = frozenset({"read", "mapfile", "readarray", "getopts", "printf"})
+
+
+def no_argument_state(
+    text: str, sourced: Callable[[str], frozenset[str] | None]
+) -> tuple[NoArgState | None, frozenset[str]]:
+    """What the variables of a script hold at its end when it is run with no arguments, and the names its
+    functions set (which a call may change at any point: unknown).
+
+    Only literal values are followed, and only along what runs with no arguments: `while getopts` and loops over
+    `"$@"` are not entered, `${1:-X}` gives X, an `if` or `case` whose test reads only known values takes its
+    branch; an undecided one gives each variable the values of every branch (unknown where a branch leaves it
+    to the caller). A loop that may run makes what it sets unknown; `source` of a file makes what it may set
+    unknown (`sourced(word)`: those names, None for any); `eval` makes everything unknown. None: the script
+    fails on every path (a usage check that needs an argument exits 1)."""
+    events: list[ShellEvent] = []
+    source = Source.file(text)
+    lexed = lex(source)
+    walker = _Walker(text, 0, events)
+    for k, toks in enumerate(lexed.tokens()):
+        walker.line(k, toks)
+    cur: NoArgState | None = NoArgState()
+    stack: list[_NoArgFrame] = []
+    in_function: set[str] = set()
+    finished: list[NoArgState] = []  # the states where the script exits (not with a failure)
+    pending_function = False
+    prev_op = ""
+
+    def top(*kinds: str) -> _NoArgFrame | None:
+        for f in reversed(stack):
+            if f.kind in kinds:
+                return f
+        return None
+
+    def close_branch(f: _NoArgFrame) -> None:
+        nonlocal cur
+        if cur is not None:
+            f.outcomes.append(cur)
+        cur = None
+
+    def assign(name: str, value: Values, line: int) -> None:
+        if any(f.kind == "function" for f in stack):
+            in_function.add(name)
+            return
+        if cur is None:
+            return
+        cur.set(name, value, line)
+        for f in stack:
+            if f.kind == "loop":
+                f.assigned.add(name)
+
+    for ev in events:
+        what = ev.what
+        if pending_function and what != "{":
+            pending_function = False
+        if what == "command":
+            f = stack[-1] if stack else None
+            if f is not None and f.kind in ("if", "loop") and f.phase == "cond":
+                f.cond.append(ev)
+                prev_op = ev.op
+                continue
+            conditional = prev_op in ("&&", "||")
+            piped = prev_op == "|" or ev.op == "|"
+            prev_op = ev.op
+            if ev.nested or piped:
+                # a subshell's or a pipeline's part: its variables stay there (a case pattern's `(` may also
+                # read as one: what it sets is unknown, not unchanged)
+                _run_command(ev, cur, lambda n, v, ln: assign(n, None, ln), sourced, in_function, stack)
+                continue
+            before = cur.copy() if cur is not None and conditional else None
+            _run_command(ev, cur, assign, sourced, in_function, stack)
+            ends = bool(ev.words) and ev.words[0].raw in ("exit", "return") and not conditional
+            if ends and cur is not None and not any(f.kind == "function" for f in stack):
+                status = ev.words[1].unquoted if len(ev.words) > 1 else ""
+                if not re.fullmatch(r"[1-9]\d*", status):
+                    finished.append(cur)  # `exit`, `exit 0`, `exit $?`: the run may have done its work
+                cur = None  # (`exit 1`: it failed, built nothing)
+            if before is not None and cur is not None:
+                cur = _merge([before, cur])
+            continue
+        prev_op = ""
+        if what == "if":
+            stack.append(_NoArgFrame("if", cur))
+        elif what in ("while", "until"):
+            stack.append(_NoArgFrame("loop", cur, head=ev.words[:1]))
+        elif what in ("for", "select"):
+            stack.append(_NoArgFrame("loop", cur, phase="head", head=ev.words))
+        elif what in ("then", "elif", "else"):
+            f = top("if")
+            if f is None:
+                continue
+            if what == "then":
+                held = _condition(f.cond, f.before) if f.before is not None else False
+                f.cond, f.phase = [], "body"
+                if f.before is None or f.decided or held is False:
+                    cur = None
+                else:
+                    cur = f.before.copy()
+                    f.decided = held is True
+            elif what == "elif":
+                close_branch(f)
+                f.phase = "cond"
+            else:
+                close_branch(f)
+                f.phase = "body"
+                if f.before is not None and not f.decided:
+                    cur = f.before.copy()
+                f.decided = True
+        elif what == "fi":
+            f = top("if")
+            if f is None:
+                continue
+            while stack and stack[-1] is not f:
+                stack.pop()
+            stack.pop()
+            close_branch(f)
+            if not f.decided and f.before is not None:
+                f.outcomes.append(f.before)
+            cur = _merge(f.outcomes)
+        elif what == "do":
+            f = top("loop")
+            if f is None:
+                continue
+            f.entered = _may_enter(f, f.before) if f.before is not None else False
+            f.phase = "body"
+            cur = f.before.copy() if f.entered and f.before is not None else None
+            if cur is not None and f.head and f.head[0].raw in ("for", "select") and len(f.head) > 1:
+                assign(f.head[1].raw, None, f.head[1].line)
+        elif what == "done":
+            f = top("loop")
+            if f is None:
+                continue
+            while stack and stack[-1] is not f:
+                stack.pop()
+            stack.pop()
+            cur = f.before.copy() if f.before is not None else None
+            if cur is not None and f.entered:
+                for name in f.assigned:
+                    assign(name, None, cur.lines.get(name, 0))
+        elif what == "case":
+            subject = expand_no_args(ev.words[1].raw, cur) if cur is not None and len(ev.words) > 1 else None
+            stack.append(_NoArgFrame("case", cur, phase="pattern", subject=subject))
+            cur = None
+        elif what == "pattern":
+            f = top("case")
+            if f is None:
+                continue
+            close_branch(f)
+            matched = _pattern_matches(f.subject, ev.words)
+            if f.before is not None and not f.decided and matched is not False:
+                cur = f.before.copy()
+                f.decided = matched is True
+        elif what == "arm-end":
+            f = top("case")
+            if f is not None:
+                close_branch(f)
+        elif what == "esac":
+            f = top("case")
+            if f is None:
+                continue
+            while stack and stack[-1] is not f:
+                stack.pop()
+            stack.pop()
+            close_branch(f)
+            if not f.decided and f.before is not None:
+                f.outcomes.append(f.before)
+            cur = _merge(f.outcomes)
+        elif what == "unparsed":
+            f = top("case")
+            if f is None or f.before is not None:
+                return None, frozenset(in_function)  # arms the walk could not read, on a path that runs
+        elif what == "function":
+            pending_function = True
+        elif what == "{":
+            stack.append(_NoArgFrame("function" if pending_function else "group", cur, phase="body"))
+            pending_function = False
+        elif what == "}":
+            f = top("function", "group")
+            if f is None:
+                continue
+            while stack and stack[-1] is not f:
+                stack.pop()
+            stack.pop()
+            if f.kind == "function":
+                cur = f.before
+    if stack:
+        return None, frozenset(in_function)  # a construct left open: the shell rejects the script
+    return _merge([*finished, *([cur] if cur is not None else [])]), frozenset(in_function)
+
+
+def _may_enter(f: _NoArgFrame, state: NoArgState) -> bool:
+    """Whether a loop's body may run with no arguments: not `while getopts`, `while [ $# -gt 0 ]` or a `for`
+    over `"$@"` (or over nothing)."""
+    if f.head and f.head[0].raw in ("for", "select"):
+        if len(f.head) < 2:
+            return True  # `for ((...))`
+        words = [w.raw for w in f.head[2:]]
+        if not words or words[0] != "in":
+            return state.vals.get(_POSITIONAL) is None  # `for x; do`: over the arguments
+        for raw in words[1:]:
+            if raw in _ALL_ARGUMENTS and state.vals.get(_POSITIONAL) is not None:
+                continue  # no argument: no word
+            value = expand_no_args(raw, state)
+            if value is None or value != frozenset({""}) or raw[:1] in ("'", '"'):
+                return True
+        return False
+    held = _condition(f.cond, state)
+    until = bool(f.head) and f.head[0].raw == "until"
+    return held is None or held != until
+
+
+def _pattern_matches(subject: Values, words: tuple[Word, ...]) -> bool | None:
+    """Whether a case arm's patterns match its subject (a single known text, literal patterns)."""
+    if subject is None or len(subject) != 1:
+        return None
+    text = next(iter(subject))
+    patterns = [w.raw for w in words if w.raw != "|"]
+    if not patterns or any("$" in p or "`" in p for p in patterns):
+        return None
+    for p in patterns:
+        for alt in p.split("|"):
+            if any(q in alt for q in "'\"\\"):
+                if unquote(alt) == text:  # a quoted pattern matches as written
+                    return True
+            elif alt and fnmatch.fnmatchcase(text, alt):
+                return True
+    return False
+
+
+def _run_command(
+    ev: ShellEvent,
+    cur: NoArgState | None,
+    assign: Callable[[str, Values, int], None],
+    sourced: Callable[[str], frozenset[str] | None],
+    in_function: set[str],
+    stack: list[_NoArgFrame],
+) -> None:
+    """One simple command's effect on the variables."""
+    words = list(ev.words)
+    if not words:
+        return
+    k = 0
+    prefix: list[Word] = []
+    while k < len(words) and _SETS.match(words[k].raw) and not words[k].quoted:
+        prefix.append(words[k])
+        k += 1
+    if k == len(words):  # only assignments: they set the script's variables
+        for w in prefix:
+            _assign_word(w, cur, assign)
+        return
+    name = words[k].raw
+    args = words[k + 1 :]
+    if name in _DECLARE:
+        for w in args:
+            if _SETS.match(w.raw):
+                _assign_word(w, cur, assign)
+        return
+    if name == "unset":
+        for w in args:
+            if not w.raw.startswith("-"):
+                assign(w.unquoted, frozenset({""}), w.line)
+        return
+    if name in _READS:
+        for w in args:
+            if re.fullmatch(r"[A-Za-z_]\w*", w.raw):
+                assign(w.raw, None, w.line)
+        return
+    if name == "set" and _sets_arguments([w.raw for w in args]):
+        assign(_POSITIONAL, None, words[k].line)
+        return
+    if name == "eval" or (name in ("source", ".") and args and sourced(args[0].raw) is None):
+        if any(f.kind == "function" for f in stack):
+            in_function.add("*")  # a function that may set anything
+        elif cur is not None:
+            for var in list(cur.vals):
+                if var != _POSITIONAL:
+                    assign(var, None, cur.lines.get(var, 0))
+        return
+    if name in ("source", ".") and args:
+        for var in sourced(args[0].raw) or ():
+            assign(var, None, words[k].line)
+
+
+def _sets_arguments(args: list[str]) -> bool:
+    """`set` with these arguments gives the script new positional parameters (`set -- a b`, `set a`), not only
+    options (`set -euo pipefail`, `set +x`)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return i + 1 < len(args)
+        if not a.startswith(("-", "+")) or len(a) < 2:
+            return True
+        if a[-1] == "o":
+            i += 1  # `-o name`, `-euo pipefail`: the option's name
+        i += 1
+    return False
+
+
+def _assign_word(w: Word, cur: NoArgState | None, assign: Callable[[str, Values, int], None]) -> None:
+    m = _SETS.match(w.raw)
+    if m is None:
+        return
+    name = w.raw[: m.end() - 1].rstrip("+")
+    raw = w.raw[m.end() :]
+    if w.raw[m.end() - 2 : m.end() - 1] == "+" or raw.startswith("("):
+        assign(name, None, w.line)  # `X+=y`, an array
+        return
+    assign(name, expand_no_args(raw, cur) if cur is not None else None, w.line)

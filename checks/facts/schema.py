@@ -627,6 +627,7 @@ class ShellTools(Section):
 class CannShell(Section):
     nounset_aborts: tuple[Regex, ...]
     nounset_names: tuple[str, ...]
+    toolkit_env_sets: tuple[str, ...]  # the variables the toolkit's set_env.sh sets (nothing else changes)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""NPU229: a doc section, tab or CI matrix entry for one device uses another device's variant, or never passes
-its device on to the build."""
+"""NPU229: a doc section, tab or CI matrix entry for one device uses another device's variant, never passes
+its device on to the build, or a CI job for one device runs a build script whose default SOC is another's."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ from npu_review.checks.analysis.device import (
     device_at,
     doc_regions,
     image_device,
+    job_device,
     npu_project,
+    script_default_soc,
     value_device,
 )
+from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS
+from npu_review.checks.analysis.scripts import step_unit, unit_script_calls
 from npu_review.checks.analysis.stacks import job_legs
 from npu_review.checks.analysis.vllm_launches import ascend_text
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import declared, local_target
@@ -48,7 +53,14 @@ class DeviceVariantMismatch(Rule):
     * vllm-ascend's DeepSeek-V3.2 guide told A2 users to pull `v0.11.0rc0-a3-deepseek-v3.2-exp` in its "A2
       series" tab (fixed in 2dde126);
     * sgl-kernel-npu built its custom ops without a SOC argument for both the `910b` and the `a3` entries of its
-      release matrix, so one hardware's package held the other's ops (fixed in 7a65ba0).
+      release matrix, so one hardware's package held the other's ops (fixed in 7a65ba0);
+    * its A2 build-cache job (runner `linux-aarch64-a2-8`, image `cann:8.5.0-910b-…`) ran plain `bash build.sh`,
+      whose SOC with no argument was the A3 one (`SOC_VERSION="${1:-Ascend910_9382}"`), so A2 pull requests
+      restored an A3 wheel (fixed in afe64f4).
+    A build script's default SOC is one device's: a job for another device that gives it no argument builds the
+    wrong one. Which SOC names which device, and which runner labels and CANN image tags name a device, are the
+    facts' `soc_versions` (vllm-ascend's SOC table, verl's and sgl-kernel-npu's builds), `ascend_devices` and
+    `ascend_runners`; what CANN's toolkit `set_env.sh` sets when a script sources it is `cann_shell`'s.
 
     Checked: in an Ascend doc, an image reference whose tag names one device (`-a3`, `-910b`, `-310p`) inside a
     tab item, heading or bold label (`**A2 series**`) that names another (not an image under a label of its own
@@ -60,6 +72,10 @@ class DeviceVariantMismatch(Rule):
     `tags:`: every entry then builds the same thing and publishes it under different devices' names. A matrix
     job that calls a local reusable workflow that builds or releases, with no `matrix.<axis>` in its `with:`,
     is the same mistake. A job indented under another one by mistake is read as the job it was meant to be.
+    A job whose runner and CANN container image name one device (and no other) that runs a repository script
+    with no argument, when that script's SOC with no argument is another device's: only literal assignments
+    count, on the path a run without arguments takes (`while getopts` and loops over `"$@"` not entered,
+    `${1:-X}` giving X, an `if` or `case` on known values taking its branch).
 
     Not reported: tags that name no device (the A2 image of vllm-ascend has no device token) or several, regions
     that name several devices; jobs that pass the device on to every step (`env:`, `defaults:`, the container's
@@ -67,7 +83,10 @@ class DeviceVariantMismatch(Rule):
     builds a step selects per device with `if: matrix.<axis> == ...`, a step before the build that reads the
     device for more than printing it (`>> $GITHUB_ENV`, a config file, an action's input), a step's `name:`
     alone, test jobs (their legs run the same tests), and a called workflow that tests or has a device matrix
-    of its own.
+    of its own. A script whose default SOC cannot be told (the caller's `${SOC_VERSION:-…}`, a command's
+    output, a function, a test on anything else whose branches name different devices, a file it sources, a
+    usage check that exits without an argument), a call with any argument, a job whose text names the script's
+    device (it builds that package on purpose) or that runs in a `working-directory:`.
 
     Bad (`docs/tutorials/deepseek.md`):
         ::::{tab-item} A2 series
@@ -88,16 +107,22 @@ class DeviceVariantMismatch(Rule):
         ::::
 
     Fix: use the image built for the section's device; pass the matrix entry's device to the build (its SOC
-    argument), or give each device its own build step with an `if:`.
+    argument), or give each device its own build step with an `if:`; give a build script the argument that
+    selects the job's device when its default SOC is another's.
     """
 
     id = "NPU229"
     name = "device-variant-mismatch"
     severity = Severity.WARNING
-    title = "A doc section, tab or CI matrix entry for one device uses another device's image or build"
+    title = "A doc section, tab, CI matrix entry or CI job for one device uses another device's image or build"
     kinds = frozenset({DOCS, WORKFLOW, ASCEND_WORKFLOW})
+    named_suffixes = (".sh", ".bash")  # the build script a job runs, for the SOC it builds with no argument
     context_kinds = frozenset({WORKFLOW, ASCEND_WORKFLOW})  # the reusable workflow a matrix job calls
     context_triggers = frozenset({WORKFLOW, ASCEND_WORKFLOW})  # a doc's check reads no other file
+
+    @classmethod
+    def context_paths(cls, facts: Facts) -> tuple[str, ...]:
+        return ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS  # the runner labels the project lists (their devices)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if DOCS not in src.kinds or not _DEVICE_TAG.search(src.text):
@@ -139,6 +164,8 @@ class DeviceVariantMismatch(Rule):
                 )
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if ".sh" in src.text or ".bash" in src.text:
+            yield from _default_soc_of_another_device(ctx, src, wf, job)
         if job.matrix_node is None or not _device_axes(ctx, job):
             return
         if ASCEND_WORKFLOW in src.kinds or npu_project(ctx):
@@ -394,3 +421,59 @@ def _call_without_device(
         end_line=end.end_line if end is not None else uses.line,
         related=(Related(src.path, job.matrix_node.line, "the matrix"),) if job.matrix_node is not None else (),
     )
+
+
+def _default_soc_of_another_device(ctx: Context, src: SourceFile, wf: Workflow, job: Job) -> Iterator[Hit]:
+    """A job that runs on one device and runs a repository script with no argument, whose SOC with no argument
+    is another device's (checks.analysis.device.script_default_soc)."""
+    if job.node.get("uses") is not None:
+        return
+    found = None
+    for step in job.steps:
+        unit = step_unit(src.path, step)
+        if unit is None or _moved(step, job, wf):
+            continue
+        for call in unit_script_calls(ctx, unit):
+            if call.args or call.how == "source":
+                continue
+            default = script_default_soc(ctx, call.target)
+            if default is None:
+                continue
+            if found is None:
+                found = job_device(ctx, wf, job)
+                if found is None:
+                    return
+            device, how = found
+            if default.device == device or _names_device(ctx, src, job, default.device):
+                continue
+            script = call.target.rsplit("/", 1)[-1]
+            yield Hit(
+                src.path,
+                call.line,
+                f"This job runs on {device.upper()} (its {how}), but it runs `{script}` with no argument, and "
+                f"with none the script builds for `{default.value}` (`{default.name}`, {call.target}:"
+                f"{default.line}), a SOC of {default.device.upper()}: the job builds and packages "
+                f"{default.device.upper()} kernels that {device.upper()} cannot load. Pass the script the "
+                f"argument that selects {device.upper()}.",
+                related=(Related(call.target, default.line, "the default SOC"),) if default.line else (),
+            )
+
+
+def _moved(step: Step, job: Job, wf: Workflow) -> bool:
+    """A `working-directory:` applies to the step: its script paths are not the repository root's."""
+    return any(
+        node is not None
+        for node in (
+            step.node.get("working-directory"),
+            job.node.at("defaults", "run", "working-directory"),
+            wf.root.at("defaults", "run", "working-directory"),
+        )
+    )
+
+
+def _names_device(ctx: Context, src: SourceFile, job: Job, device: str) -> bool:
+    """The job's text names `device` (`build-a3`, a cache key's `-a3-`): it builds that device's package on
+    purpose, wherever it runs."""
+    tokens = {t.lower() for t in ctx.facts.ascend_devices.tag_tokens.get(device, ())} | {device.lower()}
+    text = "\n".join(src.line(n) for n in _span(src, job.node)).lower()
+    return any(w in tokens for w in re.findall(r"[a-z0-9]+", text))
