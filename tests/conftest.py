@@ -176,3 +176,16 @@ def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # ------------------------------------------------------------------------- end of the documentation block
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What the engine keeps between reviews (checks.diskcache): each test starts with no stores held in memory, as
+# a fresh process does. The App's review code turns in-memory stores on for its process (engine_pool); a test
+# that runs it in this process must not leave them on for the tests after it.
+# ---------------------------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _fresh_kept_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    from npu_review.checks import diskcache
+
+    monkeypatch.setattr(diskcache, "_memory_limit", 0)
+    monkeypatch.setattr(diskcache, "_stores", {})
