@@ -68,7 +68,8 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
 
 
 # A line that is an optional argument in brackets, as a synopsis writes it: `[--log-level level]`, `[-h]`.
-_OPTIONAL_ARG = re.compile(r"[ \t]*\[-{1,2}[A-Za-z][^\]\n]*\][ \t\\]*$")
+# (a note may follow it: `[--keys ${KEYS}] \\   # the metric to plot`, mmyolo's guide; sweep-r32, judged false)
+_OPTIONAL_ARG = re.compile(r"[ \t]*\[-{1,2}[A-Za-z][^\]\n]*\][ \t\\]*(?:#.*)?$")
 
 
 def synopsis(block: Block) -> bool:

@@ -127,12 +127,15 @@ class ShellContinuationBroken(Rule):
     on past it for the command the operator needs), an assignment of a value to fill in with its hint below
     (`MODEL_PATH=<PATH_OF_THE_MODEL> \\ ` over `(e.g., /x.txt)`), a `\\` that ends a Windows folder path (`copy x
     %USERPROFILE%\\.claude\\skills\\  # Windows`, a cmd.exe line beside its bash twin), backslashes inside quotes or
-    here-documents, a docs block's code-annotation marker after the `\\` (`\\ # (1)`, mkdocs-material's), `console` and
+    here-documents, a docs block's code-annotation marker after the `\\` (`\\ # (1)`, mkdocs-material's), `console`
+    and
     unlabeled code blocks, output pasted into a shell block (`ls -l` lines, a help listing from its `usage:`,
     `Usage of prog:` or `optional arguments:` line on, or with no header from the first of three or more rows
     of an option, a gap and words that describe it, a line that ends a sentence: `Applying... Done!`), a
-    command's synopsis (a block with `[--option VALUE]` lines), a block headed as the explanation of the
-    parameters (`# 启动配置参数说明`, `# parameter explanation`: one option per line, the command given after it),
+    command's synopsis (a block with `[--option VALUE]` lines, a note after each or not), a `\\` after a lone `--`
+    (a launcher that runs the command written after it: `launch.py ... -- \\` + `source env.sh \\&\\& python
+    ...`), a block headed as the explanation of the parameters
+    (`# 启动配置参数说明`, `# parameter explanation`: one option per line, the command given after it),
     Dockerfiles
     (Docker drops comment lines inside a continued instruction and allows blanks after its `\\`).
     """
@@ -532,6 +535,9 @@ def _joined_command(first: int, last: int, physical: dict[int, str], in_heredoc:
                 return None
             if re.search(r"(?:;|&&|\|\||\||&)\s*\\$", before):
                 return None  # `...; \` + `done`: the `;` ends the command first, and the next line is a command
+            if re.search(r"(?:^|\s)--\s*\\$", before):
+                return None  # `launcher ... -- \` + `source env.sh \&\& python ...`: after `--`, the command it runs
+            # (allenai/open-instruct's `mason.py ... --` hands Beaker the command; sweep-r32, judged false)
             # (a loop's last command with its `; \`, then `done`: valid shell, nothing joined; rs-r41, judged false)
             # ... and that `\` is not inside a quoted string, where it only joins the string's lines (a
             # `bash -c "if ...; then \` + `else \` script in double quotes)

@@ -42,13 +42,13 @@ class CannPackageFileUnknown(Rule):
     release tree spells `8.3.RC1`). A version the data does not list, a device whose
     operator package the data lacks for that version, another package (`Ascend-cann-nnrt`, the 9.x
     `Ascend-cann_<version>` bundle) and a part left to a variable that the file does not set (`${ARCH}`) are not
-    judged. A version or architecture set in the file (`ARG CANN_VERSION=8.5.0`, `CANN_VERSION=8.5.0` in a
-    script) is read. In a doc, a name whose version is left to the reader (`Atlas-A3-cann-kernels_${version}_…`)
+    judged. A version or architecture set in the file (`ARG CANN_VERSION=8.5.0`, `CANN_VERSION=8.5.0` in a script)
+    is read; a Dockerfile default that names nothing (`ARG ARCH=none`, `unknown`, empty) is a placeholder the builds
+    fill in, not read. In a doc, a name whose version is left to the reader (`Atlas-A3-cann-kernels_${version}_…`)
     is read with the one CANN version its line states (the download page it links, `cann=8.5.0`, or `CANN 8.5.0`),
-    else with the one example value the doc defines the variable by (`${version}` ... e.g. `8.5.0`): which naming
-    a release gives its packages does not depend on what else the reader fills in. A line that states two
-    versions, or a variable given two example values, is not judged. The names one line gives wrong are one
-    finding.
+    else with the one example value the doc defines the variable by (`${version}` ... e.g. `8.5.0`): which naming a
+    release gives its packages does not depend on what else the reader fills in. A line that states two versions, or
+    a variable given two example values, is not judged. The names one line gives wrong are one finding.
     A name whose version stays open (no version set, stated or exemplified) is judged against every release the
     data lists: an A2 or A3 operator package under a name none of them ships, in any naming (`Atlas-cann-A3-ops`,
     `Ascend-cann-910_93-ops`, `Ascend-cann-kernels-A3`), does not exist whatever version is filled in (hixl's
@@ -187,10 +187,18 @@ def _text_resolver(text: str) -> Resolver:
     return lambda name, _line: _VAR.sub(sub, name)
 
 
+# Defaults that stand for "set by the build" (Algebraic-Programming/HiCR's `ARG ARCH=none`, which every build
+# passes as amd64 or arm64; sweep-r32, judged false).
+_PLACEHOLDERS = frozenset(
+    {"", "none", "null", "nil", "unknown", "unset", "undefined", "placeholder", "changeme", "tbd"}
+)
+
+
 def _dockerfile_resolver(src: SourceFile, ctx: Context) -> Resolver:
     """A Dockerfile's ARG and ENV defaults of the stage the line is in (an ARG before FROM is not seen in it)."""
     df = ctx.dockerfile(src)
-    defs = build_args(df)
+    # A default that names nothing (`ARG ARCH=none`) is a placeholder every build overrides: the value stays unknown.
+    defs = [d for d in build_args(df) if d[2].strip("\"'").lower() not in _PLACEHOLDERS]
     froms = [i.line for i in df.of("FROM")]
 
     def resolve(name: str, line: int) -> str:
