@@ -316,7 +316,9 @@ def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
         # SGLang's data parallel attention splits the tensor parallel group: `--tp-size 16 --dp-size 4` is 16
         # NPUs, four attention groups of four (shun8686/for_debug, rs-r52, judged false).
         local = 1
-    backend = _option(argv, ("--distributed-executor-backend",))
+    # (vLLM's parser takes an option's underscore spelling too: `--distributed_executor_backend "ray"` in
+    # shirwy/vllm-ascend-910a's multi-node guide; sweep-r34, judged false)
+    backend = _option(argv, ("--distributed-executor-backend", "--distributed_executor_backend"))
     spans = backend == "ray" or any(a == f or a.startswith(f + "=") for a in argv for f in _SPANS)
     # Pipeline stages are how a model is spread over nodes (tensor parallel within a node, pipeline across): vLLM
     # takes the Ray cluster it finds (`DeepSeek-V3 on Atlas A3 (2 nodes)`: tp 16 x pp 2), without the option. A

@@ -215,5 +215,21 @@ def _without_comment(line: str) -> str:
 
 def _continues(src: SourceFile, n: int) -> bool:
     """An expression may go on over the next lines (`${{` at the end of a folded `>-` value): its `}}` follows
-    within a few lines."""
-    return any("}}" in src.line(k) for k in range(n + 1, min(n + 12, len(src.lines)) + 1))
+    within a few lines, or anywhere in the rest of the same YAML value: the lines indented deeper than the key the
+    value starts after (a plain scalar's continuation lines, which YAML folds into one; a `fromJSON(` of 17 lines,
+    shirwy/vllm-ascend-910a's model matrix; sweep-r34, judged false), or, for a line of a block scalar, as deep."""
+    if any("}}" in src.line(k) for k in range(n + 1, min(n + 12, len(src.lines)) + 1)):
+        return True
+    first = src.line(n)
+    indent = len(first) - len(first.lstrip())
+    starts_value = re.match(r"[ \t]*(?:-[ \t]+)?[\w.-]+:[ \t]", first) is not None
+    for k in range(n + 1, len(src.lines) + 1):
+        text = src.line(k)
+        if not text.strip():
+            continue
+        depth = len(text) - len(text.lstrip())
+        if depth < indent or (starts_value and depth == indent):
+            return False
+        if "}}" in text:
+            return True
+    return False

@@ -53,7 +53,7 @@ class DeviceCountExceeded(Rule):
       the NPUs the doc's `docker run` maps (`--device /dev/davinciN`).
 
     Not reported: values that are not literal or resolvable numbers, scripts that pass `"$@"` on (a caller may
-    change the sizes), engines that spread one model over nodes (`--distributed-executor-backend ray`,
+    change the sizes), engines that spread one model over nodes (`--distributed-executor-backend ray`, or `_`,
     `--nnodes`; with pipeline stages, `--pipeline-parallel-size 2`, a node holds one stage), data parallel ranks
     placed on other nodes (`--headless`, `--data-parallel-start-rank` without a local size), checkpoint conversion
     tools (`convert_pt2ckpt.py --tp-size 8 --pp-size 4` reshards offline: its sizes are the checkpoint's),

@@ -44,11 +44,13 @@ class CannPackageFileUnknown(Rule):
     `Ascend-cann_<version>` bundle) and a part left to a variable that the file does not set (`${ARCH}`) are not
     judged. A version or architecture set in the file (`ARG CANN_VERSION=8.5.0`, `CANN_VERSION=8.5.0` in a script)
     is read; a Dockerfile default that names nothing (`ARG ARCH=none`, `unknown`, empty) is a placeholder the builds
-    fill in, not read. In a doc, a name whose version is left to the reader (`Atlas-A3-cann-kernels_${version}_…`)
-    is read with the one CANN version its line states (the download page it links, `cann=8.5.0`, or `CANN 8.5.0`),
-    else with the one example value the doc defines the variable by (`${version}` ... e.g. `8.5.0`): which naming a
-    release gives its packages does not depend on what else the reader fills in. A line that states two versions, or
-    a variable given two example values, is not judged. The names one line gives wrong are one finding.
+    fill in, not read; nor is a file linked in a daily or dated build's folder (`CANN/20251212_newest/`: a
+    pre-release's names). In a doc, a name whose version is left to the reader
+    (`Atlas-A3-cann-kernels_${version}_…`) is read with the one CANN version its line states (the download page it
+    links, `cann=8.5.0`, or `CANN 8.5.0`), else with the one example value the doc defines the variable by
+    (`${version}` ... e.g. `8.5.0`): which naming a release gives its packages does not depend on what else the
+    reader fills in. A line that states two versions, or a variable given two example values, is not judged. The
+    names one line gives wrong are one finding.
     A name whose version stays open (no version set, stated or exemplified) is judged against every release the
     data lists: an A2 or A3 operator package under a name none of them ships, in any naming (`Atlas-cann-A3-ops`,
     `Ascend-cann-910_93-ops`, `Ascend-cann-kernels-A3`), does not exist whatever version is filled in (hixl's
@@ -89,7 +91,9 @@ class CannPackageFileUnknown(Rule):
             messages: list[str] = []
             readings: list[str] = []  # how a version the line leaves to a variable was read
             fixed: str | None = line
-            for _, found in parse(line):
+            for at, found in parse(line):
+                if _DAILY_FOLDER.search(line, 0, at):
+                    continue  # a daily build's folder: its files are named as that day's build named them
                 meant = _resolved(found, resolve, n)
                 if meant is None:
                     continue
@@ -123,6 +127,10 @@ class CannPackageFileUnknown(Rule):
                 yield Hit(src.path, n, text, suggestion=suggestion, severity=severity)
 
 
+# The folder of a daily or dated build just before a file name in a link (`CANN/20251212_newest/`, `.../daily/`,
+# `nightly/`): a pre-release's files, which the release data does not describe (hicann/graph-autofusion linked
+# `Ascend-cann-910_93-ops_8.5.0_...run` in such a folder; sweep-r34, judged false).
+_DAILY_FOLDER = re.compile(r"/(?:\d{8}(?:[_-][\w.-]*)?|[\w.-]*(?:newest|daily|nightly)[\w.-]*)/\Z", re.IGNORECASE)
 # The CANN version a doc's line states for what it downloads: a download page's `cann=` parameter, a folder of
 # CANN's download tree (`CANN 8.5.0/`, `CANN%208.5.0`), or prose (`CANN 8.5.0`, `CANN版本为8.5.0`).
 _STATED = re.compile(r"(?:[?&]cann=|CANN(?:%20|[ \t]+|/|[^\x00-\x7f]{1,8}))v?(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])")
