@@ -1796,8 +1796,8 @@ def no_argument_state(
                 if f.before is not None and not f.decided:
                     cur = f.before.copy()
                 f.decided = True
-        elif what == "fi":
-            f = top("if")
+        elif what in ("fi", "esac"):
+            f = top("if" if what == "fi" else "case")
             if f is None:
                 continue
             while stack and stack[-1] is not f:
@@ -1805,7 +1805,7 @@ def no_argument_state(
             stack.pop()
             close_branch(f)
             if not f.decided and f.before is not None:
-                f.outcomes.append(f.before)
+                f.outcomes.append(f.before)  # no branch was sure to run: the state before it is one outcome
             cur = _merge(f.outcomes)
         elif what == "do":
             f = top("loop")
@@ -1844,17 +1844,6 @@ def no_argument_state(
             f = top("case")
             if f is not None:
                 close_branch(f)
-        elif what == "esac":
-            f = top("case")
-            if f is None:
-                continue
-            while stack and stack[-1] is not f:
-                stack.pop()
-            stack.pop()
-            close_branch(f)
-            if not f.decided and f.before is not None:
-                f.outcomes.append(f.before)
-            cur = _merge(f.outcomes)
         elif what == "unparsed":
             f = top("case")
             if f is None or f.before is not None:
