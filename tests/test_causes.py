@@ -157,3 +157,25 @@ def test_what_the_shell_cannot_parse_in_one_script_is_one_cause() -> None:
     found = [f for f in run_case(case, case_config(case)).findings if f.rule == "NPU115"]
     assert [f.line for f in found] == [3, 5]
     assert [(c.lead.line, [p.line for p in c.also]) for c in by_cause(found)] == [(3, [5])]
+
+
+def test_the_scripts_one_caller_runs_with_sh_are_one_cause() -> None:
+    """NPU317: a harness that runs each benchmark script with `sh` where they use bash-only syntax (mindspore-lite's
+    test runner; sweep-r34 and sweep-r35 judged the second comment on a duplicate): one comment, the other named."""
+    from pathlib import Path
+
+    from tests.fixture_support import Case, case_config, run_case
+
+    runner = "#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nsh ./run_npu_a.sh\nsh ./run_npu_b.sh\n"
+    script = '#!/bin/bash\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\nif [[ -n "$1" ]]; then echo $1; fi\n'
+    files: dict[str, str | None] = {
+        "test/run_benchmark_npu.sh": runner,
+        "test/run_npu_a.sh": script,
+        "test/run_npu_b.sh": script,
+    }
+    case = Case("causes", Path("."), None, files, set(), [], "", None)
+    found = [f for f in run_case(case, case_config(case)).findings if f.rule == "NPU317"]
+    assert [(f.path, f.line) for f in found] == [("test/run_npu_a.sh", 2), ("test/run_npu_b.sh", 2)]
+    assert [(c.lead.path, [p.path for p in c.also]) for c in by_cause(found)] == [
+        ("test/run_npu_a.sh", ["test/run_npu_b.sh"])
+    ]

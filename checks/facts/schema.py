@@ -250,6 +250,8 @@ class BuildEnv(Section):
     make_flags: tuple[str, ...]  # variables that do when they hold `-j` / `--jobs`
     # Build switches of packages compiled in Ascend images (their setup reads them), with why ENV is wrong.
     switches: Mapping[str, str]
+    # A switch's value when nothing sets it (what its package reads by default): ENV of that value changes nothing.
+    switch_defaults: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

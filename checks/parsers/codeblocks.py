@@ -78,10 +78,11 @@ def synopsis(block: Block) -> bool:
     return any(_OPTIONAL_ARG.match(t) for _n, t in block.lines)
 
 
-# A program's help as argparse and most CLIs print it: `usage: prog [-h] ...` (Go's flag package: `Usage of prog:`),
+# A program's help as argparse and most CLIs print it: `usage: prog [-h] ...` (Go's flag package: `Usage of prog:`; a
+# script's own `USAGE:` alone on its line, Paddle-Lite's auto_transform.sh, sweep-r35),
 # then `options:`, `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
 _HELP_HEADER = re.compile(
-    r"[ \t]*(?:usage:[ \t]|usage of \S+:[ \t]*$|options:[ \t]*$"
+    r"[ \t]*(?:usage:(?:[ \t]|$)|usage of \S+:[ \t]*$|options:[ \t]*$"
     r"|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$)",
     re.IGNORECASE,
 )

@@ -10,7 +10,7 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import BuildEnv
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction
+from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, build_args, expand
 from npu_review.checks.rule import Hit, Rule
 
 _MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
@@ -25,9 +25,12 @@ class GlobalBuildParallelismEnv(Rule):
     later `pip install` of a C++ extension, every `make` in the container and every image built `FROM` this
     one is throttled (or, with a large value, overcommitted) without anyone seeing why. The same holds for the
     build switches of packages compiled in Ascend images (the facts' `build_env.switches`):
-    `COMPILE_CUSTOM_KERNELS` means nothing at run time, and `VLLM_BATCH_INVARIANT=1`, which selects the
-    batch-invariant kernels vllm-ascend compiles, as ENV also turns vLLM's slower batch-invariant mode on in
-    every container (vllm-ascend moved it into the build RUN, #10423).
+    `COMPILE_CUSTOM_KERNELS=0` is inherited by every later build of vllm-ascend (its worker then only warns at
+    run time), and `VLLM_BATCH_INVARIANT=1`, which selects the batch-invariant kernels vllm-ascend compiles, as
+    ENV also turns vLLM's slower batch-invariant mode on in every container (vllm-ascend moved it into the build
+    RUN, #10423). A switch set with ENV to the value its package reads when nothing sets it (the facts'
+    `build_env.switch_defaults`: `COMPILE_CUSTOM_KERNELS=1`, directly or through an ARG of that default) changes
+    nothing and is left alone.
 
     Bad:
         ENV MAX_JOBS=1
@@ -59,8 +62,14 @@ class GlobalBuildParallelismEnv(Rule):
 
     def check_dockerfile(self, df: Dockerfile, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         env = ctx.facts.build_env
+        defs = build_args(df)
         for block in _blocks(df):
-            found = [(instr, pair) for instr in block for pair in instr.pairs if _is_build_only(pair, env)]
+            found = [
+                (instr, pair)
+                for instr in block
+                for pair in instr.pairs
+                if _is_build_only(pair, env) and not _default_value(pair, env, defs)
+            ]
             if not found:
                 continue
             lines = [pair.line for _, pair in found]
@@ -146,6 +155,16 @@ def _as_args(
             return None
         out.append(converted)
     return "\n".join(out)
+
+
+def _default_value(pair: EnvPair, env: BuildEnv, defs: list[tuple[int, str, str]]) -> bool:
+    """A switch set to the value its package reads when nothing sets it (`ENV COMPILE_CUSTOM_KERNELS=1`, or
+    `=${COMPILE_CUSTOM_KERNELS}` over `ARG COMPILE_CUSTOM_KERNELS=1`): the ENV changes nothing."""
+    default = env.switch_defaults.get(pair.name)
+    if default is None or pair.value is None:
+        return False
+    value = expand(pair.value, defs, pair.line)[0].strip("\"'")
+    return value == default
 
 
 def _is_build_only(pair: EnvPair, env: BuildEnv) -> bool:
