@@ -339,6 +339,12 @@ def unpushed(g: Graph, pull: Pull) -> Unpushed | None:
     tag = pull.ref.tag
     if tag is None or pull.ref.digest:
         return None
+    # A tag a build of the repository makes (`docker build -t <it>` in a script that pushes by hand, or runs it
+    # right after) is the repository's own image, whoever pushes it (alibaba/heterogeneity-aware-lowering-and-
+    # optimization's build scripts; sweep-r36, judged false).
+    wanted = f"{repo}:{tag}"
+    if any(v.known and v.text.strip() == wanted for b in g.builds for v in b.tags):
+        return None
     # Mirrors of one image (`quay.io/org/app` and `swr.example.com/.../app`) hold each other's tags.
     name = repo.rsplit("/", 1)[-1]
     mirrored = [t for r, items in g.pushed.items() if r != repo and r.rsplit("/", 1)[-1] == name for t in items]

@@ -83,7 +83,8 @@ class ImageTagNotProduced(Rule):
     of a pushed repository (`quay.io/ascend:<version>` for `quay.io/ascend/vllm-ascend`). A floating name
     (`nightly-cpu`, `main`) may be kept by hand beside what the builds push, and a tag that is the name of a
     branch the workflows name (`releases/v0.13.0` -> `releases-v0.13.0`) may be pushed by that branch's copy of
-    the build: neither is reported.
+    the build: neither is reported. Nor is a tag a build of the repository makes without pushing it (a script's
+    `docker build -t <tag>`, pushed by hand or run right after): the image is the repository's own.
 
     Not reported: a producer whose tag cannot be evaluated (an unresolvable expression, metadata-action), a
     device/backend no build workflow in the repo builds at all, release and model-specific tags pulled by a
