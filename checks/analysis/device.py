@@ -316,6 +316,19 @@ def device_at(regions: list[tuple[int, int, str]], line: int) -> str | None:
     return found
 
 
+def soc_names(ctx: Context) -> frozenset[str]:
+    """Every SOC name the facts know, lower case: the chip names (`ascend_names.socs`), the A2 and A3 SOC_VERSIONs
+    and the compute units of each device (`soc_versions`)."""
+
+    def make() -> frozenset[str]:
+        facts = ctx.facts
+        names = {s.lower() for s in (*facts.ascend_names.socs, *facts.soc_versions.a2, *facts.soc_versions.a3)}
+        names |= {u.lower() for units in facts.soc_versions.compute_units.values() for u in units}
+        return frozenset(names)
+
+    return ctx.memo(("soc-names", "", ""), make)
+
+
 def value_device(ctx: Context, value: str) -> str | None:
     """The one device a whole value names (a CI matrix entry): an image tag token (`910b`, `a3`), a SOC_VERSION
     (`ascend910b1`), an ops build's SOC (`ascend910_93`), a device family's SOC prefix (`ascend310p3`) or its

@@ -16,14 +16,14 @@ from npu_review.checks.analysis.cmake import (
     python_definitions,
     unit_definitions,
 )
-from npu_review.checks.analysis.device import npu_project
+from npu_review.checks.analysis.device import npu_project, soc_names
 from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit, run_unit, script_unit
 from npu_review.checks.analysis.vllm_launches import ascend_text
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, steps
+from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, steps
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.sh import Source
 from npu_review.checks.rule import Hit, Rule
@@ -312,7 +312,7 @@ def _soc_comparisons(ctx: Context) -> Iterator[Hit]:
 def _cmake_soc_comparisons(ctx: Context) -> Iterator[tuple[str, str, str, int]]:
     """(variable, SOC name, path, line) of the CMake files' `STREQUAL` comparisons with a SOC name, in files that do
     not fold the case of a SOC name first."""
-    socs = _soc_names(ctx)
+    socs = soc_names(ctx)
     found: list[tuple[str, str, str, int]] = []
     texts: list[str] = []
     for path in ctx.paths_matching(tuple(CMAKE_GLOBS)):
@@ -336,17 +336,10 @@ def _folds(text: str, name: str) -> bool:
     return any(low in line.lower() and _CASE_FOLD.search(line) for line in text.splitlines())
 
 
-def _soc_names(ctx: Context) -> frozenset[str]:
-    facts = ctx.facts
-    names = {s.lower() for s in (*facts.ascend_names.socs, *facts.soc_versions.a2, *facts.soc_versions.a3)}
-    names |= {u.lower() for units in facts.soc_versions.compute_units.values() for u in units}
-    return frozenset(names)
-
-
 def _dockerfile_socs(ctx: Context, names: set[str]) -> dict[str, list[tuple[str, str, int]]]:
     """name -> (the SOC name, the Dockerfile, the line) of every literal SOC name an Ascend Dockerfile sets one of
     `names` to (`ARG`/`ENV`, an assignment or `export` in a RUN)."""
-    socs = _soc_names(ctx)
+    socs = soc_names(ctx)
     found: dict[str, list[tuple[str, str, int]]] = {}
 
     def keep(name: str, value: str, path: str, line: int) -> None:
@@ -359,9 +352,8 @@ def _dockerfile_socs(ctx: Context, names: set[str]) -> dict[str, list[tuple[str,
         if src is None or not any(n in src.text for n in names):
             continue
         df = ctx.dockerfile(src)
-        for instr in df.of("ARG", "ENV"):
-            for pair in instr.pairs:
-                keep(pair.name, pair.value or "", path, pair.line)
+        for line, name, value in build_args(df):
+            keep(name, value, path, line)
         for step in steps(df):
             for name, value, word in step.cmd.assignments():
                 keep(name, value or "", path, word.line)

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from rapidfuzz.distance import OSA
 
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import AscendNames
 from npu_review.checks.kinds import DOCKERFILE, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
@@ -84,7 +83,7 @@ class MisspelledAscendName(Rule):
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, MARKUP, WORKFLOW, DOCKERFILE})
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        socs, programs = _names(ctx.facts)
+        socs, programs = _names(ctx)
         text = src.text
         seen: set[str] = set()
         found: list[tuple[int, Hit, str, str]] = []
@@ -287,17 +286,13 @@ def _install_patterns(
     return made
 
 
-_NAMES: dict[int, tuple[Facts, tuple[frozenset[str], frozenset[str]]]] = {}
-
-
-def _names(facts: Facts) -> tuple[frozenset[str], frozenset[str]]:
+def _names(ctx: Context) -> tuple[frozenset[str], frozenset[str]]:
     """(SOC names, program names) of the facts, lower case."""
-    hit = _NAMES.get(id(facts))
-    if hit is not None and hit[0] is facts:
-        return hit[1]
-    names = facts.ascend_names
-    socs = {s.lower() for s in (*names.socs, *facts.soc_versions.a2, *facts.soc_versions.a3)}
-    socs |= {u.lower() for units in facts.soc_versions.compute_units.values() for u in units}
-    made = (frozenset(s for s in socs if s.startswith("ascend")), frozenset(p.lower() for p in names.programs))
-    _NAMES[id(facts)] = (facts, made)
-    return made
+
+    def make() -> tuple[frozenset[str], frozenset[str]]:
+        from npu_review.checks.analysis.device import soc_names  # (imported on first use: not at rule import)
+
+        socs = frozenset(s for s in soc_names(ctx) if s.startswith("ascend"))
+        return socs, frozenset(p.lower() for p in ctx.facts.ascend_names.programs)
+
+    return ctx.memo(("npu124-names", "", ""), make)
