@@ -278,18 +278,9 @@ class Context:
             return None
 
         def key() -> str:
-            import hashlib
-            import json
+            from npu_review.checks.rule import derived_key
 
-            from npu_review.checks.facts import _cache_key
-            from npu_review.checks.rule import _source_key
-
-            made = json.dumps(
-                [self.facts.profile, self.config.knowledge, sorted(self.kindmap.globs.items())],
-                sort_keys=True,
-                default=repr,
-            )
-            return hashlib.sha256(f"{_source_key()}\0{_cache_key()}\0{made}".encode()).hexdigest()[:24]
+            return derived_key(self.facts.profile, self.config.knowledge, sorted(self.kindmap.globs.items()))
 
         return diskcache.store(name, self.memo(("store-key", "", ""), key))
 

@@ -334,16 +334,22 @@ def path_triggers(specs: Iterable[RuleSpec], facts: Facts, knowledge: object) ->
 
     if diskcache.folder() is None:
         return make()
+    key = derived_key(wanted, facts.profile, knowledge)
+    return diskcache.cached(
+        "path-triggers", key, make, lambda found: isinstance(found, dict) and sorted(found) == wanted
+    )
+
+
+def derived_key(*made_with: object) -> str:
+    """The key of what the caller's cache folder keeps that is made by the engine's code from its facts' data and
+    `made_with` (the profile, the repo config's `knowledge:`...): a hash of the three."""
     import hashlib
     import json
 
     from npu_review.checks.facts import _cache_key
 
-    named = json.dumps([wanted, facts.profile, knowledge], sort_keys=True, default=repr)
-    key = hashlib.sha256(f"{_source_key()}\0{_cache_key()}\0{named}".encode()).hexdigest()[:24]
-    return diskcache.cached(
-        "path-triggers", key, make, lambda found: isinstance(found, dict) and sorted(found) == wanted
-    )
+    named = json.dumps(list(made_with), sort_keys=True, default=repr)
+    return hashlib.sha256(f"{_source_key()}\0{_cache_key()}\0{named}".encode()).hexdigest()[:24]
 
 
 @functools.cache  # the engine's files do not change under a running process
