@@ -748,8 +748,11 @@ def _registry_defaults(ctx: Context) -> dict[str, str]:
     return ctx.memo(("npu110-defaults", "head", ""), build)
 
 
-# The numbered choices a registry's comment gives above a variable (`# 0: close nz;` / `# 2: enable nz ...`).
-_CHOICE = re.compile(r"^\s*#\s*([0-9]+)\s*:")
+# The numbered choices a registry's comment gives above a variable (`# 0: close nz;` / `# 2: enable nz ...`), the
+# default's among them however it is said (`# 0, or not set: ...`, `# 0 (default): ...`: vLLM-Ascend's
+# VLLM_ASCEND_ENABLE_FUSED_MC2, whose config asserts 0 or 1; a "2" under a misspelled name was advised to turn on,
+# which stops the server: all-r10, judged false).
+_CHOICE = re.compile(r"^\s*#\s*([0-9]+)\s*(?:,?\s*(?:or\s+)?(?:not\s+set|unset|\(?default\)?))?\s*:")
 
 
 def _registry_choices(ctx: Context) -> dict[str, tuple[str, ...]]:
