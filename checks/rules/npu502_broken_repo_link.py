@@ -124,7 +124,8 @@ class BrokenRepoLink(Rule):
     make): the path must exist in the head tree (file or directory). Without a profile, a broken link an audit
     finds is a notice (the project lives with it); the change that writes one gets the warning. Not checked:
     anchors (`#section`), other refs (`blob/release/v0.7.0/...`, unknown here),
-    other repositories (`verl-project/verl-recipe`, vLLM-Ascend), external sites, links inside code blocks.
+    other repositories (`verl-project/verl-recipe`, vLLM-Ascend), external sites, links inside code blocks,
+    absolute paths into a machine's file system (`/home/workspace/hccl/README.md`, `/usr/local/Ascend/...`).
 
     Also, when the change deletes or renames a file, any doc (all of `docs/`, READMEs) or workflow that still
     names it: links, `paths:` filters, `-f docker/ascend/...` arguments. Such a reference is reported on its own
@@ -265,6 +266,8 @@ class BrokenRepoLink(Rule):
             target = _resolve(ctx, src.path, link, kb)
             if target is None or target.kind != "repo" or _exists(ctx, target, link, kb, src.path):
                 continue
+            if _machine_path(ctx, link.target):
+                continue  # `/home/workspace/hccl/...`: a file on the machine the doc is read on, not in the repository
             if _leaves_vendored(src.path, target.path):
                 continue  # a vendored project's doc linking into that project's own tree, not this repository's
             if git_ignored(ctx, target.path):
@@ -366,6 +369,21 @@ def _exists(ctx: Context, target: Target, link: Link, kb: RepoLinks, doc_path: s
         if site is not None and ctx.exists_at_head(posixpath.join(site, "static", target.path)):
             return True
     return False
+
+
+# The top folders of a Linux file system (the Filesystem Hierarchy Standard's): a link that starts at one of them
+# (`/home/workspace/hccl/README.md`, `/usr/local/Ascend/...`) names a file on a machine, not in the repository.
+_MACHINE_ROOTS = frozenset({"home", "root", "usr", "opt", "tmp", "mnt", "var", "etc", "media", "srv"})
+
+
+def _machine_path(ctx: Context, written: str) -> bool:
+    """The link is an absolute path into a machine's file system: it starts at one of its top folders, which the
+    repository does not have at its root (an agent's instruction file linking the checkouts of the machine it
+    works on; sugarlxn/hccl_reduce_scatter's AGENTS.md, rs-r80, judged false)."""
+    if not written.startswith("/") or written.startswith("//"):
+        return False
+    top = written.lstrip("/").split("/", 1)[0]
+    return top in _MACHINE_ROOTS and not ctx.exists_at_head(top)
 
 
 # Folders that hold other projects' files (a synced skill set, a vendored library): their docs link within the
