@@ -196,7 +196,7 @@ class Context:
             if specs is not None:
                 # Kept for the run: rules ask the same question (NPU117's and NPU323's callers of a touched script).
                 key = ("grep", "head", "\0".join((*wanted, "", *specs)))
-                hits = self.memo(key, lambda: grep(wanted, specs))
+                hits = self.memo(key, lambda: self._searched(grep, wanted, specs))
         out = []
         for path in paths:
             if hits is not None and path not in hits:
@@ -205,6 +205,32 @@ class Context:
             if src is not None and any(n in src.text for n in wanted):
                 out.append(path)
         return out
+
+    def _searched(
+        self, grep: Callable[[tuple[str, ...], list[str]], set[str] | None], wanted: tuple[str, ...], specs: list[str]
+    ) -> set[str] | None:
+        """The head's paths among `specs` that may hold one of `wanted` (a superset of those that do: the caller
+        reads each). On a change whose base is a commit the tree can search, the base is searched instead and its
+        answer kept between runs (`store("grep-hits")`, by the base commit's id, the needles and the pathspecs), with
+        every path the change touches added: a path it does not touch is the same blob at both. A review of another
+        change on the same base, or the same one again, then does not search the tree again for the same names (a
+        touched script's name over the 7,200 shell scripts of the 40,000-file generated tree)."""
+        base = self.changeset.base
+        base_grep = getattr(base, "grep", None)
+        rev = getattr(base, "rev", None)
+        store = None if self.audit else self.store("grep-hits", _KEPT_SEARCHES)
+        if store is None or not callable(base_grep) or not isinstance(rev, str) or not rev:
+            return grep(wanted, specs)
+        key = "\0".join((rev, *wanted, "", *specs))
+        found = store.get(key)
+        if not isinstance(found, frozenset):
+            searched = base_grep(wanted, specs)
+            if searched is None:
+                return grep(wanted, specs)
+            found = frozenset(searched)
+            store.put(key, found)
+        touched = {p for c in self.changeset.changes.values() for p in (c.path, c.old_path) if p}
+        return set(found) | touched
 
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
         """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that
@@ -267,7 +293,7 @@ class Context:
         found = blob_id(path) if callable(blob_id) else None
         return found if isinstance(found, str) else None
 
-    def store(self, name: str) -> diskcache.Store | None:
+    def store(self, name: str, limit: int = 20_000) -> diskcache.Store | None:
         """The entries of `name` kept between runs by blob id (checks.diskcache.Store), under a key of what they
         are derived with: the engine's code, the facts' data, the profile, the repo config's `knowledge:` and
         `paths:`. None when the caller keeps nothing (no cache folder, no stores in memory) or the tree has no blob
@@ -282,7 +308,7 @@ class Context:
 
             return derived_key(self.facts.profile, self.config.knowledge, sorted(self.kindmap.globs.items()))
 
-        return diskcache.store(name, self.memo(("store-key", "", ""), key))
+        return diskcache.store(name, self.memo(("store-key", "", ""), key), limit)
 
     def kept(self, name: str, path: str, rev: str, make: Callable[[], tuple[T, Iterable[str]]]) -> T:
         """The value `make()` derives from the file at `rev` (it returns the value and the other files it read), kept
@@ -587,6 +613,9 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
 
 
 _LITERAL_SPECS = 64
+# The searches of base trees kept between runs (Context._searched): a review makes ~10; a hit list can be a few
+# thousand paths.
+_KEPT_SEARCHES = 64
 # The values of one file kept for different versions of the files it read (Context.kept).
 _KEPT_VARIANTS = 4
 # Files longer than this are not aligned with their base for Context.only_reformats (their findings stay).

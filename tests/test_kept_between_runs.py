@@ -265,3 +265,39 @@ def test_paths_mentioning_at_base_reads_the_touched_files_at_base_and_the_others
     for rev in ("head", "base"):
         plain = [p for p in paths if (src := ctx.source(p, rev)) is not None and "needle" in src.text]
         assert ctx.paths_mentioning(["needle"], paths, rev) == plain
+
+
+def test_a_search_of_the_base_is_kept_and_gives_the_heads_answer_with_the_touched_files_read(
+    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Context.paths_mentioning narrows by the base's `git grep`, kept by the base commit: a later review of a
+    change on that base searches nothing, and the answer is the head's (a touched file is read at head: one that
+    starts naming the needle is found, one that stops is not; an added one is read)."""
+    from npu_review import gitsource
+
+    repo = _repo(tmp_path)
+    base = _commit(
+        repo, {"a.sh": "bash gen.sh\n", "b.sh": "echo\n", "c.sh": "sh gen.sh\n", "d.sh": "bash gen.sh x\n"}, "one"
+    )
+    (repo / "d.sh").unlink()
+    head = _commit(repo, {"a.sh": "echo\n", "b.sh": "bash gen.sh\n", "e.sh": "source gen.sh\n"}, "two")
+    searched: list[str] = []
+    grep_files = gitsource.Git.grep_files
+
+    def counted(self: gitsource.Git, rev: str, needles: list[str], pathspecs: list[str]) -> set[str] | None:
+        searched.append(rev)
+        return grep_files(self, rev, needles, pathspecs)
+
+    monkeypatch.setattr(gitsource.Git, "grep_files", counted)
+    monkeypatch.setattr("npu_review.checks.context._LITERAL_SPECS", 0)  # `*.sh`: the search covers them by name
+    paths = ["a.sh", "b.sh", "c.sh", "e.sh"]
+    expected = ["b.sh", "c.sh", "e.sh"]
+    assert _context(repo, base, head).paths_mentioning(["gen.sh"], paths) == expected
+    assert searched == [base]
+    diskcache.flush()
+    diskcache._stores.clear()  # a new process: the search comes from the folder
+    assert _context(repo, base, head).paths_mentioning(["gen.sh"], paths) == expected
+    assert searched == [base]
+    monkeypatch.setattr(diskcache, "_folder", None)  # nothing kept: the head is searched, the same answer
+    assert _context(repo, base, head).paths_mentioning(["gen.sh"], paths) == expected
+    assert searched == [base, head]
