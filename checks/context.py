@@ -510,10 +510,49 @@ class Context:
         """Every directory of the head tree (so a link to a directory can be checked)."""
         return self.memo(("head-dirs", "head", ""), lambda: dirs_of(self.head_paths()))
 
+    def paths_named(self, name: str) -> list[str]:
+        """Every head path whose file name (the text after its last `/`) is `name`, in path order. The first
+        _NAMED_SEARCHES asks search one string of every path, NUL-separated (well under a millisecond each on
+        40,000 paths: a change's review asks a few times); later ones build an index of every name (an audit asks
+        thousands of times)."""
+        by_name: dict[str, list[str]] | None = self._memo.get(("paths-by-name", "head", ""))
+        if by_name is None:
+            key = ("paths-named-asks", "head", "")
+            asked = self._memo[key] = self._memo.get(key, 0) + 1
+            if asked <= _NAMED_SEARCHES:
+                return self._search_named(name) if "/" not in name and "\0" not in name else []
+
+            def build() -> dict[str, list[str]]:
+                out: dict[str, list[str]] = {}
+                for p in self.head_paths():
+                    out.setdefault(p[p.rfind("/") + 1 :], []).append(p)
+                return out
+
+            by_name = self.memo(("paths-by-name", "head", ""), build)
+        return list(by_name.get(name, ()))
+
+    def _search_named(self, name: str) -> list[str]:
+        text: str = self.memo(("paths-text", "head", ""), lambda: "\0" + "\0".join(self.head_paths()) + "\0")
+        starts: list[int] = []
+        for needle in ("\0" + name + "\0", "/" + name + "\0"):
+            i = text.find(needle)
+            while i >= 0:
+                starts.append(i + 1 if needle[0] == "\0" else text.rfind("\0", 0, i) + 1)
+                i = text.find(needle, i + 1)
+        return [text[i : text.index("\0", i)] for i in sorted(starts)]
+
+    def is_head_dir(self, folder: str) -> bool:
+        """`folder` is a directory of the head tree (`folder in head_dirs()`): a head path starts with `folder/`,
+        found by bisection in the sorted paths instead of listing every directory of the tree."""
+        prefix = folder + "/"
+        paths = self.head_paths()
+        i = bisect.bisect_left(paths, prefix)
+        return i < len(paths) and paths[i].startswith(prefix)
+
     def exists_at_head(self, path: str) -> bool:
         """A file or a directory of the head tree."""
         path = path.strip("/")
-        return not path or self.changeset.head.exists(path) or path in self.head_dirs()
+        return not path or self.changeset.head.exists(path) or self.is_head_dir(path)
 
     # -- change scope ------------------------------------------------------------------------------------
     def is_added_line(self, path: str, line: int) -> bool:
@@ -613,6 +652,8 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
 
 
 _LITERAL_SPECS = 64
+# The asks of Context.paths_named answered by searching the paths' text before an index of names is built.
+_NAMED_SEARCHES = 16
 # The searches of base trees kept between runs (Context._searched): a review makes ~10; a hit list can be a few
 # thousand paths.
 _KEPT_SEARCHES = 64

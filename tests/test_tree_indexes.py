@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from npu_review.checks import context, globs
 from npu_review.checks import facts as facts_data
-from npu_review.checks import globs
 from npu_review.checks.analysis import references
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context, dirs_of
@@ -23,7 +25,9 @@ def _context(paths: list[str]) -> Context:
     return Context(ChangeSet(MemoryTree(dict.fromkeys(paths, "")), audit=True), DEFAULT_CONFIG, KindMap())
 
 
-def test_folders_and_their_entries_are_those_of_every_path() -> None:
+@pytest.mark.parametrize("searches", [16, 0], ids=["names-searched", "names-indexed"])
+def test_folders_and_their_entries_are_those_of_every_path(monkeypatch: pytest.MonkeyPatch, searches: int) -> None:
+    monkeypatch.setattr(context, "_NAMED_SEARCHES", searches)
     rng = random.Random(3)
     cases = [["verl/a/b.py", "verl/a/c.py", "verl/d.py", "docs/x.md", "README.md"], ["aa/a", "/aa/", "ba/aaa"]]
     cases += [_random_paths(rng) for _ in range(2000)]
@@ -37,6 +41,8 @@ def test_folders_and_their_entries_are_those_of_every_path() -> None:
                 entries.setdefault("/".join(parts[:k]), set()).add(parts[k])
         assert dirs_of(paths) == folders, paths
         ctx = _context(sorted(set(paths)))
+        for folder in folders | {p + "x" for p in paths} | {p.rpartition("/")[0] for p in paths}:
+            assert ctx.is_head_dir(folder) == (folder in folders), (paths, folder)
         for folder, names in entries.items():
             assert references.folder_entries(ctx, folder) == names, (paths, folder)
         for other in {p + "x" for p in paths} - set(entries):
@@ -45,6 +51,7 @@ def test_folders_and_their_entries_are_those_of_every_path() -> None:
             same = [q for q in ctx.head_paths() if q.split("/")[-1] == p.split("/")[-1]]
             if "." in p.split("/")[-1]:
                 assert references.same_name_elsewhere(ctx, p, limit=99) == same, p
+            assert ctx.paths_named(p.split("/")[-1]) == same, p
 
 
 def test_the_detected_profile_is_the_one_whose_globs_match_most() -> None:

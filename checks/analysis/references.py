@@ -112,7 +112,7 @@ def _ignore_spec(ctx: Context, path: str) -> GitIgnoreSpec | None:
 
 
 def is_dir(ctx: Context, path: str) -> bool:
-    return path == "" or path in ctx.head_dirs()
+    return path == "" or ctx.is_head_dir(path)
 
 
 def is_file(ctx: Context, path: str) -> bool:
@@ -264,15 +264,7 @@ def same_name_elsewhere(ctx: Context, path: str, limit: int = 3) -> list[str]:
     base = posixpath.basename(path)
     if not base or "." not in base:
         return []
-
-    def build() -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for p in ctx.head_paths():
-            out.setdefault(p[p.rfind("/") + 1 :], []).append(p)  # posixpath.basename, without its call
-        return out
-
-    by_name = ctx.memo(("refs-by-basename", "head", ""), build)
-    return by_name.get(base, [])[:limit]
+    return ctx.paths_named(base)[:limit]
 
 
 # -- commands: one shape for script statements, `run:` blocks and doc blocks --------------------------------------
