@@ -211,17 +211,18 @@ class Context:
     ) -> set[str] | None:
         """The head's paths among `specs` that may hold one of `wanted` (a superset of those that do: the caller
         reads each). On a change whose base is a commit the tree can search, the base is searched instead and its
-        answer kept between runs (`store("grep-hits")`, by the base commit's id, the needles and the pathspecs), with
-        every path the change touches added: a path it does not touch is the same blob at both. A review of another
-        change on the same base, or the same one again, then does not search the tree again for the same names (a
-        touched script's name over the 7,200 shell scripts of the 40,000-file generated tree)."""
+        answer kept between runs (`store("grep-hits")`, by the id of the base's tree, the needles and the
+        pathspecs), with every path the change touches added: a path it does not touch is the same blob at both. A
+        review of another change on the same base, or the same one again, then does not search the tree again for
+        the same names (a touched script's name over the 7,200 shell scripts of the 40,000-file generated tree)."""
         base = self.changeset.base
         base_grep = getattr(base, "grep", None)
-        rev = getattr(base, "rev", None)
+        tree_id = getattr(base, "tree_id", None)
         store = None if self.audit else self.store("grep-hits", _KEPT_SEARCHES)
-        if store is None or not callable(base_grep) or not isinstance(rev, str) or not rev:
+        tree = tree_id() if store is not None and callable(base_grep) and callable(tree_id) else None
+        if store is None or not callable(base_grep) or not isinstance(tree, str) or not tree:
             return grep(wanted, specs)
-        key = "\0".join((rev, *wanted, "", *specs))
+        key = "\0".join((tree, *wanted, "", *specs))
         found = store.get(key)
         if not isinstance(found, frozenset):
             searched = base_grep(wanted, specs)

@@ -42,9 +42,10 @@ def folder() -> str | None:
     return _folder
 
 
-def cached(name: str, key: str, make: Callable[[], T], valid: Callable[[object], bool]) -> T:
+def cached(name: str, key: str, make: Callable[[], T], valid: Callable[[object], bool], keep: int = 0) -> T:
     """`make()`, kept under `name` and `key` (a hash of what it is made from). An entry that cannot be read, does
-    not unpickle or fails `valid` is made anew and written over; one that cannot be written is not kept."""
+    not unpickle or fails `valid` is made anew and written over; one that cannot be written is not kept. `keep`:
+    when one is written, the other keys' files of `name` but the `keep` - 1 newest are removed (0: none is)."""
     if _folder is None:
         return make()
     path = os.path.join(_folder, f"{name}-{key}.pickle")
@@ -65,6 +66,9 @@ def cached(name: str, key: str, make: Callable[[], T], valid: Callable[[object],
     except OSError:  # a read-only or full disk: the next run makes it again
         with contextlib.suppress(OSError):
             os.remove(tmp)
+        return value
+    if keep:
+        _prune(path, keep)
     return value
 
 
@@ -138,17 +142,23 @@ class Store:
         """Remove this store's files made under other keys (other code or facts: an upgrade's), all but the
         KEEP_KEYS newest: a store can be a few MB, and a folder would grow by one at each upgrade."""
         assert self.path is not None
-        folder, name = os.path.split(self.path)
-        prefix = name[: name.rindex("-") + 1]
-        with contextlib.suppress(OSError):
-            found = [
-                os.path.join(folder, f)
-                for f in os.listdir(folder)
-                if f.startswith(prefix) and f.endswith(".pickle") and "-" not in f[len(prefix) :]
-            ]
-            others = sorted((p for p in found if p != self.path), key=os.path.getmtime, reverse=True)
-            for old in others[KEEP_KEYS - 1 :]:
-                os.remove(old)
+        _prune(self.path, KEEP_KEYS)
+
+
+def _prune(path: str, keep: int) -> None:
+    """Remove the files of the name of `path` (`name-key.pickle`) made under other keys, all but the `keep` - 1
+    newest."""
+    folder, name = os.path.split(path)
+    prefix = name[: name.rindex("-") + 1]
+    with contextlib.suppress(OSError):
+        found = [
+            os.path.join(folder, f)
+            for f in os.listdir(folder)
+            if f.startswith(prefix) and f.endswith(".pickle") and "-" not in f[len(prefix) :]
+        ]
+        others = sorted((p for p in found if p != path), key=os.path.getmtime, reverse=True)
+        for old in others[keep - 1 :]:
+            os.remove(old)
 
 
 _stores: dict[tuple[str | None, str, str], Store] = {}

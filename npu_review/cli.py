@@ -222,7 +222,7 @@ def _changeset(args: argparse.Namespace) -> tuple[ChangeSet, Git, Tree | None]:
         cs, git = changeset_audit(args.repo, args.head or "HEAD")
         return cs, git, cs.head
     if args.base:
-        cs, git = changeset_from_git(args.repo, args.base, args.head or "HEAD", args.title)
+        cs, git = changeset_from_git(args.repo, args.base, args.head or "HEAD", args.title, keep=True)
         return cs, git, cs.base
     if args.staged:
         cs, git = changeset_staged(args.repo)

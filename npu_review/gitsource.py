@@ -36,6 +36,8 @@ _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.
 _PIPE_SAFE_BYTES = 16 * 1024
 # Blobs fetched together when the engine reads in the order it announced.
 _READ_AHEAD = 64
+# Listings of base trees kept in the cache folder (GitTree's `keep`): ~3 MB each at 40,000 paths.
+_KEPT_LISTINGS = 4
 
 
 class GitError(RuntimeError):
@@ -231,6 +233,22 @@ class Git:
                 env={**os.environ, **_GIT_ENV},
             )
         return self._batch
+
+    def tree_id(self, rev: str) -> str | None:
+        """The id of the tree of commit `rev` (None when git cannot tell), asked of the `cat-file --batch` process:
+        what a listing or a search of the commit is a function of."""
+        if "\n" in rev:
+            return None
+        with self._lock:
+            proc = self._batch_process()
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(f"{rev}^{{tree}}\n".encode("utf-8", "surrogateescape"))
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3 or not header[2].isdigit():
+                return None
+            proc.stdout.read(int(header[2]) + 1)  # the tree's entries and the newline after them
+        return header[0].decode() if header[1] == b"tree" else None
 
     @staticmethod
     def _answer(stdout: IO[bytes]) -> bytes | None:
@@ -433,12 +451,16 @@ class GitTree:
     indexes every Python file or every doc reads next). A read-ahead that is not used costs ~30 us a blob.
     """
 
-    def __init__(self, git: Git, rev: str, near: GitTree | None = None) -> None:
+    def __init__(self, git: Git, rev: str, near: GitTree | None = None, keep: bool = False) -> None:
         self.git = git
         self.rev = rev
         # A tree of another commit whose listing this one's is made from, by the paths that differ (a change's
-        # base beside its head: a few entries instead of a second listing of the whole tree).
+        # head beside its base: a few entries instead of a second listing of the whole tree).
         self._near = near if near is not None and near.rev and rev else None
+        # The listing of a commit is kept in the cache folder (checks.diskcache) by its tree's id: a change's base,
+        # which the next review of a change on it (or of the same change) lists again.
+        self._keep = keep and bool(rev)
+        self._tree_id: str | None = None
         self._blobs: dict[str, str] | None = None
         self._announced = _Stream([])
         self._by_extension: dict[str, _Stream] = {}
@@ -448,9 +470,29 @@ class GitTree:
         if self._blobs is None:
             blobs = self._from_near() if self._near is not None else None
             if blobs is None:
-                blobs = self.git.ls_tree(self.rev) if self.rev else self.git.ls_index()
+                blobs = self._listing() if self.rev else self.git.ls_index()
             self._blobs = blobs
         return self._blobs
+
+    def _listing(self) -> dict[str, str]:
+        from npu_review.checks import diskcache
+
+        tree = self.tree_id() if self._keep and diskcache.folder() is not None else None
+        if tree is None:
+            return self.git.ls_tree(self.rev)
+        return diskcache.cached(
+            "tree-listing",
+            tree,
+            lambda: self.git.ls_tree(self.rev),
+            lambda found: isinstance(found, dict),
+            _KEPT_LISTINGS,
+        )
+
+    def tree_id(self) -> str | None:
+        """The id of the commit's tree (None for the index, or when git cannot tell)."""
+        if self._tree_id is None and self.rev:
+            self._tree_id = self.git.tree_id(self.rev)
+        return self._tree_id
 
     def _from_near(self) -> dict[str, str] | None:
         """The blobs of `near` with the entries that differ in this commit: what `ls_tree` gives (a gitlink, a
@@ -601,18 +643,20 @@ EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known 
 
 
 def changeset_from_git(
-    repo: str, base: str, head: str = "HEAD", title: str = "", git: Git | None = None
+    repo: str, base: str, head: str = "HEAD", title: str = "", git: Git | None = None, keep: bool = False
 ) -> tuple[ChangeSet, Git]:
     git = git or Git(repo)
     base_sha = EMPTY_TREE_SHA if base == EMPTY_TREE_SHA else git.resolve(base)
     head_sha = git.resolve(head)
-    head_tree = GitTree(git, head_sha)
+    # The base is listed (kept in the cache folder with `keep`: the next review on the same base finds it), the
+    # head made from it by the paths that differ.
+    base_tree: Tree = GitTree(git, base_sha, keep=keep) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
+    head_tree = GitTree(git, head_sha, near=base_tree if isinstance(base_tree, GitTree) else None)
     raw, patch, unreadable = git.changes(base_sha, head_sha)
     changes = _merge_changes(raw, patch, head_tree, unreadable)
     about = git._run(["log", "-1", "--format=%cd%n%s", "--date=format:%Y-%m-%d", head_sha], check=False)
     when, _, subject = (about.decode("utf-8", "replace") if about else "").partition("\n")
     title = title or subject.strip()
-    base_tree = GitTree(git, base_sha, near=head_tree) if base_sha != EMPTY_TREE_SHA else MemoryTree({})
     return ChangeSet(
         head=head_tree,
         base=base_tree,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -218,8 +219,52 @@ def test_a_base_listed_from_its_head_is_the_listing_of_its_commit(tmp_path: Path
     assert "sub/old" not in GitTree(g, base, near=GitTree(g, head))._all()  # a gitlink is no blob
     cs, _git = gitsource.changeset_from_git(str(r), base, head)
     assert cs.base._all() == g.ls_tree(base)  # type: ignore[attr-defined]
+    assert cs.head._all() == g.ls_tree(head)  # type: ignore[attr-defined]
     g.close()
     _git.close()
+
+
+def test_a_change_base_listing_is_kept_by_its_tree_and_serves_the_next_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `keep` (the CLI's `check --base`) and a cache folder, the base's listing is kept by the id of its tree:
+    the next review on that base lists nothing, and both trees' listings are git's. Four listings stay."""
+    from npu_review.checks import diskcache
+
+    monkeypatch.setattr(diskcache, "_folder", str(tmp_path / "cache"))
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    commits = []
+    for k in range(7):
+        write(r, f"f{k}.sh", f"echo {k}\n")
+        git(r, "add", "-A")
+        git(r, "commit", "-q", "-m", str(k))
+        commits.append(git(r, "rev-parse", "HEAD").strip())
+    listed: list[str] = []
+    ls_tree = gitsource.Git.ls_tree
+
+    def counted(self: Git, rev: str) -> dict[str, str]:
+        listed.append(rev)
+        return ls_tree(self, rev)
+
+    monkeypatch.setattr(gitsource.Git, "ls_tree", counted)
+    for _ in range(2):
+        cs, g = gitsource.changeset_from_git(str(r), commits[0], commits[1], keep=True)
+        assert cs.base._all() == ls_tree(g, commits[0])  # type: ignore[attr-defined]
+        assert cs.head._all() == ls_tree(g, commits[1])  # type: ignore[attr-defined]
+        assert cs.base.tree_id() == git(r, "rev-parse", f"{commits[0]}^{{tree}}").strip()  # type: ignore[attr-defined]
+        g.close()
+    assert listed == [commits[0]]
+    for base, head in itertools.pairwise(commits):
+        cs, g = gitsource.changeset_from_git(str(r), base, head, keep=True)
+        assert list(cs.head.paths()) == sorted(ls_tree(g, head))
+        g.close()
+    assert len(list((tmp_path / "cache").glob("tree-listing-*.pickle"))) == gitsource._KEPT_LISTINGS
+    cs, g = gitsource.changeset_from_git(str(r), commits[0], commits[1])  # without `keep`: listed, not kept
+    assert cs.base._all() == ls_tree(g, commits[0])  # type: ignore[attr-defined]
+    g.close()
+    assert listed[-1] == commits[0]
 
 
 @pytest.mark.parametrize(

@@ -270,7 +270,7 @@ def test_paths_mentioning_at_base_reads_the_touched_files_at_base_and_the_others
 def test_a_search_of_the_base_is_kept_and_gives_the_heads_answer_with_the_touched_files_read(
     tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Context.paths_mentioning narrows by the base's `git grep`, kept by the base commit: a later review of a
+    """Context.paths_mentioning narrows by the base's `git grep`, kept by the base's tree: a later review of a
     change on that base searches nothing, and the answer is the head's (a touched file is read at head: one that
     starts naming the needle is found, one that stops is not; an added one is read)."""
     from npu_review import gitsource
