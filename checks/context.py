@@ -482,17 +482,22 @@ class Context:
     def paths_matching(self, patterns: tuple[str, ...], rev: str = "head") -> list[str]:
         """The paths at `rev` that one of the globs matches, in path order. Each glob is tried only on the paths
         under its literal folders (`.github/` of `.github/**/*.json`: a range of the sorted list), not on the
-        whole tree."""
-        paths = self.paths_at(rev)
+        whole tree; where one may match in any folder, a change's review keeps the base's answer between runs
+        (`_kept_path_filter`)."""
         prefixes = sorted({globs.literal_folder(p) for p in patterns})
         if "" in prefixes:
-            # A glob of any folder (`**/envs.py`): a path is matched only when its name ends as each glob's does
-            # (globs.name_parts), a test in C, where one of them says how.
-            parts = [globs.name_parts(p) for p in patterns]
-            tails = tuple(part[0] for part in parts if part is not None and part[0])
-            if len(tails) == len(parts):
-                return [p for p in paths if p.endswith(tails) and globs.match_any(p, patterns)]
-            return [p for p in paths if globs.match_any(p, patterns)]
+            # A pass over every path: on a change, the base's answer is kept between runs.
+            kept = self._kept_path_filter(
+                "paths-matching",
+                "\0".join(patterns),
+                lambda p: globs.match_any(p, patterns),
+                lambda: self._matching_anywhere(patterns, self.paths_at("base")),
+                rev,
+            )
+            if kept is not None:
+                return kept
+            return self._matching_anywhere(patterns, self.paths_at(rev))
+        paths = self.paths_at(rev)
         found: set[str] = set()
         for prefix in prefixes:
             i = bisect.bisect_left(paths, prefix)
@@ -501,6 +506,43 @@ class Context:
                     found.add(paths[i])
                 i += 1
         return sorted(found)
+
+    @staticmethod
+    def _matching_anywhere(patterns: tuple[str, ...], paths: list[str]) -> list[str]:
+        """The paths that one of the globs matches, for globs of which some may match in any folder (`**/envs.py`):
+        a path is matched only when its name ends as each glob's does (globs.name_parts), a test in C, where one of
+        them says how."""
+        parts = [globs.name_parts(p) for p in patterns]
+        tails = tuple(part[0] for part in parts if part is not None and part[0])
+        if len(tails) == len(parts):
+            return [p for p in paths if p.endswith(tails) and globs.match_any(p, patterns)]
+        return [p for p in paths if globs.match_any(p, patterns)]
+
+    def _kept_path_filter(
+        self, name: str, key: str, test: Callable[[str], bool], scan: Callable[[], list[str]], rev: str
+    ) -> list[str] | None:
+        """The paths at `rev` that `test` accepts, by their path alone, in path order, from `scan()` (its answer at
+        base) kept between runs in `store(name)` by the id of the base's tree and `key`: at head, the base's answer
+        less the paths the change removes or touches, with those of them at head that `test` accepts. None where
+        nothing is kept (an audit, no cache folder, trees without such ids): the caller passes over the paths."""
+        base, head = self.changeset.base, self.changeset.head
+        tree_id = getattr(base, "tree_id", None)
+        if self.audit or not callable(tree_id) or not isinstance(getattr(head, "rev", None), str):
+            return None
+        store = self.store(name, _KEPT_SEARCHES)
+        tree = tree_id() if store is not None else None
+        if store is None or not isinstance(tree, str) or not tree:
+            return None
+        found = store.get(f"{tree}\0{key}")
+        if not isinstance(found, tuple):
+            found = tuple(scan())
+            store.put(f"{tree}\0{key}", found)
+        if rev != "head":
+            return list(found)
+        touched = {p for c in self.changeset.changes.values() for p in (c.path, c.old_path) if p}
+        out = [p for p in found if p not in touched]
+        out.extend(p for p in touched if head.exists(p) and test(p))
+        return sorted(out)
 
     def source_at(self, path: str, rev: str) -> SourceFile | None:
         """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App

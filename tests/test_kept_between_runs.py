@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from npu_review import cli
-from npu_review.checks import diskcache
+from npu_review.checks import diskcache, globs
 from npu_review.checks.config import DEFAULT_CONFIG
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import KindMap
@@ -301,3 +301,43 @@ def test_a_search_of_the_base_is_kept_and_gives_the_heads_answer_with_the_touche
     monkeypatch.setattr(diskcache, "_folder", None)  # nothing kept: the head is searched, the same answer
     assert _context(repo, base, head).paths_mentioning(["gen.sh"], paths) == expected
     assert searched == [base, head]
+
+
+def test_a_whole_tree_glob_pass_keeps_the_bases_answer_and_gives_each_heads(
+    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Context.paths_matching with a glob of any folder passes over every path once per base tree (kept between runs
+    by the tree's id); each head's answer is the base's with the paths the change adds, deletes or renames: the
+    answer of the pass over the head's paths."""
+    repo = _repo(tmp_path)
+    base = _commit(repo, {"setup.py": "", "a/build_x.py": "", "a/run.py": "", "ci/t.py": "", "old/setup.py": ""}, "one")
+    (repo / "new").mkdir()
+    git(repo, "mv", "old/setup.py", "new/setup.py")
+    (repo / "a" / "build_x.py").unlink()
+    head = _commit(repo, {"b/build_y.py": "", "b/other.py": "", "ci/t.py": "x = 1\n"}, "two")
+    (repo / "b" / "build_y.py").unlink()
+    other = _commit(repo, {"c/setup.py": ""}, "three")
+    globs_ = ("**/setup.py", "**/build*.py", "ci/**/*.py")
+    scans: list[int] = []
+    anywhere = Context._matching_anywhere
+
+    def counted(patterns: tuple[str, ...], paths: list[str]) -> list[str]:
+        scans.append(len(paths))
+        return anywhere(patterns, paths)
+
+    def plain(ctx: Context, rev: str) -> list[str]:
+        return [p for p in ctx.paths_at(rev) if any(globs.match(p, g) for g in globs_)]
+
+    monkeypatch.setattr(Context, "_matching_anywhere", staticmethod(counted))
+    for later in (head, other, head):
+        ctx = _context(repo, base, later)
+        for rev in ("head", "base"):
+            assert ctx.paths_matching(globs_, rev) == plain(ctx, rev)
+        diskcache.flush()
+        diskcache._stores.clear()  # a new process
+    assert len(scans) == 1  # the base's paths, once
+    assert _context(repo, base, head).paths_matching(globs_) == ["b/build_y.py", "ci/t.py", "new/setup.py", "setup.py"]
+    monkeypatch.setattr(diskcache, "_folder", None)
+    ctx = _context(repo, base, head)
+    assert ctx.paths_matching(globs_) == plain(ctx, "head")
+    assert len(scans) == 2

@@ -796,7 +796,7 @@ def _script_calls(
             later = any(i.keyword in ("RUN", "CMD", "ENTRYPOINT") for i in instrs[k + 1 :])
             for call in _unit_calls(ctx, run_shell, later):
                 add(_with_os(call, os_name))
-    for path in among(p for p in ctx.head_paths() if p.endswith(".py") and _python_caller_path(p)):
+    for path in among(ctx.paths_matching(PYTHON_CALLER_GLOBS)):
         src = ctx.source(path)
         if src is None or ".sh" not in src.text:
             continue
