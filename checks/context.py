@@ -166,7 +166,28 @@ class Context:
         """The paths at `rev` grouped by their candidate kinds (a tree has a few dozen such sets), each group in
         path order: one pass over the tree serves every `candidate_paths`."""
 
-        return self.memo(("paths-by-candidates", rev, ""), lambda: self.kindmap.group(self.paths_at(rev)))
+        return self.memo(("paths-by-candidates", rev, ""), lambda: self._group(rev))
+
+    def _group(self, rev: str) -> dict[frozenset[str], list[str]]:
+        changes = self.changeset.changes.values()
+        if rev == "head" or not self._trees_differ_by_changes() or len(changes) > _REGROUP_CHANGES:
+            return self.kindmap.group(self.paths_at(rev))
+        # A change's base: the head's groups with the paths the change touches taken out where the head has them
+        # and put in where the base has them (a few insertions into sorted lists, not a second pass over the tree).
+        base = self.changeset.base
+        out = {found: list(paths) for found, paths in self._by_candidates("head").items()}
+        for path in {p for c in changes for p in (c.path, c.old_path) if p}:
+            found = self.kindmap.candidates(path)
+            if not found:
+                continue
+            group = out.setdefault(found, [])
+            i = bisect.bisect_left(group, path)
+            present = i < len(group) and group[i] == path
+            if present and not base.exists(path):
+                del group[i]
+            elif not present and base.exists(path):
+                group.insert(i, path)
+        return {found: paths for found, paths in out.items() if paths}
 
     def paths_mentioning(self, needles: Iterable[str], paths: Iterable[str], rev: str = "head") -> list[str]:
         """The paths among `paths` whose text at `rev` contains one of `needles`, in their order. A tree that can
@@ -218,7 +239,7 @@ class Context:
         base = self.changeset.base
         base_grep = getattr(base, "grep", None)
         tree_id = getattr(base, "tree_id", None)
-        store = None if self.audit else self.store("grep-hits", _KEPT_SEARCHES)
+        store = self.store("grep-hits", _KEPT_SEARCHES) if self._trees_differ_by_changes() else None
         tree = tree_id() if store is not None and callable(base_grep) and callable(tree_id) else None
         if store is None or not callable(base_grep) or not isinstance(tree, str) or not tree:
             return grep(wanted, specs)
@@ -518,6 +539,18 @@ class Context:
             return [p for p in paths if p.endswith(tails) and globs.match_any(p, patterns)]
         return [p for p in paths if globs.match_any(p, patterns)]
 
+    def _trees_differ_by_changes(self) -> bool:
+        """The head's paths are the base's with those the change adds, deletes or renames, and no others: a change
+        between two git trees (commits, or the index and its commit). Not an audit, nor a `--diff` review (its
+        head is the work tree, untracked files too), nor a tree made in memory (a test's base may hold a few files)."""
+        head, base = self.changeset.head, self.changeset.base
+        return (
+            not self.audit
+            and isinstance(getattr(head, "rev", None), str)
+            and isinstance(getattr(base, "rev", None), str)
+            and callable(getattr(base, "tree_id", None))
+        )
+
     def _kept_path_filter(
         self, name: str, key: str, test: Callable[[str], bool], scan: Callable[[], list[str]], rev: str
     ) -> list[str] | None:
@@ -527,7 +560,7 @@ class Context:
         nothing is kept (an audit, no cache folder, trees without such ids): the caller passes over the paths."""
         base, head = self.changeset.base, self.changeset.head
         tree_id = getattr(base, "tree_id", None)
-        if self.audit or not callable(tree_id) or not isinstance(getattr(head, "rev", None), str):
+        if not self._trees_differ_by_changes() or not callable(tree_id):
             return None
         store = self.store(name, _KEPT_SEARCHES)
         tree = tree_id() if store is not None else None
@@ -695,6 +728,8 @@ def dirs_of(paths: Iterable[str]) -> frozenset[str]:
 
 
 _LITERAL_SPECS = 64
+# A change touching more paths than this has its base's paths grouped by kind anew, not from the head's groups.
+_REGROUP_CHANGES = 200
 # The asks of Context.paths_named answered by searching the paths' text before an index of names is built.
 _NAMED_SEARCHES = 16
 # The searches of base trees kept between runs (Context._searched): a review makes ~10; a hit list can be a few

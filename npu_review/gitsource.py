@@ -6,6 +6,7 @@ Git runs as a subprocess with fixed arguments; nothing from the repository under
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import subprocess
@@ -36,6 +37,8 @@ _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.
 _PIPE_SAFE_BYTES = 16 * 1024
 # Blobs fetched together when the engine reads in the order it announced.
 _READ_AHEAD = 64
+# The paths after a read outside the announced order looked at for the next ones of its extension to fetch.
+_SCAN_AHEAD = 4096
 # Listings of base trees kept in the cache folder (GitTree's `keep`): ~3 MB each at 40,000 paths.
 _KEPT_LISTINGS = 4
 
@@ -463,7 +466,8 @@ class GitTree:
         self._tree_id: str | None = None
         self._blobs: dict[str, str] | None = None
         self._announced = _Stream([])
-        self._by_extension: dict[str, _Stream] = {}
+        # By extension: the blobs fetched ahead of a read outside the announced order (at most one window each).
+        self._ahead: dict[str, dict[str, bytes | None]] = {}
         self._sorted: tuple[str, ...] | None = None
 
     def _all(self) -> dict[str, str]:
@@ -510,6 +514,9 @@ class GitTree:
         return blobs
 
     def paths(self) -> Iterable[str]:
+        return self._sorted_paths()
+
+    def _sorted_paths(self) -> tuple[str, ...]:
         if self._sorted is None:
             self._sorted = tuple(sorted(self._all()))
         return self._sorted
@@ -525,32 +532,48 @@ class GitTree:
         """A hint: the caller will read these paths in this order (other reads may come in between)."""
         self._announced = _Stream([p for p in paths if self.exists(p)])
 
-    def _extension_stream(self, path: str) -> _Stream:
-        """The sorted paths with the extension of `path`, gathered when a read first asks for that extension (a
-        change's review reads a few extensions off its announced order: one pass for each, not a grouping of the
-        whole tree)."""
-        extension = _extension(path)
-        stream = self._by_extension.get(extension)
-        if stream is None:
-            # `extension` is part of every path that has it: the test on the text first, _extension on those.
-            order = [p for p in self.paths() if extension in p and _extension(p) == extension]
-            stream = self._by_extension[extension] = _Stream(order)
-        return stream
+    def _next_of_extension(self, path: str, extension: str) -> list[str]:
+        """`path` and the paths after it in path order that have its extension: at most _READ_AHEAD of them, among
+        the next _SCAN_AHEAD paths (a range of the sorted paths from `path`'s place, not a pass over the tree per
+        extension: a change's review reads a few files of each off its announced order)."""
+        paths = self._sorted_paths()
+        i = bisect.bisect_left(paths, path)
+        batch = [path]
+        # `extension` is part of every path that has it: the test on the text first, _extension on those.
+        for p in paths[i + 1 : i + _SCAN_AHEAD]:
+            if extension in p and _extension(p) == extension:
+                batch.append(p)
+                if len(batch) == _READ_AHEAD:
+                    break
+        return batch
 
     def read(self, path: str) -> str | None:
         blobs = self._all()
         if path not in blobs:
             return None
-        stream = self._announced if path in self._announced.position else self._extension_stream(path)
-        if path in stream.ahead:
-            data = stream.ahead.pop(path)
+        stream = self._announced
+        if path in stream.position:
+            ahead = stream.ahead
+            extension = None
         else:
-            # The next stretch of the stream in one exchange; what is left of its last one goes. Blobs are
-            # asked for by object id: git finds those directly, where `rev:path` walks the trees.
-            start = stream.position[path]
-            batch = stream.order[start : start + _READ_AHEAD]
+            extension = _extension(path)
+            ahead = self._ahead.get(extension, {})
+        if path in ahead:
+            data = ahead.pop(path)
+        else:
+            # The next stretch in one exchange; what is left of the last one goes. Blobs are asked for by object
+            # id: git finds those directly, where `rev:path` walks the trees.
+            if extension is None:
+                start = stream.position[path]
+                batch = stream.order[start : start + _READ_AHEAD]
+            else:
+                batch = self._next_of_extension(path, extension)
             answers = self.git.cat_many([blobs[p] for p in batch])
-            stream.ahead = dict(zip(batch[1:], answers[1:], strict=True))
+            ahead = dict(zip(batch[1:], answers[1:], strict=True))
+            if extension is None:
+                stream.ahead = ahead
+            else:
+                self._ahead[extension] = ahead
             data = answers[0]
         return None if data is None else decode_blob(data)
 

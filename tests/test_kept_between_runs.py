@@ -341,3 +341,28 @@ def test_a_whole_tree_glob_pass_keeps_the_bases_answer_and_gives_each_heads(
     ctx = _context(repo, base, head)
     assert ctx.paths_matching(globs_) == plain(ctx, "head")
     assert len(scans) == 2
+
+
+def test_a_change_bases_paths_grouped_by_kind_are_the_groups_of_its_own_paths(tmp_path: Path) -> None:
+    """The base's groups of paths by candidate kinds are made from the head's and the paths the change touches
+    (Context._group): the same groups as a pass over the base's paths, whatever the change does to a path."""
+    repo = _repo(tmp_path)
+    files = {
+        "a/run_npu.sh": "x\n",
+        "b/x.sh": "x\n",
+        ".github/workflows/ci.yml": "on: push\n",
+        "docker/Dockerfile": "FROM x\n",
+        "docs/a.md": "# a\n",
+        "only/base.py": "x = 1\n",
+        "README": "x\n",
+    }
+    base = _commit(repo, files, "one")
+    git(repo, "rm", "-q", "only/base.py", "b/x.sh")
+    (repo / "c").mkdir()
+    git(repo, "mv", "docs/a.md", "c/a.rst")
+    head = _commit(repo, {"new/y_npu.sh": "y\n", "docker/Dockerfile": "FROM y\n", "z/new.md": "z\n"}, "two")
+    for older, newer in ((base, head), (head, base)):
+        ctx = _context(repo, older, newer)
+        assert ctx.candidate_paths(frozenset({"shell"}), "base")  # the head's groups are made first
+        assert ctx._by_candidates("base") == KindMap().group(ctx.paths_at("base"))
+        assert ctx._by_candidates("head") == KindMap().group(ctx.paths_at("head"))
