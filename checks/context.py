@@ -148,6 +148,10 @@ class Context:
     def paths_of_kind(self, kind: str) -> Iterator[str]:
         """Every path at head of the given kind (unchanged files included: cross-file context). For a content
         kind, the candidates are read."""
+        if kind not in CONTENT_KINDS:
+            # A path kind is among a path's candidates exactly when its globs give it (KindMap.candidates).
+            yield from self.candidate_paths(frozenset({kind}))
+            return
         for p in self.candidate_paths(frozenset({kind})):
             if self.has_kind(p, kind):
                 yield p
@@ -320,6 +324,10 @@ class Context:
         are derived with: the engine's code, the facts' data, the profile, the repo config's `knowledge:` and
         `paths:`. None when the caller keeps nothing (no cache folder, no stores in memory) or the tree has no blob
         ids to key by."""
+        memo_key = ("store", name, str(limit))
+        if memo_key in self._memo:  # (asked once per workflow by the image inventory: thousands of times)
+            found: diskcache.Store | None = self._memo[memo_key]
+            return found
         from npu_review.checks import diskcache
 
         if not diskcache.keeping() or not callable(getattr(self.changeset.head, "blob_id", None)):
@@ -330,7 +338,8 @@ class Context:
 
             return derived_key(self.facts.profile, self.config.knowledge, sorted(self.kindmap.globs.items()))
 
-        return diskcache.store(name, self.memo(("store-key", "", ""), key), limit)
+        found = self._memo[memo_key] = diskcache.store(name, self.memo(("store-key", "", ""), key), limit)
+        return found
 
     def kept(self, name: str, path: str, rev: str, make: Callable[[], tuple[T, Iterable[str]]]) -> T:
         """The value `make()` derives from the file at `rev` (it returns the value and the other files it read), kept
