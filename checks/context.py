@@ -618,13 +618,17 @@ class Context:
 
     def _search_named(self, name: str) -> list[str]:
         text: str = self.memo(("paths-text", "head", ""), lambda: "\0" + "\0".join(self.head_paths()) + "\0")
-        starts: list[int] = []
-        for needle in ("\0" + name + "\0", "/" + name + "\0"):
-            i = text.find(needle)
-            while i >= 0:
-                starts.append(i + 1 if needle[0] == "\0" else text.rfind("\0", 0, i) + 1)
-                i = text.find(needle, i + 1)
-        return [text[i : text.index("\0", i)] for i in sorted(starts)]
+        out: list[str] = []
+        needle = name + "\0"
+        i = text.find(needle, 1)
+        while i >= 0:
+            before = text[i - 1]
+            if before == "\0":  # a path that is the name
+                out.append(name)
+            elif before == "/":  # a path that ends with /name
+                out.append(text[text.rfind("\0", 0, i) + 1 : i + len(name)])
+            i = text.find(needle, i + 1)
+        return out
 
     def is_head_dir(self, folder: str) -> bool:
         """`folder` is a directory of the head tree (`folder in head_dirs()`): a head path starts with `folder/`,

@@ -107,7 +107,7 @@ class ImageTagComponentNaming(Rule):
             # Every finding is on a tag's occurrence, and a change's findings on its added lines: with the consumers
             # of the files it touches alone, none of those is on an added line, nothing is reported (the other
             # workflows' consumers are read only when one is).
-            own = self._occurrences(ctx, g, changed_consumers(ctx))
+            own = self._occurrences(ctx, g, changed_consumers(ctx), touched_builds=True)
             if not any(ctx.is_added_line(o.path, o.line) for o in own):
                 return
         occurrences = list(self._occurrences(ctx, g, inventory(ctx).consumers))
@@ -140,10 +140,17 @@ class ImageTagComponentNaming(Rule):
             yield Hit(path, line, " ".join(dict.fromkeys(t for t, _ in texts)), suggestion=suggestion)
 
     # -- where tags are written ------------------------------------------------------------------------------
-    def _occurrences(self, ctx: Context, g: Grammar, consumers: list[Consumer]) -> Iterator[_Occurrence]:
+    def _occurrences(
+        self, ctx: Context, g: Grammar, consumers: list[Consumer], touched_builds: bool = False
+    ) -> Iterator[_Occurrence]:
+        """Where tags are written: the builds' products, `consumers`, the docs and scripts `_reads` keeps. With
+        `touched_builds`, the products of the files the change touches alone: a product's line is one of its
+        origins' or its push's (spelled_line), and no other file has an added line (the others' are not read)."""
         inv = inventory(ctx)
         for prod in inv.products():
             if not prod.known or not prod.info.known:
+                continue
+            if touched_builds and not any(ctx.touched(p) for p in {prod.path, *(o for o, _ in prod.origins)}):
                 continue
             path, line = spelled_line(ctx, prod)
             yield _Occurrence(path, line, prod.tag, prod.info, "build")
