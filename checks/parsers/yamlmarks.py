@@ -8,7 +8,7 @@ Rules walk mappings and sequences and get (value, line) pairs, e.g. `jobs.<id>.c
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -40,21 +40,56 @@ class DuplicateKey:
     first_line: int  # where it was first defined
 
 
-@dataclass(eq=False, slots=True)
 class Node:
-    """One YAML node. `line`/`end_line` are 1-based; for a block scalar `line` is the line of `|` or `>`."""
+    """One YAML node. `line`/`end_line` are 1-based; for a block scalar `line` is the line of `|` or `>`.
 
-    kind: str
+    `Node(kind, line, end_line, value=…, style=…, pairs=…, items=…)` makes a node of the class of its kind: a
+    scalar, a mapping or a sequence, each with the slots of its own parts alone (the others read as empty, from the
+    class), and a mapping's pairs flat in one tuple (`_kv`: key, value, key, value, ...). A workflow's document
+    holds ~160 nodes, a tree's 1,600 workflows ~250,000, all kept for the run: these shapes hold them in 21 MiB
+    where one class with every part in a slot, pairs as a list of tuples, took 34 MiB."""
+
+    __slots__ = ("_source", "end_line", "line")
+
     line: int
     end_line: int
+    # The document's text, shared by its nodes; split into lines only where a folded scalar is looked up in it.
+    _source: str
+    # Read from the class where the kind has no such part.
+    kind: str = ""
     value: str = ""
     style: str | None = None
-    # A scalar has neither pairs nor items, a mapping no items, a sequence no pairs: one empty tuple serves them all
-    # (an empty list a node would cost 56 bytes, and a workflow's document holds ~10,000 nodes).
-    pairs: Sequence[tuple[Node, Node]] = ()
     items: Sequence[Node] = ()
-    # The document's text, shared by its nodes; split into lines only where a folded scalar is looked up in it.
-    _source: str = field(default="", repr=False)
+    _kv: tuple[Node, ...] = ()
+
+    def __new__(
+        cls,
+        kind: str = "",
+        line: int = 0,
+        end_line: int = 0,
+        value: str = "",
+        style: str | None = None,
+        pairs: Iterable[tuple[Node, Node]] = (),
+        items: Iterable[Node] = (),
+        _source: str = "",
+    ) -> Node:
+        if cls is not Node:  # (a copy or an unpickled node: its slots are set after)
+            return object.__new__(cls)
+        node: Node
+        if kind == SCALAR:
+            node = _scalar(line, end_line, value, style, _source)
+        elif kind == MAP:
+            node = _mapping(line, end_line, tuple(part for pair in pairs for part in pair), _source)
+        elif kind == SEQ:
+            node = _sequence(line, end_line, tuple(items), _source)
+        else:
+            raise ValueError(f"no YAML node kind {kind!r}")
+        return node
+
+    def __repr__(self) -> str:
+        if self.kind == SCALAR:
+            return f"Node({self.kind}, {self.line}-{self.end_line}, value={self.value!r}, style={self.style!r})"
+        return f"Node({self.kind}, {self.line}-{self.end_line}, {len(self.items) + len(self._kv) // 2} children)"
 
     # -- shape ---------------------------------------------------------------------------------------------
     @property
@@ -69,21 +104,25 @@ class Node:
     def is_scalar(self) -> bool:
         return self.kind == SCALAR
 
+    @property
+    def pairs(self) -> Sequence[tuple[Node, Node]]:
+        """(key, value) of each entry of a mapping, in order; empty for a scalar or a sequence."""
+        kv = iter(self._kv)
+        return tuple(zip(kv, kv, strict=True))
+
     # -- lookup --------------------------------------------------------------------------------------------
     def get(self, key: str) -> Node | None:
         """The value of `key` in a mapping (the first one: GitHub refuses duplicates anyway), else None."""
-        if self.kind != MAP:
-            return None
-        for k, v in self.pairs:
-            if k.kind == SCALAR and k.value == key:
-                return v
+        pairs = iter(self._kv)
+        for k in pairs:
+            if k.value == key and k.kind == SCALAR:
+                return next(pairs)
+            next(pairs)
         return None
 
     def key_node(self, key: str) -> Node | None:
-        if self.kind != MAP:
-            return None
-        for k, _ in self.pairs:
-            if k.kind == SCALAR and k.value == key:
+        for k in self._kv[::2]:
+            if k.value == key and k.kind == SCALAR:
                 return k
         return None
 
@@ -106,10 +145,11 @@ class Node:
 
     def entries(self) -> Iterator[tuple[str, Node, Node]]:
         """(key text, key node, value node) of a mapping, skipping non-scalar keys."""
-        if self.kind == MAP:
-            for k, v in self.pairs:
-                if k.kind == SCALAR:
-                    yield k.value, k, v
+        pairs = iter(self._kv)
+        for k in pairs:
+            v = next(pairs)
+            if k.kind == SCALAR:
+                yield k.value, k, v
 
     def text_lines(self) -> list[tuple[int, str]]:
         """Each line of a scalar's text with the physical line it sits on.
@@ -156,9 +196,47 @@ class Node:
             p, node = stack.pop()
             yield p, node
             if node.kind == MAP:
-                stack.extend(reversed([((*p, k.value), v) for k, v in node.pairs if k.kind == SCALAR]))
+                keys, values = node._kv[::2], node._kv[1::2]
+                found = [((*p, k.value), v) for k, v in zip(keys, values, strict=True) if k.kind == SCALAR]
+                stack.extend(reversed(found))
             elif node.kind == SEQ:
                 stack.extend(reversed([((*p, i), v) for i, v in enumerate(node.items)]))
+
+
+class _Scalar(Node):
+    __slots__ = ("style", "value")
+    kind = SCALAR
+
+
+class _Mapping(Node):
+    __slots__ = ("_kv",)
+    kind = MAP
+
+
+class _Sequence(Node):
+    __slots__ = ("items",)
+    kind = SEQ
+
+
+_new = object.__new__
+
+
+def _scalar(line: int, end_line: int, value: str, style: str | None, source: str) -> Node:
+    node = _new(_Scalar)
+    node.line, node.end_line, node.value, node.style, node._source = line, end_line, value, style, source
+    return node
+
+
+def _mapping(line: int, end_line: int, kv: tuple[Node, ...], source: str) -> Node:
+    node = _new(_Mapping)
+    node.line, node.end_line, node._kv, node._source = line, end_line, kv, source
+    return node
+
+
+def _sequence(line: int, end_line: int, items: tuple[Node, ...], source: str) -> Node:
+    node = _new(_Sequence)
+    node.line, node.end_line, node.items, node._source = line, end_line, items, source
+    return node
 
 
 @lru_cache(maxsize=8)
@@ -214,13 +292,13 @@ class _Converter:
         if isinstance(node, _SCALAR_NODE):
             # Interned: keys and common values (`runs-on`, `actions/checkout@v4`) recur in every workflow of a tree.
             value = _intern(str(node.value))
-            return Node(SCALAR, line, end, value=value, style=node.style or None, _source=self.source)
+            return _scalar(line, end, value, node.style or None, self.source)
         convert = self.convert
         if isinstance(node, _SEQUENCE_NODE):
-            return Node(SEQ, line, end, items=[convert(child, depth + 1) for child in node.value], _source=self.source)
+            return _sequence(line, end, tuple([convert(child, depth + 1) for child in node.value]), self.source)
         assert isinstance(node, yaml.MappingNode)
-        pairs: list[tuple[Node, Node]] = []
-        merged: list[tuple[Node, Node]] = []
+        kv: list[Node] = []  # key, value, key, value, ...
+        merged: list[Node] = []
         for key, value in node.value:
             if depth == 0:
                 self._top_line = key.start_mark.line + 1
@@ -229,13 +307,13 @@ class _Converter:
             if k.kind == SCALAR and k.value == "<<" and key.tag == _MERGE_TAG:
                 sources = [v] if v.kind == MAP else [i for i in v.items if i.kind == MAP]
                 for src in sources:
-                    merged.extend(src.pairs)
+                    merged.extend(src._kv)
                 continue
-            pairs.append((k, v))
+            kv += (k, v)
         if id(node) not in self._dup_seen:  # an aliased mapping is reported once, not at every alias
             self._dup_seen.add(id(node))
             first: dict[str, int] = {}
-            for k, _ in pairs:
+            for k in kv[::2]:
                 if k.kind != SCALAR:
                     continue
                 if k.value in first:
@@ -243,9 +321,12 @@ class _Converter:
                 else:
                     first[k.value] = k.line
         if merged:
-            own = {k.value for k, _ in pairs if k.kind == SCALAR}
-            pairs.extend((k, v) for k, v in merged if not (k.kind == SCALAR and k.value in own))
-        return Node(MAP, line, end, pairs=pairs, _source=self.source)
+            own = {k.value for k in kv[::2] if k.kind == SCALAR}
+            for i in range(0, len(merged), 2):
+                k = merged[i]
+                if not (k.kind == SCALAR and k.value in own):
+                    kv += (k, merged[i + 1])
+        return _mapping(line, end, tuple(kv), self.source)
 
 
 def _error_line(exc: yaml.YAMLError) -> int:
