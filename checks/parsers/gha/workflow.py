@@ -34,7 +34,7 @@ STEP_KEYS = frozenset(
 # -- the workflow model ------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     index: int
     node: Node
@@ -42,8 +42,8 @@ class Step:
     name: str | None
     uses: str | None
     run: Node | None
-    with_: dict[str, Node]
-    env: dict[str, Node]
+    with_: Mapping[str, Node]
+    env: Mapping[str, Node]
 
     @property
     def line(self) -> int:
@@ -54,8 +54,8 @@ class Step:
 class Job:
     id: str
     node: Node
-    env: dict[str, Node]
-    outputs: dict[str, Node]
+    env: Mapping[str, Node]
+    outputs: Mapping[str, Node]
     needs: list[str]
     steps: list[Step]
     matrix_node: Node | None
@@ -79,7 +79,7 @@ class Workflow:
     path: str
     doc: YamlDoc
     root: Node
-    env: dict[str, Node]
+    env: Mapping[str, Node]
     jobs: dict[str, Job] = field(default_factory=dict)
 
     @property
@@ -94,10 +94,14 @@ class Workflow:
         return {k for k, _, _ in on.entries()}
 
 
-def _scalar_map(node: Node | None) -> dict[str, Node]:
-    if node is None:
-        return {}
-    return {k: v for k, _, v in node.entries()}
+# The entries of a mapping that has none (most steps have no `env:`, many no `with:`): one empty dict shared by
+# every model of the run, never changed (the model's mappings are read-only, hence typed Mapping).
+_NO_ENTRIES: Mapping[str, Node] = {}
+
+
+def _scalar_map(node: Node | None) -> Mapping[str, Node]:
+    found = {k: v for k, _, v in node.entries()} if node is not None else None
+    return found or _NO_ENTRIES
 
 
 def nested_job(node: Node) -> bool:
@@ -329,7 +333,7 @@ class Scope:
     combo: dict[str, str] | None = field(default_factory=dict)  # None: the leg is unknown
     step_outputs: dict[str, dict[str, list[Val]]] = field(default_factory=dict)
     needs_outputs: Callable[[str, str], list[Val] | None] | None = None
-    extra_env: dict[str, Node] = field(default_factory=dict)
+    extra_env: Mapping[str, Node] = field(default_factory=dict)
     # Values written to `$GITHUB_ENV` by earlier steps of the job, and a called workflow's `inputs` (None: the
     # workflow is not evaluated for a known call, its inputs are unknown).
     runtime_env: dict[str, list[Val]] = field(default_factory=dict)
