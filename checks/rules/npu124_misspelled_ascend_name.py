@@ -91,11 +91,12 @@ class MisspelledAscendName(Rule):
         found: list[tuple[int, Hit, str, str]] = []
         if "910" in text or "310" in text or "950" in text:
             found.extend(_soc_hits(src.path, text, socs))
-        if _NAMES_ASCEND.search(text) is not None or ctx.ascend_only():
+        others = frozenset(p.lower() for p in ctx.facts.ascend_names.other_programs)
+        commands = list(_program_hits(src.path, text, programs, others))
+        if commands and (_NAMES_ASCEND.search(text) is not None or ctx.ascend_only()):
             # A command a letter from Ascend's in a file that never speaks of Ascend is another vendor's own tool
             # (T-Head's `ppu-smi` in MinerU's T-Head guide, a held-out clean commit), not a misspelling.
-            others = frozenset(p.lower() for p in ctx.facts.ascend_names.other_programs)
-            found.extend(_program_hits(src.path, text, programs, others))
+            found.extend(commands)
         if "/" in text:
             found.extend(_install_path_hits(src.path, text, ctx.facts.ascend_names.env_scripts))
             if ".run" in text:
