@@ -278,10 +278,13 @@ def _stage_hits(
             if write.args
             else f"the internal host `{write.literal}`"
         )
+        # An internal host is out of every user's reach; a build argument's host is the build's choice, which a
+        # user of the image may not reach or trust (a public proxy the CI passes: vllm-ascend's GIT_PROXY, whose
+        # "cannot reach" two blind reviewers could not confirm, all-r9a and all-r10).
+        reach = "which they cannot reach" if not write.args else "which they may not reach or trust"
         message = (
             f"{write.what} with {source} stays in the image: every user's {_tool(write.target)} then goes to the "
-            "build's mirror or proxy, which they cannot reach. Pass it for the command only, or undo it in the same "
-            "RUN."
+            f"build's mirror or proxy, {reach}. Pass it for the command only, or undo it in the same RUN."
         )
         # One cause: the build's mirror for one tool from the same build arguments (one decision, whether it is
         # written in one Dockerfile or in all the twins of a change).

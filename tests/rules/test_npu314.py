@@ -34,16 +34,16 @@ def test_python_m_pip_and_sed_with_clustered_flags_are_read_and_an_arg_no_workfl
             4,
             "warning",
             "writing `/etc/apt/sources.list` with build argument `APTMIRROR` stays in the image: every user's "
-            "`apt-get` then goes to the build's mirror or proxy, which they cannot reach. Pass it for the command "
-            "only, or undo it in the same RUN.",
+            "`apt-get` then goes to the build's mirror or proxy, which they may not reach or trust. Pass it for "
+            "the command only, or undo it in the same RUN.",
         ),
         (
             "docker/npu/Dockerfile",
             5,
             "notice",
             "`pip config set global.index-url` with build argument `PIP_INDEX_URL` stays in the image: every user's "
-            "`pip install` then goes to the build's mirror or proxy, which they cannot reach. Pass it for the "
-            "command only, or undo it in the same RUN. (No workflow here sets `PIP_INDEX_URL`: this holds for "
+            "`pip install` then goes to the build's mirror or proxy, which they may not reach or trust. Pass it for "
+            "the command only, or undo it in the same RUN. (No workflow here sets `PIP_INDEX_URL`: this holds for "
             "images built with it.)",
         ),
     ]
