@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 # Files whose text and parses stay in memory after their last use (a launch script sourced by many others,
 # the workflows every image rule reads); older ones are read and parsed again when asked for.
@@ -180,7 +181,7 @@ class Context:
         # and put in where the base has them (a few insertions into sorted lists, not a second pass over the tree).
         base = self.changeset.base
         out = {found: list(paths) for found, paths in self._by_candidates("head").items()}
-        for path in {p for c in changes for p in (c.path, c.old_path) if p}:
+        for path in self.changeset.touched_paths:
             found = self.kindmap.candidates(path)
             if not found:
                 continue
@@ -240,23 +241,18 @@ class Context:
         pathspecs), with every path the change touches added: a path it does not touch is the same blob at both. A
         review of another change on the same base, or the same one again, then does not search the tree again for
         the same names (a touched script's name over the 7,200 shell scripts of the 40,000-file generated tree)."""
-        base = self.changeset.base
-        base_grep = getattr(base, "grep", None)
-        tree_id = getattr(base, "tree_id", None)
-        store = self.store("grep-hits", _KEPT_SEARCHES) if self._trees_differ_by_changes() else None
-        tree = tree_id() if store is not None and callable(base_grep) and callable(tree_id) else None
-        if store is None or not callable(base_grep) or not isinstance(tree, str) or not tree:
+        base_grep = getattr(self.changeset.base, "grep", None)
+        if not callable(base_grep):
             return grep(wanted, specs)
-        key = "\0".join((tree, *wanted, "", *specs))
-        found = store.get(key)
-        if not isinstance(found, frozenset):
+
+        def search() -> frozenset[str] | None:
             searched = base_grep(wanted, specs)
-            if searched is None:
-                return grep(wanted, specs)
-            found = frozenset(searched)
-            store.put(key, found)
-        touched = {p for c in self.changeset.changes.values() for p in (c.path, c.old_path) if p}
-        return set(found) | touched
+            return None if searched is None else frozenset(searched)
+
+        found = self._kept_for_base("grep-hits", "\0".join((*wanted, "", *specs)), frozenset, search)
+        if found is None:
+            return grep(wanted, specs)
+        return set(found) | self.changeset.touched_paths
 
     def has_kind(self, path: str, kind: str, rev: str = "head") -> bool:
         """Whether the file at `rev` is of `kind`: by its path, or for a content kind by its text (a file that
@@ -567,24 +563,36 @@ class Context:
         base) kept between runs in `store(name)` by the id of the base's tree and `key`: at head, the base's answer
         less the paths the change removes or touches, with those of them at head that `test` accepts. None where
         nothing is kept (an audit, no cache folder, trees without such ids): the caller passes over the paths."""
-        base, head = self.changeset.base, self.changeset.head
-        tree_id = getattr(base, "tree_id", None)
+        found = self._kept_for_base(name, key, tuple, lambda: tuple(scan()))
+        if found is None:
+            return None
+        if rev != "head":
+            return list(found)
+        touched = self.changeset.touched_paths
+        out = [p for p in found if p not in touched]
+        out.extend(p for p in touched if self.changeset.head.exists(p) and test(p))
+        return sorted(out)
+
+    def _kept_for_base(self, name: str, key: str, kind: type[K], make: Callable[[], K | None]) -> K | None:
+        """What `make()` derives from the change's base tree as a whole, kept between runs in `store(name)` under
+        the id of the base's tree and `key`. None where nothing is kept (an audit, a `--diff` review, no cache
+        folder, trees without such ids) or `make()` gives nothing: the caller derives it at once."""
+        tree_id = getattr(self.changeset.base, "tree_id", None)
         if not self._trees_differ_by_changes() or not callable(tree_id):
             return None
         store = self.store(name, _KEPT_SEARCHES)
         tree = tree_id() if store is not None else None
         if store is None or not isinstance(tree, str) or not tree:
             return None
-        found = store.get(f"{tree}\0{key}")
-        if not isinstance(found, tuple):
-            found = tuple(scan())
-            store.put(f"{tree}\0{key}", found)
-        if rev != "head":
-            return list(found)
-        touched = {p for c in self.changeset.changes.values() for p in (c.path, c.old_path) if p}
-        out = [p for p in found if p not in touched]
-        out.extend(p for p in touched if head.exists(p) and test(p))
-        return sorted(out)
+        full = f"{tree}\0{key}"
+        found = store.get(full)
+        if not isinstance(found, kind):
+            made = make()
+            if made is None:
+                return None
+            store.put(full, made)
+            return made
+        return found
 
     def source_at(self, path: str, rev: str) -> SourceFile | None:
         """The file at `rev`. At base, a file the change does not touch is read from head (same text): the App

@@ -135,6 +135,11 @@ class ChangeSet:
         return self.audit or path in self.changes or path in self._old_paths
 
     @functools.cached_property
+    def touched_paths(self) -> frozenset[str]:
+        """Every path the change touches: the changed files' paths and the paths renamed files had."""
+        return frozenset(p for c in self.changes.values() for p in (c.path, c.old_path) if p)
+
+    @functools.cached_property
     def _old_paths(self) -> frozenset[str]:
         """The paths renamed files had (asked for every path of the tree by some rules: a set, not a scan)."""
         return frozenset(c.old_path for c in self.changes.values() if c.old_path is not None)

@@ -718,13 +718,13 @@ def change_script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
 
     def build() -> dict[str, list[ScriptCall]]:
         names = sorted(touched_script_names(ctx))
-        touched = {p for c in ctx.changeset.changes.values() for p in (c.path, c.old_path) if p}
+        touched = ctx.changeset.touched_paths
 
         def callers(paths: Iterable[str]) -> list[str]:
             """The files of `paths` that can be callers: the touched ones, and those whose text names a touched
             script (found without reading the others where the tree can search), in their order."""
             paths = list(paths)
-            chosen = touched.intersection(paths)
+            chosen = set(touched.intersection(paths))
             chosen.update(ctx.paths_mentioning(names, [p for p in paths if p not in chosen] if chosen else paths))
             return [p for p in paths if p in chosen]
 

@@ -376,7 +376,7 @@ def _beside_touched(ctx: Context) -> list[str]:
     (a name with the other device's token, without a token, with an OS suffix), and a pair neither of whose files
     the change touches says nothing (`_pair`): the pairs these make that hold a touched file are the pairs every
     Ascend Dockerfile would make, found without deciding the content kind of the others."""
-    folders = {posixpath.dirname(p) for c in ctx.changeset.changes.values() for p in (c.path, c.old_path) if p}
+    folders = {posixpath.dirname(p) for p in ctx.changeset.touched_paths}
     return [
         p
         for p in ctx.candidate_paths(frozenset({ASCEND_DOCKERFILE}))
