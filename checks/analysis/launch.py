@@ -13,6 +13,7 @@ from npu_review.checks.context import Context
 from npu_review.checks.parsers import hydra_config
 from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
+from npu_review.checks.parsers.vllm_cli import normalise
 from npu_review.checks.parsers.yamlmarks import Node
 
 
@@ -292,12 +293,13 @@ def _tool(argv: tuple[str, ...]) -> str:
 
 
 def _hyphenated(arg: str) -> str:
-    """A long option in its hyphen spelling (`--tensor_parallel_size=2` -> `--tensor-parallel-size=2`); any other
-    word as it is."""
+    """A long option in its hyphen spelling, as vLLM's parser reads it (vllm_cli.normalise:
+    `--tensor_parallel_size=2` -> `--tensor-parallel-size=2`); any other word as it is."""
     if not arg.startswith("--") or "_" not in arg:
         return arg
-    name, eq, value = arg.partition("=")
-    return name.replace("_", "-") + eq + value
+    flag, eq, value = arg.partition("=")
+    name, key = normalise(flag)
+    return name + ("." + key if key is not None else "") + eq + value
 
 
 def serve_of(argv: tuple[str, ...], line: int) -> Serve | None:
