@@ -93,8 +93,8 @@ class MisspelledAscendEnvVariable(Rule):
     `envs.py` had dropped it by the day of the change: `env_vllm_ascend.retired`), correcting the spelling turns
     nothing on: that is a notice that advises deleting the line (unless the repository's own `envs.py` still
     registers the name). Of two spellings both used, the one still read is suggested first. A value equal to the
-    real variable's default, or none of the values its registry entry's comment numbers (`# 0: ...`, `# 1: ...`),
-    makes it a notice: correcting the name would change nothing, or something no one documented.
+    real variable's default, or none of the values its registry entry's comment numbers (`# 0: ...`, `# 1: ...`,
+    `# 0, or not set: ...`), makes it a notice: correcting the name would change nothing, or something no one documented.
 
     The value of torch_npu's allocator variable is names too (`PYTORCH_NPU_ALLOC_CONF=expandable_segments:True,
     max_split_size_mb:128`, facts `npu_alloc_conf`, read from torch_npu's allocator config parser): a key it
