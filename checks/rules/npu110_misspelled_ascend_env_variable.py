@@ -94,7 +94,8 @@ class MisspelledAscendEnvVariable(Rule):
     nothing on: that is a notice that advises deleting the line (unless the repository's own `envs.py` still
     registers the name). Of two spellings both used, the one still read is suggested first. A value equal to the
     real variable's default, or none of the values its registry entry's comment numbers (`# 0: ...`, `# 1: ...`,
-    `# 0, or not set: ...`), makes it a notice: correcting the name would change nothing, or something no one documented.
+    `# 0, or not set: ...`), makes it a notice: correcting the name would change nothing, or something no one
+    documented.
 
     The value of torch_npu's allocator variable is names too (`PYTORCH_NPU_ALLOC_CONF=expandable_segments:True,
     max_split_size_mb:128`, facts `npu_alloc_conf`, read from torch_npu's allocator config parser): a key it
