@@ -167,6 +167,11 @@ def npu_project(ctx: Context) -> bool:
 _TAB_OPEN = re.compile(r"^\s*(:{3,}|`{3,})\s*\{tab-item\}\s*(.*?)\s*$")
 _RST_TAB = re.compile(r"^(\s*)\.\.\s+(?:tab-item|tab)::\s*(.*?)\s*$")
 _BOLD_LABEL = re.compile(r"^\s*\*\*([^*]{1,60})\*\*\s*:?\s*$")
+# A doc's own statement of the products it is for (CANN samples' `## 支持的产品型号` / `## 产品支持情况` heading,
+# `## Supported Products`), and every product token such a section may name: one device alone makes the whole doc
+# that device's.
+_SUPPORTED = re.compile(r"支持的产品|产品支持|支持产品|supported (?:products|hardware|devices)", re.IGNORECASE)
+_PRODUCT_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:a[235]|910[bc]?|910_93|310[pb]?|950(?:pr|dt)?|300i)(?![A-Za-z0-9])")
 _MKDOCS_TAB = re.compile(r"^(\s*)===\s+\"([^\"]*)\"\s*$")
 
 
@@ -182,7 +187,8 @@ def _name_patterns(ctx: Context) -> list[tuple[str, re.Pattern[str]]]:
     out = []
     for device, names in ctx.facts.ascend_devices.doc_names.items():
         alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-        out.append((device, re.compile(rf"(?<![\w.-])(?:{alternation})(?![\w.-])")))
+        # ASCII bounds: a Chinese title runs the name into its words (`在昇腾310P上`), which `\w` would take in
+        out.append((device, re.compile(rf"(?<![A-Za-z0-9_.-])(?:{alternation})(?![A-Za-z0-9_.-])")))
     return out
 
 
@@ -203,6 +209,11 @@ def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
             for k, h in enumerate(heads):
                 device = device_named(ctx, h.title)
                 if device is None:
+                    if _SUPPORTED.search(h.title):
+                        end = next((x.line - 1 for x in heads[k + 1 :]), len(lines))
+                        only = _only_product(ctx, lines[h.line : end])
+                        if only is not None:
+                            out.append((h.line, len(lines), only))
                     continue
                 end = next((x.line - 1 for x in heads[k + 1 :] if x.level <= h.level), len(lines))
                 out.append((h.line, end, device))
@@ -241,6 +252,21 @@ def doc_regions(ctx: Context, src: SourceFile) -> list[tuple[int, int, str]]:
         return sorted(out, key=lambda r: (-(r[1] - r[0]), r[0]))
 
     return ctx.parsed("doc-regions", src, lambda _text: build())
+
+
+def _only_product(ctx: Context, body: list[str]) -> str | None:
+    """The one device a doc's supported-products section names (`<term>Atlas A3 系列产品</term>`), None when it
+    names several products, is a table (rows marked supported or not), or is longer than a short list."""
+    text = [t for t in body if t.strip()]
+    if not text or len(text) > 4 or any("|" in t for t in text):
+        return None
+    joined = " ".join(text)
+    device = device_named(ctx, joined)
+    if device is None:
+        return None
+    tokens = {t.lower() for t in ctx.facts.ascend_devices.tag_tokens.get(device, ())} | {device}
+    named = {m.group(0) for m in _PRODUCT_TOKEN.finditer(joined.lower())}
+    return device if named <= tokens else None
 
 
 # What a heading or a label names when it speaks for one family of devices (`## Ascend NPU`, `For CUDA users:`).

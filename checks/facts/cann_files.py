@@ -27,6 +27,10 @@ FILE_NAME = re.compile(
 )
 
 
+# A shell or docs variable in a file name (`${chip_type}`, `$SOC`, `{soc}`): a device the reader fills in.
+_VARIABLE = re.compile(r"\$\{?\w+\}?|\{\w+\}")
+
+
 @dataclass(frozen=True)
 class CannFile:
     text: str  # the whole file name as written
@@ -130,6 +134,43 @@ class CannFiles:
             f"{family.upper()} is named {spans}." + (f" Use `{fixed}`." if fixed else ""),
             fixed,
         )
+
+    def device_id(self, token: str) -> str:
+        """A device as a package name spells it, as the docs' device ids: `a2` and `a3` for their families (`910b`,
+        `A3`, `910_93`), else the token lower-cased (`310p`, `310b`, `950`, `910`)."""
+        low = token.lower()
+        return self._family.get(low, low)
+
+    def operators_devices(self, stem: str) -> frozenset[str] | None:
+        """The devices (ids as `device_id` gives) an operator package name can be for: its device when the name
+        spells one; when a variable stands for it (`Ascend-cann-kernels-${chip_type}`), every device CANN ships
+        an operator package for under that naming. None for another role or a naming the data does not know."""
+        open_device = "$" in stem
+        r = self._role(_VARIABLE.sub("x", stem) if open_device else stem)
+        if r is None or r[0] != "operators" or not r[2]:
+            return None
+        if not open_device:
+            return frozenset({self.device_id(r[2])})
+        return frozenset(
+            self.device_id(d[2])
+            for s in self._all_stems.values()
+            if (d := self._role(s)) is not None and d[:2] == ("operators", r[1]) and d[2]
+        )
+
+    def operators_for(self, device: str) -> list[str]:
+        """The operator package names CANN ships for a device id, oldest naming first."""
+        return sorted(
+            (
+                s
+                for s in self._all_stems.values()
+                if (d := self._role(s)) is not None and d[0] == "operators" and d[2] and self.device_id(d[2]) == device
+            ),
+            key=lambda s: _version_key(self._stem_since[s]),
+        )
+
+    def stem_span(self, stem: str) -> str:
+        """The releases that ship a stem (`CANN 8.0.0 to 8.3.RC1`)."""
+        return self._stem_span(stem)
 
     def _device_family(self, stem: str, role: str) -> str | None:
         """The device family (`a2`, `a3`) of a stem of that role, None for another role or an unknown device."""

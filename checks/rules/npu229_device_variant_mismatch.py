@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from npu_review.checks.analysis.device import (
     ascend_jobs,
     device_at,
+    device_named,
     doc_regions,
     image_device,
     job_device,
@@ -23,6 +24,8 @@ from npu_review.checks.analysis.vllm_launches import ascend_text
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
+from npu_review.checks.facts.cann_files import cann_files
+from npu_review.checks.facts.cann_files import parse as parse_cann_files
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, WORKFLOW
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.calls import declared, local_target
@@ -62,9 +65,21 @@ class DeviceVariantMismatch(Rule):
     facts' `soc_versions` (vllm-ascend's SOC table, verl's and sgl-kernel-npu's builds), `ascend_devices` and
     `ascend_runners`; what CANN's toolkit `set_env.sh` sets when a script sources it is `cann_shell`'s.
 
-    Checked: in an Ascend doc, an image reference whose tag names one device (`-a3`, `-910b`, `-310p`) inside a
-    tab item, heading or bold label (`**A2 series**`) that names another (not an image under a label of its own
-    device, `# A2 x86` over its pull in a list of one image per device); in an Ascend workflow, a job whose
+    A guide's part for one device that installs another device's CANN operator package hands the reader
+    kernels of another SOC: cann-recipes' 310P recipes listed `Ascend-cann-kernels-310b_…` (the 310B package),
+    and its A3-only guides `Ascend-cann-kernels-${chip_type}_…`, a naming CANN ships no A3 package under (A3's
+    is `Atlas-A3-cann-kernels_…`, and from 8.5.0 `Ascend-cann-A3-ops_…`). Which package names which device is
+    the facts' `cann_packages`.
+
+    Checked: in an Ascend doc, a CANN operator package file name in a part for one device (as below, or the
+    whole doc from a supported-products section, `## 支持的产品型号` / `## Supported Products`, that lists that
+    device alone, not a table) when the package is another device's, or, with the device left to a variable,
+    when its naming has no package for this device. Not reported: a line that names packages of several
+    devices or the package's own device (`A3 users: Atlas-A3-cann-kernels_…`). The same part's device names
+    a heading's, label's or tab's words even run into Chinese ones (`在昇腾310P上`). An image reference whose
+    tag names one device (`-a3`, `-910b`, `-310p`) inside a tab item, heading or bold label (`**A2 series**`)
+    that names another (not an image under a label of its own device, `# A2 x86` over its pull in a list of
+    one image per device); in an Ascend workflow, a job whose
     matrix has a device axis (values `910b`, `a3`, `ascend910b1`, `ascend910_93`, ...) that its steps use to
     name what they package or push (a package name, an image tag, an artifact, or the job's name when it
     publishes) while none of its build steps (`build*.sh`, cmake, setup.py, `pip wheel`, `docker build`,
@@ -125,12 +140,20 @@ class DeviceVariantMismatch(Rule):
         return ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS  # the runner labels the project lists (their devices)
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if DOCS not in src.kinds or not _DEVICE_TAG.search(src.text):
-            return  # the quick no: no image tag here names a device
+        if DOCS not in src.kinds:
+            return
+        images = _DEVICE_TAG.search(src.text) is not None
+        packages = "_linux" in src.text and "cann" in src.text  # a CANN package file name (`…_8.2.RC1_linux-…`)
+        if not (images or packages):
+            return  # the quick no: no image tag here names a device, no CANN package is named
         if not (ascend_text(ctx, src.text) or npu_project(ctx)):
             return
         regions = doc_regions(ctx, src)
         if not regions:
+            return
+        if packages:
+            yield from _operators_of_another_device(ctx, src, regions)
+        if not images:
             return
         found: dict[tuple[int, int], list[tuple[int, str, str, bool]]] = {}
         for n, line in enumerate(src.lines, 1):
@@ -175,6 +198,59 @@ class DeviceVariantMismatch(Rule):
         elif not any(leg.image for leg in job_legs(ctx, wf, job)):
             return  # not an Ascend job: neither the workflow nor the job's container (a CANN image) says so
         yield from _matrix_device_unused(ctx, src, job)
+
+
+def _operators_of_another_device(ctx: Context, src: SourceFile, regions: list[tuple[int, int, str]]) -> Iterator[Hit]:
+    """A CANN operator package (`Ascend-cann-kernels-310b_…`, `Ascend-cann-kernels-${chip_type}_…`) named in a part
+    of the doc for one device, when the package is for another device, or its naming has no package for this
+    device whatever the variable holds (A3's kernels are `Atlas-A3-cann-kernels_…`). A line that names packages
+    of several devices, or names the package's device itself, is a list of one package per device: not judged."""
+    cf = cann_files(ctx.facts)
+    names = ctx.facts.ascend_devices.doc_names
+    for n, line in enumerate(src.lines, 1):
+        if "_linux" not in line:
+            continue
+        device = device_at(regions, n)
+        if device is None:
+            continue
+        found = [(f, devs) for _off, f in parse_cann_files(line) if (devs := cf.operators_devices(f.stem)) is not None]
+        if not found or len({devs for _f, devs in found}) > 1:
+            continue
+        for f, devs in found:
+            if device in devs:
+                continue
+            low = line.lower()
+            if any(device_named(ctx, low) == d for d in devs if d in names):
+                continue  # `A3: Atlas-A3-cann-kernels_…` under an A2 heading: the line says whose it is
+            region = next(r for r in reversed(regions) if r[0] <= n <= r[1] and r[2] == device)
+            shipped = cf.operators_for(device)
+            use = (
+                " CANN's operator package for "
+                + device.upper()
+                + " is "
+                + " or ".join(f"`{s}` ({cf.stem_span(s)})" for s in shipped)
+                + "."
+                if shipped
+                else ""
+            )
+            if "$" in f.stem:
+                what = (
+                    f"`{f.text}` is named as other devices' operator packages are: whatever the variable holds, "
+                    f"CANN ships no {device.upper()} package of that name"
+                )
+            else:
+                (other,) = devs
+                what = (
+                    f"`{f.text}` is the operator package of {other.upper()}: a reader on {device.upper()} "
+                    "installs kernels built for another SOC"
+                )
+            yield Hit(
+                src.path,
+                n,
+                f"This part of the doc is for {device.upper()} (line {region[0]}), but {what}.{use}",
+                related=(Related(src.path, region[0], "the section"),),
+                cause=f"operators {f.stem} for {device}",
+            )
 
 
 def _labelled(ctx: Context, lines: list[str], n: int, device: str) -> bool:

@@ -73,3 +73,19 @@ def test_npu316_an_atb_package_s_abi_suffix_is_no_architecture() -> None:
             "Or `Ascend-cann-atb_7.0.0_linux-x86_64_abi0.run`.",
         )
     ]
+
+
+def test_operator_package_devices_from_the_facts() -> None:
+    """What NPU229 asks of the CANN package facts: the devices an operator package name can be for (its own,
+    or every device of its naming when a variable stands for the device), and a device's packages."""
+    from npu_review.checks.facts import load
+    from npu_review.checks.facts.cann_files import cann_files
+
+    cf = cann_files(load())
+    assert cf.operators_devices("Ascend-cann-kernels-310b") == {"310b"}
+    assert cf.operators_devices("Atlas-A3-cann-kernels") == {"a3"}
+    assert cf.operators_devices("Ascend-cann-910b-ops") == {"a2"}
+    assert cf.operators_devices("Ascend-cann-kernels-${chip_type}") == {"a2", "910", "310p"}
+    assert cf.operators_devices("Ascend-cann-toolkit") is None
+    assert cf.operators_for("a3") == ["Atlas-A3-cann-kernels", "Ascend-cann-A3-ops"]
+    assert cf.operators_for("310b") == ["Ascend-cann-310b-ops"]
