@@ -70,7 +70,9 @@ class NamedFileMissing(Rule):
 
     A name is resolved from where its command runs: the repository root or the script's (doc's) own folder, the
     folder a preceding `cd` entered (into a clone of this repository the doc made: its root, even where the
-    repository has a folder of that name, its package), a step's `working-directory`; a script that its callers
+    repository has a folder of that name, its package; a `cd -` goes back to where the commands ran before the
+    last `cd`, as torchtitan-npu's torch.compile guide does after installing a backend from its clone before
+    `bash run_train.sh`), a step's `working-directory`; a script that its callers
     (another script, a CI job, a `find ... -name` loop) run from another folder is judged from theirs. A path in a
     clone of this repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A
     name is judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at
@@ -109,13 +111,14 @@ class NamedFileMissing(Rule):
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.
 
-    Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), absolute paths outside a clone
-    of this repository, paths an earlier command of the same script, job or doc makes (`mkdir`, `git clone`,
-    `wget -O`, an extracted archive, a build), other repositories' paths (a first folder this repository lacks,
-    a clone of another project), git submodules, paths the repository's `.gitignore` files ignore (made on the
-    reader's machine), and a doc or workflow line naming by its path a file the change renames or deletes
-    (NPU502 reports those; a bare name run from the file's folder, `cd recipes/x` then `python x.py`, is this
-    rule's, with the file's new name).
+    Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), names after a `cd -` back to a
+    folder that is not known (one `cd "$DIR"` entered, another project's clone, or none: a CI step's first `cd -`
+    is a new shell's), absolute paths outside a clone of this repository, paths an earlier command of the same
+    script, job or doc makes (`mkdir`, `git clone`, `wget -O`, an extracted archive, a build), other repositories'
+    paths (a first folder this repository lacks, a clone of another project), git submodules, paths the
+    repository's `.gitignore` files ignore (made on the reader's machine), and a doc or workflow line naming by its
+    path a file the change renames or deletes (NPU502 reports those; a bare name run from the file's folder, `cd
+    recipes/x` then `python x.py`, is this rule's, with the file's new name).
     """
 
     id = "NPU118"
