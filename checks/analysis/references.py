@@ -531,6 +531,9 @@ class _State:
     # The last `cd` entered a folder an earlier command made (another project's clone, a download): the commands
     # after it run in that project, not in this repository.
     in_made: bool = False
+    # Where the commands ran before the last `cd` (and whether that was inside what an earlier command made): a
+    # `cd -` goes back there. None: no `cd` yet (or one whose folder before was not followed).
+    before_cd: tuple[tuple[str, ...], bool] | None = None
 
 
 class Walker:
@@ -683,6 +686,7 @@ class Walker:
             yield from self._cd(c)
             return
         if prog == "popd":
+            self.state.before_cd = (self.state.cwd, self.state.in_made)
             self.state.cwd = ()
             return
         yield from self._config_files(c)
@@ -758,6 +762,19 @@ class Walker:
             yield r
 
     def _cd(self, c: Cmd) -> Iterator[FileRef]:
+        st = self.state
+        here = (st.cwd, st.in_made)
+        words = [w for w in c.words[1:] if not w.unquoted.startswith("-") or w.unquoted == "-"]
+        if words and words[0].raw == "-":
+            # `cd -`: back where the commands ran before the last `cd` (a guide's `cd torchair/x; pip install .;
+            # cd -` returns to the repository before `bash run_train.sh`).
+            st.cwd, st.in_made = st.before_cd if st.before_cd is not None else ((), False)
+            st.before_cd = here
+            return
+        yield from self._enter(c)
+        st.before_cd = here
+
+    def _enter(self, c: Cmd) -> Iterator[FileRef]:
         was_made = self.state.in_made
         self.state.in_made = False
         words = [w for w in c.words[1:] if not w.unquoted.startswith("-") or w.unquoted == "-"]
@@ -1117,6 +1134,7 @@ def _job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
         else:
             walker.values = values
             walker.state.cwd = (wd,) if wd is not None else ()
+            walker.state.before_cd = None  # a step is a new shell: no folder for `cd -` to go back to
             walker.start = walker.state.cwd
         out.extend(walker.walk(cmds))
     return out

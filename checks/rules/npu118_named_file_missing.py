@@ -70,7 +70,9 @@ class NamedFileMissing(Rule):
 
     A name is resolved from where its command runs: the repository root or the script's (doc's) own folder, the
     folder a preceding `cd` entered (into a clone of this repository the doc made: its root, even where the
-    repository has a folder of that name, its package), a step's `working-directory`; a script that its callers
+    repository has a folder of that name, its package; a `cd -` goes back to where the commands ran before the
+    last `cd`, as torchtitan-npu's torch.compile guide does after installing a backend from its clone before
+    `bash run_train.sh`), a step's `working-directory`; a script that its callers
     (another script, a CI job, a `find ... -name` loop) run from another folder is judged from theirs. A path in a
     clone of this repository (`../MindSpeed-RL/x`, `/vllm-workspace/vllm-ascend/x`) is a path of this repository. A
     name is judged only when it reads as a path into this repository: a clone of it precedes it, or a folder at
@@ -80,6 +82,17 @@ class NamedFileMissing(Rule):
     a `cd` into a folder the change moves as a whole (every file it renames out of the folder keeps its place
     under one new folder, and nothing is left in the old one: pypto's guide kept `cd examples/hello_world` when
     its examples were renumbered `00_hello_world`), with the folder's new path.
+
+    A bare entry script a launcher runs (`torchrun pretrain_gpt_v2.py`, `python train_new.py`) that no file of the
+    repository has, though the script's folder is unknown to the rule, is reported when its name is the name that
+    this script or a shell script beside it launches (`pretrain_gpt.py`) with a version or scratch word added
+    (`_v2`, `_new`, `_old`, `_bak`, `_backup`, `_tmp`, `_copy`, `_debug`): its author's working copy, which nobody
+    else has. MindSpeed's ST scripts ran `pretrain_gpt_v2.py` (twice, in two changes) beside the `pretrain_gpt.py`
+    of every other script of the folder, Megatron-LM's entry script that the tests run from its tree. Not
+    reported: a script that names the copy anywhere else than in its launches (writes it, copies it, explains it
+    in a comment), one an earlier command makes (`cp x.py x_v2.py`) or the repository ignores, a copy whose
+    original name no script of the folder launches (`infer_v2.py` alone), and a name a file of the repository
+    has (in any folder: where it runs from is this rule's other check).
 
     An NPU config (a YAML file whose folder or name says NPU or Ascend) that names a class or module of this
     repository's own package by its import path (`worker_cls: pkg.worker.npu.NPUWorker`) names a file too: the
@@ -109,13 +122,14 @@ class NamedFileMissing(Rule):
     Fix: name the file where it is now (the message says where a file of that name is, or the close name), or
     drop the command.
 
-    Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), absolute paths outside a clone
-    of this repository, paths an earlier command of the same script, job or doc makes (`mkdir`, `git clone`,
-    `wget -O`, an extracted archive, a build), other repositories' paths (a first folder this repository lacks,
-    a clone of another project), git submodules, paths the repository's `.gitignore` files ignore (made on the
-    reader's machine), and a doc or workflow line naming by its path a file the change renames or deletes
-    (NPU502 reports those; a bare name run from the file's folder, `cd recipes/x` then `python x.py`, is this
-    rule's, with the file's new name).
+    Silent on: names with unresolved parts (`$VAR` nobody sets, `${{ }}`, globs), names after a `cd -` back to a
+    folder that is not known (one `cd "$DIR"` entered, another project's clone, or none: a CI step's first `cd -`
+    is a new shell's), absolute paths outside a clone of this repository, paths an earlier command of the same
+    script, job or doc makes (`mkdir`, `git clone`, `wget -O`, an extracted archive, a build), other repositories'
+    paths (a first folder this repository lacks, a clone of another project), git submodules, paths the
+    repository's `.gitignore` files ignore (made on the reader's machine), and a doc or workflow line naming by its
+    path a file the change renames or deletes (NPU502 reports those; a bare name run from the file's folder, `cd
+    recipes/x` then `python x.py`, is this rule's, with the file's new name).
     """
 
     id = "NPU118"
@@ -168,6 +182,7 @@ class NamedFileMissing(Rule):
             yield _hit(ctx, first, group[1:], gone)
         if kinds.SHELL in src.kinds:
             yield from _run_elsewhere(ctx, src, refs)
+            yield from _working_copies(ctx, src, refs)
 
     def check_project(self, ctx: Context) -> Iterable[Hit]:
         """Commands the change leaves naming a file it deletes (or, in scripts, renames), on unchanged lines."""
@@ -487,3 +502,56 @@ def _run_elsewhere(ctx: Context, src: SourceFile, refs: list[FileRef]) -> Iterat
             f"`{folder}` where it is: `{caller.path}` (line {caller.line}) runs this script from {cwd}, so the "
             f'command fails there. Name it from the script\'s folder: `"$(dirname "$0")/{name}"`.',
         )
+
+
+# The name of someone's working copy of an entry script: the script's name with a version or scratch word added
+# (`pretrain_gpt_v2.py` for `pretrain_gpt.py`, `train_new.py`, `train_bak.py`).
+_WORKING_COPY = re.compile(r"(.+)_(?:v\d+|new|old|bak|backup|tmp|copy|debug)")
+_SH_LAUNCH = r"(?:^|[\s;&|(])(?:python[\d.]*|torchrun|deepspeed)\b[^\n#]*?[\s/]{name}\b"
+
+
+def _working_copies(ctx: Context, src: SourceFile, refs: list[FileRef]) -> Iterator[Hit]:
+    """A bare `x_v2.py` (`x_new.py`, `x_bak.py`) a launcher runs that no file of the repository has and no earlier
+    command makes, where this script or a script beside it runs `x.py` by the same bare name: the author's own
+    working copy, which no one else has (MindSpeed's ST scripts ran `pretrain_gpt_v2.py` beside the
+    `pretrain_gpt.py` of every other script of the folder). `x.py` itself may be another checkout's (Megatron's
+    entry scripts, run from its tree): the copy's name is judged against the name the scripts use, not the tree."""
+    for r in refs:
+        name = r.text.removeprefix("./")
+        if r.how != "python" or not r.missing or r.meant or "/" in name or not name.endswith(".py"):
+            continue
+        m = _WORKING_COPY.fullmatch(name[: -len(".py")])
+        if m is None or _PLACEHOLDER.search(name) or same_name_elsewhere(ctx, name, 1):
+            continue
+        if not (ctx.audit or ctx.is_added_line(r.source, r.line)):
+            continue
+        launches = {q.line for q in refs if q.how == "python" and q.text == r.text}
+        if any(name in line and n not in launches for n, line in enumerate(src.lines, 1)):
+            continue  # named elsewhere in the script too: written there (`cat > x_v2.py`), copied, explained
+        meant = m.group(1) + ".py"
+        where = _launched_beside(ctx, src, refs, meant)
+        if where is None:
+            continue
+        yield Hit(
+            src.path,
+            r.line,
+            f"`{r.text}`: no file of that name is in the repository and no command before makes it, while "
+            f"{where} runs `{meant}`: `{name}` reads as a working copy of it that only its author has, so the "
+            f"command fails where it runs. Did you mean `{meant}`?",
+        )
+
+
+def _launched_beside(ctx: Context, src: SourceFile, refs: list[FileRef], name: str) -> str | None:
+    """Where `name` is run by a launcher by its bare name: this script (`line N`) or a shell script of its folder."""
+    for r in refs:
+        if r.how == "python" and r.text.removeprefix("./") == name:
+            return f"this script (line {r.line})"
+    folder = posixpath.dirname(src.path)
+    launch = re.compile(_SH_LAUNCH.format(name=re.escape(name)), re.MULTILINE)
+    for path in ctx.head_paths():
+        if posixpath.dirname(path) != folder or path == src.path or not ctx.kindmap.has(path, kinds.SHELL):
+            continue
+        other = ctx.source(path)
+        if other is not None and launch.search(other.text.replace("\\\n", " ")):
+            return f"`{path}` beside it"
+    return None
