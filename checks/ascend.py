@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import AscendContent
 from npu_review.checks.parsers import dockerfile as dfp
 
@@ -210,14 +211,16 @@ def dockerfile_is_ascend(df: dfp.Dockerfile, m: Markers) -> bool:
 
 # -- workflows and scripts -------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
-_REF = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?::[\w.${}-]+)?")
+_WORD = lazyre.compile(r"[A-Za-z0-9][\w.-]*")
+_REF = lazyre.compile(r"[\w.-]+(?:/[\w.-]+)+(?::[\w.${}-]+)?")
 # Keys whose values name runner labels (`runs-on`, a matrix `runner:`/`os:` list) or images.
-_LABEL_KEY = re.compile(r"^(\s*)(?:-\s+)?(runs-on|labels|os|[\w-]*runner[\w-]*)\s*:(.*)$")
-_IMAGE_KEY = re.compile(r"^\s*(?:-\s+)?(?:image|[\w-]*images?|container|tags|base[\w-]*)\s*:(.*)$", re.I)
+_LABEL_KEY = lazyre.compile(r"^(\s*)(?:-\s+)?(runs-on|labels|os|[\w-]*runner[\w-]*)\s*:(.*)$")
+_IMAGE_KEY = lazyre.compile(r"^\s*(?:-\s+)?(?:image|[\w-]*images?|container|tags|base[\w-]*)\s*:(.*)$", re.I)
 
 
-_DOCKER = re.compile(r"\b(?:docker|podman|crane|skopeo)\s+(?:buildx\s+)?(?:pull|push|run|build|tag|create|copy|cp)\b")
+_DOCKER = lazyre.compile(
+    r"\b(?:docker|podman|crane|skopeo)\s+(?:buildx\s+)?(?:pull|push|run|build|tag|create|copy|cp)\b"
+)
 
 
 _TOOLS = frozenset(("docker", "podman", "crane", "skopeo"))

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 
-from npu_review.checks import globs, kinds
+from npu_review.checks import globs, kinds, lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers import dockerfile as dfp
@@ -286,7 +286,7 @@ def change_mentions(ctx: Context, needles: tuple[str, ...], of_kinds: frozenset[
 # a service's or a step's `image:`/`container:` key or `docker://`, a docker command (docker, podman, nerdctl,
 # buildah), a FROM, or the image reference itself as a value: a word with a `/` (`quay.io/ascend/verl`) or a
 # tag (`postgres:14`).
-_PULL_LINE = re.compile(
+_PULL_LINE = lazyre.compile(
     r"(?i)\b(?:docker|podman|nerdctl|buildah)\b|\b(?:image|container)\s*:|^\s*from\s|[\w.-]/[\w.$-]|[\w.-]:[\w.${]"
 )
 
@@ -359,7 +359,7 @@ def unpushed(g: Graph, pull: Pull) -> Unpushed | None:
     return Unpushed(pull, "tag", repo, tuple(tags))
 
 
-_VERSIONED = re.compile(r"\d+\.\d+")
+_VERSIONED = lazyre.compile(r"\d+\.\d+")
 
 
 # -- Dockerfiles ----------------------------------------------------------------------------------------------
@@ -459,9 +459,9 @@ def _breaks_empty(text: str, name: str) -> bool:
 
 
 _PLACEHOLDER_TAGS = frozenset({"tag", "version", "xxx", "x.y.z", "x.x.x", "<tag>", "<version>", "latest-tag"})
-_MAKES_IMAGES = re.compile(r"docker\s+(?:buildx\s+|image\s+)?(?:build|push|tag)\b|imagetools|manifest\s+create")
+_MAKES_IMAGES = lazyre.compile(r"docker\s+(?:buildx\s+|image\s+)?(?:build|push|tag)\b|imagetools|manifest\s+create")
 _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what sets their variables) only
-_PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
+_PUSHES = lazyre.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
 _WORKFLOW_KINDS = frozenset({kinds.WORKFLOW, kinds.ASCEND_WORKFLOW})
@@ -953,7 +953,7 @@ def _desub(text: str) -> str:
     return text
 
 
-_DOC_SUBSTITUTION = re.compile(
+_DOC_SUBSTITUTION = lazyre.compile(
     r"\|[A-Za-z_][\w-]*\||\{\{\s*[\w.]+\s*\}\}|<[A-Za-z_][\w .-]*>|<(?=[^\s<>&|;()$`'\"])[^<>\n]*?(?<=[^\s<>])>"
 )
 
@@ -1147,13 +1147,13 @@ class Runs:
 
 
 _FORGES = ("github.com", "gitcode.com", "gitee.com", "gitlab.com", "codeup.aliyun.com")
-_FORGE_URL = re.compile(
+_FORGE_URL = lazyre.compile(
     r"(?:https?://|git@|ssh://git@)(?:www\.)?(?P<host>[\w.-]+)[/:](?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?"
     r"(?P<rest>/[^\s@#]*)?(?:@(?P<ref>[^\s#]+))?(?:#.*)?\Z"
 )
 _RECORD_RUNS = frozenset({"git", "pip", "pip3", "python", "python3", "uv", "sudo", "export"})
 _FOCUS = {"clones": ("git ", "git+"), "pips": ("pip", "uv ")}
-_HEX = re.compile(r"\A[0-9a-f]{7,40}\Z")
+_HEX = lazyre.compile(r"\A[0-9a-f]{7,40}\Z")
 
 
 def runs_of(ctx: Context, src: SourceFile, what: str = "clones") -> Runs:
@@ -1413,7 +1413,7 @@ def _identity(ctx: Context) -> Identity | None:
 
 # -- which files are about Ascend (NPU319, NPU506) ----------------------------------------------------------------
 
-_ASCEND_WORDS = re.compile(r"Ascend|NPU|CANN|torch_npu|昇腾")
+_ASCEND_WORDS = lazyre.compile(r"Ascend|NPU|CANN|torch_npu|昇腾")
 
 
 def about_ascend(ctx: Context, src: SourceFile) -> bool:

@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context
 from npu_review.checks.parsers.dockerfile import Copy, Dockerfile, copies, resolve_dir, steps
 from npu_review.checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
@@ -16,8 +17,8 @@ from npu_review.checks.parsers.pipcli import PipCall
 from npu_review.checks.parsers.requirements import parse_requirement, parse_requirements_file
 
 Specs = tuple[tuple[str, str], ...]
-_TAG = re.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")
-_REF_VERSION = re.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
+_TAG = lazyre.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")
+_REF_VERSION = lazyre.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context
 from npu_review.checks.parsers import hydra_config
 from npu_review.checks.parsers.hydra_config import Schema
@@ -158,7 +159,7 @@ class World:
     how: str  # "`--nproc_per_node=1`", "`trainer.n_gpus_per_node=8`"
 
 
-_INT = re.compile(r"\d+\Z")
+_INT = lazyre.compile(r"\d+\Z")
 
 
 def _resolved(view: View, inv: Invocation, text: str) -> int | None:
@@ -279,7 +280,7 @@ _SPANS = ("--nnodes", "--node-rank")
 
 # A checkpoint conversion tool (`convert_ckpt.py`, `convert_pt2ckpt.py`, `checkpoint_converter`, `merge_lora`):
 # it reshards weights offline, and its parallel sizes describe a checkpoint, not NPUs it starts.
-_CONVERTER = re.compile(r"(?i)convert|ckpt|checkpoint|(?:^|[_/.-])(?:merge|split|reshard)(?:[_.-]|$)")
+_CONVERTER = lazyre.compile(r"(?i)convert|ckpt|checkpoint|(?:^|[_/.-])(?:merge|split|reshard)(?:[_.-]|$)")
 
 
 def _tool(argv: tuple[str, ...]) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.installs import Install, installs, project_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
@@ -34,13 +35,13 @@ from npu_review.checks.parsers.yamlmarks import Node
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 
 
-_WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
+_WHEEL = lazyre.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
 
 
-_CANN_VERSION = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
+_CANN_VERSION = lazyre.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
 # A CANN image tag: `<cann>-<device>-<os>-py3.N[-suffix]` (`8.3.rc2-910b-ubuntu22.04-py3.11`,
 # `9.0.0-a3-openeuler24.03-py3.12`), the one grammar every rule reads CANN, device, OS and Python from.
-CANN_TAG = re.compile(
+CANN_TAG = lazyre.compile(
     r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
     r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
     r"-py(?P<py>3\.\d+)(?![\d])(?P<post>(?:-[A-Za-z0-9][\w.]*)*)",
@@ -78,7 +79,7 @@ def cann_image(ref: str) -> CannImage | None:
 
 # A CANN image's tag starts with its release, pre-releases of the image builds included (`8.2.rc1.alpha003-a3-...`,
 # `8.3.rc1.alpha002-910b-...`, `9.1.0-beta.1-...`: Ascend/cann-container-image's tags).
-_CANN_TAG_START = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)(?:\.(?:alpha|beta)\d+|-beta\.\d+)?(?:-|\Z)", re.I)
+_CANN_TAG_START = lazyre.compile(r"\d+\.\d+\.(?:\d+|rc\d+)(?:\.(?:alpha|beta)\d+|-beta\.\d+)?(?:-|\Z)", re.I)
 
 
 def is_cann_image_tag(image: str, tag: str | None) -> bool:
@@ -87,7 +88,7 @@ def is_cann_image_tag(image: str, tag: str | None) -> bool:
     return bool(tag) and is_cann_repository(image) and _CANN_TAG_START.match(tag or "") is not None
 
 
-_CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
+_CANN_RUN = lazyre.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
 
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -156,7 +157,7 @@ def pins(df: Dockerfile) -> list[Pin]:
     return out
 
 
-_TORCH_NPU_WORD = re.compile(r"torch[-_]npu", re.I)
+_TORCH_NPU_WORD = lazyre.compile(r"torch[-_]npu", re.I)
 
 
 def image_installs(ctx: Context, src: SourceFile) -> list[Install]:
@@ -449,15 +450,15 @@ def image_stack(ref: str) -> dict[str, str]:
 
 
 # `cann8.5.0`, `cann-9.0.0`, `CANN_8.3.RC1` inside a key, an artifact name or an env value.
-_CANN_NAMED = re.compile(r"(?<![A-Za-z0-9\x00])cann[-_]?(\d+\.\d+(?:\.(?:\d+|rc\d+))?)(?![\d.]*[\d\x00])", re.I)
+_CANN_NAMED = lazyre.compile(r"(?<![A-Za-z0-9\x00])cann[-_]?(\d+\.\d+(?:\.(?:\d+|rc\d+))?)(?![\d.]*[\d\x00])", re.I)
 # Actions whose `with:` values name what a job produced or restores (so a CANN in them is the job's).
 _NAMING_ACTIONS = ("actions/cache", "runs-on/cache", "actions/upload-artifact", "actions/download-artifact")
 _NAMING_KEYS = ("key", "restore-keys", "name")
 # A Python the command addresses by its name: `python3.10`, `pip3.12`.
-_VERSIONED_PY = re.compile(r"(?:python|pip)(3\.\d+)")
-_PY_MENTION = re.compile(r"(?:python|pip)3\.\d|--python-version")
+_VERSIONED_PY = lazyre.compile(r"(?:python|pip)(3\.\d+)")
+_PY_MENTION = lazyre.compile(r"(?:python|pip)3\.\d|--python-version")
 # Steps that install or select another Python for the job (then a versioned command may be that one).
-_PY_SETUP = re.compile(
+_PY_SETUP = lazyre.compile(
     r"actions/setup-python|\buv\s+(?:venv|python\s+install)\b|\bconda\b|\bpyenv\b|\bdeadsnakes\b|"
     r"\bapt(?:-get)?\s+install\b[^\n]*\bpython3\.\d+|\bvirtualenv\b[^\n]*-p|\bmamba\b"
 )
@@ -686,11 +687,11 @@ def _buildx_runs(
 
 
 # A file for one CPU architecture: an installer, archive or wheel whose name says which.
-_ARCH_FILE = re.compile(
+_ARCH_FILE = lazyre.compile(
     r"(?<![A-Za-z0-9])(aarch64|x86_64|arm64|amd64)(?![A-Za-z0-9])[\w.+-]*\.(?:run|whl|tar\.gz|tgz|zip|rpm|deb|sh)$"
 )
 # A RUN instruction that picks the architecture itself (then its file names may be one branch of several).
-_ARCH_AWARE = re.compile(r"uname|ARCH|arch\b|dpkg\s+--print-architecture|PLATFORM")
+_ARCH_AWARE = lazyre.compile(r"uname|ARCH|arch\b|dpkg\s+--print-architecture|PLATFORM")
 
 
 _NOT_INSTALLING = frozenset({"rm", "echo", "ls", "mv", "test", "["})
@@ -731,7 +732,7 @@ def arch_files(df: Dockerfile) -> list[ArchFile]:
 
 # -- a pinned commit the change moves in some places and not in others ------------------------------------------
 
-_SHA = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{12,40}(?![0-9a-fA-F])")
+_SHA = lazyre.compile(r"(?<![0-9a-fA-F])[0-9a-f]{12,40}(?![0-9a-fA-F])")
 
 
 @dataclass(frozen=True)

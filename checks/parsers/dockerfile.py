@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
 
@@ -33,8 +34,8 @@ INSTRUCTIONS = frozenset(
     | {"WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"}
 )
 # The delimiters BuildKit reads as a heredoc of an instruction (`RUN <<EOF`, `COPY <<"EOF" /x`).
-_HEREDOC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[ \t]*$")
+_HEREDOC_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_DIRECTIVE = lazyre.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[ \t]*$")
 _SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "zsh", "dash", "ash"})
 
 
@@ -139,7 +140,7 @@ class Instruction:
 
 
 # A shell operator at the end of an instruction's text, with no escape character after it (`RUN a &&`).
-_DANGLING = re.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
+_DANGLING = lazyre.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
 
 
 def dangling_operator(instr: Instruction) -> str | None:
@@ -578,7 +579,7 @@ def copies(df: Dockerfile) -> list[Copy]:
     return out
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Nested expansions are followed this deep (`ARG TAG=${CANN}-${DEVICE}` holds two, each of which may hold more).
 _MAX_DEPTH = 8
 

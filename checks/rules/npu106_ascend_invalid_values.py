@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.additional_config import read_keys, same_value
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import schema_for
@@ -246,7 +246,7 @@ def _with_value(src: SourceFile, o: Override, new: str) -> str | None:
     return line.replace(o.text, f"{head}{quote}{new}{quote}", 1)
 
 
-_DEFAULT_FORM = re.compile(r"\$\{[A-Za-z_]\w*:?-")
+_DEFAULT_FORM = lazyre.compile(r"\$\{[A-Za-z_]\w*:?-")
 
 
 def _caller_default(src: SourceFile, o: Override | None) -> bool:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import HydraSchema
@@ -16,8 +16,8 @@ from npu_review.checks.parsers import hydra_config, yamlmarks
 from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
-_SELECT_DEFAULT = re.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
-_GENERATED = re.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
+_SELECT_DEFAULT = lazyre.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
+_GENERATED = lazyre.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
 
 
 class DefaultChangeWithoutNpuSweep(Rule):

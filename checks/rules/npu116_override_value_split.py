@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
     ShellUnit,
     ascend_step_unit,
@@ -21,12 +22,12 @@ from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
 
 # A Hydra override with nothing after `=` (`data.train_files=`), or a long option (`--model=`).
-_EMPTY = re.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")
-_REF = re.compile(r"\"?\$\{?([A-Za-z_]\w*)(?:\[[@*]\])?\}?\"?\Z")
+_EMPTY = lazyre.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")
+_REF = lazyre.compile(r"\"?\$\{?([A-Za-z_]\w*)(?:\[[@*]\])?\}?\"?\Z")
 # Options whose argument is one `name=value` setting (git's `-c`, a define, a container's environment): an empty
 # value there clears the setting, and the next word is the command's next argument.
 _SETTING_OPTIONS = frozenset({"-c", "-D", "--set", "--conf", "--config", "-e", "--env", "--build-arg"})
-_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra|overrides|cmd")
+_ARG_LIST_NAME = lazyre.compile(r"(?i)args|opts|options|flags|params|extra|overrides|cmd")
 
 
 class OverrideValueSplit(Rule):
@@ -79,8 +80,8 @@ class OverrideValueSplit(Rule):
             yield from _check(unit, ctx)
 
 
-_SPLIT = re.compile(r"=[\"']?[ \t]+[^\s\\-]")
-_KEY_BEFORE = re.compile(r"(?:[\"']?[+~]{0,2}[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)")
+_SPLIT = lazyre.compile(r"=[\"']?[ \t]+[^\s\\-]")
+_KEY_BEFORE = lazyre.compile(r"(?:[\"']?[+~]{0,2}[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)")
 
 
 def _worth(text: str) -> bool:

@@ -3,11 +3,11 @@ repository reads while a name one edit away is read, or a SOC name its CMake fil
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.cmake import (
     CMAKE_GLOBS,
     CMakeReads,
@@ -261,12 +261,12 @@ def _typo(a: str, b: str) -> bool:
 _PY_BUILDS = ("setup.py", "**/setup.py")
 # `if(SOC_VERSION STREQUAL "ascend310p3")`, `elseif("${SOC_VERSION}" STREQUAL ascend310p3)`: the variable (group 1),
 # the value (group 2).
-_STREQUAL = re.compile(
+_STREQUAL = lazyre.compile(
     r"(?im)^[ \t]*(?:else)?if[ \t]*\([^)\n]*?(?<![\w$])\"?(?:\$\{)?([A-Za-z_][A-Za-z0-9_]*)\}?\"?[ \t]+STREQUAL[ \t]+"
     r"\"?([A-Za-z][A-Za-z0-9_-]*)\"?[ \t]*[)\s]"
 )
 # A CMake file or a Python build script that changes a SOC name's case before comparing it.
-_CASE_FOLD = re.compile(r"(?i)\bTO(?:LOWER|UPPER)\b|\.(?:lower|upper|casefold)\(\)")
+_CASE_FOLD = lazyre.compile(r"(?i)\bTO(?:LOWER|UPPER)\b|\.(?:lower|upper|casefold)\(\)")
 
 
 def _soc_comparisons(ctx: Context) -> Iterator[Hit]:

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.images import grammar
 from npu_review.checks.analysis.runners import (
     ACTIONLINT_CONFIGS,
@@ -28,8 +28,8 @@ from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, l
 from npu_review.checks.parsers.imagetags import parse_ref
 from npu_review.checks.rule import Hit, Rule
 
-_VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
-_DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
+_VAR_REF = lazyre.compile(r"\$\{?([A-Za-z_]\w*)")
+_DIRECT_REF = lazyre.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
 MAX_SCRIPT_BYTES = 400_000
 
 
@@ -491,8 +491,8 @@ TEST_CONFIG_GLOBS = ("tests/**/config*/**/*.yaml", "tests/**/config*/**/*.yml")
 # Test matrices kept outside the workflows (vllm-ascend's .github/workflows/configs/nightly_config.yaml).
 MATRIX_FILE_GLOBS = (".github/**/config*/*.yaml", ".github/**/config*/*.yml")
 _RUNNER_KEYS = ("os", "runner", "runs-on", "runs_on")
-_MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
-_INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
+_MATRIX_REF = lazyre.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
+_INPUT_REF = lazyre.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
 _PARALLEL = {
     "--tensor-parallel-size": "tp",
     "-tp": "tp",

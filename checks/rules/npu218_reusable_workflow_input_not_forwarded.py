@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
@@ -434,7 +435,7 @@ def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str 
     return False
 
 
-_WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
+_WHY = lazyre.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
 
 
 class _Revision:

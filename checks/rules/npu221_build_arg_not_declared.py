@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from rapidfuzz.distance import Levenshtein
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import (
     GRAPH_KINDS,
     IMAGE_SCRIPT_GLOBS,
@@ -236,7 +236,7 @@ class _Lazy:
         return self._graph
 
 
-_ARG_NAME = re.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)")
+_ARG_NAME = lazyre.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)")
 _BUILDER_WORDS = ("docker", "build-arg", "build-push-action", "buildx", "podman", "buildah")
 
 

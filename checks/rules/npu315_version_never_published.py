@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.guides import guide_stack
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
@@ -145,9 +146,9 @@ class VersionNeverPublished(Rule):
 # The quick no for the cells: a dated nightly (`dev20YYMMDD`), or a branch name (`1.8.1-3.0.rc3`). Each is found
 # from its literal part (`dev20`, the `-` of the branch) and the rest tested before it: a scan that tries the
 # whole pattern at every digit of every text took 14 times as long.
-_CELL_DATED = re.compile(r"\.?dev20\d{4}")
-_CELL_BRANCH_TAIL = re.compile(r"-\d+\.\d+\.(?:rc)?\d")
-_CELL_BRANCH_TORCH = re.compile(r"\d\.\d+\.\d+\Z")
+_CELL_DATED = lazyre.compile(r"\.?dev20\d{4}")
+_CELL_BRANCH_TAIL = lazyre.compile(r"-\d+\.\d+\.(?:rc)?\d")
+_CELL_BRANCH_TORCH = lazyre.compile(r"\d\.\d+\.\d+\Z")
 # How far before a match's literal part its head is looked for (a version or a package name with its extras).
 _HEAD_SPAN = 300
 
@@ -161,7 +162,7 @@ def _may_have_cells(text: str) -> bool:
     )
 
 
-_CELL_NIGHTLY = re.compile(
+_CELL_NIGHTLY = lazyre.compile(
     r"(?<![\w.])\d+(?:\.\d+)+(?:\.?(?:rc|a|b)\d+)?(?:\.post\d+)?\.?dev\d+(?![\w.])", re.IGNORECASE
 )
 
@@ -217,7 +218,7 @@ def _message(m: Unpublished, date: str) -> str:
     )
 
 
-_PIN_EQ = re.compile(r"===?[ \t]*[\d$]")
+_PIN_EQ = lazyre.compile(r"===?[ \t]*[\d$]")
 
 
 def _may_pin(text: str, ctx: Context) -> bool:
@@ -262,7 +263,7 @@ def _other_index(text: str, ctx: Context) -> bool:
 
 # A pip command written in a doc: in a code block of any language (an unlabeled one too), after a `$ ` prompt,
 # in inline code or in a sentence; it runs to the end of the line or the closing backtick.
-_DOC_PIP = re.compile(
+_DOC_PIP = lazyre.compile(
     r"(?:\buv[ \t]+pip|\bpython3?(?:\.\d+)?[ \t]+-m[ \t]+pip|\bpip3?(?:\.\d+)?)[ \t]+install\b[^`\n]*"
 )
 

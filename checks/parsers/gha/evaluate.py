@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord, docker_op
 from npu_review.checks.parsers.gha.expressions import substitute
 from npu_review.checks.parsers.gha.metadata_action import Events, Produced, is_metadata_action, produced_tags
@@ -27,14 +28,14 @@ from npu_review.checks.parsers.yamlmarks import Node
 
 Reader = Callable[[str], "str | None"]
 Origins = frozenset[tuple[str, int]]
-_ASSIGN = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
+_ASSIGN = lazyre.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 _KEYWORDS = frozenset({"then", "else", "do", "{", "}", "!", "time"})
-_VAR_SIMPLE = re.compile(r"[A-Za-z_]\w*")
-_FUNCTION = re.compile(
+_VAR_SIMPLE = lazyre.compile(r"[A-Za-z_]\w*")
+_FUNCTION = lazyre.compile(
     r"\s*(?:function\s+([A-Za-z_][\w:-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w:-]*)\s*\(\s*\))\s*(\{)?\s*(.*)\Z", re.S
 )
 MAX_CALL_DEPTH = 3  # shell functions followed into functions this deep
-_DEFINES = re.compile(r"\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)")
+_DEFINES = lazyre.compile(r"\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)")
 # Programs that cannot make a container image: any other command (`make image`, `bash build.sh`, `python x.py`)
 # may, so a push after one is not judged (see DockerOp "opaque").
 QUIET_PROGRAMS = frozenset(
@@ -739,11 +740,11 @@ def _find(raw: str, pieces: list[tuple[int, str]], start: tuple[int, int]) -> tu
     return None
 
 
-_STRUCTURE = re.compile(
+_STRUCTURE = lazyre.compile(
     r"\s*(?:(?:if|elif|else|fi|for|while|until|do|done|case|esac|then|function|cd|pushd|popd)\b|[{}])"
     r"|.*\)\s*$|.*\(\s*\)\s*\{"
 )
-_ASSIGNS = re.compile(r"(?:^|[\s;&])(?:export\s+|local\s+|declare\s+)?[A-Za-z_]\w*=")
+_ASSIGNS = lazyre.compile(r"(?:^|[\s;&])(?:export\s+|local\s+|declare\s+)?[A-Za-z_]\w*=")
 
 
 def _prefiltered(physical: list[tuple[int, str]], focus: tuple[str, ...]) -> list[tuple[int, str]]:
