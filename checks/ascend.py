@@ -14,11 +14,13 @@ import functools
 import importlib
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import AscendContent
-from npu_review.checks.parsers import dockerfile as dfp
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import dockerfile as dfp
 
 # `re`'s own parser (private to `re`, there since Python 3.11): what a pattern asks of every match, for a cheap
 # test before the search (see _needs). A Python without it gets no cheap tests: the searches alone decide.

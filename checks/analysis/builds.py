@@ -23,13 +23,12 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs, kinds, lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
-from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord
 from npu_review.checks.parsers.gha.calls import calls, is_reusable
 from npu_review.checks.parsers.gha.evaluate import Called, RunEvaluator, Unit, WorkflowEval, workflow_events
 from npu_review.checks.parsers.gha.metadata_action import Events, Produced
@@ -37,6 +36,10 @@ from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, wi
 from npu_review.checks.parsers.gha.workflow import Workflow, legs, trigger_filters
 from npu_review.checks.parsers.imagetags import ImageRef, parse_ref
 from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import dockerfile as dfp
+    from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord
 
 # What the graph reads: workflows, shell scripts, docs and Dockerfiles (a rule asking for it declares these).
 GRAPH_KINDS = frozenset(
@@ -1164,6 +1167,8 @@ def runs_of(ctx: Context, src: SourceFile, what: str = "clones") -> Runs:
 
 
 def _runs(ctx: Context, src: SourceFile, focus: tuple[str, ...]) -> Runs:
+    from npu_review.checks.parsers import dockerfile as dfp
+
     text = src.text
     if not any(f in text for f in focus):
         return Runs()

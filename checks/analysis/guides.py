@@ -32,7 +32,6 @@ from npu_review.checks.parsers.codeblocks import Block, console_commands, shell_
 from npu_review.checks.parsers.gitcli import clone_of, git_call
 from npu_review.checks.parsers.markdown import Cell as TableCell
 from npu_review.checks.parsers.markdown import Document, Table, flavor_of, html_tables, resolve
-from npu_review.checks.parsers.pipcli import pip_call
 from npu_review.checks.parsers.requirements import normalize_name
 from npu_review.checks.parsers.sh import Source, commands
 
@@ -436,6 +435,8 @@ def _cell_line(cell: object, default: int) -> int:
 
 
 def _block_commands(ctx: Context, block: Block) -> Iterator[Said]:
+    from npu_review.checks.parsers.pipcli import pip_call
+
     lines: list[tuple[int, str]] = []
     commented: set[int] = set()
     for n, t in block.lines:

@@ -8,14 +8,16 @@ import difflib
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context
-from npu_review.checks.parsers import hydra_config
-from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
 from npu_review.checks.parsers.vllm_cli import normalise
 from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.hydra_config import Schema
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ def deciding_overrides(inv: Invocation, key: str) -> list[tuple[Override, str]]:
 
 def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
     """The generated config that describes `inv`'s config, parsed once per run; None when unknown or absent."""
+    from npu_review.checks.parsers import hydra_config
+
     choice = hydra_config.config_file_for(inv, ctx.facts.hydra_schema)
     if choice.file is None:
         return None
@@ -115,6 +119,7 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
 
 def _root_names(ctx: Context, folder: str, name: str) -> frozenset[str] | None:
     """The top-level names the primary config `name` composes (hydra_config.root_names), once per run."""
+    from npu_review.checks.parsers import hydra_config
 
     def read(path: str) -> tuple[str, Node | None] | None:
         src = ctx.source(path)

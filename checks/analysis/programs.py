@@ -18,13 +18,16 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import ShellUnit, UnitCommand, run_unit, unit_shell
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import ImageFamily, ImagePrograms
-from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction, script_heredocs
 from npu_review.checks.parsers.sh import Source, Word
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
 # The system package managers and the package format each installs.
@@ -101,6 +104,8 @@ def family_of(facts: ImagePrograms, image: str, tag: str | None) -> ImageFamily 
 
 def missing_programs(ctx: Context, path: str, df: Dockerfile) -> list[Missing]:
     """Every (stage, program) pair whose first unconditional call finds the program missing, in file order."""
+    from npu_review.checks.parsers.dockerfile import script_heredocs
+
     facts = ctx.facts.image_programs
     checked = frozenset(facts.programs)
     out: list[Missing] = []

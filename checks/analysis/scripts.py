@@ -8,12 +8,12 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
-from npu_review.checks.parsers.dockerfile import Instruction, shell_source
 from npu_review.checks.parsers.gha.workflow import Job, Step
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import (
@@ -29,6 +29,9 @@ from npu_review.checks.parsers.sh import (
     unquote,
 )
 from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Instruction
 
 # Programs that run or source another script; the sourcing ones share every variable with it.
 RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -176,6 +179,8 @@ def ascend_step_unit(ctx: Context, path: str, job: Job, step: Step) -> ShellUnit
 
 def run_unit(path: str, instr: Instruction) -> ShellUnit | None:
     """A shell-form RUN as a unit (None for the exec form)."""
+    from npu_review.checks.parsers.dockerfile import shell_source
+
     source = shell_source(instr)
     return None if source is None else ShellUnit(path, source, "dockerfile", instr.line)
 

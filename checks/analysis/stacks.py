@@ -17,20 +17,23 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.analysis.installs import Install, installs, project_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
 from npu_review.checks.model import ChangeStatus
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
 from npu_review.checks.parsers.gha.values import WILD, Val
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, Word, commands
 from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.analysis.installs import Install
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.pipcli import PipCall
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 
@@ -120,6 +123,8 @@ class Cann:
 
 def pins(df: Dockerfile) -> list[Pin]:
     """Every exact torch-family version installed by a pip command, in file order (wheel names included)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     out: list[Pin] = []
     defs = build_args(df)
     froms = [i.line for i in df.of("FROM")]
@@ -162,6 +167,8 @@ _TORCH_NPU_WORD = lazyre.compile(r"torch[-_]npu", re.I)
 
 def image_installs(ctx: Context, src: SourceFile) -> list[Install]:
     """The steps of a Dockerfile (at head) that install a project's or a file's requirements, once per run."""
+    from npu_review.checks.analysis.installs import installs
+
     return ctx.memo(("image-installs", "head", src.path), lambda: installs(ctx.dockerfile(src), ctx))
 
 
@@ -173,6 +180,8 @@ def image_pins(ctx: Context, src: SourceFile) -> list[Pin]:
 def installs_torch_npu(df: Dockerfile) -> bool:
     """A pip step names torch_npu itself (unpinned, or a wheel whose version is unknown): the image's torch_npu
     may not be the one the requirements it installs state, so those are not judged."""
+    from npu_review.checks.parsers.dockerfile import steps
+
     for step in steps(df):
         call = step.pip
         if call is not None and call.verb in ("install", "download", "wheel"):
@@ -232,6 +241,9 @@ def job_pins(ctx: Context, job: Job) -> list[Pin]:
     (`pip install -e .`, `pip install -r requirements.txt` in the checkout). Nothing when a step names
     torch_npu without an exact version, or when the checkout is moved (`path:`, another `repository:`,
     `working-directory:`)."""
+    from npu_review.checks.parsers.dockerfile import resolve_dir
+    from npu_review.checks.parsers.pipcli import pip_call
+
     explicit: list[Pin] = []
     derived: list[Pin] = []
     named = False
@@ -271,6 +283,9 @@ def job_pins(ctx: Context, job: Job) -> list[Pin]:
 
 def _own_pins(ctx: Context, call: PipCall, cwd: str) -> Iterator[Pin]:
     """torch_npu from the repository's own files a job step installs in its checkout."""
+    from npu_review.checks.analysis.installs import project_requirements
+    from npu_review.checks.parsers.dockerfile import resolve_dir
+
     line = call.cmd.words[call.cmd.start].line
     for f in call.files:
         path = resolve_dir(cwd, f.unquoted)
@@ -308,6 +323,8 @@ def _shown(call: PipCall, target: Word) -> str:
 def cann_versions(df: Dockerfile) -> list[Cann]:
     """The CANN version each stage starts with (a `…/cann:<version>-…` FROM; other bases: unknown), then the
     toolkit installers run later (`Ascend-cann-toolkit_8.5.2_linux-….run --install`), in file order."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     out: list[Cann] = []
     defs = build_args(df)
     all_steps = steps(df)
@@ -523,6 +540,8 @@ def _naming_nodes(job: Job) -> Iterator[tuple[Node, str]]:
 def _job_pythons(wf: Workflow, job: Job) -> Iterator[Stated]:
     """Python minors the job's commands address: `--python-version X` of a `pip install` (without `--target`),
     `python3.X` / `pip3.X` as a command's name. None when the job sets up another Python itself."""
+    from npu_review.checks.parsers.pipcli import pip_call
+
     found: list[Stated] = []
     for step in job.steps:
         if step.uses and _PY_SETUP.search(step.uses):
@@ -708,6 +727,8 @@ def arch_files(df: Dockerfile) -> list[ArchFile]:
     """Installers, wheels and archives for one CPU architecture that a Dockerfile's RUN instructions name
     literally, in instructions that do not choose the architecture themselves (`$(uname -m)`, `$TARGETARCH`, an
     `if`/`case` on an ARCH variable), in stages not pinned to a platform (`FROM --platform=…`)."""
+    from npu_review.checks.parsers.dockerfile import steps
+
     out: list[ArchFile] = []
     pinned: dict[int, bool] = {}  # RUN line -> its stage is pinned to a platform
     stage_pinned = False

@@ -16,7 +16,6 @@ from functools import lru_cache
 from typing import Literal
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers import mdblocks
 
 SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh"})
 
@@ -164,6 +163,8 @@ def console_commands(block: Block) -> Block:
 def _md(text: str, languages: frozenset[str]) -> list[Block]:
     """The fenced blocks of the languages, as CommonMark reads them (checks/parsers/mdblocks.py). A fence inside a
     block quote is left out: its lines carry the quote's `>`, which a suggestion made from the body would drop."""
+    from npu_review.checks.parsers import mdblocks
+
     out: list[Block] = []
     for block in mdblocks.blocks(text):
         if block.kind == "fence" and not block.quoted:

@@ -17,10 +17,13 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.pipcli import PipCall
 
 __all__ = ["Command", "Word"]  # the shell layer's, re-exported for the Dockerfile rules
 
@@ -492,6 +495,8 @@ class Step:
     @functools.cached_property
     def pip(self) -> PipCall | None:
         """`pip_call(self.cmd)`, read once: the install index and several rules ask of every step."""
+        from npu_review.checks.parsers.pipcli import pip_call
+
         return pip_call(self.cmd)
 
 

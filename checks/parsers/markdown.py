@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Literal
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers import mdblocks
 
 Flavor = Literal["md", "rst"]
 
@@ -218,6 +217,8 @@ _DELIM_ROW = lazyre.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$"
 
 
 def _parse_md(doc: Document, text: str) -> None:
+    from npu_review.checks.parsers import mdblocks
+
     lines = doc.lines
     # Code lines as CommonMark reads them (the one Markdown scanner): fences with their fence lines, indented blocks.
     code: set[int] = set()

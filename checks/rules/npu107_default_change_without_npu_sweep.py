@@ -12,7 +12,7 @@ from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import HydraSchema
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import ChangeStatus, Related, Severity
-from npu_review.checks.parsers import hydra_config, yamlmarks
+from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
@@ -176,6 +176,8 @@ def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iter
 
 def _concerned(inv: Invocation, applies: re.Pattern[str], facts: HydraSchema) -> bool:
     """The command uses the part of the config the key belongs to (for mbridge keys: Megatron)."""
+    from npu_review.checks.parsers import hydra_config
+
     words = [o.key for o in inv.overrides]
     words += [f"{o.key}={hydra_str(o.value)}" for o in inv.overrides if o.key.endswith(".strategy")]
     choice = hydra_config.config_file_for(inv, facts)

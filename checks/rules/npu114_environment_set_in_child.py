@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
@@ -19,8 +20,10 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 
 _ENV_SCRIPT = lazyre.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\Z")
 _CLEANUP = frozenset({"echo", "printf", "true", ":", "rm", "cd", "ls", "pwd", "printenv", "env", "exit", "sync"})

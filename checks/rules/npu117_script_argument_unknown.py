@@ -8,7 +8,6 @@ import posixpath
 from collections.abc import Iterable, Iterator
 
 from npu_review.checks import lazyre
-from npu_review.checks.analysis.pyargs import python_interface
 from npu_review.checks.analysis.references import FileRef, ascend_command_refs, same_name_elsewhere, start_folders
 from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
 from npu_review.checks.context import Context, SourceFile
@@ -236,6 +235,8 @@ def _copies_elsewhere(ctx: Context, ref: FileRef) -> bool:
 def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
     """The first option of one command that the Python script's parser rejects (one finding per command: the
     script stops at the first)."""
+    from npu_review.checks.analysis.pyargs import python_interface
+
     assert ref.found is not None
     passed = [w.unquoted.split("=", 1)[0] for w in ref.args if w.unquoted.startswith("--") and len(w.unquoted) > 2]
     if not passed:
@@ -289,6 +290,8 @@ def _another_takes_them(ctx: Context, ref: FileRef, passed: list[str]) -> bool:
     folder above the guide's (the project's root one, when the guide's steps run from there) takes every option
     passed, or one whose parser is not whole (`parse_known_args`): which one is meant is not known, and that one
     may work."""
+    from npu_review.checks.analysis.pyargs import python_interface
+
     if ref.found is None or "/" in ref.text.strip("./"):
         return False
     name = posixpath.basename(ref.found)

@@ -4,6 +4,7 @@ repository reads while a name one edit away is read, or a SOC name its CMake fil
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import OSA
 
@@ -23,10 +24,12 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, steps
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.sh import Source
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
 
 # A name this long or longer may be two edits from the one meant; a shorter one only one. Names shorter than
 # _MIN_LENGTH are left alone (`USE_NPU` and `USE_CPU` are two options, not a typo).
@@ -339,6 +342,8 @@ def _folds(text: str, name: str) -> bool:
 def _dockerfile_socs(ctx: Context, names: set[str]) -> dict[str, list[tuple[str, str, int]]]:
     """name -> (the SOC name, the Dockerfile, the line) of every literal SOC name an Ascend Dockerfile sets one of
     `names` to (`ARG`/`ENV`, an assignment or `export` in a RUN)."""
+    from npu_review.checks.parsers.dockerfile import build_args, steps
+
     socs = soc_names(ctx)
     found: dict[str, list[tuple[str, str, int]]] = {}
 

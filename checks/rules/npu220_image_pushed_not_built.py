@@ -4,16 +4,19 @@ a variable's name written without its `$`."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import Sequence, sequences_of
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockercli import DockerOp
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import DockerOp
 
 _MAKES = ("build", "tag", "pull", "commit", "import", "load", "manifest")
 _NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")

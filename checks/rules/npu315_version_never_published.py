@@ -5,19 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.analysis.guides import guide_stack
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import BranchName, Releases, Unpublished, releases
 from npu_review.checks.kinds import DOCKERFILE, DOCS, PYPROJECT, REQUIREMENTS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import build_args, expand, steps
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import Requirement, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, commands
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.pipcli import PipCall
 
 # A URL after an index option: `--index-url URL`, `--index-url=URL`, `PIP_INDEX_URL=URL`, `index-url = "URL"`.
 _URL_AFTER = r"""[ \t]*(?:=|[ \t])[ \t]*["']?([^\s"'\\]+)"""
@@ -105,6 +106,8 @@ class VersionNeverPublished(Rule):
 
     def _cells(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
         """The version cells of a doc's compatibility tables: a nightly with no date, a branch name."""
+        from npu_review.checks.analysis.guides import guide_stack
+
         guide = guide_stack(ctx, src)
         if guide is None:
             return
@@ -278,6 +281,8 @@ def _docs_pins(src: SourceFile) -> Iterator[_Pin]:
 
 def _calls_pins(source: Source) -> Iterator[_Pin]:
     # Only the lines that may hold a pip install build their commands (most lines of a script do not).
+    from npu_review.checks.parsers.pipcli import pip_call
+
     for cmd in commands(source, heredoc_bodies=True, keep=lambda ll: "install" in ll.text and "pip" in ll.text):
         call = pip_call(cmd)
         if call is not None and call.verb in ("install", "download", "wheel"):
@@ -302,6 +307,8 @@ def _workflow_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
 def _dockerfile_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
     """Pins of the RUN steps' pip commands; a `name==${ARG}` pin takes the ARG's default of its stage and is
     reported on that ARG (where the version is written)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     df = ctx.dockerfile(src)
     defs = build_args(df)
     froms = [i.line for i in df.of("FROM")]

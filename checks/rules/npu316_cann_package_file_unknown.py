@@ -10,7 +10,6 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.cann_files import FILE_NAME, CannFile, cann_files, parse
 from npu_review.checks.kinds import DOCKERFILE, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import build_args, expand
 from npu_review.checks.rule import Hit, Rule
 
 # `NAME=value` (shell, also after `export`, `ENV`, `ARG`) and `NAME: value` (a workflow's env:) with a literal value.
@@ -205,6 +204,8 @@ _PLACEHOLDERS = frozenset(
 
 def _dockerfile_resolver(src: SourceFile, ctx: Context) -> Resolver:
     """A Dockerfile's ARG and ENV defaults of the stage the line is in (an ARG before FROM is not seen in it)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand
+
     df = ctx.dockerfile(src)
     # A default that names nothing (`ARG ARCH=none`) is a placeholder every build overrides: the value stays unknown.
     defs = [d for d in build_args(df) if d[2].strip("\"'").lower() not in _PLACEHOLDERS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import IMAGE_SCRIPT_GLOBS, PipUse, about_ascend, graph, runs_of
@@ -13,10 +14,12 @@ from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import TorchWheels
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockercli import EWord
 from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.requirements import Requirement, parse_requirement
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import EWord
 
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url")
 # Where the builds of an image are read from (which platforms they target): workflows and image scripts.

@@ -8,9 +8,9 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord, docker_op
 from npu_review.checks.parsers.gha.expressions import substitute
 from npu_review.checks.parsers.gha.metadata_action import Events, Produced, is_metadata_action, produced_tags
 from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
@@ -18,6 +18,9 @@ from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, e
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
 from npu_review.checks.parsers.textfilters import filter_text
 from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import DockerOp, EWord
 
 # -- run blocks: a very small shell evaluator ------------------------------------------------------------------------
 # It follows only what image producers and build scripts do: plain assignments, `$(grep '^FROM' FILE | head -1 |
@@ -503,6 +506,8 @@ class RunEvaluator:
 
     # -- commands ----------------------------------------------------------------------------------------
     def _command(self, cmd: Command, first: int, pieces: list[tuple[int, str]], base: Origins) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp
+
         words = list(cmd.words)
         while words and words[0].raw in _KEYWORDS:
             if words[0].raw == "else":
@@ -626,6 +631,8 @@ class RunEvaluator:
     def _ewords(self, words: list[Word], pieces: list[tuple[int, str]], first: int, base: Origins) -> list[EWord]:
         """The words expanded: an unquoted expansion with a known value is split on blanks, one with an unknown
         value (`$ARGS`) may stand for any words (`spread`)."""
+        from npu_review.checks.parsers.dockercli import EWord
+
         out: list[EWord] = []
         at = self._start
         for w in words:
@@ -651,6 +658,8 @@ class RunEvaluator:
         return out
 
     def _docker(self, words: list[Word], pieces: list[tuple[int, str]], first: int, base: Origins) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp, docker_op
+
         raw = [w.raw for w in words]
         if raw[0] == "sudo":
             raw = raw[1:]
@@ -893,6 +902,8 @@ class WorkflowEval:
         return self._done[job_id]
 
     def _leg(self, job: Job, scope: Scope, pushes: list[Push], unit: Unit | None = None) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp
+
         base_env = env_mapping(scope, scope.env_nodes())
         runtime: dict[str, list[Val]] = {}
         workdir = _workdir(self.wf, job)
@@ -938,6 +949,8 @@ class WorkflowEval:
 
     def _build_op(self, step: Step, scope: Scope) -> DockerOp:
         """A build-push-action step as a docker build: file, context, build-args, tags, push, load, platforms."""
+        from npu_review.checks.parsers.dockercli import BuildArg, DockerOp
+
         path = self.wf.path
 
         def values(key: str) -> tuple[Val, ...] | None:
