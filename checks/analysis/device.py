@@ -11,13 +11,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from npu_review.checks import ascend, kinds, lazyre
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DockerfileNames, SocVersions
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.shell import View, npu_view
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from npu_review.checks import lazyre
 from npu_review.checks.context import Context
 from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
 from npu_review.checks.parsers.vllm_cli import normalise
-from npu_review.checks.parsers.yamlmarks import Node
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.hydra_config import Schema
@@ -120,6 +119,7 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
 def _root_names(ctx: Context, folder: str, name: str) -> frozenset[str] | None:
     """The top-level names the primary config `name` composes (hydra_config.root_names), once per run."""
     from npu_review.checks.parsers import hydra_config
+    from npu_review.checks.parsers.yamlmarks import Node
 
     def read(path: str) -> tuple[str, Node | None] | None:
         src = ctx.source(path)

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_combinations
 from npu_review.checks.parsers.gitcli import clone_operands
 from npu_review.checks.parsers.sh import Command, Source, Word, commands
-from npu_review.checks.parsers.yamlmarks import Node
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
+
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # -- the repository's own names and folders -------------------------------------------------------------------------
 
@@ -1478,6 +1479,8 @@ def _working_directory(step: Step, job: Job, wf: Workflow) -> str | None:
 def matrix_values(job: Job) -> dict[str, set[str]] | None:
     """Each matrix key and the values its legs give it (include and exclude applied); None when the matrix is not
     static (`fromJSON`, expressions)."""
+    from npu_review.checks.parsers.gha.workflow import matrix_combinations
+
     if job.matrix_node is None:
         return {}
     legs = matrix_combinations(job.matrix_node)

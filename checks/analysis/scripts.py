@@ -14,7 +14,6 @@ from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
-from npu_review.checks.parsers.gha.workflow import Job, Step
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import (
     PREFIX_WORDS,
@@ -32,6 +31,7 @@ from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.dockerfile import Instruction
+    from npu_review.checks.parsers.gha.workflow import Job, Step
 
 # Programs that run or source another script; the sourcing ones share every variable with it.
 RUNNERS = frozenset({"bash", "sh", "source", "."})

@@ -24,16 +24,16 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
 from npu_review.checks.model import ChangeStatus
 from npu_review.checks.parsers.gha.values import WILD, Val
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, Word, commands
-from npu_review.checks.parsers.yamlmarks import Node
 
 if TYPE_CHECKING:
     from npu_review.checks.analysis.installs import Install
     from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
     from npu_review.checks.parsers.pipcli import PipCall
+    from npu_review.checks.parsers.yamlmarks import Node
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 
@@ -221,6 +221,8 @@ def _cann_of(ref: str) -> str | None:
 def job_cann(wf: Workflow, job: Job) -> Cann | None:
     """The CANN of the job's container image (`container: …/cann:<version>-…`), when every matrix leg resolves
     to the same one."""
+    from npu_review.checks.parsers.gha.workflow import legs
+
     node = job.field("container")
     if node is not None and not node.is_scalar:
         node = node.get("image")
@@ -497,6 +499,8 @@ def job_legs(ctx: Context, wf: Workflow, job: Job) -> list[JobLeg]:
 
 
 def _job_legs(wf: Workflow, job: Job) -> list[JobLeg]:
+    from npu_review.checks.parsers.gha.workflow import legs
+
     container = job.field("container")
     if container is not None and not container.is_scalar:
         container = container.get("image")
@@ -640,6 +644,8 @@ def _archs(text: str) -> frozenset[str] | None:
 
 def _builds_of(wf: Workflow) -> Iterator[PlatformBuild]:
     """The builds the workflow runs, of the Dockerfiles it names whether they exist or not."""
+    from npu_review.checks.parsers.gha.workflow import legs
+
     seen: set[tuple[str, frozenset[str], int]] = set()
     for job in wf.jobs.values():
         for scope in legs(wf, job):

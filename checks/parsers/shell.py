@@ -41,8 +41,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-import yaml
-
 from npu_review.checks import lazyre
 from npu_review.checks.parsers.sh import (
     REDIRECT,
@@ -668,6 +666,8 @@ def _dict_lookup(value: Value | None, path: str) -> object:
     v = hydra_str(value)
     if not isinstance(v, str) or not v.startswith("{"):
         return UNKNOWN
+    import yaml  # (here: a script with no dict-valued override does not import PyYAML)
+
     try:
         data = yaml.safe_load(v)
     except Exception:

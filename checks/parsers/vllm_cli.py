@@ -22,12 +22,14 @@ import re
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import VllmCli
-from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.sh.launchers import Arg
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import yamlmarks
 
 __all__ = [
     "JsonProblem",

@@ -12,7 +12,6 @@ from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import HydraSchema
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import ChangeStatus, Related, Severity
-from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
@@ -112,6 +111,8 @@ def _preference(c: _Change) -> tuple[int, int, str, int]:
 
 
 def _scalars(text: str) -> dict[str, tuple[str, int]] | None:
+    from npu_review.checks.parsers import yamlmarks
+
     doc = yamlmarks.parse(text)
     if doc.root is None or not doc.root.is_map:
         return None

@@ -16,13 +16,13 @@ from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_uni
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.shell import View
 from npu_review.checks.rule import Hit, Rule
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 _ASSIGN = lazyre.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
 

@@ -29,13 +29,13 @@ from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NP
 from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.expressions import EXPR
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import ArrayWord, Source, Word, lex
 from npu_review.checks.rule import Hit, Rule
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 _NAME = lazyre.compile(r"[A-Za-z_]\w*\Z")
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
@@ -17,9 +18,11 @@ from npu_review.checks.analysis.scripts import (
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 # A Hydra override with nothing after `=` (`data.train_files=`), or a long option (`--model=`).
 _EMPTY = lazyre.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")

@@ -24,12 +24,12 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.sh import Source
 from npu_review.checks.rule import Hit, Rule
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 # A name this long or longer may be two edits from the one meant; a shorter one only one. Names shorter than
 # _MIN_LENGTH are left alone (`USE_NPU` and `USE_CPU` are two options, not a typo).

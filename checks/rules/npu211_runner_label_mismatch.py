@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.images import grammar
@@ -24,9 +25,11 @@ from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from npu_review.checks.parsers.imagetags import parse_ref
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow
 
 _VAR_REF = lazyre.compile(r"\$\{?([A-Za-z_]\w*)")
 _DIRECT_REF = lazyre.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
@@ -275,6 +278,8 @@ class RunnerLabelMismatch(Rule):
 
     # -- does the image fit the runner? --------------------------------------------------------------------------
     def _image(self, ctx: Context, wf: Workflow, job: Job, runner: Runner, line: int) -> Iterator[Hit]:
+        from npu_review.checks.parsers.gha.workflow import legs
+
         if runner.device is None:
             return
         g = grammar(ctx)
@@ -363,6 +368,8 @@ def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, 
 
 
 def _job_counts(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Count]:
+    from npu_review.checks.parsers.gha.workflow import legs
+
     section = ctx.facts.ascend_runners
     key, env_names = section.npu_count_key, set(section.npu_count_env)
     scopes = list(legs(wf, job))

@@ -7,14 +7,17 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs, lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import WORKFLOW, YAML
 from npu_review.checks.model import ChangeStatus, Severity
-from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.yamlmarks import Node
 
 FILE_KEY = "config_file_path"
 BASE_KEY = "config_base_path"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs, npu_project
@@ -11,8 +12,10 @@ from npu_review.checks.analysis.stacks import JobLeg, Moved, Stated, arch_files,
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 _ENV_KINDS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW})
 # A path into one Python's installation that ends in another Python's executable:

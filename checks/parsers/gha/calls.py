@@ -6,10 +6,13 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.parsers.gha.expressions import substitute
-from npu_review.checks.parsers.gha.metadata_action import Events, Produced, is_metadata_action, produced_tags
 from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs, trigger_filters
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
 from npu_review.checks.parsers.textfilters import filter_text
-from npu_review.checks.parsers.yamlmarks import Node
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.dockercli import DockerOp, EWord
+    from npu_review.checks.parsers.gha.metadata_action import Events, Produced
+    from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # -- run blocks: a very small shell evaluator ------------------------------------------------------------------------
 # It follows only what image producers and build scripts do: plain assignments, `$(grep '^FROM' FILE | head -1 |
@@ -872,6 +872,8 @@ class WorkflowEval:
         return out
 
     def _job(self, job_id: str) -> tuple[dict[str, list[Val]], list[Push]] | None:
+        from npu_review.checks.parsers.gha.workflow import legs
+
         if job_id in self._done:
             return self._done[job_id]
         job = self.wf.jobs.get(job_id)
@@ -903,6 +905,8 @@ class WorkflowEval:
 
     def _leg(self, job: Job, scope: Scope, pushes: list[Push], unit: Unit | None = None) -> None:
         from npu_review.checks.parsers.dockercli import DockerOp
+        from npu_review.checks.parsers.gha.metadata_action import is_metadata_action, produced_tags
+        from npu_review.checks.parsers.gha.workflow import Scope, env_mapping
 
         base_env = env_mapping(scope, scope.env_nodes())
         runtime: dict[str, list[Val]] = {}
@@ -1039,6 +1043,9 @@ class WorkflowEval:
 
 def workflow_events(wf: Workflow) -> Events:
     """The workflow's own events and `push` filters."""
+    from npu_review.checks.parsers.gha.metadata_action import Events
+    from npu_review.checks.parsers.gha.workflow import trigger_filters
+
     branches = tuple(n.value for e, n in trigger_filters(wf, "branches") if e == "push")
     tags = tuple(n.value for e, n in trigger_filters(wf, "tags") if e == "push")
     return Events(frozenset(wf.triggers), branches, tags)

@@ -12,9 +12,12 @@ import csv
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
-from npu_review.checks.parsers.gha.workflow import Step
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Step
 
 ACTION = "docker/metadata-action"
 
