@@ -14,10 +14,13 @@ import functools
 import importlib
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import AscendContent
-from npu_review.checks.parsers import dockerfile as dfp
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import dockerfile as dfp
 
 # `re`'s own parser (private to `re`, there since Python 3.11): what a pattern asks of every match, for a cheap
 # test before the search (see _needs). A Python without it gets no cheap tests: the searches alone decide.
@@ -210,14 +213,16 @@ def dockerfile_is_ascend(df: dfp.Dockerfile, m: Markers) -> bool:
 
 # -- workflows and scripts -------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[A-Za-z0-9][\w.-]*")
-_REF = re.compile(r"[\w.-]+(?:/[\w.-]+)+(?::[\w.${}-]+)?")
+_WORD = lazyre.compile(r"[A-Za-z0-9][\w.-]*")
+_REF = lazyre.compile(r"[\w.-]+(?:/[\w.-]+)+(?::[\w.${}-]+)?")
 # Keys whose values name runner labels (`runs-on`, a matrix `runner:`/`os:` list) or images.
-_LABEL_KEY = re.compile(r"^(\s*)(?:-\s+)?(runs-on|labels|os|[\w-]*runner[\w-]*)\s*:(.*)$")
-_IMAGE_KEY = re.compile(r"^\s*(?:-\s+)?(?:image|[\w-]*images?|container|tags|base[\w-]*)\s*:(.*)$", re.I)
+_LABEL_KEY = lazyre.compile(r"^(\s*)(?:-\s+)?(runs-on|labels|os|[\w-]*runner[\w-]*)\s*:(.*)$")
+_IMAGE_KEY = lazyre.compile(r"^\s*(?:-\s+)?(?:image|[\w-]*images?|container|tags|base[\w-]*)\s*:(.*)$", re.I)
 
 
-_DOCKER = re.compile(r"\b(?:docker|podman|crane|skopeo)\s+(?:buildx\s+)?(?:pull|push|run|build|tag|create|copy|cp)\b")
+_DOCKER = lazyre.compile(
+    r"\b(?:docker|podman|crane|skopeo)\s+(?:buildx\s+)?(?:pull|push|run|build|tag|create|copy|cp)\b"
+)
 
 
 _TOOLS = frozenset(("docker", "podman", "crane", "skopeo"))

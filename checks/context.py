@@ -16,13 +16,13 @@ from npu_review.checks import ascend, globs
 from npu_review.checks.config import Config
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, CONTENT_KINDS, NPU_SCRIPT, KindMap
 from npu_review.checks.model import ChangeSet, ChangeStatus
-from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.textio import CrlfText
 
 if TYPE_CHECKING:
     import ast
 
     from npu_review.checks import diskcache
+    from npu_review.checks.parsers import dockerfile as dfp
     from npu_review.checks.parsers.markdown import Document
     from npu_review.checks.parsers.shell import ShellScript
     from npu_review.checks.parsers.yamlmarks import YamlDoc
@@ -425,6 +425,8 @@ class Context:
     # Rules ask these (and the analysis layer, npu_review.checks.analysis, for what is derived across files)
     # instead of naming a parser and a cache key themselves. The parsers are imported on first use.
     def dockerfile(self, src: SourceFile, rev: str | None = None) -> dfp.Dockerfile:
+        from npu_review.checks.parsers import dockerfile as dfp
+
         return self._shared("dockerfile", src, dfp.parse)
 
     def shell(self, src: SourceFile, rev: str | None = None) -> ShellScript:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from npu_review.checks import diskcache, globs
+from npu_review.checks import diskcache, globs, lazyre
 from npu_review.checks.config import Config, default_config
 from npu_review.checks.context import Context, ParseCache, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, MARKUP, NPU_SCRIPT, PYTHON, SHELL, KindMap
@@ -70,11 +70,11 @@ def cause_id(rule: str, hit: Hit) -> str:
 # which Ascend device a twin file is for (an A2 and an A3 Dockerfile, the `910b` and `a3` images, a table's A2 and
 # A3 rows). The same pin in twin files, the same setting in two launch scripts, a swap of the two devices' links:
 # one cause (judged blind, replay-r9: each twin's own comment a duplicate).
-_PLACE = re.compile(r"\((?:at )?lines? \d+(?:[-–]\d+)?\)|\blines? \d+(?:[-–]\d+)?\b|:\d+(?![\w.])")
-_DEVICE = re.compile(
+_PLACE = lazyre.compile(r"\((?:at )?lines? \d+(?:[-–]\d+)?\)|\blines? \d+(?:[-–]\d+)?\b|:\d+(?![\w.])")
+_DEVICE = lazyre.compile(
     r"(?<![A-Za-z0-9])(?:atlas ?)?(?:ascend)?(?:a[235]|910(?:_?93|[bc]\d?)?|310p\d?)(?![A-Za-z0-9])", re.IGNORECASE
 )
-_DEVICE_TWICE = re.compile(r"<device> \(<device>\)")
+_DEVICE_TWICE = lazyre.compile(r"<device> \(<device>\)")
 
 
 def _same_in_twins(text: str) -> str:
@@ -151,7 +151,7 @@ def needed_paths(
 # The most files a change's texts name that the App fetches for the rules reading named files (a guide naming every
 # script of a repository is read with what fits; the rest reads as absent, so those rules stay silent on it).
 MAX_NAMED_PATHS = 40
-_NAMED_WORD = re.compile(r"[\w./-]+")
+_NAMED_WORD = lazyre.compile(r"[\w./-]+")
 
 
 def named_paths(
@@ -444,6 +444,7 @@ def run(
         # rules its files need, the same modules in every process.
         for spec in runner.active:
             runner._rule(spec)
+        lazyre.compile_pending()  # and their patterns compiled (checks.lazyre), once for every process
         # The project rules run in the process that checks the first share of the files that are neither Python
         # nor shell scripts (workflows, Dockerfiles, docs), as the first task: both build the workflow models,
         # the image inventory and the Ascend job list, which that process then builds once. Without such a

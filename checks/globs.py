@@ -14,6 +14,12 @@ from collections.abc import Iterable
 @functools.lru_cache(maxsize=4096)
 def compile_glob(pattern: str) -> re.Pattern[str]:
     """`**` matches across `/` (and `**/` may match nothing), `*` and `?` stay inside one segment."""
+    return re.compile(_glob_regex(pattern), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=4096)
+def _glob_regex(pattern: str) -> str:
+    """The text of `compile_glob`'s regex: `compile_any` joins these, and compiles none of them alone."""
     i, n, out = 0, len(pattern), []
     while i < n:
         c = pattern[i]
@@ -43,7 +49,7 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
             i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    return "".join(out) + r"\Z"
 
 
 def match(path: str, pattern: str) -> bool:
@@ -75,7 +81,7 @@ def literal_folder(pattern: str) -> str:
 
 def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
     """One regex matching a path that any of the globs matches (None for no globs): one `match` per path."""
-    parts = [f"(?:{compile_glob(p).pattern})" for p in patterns]
+    parts = [f"(?:{_glob_regex(p)})" for p in patterns]
     return re.compile("|".join(parts), re.DOTALL) if parts else None
 
 

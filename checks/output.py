@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from itertools import groupby
 
+from npu_review.checks import lazyre
 from npu_review.checks.engine import Report
 from npu_review.checks.model import Finding, Tree
 from npu_review.checks.rule import all_rules
@@ -109,7 +109,7 @@ def render_concise(report: Report, head: Tree | None = None, color: bool = False
 
 # A lone surrogate: a byte of a file name that is not UTF-8 (`\xbd` of a GBK name), kept by the surrogateescape
 # decoding every path and text goes through.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = lazyre.compile("[\ud800-\udfff]")
 
 
 def json_text(doc: object) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from npu_review.checks import lazyre
 from npu_review.checks.model import Related, Severity
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from npu_review.checks.parsers.dockerfile import Dockerfile
     from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
-RULE_ID = re.compile(r"NPU\d{3}\Z")
+RULE_ID = lazyre.compile(r"NPU\d{3}\Z")
 # The file kinds whose model the walk hands out (kept here, not imported from checks.kinds: its facts load at
 # import, and the registry must stay cheap to import).
 WORKFLOW_KINDS = frozenset({"workflow", "ascend_workflow"})

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-_DIRECTIVE = re.compile(r"npu-review:\s*(ignore-file|ignore)\[([^\]]*)\]")
-_ID = re.compile(r"NPU\d{3}\Z")
+from npu_review.checks import lazyre
+
+_DIRECTIVE = lazyre.compile(r"npu-review:\s*(ignore-file|ignore)\[([^\]]*)\]")
+_ID = lazyre.compile(r"NPU\d{3}\Z")
 
 
 @dataclass

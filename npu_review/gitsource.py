@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import subprocess
 import threading
 import weakref
@@ -16,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+from npu_review.checks import lazyre
 from npu_review.checks.model import ChangeSet, ChangeStatus, FileChange, MemoryTree, Tree
 from npu_review.checks.textio import decode_blob
 
@@ -24,12 +24,12 @@ _GIT_ENV = {"GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "GIT_TERMINAL_PROMPT": 
 # A remote URL on github.com: https://github.com/o/n(.git), git@github.com:o/n.git, ssh://git@github.com/o/n.
 # A remote's URL on any host (GitHub, GitCode, Gitee, a GitLab group): the last two segments of its path are the
 # repository's owner and name (`https://gitcode.com/Ascend/op-plugin.git`, `git@github.com:owner/name`).
-_REMOTE_URL = re.compile(
+_REMOTE_URL = lazyre.compile(
     r"(?:[a-z+]+://(?:[^@/]+@)?[^/]+/|[^@/:]+@[^:/]+:)(?:[^/]+/)*?(?P<owner>[A-Za-z0-9][A-Za-z0-9_.-]*)/"
     r"(?P<name>[A-Za-z0-9._-]+?)(?:\.git)?/?$"
 )
 # A hunk header of `git diff`: the counts of the lines it removes and adds (absent: 1).
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK = lazyre.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _SAFE = ["-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "core.hooksPath=/dev/null"]
 
 

@@ -23,20 +23,22 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
-from npu_review.checks import globs, kinds
+from npu_review.checks import globs, kinds, lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.parsers import dockerfile as dfp
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, Block, console_commands, shell_blocks
-from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord
-from npu_review.checks.parsers.gha.calls import calls, is_reusable
-from npu_review.checks.parsers.gha.evaluate import Called, RunEvaluator, Unit, WorkflowEval, workflow_events
-from npu_review.checks.parsers.gha.metadata_action import Events, Produced
 from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, wild_regex
-from npu_review.checks.parsers.gha.workflow import Workflow, legs, trigger_filters
 from npu_review.checks.parsers.imagetags import ImageRef, parse_ref
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import dockerfile as dfp
+    from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord
+    from npu_review.checks.parsers.gha.evaluate import Called, Unit
+    from npu_review.checks.parsers.gha.metadata_action import Events, Produced
+    from npu_review.checks.parsers.gha.workflow import Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # What the graph reads: workflows, shell scripts, docs and Dockerfiles (a rule asking for it declares these).
 GRAPH_KINDS = frozenset(
@@ -286,7 +288,7 @@ def change_mentions(ctx: Context, needles: tuple[str, ...], of_kinds: frozenset[
 # a service's or a step's `image:`/`container:` key or `docker://`, a docker command (docker, podman, nerdctl,
 # buildah), a FROM, or the image reference itself as a value: a word with a `/` (`quay.io/ascend/verl`) or a
 # tag (`postgres:14`).
-_PULL_LINE = re.compile(
+_PULL_LINE = lazyre.compile(
     r"(?i)\b(?:docker|podman|nerdctl|buildah)\b|\b(?:image|container)\s*:|^\s*from\s|[\w.-]/[\w.$-]|[\w.-]:[\w.${]"
 )
 
@@ -359,7 +361,7 @@ def unpushed(g: Graph, pull: Pull) -> Unpushed | None:
     return Unpushed(pull, "tag", repo, tuple(tags))
 
 
-_VERSIONED = re.compile(r"\d+\.\d+")
+_VERSIONED = lazyre.compile(r"\d+\.\d+")
 
 
 # -- Dockerfiles ----------------------------------------------------------------------------------------------
@@ -459,9 +461,9 @@ def _breaks_empty(text: str, name: str) -> bool:
 
 
 _PLACEHOLDER_TAGS = frozenset({"tag", "version", "xxx", "x.y.z", "x.x.x", "<tag>", "<version>", "latest-tag"})
-_MAKES_IMAGES = re.compile(r"docker\s+(?:buildx\s+|image\s+)?(?:build|push|tag)\b|imagetools|manifest\s+create")
+_MAKES_IMAGES = lazyre.compile(r"docker\s+(?:buildx\s+|image\s+)?(?:build|push|tag)\b|imagetools|manifest\s+create")
 _DOCKER_FOCUS = ("docker",)  # the graph needs the docker commands (and what sets their variables) only
-_PUSHES = re.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
+_PUSHES = lazyre.compile(r"docker\s+(?:image\s+)?push|imagetools|manifest\s+(?:create|push)|--push\b")
 
 
 _WORKFLOW_KINDS = frozenset({kinds.WORKFLOW, kinds.ASCEND_WORKFLOW})
@@ -469,8 +471,9 @@ _WORKFLOW_KINDS = frozenset({kinds.WORKFLOW, kinds.ASCEND_WORKFLOW})
 _FILE_KINDS = frozenset({kinds.SHELL, kinds.DOCS, kinds.DOCKERFILE, kinds.ASCEND_DOCKERFILE})
 
 
-# A workflow whose docker commands only pull: one evaluation of it (its index, inputs, events, call leg).
-_PullingWorkflow = tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, "CallLeg | None"]
+if TYPE_CHECKING:
+    # A workflow whose docker commands only pull: one evaluation of it (its index, inputs, events, call leg).
+    _PullingWorkflow = tuple[Workflow, int, dict[str, list[Val]] | None, Events | None, "CallLeg | None"]
 
 
 class _Builder:
@@ -622,6 +625,7 @@ class _Builder:
 
     def _units(self, wf: Workflow, k: int, inputs: dict[str, list[Val]] | None, events: Events | None) -> list[Unit]:
         """The job legs of one evaluation of a workflow (kept for the run: every graph of the run asks)."""
+        from npu_review.checks.parsers.gha.evaluate import WorkflowEval
 
         def evaluate() -> list[Unit]:
             ev = WorkflowEval(wf, self.read, inputs=inputs, events=events, objects=True)
@@ -635,6 +639,8 @@ class _Builder:
         return self.ctx.memo(("build-units", rev, f"{wf.path}#{given}#{events!r}"), evaluate)
 
     def _pulls_of(self, wf: Workflow, inputs: dict[str, list[Val]] | None) -> None:
+        from npu_review.checks.parsers.gha.workflow import legs
+
         for job in wf.jobs.values():
             for scope in legs(wf, job, True, inputs):
                 container = job.node.get("container")
@@ -899,6 +905,8 @@ def _branches_of(ctx: Context, rev: str, paths: list[str]) -> list[re.Pattern[st
     """The branch names the workflows at `paths` name literally (push and pull-request filters without a glob,
     checkout refs), as the tags they become: another branch's copy of the build may push a tag that is its name
     (`releases/v0.13.0` -> `releases-v0.13.0`, `releases-v0.13.0-a3`), which this tree cannot show."""
+    from npu_review.checks.parsers.gha.workflow import trigger_filters
+
     out: list[re.Pattern[str]] = []
     for path in paths:
         wf = _workflow(ctx, path, rev)
@@ -924,6 +932,7 @@ def _branches_of(ctx: Context, rev: str, paths: list[str]) -> list[re.Pattern[st
 def _file_ops(ctx: Context, src: SourceFile, origin: str) -> list[DockerOp]:
     """The docker commands of a script or a doc's code blocks, evaluated once per text (the base of an untouched
     file is its head)."""
+    from npu_review.checks.parsers.gha.evaluate import RunEvaluator
 
     def evaluate() -> list[DockerOp]:
         ev = RunEvaluator(src.path, None, {}, lambda p: ctx.text(p), cwd=None, focus=_DOCKER_FOCUS)
@@ -953,7 +962,7 @@ def _desub(text: str) -> str:
     return text
 
 
-_DOC_SUBSTITUTION = re.compile(
+_DOC_SUBSTITUTION = lazyre.compile(
     r"\|[A-Za-z_][\w-]*\||\{\{\s*[\w.]+\s*\}\}|<[A-Za-z_][\w .-]*>|<(?=[^\s<>&|;()$`'\"])[^<>\n]*?(?<=[^\s<>])>"
 )
 
@@ -1002,6 +1011,12 @@ def _workflow(ctx: Context, path: str, rev: str) -> Workflow | None:
 
 def _call_sites(models: dict[str, Workflow]) -> dict[str, list[_Call]]:
     """For each local reusable workflow: the inputs and events of every caller job leg that calls it."""
+    if not models:  # (no workflow: the workflow parsers are not imported)
+        return {}
+    from npu_review.checks.parsers.gha.calls import calls, is_reusable
+    from npu_review.checks.parsers.gha.evaluate import workflow_events
+    from npu_review.checks.parsers.gha.workflow import legs
+
     out: dict[str, list[_Call]] = {}
     for caller in models.values():
         for call in calls(caller):
@@ -1078,6 +1093,8 @@ def sequences_of(ctx: Context, src: SourceFile) -> list[Sequence]:
 
 
 def _sequences(ctx: Context, src: SourceFile) -> list[Sequence]:
+    from npu_review.checks.parsers.gha.evaluate import RunEvaluator, WorkflowEval
+
     if "docker" not in src.text:
         return []
     out: list[Sequence] = []
@@ -1147,13 +1164,13 @@ class Runs:
 
 
 _FORGES = ("github.com", "gitcode.com", "gitee.com", "gitlab.com", "codeup.aliyun.com")
-_FORGE_URL = re.compile(
+_FORGE_URL = lazyre.compile(
     r"(?:https?://|git@|ssh://git@)(?:www\.)?(?P<host>[\w.-]+)[/:](?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?"
     r"(?P<rest>/[^\s@#]*)?(?:@(?P<ref>[^\s#]+))?(?:#.*)?\Z"
 )
 _RECORD_RUNS = frozenset({"git", "pip", "pip3", "python", "python3", "uv", "sudo", "export"})
 _FOCUS = {"clones": ("git ", "git+"), "pips": ("pip", "uv ")}
-_HEX = re.compile(r"\A[0-9a-f]{7,40}\Z")
+_HEX = lazyre.compile(r"\A[0-9a-f]{7,40}\Z")
 
 
 def runs_of(ctx: Context, src: SourceFile, what: str = "clones") -> Runs:
@@ -1164,6 +1181,9 @@ def runs_of(ctx: Context, src: SourceFile, what: str = "clones") -> Runs:
 
 
 def _runs(ctx: Context, src: SourceFile, focus: tuple[str, ...]) -> Runs:
+    from npu_review.checks.parsers import dockerfile as dfp
+    from npu_review.checks.parsers.gha.evaluate import RunEvaluator
+
     text = src.text
     if not any(f in text for f in focus):
         return Runs()
@@ -1413,7 +1433,7 @@ def _identity(ctx: Context) -> Identity | None:
 
 # -- which files are about Ascend (NPU319, NPU506) ----------------------------------------------------------------
 
-_ASCEND_WORDS = re.compile(r"Ascend|NPU|CANN|torch_npu|昇腾")
+_ASCEND_WORDS = lazyre.compile(r"Ascend|NPU|CANN|torch_npu|昇腾")
 
 
 def about_ascend(ctx: Context, src: SourceFile) -> bool:

@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.scripts import ShellUnit, UnitCommand, unit_shell
 from npu_review.checks.context import Context
 from npu_review.checks.parsers import pyast
@@ -35,8 +35,8 @@ from npu_review.checks.parsers.sh import read_word, unquote
 
 CMAKE_GLOBS = ("**/CMakeLists.txt", "**/*.cmake")
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENT = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,13 @@ class CMakeReads:
     files: int = 0
 
 
-_VAR_REF = re.compile(r"\$(?:CACHE)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_DECLARED = re.compile(r"(?im)^[ \t]*(?:option|cmake_dependent_option)[ \t]*\([ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")
-_SET_CACHE = re.compile(r"(?is)\bset[ \t]*\([ \t\n]*([A-Za-z_][A-Za-z0-9_]*)\b[^()]*?\bCACHE\b")
-_DEFINED = re.compile(r"\bDEFINED[ \t]+(?:CACHE\{|ENV\{)?([A-Za-z_][A-Za-z0-9_]*)")
-_CONDITION = re.compile(r"(?im)^[ \t]*(?:if|elseif|while)[ \t]*\(")
-_COMMENT = re.compile(r"(?m)#.*$")
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_VAR_REF = lazyre.compile(r"\$(?:CACHE)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_DECLARED = lazyre.compile(r"(?im)^[ \t]*(?:option|cmake_dependent_option)[ \t]*\([ \t\n]*([A-Za-z_][A-Za-z0-9_]*)")
+_SET_CACHE = lazyre.compile(r"(?is)\bset[ \t]*\([ \t\n]*([A-Za-z_][A-Za-z0-9_]*)\b[^()]*?\bCACHE\b")
+_DEFINED = lazyre.compile(r"\bDEFINED[ \t]+(?:CACHE\{|ENV\{)?([A-Za-z_][A-Za-z0-9_]*)")
+_CONDITION = lazyre.compile(r"(?im)^[ \t]*(?:if|elseif|while)[ \t]*\(")
+_COMMENT = lazyre.compile(r"(?m)#.*$")
+_QUOTED = lazyre.compile(r'"(?:[^"\\]|\\.)*"')
 # Words of a condition that are its operators or constants, not variables.
 _CONDITION_WORDS = frozenset(
     {"NOT", "AND", "OR", "DEFINED", "COMMAND", "POLICY", "TARGET", "TEST", "EXISTS", "IS_DIRECTORY", "IS_SYMLINK",
@@ -180,8 +180,8 @@ def _cmake_program(node: ast.AST) -> bool:
     )
 
 
-_PERCENT = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]")
-_BRACES = re.compile(r"\{[^{}]*\}")
+_PERCENT = lazyre.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]")
+_BRACES = lazyre.compile(r"\{[^{}]*\}")
 
 
 @dataclass
@@ -326,8 +326,8 @@ class _PyCollector:
                     self.out.append(d)
 
 
-_CMAKE_LINE = re.compile(r"[ \t]*(?:\S*/)?cmake3?[ \t]+\S")
-_FETCH_PY = re.compile(r"""["']clone["']|\bgit clone\b|urlretrieve|\bwget\b""")
+_CMAKE_LINE = lazyre.compile(r"[ \t]*(?:\S*/)?cmake3?[ \t]+\S")
+_FETCH_PY = lazyre.compile(r"""["']clone["']|\bgit clone\b|urlretrieve|\bwget\b""")
 
 
 def python_definitions(text: str) -> list[Definition]:
@@ -358,8 +358,8 @@ def _shell_words(text: str) -> list[str]:
 
 # -- shell ----------------------------------------------------------------------------------------------------------
 
-_EXPANSION = re.compile(r"\"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?\}?\"?\Z")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_EXPANSION = lazyre.compile(r"\"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*]\])?\}?\"?\Z")
+_ASSIGN = lazyre.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _DECLARERS = frozenset({"local", "export", "declare", "typeset", "readonly"})
 # Commands after which a unit works in another source tree than the repository's own.
 _FETCHERS = frozenset({"wget", "curl", "tar", "unzip", "svn", "hg"})

@@ -11,13 +11,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-from npu_review.checks import ascend, kinds
+from npu_review.checks import ascend, kinds, lazyre
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DockerfileNames, SocVersions
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.shell import View, npu_view
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def npu_reading(ctx: Context, src: SourceFile, rev: str = "head", assume_npu: bo
 # `npu|ascend)`), or a test that compares a value with it (`[ "$containerfile" = "cann" ]`). The device word stands
 # apart from letters and digits (`custom_npu`, `npu-a2`; not `input`, `cannot`).
 _NPU_WORD = r"(?<![A-Za-z0-9])(?:npu|ascend|cann)(?![A-Za-z0-9])"
-_NPU_BRANCH = re.compile(
+_NPU_BRANCH = lazyre.compile(
     rf"(?im)^[ \t]*\(?[^\s()#;$`]*{_NPU_WORD}[^\s()#;$`]*\)"
     rf"|[!=]=?[ \t]*[\"']?[\w.+*-]*{_NPU_WORD}[\w.+*-]*[\"']?[ \t]*\]"
 )
@@ -164,15 +167,17 @@ def npu_project(ctx: Context) -> bool:
 
 # -- which device a part of a document is about --------------------------------------------------------------------
 
-_TAB_OPEN = re.compile(r"^\s*(:{3,}|`{3,})\s*\{tab-item\}\s*(.*?)\s*$")
-_RST_TAB = re.compile(r"^(\s*)\.\.\s+(?:tab-item|tab)::\s*(.*?)\s*$")
-_BOLD_LABEL = re.compile(r"^\s*\*\*([^*]{1,60})\*\*\s*:?\s*$")
+_TAB_OPEN = lazyre.compile(r"^\s*(:{3,}|`{3,})\s*\{tab-item\}\s*(.*?)\s*$")
+_RST_TAB = lazyre.compile(r"^(\s*)\.\.\s+(?:tab-item|tab)::\s*(.*?)\s*$")
+_BOLD_LABEL = lazyre.compile(r"^\s*\*\*([^*]{1,60})\*\*\s*:?\s*$")
 # A doc's own statement of the products it is for (CANN samples' `## 支持的产品型号` / `## 产品支持情况` heading,
 # `## Supported Products`), and every product token such a section may name: one device alone makes the whole doc
 # that device's.
-_SUPPORTED = re.compile(r"支持的产品|产品支持|支持产品|supported (?:products|hardware|devices)", re.IGNORECASE)
-_PRODUCT_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?:a[235]|910[bc]?|910_93|310[pb]?|950(?:pr|dt)?|300i)(?![A-Za-z0-9])")
-_MKDOCS_TAB = re.compile(r"^(\s*)===\s+\"([^\"]*)\"\s*$")
+_SUPPORTED = lazyre.compile(r"支持的产品|产品支持|支持产品|supported (?:products|hardware|devices)", re.IGNORECASE)
+_PRODUCT_TOKEN = lazyre.compile(
+    r"(?<![A-Za-z0-9])(?:a[235]|910[bc]?|910_93|310[pb]?|950(?:pr|dt)?|300i)(?![A-Za-z0-9])"
+)
+_MKDOCS_TAB = lazyre.compile(r"^(\s*)===\s+\"([^\"]*)\"\s*$")
 
 
 def device_named(ctx: Context, text: str) -> str | None:
@@ -270,10 +275,10 @@ def _only_product(ctx: Context, body: list[str]) -> str | None:
 
 
 # What a heading or a label names when it speaks for one family of devices (`## Ascend NPU`, `For CUDA users:`).
-_NPU_FAMILY = re.compile(r"(?<![a-z0-9])(?:npus?|ascend|cann|atlas|torch[_-]npu)(?![a-z0-9])|昇腾")
-_GPU_FAMILY = re.compile(r"(?<![a-z0-9])(?:cuda|gpus?|nvidia|rocm)(?![a-z0-9])")
+_NPU_FAMILY = lazyre.compile(r"(?<![a-z0-9])(?:npus?|ascend|cann|atlas|torch[_-]npu)(?![a-z0-9])|昇腾")
+_GPU_FAMILY = lazyre.compile(r"(?<![a-z0-9])(?:cuda|gpus?|nvidia|rocm)(?![a-z0-9])")
 # A short line of its own that introduces what follows (`For CUDA users:`, `**Ascend NPU**`).
-_INTRO_LINE = re.compile(r"^\s*(?:\*\*[^*]{1,60}\*\*\s*[:：]?|[^\s#|>`*-][^`|]{0,60}[:：])\s*$")
+_INTRO_LINE = lazyre.compile(r"^\s*(?:\*\*[^*]{1,60}\*\*\s*[:：]?|[^\s#|>`*-][^`|]{0,60}[:：])\s*$")
 
 
 def _family(text: str) -> str | None:
@@ -380,7 +385,7 @@ def image_device(ctx: Context, tag: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-_DAVINCI = re.compile(r"/dev/davinci(\d+)\Z")
+_DAVINCI = lazyre.compile(r"/dev/davinci(\d+)\Z")
 
 
 def docker_npus(argv: tuple[str, ...]) -> int | None:
@@ -410,9 +415,9 @@ def docker_npus(argv: tuple[str, ...]) -> int | None:
 # -- the device a script builds for when it is given no argument, and the device a CI job runs on ---------------
 
 # A SOC name as a build takes it (`Ascend910_9382`, `ascend910b1`, `ascend910_93`, `Ascend310P3`).
-_SOC_WORD = re.compile(r"(?i)(?<![\w])ascend\d{3}[\w-]*")
+_SOC_WORD = lazyre.compile(r"(?i)(?<![\w])ascend\d{3}[\w-]*")
 # An assignment whose value names a SOC (`SOC_VERSION="${1:-Ascend910_9382}"`), or a loop over SOC names.
-_SOC_ASSIGN = re.compile(r"(?:^|[\s;&|({])([A-Za-z_]\w*)\+?=([^\s;&|]*)|\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]*)")
+_SOC_ASSIGN = lazyre.compile(r"(?:^|[\s;&|({])([A-Za-z_]\w*)\+?=([^\s;&|]*)|\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]*)")
 
 
 @dataclass(frozen=True)

@@ -25,39 +25,39 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.vllm_launches import DOC_LANGUAGES
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.codeblocks import Block, console_commands, shell_blocks
 from npu_review.checks.parsers.gitcli import clone_of, git_call
 from npu_review.checks.parsers.markdown import Cell as TableCell
 from npu_review.checks.parsers.markdown import Document, Table, flavor_of, html_tables, resolve
-from npu_review.checks.parsers.pipcli import pip_call
 from npu_review.checks.parsers.requirements import normalize_name
 from npu_review.checks.parsers.sh import Source, commands
 
 _INSTALL_WORDS = ("pip", "git ", "cann")
 MAIN = "main"  # the value of a component installed from (or said to be) the default branch
-_PIP_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
-_PARENS = re.compile(r"[（(][^）)]*[）)]")
-_MARKUP = re.compile(r"[`*\\]")
-_SHA = re.compile(r"[0-9a-f]{7,40}\Z")
+_PIP_NAME = lazyre.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+_PARENS = lazyre.compile(r"[（(][^）)]*[）)]")
+_MARKUP = lazyre.compile(r"[`*\\]")
+_SHA = lazyre.compile(r"[0-9a-f]{7,40}\Z")
 # A version in a table cell or a git ref: `2.7.1`, `8.2.RC1`, `Core 0.12.0`, `core_v0.12.1`, `releases/v0.11.0`,
 # `v0.9.1-dev`, `Python3.10`, `2.1.0.post17`, `8.5.0.B100`.
-_VERSION = re.compile(
+_VERSION = lazyre.compile(
     r"(?<![\w.])(?:core_?[rv]?|releases?/v|v|python|cann)?\s*"
     r"(?P<v>\d+\.\d+(?:\.\d+)*(?:\.?(?:rc|alpha|beta|b)\d+)?(?:\.post\d+)?(?:\.?dev\d*)?)(?![\w.]*\d)",
     re.IGNORECASE,
 )
-_WHEEL = re.compile(r"(?:^|/)([A-Za-z][A-Za-z0-9_]*?)-(\d+(?:\.\d+)+(?:\.post\d+)?)(?:[-.*]|$)")
-_CANN_RUN = re.compile(
+_WHEEL = lazyre.compile(r"(?:^|/)([A-Za-z][A-Za-z0-9_]*?)-(\d+(?:\.\d+)+(?:\.post\d+)?)(?:[-.*]|$)")
+_CANN_RUN = lazyre.compile(
     r"(?i)(?:^|/)[\w-]*cann-(?:toolkit|kernels|nnal|ops)[\w-]*?_(\d+\.\d+\.(?:\d+|rc\d+)(?:\.\w+)?)_linux"
 )
-_CANN_SAID = re.compile(r"(?i)\bCANN\s*(?:==|=|:)?\s*v?(\d+\.\d+\.(?:\d+|rc\d+))(?![\w.]*\d)")
-_URL = re.compile(r"https?://[^\s)\]>\"'`]+")
+_CANN_SAID = lazyre.compile(r"(?i)\bCANN\s*(?:==|=|:)?\s*v?(\d+\.\d+\.(?:\d+|rc\d+))(?![\w.]*\d)")
+_URL = lazyre.compile(r"https?://[^\s)\]>\"'`]+")
 # A column of lower bounds in a dependency table.
-_BOUND_HEADER = re.compile(r"\bmin(?:imum|imal)?\b|\bat least\b|最低|最小|至少")
+_BOUND_HEADER = lazyre.compile(r"\bmin(?:imum|imal)?\b|\bat least\b|最低|最小|至少")
 # The column of a bounds table that names one stack to install (`| Requirement | Minimum | Recommend |`).
-_RECOMMEND_HEADER = re.compile(r"\brecommend(?:ed|ation)?\b|推荐|建议")
+_RECOMMEND_HEADER = lazyre.compile(r"\brecommend(?:ed|ation)?\b|推荐|建议")
 
 
 @dataclass(frozen=True)
@@ -296,12 +296,12 @@ def _npu_words(low: str) -> bool:
     return "torch_npu" in low or "torch-npu" in low or "cann" in low
 
 
-_VERSION_HINT = re.compile(r"\d\.\d")
+_VERSION_HINT = lazyre.compile(r"\d\.\d")
 # Words a version table's header or first column has (what tells it from the doc's other tables).
 _TABLE_WORDS = ("cann", "torch", "版本", "megatron", "toolkit", "mindspeed", "依赖")
 
 
-_TABLE_WORD_RE = re.compile("|".join(re.escape(w) for w in _TABLE_WORDS), re.IGNORECASE)
+_TABLE_WORD_RE = lazyre.compile("|".join(re.escape(w) for w in _TABLE_WORDS), re.IGNORECASE)
 
 
 def _may_have_version_table(lines: list[str]) -> bool:
@@ -435,6 +435,8 @@ def _cell_line(cell: object, default: int) -> int:
 
 
 def _block_commands(ctx: Context, block: Block) -> Iterator[Said]:
+    from npu_review.checks.parsers.pipcli import pip_call
+
     lines: list[tuple[int, str]] = []
     commented: set[int] = set()
     for n, t in block.lines:
@@ -553,10 +555,10 @@ def _cann_links(ctx: Context, doc: Document, guide: Guide) -> None:
 
 
 # A version stated as a minimum: after it (`8.2.RC1+`, `and later`, `及以上`, `或更高版本`) or before it (`>=`, `至少`).
-_AT_LEAST = re.compile(
+_AT_LEAST = lazyre.compile(
     r"[ \t*`,]*(?:\+|及以上|以上|及更高|或更高|及其以后|及之后|以后|(?:and|or) (?:later|above|newer|higher|up))", re.I
 )
-_AT_LEAST_BEFORE = re.compile(r"(?:>=|≥|至少|不低于|at least|or later than)[ \t]*(?:CANN)?[ \t]*$", re.I)
+_AT_LEAST_BEFORE = lazyre.compile(r"(?:>=|≥|至少|不低于|at least|or later than)[ \t]*(?:CANN)?[ \t]*$", re.I)
 
 
 def cann_line(version: str) -> tuple[str, ...]:

@@ -11,16 +11,17 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_review.checks import kinds
 from npu_review.checks.analysis.stacks import base_cann
 from npu_review.checks.analysis.workflows import workflow, workflow_doc
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.parsers.gha.evaluate import WorkflowEval
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
-from npu_review.checks.parsers.gha.workflow import Scope, Workflow, legs
 from npu_review.checks.parsers.imagetags import Grammar, ImageRef, TagInfo, documented_tags, parse_ref
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Workflow
 
 
 def grammar(ctx: Context) -> Grammar:
@@ -117,6 +118,8 @@ def consumers_of(wf: Workflow, g: Grammar) -> list[Consumer]:
     `${{ env.X }}` (workflow and job env) and `${{ matrix.X }}` (every leg) are resolved; unresolvable values are
     skipped.
     """
+    from npu_review.checks.parsers.gha.workflow import Scope, legs
+
     found: dict[tuple[int, str], Consumer] = {}
 
     def add(node_value: list[Any], line: int, job: str | None) -> None:
@@ -146,6 +149,8 @@ def consumers_of(wf: Workflow, g: Grammar) -> list[Consumer]:
 
 
 def products_of(wf: Workflow, g: Grammar, read: Any) -> list[Product]:
+    from npu_review.checks.parsers.gha.evaluate import WorkflowEval
+
     out: dict[tuple[int, str], Product] = {}
     for push in WorkflowEval(wf, read).pushes():
         ref = parse_ref(push.ref.text)
@@ -318,6 +323,8 @@ def spelled_line(ctx: Context, prod: Product, rev: str = "head") -> tuple[str, i
 def built_files(wf: Workflow, job_id: str, _seen: frozenset[str] = frozenset()) -> set[str]:
     """Dockerfiles a job builds (build-push-action `file:`, `docker build -f`); for a job that only merges
     manifests, the Dockerfiles of the jobs it needs. Unresolvable names are left out."""
+    from npu_review.checks.parsers.gha.workflow import legs
+
     job = wf.jobs.get(job_id)
     if job is None or job_id in _seen:
         return set()

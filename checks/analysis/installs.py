@@ -8,16 +8,20 @@ import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context
-from npu_review.checks.parsers.dockerfile import Copy, Dockerfile, copies, resolve_dir, steps
 from npu_review.checks.parsers.gitcli import Clone, GitCall, clone_of, git_call
-from npu_review.checks.parsers.pipcli import PipCall
 from npu_review.checks.parsers.requirements import parse_requirement, parse_requirements_file
 
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Copy, Dockerfile
+    from npu_review.checks.parsers.pipcli import PipCall
+
 Specs = tuple[tuple[str, str], ...]
-_TAG = re.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")
-_REF_VERSION = re.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
+_TAG = lazyre.compile(r"v?\d+\.\d+\.\d+(?:rc\d+)?")
+_REF_VERSION = lazyre.compile(r"(?:^|[/_-]|\bv)v?(\d+\.\d+\.\d+(?:rc\d+)?)$")
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,8 @@ class _Installs:
         return Install(index, line, f"{what} of {label}", "vllm-ascend", specs, version, fixed=fixed)
 
     def walk(self, df: Dockerfile) -> list[Install]:
+        from npu_review.checks.parsers.dockerfile import copies, steps
+
         exported: dict[int, dict[str, str]] = {}  # RUN line -> variables exported so far in it
         out: list[Install] = []
         self.copied = copies(df)
@@ -221,6 +227,8 @@ class _Installs:
         return out
 
     def _git(self, git: GitCall, cwd: str | None) -> None:
+        from npu_review.checks.parsers.dockerfile import resolve_dir
+
         clone = clone_of(git, cwd)
         if clone is not None and clone.path is not None:
             self.clones = [c for c in self.clones if c.path != clone.path] + [clone]
@@ -232,6 +240,8 @@ class _Installs:
                 self.refs[where] = ref
 
     def _pip(self, call: PipCall, index: int, cwd: str | None, env: dict[str, str]) -> Iterator[Install]:
+        from npu_review.checks.parsers.dockerfile import resolve_dir
+
         line = call.cmd.words[call.cmd.start].line
         for f in call.files:
             base = posixpath.basename(f.unquoted)

@@ -8,13 +8,15 @@ import difflib
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context
-from npu_review.checks.parsers import hydra_config
-from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import Invocation, Override, View, as_int
 from npu_review.checks.parsers.vllm_cli import normalise
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.hydra_config import Schema
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ def deciding_overrides(inv: Invocation, key: str) -> list[tuple[Override, str]]:
 
 def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
     """The generated config that describes `inv`'s config, parsed once per run; None when unknown or absent."""
+    from npu_review.checks.parsers import hydra_config
+
     choice = hydra_config.config_file_for(inv, ctx.facts.hydra_schema)
     if choice.file is None:
         return None
@@ -114,6 +118,8 @@ def schema_for(ctx: Context, inv: Invocation) -> Schema | None:
 
 def _root_names(ctx: Context, folder: str, name: str) -> frozenset[str] | None:
     """The top-level names the primary config `name` composes (hydra_config.root_names), once per run."""
+    from npu_review.checks.parsers import hydra_config
+    from npu_review.checks.parsers.yamlmarks import Node
 
     def read(path: str) -> tuple[str, Node | None] | None:
         src = ctx.source(path)
@@ -158,7 +164,7 @@ class World:
     how: str  # "`--nproc_per_node=1`", "`trainer.n_gpus_per_node=8`"
 
 
-_INT = re.compile(r"\d+\Z")
+_INT = lazyre.compile(r"\d+\Z")
 
 
 def _resolved(view: View, inv: Invocation, text: str) -> int | None:
@@ -279,7 +285,7 @@ _SPANS = ("--nnodes", "--node-rank")
 
 # A checkpoint conversion tool (`convert_ckpt.py`, `convert_pt2ckpt.py`, `checkpoint_converter`, `merge_lora`):
 # it reshards weights offline, and its parallel sizes describe a checkpoint, not NPUs it starts.
-_CONVERTER = re.compile(r"(?i)convert|ckpt|checkpoint|(?:^|[_/.-])(?:merge|split|reshard)(?:[_.-]|$)")
+_CONVERTER = lazyre.compile(r"(?i)convert|ckpt|checkpoint|(?:^|[_/.-])(?:merge|split|reshard)(?:[_.-]|$)")
 
 
 def _tool(argv: tuple[str, ...]) -> str:

@@ -18,12 +18,16 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import ShellUnit, UnitCommand, run_unit, unit_shell
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import ImageFamily, ImagePrograms
-from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction, script_heredocs
 from npu_review.checks.parsers.sh import Source, Word
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf", "time", "exec", "nohup"})
 # The system package managers and the package format each installs.
@@ -31,9 +35,9 @@ SYSTEM_MANAGERS = {"apt-get": "apt", "apt": "apt", "yum": "rpm", "dnf": "rpm", "
 _PIP = frozenset({"pip", "pip3"})
 _OTHER_MANAGERS = frozenset({"conda", "mamba", "micromamba", "apk", "zypper", "spack", "brew", "pacman", "snap"})
 _SHELLS = frozenset({"bash", "sh", "dash", "source", "."})
-_OPENERS = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*(?:if|case|for|while|until|select)\b")
-_CLOSERS = re.compile(r"(?:^|[;&|]|\s)(?:fi|esac|done)\b")
-_FUNCTION = re.compile(r"^\s*(?:function\s+[\w.:-]+|[\w.:-]+\s*\(\s*\))\s*\{?")
+_OPENERS = lazyre.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b|\belse\b)\s*(?:if|case|for|while|until|select)\b")
+_CLOSERS = lazyre.compile(r"(?:^|[;&|]|\s)(?:fi|esac|done)\b")
+_FUNCTION = lazyre.compile(r"^\s*(?:function\s+[\w.:-]+|[\w.:-]+\s*\(\s*\))\s*\{?")
 _MAX_DEPTH = 3  # scripts running scripts
 
 
@@ -100,6 +104,8 @@ def family_of(facts: ImagePrograms, image: str, tag: str | None) -> ImageFamily 
 
 def missing_programs(ctx: Context, path: str, df: Dockerfile) -> list[Missing]:
     """Every (stage, program) pair whose first unconditional call finds the program missing, in file order."""
+    from npu_review.checks.parsers.dockerfile import script_heredocs
+
     facts = ctx.facts.image_programs
     checked = frozenset(facts.programs)
     out: list[Missing] = []
@@ -249,7 +255,7 @@ def _conditional_lines(source: Source) -> frozenset[int]:
     return frozenset(out)
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\+?=")
+_ASSIGNMENT = lazyre.compile(r"[A-Za-z_]\w*\+?=")
 
 
 def program_at(words: Sequence[Word]) -> int:

@@ -23,15 +23,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, matrix_combinations
 from npu_review.checks.parsers.gitcli import clone_operands
 from npu_review.checks.parsers.sh import Command, Source, Word, commands
-from npu_review.checks.parsers.yamlmarks import Node
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
+
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # -- the repository's own names and folders -------------------------------------------------------------------------
 
@@ -182,7 +184,7 @@ def deepest_existing(ctx: Context, path: str) -> str:
 
 
 # A forge URL of a file at a ref (`https://gitcode.com/Ascend/X/blob/26.0.0/examples/a.sh`): the path after the ref.
-_FILE_URL = re.compile(r"https?://[^\s)\]>\"'`]+?/(?:-/)?(?:blob|raw|tree)/[^/\s]+/([^\s)\]>\"'`#?]+)")
+_FILE_URL = lazyre.compile(r"https?://[^\s)\]>\"'`]+?/(?:-/)?(?:blob|raw|tree)/[^/\s]+/([^\s)\]>\"'`#?]+)")
 
 
 def links_a_copy(src: SourceFile, line: int, paths: Iterable[str], before: int = 6) -> bool:
@@ -201,12 +203,12 @@ def links_a_copy(src: SourceFile, line: int, paths: Iterable[str], before: int =
     return False
 
 
-_DIGITS = re.compile(r"\d+")
+_DIGITS = lazyre.compile(r"\d+")
 # A device as a word of a name: `run_cpu.sh` and `run_npu.sh` are two files, one letter apart.
-_DEVICE = re.compile(r"(?<![A-Za-z])(?:cpu|gpu|npu|xpu|mlu|dcu|tpu)(?![A-Za-z])", re.I)
+_DEVICE = lazyre.compile(r"(?<![A-Za-z])(?:cpu|gpu|npu|xpu|mlu|dcu|tpu)(?![A-Za-z])", re.I)
 
 
-_NAME_WORD = re.compile(r"[A-Za-z0-9]+")
+_NAME_WORD = lazyre.compile(r"[A-Za-z0-9]+")
 
 
 def word_replaced(a: str, b: str) -> bool:
@@ -335,7 +337,7 @@ def _block_cmds(lines: tuple[tuple[int, str], ...]) -> tuple[Cmd, ...]:
 # -- values of shell words --------------------------------------------------------------------------------------------
 
 # A script's own folder, as scripts spell it.
-_SELF_DIR = re.compile(
+_SELF_DIR = lazyre.compile(
     r"""\A(?:\$\(\s*cd\s+["']?\$\(\s*dirname\s+["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?\s*\)["']?"""
     r"""(?:\s*(?:&&|;)\s*pwd(?:\s+-P)?)?\s*\)"""
     r"""|\$\(\s*dirname\s+["']?\$\(\s*(?:readlink|realpath)(?:\s+-f)?\s+["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?\s*\)["']?\s*\)"""
@@ -344,7 +346,7 @@ _SELF_DIR = re.compile(
 SELF = "\x01self"  # stands for the script's own folder in a value
 ROOT = "\x01root"  # the repository root (`$GITHUB_WORKSPACE`, `${{ github.workspace }}`)
 _ROOT_VARS = frozenset({"GITHUB_WORKSPACE"})
-_PARAM = re.compile(r"\$\{([A-Za-z_]\w*|\d)(?:(:?[-=])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_]\w*|\d)")
+_PARAM = lazyre.compile(r"\$\{([A-Za-z_]\w*|\d)(?:(:?[-=])((?:[^{}]|\{[^{}]*\})*))?\}|\$([A-Za-z_]\w*|\d)")
 
 
 @dataclass
@@ -471,7 +473,7 @@ def _leading_subst(text: str) -> str | None:
 
 # Programs that run a script given as their first operand, and those that source it.
 SCRIPT_RUNNERS = frozenset({"bash", "sh", "zsh", "source", "."})
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?\Z")
+_PYTHON = lazyre.compile(r"python(?:3(?:\.\d+)?)?\Z")
 _LAUNCHERS = frozenset({"torchrun", "deepspeed"})
 # Commands that create the path they are given (so a later command may name it though the tree has no such file).
 _MAKERS = frozenset({"mkdir", "touch", "ln", "cp", "mv", "rsync", "install"})
@@ -487,7 +489,7 @@ _CONFIG_EXTENSIONS = (".json", ".yaml", ".yml", ".toml", ".cfg", ".ini")
 # An option whose name says it takes a config (`--optimize_config_path`, `--model-config`, `--train_cfg`): beside
 # the facts' list of launchers' and trainers' options, any program's. Its value counts only with a config file's
 # extension and only when it reads as a path into this repository (FileRef's rules), like the listed ones'.
-_CONFIG_OPTION = re.compile(r"--?[A-Za-z0-9_.-]*(?:config|cfg)[A-Za-z0-9_.-]*", re.IGNORECASE)
+_CONFIG_OPTION = lazyre.compile(r"--?[A-Za-z0-9_.-]*(?:config|cfg)[A-Za-z0-9_.-]*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -1141,7 +1143,7 @@ def _job_refs(ctx: Context, wf: Workflow, job: Job) -> list[FileRef]:
 
 
 DOC_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh", "console", "", "text"})
-_ASCEND_WORDS = re.compile(r"\b(?:ascend|npu|cann|hccl|torch_npu)\b|昇腾")
+_ASCEND_WORDS = lazyre.compile(r"\b(?:ascend|npu|cann|hccl|torch_npu)\b|昇腾")
 # Commands the walker reads: a doc with none of these in its text names no file the rule judges.
 _DOC_NEEDLES = ("bash ", "sh ", "source ", ". ", "python", "git apply", "git am", "pip", "cd ", "pytest", "torchrun")
 
@@ -1229,11 +1231,11 @@ def _ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
 # A design or planning doc: one under a folder of specs, plans, RFCs, proposals or decision records whose name is
 # dated or numbered (`docs/superpowers/specs/2026-08-18-x-design.md`, `rfcs/0007-x.md`, `.planning/…`), or any doc
 # whose head gives it a status of one (`**Status:** Approved for implementation`, `Status: Draft`).
-_PLAN_FOLDER = re.compile(
+_PLAN_FOLDER = lazyre.compile(
     r"(?i)(?:^|/)\.?(?:specs?|plans?|planning|rfcs?|proposals?|designs?|design[-_]docs?|adrs?|decisions|roadmaps?)/"
 )
-_PLAN_NAME = re.compile(r"(?:^|/)(?:\d{4}-\d{2}-\d{2}|\d{4}[-_])[^/]*$")
-_PLAN_STATUS = re.compile(
+_PLAN_NAME = lazyre.compile(r"(?:^|/)(?:\d{4}-\d{2}-\d{2}|\d{4}[-_])[^/]*$")
+_PLAN_STATUS = lazyre.compile(
     r"(?im)^[\s>*_#|-]*(?:status|状态)[*_]*\s*[:：][\s*_]*"
     r"(?:draft|proposed|proposal|approved|accepted|under review|in review|in progress|planned|planning|wip|rfc"
     r"|草案|提议|评审中|已批准|待实现)\b"
@@ -1259,8 +1261,8 @@ class Caller:
     cwd: tuple[str, ...]  # empty: unknown
 
 
-_FIND_NAME = re.compile(r"\bfind\s+(?P<dir>[^\s|;&)]+)[^\n|;&)]*?-name\s+[\"']?(?P<pat>[^\"'\s)]+)")
-_RUN_VAR = re.compile(r"(?m)^\s*(?:bash|sh|source|\.)\s+[\"']?\$\{?\w+\}?[\"']?\s*(?:$|[;&|#])")
+_FIND_NAME = lazyre.compile(r"\bfind\s+(?P<dir>[^\s|;&)]+)[^\n|;&)]*?-name\s+[\"']?(?P<pat>[^\"'\s)]+)")
+_RUN_VAR = lazyre.compile(r"(?m)^\s*(?:bash|sh|source|\.)\s+[\"']?\$\{?\w+\}?[\"']?\s*(?:$|[;&|#])")
 
 
 def workflow_scripts(ctx: Context) -> frozenset[str]:
@@ -1392,7 +1394,7 @@ def checkouts(job: Job) -> list[Checkout]:
 # Triggers whose run checks out the default branch unless told otherwise, though it is about another commit.
 CHANGE_TRIGGERS = ("workflow_run", "repository_dispatch", "pull_request_target", "issue_comment")
 # What names the commit or branch under test in each of them.
-_CHANGE_EXPR = re.compile(
+_CHANGE_EXPR = lazyre.compile(
     r"github\.event\.workflow_run\.(?:head_sha|head_branch|head_commit\.id)\b"
     r"|github\.event\.client_payload(?:\.[\w-]+)*\.(?:[\w-]*_?sha|head_ref|ref|head\.(?:sha|ref))\b"
     r"|github\.event\.pull_request\.head\.(?:sha|ref)\b"
@@ -1495,6 +1497,8 @@ def _working_directory(step: Step, job: Job, wf: Workflow) -> str | None:
 def matrix_values(job: Job) -> dict[str, set[str]] | None:
     """Each matrix key and the values its legs give it (include and exclude applied); None when the matrix is not
     static (`fromJSON`, expressions)."""
+    from npu_review.checks.parsers.gha.workflow import matrix_combinations
+
     if job.matrix_node is None:
         return {}
     legs = matrix_combinations(job.matrix_node)
@@ -1533,11 +1537,11 @@ def runner_labels(ctx: Context, rev: str) -> dict[str, int]:
 # -- Python import paths a config names ---------------------------------------------------------------------------
 # A YAML value that is a dotted Python path (`worker_cls: pkg.worker.npu.Worker`, `- pkg.sched.Scheduler`), quoted
 # or not, alone on its line after a key or a list dash.
-_DOTTED_VALUE = re.compile(
+_DOTTED_VALUE = lazyre.compile(
     r"""^\s*(?:-\s+)?(?:[\w.-]+\s*:\s+)?(["']?)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\1\s*(?:\#.*)?$"""
 )
 # A path whose folder or file name says NPU or Ascend (`stage_configs/npu/x.yaml`, `x_ascend.yaml`).
-_NPU_PATH = re.compile(r"(?i)(?:^|[/_.-])(?:npu|ascend)(?=$|[/_.-]|\d)")
+_NPU_PATH = lazyre.compile(r"(?i)(?:^|[/_.-])(?:npu|ascend)(?=$|[/_.-]|\d)")
 
 
 @dataclass(frozen=True)

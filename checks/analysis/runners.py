@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.parsers.gha.runners import ProjectLabel, Runner, RunnerCatalog, runner_label_sets
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 # Where a project lists its runner labels: actionlint's config and runner-label JSON files under .github/.
 ACTIONLINT_CONFIGS = (".github/actionlint.yaml", ".github/actionlint.yml")
@@ -47,6 +49,8 @@ def _project_labels(ctx: Context, rev: str) -> dict[str, ProjectLabel]:
         if src is None:
             continue
         if path in ACTIONLINT_CONFIGS:
+            from npu_review.checks.parsers.yamlmarks import parse as parse_yaml  # (PyYAML: where a file is read)
+
             doc = parse_yaml(src.text)
             node = doc.root.get("self-hosted-runner") if doc.root is not None and doc.root.is_map else None
             labels = node.get("labels") if node is not None and node.is_map else None

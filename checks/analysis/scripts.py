@@ -8,12 +8,12 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
-from npu_review.checks.parsers.dockerfile import Instruction, shell_source
-from npu_review.checks.parsers.gha.workflow import Job, Step
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import (
     PREFIX_WORDS,
@@ -28,6 +28,10 @@ from npu_review.checks.parsers.sh import (
     unquote,
 )
 from npu_review.checks.parsers.shell import ShellScript, View, closing_brace
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Instruction
+    from npu_review.checks.parsers.gha.workflow import Job, Step
 
 # Programs that run or source another script; the sourcing ones share every variable with it.
 RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -175,6 +179,8 @@ def ascend_step_unit(ctx: Context, path: str, job: Job, step: Step) -> ShellUnit
 
 def run_unit(path: str, instr: Instruction) -> ShellUnit | None:
     """A shell-form RUN as a unit (None for the exec form)."""
+    from npu_review.checks.parsers.dockerfile import shell_source
+
     source = shell_source(instr)
     return None if source is None else ShellUnit(path, source, "dockerfile", instr.line)
 
@@ -189,12 +195,12 @@ _SHELLISH = frozenset(
         "popd", "unset", "set", "if", "for", "while", "then", "else", "fi", "do", "done", "#",
     }
 )  # fmt: skip
-_MYST_OPTION = re.compile(r"[ \t]*:[\w-]+:")
-_SUBSTITUTION = re.compile(r"\|([A-Za-z_][\w-]*)\|")
-_ASSIGN_WORD = re.compile(r"[A-Za-z_]\w*=")
+_MYST_OPTION = lazyre.compile(r"[ \t]*:[\w-]+:")
+_SUBSTITUTION = lazyre.compile(r"\|([A-Za-z_][\w-]*)\|")
+_ASSIGN_WORD = lazyre.compile(r"[A-Za-z_]\w*=")
 # Python in a block labeled shell: imports, definitions, and `if x:` / `else:` / `try:` headers (shell ends none of
 # its `if`/`for`/`while` lines with a colon).
-_PYTHON_LINE = re.compile(
+_PYTHON_LINE = lazyre.compile(
     r"[ \t]*(?:from [\w.]+ import |import [\w.]+[ \t]*(?:#.*)?$|def \w+\(|class \w+[(:]"
     r"|(?:if|elif|while|for|with) [^;#\n]*:[ \t]*(?:#.*)?$|(?:else|try|finally|except[^:\n]*):[ \t]*(?:#.*)?$)"
 )
@@ -253,7 +259,7 @@ def _table_row(text: str) -> bool:
     return len(stripped) > 1 and stripped[0] == "|" and stripped[-1] == "|"
 
 
-_INFO_FENCE = re.compile(r"```[ \t]*[A-Za-z{]")
+_INFO_FENCE = lazyre.compile(r"```[ \t]*[A-Za-z{]")
 _DOC_BLOCK_LANGUAGES = SHELL_LANGUAGES | {""}
 
 
@@ -318,7 +324,7 @@ class UnitShell:
 
 _RESERVED_PREFIX = frozenset({"then", "do", "else", "elif", "!", "{", "time"})
 _SEPARATOR_OPS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
-_GLUED = re.compile(r"(then|do|else)(?=[A-Za-z_$\"'])")
+_GLUED = lazyre.compile(r"(then|do|else)(?=[A-Za-z_$\"'])")
 
 
 def unit_shell(unit: ShellUnit) -> UnitShell:
@@ -646,7 +652,7 @@ def _after_function(words: list[Word]) -> list[Word]:
     return words
 
 
-_OPERATOR_LINE = re.compile(r"[ \t]*(?:\|\||&&|\|&|\|)[ \t]+[\w./$\"'-](?!.*\|[ \t]*$)")
+_OPERATOR_LINE = lazyre.compile(r"[ \t]*(?:\|\||&&|\|&|\|)[ \t]+[\w./$\"'-](?!.*\|[ \t]*$)")
 _BEFORE_TEST = _RESERVED_PREFIX | {"if", "while", "until"}  # words a `[[` test may follow in its command
 
 
@@ -687,8 +693,8 @@ class ScriptCall:
 
 
 _SHELL_PROGRAMS = frozenset({"bash", "sh", "source", ".", "dash", "zsh"})
-_PY_SH_CALL = re.compile(r"""\[\s*["'](sh|bash)["']\s*,([^\]]*)\]""")
-_PY_LITERAL = re.compile(r"""["']([^"'\s]+)["']""")
+_PY_SH_CALL = lazyre.compile(r"""\[\s*["'](sh|bash)["']\s*,([^\]]*)\]""")
+_PY_LITERAL = lazyre.compile(r"""["']([^"'\s]+)["']""")
 
 
 def script_calls(ctx: Context) -> dict[str, list[ScriptCall]]:
@@ -815,10 +821,10 @@ def _script_calls(
     return out
 
 
-_SCRIPT_NAME = re.compile(r"\.(?:sh|bash)\b")
+_SCRIPT_NAME = lazyre.compile(r"\.(?:sh|bash)\b")
 # What comes before a script's name on its line when the name is run: a shell that runs or sources it, or a path
 # at the start of a command (`./x.sh`, `scripts/x.sh`).
-_RUNS_BEFORE = re.compile(
+_RUNS_BEFORE = lazyre.compile(
     r"(?:.*[\s;&|(])?(?:(?:bash|sh|dash|zsh|source|\.)[ \t]+(?:-\S+[ \t]+)*\S*|[^\s;&|()]*/[^\s;&|()]*)"
 )
 
@@ -839,8 +845,8 @@ def may_call_script(text: str) -> bool:
     return False
 
 
-_SH_BEFORE = re.compile(r"(?:.*[\s;&|(\"'])?(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*[^\s;&|()]*")
-_PY_SH_LIST = re.compile(r"""\[\s*["'](sh|dash|bash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
+_SH_BEFORE = lazyre.compile(r"(?:.*[\s;&|(\"'])?(?:sh|dash)[ \t]+(?:-\S+[ \t]+)*[^\s;&|()]*")
+_PY_SH_LIST = lazyre.compile(r"""\[\s*["'](sh|dash|bash)["']\s*,[^\]]*?([\w.-]+\.sh)["']""")
 
 
 def calls_of(ctx: Context, path: str) -> list[ScriptCall]:
@@ -959,7 +965,7 @@ def _image_os(image: str, tag: str | None, cann_image: object) -> str:
     return ""
 
 
-_MOVES = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)[ \t]*(?:cd|pushd)[ \t]", re.M)
+_MOVES = lazyre.compile(r"(?:^|[;&|(]|\bthen|\bdo)[ \t]*(?:cd|pushd)[ \t]", re.M)
 
 
 def _unit_calls(ctx: Context, unit: ShellUnit, later: bool) -> Iterator[ScriptCall]:
@@ -1025,12 +1031,12 @@ def _line_calls(
 # -- bash-only syntax ----------------------------------------------------------------------------------------------
 
 # `${x^^}`, `${x,,}`, `${x/a/b}`, `${x:1:2}` (not `${x:-d}`), `${!x}`, `${a[0]}`, `${#a[@]}`
-_BASH_EXPANSION = re.compile(
+_BASH_EXPANSION = lazyre.compile(
     r"\$\{(?:[A-Za-z_]\w*(?:\^\^?|,,?|/[^}]*|:[0-9][^}]*|: +-[^}]*)|![A-Za-z_]|#?[A-Za-z_]\w*\[)"
 )
 _BASH_REDIRECTS = {"<<<": "a here-string `<<<`", "&>": "`&>`", "&>>": "`&>>`", "|&": "`|&`"}
-_ARRAY_ASSIGN = re.compile(r"[A-Za-z_]\w*\+?=\(")
-_FUNCTION_KEYWORD = re.compile(r"(?:^|[;&|{(]\s*)function\s+[A-Za-z_]")
+_ARRAY_ASSIGN = lazyre.compile(r"[A-Za-z_]\w*\+?=\(")
+_FUNCTION_KEYWORD = lazyre.compile(r"(?:^|[;&|{(]\s*)function\s+[A-Za-z_]")
 
 
 def _arithmetic_at(toks: Sequence[Token], k: int) -> bool:
@@ -1078,15 +1084,15 @@ def bashisms(unit: ShellUnit) -> list[tuple[int, str]]:
 # -- what a script defines, and what it reads without a guard (NPU104, NPU119) -----------------------------------
 
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+_NAME = lazyre.compile(r"[A-Za-z_]\w*\Z")
 # `${NAME-x}`, `${NAME:-x}`, `=`, `?`, `+` forms: the script knows that NAME may be unset
-_GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
-_ARITH_ASSIGN = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
+_GUARDED = lazyre.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
+_ARITH_ASSIGN = lazyre.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:[-+*/%]?=|\+\+|--)")
 _MAX_DEPTH = 3
-_PLAIN = re.compile(r"[^'\"\\$]+")  # all but what `unguarded_refs` looks at
-_BRACED = re.compile(r"#?([A-Za-z_]\w*)(.*)\Z", re.S)  # the inside of `${...}`
-_GUARD_OP = re.compile(r":?[-=?+]")
-_REF = re.compile(r"[A-Za-z_]\w*")
+_PLAIN = lazyre.compile(r"[^'\"\\$]+")  # all but what `unguarded_refs` looks at
+_BRACED = lazyre.compile(r"#?([A-Za-z_]\w*)(.*)\Z", re.S)  # the inside of `${...}`
+_GUARD_OP = lazyre.compile(r":?[-=?+]")
+_REF = lazyre.compile(r"[A-Za-z_]\w*")
 
 
 def unguarded_refs(word: str) -> Iterator[str]:
@@ -1226,15 +1232,15 @@ class ScriptInterface:
     splits_short: bool = False
 
 
-_CASE_ARG = re.compile(r"""case\s+["']?\$\{?(1|arg|opt|key|option|param)\}?["']?\s+in\b""")
-_PATTERN = re.compile(r"""[ \t]*\(?[ \t]*((?:[^\s()|;]+)(?:[ \t]*\|[ \t]*[^\s()|;]+)*)[ \t]*\)""")
-_SLOT = re.compile(
+_CASE_ARG = lazyre.compile(r"""case\s+["']?\$\{?(1|arg|opt|key|option|param)\}?["']?\s+in\b""")
+_PATTERN = lazyre.compile(r"""[ \t]*\(?[ \t]*((?:[^\s()|;]+)(?:[ \t]*\|[ \t]*[^\s()|;]+)*)[ \t]*\)""")
+_SLOT = lazyre.compile(
     r"""(?:^|[;\s])(?:local\s+|export\s+|readonly\s+)?([A-Za-z_]\w*)=["']?\$\{?([1-9][0-9]?)(?:[:}]|["'\s]|\Z)"""
 )
 
 
 # `$#` compared for equality with a count (`[ $# == 9 ]`, `[ "$#" -eq 5 ]`): the number it is compared with.
-_ARGC_IS = re.compile(r"\$\{?#\}?\"?\s*(?:==?|-eq)\s*\"?(\d+)")
+_ARGC_IS = lazyre.compile(r"\$\{?#\}?\"?\s*(?:==?|-eq)\s*\"?(\d+)")
 
 
 def script_interface(ctx: Context, path: str) -> ScriptInterface | None:
@@ -1321,11 +1327,11 @@ def _case_branches(lines: Sequence[str], at: int) -> Iterator[tuple[int, str, li
         yield k, body, [p.strip().strip("\"'") for p in m.group(1).split("|")] if m is not None and opened else None
 
 
-_OPTION_VALUE = re.compile(r"""([A-Za-z_]\w*)=["']?\$\{?2\b""")
-_NOUNSET_TEXT = re.compile(r"(?m)^[ \t]*set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
+_OPTION_VALUE = lazyre.compile(r"""([A-Za-z_]\w*)=["']?\$\{?2\b""")
+_NOUNSET_TEXT = lazyre.compile(r"(?m)^[ \t]*set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
 
 
-_PREFIX_BEFORE_SCRIPT = re.compile(r"(?:^|[;&|]\s*)((?:[A-Za-z_]\w*=\S*\s+)+)(?:bash|sh|source|\.|\./)")
+_PREFIX_BEFORE_SCRIPT = lazyre.compile(r"(?:^|[;&|]\s*)((?:[A-Za-z_]\w*=\S*\s+)+)(?:bash|sh|source|\.|\./)")
 
 
 def provided_names(ctx: Context) -> frozenset[str]:
@@ -1492,8 +1498,8 @@ def _product(parts: Sequence[Values]) -> Values:
     return frozenset(out)
 
 
-_PARAM = re.compile(r"(?P<name>[A-Za-z_]\w*|\d+|[@*#?$!-])(?P<op>:?[-=+?])?", re.S)
-_BARE = re.compile(r"\$(?:([A-Za-z_]\w*)|(\d|[@*#?$!-]))")
+_PARAM = lazyre.compile(r"(?P<name>[A-Za-z_]\w*|\d+|[@*#?$!-])(?P<op>:?[-=+?])?", re.S)
+_BARE = lazyre.compile(r"\$(?:([A-Za-z_]\w*)|(\d|[@*#?$!-]))")
 
 
 def _lookup(state: NoArgState, name: str) -> Values:
@@ -1686,7 +1692,7 @@ class _NoArgFrame:
 
 
 # Commands that set the variables named in their arguments (`export X=1`, `declare -x X=1`).
-_SETS = re.compile(r"[A-Za-z_]\w*\+?=")
+_SETS = lazyre.compile(r"[A-Za-z_]\w*\+?=")
 _ALL_ARGUMENTS = frozenset({'"$@"', "$@", '"$*"', "$*", '"${@}"', "${@}"})
 _DECLARE = frozenset({"export", "declare", "typeset", "readonly", "local"})
 _READS = frozenset({"read", "mapfile", "readarray", "getopts", "printf"})

@@ -17,30 +17,34 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-from npu_review.checks.analysis.installs import Install, installs, project_requirements
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import Releases, generation, parse_version, releases
 from npu_review.checks.model import ChangeStatus
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand, resolve_dir, steps
 from npu_review.checks.parsers.gha.values import WILD, Val
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow, legs
 from npu_review.checks.parsers.pep440 import public_version
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, Word, commands
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.analysis.installs import Install
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+    from npu_review.checks.parsers.pipcli import PipCall
+    from npu_review.checks.parsers.yamlmarks import Node
 
 TORCH_FAMILY = ("torch", "torch-npu", "torchvision")
 
 
-_WHEEL = re.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
+_WHEEL = lazyre.compile(r"(?:^|/)(torch_npu|torch-npu|torch|torchvision)-(\d+(?:\.\d+)+(?:\.post\d+)?(?:\.dev\d+)?)-")
 
 
-_CANN_VERSION = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
+_CANN_VERSION = lazyre.compile(r"\d+\.\d+\.(?:\d+|rc\d+)", re.I)
 # A CANN image tag: `<cann>-<device>-<os>-py3.N[-suffix]` (`8.3.rc2-910b-ubuntu22.04-py3.11`,
 # `9.0.0-a3-openeuler24.03-py3.12`), the one grammar every rule reads CANN, device, OS and Python from.
-CANN_TAG = re.compile(
+CANN_TAG = lazyre.compile(
     r"(?<![\w.])(?P<cann>\d+\.\d+(?:\.\d+)?(?:\.?(?:rc|alpha|beta|RC)\d+)?(?:\.\d+)?)"
     r"-(?P<dev>910b|a2|a3|310p|950|a5)-(?P<os>ubuntu\d+(?:\.\d+)?|openeuler\d+(?:\.\d+)?(?:-sp\d+)?)"
     r"-py(?P<py>3\.\d+)(?![\d])(?P<post>(?:-[A-Za-z0-9][\w.]*)*)",
@@ -78,7 +82,7 @@ def cann_image(ref: str) -> CannImage | None:
 
 # A CANN image's tag starts with its release, pre-releases of the image builds included (`8.2.rc1.alpha003-a3-...`,
 # `8.3.rc1.alpha002-910b-...`, `9.1.0-beta.1-...`: Ascend/cann-container-image's tags).
-_CANN_TAG_START = re.compile(r"\d+\.\d+\.(?:\d+|rc\d+)(?:\.(?:alpha|beta)\d+|-beta\.\d+)?(?:-|\Z)", re.I)
+_CANN_TAG_START = lazyre.compile(r"\d+\.\d+\.(?:\d+|rc\d+)(?:\.(?:alpha|beta)\d+|-beta\.\d+)?(?:-|\Z)", re.I)
 
 
 def is_cann_image_tag(image: str, tag: str | None) -> bool:
@@ -87,7 +91,7 @@ def is_cann_image_tag(image: str, tag: str | None) -> bool:
     return bool(tag) and is_cann_repository(image) and _CANN_TAG_START.match(tag or "") is not None
 
 
-_CANN_RUN = re.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
+_CANN_RUN = lazyre.compile(r"Ascend-cann-toolkit_(\d+\.\d+\.(?:\d+|rc\d+))_linux", re.I)
 
 
 _RUNNERS = frozenset({"bash", "sh", "source", "."})
@@ -119,6 +123,8 @@ class Cann:
 
 def pins(df: Dockerfile) -> list[Pin]:
     """Every exact torch-family version installed by a pip command, in file order (wheel names included)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     out: list[Pin] = []
     defs = build_args(df)
     froms = [i.line for i in df.of("FROM")]
@@ -156,11 +162,13 @@ def pins(df: Dockerfile) -> list[Pin]:
     return out
 
 
-_TORCH_NPU_WORD = re.compile(r"torch[-_]npu", re.I)
+_TORCH_NPU_WORD = lazyre.compile(r"torch[-_]npu", re.I)
 
 
 def image_installs(ctx: Context, src: SourceFile) -> list[Install]:
     """The steps of a Dockerfile (at head) that install a project's or a file's requirements, once per run."""
+    from npu_review.checks.analysis.installs import installs
+
     return ctx.memo(("image-installs", "head", src.path), lambda: installs(ctx.dockerfile(src), ctx))
 
 
@@ -172,6 +180,8 @@ def image_pins(ctx: Context, src: SourceFile) -> list[Pin]:
 def installs_torch_npu(df: Dockerfile) -> bool:
     """A pip step names torch_npu itself (unpinned, or a wheel whose version is unknown): the image's torch_npu
     may not be the one the requirements it installs state, so those are not judged."""
+    from npu_review.checks.parsers.dockerfile import steps
+
     for step in steps(df):
         call = step.pip
         if call is not None and call.verb in ("install", "download", "wheel"):
@@ -211,6 +221,8 @@ def _cann_of(ref: str) -> str | None:
 def job_cann(wf: Workflow, job: Job) -> Cann | None:
     """The CANN of the job's container image (`container: …/cann:<version>-…`), when every matrix leg resolves
     to the same one."""
+    from npu_review.checks.parsers.gha.workflow import legs
+
     node = job.field("container")
     if node is not None and not node.is_scalar:
         node = node.get("image")
@@ -231,6 +243,9 @@ def job_pins(ctx: Context, job: Job) -> list[Pin]:
     (`pip install -e .`, `pip install -r requirements.txt` in the checkout). Nothing when a step names
     torch_npu without an exact version, or when the checkout is moved (`path:`, another `repository:`,
     `working-directory:`)."""
+    from npu_review.checks.parsers.dockerfile import resolve_dir
+    from npu_review.checks.parsers.pipcli import pip_call
+
     explicit: list[Pin] = []
     derived: list[Pin] = []
     named = False
@@ -270,6 +285,9 @@ def job_pins(ctx: Context, job: Job) -> list[Pin]:
 
 def _own_pins(ctx: Context, call: PipCall, cwd: str) -> Iterator[Pin]:
     """torch_npu from the repository's own files a job step installs in its checkout."""
+    from npu_review.checks.analysis.installs import project_requirements
+    from npu_review.checks.parsers.dockerfile import resolve_dir
+
     line = call.cmd.words[call.cmd.start].line
     for f in call.files:
         path = resolve_dir(cwd, f.unquoted)
@@ -307,6 +325,8 @@ def _shown(call: PipCall, target: Word) -> str:
 def cann_versions(df: Dockerfile) -> list[Cann]:
     """The CANN version each stage starts with (a `…/cann:<version>-…` FROM; other bases: unknown), then the
     toolkit installers run later (`Ascend-cann-toolkit_8.5.2_linux-….run --install`), in file order."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     out: list[Cann] = []
     defs = build_args(df)
     all_steps = steps(df)
@@ -449,15 +469,15 @@ def image_stack(ref: str) -> dict[str, str]:
 
 
 # `cann8.5.0`, `cann-9.0.0`, `CANN_8.3.RC1` inside a key, an artifact name or an env value.
-_CANN_NAMED = re.compile(r"(?<![A-Za-z0-9\x00])cann[-_]?(\d+\.\d+(?:\.(?:\d+|rc\d+))?)(?![\d.]*[\d\x00])", re.I)
+_CANN_NAMED = lazyre.compile(r"(?<![A-Za-z0-9\x00])cann[-_]?(\d+\.\d+(?:\.(?:\d+|rc\d+))?)(?![\d.]*[\d\x00])", re.I)
 # Actions whose `with:` values name what a job produced or restores (so a CANN in them is the job's).
 _NAMING_ACTIONS = ("actions/cache", "runs-on/cache", "actions/upload-artifact", "actions/download-artifact")
 _NAMING_KEYS = ("key", "restore-keys", "name")
 # A Python the command addresses by its name: `python3.10`, `pip3.12`.
-_VERSIONED_PY = re.compile(r"(?:python|pip)(3\.\d+)")
-_PY_MENTION = re.compile(r"(?:python|pip)3\.\d|--python-version")
+_VERSIONED_PY = lazyre.compile(r"(?:python|pip)(3\.\d+)")
+_PY_MENTION = lazyre.compile(r"(?:python|pip)3\.\d|--python-version")
 # Steps that install or select another Python for the job (then a versioned command may be that one).
-_PY_SETUP = re.compile(
+_PY_SETUP = lazyre.compile(
     r"actions/setup-python|\buv\s+(?:venv|python\s+install)\b|\bconda\b|\bpyenv\b|\bdeadsnakes\b|"
     r"\bapt(?:-get)?\s+install\b[^\n]*\bpython3\.\d+|\bvirtualenv\b[^\n]*-p|\bmamba\b"
 )
@@ -479,6 +499,8 @@ def job_legs(ctx: Context, wf: Workflow, job: Job) -> list[JobLeg]:
 
 
 def _job_legs(wf: Workflow, job: Job) -> list[JobLeg]:
+    from npu_review.checks.parsers.gha.workflow import legs
+
     container = job.field("container")
     if container is not None and not container.is_scalar:
         container = container.get("image")
@@ -522,6 +544,8 @@ def _naming_nodes(job: Job) -> Iterator[tuple[Node, str]]:
 def _job_pythons(wf: Workflow, job: Job) -> Iterator[Stated]:
     """Python minors the job's commands address: `--python-version X` of a `pip install` (without `--target`),
     `python3.X` / `pip3.X` as a command's name. None when the job sets up another Python itself."""
+    from npu_review.checks.parsers.pipcli import pip_call
+
     found: list[Stated] = []
     for step in job.steps:
         if step.uses and _PY_SETUP.search(step.uses):
@@ -620,6 +644,8 @@ def _archs(text: str) -> frozenset[str] | None:
 
 def _builds_of(wf: Workflow) -> Iterator[PlatformBuild]:
     """The builds the workflow runs, of the Dockerfiles it names whether they exist or not."""
+    from npu_review.checks.parsers.gha.workflow import legs
+
     seen: set[tuple[str, frozenset[str], int]] = set()
     for job in wf.jobs.values():
         for scope in legs(wf, job):
@@ -686,11 +712,11 @@ def _buildx_runs(
 
 
 # A file for one CPU architecture: an installer, archive or wheel whose name says which.
-_ARCH_FILE = re.compile(
+_ARCH_FILE = lazyre.compile(
     r"(?<![A-Za-z0-9])(aarch64|x86_64|arm64|amd64)(?![A-Za-z0-9])[\w.+-]*\.(?:run|whl|tar\.gz|tgz|zip|rpm|deb|sh)$"
 )
 # A RUN instruction that picks the architecture itself (then its file names may be one branch of several).
-_ARCH_AWARE = re.compile(r"uname|ARCH|arch\b|dpkg\s+--print-architecture|PLATFORM")
+_ARCH_AWARE = lazyre.compile(r"uname|ARCH|arch\b|dpkg\s+--print-architecture|PLATFORM")
 
 
 _NOT_INSTALLING = frozenset({"rm", "echo", "ls", "mv", "test", "["})
@@ -707,6 +733,8 @@ def arch_files(df: Dockerfile) -> list[ArchFile]:
     """Installers, wheels and archives for one CPU architecture that a Dockerfile's RUN instructions name
     literally, in instructions that do not choose the architecture themselves (`$(uname -m)`, `$TARGETARCH`, an
     `if`/`case` on an ARCH variable), in stages not pinned to a platform (`FROM --platform=…`)."""
+    from npu_review.checks.parsers.dockerfile import steps
+
     out: list[ArchFile] = []
     pinned: dict[int, bool] = {}  # RUN line -> its stage is pinned to a platform
     stage_pinned = False
@@ -731,7 +759,7 @@ def arch_files(df: Dockerfile) -> list[ArchFile]:
 
 # -- a pinned commit the change moves in some places and not in others ------------------------------------------
 
-_SHA = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{12,40}(?![0-9a-fA-F])")
+_SHA = lazyre.compile(r"(?<![0-9a-fA-F])[0-9a-f]{12,40}(?![0-9a-fA-F])")
 
 
 @dataclass(frozen=True)

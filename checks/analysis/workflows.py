@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from npu_review.checks import kinds
 from npu_review.checks.context import Context
 from npu_review.checks.parsers import shell
-from npu_review.checks.parsers.gha.workflow import Workflow, build
-from npu_review.checks.parsers.yamlmarks import YamlDoc
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Workflow
+    from npu_review.checks.parsers.yamlmarks import YamlDoc
 
 
 def workflow_doc(ctx: Context, path: str, rev: str = "head") -> YamlDoc | None:
@@ -25,6 +29,8 @@ def _workflow_doc(ctx: Context, path: str, rev: str) -> YamlDoc | None:
 
 
 def workflow(ctx: Context, path: str, rev: str = "head") -> Workflow | None:
+    from npu_review.checks.parsers.gha.workflow import build
+
     rev = ctx.effective_rev(path, rev)
     doc = workflow_doc(ctx, path, rev)
     if doc is None:

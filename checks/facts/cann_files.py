@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import CannPackages, Facts, SocVersions
 
 __all__ = ["FILE_NAME", "CannFile", "CannFiles", "Problem", "cann_files"]
@@ -21,14 +22,14 @@ __all__ = ["FILE_NAME", "CannFile", "CannFiles", "Problem", "cann_files"]
 # `9.0.0-beta.1`, `${CANN_VERSION}`), the architecture when the file has one. CANN 7.0's ATB packages carry the C++
 # ABI they are built with after the architecture (`Ascend-cann-atb_7.0.0_linux-aarch64_abi0.run`, `_abi1`: the
 # CANN 7.0.0 ATB installation guide, hiascend.com canncommercial/700 ascendtb): not part of the architecture.
-FILE_NAME = re.compile(
+FILE_NAME = lazyre.compile(
     r"(?<![\w.-])((?:(?:Ascend|Atlas)-[A-Za-z0-9${}-]*?)?cann[A-Za-z0-9${}_-]*?)"
     r"_(\$\{?\w+\}?|\d+\.\d+\.[A-Za-z0-9.${}-]*?)_linux(?:-([A-Za-z0-9_${}]+?)(?:_abi[01])?)?\.run\b"
 )
 
 
 # A shell or docs variable in a file name (`${chip_type}`, `$SOC`, `{soc}`): a device the reader fills in.
-_VARIABLE = re.compile(r"\$\{?\w+\}?|\{\w+\}")
+_VARIABLE = lazyre.compile(r"\$\{?\w+\}?|\{\w+\}")
 
 
 @dataclass(frozen=True)

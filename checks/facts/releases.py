@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import Facts, PublishedVersions, TorchNpuReleases
 from npu_review.checks.parsers.requirements import normalize_name
 
@@ -118,7 +119,7 @@ class BranchName:
 # `<torch>-<TorchNPU release>`: `1.8.1-3.0.rc3`, `v2.1.0-5.0.rc3`, `2.7.1-7.3.0`.
 # A torch_npu branch name without its `v` (`1.8.1-3.0.rc3`): with it (`v2.8.0-7.2.0`) the cell names the branch as
 # Ascend/pytorch does, which tables mapping a project's branches to torch_npu's do on purpose.
-_BRANCH = re.compile(r"(\d+\.\d+\.\d+)-(\d+\.\d+\.(?:\d+|rc\d+)(?:\.\d+)?)", re.IGNORECASE)
+_BRANCH = lazyre.compile(r"(\d+\.\d+\.\d+)-(\d+\.\d+\.(?:\d+|rc\d+)(?:\.\d+)?)", re.IGNORECASE)
 
 
 def _nightly_date(number: str, form: str) -> str | None:

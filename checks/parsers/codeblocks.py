@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from npu_review.checks.parsers import mdblocks
+from npu_review.checks import lazyre
 
 SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "zsh"})
 
-_RST_DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode)::[ \t]*(\S*)[ \t]*$")
+_RST_DIRECTIVE = lazyre.compile(r"^([ \t]*)\.\.[ \t]+(?:code-block|code|sourcecode)::[ \t]*(\S*)[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def shell_blocks(text: str, flavor: Literal["md", "rst"], languages: frozenset[s
 
 # A line that is an optional argument in brackets, as a synopsis writes it: `[--log-level level]`, `[-h]`.
 # (a note may follow it: `[--keys ${KEYS}] \\   # the metric to plot`, mmyolo's guide; sweep-r32, judged false)
-_OPTIONAL_ARG = re.compile(r"[ \t]*\[-{1,2}[A-Za-z][^\]\n]*\][ \t\\]*(?:#.*)?$")
+_OPTIONAL_ARG = lazyre.compile(r"[ \t]*\[-{1,2}[A-Za-z][^\]\n]*\][ \t\\]*(?:#.*)?$")
 
 
 def synopsis(block: Block) -> bool:
@@ -81,7 +81,7 @@ def synopsis(block: Block) -> bool:
 # A program's help as argparse and most CLIs print it: `usage: prog [-h] ...` (Go's flag package: `Usage of prog:`; a
 # script's own `USAGE:` alone on its line, Paddle-Lite's auto_transform.sh, sweep-r35),
 # then `options:`, `optional arguments:`, `required arguments:`... on lines of their own. No shell command is named so.
-_HELP_HEADER = re.compile(
+_HELP_HEADER = lazyre.compile(
     r"[ \t]*(?:usage:(?:[ \t]|$)|usage of \S+:[ \t]*$|options:[ \t]*$"
     r"|(?:(?:optional|positional|required|named|other)[ \t]+)?arguments:[ \t]*$)",
     re.IGNORECASE,
@@ -89,13 +89,13 @@ _HELP_HEADER = re.compile(
 # A row of a help listing with no header (.NET's CommandLineParser, many CLIs): an option (or several, comma-separated),
 # a gap of two blanks or more, and a description of several words; no `\\` at its end. A command's option line with
 # its value after a gap (`--tp  8 \\`) is no such row: its value is one word, or the line continues.
-_HELP_ROW = re.compile(
+_HELP_ROW = lazyre.compile(
     r"[ \t]*-{1,2}[A-Za-z][\w-]*(?:,[ \t]*-{1,2}[A-Za-z][\w-]*)*[ \t]{2,}[^\s\\#][^\n]*?[ \t][^\s\\]"
 )
 # How many such rows make a listing (one or two may be a command's option lines that lost their `\\`).
 _HELP_ROWS = 3
 # A line `ls -l` prints (`-rw-r--r-- 1 user group 1.4M Mar 30 11:04 m.onnx`, `drwxr-xr-x 2 ...`): no command either.
-_LS_LONG = re.compile(r"[ \t]*[-dlcbps][-rwxsStT]{9}[.+@]?[ \t]+\d+[ \t]")
+_LS_LONG = lazyre.compile(r"[ \t]*[-dlcbps][-rwxsStT]{9}[.+@]?[ \t]+\d+[ \t]")
 
 
 def without_output(block: Block) -> Block:
@@ -116,9 +116,9 @@ def without_output(block: Block) -> Block:
 
 # CMake's block ends (`endif()`, `endforeach(x)`): in a shell, `endif()` opens a function definition that never
 # gets a body, so no shell script has one on a line of its own.
-_CMAKE_END = re.compile(r"^[ \t]*end(?:if|foreach|function|macro|while|block)[ \t]*\(")
+_CMAKE_END = lazyre.compile(r"^[ \t]*end(?:if|foreach|function|macro|while|block)[ \t]*\(")
 # A command call with arguments in parentheses (`link_libraries(stdc++fs)`, `set(X ON)`): no shell syntax either.
-_CMAKE_CALL = re.compile(r"^[ \t]*[A-Za-z_]\w*[ \t]*\([^()]*[^()\s][^()]*\)[ \t]*$")
+_CMAKE_CALL = lazyre.compile(r"^[ \t]*[A-Za-z_]\w*[ \t]*\([^()]*[^()\s][^()]*\)[ \t]*$")
 
 
 def cmake(block: Block) -> bool:
@@ -128,10 +128,10 @@ def cmake(block: Block) -> bool:
     return bool(lines) and (any(_CMAKE_END.match(t) for t in lines) or all(_CMAKE_CALL.match(t) for t in lines))
 
 
-_PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?\$ ")
+_PROMPT = lazyre.compile(r"^(?:\([\w.-]+\) ?)?\$ ")
 # A terminal's prompt with its user and host (`root@node:~/src# `, `(venv) user@host:/work$ `, `[root@host dir]# `):
 # a block in a shell language that starts with one is a pasted session, its other lines the commands' output.
-_HOST_PROMPT = re.compile(r"^(?:\([\w.-]+\) ?)?(?:[\w.-]+@[\w.-]+:[^\s#$]*|\[[\w.-]+@[\w.-]+[^\]]*\])[#$] ")
+_HOST_PROMPT = lazyre.compile(r"^(?:\([\w.-]+\) ?)?(?:[\w.-]+@[\w.-]+:[^\s#$]*|\[[\w.-]+@[\w.-]+[^\]]*\])[#$] ")
 
 
 def transcript(block: Block) -> bool:
@@ -163,6 +163,8 @@ def console_commands(block: Block) -> Block:
 def _md(text: str, languages: frozenset[str]) -> list[Block]:
     """The fenced blocks of the languages, as CommonMark reads them (checks/parsers/mdblocks.py). A fence inside a
     block quote is left out: its lines carry the quote's `>`, which a suggestion made from the body would drop."""
+    from npu_review.checks.parsers import mdblocks
+
     out: list[Block] = []
     for block in mdblocks.blocks(text):
         if block.kind == "fence" and not block.quoted:

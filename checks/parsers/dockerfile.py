@@ -17,9 +17,13 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.pipcli import PipCall
 
 __all__ = ["Command", "Word"]  # the shell layer's, re-exported for the Dockerfile rules
 
@@ -33,8 +37,8 @@ INSTRUCTIONS = frozenset(
     | {"WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL"}
 )
 # The delimiters BuildKit reads as a heredoc of an instruction (`RUN <<EOF`, `COPY <<"EOF" /x`).
-_HEREDOC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
-_DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[ \t]*$")
+_HEREDOC_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_DIRECTIVE = lazyre.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[ \t]*$")
 _SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "zsh", "dash", "ash"})
 
 
@@ -139,7 +143,7 @@ class Instruction:
 
 
 # A shell operator at the end of an instruction's text, with no escape character after it (`RUN a &&`).
-_DANGLING = re.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
+_DANGLING = lazyre.compile(r"(?<![|&\\])(&&|\|\||\|)[ \t]*\Z")
 
 
 def dangling_operator(instr: Instruction) -> str | None:
@@ -491,6 +495,8 @@ class Step:
     @functools.cached_property
     def pip(self) -> PipCall | None:
         """`pip_call(self.cmd)`, read once: the install index and several rules ask of every step."""
+        from npu_review.checks.parsers.pipcli import pip_call
+
         return pip_call(self.cmd)
 
 
@@ -578,7 +584,7 @@ def copies(df: Dockerfile) -> list[Copy]:
     return out
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Nested expansions are followed this deep (`ARG TAG=${CANN}-${DEVICE}` holds two, each of which may hold more).
 _MAX_DEPTH = 8
 

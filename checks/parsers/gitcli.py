@@ -5,7 +5,6 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from npu_review.checks.parsers.dockerfile import resolve_dir
 from npu_review.checks.parsers.sh import Command, Word
 
 # git options that take a value, globally (`git -C dir …`) and for `git clone`.
@@ -88,6 +87,8 @@ def repo_name(url: str) -> str:
 
 
 def clone_of(call: GitCall, cwd: str | None) -> Clone | None:
+    from npu_review.checks.parsers.dockerfile import resolve_dir
+
     if call.sub != "clone":
         return None
     found = clone_operands([w.unquoted for w in call.args])

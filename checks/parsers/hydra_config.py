@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import HydraSchema
 from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.shell import Invocation
@@ -25,8 +26,8 @@ from npu_review.checks.parsers.yamlmarks import Node
 Status = Literal["exists", "missing", "unknown"]
 
 # `${oc.select:a.b.c,default}` or `${a.b.c}` (absolute paths only; relative `${.x}` are not followed)
-_SELECT = re.compile(r"\A\$\{oc\.select:\s*([A-Za-z_][\w.]*)\s*(?:,(.*))?\}\Z", re.S)
-_PLAIN = re.compile(r"\A\$\{([A-Za-z_][\w.]*)\}\Z")
+_SELECT = lazyre.compile(r"\A\$\{oc\.select:\s*([A-Za-z_][\w.]*)\s*(?:,(.*))?\}\Z", re.S)
+_PLAIN = lazyre.compile(r"\A\$\{([A-Za-z_][\w.]*)\}\Z")
 _MAX_HOPS = 8
 
 
@@ -109,7 +110,8 @@ class Schema:
                     rest = parts[i + 1 :]
                     ref = ".".join([m.group(1), *rest])
                     fallback = None
-                    if not rest and m.re is _SELECT and m.group(2) is not None:
+                    # (`==`, not `is`: a match's `.re` is the compiled pattern, _SELECT its stand-in, checks.lazyre)
+                    if not rest and m.re == _SELECT and m.group(2) is not None:
                         text = m.group(2).strip()
                         fallback = Default(None if text.lower() in ("null", "none", "~") else text, node.line, "")
                     return ref, fallback
@@ -174,7 +176,7 @@ def _clean(value: str | None) -> str | None:
     return value.strip().strip("\"'").strip()
 
 
-_GROUP_CHOICE = re.compile(r"\A[\"']?(\+{0,2})([A-Za-z_][\w/@-]*)=(.*)\Z", re.S)
+_GROUP_CHOICE = lazyre.compile(r"\A[\"']?(\+{0,2})([A-Za-z_][\w/@-]*)=(.*)\Z", re.S)
 
 
 def config_file_for(inv: Invocation, facts: HydraSchema) -> ConfigChoice:
@@ -233,8 +235,8 @@ def config_file_for(inv: Invocation, facts: HydraSchema) -> ConfigChoice:
 
 _MAX_DEFAULTS_DEPTH = 4
 # A group file that places anything at the root (`# @package _global_`, a nested default `...@_global_`).
-_GLOBAL = re.compile(r"_global_")
-_GLOBAL_FILE = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*?[ \t]*#\s*@package\s+_global_[ \t]*\n")
+_GLOBAL = lazyre.compile(r"_global_")
+_GLOBAL_FILE = lazyre.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*?[ \t]*#\s*@package\s+_global_[ \t]*\n")
 
 
 def root_names(

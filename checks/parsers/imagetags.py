@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import ImageTags
 from npu_review.checks.parsers.gha.values import WILD
 
@@ -31,7 +32,7 @@ class ImageRef:
         return self.repository.split("/")
 
 
-_SPACE = re.compile(r"\s")  # the characters str.isspace() accepts (checked for every code point)
+_SPACE = lazyre.compile(r"\s")  # the characters str.isspace() accepts (checked for every code point)
 
 
 def parse_ref(text: str) -> ImageRef | None:
@@ -369,7 +370,7 @@ def documented_tags(text: str, g: Grammar, bare: bool) -> Iterator[tuple[int, st
 
 
 # Line breaks other than "\n" (str.splitlines breaks at these too).
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = lazyre.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 def _candidate_lines(text: str, marks: tuple[str, ...], bare: bool) -> Iterable[tuple[int, str]]:
@@ -399,9 +400,9 @@ def _candidate_lines(text: str, marks: tuple[str, ...], bare: bool) -> Iterable[
 # The lookbehind changes no match, it only spares the regex a retry at every letter of a long word: a match that
 # would start right after a letter or digit could start at that letter too, and finditer takes the leftmost
 # (a previous match cannot end just before one: it ends before a character outside [A-Za-z0-9._-]).
-_EXPLICIT = re.compile(
+_EXPLICIT = lazyre.compile(
     r"(?<![A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?(?:/[A-Za-z0-9._-]+)+:[A-Za-z0-9_][A-Za-z0-9._-]*"
 )
-_BARE = re.compile(r"(?<![\w./:-])[a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,}(?![\w/-])")
+_BARE = lazyre.compile(r"(?<![\w./:-])[a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,}(?![\w/-])")
 # What every match of _BARE holds (its last three `-[a-z0-9._]+`), found fast: the search starts at a `-`.
-_BARE_HINT = re.compile(r"-[a-z0-9._]+-[a-z0-9._]+-[a-z0-9._]")
+_BARE_HINT = lazyre.compile(r"-[a-z0-9._]+-[a-z0-9._]+-[a-z0-9._]")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from npu_review.checks.parsers import mdblocks
+from npu_review.checks import lazyre
 
 Flavor = Literal["md", "rst"]
 
@@ -154,7 +154,7 @@ def parse(text: str, flavor: Flavor) -> Document:
 
 # -- shared helpers -----------------------------------------------------------------------------------------------
 
-_URL = re.compile(r"(?i)\b(?:https?|ftp)://[^\s<>\"'`\[\]]+")
+_URL = lazyre.compile(r"(?i)\b(?:https?|ftp)://[^\s<>\"'`\[\]]+")
 # Characters that end a bare URL in prose: CJK punctuation and full-width brackets.
 _URL_STOP = "，。、；：！？）（【】《》「」『』“”‘’"
 _URL_TRAIL = ".,;:!?*_~'\"\\"
@@ -206,17 +206,19 @@ def _visible(ch: str) -> bool:
 
 # -- Markdown -----------------------------------------------------------------------------------------------------
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_REF_DEF = re.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:[ \t]*(<[^>]*>|\S+)")  # `[^1]: note` is a footnote, not a link
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>")
+_ATX = lazyre.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_SETEXT = lazyre.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_CODE_SPAN = lazyre.compile(r"(`+)(?:(?!\1).)+?\1")
+_REF_DEF = lazyre.compile(r"^ {0,3}\[(?!\^)[^\]]+\]:[ \t]*(<[^>]*>|\S+)")  # `[^1]: note` is a footnote, not a link
+_AUTOLINK = lazyre.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]+)>")
 # `src=` and `href=` themselves, not an attribute ending in them (`data-canonical-src=`, which browsers ignore).
-_HTML_ATTR = re.compile(r"""(?i)(?<![\w-])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_DELIM_ROW = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
+_HTML_ATTR = lazyre.compile(r"""(?i)(?<![\w-])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_DELIM_ROW = lazyre.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
 
 
 def _parse_md(doc: Document, text: str) -> None:
+    from npu_review.checks.parsers import mdblocks
+
     lines = doc.lines
     # Code lines as CommonMark reads them (the one Markdown scanner): fences with their fence lines, indented blocks.
     code: set[int] = set()
@@ -254,7 +256,7 @@ def _parse_md(doc: Document, text: str) -> None:
 
 
 # An HTML comment, or an MDX one (`{/* … */}`, which MDX sites write where HTML comments are not allowed).
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|\{/\*.*?(?:\*/\}|\Z)", re.DOTALL)
+_HTML_COMMENT = lazyre.compile(r"<!--.*?(?:-->|\Z)|\{/\*.*?(?:\*/\}|\Z)", re.DOTALL)
 
 
 def _without_html_comments(lines: list[str]) -> list[str]:
@@ -264,12 +266,12 @@ def _without_html_comments(lines: list[str]) -> list[str]:
     return text.split("\n")
 
 
-_MD_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_RST_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
+_MD_BULLET = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_RST_BULLET = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)]|#\.)\s+")
 
 
-_SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
-_LINK_HINT = re.compile(r"\]\(|://|<|\]:|=")  # a line without any of these holds no link
+_SHORTCODE = lazyre.compile(r"\{\{[<%].*?[>%]\}\}")
+_LINK_HINT = lazyre.compile(r"\]\(|://|<|\]:|=")  # a line without any of these holds no link
 
 
 def _md_links(doc: Document, n: int, line: str) -> None:
@@ -389,17 +391,17 @@ def _md_tables(doc: Document, out: list[Table]) -> None:
 # -- reStructuredText ---------------------------------------------------------------------------------------------
 
 _ADORN_CHARS = "=-~^\"'`*+#:.<>_!$%&(),/;?@[\\]{|}"
-_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([A-Za-z][\w:-]*)::(.*)$")
+_DIRECTIVE = lazyre.compile(r"^(\s*)\.\.\s+([A-Za-z][\w:-]*)::(.*)$")
 _CODE_DIRECTIVES = frozenset(
     {"code", "code-block", "sourcecode", "literalinclude-raw", "math", "raw", "parsed-literal"}
 )
-_INLINE_LITERAL = re.compile(r"``.+?``")
-_RST_EMBEDDED = re.compile(r"<([^<>`\s][^<>`]*)>`(__?)")
-_RST_TARGET = re.compile(r"^\s*\.\.\s+_[^:]*:\s*(\S+)\s*$")
-_RST_DOC_ROLE = re.compile(r":doc:`([^`]+)`")
+_INLINE_LITERAL = lazyre.compile(r"``.+?``")
+_RST_EMBEDDED = lazyre.compile(r"<([^<>`\s][^<>`]*)>`(__?)")
+_RST_TARGET = lazyre.compile(r"^\s*\.\.\s+_[^:]*:\s*(\S+)\s*$")
+_RST_DOC_ROLE = lazyre.compile(r":doc:`([^`]+)`")
 _PATH_DIRECTIVES = frozenset({"image", "figure", "include", "literalinclude"})
-_SIMPLE_BORDER = re.compile(r"^\s*=+(?:[ \t]+=+)*[ \t]*$")
-_GRID_BORDER = re.compile(r"^\s*\+(?:[-=]+\+)+\s*$")
+_SIMPLE_BORDER = lazyre.compile(r"^\s*=+(?:[ \t]+=+)*[ \t]*$")
+_GRID_BORDER = lazyre.compile(r"^\s*\+(?:[-=]+\+)+\s*$")
 
 
 def _indent(line: str) -> int:
@@ -733,8 +735,8 @@ def _clean(text: str) -> str:
 
 # -- link targets ---------------------------------------------------------------------------------------------------
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SCHEME = lazyre.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_ESCAPED = lazyre.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 @dataclass(frozen=True)
@@ -813,11 +815,13 @@ def resolve(doc_path: str, target: str, repos: Iterable[str], refs: Iterable[str
 
 # -- HTML tables inside Markdown ----------------------------------------------------------------------------------
 
-_HTML_TABLE = re.compile(r"<table\b.*?(?:</table\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_HTML_ROW = re.compile(r"<tr\b[^>]*>", re.IGNORECASE)
-_HTML_CELL = re.compile(r"<(t[dh])\b([^>]*)>(.*?)(?=</t[dh]\s*>|<t[dh]\b|<tr\b|</tr\s*>|</table\s*>|\Z)", re.I | re.S)
-_HTML_SPAN = re.compile(r"""\b(rowspan|colspan)\s*=\s*["']?(\d+)""", re.IGNORECASE)
-_HTML_TAG = re.compile(r"<[^>]*>")
+_HTML_TABLE = lazyre.compile(r"<table\b.*?(?:</table\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_HTML_ROW = lazyre.compile(r"<tr\b[^>]*>", re.IGNORECASE)
+_HTML_CELL = lazyre.compile(
+    r"<(t[dh])\b([^>]*)>(.*?)(?=</t[dh]\s*>|<t[dh]\b|<tr\b|</tr\s*>|</table\s*>|\Z)", re.I | re.S
+)
+_HTML_SPAN = lazyre.compile(r"""\b(rowspan|colspan)\s*=\s*["']?(\d+)""", re.IGNORECASE)
+_HTML_TAG = lazyre.compile(r"<[^>]*>")
 _MAX_SPAN = 50
 
 

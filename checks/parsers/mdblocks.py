@@ -19,10 +19,11 @@ Lines are those of `str.splitlines()`, as everywhere else in the engine. Never r
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
+
+from npu_review.checks import lazyre
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -32,7 +33,7 @@ Kind = Literal["fence", "code", "paragraph"]
 
 # The first line of an MkDocs block whose body is indented: an admonition (Python-Markdown's `!!!`, pymdownx
 # details' `???` and `???+`) or a content tab (pymdownx tabbed's `===`, `===+`, `===!`).
-_MKDOCS_CONTAINER = re.compile(r"(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]|===[!+]?[ \t]+\")")
+_MKDOCS_CONTAINER = lazyre.compile(r"(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]|===[!+]?[ \t]+\")")
 _CONTAINER_INDENT = 4
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.requirements import Requirement, parse_requirement
 from npu_review.checks.parsers.sh import Command, Word
 
@@ -41,8 +41,8 @@ class PipCall:
         return [v for o, v, _ in self.options if o in names and v is not None]
 
 
-_PIP = re.compile(r"pip(?:3(?:\.\d+)?)?")
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+_PIP = lazyre.compile(r"pip(?:3(?:\.\d+)?)?")
+_PYTHON = lazyre.compile(r"python(?:3(?:\.\d+)?)?")
 
 
 def pip_call(cmd: Command) -> PipCall | None:

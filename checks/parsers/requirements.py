@@ -7,15 +7,17 @@ import functools
 import re
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
+
 
 def normalize_name(name: str) -> str:
     """A Python distribution name as pip compares it (PEP 503): `Torch_NPU` -> `torch-npu`."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-_REQ = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(\[[^\]]*\])?[ \t]*(.*)\Z", re.S)
-_SPEC_START = re.compile(r"(?:===|==|!=|~=|>=|<=|>|<)")
-_SPEC_ITEM = re.compile(r"[ \t]*(===|==|!=|~=|>=|<=|>|<)[ \t]*([^,; \t]+)[ \t]*")
+_REQ = lazyre.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)[ \t]*(\[[^\]]*\])?[ \t]*(.*)\Z", re.S)
+_SPEC_START = lazyre.compile(r"(?:===|==|!=|~=|>=|<=|>|<)")
+_SPEC_ITEM = lazyre.compile(r"[ \t]*(===|==|!=|~=|>=|<=|>|<)[ \t]*([^,; \t]+)[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ REQUIREMENT_OPTIONS = frozenset({"--hash", "--global-option", "--config-settings
 _ARCHIVE = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
 # `name-1.2.3`: a version glued to the name with `-` where `==` was meant (pip reads it all as a name).
 # (`[A-Za-z]++`: possessive, else a long run of letters that does not match is split in exponentially many ways)
-_GLUED = re.compile(r"([A-Za-z][A-Za-z0-9._-]*?[A-Za-z])-(v?\d+(?:\.\d+)+(?:[.-]?[A-Za-z]++\d*)*(?:\+[\w.]+)?)\Z")
+_GLUED = lazyre.compile(r"([A-Za-z][A-Za-z0-9._-]*?[A-Za-z])-(v?\d+(?:\.\d+)+(?:[.-]?[A-Za-z]++\d*)*(?:\+[\w.]+)?)\Z")
 _SPEC_OPS = ("===", "==", "!=", "~=", ">=", "<=", ">", "<")
 
 

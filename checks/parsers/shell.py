@@ -41,8 +41,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-import yaml
-
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.sh import (
     REDIRECT,
     ArrayWord,
@@ -110,14 +109,14 @@ Value = str | Unknown
 Device = Literal["npu", "other"]
 
 # Names of shell variables that select the device (DEVICE, device_name, TARGET_DEVICE, DEVICE_TYPE, ...).
-_DEVICE_VAR = re.compile(r"(?i)([a-z0-9]+_)?device(_name|_type)?\Z")
+_DEVICE_VAR = lazyre.compile(r"(?i)([a-z0-9]+_)?device(_name|_type)?\Z")
 _NPU_VALUES = frozenset({"npu", "ascend", "huawei"})
 _OTHER_VALUES = frozenset({"gpu", "cuda", "nvidia", "cpu", "rocm", "amd", "xpu", "hpu", "mps"})
 
 # A Hydra override: optional +, ++ or ~, then a dotted key (at least one dot), then `=VALUE`.
-_HYDRA_KEY = re.compile(r"(\+\+|\+|~)?([a-z_]\w*(?:\.\w+)+)\Z")
-_SHELL_ASSIGN = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
-_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+_HYDRA_KEY = lazyre.compile(r"(\+\+|\+|~)?([a-z_]\w*(?:\.\w+)+)\Z")
+_SHELL_ASSIGN = lazyre.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=")
+_NAME = lazyre.compile(r"[A-Za-z_]\w*\Z")
 
 _KEYWORDS_START = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until"})
 
@@ -230,8 +229,12 @@ class _Frame:
     for_items: tuple[Word, ...] = ()
 
 
-_CMP = re.compile(r"""\$\{?(?P<var>[A-Za-z_]\w*)(?::?[-=][^}]*)?\}?["']?\s*(?P<op>==|=|!=)\s*["']?(?P<val>[\w*.-]+)""")
-_CMP_REV = re.compile(r"""["']?(?P<val>[A-Za-z][\w*.-]*)["']?\s*(?P<op>==|=|!=)\s*["']?\$\{?(?P<var>[A-Za-z_]\w*)""")
+_CMP = lazyre.compile(
+    r"""\$\{?(?P<var>[A-Za-z_]\w*)(?::?[-=][^}]*)?\}?["']?\s*(?P<op>==|=|!=)\s*["']?(?P<val>[\w*.-]+)"""
+)
+_CMP_REV = lazyre.compile(
+    r"""["']?(?P<val>[A-Za-z][\w*.-]*)["']?\s*(?P<op>==|=|!=)\s*["']?\$\{?(?P<var>[A-Za-z_]\w*)"""
+)
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", ";;", ";&", ";;&"})
 
 
@@ -663,6 +666,8 @@ def _dict_lookup(value: Value | None, path: str) -> object:
     v = hydra_str(value)
     if not isinstance(v, str) or not v.startswith("{"):
         return UNKNOWN
+    import yaml  # (here: a script with no dict-valued override does not import PyYAML)
+
     try:
         data = yaml.safe_load(v)
     except Exception:
@@ -809,13 +814,13 @@ def _resolve_fields(
     return name, value, line, exported, sources
 
 
-_VAR_REF = re.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
-_PARAM = re.compile(r"([A-Za-z_]\w*|[0-9]+)(?:(:?[-=?+])(.*))?", re.S)
-_BRACED_NAME = re.compile(r"\$\{([A-Za-z_]\w*)\}")
+_VAR_REF = lazyre.compile(r"[A-Za-z_]\w*|[0-9@*#?$!-]")
+_PARAM = lazyre.compile(r"([A-Za-z_]\w*|[0-9]+)(?:(:?[-=?+])(.*))?", re.S)
+_BRACED_NAME = lazyre.compile(r"\$\{([A-Za-z_]\w*)\}")
 # Runs of characters `_Expander.expand` copies as they are: all but quotes, `\\`, backticks and `$`
 # (inside double quotes a single quote is one of them).
-_EXPAND_RUN = re.compile(r"[^'\"\\`$]+")
-_EXPAND_RUN_DQ = re.compile(r"[^\"\\`$]+")
+_EXPAND_RUN = lazyre.compile(r"[^'\"\\`$]+")
+_EXPAND_RUN_DQ = lazyre.compile(r"[^\"\\`$]+")
 
 
 class _Expander:
@@ -933,7 +938,7 @@ class _Expander:
         return UNKNOWN if dq else "".join(out)
 
 
-_BRACE_RUN = re.compile(r"[^'\"\\{}]+")  # characters `closing_brace` steps over outside quotes
+_BRACE_RUN = lazyre.compile(r"[^'\"\\{}]+")  # characters `closing_brace` steps over outside quotes
 
 
 def closing_brace(word: str, i: int) -> int:
@@ -967,7 +972,7 @@ def closing_brace(word: str, i: int) -> int:
     return -1
 
 
-_KEY_RUN = re.compile(r"[\w.+~'\"]*")  # always matches
+_KEY_RUN = lazyre.compile(r"[\w.+~'\"]*")  # always matches
 
 
 @functools.lru_cache(maxsize=16384)  # a pure function of the text; the two views split the same words
@@ -997,7 +1002,7 @@ def split_override(text: str) -> tuple[str, str, str | None] | None:
     return prefix, m.group(2), raw
 
 
-_ARRAY_REF = re.compile(r"\"?\$\{([A-Za-z_]\w*)\[[@*]\]\}\"?")
+_ARRAY_REF = lazyre.compile(r"\"?\$\{([A-Za-z_]\w*)\[[@*]\]\}\"?")
 _ARGS = frozenset({'"$@"', "$@", '"$*"', "$*", '"${@}"', "${@}"})
 
 
@@ -1186,7 +1191,7 @@ def _assignments(statements: Iterable[Statement]) -> Iterator[Assignment]:
                 yield Assignment(name, default, a.line, "default", False, st.arms, st.index)
 
 
-_ASSIGN_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([^}]*)\}")
+_ASSIGN_DEFAULT = lazyre.compile(r"\$\{([A-Za-z_]\w*):?=([^}]*)\}")
 
 
 @functools.lru_cache(maxsize=16384)  # both views ask for every word, and words repeat across scripts
@@ -1382,7 +1387,7 @@ def _argparse_words(
 
 
 # Names of variables that hold several arguments (`$EXTRA_ARGS`, `${SERVE_OPTS}`): unknown, they may hold any.
-_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra")
+_ARG_LIST_NAME = lazyre.compile(r"(?i)args|opts|options|flags|params|extra")
 
 
 def _array_words(events: Sequence[_ArrayEvent], index: int, branches: tuple[int, ...]) -> list[tuple[str, int, bool]]:
@@ -1454,7 +1459,7 @@ def _invocation(
     )
 
 
-_SCALAR_REF = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+_SCALAR_REF = lazyre.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
 def _pieces_of(exp: _Expander, name: str) -> tuple[Override, ...] | None:

@@ -22,11 +22,14 @@ import re
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from npu_review.checks import lazyre
 from npu_review.checks.facts.schema import VllmCli
-from npu_review.checks.parsers import yamlmarks
 from npu_review.checks.parsers.sh.launchers import Arg
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers import yamlmarks
 
 __all__ = [
     "JsonProblem",
@@ -77,7 +80,7 @@ class Resolved:
         return self.configs.get(config, {}).get(key)
 
 
-_LEVEL = re.compile(r"-O(\d+)\Z")
+_LEVEL = lazyre.compile(r"-O(\d+)\Z")
 
 
 def resolve(args: Sequence[Arg], facts: VllmCli) -> Resolved:
@@ -182,7 +185,7 @@ def _key_lines(text: str, first_line: int) -> dict[str, int]:
 
 
 # vLLM expands bare numbers with a k/m/g/t (decimal) or K/M/G/T (binary) suffix outside strings before parsing.
-_HUMAN_NUMBER = re.compile(r'("(?:[^"\\]|\\.)*")|\b(\d+(?:\.\d+)?)([kKmMgGtT])\b')
+_HUMAN_NUMBER = lazyre.compile(r'("(?:[^"\\]|\\.)*")|\b(\d+(?:\.\d+)?)([kKmMgGtT])\b')
 _FACTORS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 
@@ -204,12 +207,12 @@ class JsonProblem:
 
 
 # Placeholders of docs (`<model path>`, `...`, `{{ var }}`): not meant to run as written.
-_PLACEHOLDER = re.compile(r"<[^<>\n]*>|\.\.\.|\u2026|\{\{\s*[\w.]+\s*\}\}")
+_PLACEHOLDER = lazyre.compile(r"<[^<>\n]*>|\.\.\.|\u2026|\{\{\s*[\w.]+\s*\}\}")
 # A bare upper-case word outside strings (`{"max_size": N}`, `MAX_LEN`) or a `{name}` stands for a value to fill
 # in; Python's True/False/None are not placeholders (they are a common mistake).
-_CAPS_WORD = re.compile(r"\b(?!(?:True|False|None|NaN|Infinity)\b)[A-Z][A-Z0-9_]*\b")
-_NAMED_SLOT = re.compile(r"\{[a-z_][a-z0-9_]*\}")
-_STRINGS = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_CAPS_WORD = lazyre.compile(r"\b(?!(?:True|False|None|NaN|Infinity)\b)[A-Z][A-Z0-9_]*\b")
+_NAMED_SLOT = lazyre.compile(r"\{[a-z_][a-z0-9_]*\}")
+_STRINGS = lazyre.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def json_problems(args: Sequence[Arg], facts: VllmCli) -> Iterator[JsonProblem]:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import free_form, schema_for
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import Override
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.hydra_config import Schema
 
 
 class HydraPlusMismatch(Rule):

@@ -6,8 +6,9 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.additional_config import read_keys, same_value
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.analysis.launch import schema_for
@@ -19,7 +20,6 @@ from npu_review.checks.facts.schema import AscendValueDocs
 from npu_review.checks.kinds import DOCS, HYDRA_CONFIG, NPU_SCRIPT, PYTHON, SHELL, YAML
 from npu_review.checks.messages import short_key
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.hydra_config import Schema
 from npu_review.checks.parsers.shell import (
     UNKNOWN,
     Assignment,
@@ -35,6 +35,9 @@ from npu_review.checks.parsers.shell import (
 )
 from npu_review.checks.parsers.vllm_cli import normalise, resolve
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.hydra_config import Schema
 
 _MAX_HOPS = 6
 
@@ -246,7 +249,7 @@ def _with_value(src: SourceFile, o: Override, new: str) -> str | None:
     return line.replace(o.text, f"{head}{quote}{new}{quote}", 1)
 
 
-_DEFAULT_FORM = re.compile(r"\$\{[A-Za-z_]\w*:?-")
+_DEFAULT_FORM = lazyre.compile(r"\$\{[A-Za-z_]\w*:?-")
 
 
 def _caller_default(src: SourceFile, o: Override | None) -> bool:

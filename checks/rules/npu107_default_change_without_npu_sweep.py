@@ -6,18 +6,17 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.device import npu_reading
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import HydraSchema
 from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, SHELL
 from npu_review.checks.model import ChangeStatus, Related, Severity
-from npu_review.checks.parsers import hydra_config, yamlmarks
 from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
 
-_SELECT_DEFAULT = re.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
-_GENERATED = re.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
+_SELECT_DEFAULT = lazyre.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
+_GENERATED = lazyre.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
 
 
 class DefaultChangeWithoutNpuSweep(Rule):
@@ -112,6 +111,8 @@ def _preference(c: _Change) -> tuple[int, int, str, int]:
 
 
 def _scalars(text: str) -> dict[str, tuple[str, int]] | None:
+    from npu_review.checks.parsers import yamlmarks
+
     doc = yamlmarks.parse(text)
     if doc.root is None or not doc.root.is_map:
         return None
@@ -176,6 +177,8 @@ def _unpinned_scripts(ctx: Context, leaf: str, applies: re.Pattern[str]) -> Iter
 
 def _concerned(inv: Invocation, applies: re.Pattern[str], facts: HydraSchema) -> bool:
     """The command uses the part of the config the key belongs to (for mbridge keys: Megatron)."""
+    from npu_review.checks.parsers import hydra_config
+
     words = [o.key for o in inv.overrides]
     words += [f"{o.key}={hydra_str(o.value)}" for o in inv.overrides if o.key.endswith(".strategy")]
     choice = hydra_config.config_file_for(inv, facts)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -23,8 +23,8 @@ from npu_review.checks.rule import Hit, Rule
 REGISTRY_GLOBS = ("**/envs.py",)
 # YAML mappings whose keys are environment variables (workflows, test configs, k8s/compose-like files).
 ENV_KEYS = frozenset({"env", "envs", "environment", "env_vars", "extra_env", "envVars"})
-_EXPORT_ARG = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:\+?=|$)")
-_REGISTRY_NAME = re.compile(r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
+_EXPORT_ARG = lazyre.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:\+?=|$)")
+_REGISTRY_NAME = lazyre.compile(r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:""")
 
 
 @dataclass(frozen=True)
@@ -548,13 +548,13 @@ def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:
 _PY_KEYWORDS = ("environ", "getenv", "putenv", "setenv", "delenv")
 # A literal name given to one of them: `environ["X"]` (a read unless assigned), `environ.get("X")`,
 # `os.getenv("X")` (reads), `environ.setdefault("X", v)`, `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`.
-_PY_NAME = re.compile(
+_PY_NAME = lazyre.compile(
     r"""(?<![\w])(?:(environ)[ \t]*\[|environ\.(get|pop|setdefault)[ \t]*\(|(getenv|putenv|setenv|delenv)[ \t]*\()"""
     r"""[ \t]*[rbuRBU]?(["'])([A-Za-z_][A-Za-z0-9_-]*)\4(?:[ \t]*\](?P<store>[ \t]*=(?!=)))?"""
 )
 # `os.environ.update({"X": v, ...})` and `os.environ.update(X=v)`.
-_PY_UPDATE = re.compile(r"\benviron\.update[ \t]*\(([^)]*)\)", re.S)
-_PY_KEY = re.compile(r"""(["'])([A-Za-z_][A-Za-z0-9_-]*)\1[ \t]*:|\b([A-Za-z_]\w*)[ \t]*=(?!=)""")
+_PY_UPDATE = lazyre.compile(r"\benviron\.update[ \t]*\(([^)]*)\)", re.S)
+_PY_KEY = lazyre.compile(r"""(["'])([A-Za-z_][A-Za-z0-9_-]*)\1[ \t]*:|\b([A-Za-z_]\w*)[ \t]*=(?!=)""")
 _READS = frozenset({"get", "pop", "getenv"})
 
 
@@ -607,7 +607,7 @@ def _python_names(src: SourceFile, ctx: Context) -> Iterator[_Set]:
 
 
 # A markdown-escaped underscore (`HCCL\_BUFFSIZE`) is an underscore.
-_MD_ESCAPE = re.compile(r"\\(?=[_-])")
+_MD_ESCAPE = lazyre.compile(r"\\(?=[_-])")
 
 
 def _prose_names(src: SourceFile, ctx: Context, skip: set[int]) -> Iterator[_Set]:
@@ -633,7 +633,7 @@ def _prose_names(src: SourceFile, ctx: Context, skip: set[int]) -> Iterator[_Set
 # with a verdict has no lower-case letter, and `-`, `__` or a family at its start (`_verdict`: without the
 # first two its normal form is itself, not known, so it must start with a family); `NAME[i]=` sets `NAME[i]`,
 # whose verdict needs a family at the start of NAME. `_candidates` finds those runs.
-_EXPORTISH = re.compile(r"(?<![^ \t\r\n;&|()<>])(?:export|declare|typeset|env)(?![^ \t\r\n;&|()<>])")
+_EXPORTISH = lazyre.compile(r"(?<![^ \t\r\n;&|()<>])(?:export|declare|typeset|env)(?![^ \t\r\n;&|()<>])")
 _QUOTING = str.maketrans("", "", "\\'\"")
 
 
@@ -695,7 +695,7 @@ _REMEMBERED = 200  # longer lines (a launch command with its overrides) rarely r
 
 
 # A plain key that ends here (`NAME: value`, `NAME:` at the end of a line) is the whole run before it.
-_KEY_END = re.compile(r":(?:[ \t\r\n]|\Z)")
+_KEY_END = lazyre.compile(r":(?:[ \t\r\n]|\Z)")
 
 
 def _yaml_may_report(ctx: Context, text: str) -> bool:
@@ -730,7 +730,7 @@ def _sibling(name: str, known: frozenset[str]) -> str | None:
 
 
 # `"NAME": lambda: ... os.getenv("NAME", default)` in a registry (vLLM-Ascend's envs.py style).
-_REGISTRY_DEFAULT = re.compile(
+_REGISTRY_DEFAULT = lazyre.compile(
     r"""["']([A-Z][A-Z0-9_]{3,})["']\s*:\s*lambda\s*:[^\n]*?(?:getenv|environ\.get)\(\s*["']\1["']\s*,\s*"""
     r"""(?:["']([^"'\n]*)["']|([0-9]+|True|False|None))"""
 )
@@ -753,7 +753,7 @@ def _registry_defaults(ctx: Context) -> dict[str, str]:
 # default's among them however it is said (`# 0, or not set: ...`, `# 0 (default): ...`: vLLM-Ascend's
 # VLLM_ASCEND_ENABLE_FUSED_MC2, whose config asserts 0 or 1; a "2" under a misspelled name was advised to turn on,
 # which stops the server: all-r10, judged false).
-_CHOICE = re.compile(r"^\s*#\s*([0-9]+)\s*(?:,?\s*(?:or\s+)?(?:not\s+set|unset|\(?default\)?))?\s*:")
+_CHOICE = lazyre.compile(r"^\s*#\s*([0-9]+)\s*(?:,?\s*(?:or\s+)?(?:not\s+set|unset|\(?default\)?))?\s*:")
 
 
 def _registry_choices(ctx: Context) -> dict[str, tuple[str, ...]]:

@@ -7,6 +7,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
@@ -17,26 +18,26 @@ from npu_review.checks.parsers.sh import LogicalLine, Source, open_after, split_
 from npu_review.checks.rule import Hit, Rule
 
 # An unescaped backslash followed by blanks at the end of a logical line's text (comments already removed).
-_BLANKS_AFTER_BACKSLASH = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
+_BLANKS_AFTER_BACKSLASH = lazyre.compile(r"(?<!\\)(?:\\\\)*\\[ \t]+$")
 # A line that starts with a config override (`algorithm.adv_estimator=grpo \  # what it does`), not with a
 # program: a listing of options with notes, which no one runs as it is.
-_FRAGMENT = re.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+_FRAGMENT = lazyre.compile(r"[ \t]*[+~]?[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 # A command as its author wrote it (its first line, before any `\`) that starts with an option
 # (`--ptx_coef 0.0 \  # what it does`): a listing of a script's options with notes (no shell command starts
 # with an option).
-_OPTION_LISTING = re.compile(r"[ \t]*--?[A-Za-z]")
+_OPTION_LISTING = lazyre.compile(r"[ \t]*--?[A-Za-z]")
 
 
 # A block headed as the explanation of a command's parameters (`# 启动配置参数说明`, `# Service launch parameter
 # explanation`): one option per line with what it means, the runnable command given after it.
-_EXPLAINED = re.compile(
+_EXPLAINED = lazyre.compile(
     r"[ \t]*#.*(?:参数说明|参数解释|配置说明"
     r"|(?i:\b(?:parameters?|options?|arguments?)[ \t]+(?:explanation|description)s?\b"
     r"|\b(?:explanation|description)s?[ \t]+of[ \t]+(?:the[ \t]+)?(?:parameters|options|arguments)\b))"
 )
 # A comment that is an ellipsis (`# ...`, `# … other configurations …`): in a docs block, where an excerpt leaves
 # options out (sii-research/siiRL's reward guide, judged noise in sweep-r18).
-_ELLIPSIS_NOTE = re.compile(r"[ \t]*#[ \t]*(?:\.\.\.|…)")
+_ELLIPSIS_NOTE = lazyre.compile(r"[ \t]*#[ \t]*(?:\.\.\.|…)")
 
 
 def _listing(first: int, physical: dict[int, str]) -> bool:
@@ -57,7 +58,7 @@ def _listing(first: int, physical: dict[int, str]) -> bool:
 
 
 # A line its author continued: it ends with an unescaped `\\`, blanks or a note after it aside.
-_CONTINUED = re.compile(r"(?<!\\)(?:\\\\)*\\[ \t]*(?:#.*)?$")
+_CONTINUED = lazyre.compile(r"(?<!\\)(?:\\\\)*\\[ \t]*(?:#.*)?$")
 
 
 class ShellContinuationBroken(Rule):
@@ -167,7 +168,7 @@ class ShellContinuationBroken(Rule):
 
 # A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),
 # or it is a comment line.
-_MEANT_TO_CONTINUE = re.compile(r"^\s*#|" + _CONTINUED.pattern)
+_MEANT_TO_CONTINUE = lazyre.compile(r"^\s*#|" + _CONTINUED.pattern)
 
 
 def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) -> Iterator[Hit]:
@@ -202,13 +203,13 @@ def _one_per_command(hits: Iterable[tuple[str, Hit]], physical: dict[int, str]) 
 # An assignment of a value the reader fills in (`MODEL_GEN_PATH=<PATH_OF_THE_KNOWLEDGE_GENERATION> \`, a hint below
 # it: Megatron-LM's msdp scripts, copied into Gen-Verse/OpenClaw-RL; rs-r71, judged false): the script runs only once
 # filled in, and taking the blank out would join the hint to it.
-_PLACEHOLDER_ASSIGNMENT = re.compile(r"\s*[A-Za-z_]\w*=<[^<>\s]+>\s*\\\s*$")
+_PLACEHOLDER_ASSIGNMENT = lazyre.compile(r"\s*[A-Za-z_]\w*=<[^<>\s]+>\s*\\\s*$")
 
 
 # A word ending in `\` that is a Windows folder path (`%USERPROFILE%\.claude\skills\`, `C:\tools\`, `..\out\`): a
 # cmd.exe line beside its bash twin in a guide's block, whose last `\` separates folders (kunpengcompute/skills,
 # sweep-r24, judged false).
-_WINDOWS_FOLDER = re.compile(
+_WINDOWS_FOLDER = lazyre.compile(
     r"(?:^|\s)(?:%\w+%|[A-Za-z]:|\.{1,2}|[\w.-]+)(?:\\[\w.-]+)*\\[\w.-]+\\$|(?:^|\s)(?:%\w+%|[A-Za-z]:)\\$"
 )
 
@@ -216,7 +217,7 @@ _WINDOWS_FOLDER = re.compile(
 # A comment that is only a code annotation's marker (`# (1)`, `# (2)!`): mkdocs-material (`content.code.annotate`)
 # turns it into a numbered bubble beside the line, the note written below the block (PaddlePaddle/PaddleScience's
 # guide after each `\` of a placeholder command, on purpose; sweep-r31, judged noise).
-_ANNOTATION = re.compile(r"[ \t]*#[ \t]*\(\d+\)!?[ \t]*")
+_ANNOTATION = lazyre.compile(r"[ \t]*#[ \t]*\(\d+\)!?[ \t]*")
 
 
 def _series(items: list[str]) -> str:
@@ -326,33 +327,33 @@ def _check(path: str, source: Source, physical: dict[int, str], excerpt: bool = 
 # A command that is only variable assignments (`A=1 B="$x" \\`): settings for the command its author continued to.
 # (one unquoted character at a time: `[^\s"']+` repeated by `*` splits a word in exponentially many ways, and a line
 # that does not match, `X=${X% }`, took seconds, a whole replay 22 minutes)
-_ASSIGNMENTS = re.compile(r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s\"'])*\s*)+\\?\s*")
+_ASSIGNMENTS = lazyre.compile(r"\s*(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|[^\s\"'])*\s*)+\\?\s*")
 # A line whose `\\` follows an operator that needs a command after it (`|`, `||`, `&&`, `|&`): a comment line
 # below it ends at its newline, and the shell goes on reading the command on the line after.
-_AFTER_OPERATOR = re.compile(r"(?:\|\|?|&&|\|&)[ \t]*\\[ \t]*$")
+_AFTER_OPERATOR = lazyre.compile(r"(?:\|\|?|&&|\|&)[ \t]*\\[ \t]*$")
 # A line that starts with an option (`--backend x`, `-DFOO=ON`) or a dotted override (`trainer.epochs=3`): never
 # a command of its own, always the rest of one (no program is named `--backend`, no variable `trainer.epochs`).
-_OPTION_START = re.compile(r"[ \t]*(?:--?[A-Za-z]|[+~]{0,2}[A-Za-z_][\w<>-]*(?:\.[\w<>-]+)+=)")
+_OPTION_START = lazyre.compile(r"[ \t]*(?:--?[A-Za-z]|[+~]{0,2}[A-Za-z_][\w<>-]*(?:\.[\w<>-]+)+=)")
 # The quick test for a file with no `\\`: a line that starts so.
-_OPTION_LINE = re.compile(r"\n" + _OPTION_START.pattern)
+_OPTION_LINE = lazyre.compile(r"\n" + _OPTION_START.pattern)
 # A line of a program's help or of a listing, not of a command: `-h, --help   show this help`, `--local_dir
 # LOCAL_DIR`, `--include [INCLUDE ...]`, `--seed      // the seed`, `-rwxr-xr-x  1 root` (an option, then a comma,
 # a metavariable, a bracket, or a gap of blanks before words that are no continuation or comment).
 # An option with a colon after its name (`--batch_size: 批次大小`, `--seed：种子`) describes it: no command passes
 # one so.
-_HELP_LINE = re.compile(
+_HELP_LINE = lazyre.compile(
     r"[ \t]*-{1,2}[\w-]+(?:,|[ \t]+(?:[A-Z][A-Z0-9_]+(?:[ \t,]|\Z)|[\[{<])|[ \t]{2,}(?![\\#\s])|[:：][ \t]*[^\s\\])"
 )
 # A line that stands for options left out (`...`, `[...]`, `… # list every device`): no command to run.
-_ELLIPSIS = re.compile(r"[ \t]*[\[(]?[ \t]*(?:\.{2,}|…+)[ \t]*[\])]?[ \t]*(?:#.*)?")
+_ELLIPSIS = lazyre.compile(r"[ \t]*[\[(]?[ \t]*(?:\.{2,}|…+)[ \t]*[\])]?[ \t]*(?:#.*)?")
 # A case pattern (`--help)`, `-h|--help)`, `--help | -h)`): a line that starts like an option but is a branch.
-_CASE_PATTERN = re.compile(r"[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*[ \t]*\)")
+_CASE_PATTERN = lazyre.compile(r"[ \t]*\(?[^\s()|]+(?:[ \t]*\|[ \t]*[^\s()|]+)*[ \t]*\)")
 # A line that hands the command on to the next one by itself: an operator at its end (`^`: cmd.exe's `\\`).
-_ENDS_WITH_OPERATOR = re.compile(r"(?:\|\||&&|[|;&({^])[ \t]*\Z")
+_ENDS_WITH_OPERATOR = lazyre.compile(r"(?:\|\||&&|[|;&({^])[ \t]*\Z")
 # The program a command line starts with, after `NAME=value` words: a word a shell runs (`python3`, `./run.sh`,
 # `$PYTHON`), not a listing's placeholder (`......`) or heading (`usage:`).
 # (after the line's leading `NAME=value` words, `_after_assignments`)
-_PROGRAM = re.compile(r"([A-Za-z_.~/$][\w./~${}+-]*)(?=[ \t]|\Z)")
+_PROGRAM = lazyre.compile(r"([A-Za-z_.~/$][\w./~${}+-]*)(?=[ \t]|\Z)")
 # Programs that are a whole command alone (a single-word line naming another file is a listing's entry).
 _ALONE = frozenset(
     {"python", "python3", "torchrun", "deepspeed", "accelerate", "bash", "sh", "vllm", "llamafactory-cli"}
@@ -376,7 +377,7 @@ def _command_line(text: str) -> bool:
 
 
 # A `NAME=value` word, up to the first blank, quote or parenthesis (most values have none of them).
-_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=[^\s\"'()]*")
+_ASSIGNMENT = lazyre.compile(r"[A-Za-z_]\w*=[^\s\"'()]*")
 
 
 def _after_assignments(text: str) -> str:
@@ -402,12 +403,12 @@ def _after_assignments(text: str) -> str:
 
 
 # The pieces of a value: a quoted string whole (an unclosed one to the end), a parenthesis, a blank, other text.
-_VALUE_PIECE = re.compile(r""""[^"]*"?|'[^']*'?|[()]|\s|[^\s"'()]+""")
+_VALUE_PIECE = lazyre.compile(r""""[^"]*"?|'[^']*'?|[()]|\s|[^\s"'()]+""")
 
 
 # A line that ends a sentence (`Applying... Done!`, `Reboot to load the new configuration.`): output or prose, not
 # a command whose options the next line holds (`pip install -e .` ends with a path, not a word and a period).
-_SENTENCE_END = re.compile(r"[A-Za-z][.!?][ \t]*$")
+_SENTENCE_END = lazyre.compile(r"[A-Za-z][.!?][ \t]*$")
 
 
 def _missing_backslashes(
@@ -487,10 +488,10 @@ def _missing_backslashes(
 
 # A container runtime's command that runs an image, and an image reference (`docker.io/library/busybox:latest`,
 # `quay.io/ascend/cann:8.3.rc1`, `ubuntu:22.04`), not an option's value (`ASCEND_VISIBLE_DEVICES=0`).
-_CONTAINER_RUN = re.compile(
+_CONTAINER_RUN = lazyre.compile(
     r"^\s*(?:sudo\s+)?((?:docker|podman|nerdctl|ctr|isula|crictl)\s+(?:container\s+)?(?:run|create|exec))\b"
 )
-_IMAGE_WORD = re.compile(r"[\w.-]+(?::\d+)?/[\w./-]+(?::[\w.-]+)?|[A-Za-z][\w.-]*:[\w][\w.-]*")
+_IMAGE_WORD = lazyre.compile(r"[\w.-]+(?::\d+)?/[\w./-]+(?::[\w.-]+)?|[A-Za-z][\w.-]*:[\w][\w.-]*")
 
 
 def _container_image(text: str) -> tuple[str, str] | None:

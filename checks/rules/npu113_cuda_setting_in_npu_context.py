@@ -8,20 +8,23 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_review.checks import ascend
+from npu_review.checks import ascend, lazyre
 from npu_review.checks.analysis.device import ascend_jobs, doc_block_family, npu_reading
 from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, run_unit, step_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.shell import View
 from npu_review.checks.rule import Hit, Rule
 
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
+
+_ASSIGN = lazyre.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     UnitCommand,
@@ -18,19 +20,21 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
 from npu_review.checks.rule import Hit, Rule
 
-_ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\Z")
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile, Instruction
+
+_ENV_SCRIPT = lazyre.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)\Z")
 _CLEANUP = frozenset({"echo", "printf", "true", ":", "rm", "cd", "ls", "pwd", "printenv", "env", "exit", "sync"})
 # A command that reads ~/.bashrc itself (`source ~/.bashrc && python ...`, `. /root/.bashrc`).
-_SOURCES_BASHRC = re.compile(r"(?:^|[;&|(]|\s)(?:source|\.)[ \t]+(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\b")
-_BASHRC = re.compile(r"(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\Z|/etc/bash\.bashrc\Z")
-_EXPORT_TEXT = re.compile(r"\bexport\s+([A-Za-z_]\w*)=")
+_SOURCES_BASHRC = lazyre.compile(r"(?:^|[;&|(]|\s)(?:source|\.)[ \t]+(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\b")
+_BASHRC = lazyre.compile(r"(?:~|\$HOME|\$\{HOME\}|/root)/\.bashrc\Z|/etc/bash\.bashrc\Z")
+_EXPORT_TEXT = lazyre.compile(r"\bexport\s+([A-Za-z_]\w*)=")
 # Paths through which an image's components are found (a cloned package on PYTHONPATH, a tool's bin on PATH): in
 # ~/.bashrc only, the non-interactive jobs the image is built for cannot import or run them. Tuning variables
 # (log levels, LD_PRELOAD of an allocator) written there are a deliberate choice for interactive use.
-_PROGRAM_ENV = re.compile(r"(?:PYTHONPATH|PATH)\Z")
+_PROGRAM_ENV = lazyre.compile(r"(?:PYTHONPATH|PATH)\Z")
 
 
 class EnvironmentSetInChild(Rule):
@@ -185,8 +189,8 @@ def _bashrc_exports(cmds: list[UnitCommand], source: str) -> Iterator[tuple[str,
 
 
 # Where a command's text ends (the next operator), and the target of an output redirection in what precedes it.
-_COMMAND_END = re.compile(r"&&|\|\||;|\|")
-_REDIRECT_TARGET = re.compile(r">>?\s*(?:\\\n\s*)?([^\s;&|]+)")
+_COMMAND_END = lazyre.compile(r"&&|\|\||;|\|")
+_REDIRECT_TARGET = lazyre.compile(r">>?\s*(?:\\\n\s*)?([^\s;&|]+)")
 
 
 def _needed(name: str, later: list[Instruction]) -> bool:

@@ -6,9 +6,11 @@ import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs, npu_project, npu_somewhere
 from npu_review.checks.analysis.scripts import (
     ShellUnit,
@@ -26,17 +28,19 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.parsers.gha.expressions import EXPR
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.parsers.sh import ArrayWord, Source, Word, lex
 from npu_review.checks.rule import Hit, Rule
 
-_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+
+_NAME = lazyre.compile(r"[A-Za-z_]\w*\Z")
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_CD_GLUED = re.compile(r"cd(?:\.\.?|/|~)\S*\Z")
-_REF = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?\Z")
+_CD_GLUED = lazyre.compile(r"cd(?:\.\.?|/|~)\S*\Z")
+_REF = lazyre.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?\Z")
 # Variables that hold `:`-separated lists of paths (a second entry is joined with `:`, never with a blank).
 _PATH_LISTS = frozenset(
     {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "LIBRARY_PATH", "CPATH", "CMAKE_PREFIX_PATH"}
@@ -46,10 +50,10 @@ _PATH_LISTS = frozenset(
 _SETUP = frozenset(
     {"git", "wget", "curl", "tar", "unzip", "mkdir", "cp", "mv", "pip", "pip3", "apt", "apt-get", "yum", "make"}
 )
-_PACKAGE_FILE = re.compile(r"(?i)\.(?:whl|tar\.gz|tgz|zip|tar\.bz2)(?:[#?].*)?\Z")
-_HEX = re.compile(r"[0-9a-f]{7,40}\Z")
-_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra|cmd")
-_CAPS = re.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
+_PACKAGE_FILE = lazyre.compile(r"(?i)\.(?:whl|tar\.gz|tgz|zip|tar\.bz2)(?:[#?].*)?\Z")
+_HEX = lazyre.compile(r"[0-9a-f]{7,40}\Z")
+_ARG_LIST_NAME = lazyre.compile(r"(?i)args|opts|options|flags|params|extra|cmd")
+_CAPS = lazyre.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
 # Commands and options that take a variable's name, not its value.
 _TAKES_NAMES = frozenset(
     {"echo", "printf", "grep", "egrep", "fgrep", "sed", "awk", "export", "unset", "read", "declare", "local"}
@@ -169,7 +173,7 @@ class ShellSyntaxBroken(Rule):
 
 # A placeholder for the k-th `${{ }}` of a run: one plain word piece, so that the lexer reads the quoting around it.
 _HOLDER = "NPUREVIEWEXPR{}X"
-_HELD = re.compile(r"NPUREVIEWEXPR(\d+)X")
+_HELD = lazyre.compile(r"NPUREVIEWEXPR(\d+)X")
 _QUOTING = {
     "'": (
         "inside single quotes",
@@ -345,29 +349,29 @@ def _kind(hit: Hit) -> str:
 # walked at all). A match only says "look closer"; the walk decides. Each pattern starts with a literal, which the
 # regex engine finds fast (a pattern that starts with a class or a look-behind costs ten times as much).
 _QUICK = (
-    re.compile(r"^[ \t]*(?:\|\|?|&&|\|&)", re.M),  # a line that starts with an operator
-    re.compile(r"(?:export|local|declare|readonly|typeset)[ \t][^\n;&|]*?(?:=[ \t]+[^\s\\]|[ \t]\$\{?[A-Za-z_])"),
-    re.compile(r"cd(?:\.\.?|/|~)"),  # cd..
-    re.compile(
+    lazyre.compile(r"^[ \t]*(?:\|\|?|&&|\|&)", re.M),  # a line that starts with an operator
+    lazyre.compile(r"(?:export|local|declare|readonly|typeset)[ \t][^\n;&|]*?(?:=[ \t]+[^\s\\]|[ \t]\$\{?[A-Za-z_])"),
+    lazyre.compile(r"cd(?:\.\.?|/|~)"),  # cd..
+    lazyre.compile(
         r" -(?:[eric]|-editable|-requirement|-constraint|-index-url|-extra-index-url|-find-links|-target)"
         r"[ \t]+-"
     ),  # pip's value option followed by an option
-    re.compile(r"(?:-i|-f|-url|-links)[ \t=]+\S+[ \t]+https?://"),  # two URLs for one option
-    re.compile(r"(?:-b|--branch)[ \t=]+[0-9a-f]{7,40}\b"),  # clone -b <sha>
-    re.compile(r"(?:-b|--branch)[ \t=]+(?:https?://|git@|ssh://)"),  # clone -b <url>: the branch left out
-    re.compile(r" -U\S*="),  # cmake -UX=ON
-    re.compile(r"--[A-Za-z][\w-]*=[A-Za-z0-9_.]+--[A-Za-z]"),  # --worker_num=2--local_worker_num=2
-    re.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
+    lazyre.compile(r"(?:-i|-f|-url|-links)[ \t=]+\S+[ \t]+https?://"),  # two URLs for one option
+    lazyre.compile(r"(?:-b|--branch)[ \t=]+[0-9a-f]{7,40}\b"),  # clone -b <sha>
+    lazyre.compile(r"(?:-b|--branch)[ \t=]+(?:https?://|git@|ssh://)"),  # clone -b <url>: the branch left out
+    lazyre.compile(r" -U\S*="),  # cmake -UX=ON
+    lazyre.compile(r"--[A-Za-z][\w-]*=[A-Za-z0-9_.]+--[A-Za-z]"),  # --worker_num=2--local_worker_num=2
+    lazyre.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
 )
-_BLANK_EQ = re.compile(r" [ \t]*=")
-_BEFORE_EQ = re.compile(
+_BLANK_EQ = lazyre.compile(r" [ \t]*=")
+_BEFORE_EQ = lazyre.compile(
     r"(?:.*(?:[;&|]|\bthen|\bdo|\belse))?[ \t]*(?:(?:export|local|declare|readonly|typeset)[ \t]+(?:-\w+[ \t]+)*)?"
     r"[A-Za-z_]\w*[ \t]*"
 )
-_AMP = re.compile(r"&(?![&>])[ \t]*[^\s#&]")
-_QUOTED_WITH_BLANK = re.compile(r"=[\"'][^\"'\n]*?\S[ \t]+\S")  # NAME="a b": the name is read backwards
-_NAME_AT_END = re.compile(r"[A-Za-z_]\w*\Z")
-_OPTION_VARIABLE = re.compile(r" --?[A-Za-z][\w-]*[ \t]+\$\{?([A-Za-z_]\w*)")
+_AMP = lazyre.compile(r"&(?![&>])[ \t]*[^\s#&]")
+_QUOTED_WITH_BLANK = lazyre.compile(r"=[\"'][^\"'\n]*?\S[ \t]+\S")  # NAME="a b": the name is read backwards
+_NAME_AT_END = lazyre.compile(r"[A-Za-z_]\w*\Z")
+_OPTION_VARIABLE = lazyre.compile(r" --?[A-Za-z][\w-]*[ \t]+\$\{?([A-Za-z_]\w*)")
 
 
 def _split_value_suspect(text: str) -> bool:
@@ -382,15 +386,15 @@ def _split_value_suspect(text: str) -> bool:
     return False
 
 
-_TOOL_WORD = re.compile(r"(git|pip3?|docker|apt-get|apt)[ \t]+(?:-\S+[ \t]+)*([a-z][a-z-]{3,})")
+_TOOL_WORD = lazyre.compile(r"(git|pip3?|docker|apt-get|apt)[ \t]+(?:-\S+[ \t]+)*([a-z][a-z-]{3,})")
 # A reserved word where a command starts or ends (after a blank, `;`, `&`, `|`, `(`; before a blank or `;`).
-_KEYWORD = re.compile(r"[\s;&|(](if|fi|then|elif|case|esac|for|while|until|select|done|do)(?=[\s;)]|$)", re.M)
-_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*")
+_KEYWORD = lazyre.compile(r"[\s;&|(](if|fi|then|elif|case|esac|for|while|until|select|done|do)(?=[\s;)]|$)", re.M)
+_COMMENT_LINE = lazyre.compile(r"(?m)^[ \t]*#.*")
 # A line that starts with a case pattern (`npu)`, `a|b)`, `*)`, `(x)`) and the ends of arms
-_ARM = re.compile(r"^[ \t]*\(?[^\s()#;|&<>=$`]+(?:[ \t]*\|[ \t]*[^\s()#;|&<>=$`]+)*[ \t]*\)", re.M)
+_ARM = lazyre.compile(r"^[ \t]*\(?[^\s()#;|&<>=$`]+(?:[ \t]*\|[ \t]*[^\s()#;|&<>=$`]+)*[ \t]*\)", re.M)
 
 
-_CUT_BY_APOSTROPHE = re.compile(r"'[^'\n]*\n[^']*[A-Za-z]'[A-Za-z]")
+_CUT_BY_APOSTROPHE = lazyre.compile(r"'[^'\n]*\n[^']*[A-Za-z]'[A-Za-z]")
 
 
 def _worth_walking(unit: ShellUnit, ctx: Context) -> bool:
@@ -572,7 +576,7 @@ def _closer_of(keyword: str) -> str:
 
 
 # A docs excerpt's line that stands for the lines left out (`......`, `...`, `…`), not a command.
-_PLACEHOLDER_LINE = re.compile(r"[ \t]*(?:\.{3,}|…+)[ \t]*")
+_PLACEHOLDER_LINE = lazyre.compile(r"[ \t]*(?:\.{3,}|…+)[ \t]*")
 
 
 def _physical_line(source: Source, line: int) -> str:
@@ -755,7 +759,7 @@ def _command(
 
 # Two long options written as one word, the second's `--` right after the first's value: `--worker_num=2--local_
 # worker_num=2` (a value that only passes options on, `--args=--x=1`, has no value of its own before `--`).
-_GLUED_OPTION = re.compile(r"(--[A-Za-z][\w-]*)=[A-Za-z0-9_.]+(--[A-Za-z][\w-]*)(?:=\S*)?")
+_GLUED_OPTION = lazyre.compile(r"(--[A-Za-z][\w-]*)=[A-Za-z0-9_.]+(--[A-Za-z][\w-]*)(?:=\S*)?")
 
 
 def _python_like(own: Sequence[Word]) -> bool:
@@ -935,14 +939,14 @@ def _git_clone(unit: ShellUnit, ctx: Context, own: Sequence[Word], argv: list[st
 
 
 # A plural name (`--modes`, `decode_modes`, `GPUS`), not `--address` or `--analysis`.
-_PLURAL = re.compile(r"(?i)[a-hj-rt-z]s\Z")
+_PLURAL = lazyre.compile(r"(?i)[a-hj-rt-z]s\Z")
 
 
 # Numbers separated by blanks (`1024 65536 1048576`, or port pairs `8080:8000 9000:9000`): a list of values, never
 # one argument. Whether the option takes them all (argparse's `nargs="+"`) or one each time (docker's `-p`, which
 # then needs repeating) is the program's to say: quoting would be wrong for either.
 _NUMBER = r"\d+(?:[.:/x-]\d+)*"
-_NUMBERS = re.compile(rf"\s*{_NUMBER}(?:\s+{_NUMBER})+\s*")
+_NUMBERS = lazyre.compile(rf"\s*{_NUMBER}(?:\s+{_NUMBER})+\s*")
 
 
 def _a_list(var: str, opt: str, text: str, values: Sequence[str] = ()) -> bool:
@@ -957,7 +961,7 @@ def _a_list(var: str, opt: str, text: str, values: Sequence[str] = ()) -> bool:
     return re.search(r"\bfor\s+\w+\s+in\b[^;\n]*\$\{?" + re.escape(var) + r"\b", text) is not None
 
 
-_PLACEHOLDER = re.compile(r"(?i)\byour\b|<[^<>]+>|\bx{3,}\b|\bpath to\b|请|填写|路径")
+_PLACEHOLDER = lazyre.compile(r"(?i)\byour\b|<[^<>]+>|\bx{3,}\b|\bpath to\b|请|填写|路径")
 
 
 def _option_values(

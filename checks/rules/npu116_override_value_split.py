@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
     ShellUnit,
     ascend_step_unit,
@@ -16,17 +18,19 @@ from npu_review.checks.analysis.scripts import (
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
 
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
+
 # A Hydra override with nothing after `=` (`data.train_files=`), or a long option (`--model=`).
-_EMPTY = re.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")
-_REF = re.compile(r"\"?\$\{?([A-Za-z_]\w*)(?:\[[@*]\])?\}?\"?\Z")
+_EMPTY = lazyre.compile(r"[\"']?(?:(?:\+\+|\+)?[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)=[\"']?\Z")
+_REF = lazyre.compile(r"\"?\$\{?([A-Za-z_]\w*)(?:\[[@*]\])?\}?\"?\Z")
 # Options whose argument is one `name=value` setting (git's `-c`, a define, a container's environment): an empty
 # value there clears the setting, and the next word is the command's next argument.
 _SETTING_OPTIONS = frozenset({"-c", "-D", "--set", "--conf", "--config", "-e", "--env", "--build-arg"})
-_ARG_LIST_NAME = re.compile(r"(?i)args|opts|options|flags|params|extra|overrides|cmd")
+_ARG_LIST_NAME = lazyre.compile(r"(?i)args|opts|options|flags|params|extra|overrides|cmd")
 
 
 class OverrideValueSplit(Rule):
@@ -79,8 +83,8 @@ class OverrideValueSplit(Rule):
             yield from _check(unit, ctx)
 
 
-_SPLIT = re.compile(r"=[\"']?[ \t]+[^\s\\-]")
-_KEY_BEFORE = re.compile(r"(?:[\"']?[+~]{0,2}[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)")
+_SPLIT = lazyre.compile(r"=[\"']?[ \t]+[^\s\\-]")
+_KEY_BEFORE = lazyre.compile(r"(?:[\"']?[+~]{0,2}[a-z_]\w*(?:\.\w+)+|--[a-z][\w-]*)")
 
 
 def _worth(text: str) -> bool:

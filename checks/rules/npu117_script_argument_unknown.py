@@ -5,10 +5,9 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import posixpath
-import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks.analysis.pyargs import python_interface
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.references import FileRef, ascend_command_refs, same_name_elsewhere, start_folders
 from npu_review.checks.analysis.scripts import PYTHON_CALLER_GLOBS, ScriptCall, change_script_calls, script_interface
 from npu_review.checks.context import Context, SourceFile
@@ -18,13 +17,13 @@ from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
 # A word a guide writes for the reader to fill in or choose from (`--<pkg_type>`, `--[opapi|jit]`, `{a,b}`).
-_PLACEHOLDER = re.compile(r"[<>\[\]{}|]")
+_PLACEHOLDER = lazyre.compile(r"[<>\[\]{}|]")
 # What makes a guide Ascend's (NPU117 judges the calls of Ascend guides): its name, CANN's, HCCL, torch_npu, a chip.
-_ASCEND_GUIDE = re.compile(r"ascend|\bcann\b|\bhccl\b|torch_npu|昇腾|\b910[abc]?\d?\b|\b310[bp]\b")
+_ASCEND_GUIDE = lazyre.compile(r"ascend|\bcann\b|\bhccl\b|torch_npu|昇腾|\b910[abc]?\d?\b|\b310[bp]\b")
 _MAX_LISTED = 6  # a parser's options named in the message when none is close to the one passed
-_ASCEND_WORDS = re.compile(r"(?i)npu|ascend|cann|hccl")
+_ASCEND_WORDS = lazyre.compile(r"(?i)npu|ascend|cann|hccl")
 # An argument that is one variable (`$factor`, `${MODEL_PATH}`, `${{ inputs.model_path }}`): the name it passes.
-_WHOLE_REF = re.compile(r"\$(?:\{\{\s*|\{)?(?:[\w-]+\.)*([A-Za-z_][\w-]*)\s*(?:\}\}|\})?")
+_WHOLE_REF = lazyre.compile(r"\$(?:\{\{\s*|\{)?(?:[\w-]+\.)*([A-Za-z_][\w-]*)\s*(?:\}\}|\})?")
 
 
 class ScriptArgumentUnknown(Rule):
@@ -137,7 +136,7 @@ def _as_caused(hit: Hit) -> Hit:
 
 
 # An option named to be rejected (`--invalid`, `--unknown-option`, `--bogus`): a test of the script's error path.
-_ON_PURPOSE = re.compile(r"(?i)invalid|unknown|bogus|nonexist|not[-_]?exist|wrong|fake")
+_ON_PURPOSE = lazyre.compile(r"(?i)invalid|unknown|bogus|nonexist|not[-_]?exist|wrong|fake")
 
 
 def _caused_by_script(ctx: Context, ref: FileRef, line: int) -> bool:
@@ -236,6 +235,8 @@ def _copies_elsewhere(ctx: Context, ref: FileRef) -> bool:
 def _python_options(ctx: Context, ref: FileRef) -> Iterator[Hit]:
     """The first option of one command that the Python script's parser rejects (one finding per command: the
     script stops at the first)."""
+    from npu_review.checks.analysis.pyargs import python_interface
+
     assert ref.found is not None
     passed = [w.unquoted.split("=", 1)[0] for w in ref.args if w.unquoted.startswith("--") and len(w.unquoted) > 2]
     if not passed:
@@ -289,6 +290,8 @@ def _another_takes_them(ctx: Context, ref: FileRef, passed: list[str]) -> bool:
     folder above the guide's (the project's root one, when the guide's steps run from there) takes every option
     passed, or one whose parser is not whole (`parse_known_args`): which one is meant is not known, and that one
     may work."""
+    from npu_review.checks.analysis.pyargs import python_interface
+
     if ref.found is None or "/" in ref.text.strip("./"):
         return False
     name = posixpath.basename(ref.found)

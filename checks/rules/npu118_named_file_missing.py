@@ -7,7 +7,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 
-from npu_review.checks import kinds
+from npu_review.checks import kinds, lazyre
 from npu_review.checks.analysis.references import (
     GITIGNORES,
     FileRef,
@@ -43,7 +43,7 @@ _MAX_LISTED = 5
 # A name a guide leaves for the reader to fill in (`finetune_qwen3vl_xxB.sh`: the model's size; `<model>.yaml`;
 # `your_config.json`), or the reader's own file a guide has them write (`config/my_agent.yaml`): no file of the
 # repository is meant to have it.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazyre.compile(
     r"(?i)(?:^|[/_.-])x{2,}[a-z]?(?=$|[/_.-])|<[^<>/]+>|(?:^|[/_-])(?:your|my)[_-]"
     # the one the reader adds: `test_new_op.py` (a guide to adding an operator)
     r"|(?:^|[/_-])new[_-](?:op|operator|kernel|model|layer|module|feature)s?(?=$|[/_.-])"
@@ -356,7 +356,7 @@ def _doc_names_it_to_write(src: SourceFile, r: FileRef) -> bool:
 
 # A doc that shows how a project's scripts are named, with one name as the example (`Naming style and startup:
 # examples/mcore/<model>/evaluate_xxx.sh`, `命名风格及启动方法`): the example need not be a file of this release.
-_NAMING = re.compile(
+_NAMING = lazyre.compile(
     r"(?i)\bnaming (?:conventions?|styles?|rules?|schemes?|patterns?)\b|命名(?:规则|风格|方式|规范|格式)"
 )
 
@@ -506,7 +506,7 @@ def _run_elsewhere(ctx: Context, src: SourceFile, refs: list[FileRef]) -> Iterat
 
 # The name of someone's working copy of an entry script: the script's name with a version or scratch word added
 # (`pretrain_gpt_v2.py` for `pretrain_gpt.py`, `train_new.py`, `train_bak.py`).
-_WORKING_COPY = re.compile(r"(.+)_(?:v\d+|new|old|bak|backup|tmp|copy|debug)")
+_WORKING_COPY = lazyre.compile(r"(.+)_(?:v\d+|new|old|bak|backup|tmp|copy|debug)")
 _SH_LAUNCH = r"(?:^|[\s;&|(])(?:python[\d.]*|torchrun|deepspeed)\b[^\n#]*?[\s/]{name}\b"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ShellUnit,
@@ -25,16 +26,16 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.sh import lex
 from npu_review.checks.rule import Hit, Rule
 
-_REF_WORD = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?(?:/\S*)?\Z")
+_REF_WORD = lazyre.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?(?:/\S*)?\Z")
 _NUMERIC_TEST = frozenset({"-eq", "-ne", "-gt", "-ge", "-lt", "-le"})
 _RUNS = frozenset({"bash", "sh", "source", ".", "cd", "python", "python3"})
-_GUARDED = re.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
-_CASE_SUBJECT = re.compile(r"(?:^|[;&|(]\s*)case\s+(\S+)\s+in\b")
+_GUARDED = lazyre.compile(r"\$\{([A-Za-z_]\w*):?[-=?]")
+_CASE_SUBJECT = lazyre.compile(r"(?:^|[;&|(]\s*)case\s+(\S+)\s+in\b")
 _ABORTS = (
     "The script decides by it (a `case` or a test) under `set -u`, so bash stops it there with `unbound variable` "
     "instead of taking a branch."
 )
-_NOUNSET = re.compile(r"(?:^|[;&|]\s*)set\s+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o\s+nounset\b)")
+_NOUNSET = lazyre.compile(r"(?:^|[;&|]\s*)set\s+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o\s+nounset\b)")
 
 
 class VariableNeverSet(Rule):
@@ -158,10 +159,10 @@ class VariableNeverSet(Rule):
             )
 
 
-_RUNS_A_VARIABLE = re.compile(r"(?:bash|sh|source|\.|cd|python3?)[ \t]+(?:-\S+[ \t]+)*\$")
-_COMMAND_VARIABLE = re.compile(r"^[ \t]*\$\{?[A-Za-z_]", re.M)
-_NOUNSET_ANYWHERE = re.compile(r"set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
-_NUMERIC = re.compile(r"-(?:eq|ne|gt|ge|lt|le)[ \t]")
+_RUNS_A_VARIABLE = lazyre.compile(r"(?:bash|sh|source|\.|cd|python3?)[ \t]+(?:-\S+[ \t]+)*\$")
+_COMMAND_VARIABLE = lazyre.compile(r"^[ \t]*\$\{?[A-Za-z_]", re.M)
+_NOUNSET_ANYWHERE = lazyre.compile(r"set[ \t]+(?:-[a-zA-Z]*u[a-zA-Z]*\b|-o[ \t]+nounset\b)")
+_NUMERIC = lazyre.compile(r"-(?:eq|ne|gt|ge|lt|le)[ \t]")
 
 
 def _may_risk(text: str) -> bool:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks.analysis.scripts import ShellUnit, ascend_step_unit, run_unit, script_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 
 class SetUBeforeCannEnv(Rule):

@@ -3,9 +3,9 @@ raises TypeError before the Ascend setting it was meant to make takes effect."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.vllm_launches import ascend_text
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, PYTHON
@@ -23,12 +23,12 @@ _NAME = r"""(?P<q>["'])(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)"""
 _END = r"[ \t]*(?:#.*)?$"
 _FORMS = (
     # os.environ["X"] = 1
-    re.compile(rf"\benviron[ \t]*\[[ \t]*{_NAME}[ \t]*\][ \t]*=(?!=)[ \t]*{_NOT_STR}{_END}"),
+    lazyre.compile(rf"\benviron[ \t]*\[[ \t]*{_NAME}[ \t]*\][ \t]*=(?!=)[ \t]*{_NOT_STR}{_END}"),
     # os.environ.setdefault("X", 1), os.putenv("X", 1)
-    re.compile(rf"\b(?:environ\.setdefault|putenv)[ \t]*\([ \t]*{_NAME}[ \t]*,[ \t]*{_NOT_STR}[ \t]*\){_END}"),
+    lazyre.compile(rf"\b(?:environ\.setdefault|putenv)[ \t]*\([ \t]*{_NAME}[ \t]*,[ \t]*{_NOT_STR}[ \t]*\){_END}"),
     # os.environ.update({"X": 1}) and os.environ.update(X=1), one entry on the line
-    re.compile(rf"\benviron\.update[ \t]*\([ \t]*\{{[ \t]*{_NAME}[ \t]*:[ \t]*{_NOT_STR}[ \t]*\}}[ \t]*\){_END}"),
-    re.compile(rf"\benviron\.update[ \t]*\([ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*=[ \t]*{_NOT_STR}[ \t]*\){_END}"),
+    lazyre.compile(rf"\benviron\.update[ \t]*\([ \t]*\{{[ \t]*{_NAME}[ \t]*:[ \t]*{_NOT_STR}[ \t]*\}}[ \t]*\){_END}"),
+    lazyre.compile(rf"\benviron\.update[ \t]*\([ \t]*(?P<name>[A-Za-z_]\w*)[ \t]*=[ \t]*{_NOT_STR}[ \t]*\){_END}"),
 )
 
 

@@ -3,11 +3,12 @@ repository reads while a name one edit away is read, or a SOC name its CMake fil
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.cmake import (
     CMAKE_GLOBS,
     CMakeReads,
@@ -23,10 +24,12 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, steps
-from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.parsers.sh import Source
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
+    from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 
 # A name this long or longer may be two edits from the one meant; a shorter one only one. Names shorter than
 # _MIN_LENGTH are left alone (`USE_NPU` and `USE_CPU` are two options, not a typo).
@@ -261,12 +264,12 @@ def _typo(a: str, b: str) -> bool:
 _PY_BUILDS = ("setup.py", "**/setup.py")
 # `if(SOC_VERSION STREQUAL "ascend310p3")`, `elseif("${SOC_VERSION}" STREQUAL ascend310p3)`: the variable (group 1),
 # the value (group 2).
-_STREQUAL = re.compile(
+_STREQUAL = lazyre.compile(
     r"(?im)^[ \t]*(?:else)?if[ \t]*\([^)\n]*?(?<![\w$])\"?(?:\$\{)?([A-Za-z_][A-Za-z0-9_]*)\}?\"?[ \t]+STREQUAL[ \t]+"
     r"\"?([A-Za-z][A-Za-z0-9_-]*)\"?[ \t]*[)\s]"
 )
 # A CMake file or a Python build script that changes a SOC name's case before comparing it.
-_CASE_FOLD = re.compile(r"(?i)\bTO(?:LOWER|UPPER)\b|\.(?:lower|upper|casefold)\(\)")
+_CASE_FOLD = lazyre.compile(r"(?i)\bTO(?:LOWER|UPPER)\b|\.(?:lower|upper|casefold)\(\)")
 
 
 def _soc_comparisons(ctx: Context) -> Iterator[Hit]:
@@ -339,6 +342,8 @@ def _folds(text: str, name: str) -> bool:
 def _dockerfile_socs(ctx: Context, names: set[str]) -> dict[str, list[tuple[str, str, int]]]:
     """name -> (the SOC name, the Dockerfile, the line) of every literal SOC name an Ascend Dockerfile sets one of
     `names` to (`ARG`/`ENV`, an assignment or `export` in a RUN)."""
+    from npu_review.checks.parsers.dockerfile import build_args, steps
+
     socs = soc_names(ctx)
     found: dict[str, list[tuple[str, str, int]]] = {}
 

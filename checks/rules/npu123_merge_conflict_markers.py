@@ -4,9 +4,9 @@ guide."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import npu_requirements
 from npu_review.checks.analysis.scripts import doc_is_ascend, script_unit
 from npu_review.checks.context import Context, SourceFile
@@ -15,11 +15,11 @@ from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
 # What git writes at the start of a line around a conflict: ours, (diff3) the base, the divider, theirs.
-_OURS = re.compile(r"<{7}(?:[ \t].*)?")
-_BASE = re.compile(r"\|{7}(?:[ \t].*)?")
-_DIVIDER = re.compile(r"={7}[ \t]*")
-_THEIRS = re.compile(r">{7}(?:[ \t].*)?")
-_FENCE = re.compile(r"[ \t]{0,3}(?:`{3,}|~{3,})")
+_OURS = lazyre.compile(r"<{7}(?:[ \t].*)?")
+_BASE = lazyre.compile(r"\|{7}(?:[ \t].*)?")
+_DIVIDER = lazyre.compile(r"={7}[ \t]*")
+_THEIRS = lazyre.compile(r">{7}(?:[ \t].*)?")
+_FENCE = lazyre.compile(r"[ \t]{0,3}(?:`{3,}|~{3,})")
 
 
 class MergeConflictMarkers(Rule):
@@ -129,7 +129,7 @@ def _conflicts(lines: list[str], skip_fences: bool) -> Iterator[tuple[int, list[
 
 
 # What a build config or a Python file is Ascend's by (its own words), in a repository that is not Ascend's as a whole.
-_ASCEND_TEXT = re.compile(r"(?i)ascend|\bcann\b|\bnpu\b|hccl|torch_npu|soc_version")
+_ASCEND_TEXT = lazyre.compile(r"(?i)ascend|\bcann\b|\bnpu\b|hccl|torch_npu|soc_version")
 # What stops at the markers, by the file's format.
 _FORMATS = (
     ((".json",), "the JSON no longer parses, so whatever reads this config stops"),

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import AscendNames
 from npu_review.checks.kinds import DOCKERFILE, DOCS, MARKUP, NPU_SCRIPT, SHELL, WORKFLOW
@@ -16,14 +17,14 @@ from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
 # A SOC as builds write it: letters, then the chip's number (910, 310, 950), then its variant (`b1`, `_93`, `p3`).
-_SOC = re.compile(r"(?<![\w.-])([A-Za-z]{4,8})(910|310|950)([A-Za-z0-9_]{0,8})(?![\w-])")
+_SOC = lazyre.compile(r"(?<![\w.-])([A-Za-z]{4,8})(910|310|950)([A-Za-z0-9_]{0,8})(?![\w-])")
 # A word where a command is run: at the start of a line (after a prompt or `sudo`), or at the start of inline code.
 # Two regular expressions that start with a line start or a backtick: what is found fast in a long text.
 # The word: with Ascend's tools' `-` or `_` kept (`npu-sim`, `hccn_tol`), or `ms` kept (`msporf`, `msnpureprot`).
 _TOOLISH = r"((?:[A-Za-z][A-Za-z0-9]*[-_][A-Za-z0-9_-]*|[Mm][Ss][A-Za-z0-9_-]+))(?![\w./-])"
-_AT_LINE_START = re.compile(r"(?m)^[ \t]*(?:\$ +|sudo +)?" + _TOOLISH)
-_IN_CODE = re.compile(r"`" + _TOOLISH)
-_URL = re.compile(r"https?://\S+")
+_AT_LINE_START = lazyre.compile(r"(?m)^[ \t]*(?:\$ +|sudo +)?" + _TOOLISH)
+_IN_CODE = lazyre.compile(r"`" + _TOOLISH)
+_URL = lazyre.compile(r"https?://\S+")
 
 
 class MisspelledAscendName(Rule):
@@ -136,7 +137,7 @@ def _soc_hits(path: str, text: str, socs: frozenset[str]) -> Iterator[tuple[int,
 
 
 # The words by which a file speaks of Ascend's NPUs (a misspelled `npu-sim` counts: its `npu` is Ascend's).
-_NAMES_ASCEND = re.compile(r"(?i)ascend|npu|\bcann\b|hccl|davinci|昇腾")
+_NAMES_ASCEND = lazyre.compile(r"(?i)ascend|npu|\bcann\b|hccl|davinci|昇腾")
 
 
 def _program_hits(
@@ -170,7 +171,7 @@ def _program_hits(
 # A folder of CANN's install tree written as a path segment right under the install root
 # (`Ascend/ascend_toolkit/`), and a file right in one of the folders whose environment script the facts give
 # (`ascend-toolkit/setenv.bash`): a name that looks like an environment script (`set_env`, `setenv`, any case).
-_SEGMENT = re.compile(r"(?<![\w.-])(?i:ascend)/([A-Za-z][A-Za-z0-9_-]{7,})(?=/)")
+_SEGMENT = lazyre.compile(r"(?<![\w.-])(?i:ascend)/([A-Za-z][A-Za-z0-9_-]{7,})(?=/)")
 
 
 def _segments(text: str) -> Iterator[re.Match[str]]:
@@ -230,15 +231,15 @@ def _install_path_hits(path: str, text: str, scripts: Mapping[str, str]) -> Iter
 
 # An installer of a CANN package run to install it (`bash Ascend-cann-nnal_8.1.RC1_linux-aarch64.run --install`):
 # the package's name (group 1) and the rest of its line (group 2).
-_INSTALLER = re.compile(r"(?i)\bAscend-cann-([a-z]+)[\w.-]*\.run\b([^\n]*)")
+_INSTALLER = lazyre.compile(r"(?i)\bAscend-cann-([a-z]+)[\w.-]*\.run\b([^\n]*)")
 # An environment script under an install root CANN's installers default to (`/usr/local/Ascend` for root,
 # `~/Ascend` otherwise) with one folder between the root and a package's folder: the folder (group 1), then the
 # package's path (group 2) and the script (group 3).
-_ROOT_EXTRA = re.compile(
+_ROOT_EXTRA = lazyre.compile(
     r"(?<![\w./-])(?:/usr/local|~|\$HOME|\$\{HOME\})/Ascend/([A-Za-z0-9_.-]+)/([a-z-]+(?:/[a-z]+)?)/" + _ENV_FILE
 )
 # A folder of a versioned layout (`cann/`, `cann-9.0.0/`): not judged.
-_VERSIONED = re.compile(r"(?i)cann(?:[-_].*)?\Z")
+_VERSIONED = lazyre.compile(r"(?i)cann(?:[-_].*)?\Z")
 
 
 def _default_install_hits(path: str, text: str, names: AscendNames) -> Iterator[tuple[int, Hit, str, str]]:

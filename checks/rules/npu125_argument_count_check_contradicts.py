@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import script_unit
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
@@ -84,19 +85,23 @@ class _Guard:
 
 
 # `if [ $# -ne 4 ]`, `if [[ "$#" != 4 ]]`, `if test $# -lt 2`, at the start of a line (the script's top level).
-_GUARD = re.compile(
+_GUARD = lazyre.compile(
     r"^if\s+(?:\[\[?|test)\s+\"?\$(?:#|\{#\})\"?\s+(-eq|-ne|-lt|-le|-gt|-ge|==|=|!=|<|>)\s+\"?(\d+)\"?\s*(?:\]\]?)?"
     r"\s*(?:;\s*then\b.*)?$"
 )
 # `name() {`, `function name {`: a function's own arguments follow.
-_FUNCTION = re.compile(r"^(?:function\s+)?[A-Za-z_][\w-]*\s*\(\s*\)\s*\{?\s*$|^function\s+[A-Za-z_][\w-]*\s*\{?\s*$")
-_NESTED = re.compile(r"(?:if|case|for|while|until|select)\b|\[\[?\s|test\s")
-_MOVES = re.compile(r"(?m)^\s*(?:shift\b|set\s+--|while\s+getopts\b|getopts\b)|\bshift\s*(?:\d+\s*)?(?:;|$)")
-_READ = re.compile(r"\$(?:([1-9])(?![0-9])|\{([1-9])(?:[:}#%/^,-]))")
+_FUNCTION = lazyre.compile(
+    r"^(?:function\s+)?[A-Za-z_][\w-]*\s*\(\s*\)\s*\{?\s*$|^function\s+[A-Za-z_][\w-]*\s*\{?\s*$"
+)
+_NESTED = lazyre.compile(r"(?:if|case|for|while|until|select)\b|\[\[?\s|test\s")
+_MOVES = lazyre.compile(r"(?m)^\s*(?:shift\b|set\s+--|while\s+getopts\b|getopts\b)|\bshift\s*(?:\d+\s*)?(?:;|$)")
+_READ = lazyre.compile(r"\$(?:([1-9])(?![0-9])|\{([1-9])(?:[:}#%/^,-]))")
 # `Usage: bash run_eval.sh [DEVICE_ID] [DATA_PATH](optional)`: the script's name, then its arguments in brackets.
-_USAGE = re.compile(r"(?i)usage\s*[:：]\s*(?:(?:bash|sh)\s+)?\S*\.sh\b((?:\s*\[[^\[\]]+\](?:\s*[(（][^)）]*[)）])?)*)")
-_ARG = re.compile(r"\[([^\[\]]+)\](\s*[(（][^)）]*[)）])?")
-_OPTIONAL = re.compile(r"(?i)option|可选|\.\.\.|^-")
+_USAGE = lazyre.compile(
+    r"(?i)usage\s*[:：]\s*(?:(?:bash|sh)\s+)?\S*\.sh\b((?:\s*\[[^\[\]]+\](?:\s*[(（][^)）]*[)）])?)*)"
+)
+_ARG = lazyre.compile(r"\[([^\[\]]+)\](\s*[(（][^)）]*[)）])?")
+_OPTIONAL = lazyre.compile(r"(?i)option|可选|\.\.\.|^-")
 _OPS = {
     "-eq": lambda n, k: n == k,
     "==": lambda n, k: n == k,

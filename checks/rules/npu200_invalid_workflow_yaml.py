@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.images import grammar
 from npu_review.checks.analysis.workflows import workflow_doc
 from npu_review.checks.context import Context, SourceFile
@@ -17,7 +18,7 @@ from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
 # A context read written without its `$`: `'{{ secrets.HF_TOKEN }}'` is the text itself, never the secret.
-_NO_DOLLAR = re.compile(
+_NO_DOLLAR = lazyre.compile(
     r"(?<![$\w{])\{\{\s*(?:secrets|github|inputs|matrix|env|vars|steps|needs|job|jobs|runner|strategy)\.[\w.\[\]'\"-]+"
     r"[^{}\n]*\}\}"
 )

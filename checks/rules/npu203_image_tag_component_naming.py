@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs, kinds
+from npu_review.checks import globs, kinds, lazyre
 from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Consumer,
@@ -24,7 +24,7 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.imagetags import Grammar, TagInfo
 from npu_review.checks.rule import Hit, Rule
 
-_POST = re.compile(r"(?P<ver>\d+\.\d+\.\d+)(?P<post>\.?post\d+)")
+_POST = lazyre.compile(r"(?P<ver>\d+\.\d+\.\d+)(?P<post>\.?post\d+)")
 
 
 @dataclass(frozen=True)

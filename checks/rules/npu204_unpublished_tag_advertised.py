@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.images import (
     INVENTORY_KINDS,
     Inventory,
@@ -20,7 +21,7 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.imagetags import Grammar, documented_tags
 from npu_review.checks.rule import Hit, Rule
 
-_HEADING = re.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = lazyre.compile(r"\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 class UnpublishedTagAdvertised(Rule):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
@@ -13,7 +14,7 @@ from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, l
 from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
-_DIGEST_REF = re.compile(r"steps\.([A-Za-z_][\w-]*)\.outputs\.digest\b")
+_DIGEST_REF = lazyre.compile(r"steps\.([A-Za-z_][\w-]*)\.outputs\.digest\b")
 _DIGEST_ACTIONS = ("docker/build-push-action",)
 
 

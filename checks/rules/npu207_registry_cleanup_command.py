@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Severity
@@ -12,9 +13,9 @@ from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.sh import Command, Source, commands
 from npu_review.checks.rule import Hit, Rule
 
-_PREFILTER = re.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
+_PREFILTER = lazyre.compile(r"crane|regctl|skopeo|oras|docker\s+(?:rmi|image\s+(?:rm|remove))")
 # Commands after which an image is on the runner (a later `docker rmi` of it is local cleanup).
-_MAKES_LOCAL = re.compile(r"docker\s+(?:pull|build|tag|load|run|create|commit|import|compose)\b|--load\b")
+_MAKES_LOCAL = lazyre.compile(r"docker\s+(?:pull|build|tag|load|run|create|commit|import|compose)\b|--load\b")
 
 
 class RegistryCleanupCommand(Rule):

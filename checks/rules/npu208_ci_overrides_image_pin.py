@@ -3,10 +3,10 @@ different ref than the Dockerfile of the image it runs in."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.images import dockerfiles_of, grammar
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
@@ -22,8 +22,8 @@ from npu_review.checks.parsers.requirements import normalize_name
 from npu_review.checks.parsers.sh import Source, commands
 from npu_review.checks.rule import Hit, Rule
 
-_GIT_URL = re.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
-_SHA = re.compile(r"[0-9a-f]{7,40}\Z")
+_GIT_URL = lazyre.compile(r"git\+(?P<url>[^@\s]+?)(?:\.git)?@(?P<ref>[^\s#]+)")
+_SHA = lazyre.compile(r"[0-9a-f]{7,40}\Z")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.workflows import run_script
 from npu_review.checks.context import Context, SourceFile
@@ -14,7 +15,7 @@ from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
-_EXPORT_LINE = re.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
+_EXPORT_LINE = lazyre.compile(r"(?P<indent>\s*)export\s+(?P<name>[A-Za-z_]\w*)=(?P<value>\S.*?)\s*\Z")
 
 
 def _use(name: str) -> re.Pattern[str]:

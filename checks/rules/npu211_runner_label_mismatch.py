@@ -7,8 +7,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.images import grammar
 from npu_review.checks.analysis.runners import (
     ACTIONLINT_CONFIGS,
@@ -24,12 +25,14 @@ from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from npu_review.checks.parsers.imagetags import parse_ref
 from npu_review.checks.rule import Hit, Rule
 
-_VAR_REF = re.compile(r"\$\{?([A-Za-z_]\w*)")
-_DIRECT_REF = re.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow
+
+_VAR_REF = lazyre.compile(r"\$\{?([A-Za-z_]\w*)")
+_DIRECT_REF = lazyre.compile(r"[\"']?\$\{?([A-Za-z_]\w*)\}?[\"']?\Z")
 MAX_SCRIPT_BYTES = 400_000
 
 
@@ -275,6 +278,8 @@ class RunnerLabelMismatch(Rule):
 
     # -- does the image fit the runner? --------------------------------------------------------------------------
     def _image(self, ctx: Context, wf: Workflow, job: Job, runner: Runner, line: int) -> Iterator[Hit]:
+        from npu_review.checks.parsers.gha.workflow import legs
+
         if runner.device is None:
             return
         g = grammar(ctx)
@@ -363,6 +368,8 @@ def _first_added(ctx: Context, candidates: list[tuple[str, int]]) -> tuple[str, 
 
 
 def _job_counts(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Count]:
+    from npu_review.checks.parsers.gha.workflow import legs
+
     section = ctx.facts.ascend_runners
     key, env_names = section.npu_count_key, set(section.npu_count_env)
     scopes = list(legs(wf, job))
@@ -491,8 +498,8 @@ TEST_CONFIG_GLOBS = ("tests/**/config*/**/*.yaml", "tests/**/config*/**/*.yml")
 # Test matrices kept outside the workflows (vllm-ascend's .github/workflows/configs/nightly_config.yaml).
 MATRIX_FILE_GLOBS = (".github/**/config*/*.yaml", ".github/**/config*/*.yml")
 _RUNNER_KEYS = ("os", "runner", "runs-on", "runs_on")
-_MATRIX_REF = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
-_INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
+_MATRIX_REF = lazyre.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
+_INPUT_REF = lazyre.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
 _PARALLEL = {
     "--tensor-parallel-size": "tp",
     "-tp": "tp",

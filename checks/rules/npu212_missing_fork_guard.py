@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, partial
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, job_runners, runner_catalog
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
@@ -19,17 +20,17 @@ from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
 from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
-_OWNER = re.compile(
+_OWNER = lazyre.compile(
     r"github\.repository_owner\s*==\s*(['\"])(?P<a>[^'\"]+)\1"
     r"|(['\"])(?P<b>[^'\"]+)\3\s*==\s*github\.repository_owner"
     r"|github\.repository\s*==\s*(['\"])(?P<c>[^'\"/]+)/[^'\"]*\5"
 )
-_SECRET = re.compile(r"secrets(?:\.([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+_SECRET = lazyre.compile(r"secrets(?:\.([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
 
 
 # Where a repository names its own GitHub address (the owner a fork guard must name when no workflow names one).
 _PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
-_PROJECT_URL = re.compile(
+_PROJECT_URL = lazyre.compile(
     r"(?:Homepage|Repository|Source|url)\s*[=:]\s*['\"]https://github\.com/(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/", re.I
 )
 
@@ -50,12 +51,12 @@ def guard_owners(text: str) -> list[str]:
 
 
 # `!github.event.repository.fork` / `github.event.repository.fork == false`: a fork guard that names no owner.
-_NOT_FORK = re.compile(r"!\s*github\.event\.repository\.fork\b|github\.event\.repository\.fork\s*==\s*false")
-_EVENT_EQ = re.compile(
+_NOT_FORK = lazyre.compile(r"!\s*github\.event\.repository\.fork\b|github\.event\.repository\.fork\s*==\s*false")
+_EVENT_EQ = lazyre.compile(
     r"github\.event_name\s*==\s*(['\"])(?P<e>[\w-]+)\1|(['\"])(?P<f>[\w-]+)\3\s*==\s*github\.event_name"
 )
-_EVENT_NE = re.compile(r"github\.event_name\s*!=|!=\s*github\.event_name")
-_PR_LABEL = re.compile(r"contains\(\s*github\.event\.pull_request\.labels")
+_EVENT_NE = lazyre.compile(r"github\.event_name\s*!=|!=\s*github\.event_name")
+_PR_LABEL = lazyre.compile(r"contains\(\s*github\.event\.pull_request\.labels")
 
 
 def _if_text(node: Node) -> str:
@@ -556,7 +557,7 @@ def _job_guards(ctx: Context, path: str, rev: str) -> tuple[list[str], bool]:
     return in_ascend, in_jobs
 
 
-_INPUT_REF = re.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
+_INPUT_REF = lazyre.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
 
 
 def _fork_events(ctx: Context, path: str) -> frozenset[str]:

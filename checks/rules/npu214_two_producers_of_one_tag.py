@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import CallLeg, change_mentions, graph
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
@@ -26,7 +27,7 @@ _KIND = {
     ("ref", "tag"): "{git tag}",
     ("ref", "pr"): "pr-{number}",
 }
-_LITERAL_COMPARE = re.compile(r"^\$\{\{\s*'([^']*)'\s*(==|!=)\s*'([^']*)'\s*\}\}$")
+_LITERAL_COMPARE = lazyre.compile(r"^\$\{\{\s*'([^']*)'\s*(==|!=)\s*'([^']*)'\s*\}\}$")
 
 
 @dataclass(frozen=True)

@@ -7,19 +7,22 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import WORKFLOW, YAML
 from npu_review.checks.model import ChangeStatus, Severity
-from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.yamlmarks import Node
 
 FILE_KEY = "config_file_path"
 BASE_KEY = "config_base_path"
 TESTS_KEY = "tests"
-TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
+TEST_FILE = lazyre.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 # Where CI test matrices live: the App fetches them when a change deletes test files.
 CONFIG_GLOBS = (".github/**/*.yaml", ".github/**/*.yml")
 
@@ -154,7 +157,7 @@ class CiTestConfigMissing(Rule):
             )
 
 
-_MATRIX_REF = re.compile(r"\A\$\{\{\s*matrix\.([\w-]+)(?:\.([\w-]+))?\s*\}\}\Z")
+_MATRIX_REF = lazyre.compile(r"\A\$\{\{\s*matrix\.([\w-]+)(?:\.([\w-]+))?\s*\}\}\Z")
 
 
 def _call_axes(root: Node) -> dict[Node, tuple[Node, re.Match[str]]]:
@@ -286,7 +289,7 @@ def _without_base(src: SourceFile, ctx: Context, root: Node, skip: frozenset[int
             )
 
 
-_PASSED_BASE = re.compile(r"^\s*-?\s*" + BASE_KEY + r"\s*:\s*['\"]?([^'\"\s#$]+)", re.M)
+_PASSED_BASE = lazyre.compile(r"^\s*-?\s*" + BASE_KEY + r"\s*:\s*['\"]?([^'\"\s#$]+)", re.M)
 
 
 def _bases_passed(ctx: Context, path: str) -> frozenset[str]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
@@ -17,16 +18,16 @@ from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
 MAX_LEGS = 256
-_INPUT_REF = re.compile(r"(?<![\w.])inputs\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])", re.I)
-_EVENT_INPUT_REF = re.compile(
+_INPUT_REF = lazyre.compile(r"(?<![\w.])inputs\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])", re.I)
+_EVENT_INPUT_REF = lazyre.compile(
     r"(?<![\w.])(?:github\s*\.\s*event\s*\.\s*)?inputs\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])",
     re.I,
 )
-_MATRIX_REF = re.compile(r"(?<![\w.])matrix((?:\.[A-Za-z_][\w-]*)+)")
-_PER_RUN = re.compile(r"github\s*\.\s*run_(?:id|number|attempt)", re.I)
+_MATRIX_REF = lazyre.compile(r"(?<![\w.])matrix((?:\.[A-Za-z_][\w-]*)+)")
+_PER_RUN = lazyre.compile(r"github\s*\.\s*run_(?:id|number|attempt)", re.I)
 # Contexts whose values the run computes, per call of a reusable workflow: from its inputs, often (a build job's
 # `label_extension` output, set from the `hardware` input), so a group reading one may differ call by call.
-_RUN_VALUE = re.compile(r"(?<![\w.])(?:needs|steps|jobs|env)\s*\.", re.I)
+_RUN_VALUE = lazyre.compile(r"(?<![\w.])(?:needs|steps|jobs|env)\s*\.", re.I)
 
 
 @dataclass(frozen=True)

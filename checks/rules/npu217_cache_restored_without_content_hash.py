@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Severity
@@ -13,24 +14,24 @@ from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
 from npu_review.checks.rule import Hit, Rule
 
 # A cache action (actions/cache and its restore half, and the drop-in forks of it).
-_CACHE_ACTION = re.compile(r"^[\w.-]+/cache(?:/restore)?$", re.I)
+_CACHE_ACTION = lazyre.compile(r"^[\w.-]+/cache(?:/restore)?$", re.I)
 # A part of the key that changes with the content: hashFiles(), the commit, a step output or env named so.
-_HASH_TERM = re.compile(r"hashFiles\s*\(|github\.sha\b|[\w.-]*(?:hash|sha\d*|digest|checksum|md5)[\w-]*", re.I)
+_HASH_TERM = lazyre.compile(r"hashFiles\s*\(|github\.sha\b|[\w.-]*(?:hash|sha\d*|digest|checksum|md5)[\w-]*", re.I)
 # Paths of compiled outputs (shared objects, object files, static libraries, a package's lib/ or build output).
-_COMPILED = re.compile(
+_COMPILED = lazyre.compile(
     r"(?:\*?\.(?:so|o|a|pyd|dylib)(?:\.\*)?$)|(?:/lib/?$)|(?:/_C[^/]*$)|(?:/(?:kernels?|ops?)_?(?:custom|build)[^/]*/?$)"
     r"|(?:_cann_ops_custom/?$)",
     re.I,
 )
 # Dependency and compiler caches restore by prefix on purpose: never reported.
-_DEPENDENCY = re.compile(
+_DEPENDENCY = lazyre.compile(
     r"(?:pip|ccache|sccache|npm|yarn|pnpm|\.m2|gradle|cargo|go-build|uv|conda|huggingface|torch_extensions)", re.I
 )
 # A later step that trusts what is there: tests for files and skips the build when they exist.
-_BUILD = re.compile(
+_BUILD = lazyre.compile(
     r"\b(?:cmake|make|ninja|bazel|setup\.py|pip3?\s+install|python3?\s+-m\s+(?:pip\s+install|build)|build\S*\.sh)\b"
 )
-_PRESENCE_TEST = re.compile(
+_PRESENCE_TEST = lazyre.compile(
     r"(?:\[\[?\s*-[efsd]\s|\btest\s+-[efsd]\s|\bfind\b[^\n|]*\|\s*grep\s+-q|\bls\b[^\n]*(?:&&|\|\|)|\bif\s+(?:!\s*)?ls\b)"
 )
 

@@ -6,26 +6,19 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.gha.calls import (
-    NOT_GATE,
-    Call,
-    Param,
-    SecretRead,
-    calls,
-    declared,
-    input_reference,
-    passes,
-    reads_whole_inputs,
-    secret_reads,
-)
-from npu_review.checks.parsers.gha.workflow import Workflow
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.calls import Call, Param, SecretRead
+    from npu_review.checks.parsers.gha.workflow import Workflow
 
 
 class ReusableWorkflowInputNotForwarded(Rule):
@@ -162,6 +155,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
 
     # -- call sites that leave a declared input or secret out -------------------------------------------------
     def _forwarding(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
+        from npu_review.checks.parsers.gha.calls import declared, passes
+
         for target in head.called():
             target_calls = head.calls_to(target)
             wf = head.workflow(target)
@@ -292,6 +287,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
     @staticmethod
     def _new_gap(call: Call, param: Param, base: _Revision) -> bool:
         """In a change: the call did not leave the parameter out before it (new parameter, call or omission)."""
+        from npu_review.checks.parsers.gha.calls import declared, passes
+
         base_wf = base.workflow(call.target)
         if base_wf is None:
             return True
@@ -309,6 +306,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
 
     # -- declared inputs nothing reads ------------------------------------------------------------------------
     def _unread(self, ctx: Context, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
+        from npu_review.checks.parsers.gha.calls import passes
+
         for path in head.declaring():
             wf = head.workflow(path)
             if wf is None:
@@ -353,6 +352,8 @@ class ReusableWorkflowInputNotForwarded(Rule):
         """An unread input that workflows this one calls accept: reported where it is not passed on (each call that
         leaves it out, on its `with:`), or, when every such call sets that input from something else already, as a
         dead declaration (a notice: passing it again would write the key twice)."""
+        from npu_review.checks.parsers.gha.calls import calls
+
         key = param.name.lower()
         targeted = [c for c in calls(wf, ctx.changeset.repository) if c.target in accepting]
         missing = [c for c in targeted if key not in {k.lower() for k in c.with_}]
@@ -415,6 +416,8 @@ _FALSY = frozenset({"", "false", "0", "''", '""'})
 def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str | None]]) -> bool:
     """One of the inputs that gate a read is off in this call: false, or another value than the one the `if:` asks
     for, as a literal it passes, or as the default it leaves it to (none is empty)."""
+    from npu_review.checks.parsers.gha.calls import NOT_GATE
+
     inputs = wf.root.at("on", "workflow_call", "inputs") if wf is not None else None
     for gate, wanted in gates:
         given = next((v for k, v in call.with_.items() if k.lower() == gate), None)
@@ -434,7 +437,7 @@ def _gated_off(call: Call, wf: Workflow | None, gates: frozenset[tuple[str, str 
     return False
 
 
-_WHY = re.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
+_WHY = lazyre.compile(r"\b(?:intentional\w*|deliberate\w*|on purpose|omit\w*|not needed|unneeded|without)\b", re.I)
 
 
 class _Revision:
@@ -479,6 +482,8 @@ class _Revision:
         return self._read[path]
 
     def calls_of(self, wf: Workflow) -> list[Call]:
+        from npu_review.checks.parsers.gha.calls import calls
+
         return calls(wf, self.repository)
 
     def workflow(self, path: str) -> Workflow | None:
@@ -553,6 +558,8 @@ class _Revision:
         """The secrets a call of `path` can pass only by `secrets: inherit` (by lower-case name: each read and the
         workflow it is in): those it needs (see `_needs`) less those it declares under `on.workflow_call.secrets`
         (which a call passes by name)."""
+        from npu_review.checks.parsers.gha.calls import declared
+
         wf = self.workflow(path)
         if wf is None or "workflow_call" not in wf.triggers:
             return {}
@@ -563,6 +570,8 @@ class _Revision:
         """The secrets of its caller that `path` reads: in its jobs' expressions, and those the workflows it calls
         with `secrets: inherit` read so (each gets all of this one's; their input gates are theirs, dropped here).
         Not GITHUB_TOKEN and the like, which every workflow is given."""
+        from npu_review.checks.parsers.gha.calls import secret_reads
+
         found = self._undeclared.get(path)
         if found is not None:
             return found
@@ -590,6 +599,8 @@ class _Revision:
 
     def _whole(self, text: str) -> bool:
         """The text reads the whole `inputs` object or the event payload (see WHOLE_INPUTS)."""
+        from npu_review.checks.parsers.gha.calls import reads_whole_inputs
+
         found = self._whole_inputs.get(text)
         if found is None:
             found = self._whole_inputs[text] = reads_whole_inputs(text)
@@ -602,6 +613,8 @@ class _Revision:
 
     def targets_accepting(self, wf: Workflow, name: str) -> list[str]:
         """Local workflows `wf` calls that declare a `workflow_call` input `name`."""
+        from npu_review.checks.parsers.gha.calls import declared
+
         out: list[str] = []
         for call in self.calls_of(wf):
             target = self.workflow(call.target)
@@ -612,6 +625,8 @@ class _Revision:
         return out
 
     def unread_inputs(self, wf: Workflow) -> list[Param]:
+        from npu_review.checks.parsers.gha.calls import declared, input_reference
+
         text = self.text(wf.path) or ""
         if self._whole(text):
             return []

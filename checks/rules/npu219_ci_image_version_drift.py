@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.stacks import CANN_TAG
 from npu_review.checks.context import Context
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
@@ -14,11 +15,11 @@ from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
 # A version in a file's path: the file is for that version (`Dockerfile.ascend_8.5.0_a2`), on purpose.
-_VERSIONED_PATH = re.compile(r"\d+\.\d+(?:\.\d+|\.?rc\d+)", re.I)
-_RELEASE_SUFFIX = re.compile(r"^-v?\d+(?:\.\d+)+")
+_VERSIONED_PATH = lazyre.compile(r"\d+\.\d+(?:\.\d+|\.?rc\d+)", re.I)
+_RELEASE_SUFFIX = lazyre.compile(r"^-v?\d+(?:\.\d+)+")
 _DEVICES = {"a2": "910b"}
 # A comment that says why a line differs on purpose.
-_WHY = re.compile(
+_WHY = lazyre.compile(
     r"#.*\b(?:keep|kept|pin|pinned|old|older|still|until|legacy|because|compat\w*|purpose|deliberate\w*|"
     r"not yet|only supports?|requires?)\b",
     re.I,

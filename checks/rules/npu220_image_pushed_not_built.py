@@ -3,20 +3,23 @@ a variable's name written without its `$`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import Sequence, sequences_of
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockercli import DockerOp
 from npu_review.checks.parsers.gha.values import WILD, wild_regex
 from npu_review.checks.parsers.markdown import flavor_of
 from npu_review.checks.rule import Hit, Rule
 
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import DockerOp
+
 _MAKES = ("build", "tag", "pull", "commit", "import", "load", "manifest")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ImagePushedNotBuilt(Rule):
@@ -137,7 +140,7 @@ class ImagePushedNotBuilt(Rule):
 
 
 # A part of a reference written as a fill-in: capitals, digits and underscores only (`YOUR_REGISTRY`, `NAMESPACE`).
-_PLACEHOLDER_PART = re.compile(r"[A-Z][A-Z0-9_]*")
+_PLACEHOLDER_PART = lazyre.compile(r"[A-Z][A-Z0-9_]*")
 
 
 def _made(ref: str, made: list[str]) -> bool:

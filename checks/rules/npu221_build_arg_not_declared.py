@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import Levenshtein
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import (
     GRAPH_KINDS,
     IMAGE_SCRIPT_GLOBS,
@@ -25,8 +26,10 @@ from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, WORKFLOW
 from npu_review.checks.messages import places
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockercli import BuildArg
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import BuildArg
 
 # BuildKit's platform arguments exist in every build (https://docs.docker.com/reference/dockerfile/#automatic-
 # platform-args-in-the-global-scope): passing one is not a dead setting of the Dockerfile's making.
@@ -236,7 +239,7 @@ class _Lazy:
         return self._graph
 
 
-_ARG_NAME = re.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)")
+_ARG_NAME = lazyre.compile(r"(?im)^[ \t]*ARG[ \t]+([A-Za-z_]\w*)")
 _BUILDER_WORDS = ("docker", "build-arg", "build-push-action", "buildx", "podman", "buildah")
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import matrix_values
 from npu_review.checks.analysis.workflows import workflow
@@ -17,7 +18,7 @@ from npu_review.checks.rule import Hit, Rule
 
 _KEY = r"matrix\s*(?:\.\s*(?P<{n}>[A-Za-z_][\w-]*)|\[\s*'(?P<{n}q>[^']+)'\s*\])(?!\s*[.\[\w-])"
 _LITERAL = r"(?:'(?P<{n}>(?:[^']|'')*)'|(?P<{n}n>-?\d+(?:\.\d+)?|true|false|null))"
-_CMP = re.compile(
+_CMP = lazyre.compile(
     rf"(?<![\w.]){_KEY.format(n='k1')}\s*(?P<op1>==|!=)\s*{_LITERAL.format(n='v1')}"
     rf"|{_LITERAL.format(n='v2')}\s*(?P<op2>==|!=)\s*{_KEY.format(n='k2')}"
 )

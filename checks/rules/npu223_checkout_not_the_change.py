@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import change_refs, change_triggers, checkouts, repo_uses
 from npu_review.checks.context import Context, SourceFile
@@ -16,11 +16,11 @@ from npu_review.checks.rule import Hit, Rule
 
 # `ref:` values that name the default branch (or the commit the event happened on, which is the default branch's
 # for these triggers), not the change.
-_DEFAULT_REFS = re.compile(
+_DEFAULT_REFS = lazyre.compile(
     r"\A(?:main|master|develop|\$\{\{\s*github\.(?:sha|ref|ref_name|event\.repository\.default_branch)\s*\}\})\Z"
 )
-_SWITCHES = re.compile(r"\b(?:git\s+(?:checkout|switch|reset|fetch|pull|merge)|gh\s+pr\s+checkout)\b")
-_EVENT_GATE = re.compile(r"github\.event_name|github\.event\.action\b")
+_SWITCHES = lazyre.compile(r"\b(?:git\s+(?:checkout|switch|reset|fetch|pull|merge)|gh\s+pr\s+checkout)\b")
+_EVENT_GATE = lazyre.compile(r"github\.event_name|github\.event\.action\b")
 
 
 class CheckoutNotTheChange(Rule):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from rapidfuzz.distance import OSA
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import runner_labels
 from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, project_labels, runner_catalog
@@ -20,7 +20,7 @@ from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
 MAX_DISTANCE = 2
-_DIGITS = re.compile(r"\d+")
+_DIGITS = lazyre.compile(r"\d+")
 
 
 class RunnerLabelMisspelled(Rule):

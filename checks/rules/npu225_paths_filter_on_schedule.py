@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Related, Severity
@@ -12,11 +13,11 @@ from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
-_ACTION = re.compile(r"\Adorny/paths-filter@", re.I)
+_ACTION = lazyre.compile(r"\Adorny/paths-filter@", re.I)
 # An `if:` that may keep the step off scheduled runs: it reads the event (`github.event_name`, `github.event.*`,
 # the pull request) or a status function that runs it whatever happened. Such a condition is not second-guessed.
-_EVENT_AWARE = re.compile(r"event_name|github\.event\b|schedule|pull_request|github\.base_ref|github\.head_ref")
-_STATUS = re.compile(r"\b(?:always|failure|cancelled)\s*\(")
+_EVENT_AWARE = lazyre.compile(r"event_name|github\.event\b|schedule|pull_request|github\.base_ref|github\.head_ref")
+_STATUS = lazyre.compile(r"\b(?:always|failure|cancelled)\s*\(")
 
 
 class PathsFilterOnSchedule(Rule):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import Cmd, block_cmds, is_checkout, repo_uses
 from npu_review.checks.context import Context, SourceFile
@@ -20,8 +21,8 @@ _INSTALL_HELPERS = frozenset(
      "update-alternatives", "sudo", "cp", "mv", "ls", "pwd", "true", "printf", "npu-smi", "cat", "df", "du", "env"}
 )  # fmt: skip
 _PACKAGE_MANAGERS = frozenset({"apt-get", "apt", "yum", "dnf", "conda", "mamba", "micromamba", "zypper"})
-_PIP = re.compile(r"pip(?:3(?:\.\d+)?)?\Z")
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?\Z")
+_PIP = lazyre.compile(r"pip(?:3(?:\.\d+)?)?\Z")
+_PYTHON = lazyre.compile(r"python(?:3(?:\.\d+)?)?\Z")
 # Programs that run code (tests, the project, a script): a step with one of them may use what was installed.
 _RUNNERS = frozenset(
     {"pytest", "py.test", "torchrun", "deepspeed", "bash", "sh", "make", "ctest", "cmake", "ninja", "vllm",
@@ -30,7 +31,7 @@ _RUNNERS = frozenset(
 
 
 # A program that runs code inside a command substitution (`$(python -c "import torch_npu")`, `` `pytest -q` ``).
-_SUBSTITUTED_RUN = re.compile(
+_SUBSTITUTED_RUN = lazyre.compile(
     r"(?:\$\(|`)\s*(?:sudo\s+)?(?:python(?:3(?:\.\d+)?)?|" + "|".join(sorted(re.escape(r) for r in _RUNNERS)) + r")\b"
 )
 

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs, npu_project
 from npu_review.checks.analysis.stacks import JobLeg, Moved, Stated, arch_files, builds, job_legs, moved_commits
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 _ENV_KINDS = frozenset({DOCKERFILE, ASCEND_DOCKERFILE, WORKFLOW, ASCEND_WORKFLOW})
 # A path into one Python's installation that ends in another Python's executable:
 # `/opt/_internal/cpython-3.11.6/bin/pip3.10`, `/usr/local/python3.10/bin/python3.11`.
-_MIXED_PY_PATH = re.compile(
+_MIXED_PY_PATH = lazyre.compile(
     r"(?<![\w.])(?P<path>/?(?:[\w.+-]+/)*?[\w.+-]*?(?:cpython-?|python|py)(?P<home>3\.\d+)[\w.+-]*"
     r"(?:/[\w.+-]+)*?/(?P<exe>(?:pip|python)(?P<minor>3\.\d+)))(?![\w.])"
 )
 _SHOWN = 3
 # A sed substitution, `s/old/new/` with any delimiter (`s#old#new#`): its text is a pattern and a replacement.
-_SED_EDIT = re.compile(r"(?<![\w-])s([/#|:@,])(?:(?!\1).)*\1(?:(?!\1).)*\1")
+_SED_EDIT = lazyre.compile(r"(?<![\w-])s([/#|:@,])(?:(?!\1).)*\1(?:(?!\1).)*\1")
 
 
 def _sed_edits(line: str) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import device_at, doc_regions, docker_npus, npu_project, npu_reading
 from npu_review.checks.analysis.launch import Serve, Size, World, model_groups, parallel_sizes, serve_of, world
 from npu_review.checks.analysis.vllm_launches import ascend_text, doc_command_blocks
@@ -18,7 +19,7 @@ from npu_review.checks.parsers.shell import View
 from npu_review.checks.rule import Hit, Rule
 
 _VISIBLE = "ASCEND_RT_VISIBLE_DEVICES"
-_ID_LIST = re.compile(r"\d+(?:,\d+)*\Z")
+_ID_LIST = lazyre.compile(r"\d+(?:,\d+)*\Z")
 
 
 @dataclass(frozen=True)

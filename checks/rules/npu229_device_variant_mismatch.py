@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import (
     ascend_jobs,
     device_at,
@@ -34,13 +35,13 @@ from npu_review.checks.parsers.yamlmarks import Node
 from npu_review.checks.rule import Hit, Rule
 
 # An image reference with a tag: `quay.io/ascend/vllm-ascend:v0.11.0rc0-a3`, `${REGISTRY}/x/y:tag` left out.
-_IMAGE = re.compile(r"(?<![\w/.$-])((?:[\w.-]+(?::\d+)?/)+[\w.-]+):([\w][\w.-]{0,127})(?![\w.-]*/)")
+_IMAGE = lazyre.compile(r"(?<![\w/.$-])((?:[\w.-]+(?::\d+)?/)+[\w.-]+):([\w][\w.-]{0,127})(?![\w.-]*/)")
 # A tag token that names a device (`:v0.11.0rc0-a3-…`, `-910b-`): what a finding needs somewhere in the text.
-_DEVICE_TAG = re.compile(r"[-:](?:a2|a3|910b|310p|a5|950)(?:-|\b)", re.IGNORECASE)
+_DEVICE_TAG = lazyre.compile(r"[-:](?:a2|a3|910b|310p|a5|950)(?:-|\b)", re.IGNORECASE)
 # A docs substitution inside a tag (`{{ vllm_ascend_version }}-a3`, `|version|-a3`): a known text for the match.
-_TEMPLATE = re.compile(r"\{\{\s*\w+\s*\}\}|\|[\w-]+\|")
+_TEMPLATE = lazyre.compile(r"\{\{\s*\w+\s*\}\}|\|[\w-]+\|")
 # A command that compiles what the job packages.
-_BUILD = re.compile(
+_BUILD = lazyre.compile(
     r"(?:^|[\s;&|(])(?:bash\s+|sh\s+|\./)?[\w./-]*build[\w.-]*\.sh\b|\bcmake\b|\bsetup\.py\b|"
     r"\bbdist_wheel\b|\bpip3?\s+wheel\b|\bpython3?\s+-m\s+build\b"
 )
@@ -285,18 +286,18 @@ def _device_axes(ctx: Context, job: Job) -> list[tuple[str, list[str]]]:
 # docker/build-push-action inputs that only name what it builds (an image tag, a label, a cache scope).
 _NAMING_INPUTS = frozenset({"tags", "labels", "annotations", "outputs", "cache-from", "cache-to"})
 # A docker/podman image build in a `run:` line, and its tag options (which name the image, nothing more).
-_DOCKER_BUILD = re.compile(r"\b(?:docker|podman|nerdctl)\s+(?:buildx\s+)?build\b")
-_TAG_OPTION = re.compile(r"(?:^|\s)(?:-t|--tag)(?:\s+|=)(?:\"[^\"]*\"|'[^']*'|(?:\$\{\{.*?\}\}|[^\s\"'])+)")
+_DOCKER_BUILD = lazyre.compile(r"\b(?:docker|podman|nerdctl)\s+(?:buildx\s+)?build\b")
+_TAG_OPTION = lazyre.compile(r"(?:^|\s)(?:-t|--tag)(?:\s+|=)(?:\"[^\"]*\"|'[^']*'|(?:\$\{\{.*?\}\}|[^\s\"'])+)")
 # Where a node's content starts on its first line: after the indentation and any sequence dashes.
-_LEAD = re.compile(r"[ ]*(?:-[ ]+)*")
+_LEAD = lazyre.compile(r"[ ]*(?:-[ ]+)*")
 # Commands that only name or publish an image already built (`docker push repo:tag-a3`).
-_DOCKER_NAMING = re.compile(r"^\s*(?:docker|podman|nerdctl)\s+(?:push|tag|image\s+(?:push|tag))\b")
+_DOCKER_NAMING = lazyre.compile(r"^\s*(?:docker|podman|nerdctl)\s+(?:push|tag|image\s+(?:push|tag))\b")
 # A line that only prints (`echo "Building for ${{ matrix.soc }}"`): before the build, it configures nothing.
-_PRINT = re.compile(r"^\s*(?:echo|printf)\b[^>|]*(?:>&2)?\s*$")
+_PRINT = lazyre.compile(r"^\s*(?:echo|printf)\b[^>|]*(?:>&2)?\s*$")
 # A job that runs tests: its build serves the test, which runs the same everywhere, not a device's package.
-_TESTS = re.compile(r"\bpytest\b|\bpython3?\s+-m\s+(?:pytest|unittest)\b|\bctest\b")
+_TESTS = lazyre.compile(r"\bpytest\b|\bpython3?\s+-m\s+(?:pytest|unittest)\b|\bctest\b")
 # What makes a called workflow a build or a release: a build command, an image build or push, an upload.
-_PUBLISHES = re.compile(
+_PUBLISHES = lazyre.compile(
     r"upload-artifact|action-gh-release|gh\s+release\s+upload|build-push-action|docker\s+push|twine\s+upload"
 )
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_WORKFLOW
 from npu_review.checks.model import Related, Severity
@@ -13,15 +13,15 @@ from npu_review.checks.parsers.gha.workflow import Workflow
 from npu_review.checks.rule import Hit, Rule
 
 # `${{ ... }}` on one line, and a one-line `if:` (an implicit expression).
-_EXPR = re.compile(r"\$\{\{(.*?)\}\}")
-_IF = re.compile(r"^\s*(?:-\s+)?if:\s*(?P<v>[^|>\s].*)$")
+_EXPR = lazyre.compile(r"\$\{\{(.*?)\}\}")
+_IF = lazyre.compile(r"^\s*(?:-\s+)?if:\s*(?P<v>[^|>\s].*)$")
 # `github.event.name` and what follows it (`.a.b`), not `github.event_name` or `github.event['x']`.
-_REF = re.compile(r"(?<![\w.])github\.event\.(?P<name>[A-Za-z_][\w-]*)(?P<rest>(?:\.[A-Za-z_][\w-]*)*)")
+_REF = lazyre.compile(r"(?<![\w.])github\.event\.(?P<name>[A-Za-z_][\w-]*)(?P<rest>(?:\.[A-Za-z_][\w-]*)*)")
 # An event whose payload the run does not see as its own: a called workflow gets its caller's.
 _UNKNOWN_EVENTS = frozenset({"workflow_call"})
 # A test of the event's name (`github.event_name == 'release'`, `[ "${{ github.event_name }}" = "release" ]`): code
 # written for that event, dead where the workflow lacks its trigger, not a wrong name.
-_EVENT_TEST = re.compile(
+_EVENT_TEST = lazyre.compile(
     r"event_name\s*(?:\}\}\s*)?[\"']?\s*[!=]=?\s*[\"'](?P<a>[\w-]+)[\"']"
     r"|[\"'](?P<b>[\w-]+)[\"']\s*[!=]=?\s*[\"']?(?:\$\{\{\s*)?github\.event_name"
 )

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.programs import family_of
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE
@@ -22,12 +23,12 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 _RUNNERS = frozenset({"bash", "sh", "zsh", "dash", "ash", "source", ".", "python", "python3", "perl"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ash", "/bin/bash", "/bin/sh", "python", "python3", "perl"})
 _INSTALLERS = frozenset({"pip", "pip3", "dpkg", "rpm", "apt", "apt-get"})
-_CHECKSUM = re.compile(r"(sha\d*sum|shasum|md5sum|b2sum)\Z")
+_CHECKSUM = lazyre.compile(r"(sha\d*sum|shasum|md5sum|b2sum)\Z")
 # Environment variables that switch verification off. GIT_SSL_NO_VERIFY does so whatever its value (git only
 # checks that it is set), the others at a false-ish value.
 _ENV_ANY_VALUE = frozenset({"GIT_SSL_NO_VERIFY"})
 _ENV_FALSE_VALUE = {"PYTHONHTTPSVERIFY": "0", "NODE_TLS_REJECT_UNAUTHORIZED": "0"}
-_URL = re.compile(r"\b(https?)://([A-Za-z0-9.-]+)(:\d+)?", re.IGNORECASE)
+_URL = lazyre.compile(r"\b(https?)://([A-Za-z0-9.-]+)(:\d+)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,8 @@ class TlsVerificationDisabled(Rule):
                 )
 
 
-_URL_HOST = re.compile(r"\bhttps?://([^/\s\"'$]+)")
-_FLAGGED = re.compile(r"^`(?:[^`]*\s)?([^`\s]+)`")  # the last word of the setting the message names
+_URL_HOST = lazyre.compile(r"\bhttps?://([^/\s\"'$]+)")
+_FLAGGED = lazyre.compile(r"^`(?:[^`]*\s)?([^`\s]+)`")  # the last word of the setting the message names
 
 
 def _file_already_does(ctx: Context, src: SourceFile, hit: Hit) -> bool:

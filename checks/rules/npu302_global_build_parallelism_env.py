@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import BuildEnv
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
@@ -13,8 +14,8 @@ from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile, EnvPair, Instruction, build_args, expand
 from npu_review.checks.rule import Hit, Rule
 
-_MAKE_JOBS = re.compile(r"(?:^|\s)(?:-j|--jobs)")
-_ENV_KEYWORD = re.compile(r"^([ \t]*)env([ \t]+)", re.IGNORECASE)
+_MAKE_JOBS = lazyre.compile(r"(?:^|\s)(?:-j|--jobs)")
+_ENV_KEYWORD = lazyre.compile(r"^([ \t]*)env([ \t]+)", re.IGNORECASE)
 
 
 class GlobalBuildParallelismEnv(Rule):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
@@ -12,7 +12,9 @@ from npu_review.checks.parsers.dockerfile import Command, Dockerfile, Instructio
 from npu_review.checks.rule import Hit, Rule
 
 # Scripts whose only job is to set environment variables (sourcing anything else may have side effects).
-_ENV_SCRIPT = re.compile(r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)|activate|\.bashrc|\.profile|conda\.sh")
+_ENV_SCRIPT = lazyre.compile(
+    r"(?:.*[_-])?(?:set_?env|setenv|env|vars)\.(?:sh|bash)|activate|\.bashrc|\.profile|conda\.sh"
+)
 # Commands that may follow the last real step without changing what the sourcing could have been for.
 _CLEANUP_NAMES = frozenset({"rm", "true", ":", "fi", "done", "esac", "}", ")", "cd", "ls", "pwd", "printenv", "sync"})
 _CLEANUP_SUBCOMMANDS = {

@@ -6,6 +6,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
@@ -55,7 +56,7 @@ _AMBIGUOUS = {
     "sh": lambda w: w.endswith((".sh", ".run")) or w in {"-c", "-e", "-ex", "-x"},
     "sed": lambda w: w in {"-i", "-e", "-E", "-n"},
 }
-_LOCAL_SCRIPT = re.compile(r"\./[\w.+-]+\.(?:sh|run|bin)|\./(?:configure|autogen\.sh|build\.sh|install\.sh)")
+_LOCAL_SCRIPT = lazyre.compile(r"\./[\w.+-]+\.(?:sh|run|bin)|\./(?:configure|autogen\.sh|build\.sh|install\.sh)")
 # Commands that run their operands as a command: a command word after them is legitimate.
 _WRAPPERS = frozenset(
     {"xargs", "sudo", "env", "nohup", "exec", "time", "timeout", "nice", "ionice", "stdbuf", "chroot", "su"}
@@ -63,7 +64,7 @@ _WRAPPERS = frozenset(
     | {"taskset", "numactl", "find", "for", "case", "select", "while", "until", "trap", "ssh"}
 )
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
-_ASSIGN = re.compile(r"[A-Z_][A-Z0-9_]*=")
+_ASSIGN = lazyre.compile(r"[A-Z_][A-Z0-9_]*=")
 
 
 class MissingAndInContinuedRun(Rule):

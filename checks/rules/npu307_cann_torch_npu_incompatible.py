@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from npu_review.checks.analysis.change import adds_text
 from npu_review.checks.analysis.installs import SELF_PATHS
@@ -29,9 +30,11 @@ from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, REQUIREMENTS
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.dockerfile import Dockerfile
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.pep440 import public_version, version_key
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
 
 
 class CannTorchNpuIncompatible(Rule):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Related, Severity
@@ -12,8 +12,8 @@ from npu_review.checks.parsers.dockerfile import Command, Dockerfile, resolve_di
 from npu_review.checks.parsers.gitcli import Clone, clone_of, git_call
 from npu_review.checks.rule import Hit, Rule
 
-_SHA = re.compile(r"[0-9a-f]{7,40}")
-_TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?(?:rc|post|a|b)\d+)?")
+_SHA = lazyre.compile(r"[0-9a-f]{7,40}")
+_TAG = lazyre.compile(r"v?\d+(?:\.\d+)+(?:[.-]?(?:rc|post|a|b)\d+)?")
 # `git checkout` options that take a value; the first other word is the ref.
 _CHECKOUT_VALUE_OPTS = frozenset({"-b", "-B", "--orphan", "--conflict", "--pathspec-from-file", "-c", "--create"})
 

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import Devices, devices, dockerfile_device
 from npu_review.checks.context import Context
 from npu_review.checks.diffing import differing_lines
@@ -153,7 +154,7 @@ class Normaliser:
         return Normalised(lines, texts)
 
 
-_QUOTED_VALUE = re.compile(r"""=(["'])([^"'\s$]*)\1""")
+_QUOTED_VALUE = lazyre.compile(r"""=(["'])([^"'\s$]*)\1""")
 
 
 def _unquoted_settings(body: str) -> str:
@@ -165,8 +166,8 @@ def _unquoted_settings(body: str) -> str:
 
 
 # A one-line ENV or ARG (no continuation): repeating it in the same file changes nothing.
-_SETTING = re.compile(r"(?i)^(?:ENV|ARG) [^\\]*$")
-_QUOTED_VALUE = re.compile(r"""=(["'])([^"'$\\\s]*)\1""")
+_SETTING = lazyre.compile(r"(?i)^(?:ENV|ARG) [^\\]*$")
+_QUOTED_VALUE = lazyre.compile(r"""=(["'])([^"'$\\\s]*)\1""")
 
 
 def _stretches(norm: Normalised, lines: list[int]) -> int:

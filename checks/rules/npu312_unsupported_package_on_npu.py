@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import npu_requirements
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import DevicePackages
@@ -15,7 +16,7 @@ from npu_review.checks.parsers.dockerfile import Dockerfile, build_args, expand,
 from npu_review.checks.parsers.requirements import normalize_name, parse_requirements_file
 from npu_review.checks.rule import Hit, Rule
 
-_WHEEL_NAME = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
+_WHEEL_NAME = lazyre.compile(r"(?:^|/)([A-Za-z0-9_.]+)-(\d[^-/]*)-[^/]*\.whl$")
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Related, Severity
@@ -27,7 +28,7 @@ PLATFORM_ARGS = frozenset(
 # Instructions whose text is expanded when the image is built (RUN by its shell, the others by Docker).
 # CMD, ENTRYPOINT and HEALTHCHECK run in the container, where build arguments do not exist at all.
 _EXPANDED = frozenset({"RUN", "ENV", "ARG", "ADD", "COPY", "WORKDIR", "LABEL", "USER", "EXPOSE", "VOLUME"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class _Stage:
     instructions: list[Instruction] = field(default_factory=list)
 
 
-_SPECIAL = re.compile(r"[\\'\"$]")
+_SPECIAL = lazyre.compile(r"[\\'\"$]")
 
 
 def refs(text: str) -> Iterator[Ref]:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
@@ -15,19 +16,23 @@ from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.sh import Command
 from npu_review.checks.rule import Hit, Rule
 
-_VAR = re.compile(r"\$(?:\{([A-Za-z_]\w*)[^}]*\}|([A-Za-z_]\w*))")
+_VAR = lazyre.compile(r"\$(?:\{([A-Za-z_]\w*)[^}]*\}|([A-Za-z_]\w*))")
 # Hosts no user of the image can reach: private addresses, cluster-local and internal names.
-_INTERNAL = re.compile(
+_INTERNAL = lazyre.compile(
     r"(?:^|[/@.])(?:10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(?:1[6-9]|2\d|3[01])\.\d+\.\d+|localhost|127\.0\.0\.1)"
     r"|\.(?:local|internal|lan|intranet|corp|svc)(?:[:/]|$)|cluster\.local",
     re.I,
 )
-_HOST = re.compile(r"(?:[a-z][\w+.-]*://)?(?:[^@/\s'\"]+@)?([A-Za-z0-9][\w.-]*\.[\w.-]*[A-Za-z0-9]|localhost)(?::\d+)?")
-_CONFIG_FILES = re.compile(r"(?:^|/)(?:pip\.conf|pip\.ini|sources\.list(?:\.d/\S*)?|\.gitconfig|gitconfig|\.npmrc)$")
+_HOST = lazyre.compile(
+    r"(?:[a-z][\w+.-]*://)?(?:[^@/\s'\"]+@)?([A-Za-z0-9][\w.-]*\.[\w.-]*[A-Za-z0-9]|localhost)(?::\d+)?"
+)
+_CONFIG_FILES = lazyre.compile(
+    r"(?:^|/)(?:pip\.conf|pip\.ini|sources\.list(?:\.d/\S*)?|\.gitconfig|gitconfig|\.npmrc)$"
+)
 # The pip settings that send a later `pip install` somewhere (`trusted-host` only relaxes checks for a host: it
 # redirects nothing, and NPU301 says what it costs).
-_PIP_KEYS = re.compile(r"(?:index-url|extra-index-url|proxy|find-links)$", re.I)
-_GIT_KEYS = re.compile(r"^url\..*\.(?:insteadof|pushinsteadof)$|^https?\.(?:[^.]+\.)*proxy$", re.I)
+_PIP_KEYS = lazyre.compile(r"(?:index-url|extra-index-url|proxy|find-links)$", re.I)
+_GIT_KEYS = lazyre.compile(r"^url\..*\.(?:insteadof|pushinsteadof)$|^https?\.(?:[^.]+\.)*proxy$", re.I)
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ def _shipped_stages(df: dfp.Dockerfile) -> list[list[dfp.Instruction]]:
     return chain
 
 
-_SETS_ARG = re.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A-Za-z_]\w*)=\S", re.M)
+_SETS_ARG = lazyre.compile(r"--build-arg[ =]['\"]?([A-Za-z_]\w*)=|^\s*-?\s*['\"]?([A-Za-z_]\w*)=\S", re.M)
 
 
 # What the rule reads of the build graph: the files it declares (on a change; an audit reads every file). The
@@ -181,7 +186,7 @@ def _set_args(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
 
 # A path no Dockerfile pattern of a build names unless the pattern takes any path; a dev container's folder.
 _ANY_PATH = "no/such/folder/nothing-of-this-name.none"
-_DEV_CONTAINER = re.compile(r"(?:^|/)\.devcontainer/")
+_DEV_CONTAINER = lazyre.compile(r"(?:^|/)\.devcontainer/")
 
 
 def _passed_to(ctx: Context, path: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -237,7 +242,7 @@ def _value_at(text: str, start: int) -> str:
     return m.group() if m else ""
 
 
-_WORD_AT = re.compile(r"\S+")
+_WORD_AT = lazyre.compile(r"\S+")
 
 
 def _public_host(value: str) -> bool:

@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_review.checks.analysis.guides import guide_stack
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.releases import BranchName, Releases, Unpublished, releases
 from npu_review.checks.kinds import DOCKERFILE, DOCS, PYPROJECT, REQUIREMENTS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import build_args, expand, steps
-from npu_review.checks.parsers.pipcli import PipCall, pip_call
 from npu_review.checks.parsers.requirements import Requirement, parse_requirement, parse_requirements_file
 from npu_review.checks.parsers.sh import Source, commands
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.pipcli import PipCall
 
 # A URL after an index option: `--index-url URL`, `--index-url=URL`, `PIP_INDEX_URL=URL`, `index-url = "URL"`.
 _URL_AFTER = r"""[ \t]*(?:=|[ \t])[ \t]*["']?([^\s"'\\]+)"""
@@ -104,6 +106,8 @@ class VersionNeverPublished(Rule):
 
     def _cells(self, src: SourceFile, ctx: Context) -> Iterator[Hit]:
         """The version cells of a doc's compatibility tables: a nightly with no date, a branch name."""
+        from npu_review.checks.analysis.guides import guide_stack
+
         guide = guide_stack(ctx, src)
         if guide is None:
             return
@@ -145,9 +149,9 @@ class VersionNeverPublished(Rule):
 # The quick no for the cells: a dated nightly (`dev20YYMMDD`), or a branch name (`1.8.1-3.0.rc3`). Each is found
 # from its literal part (`dev20`, the `-` of the branch) and the rest tested before it: a scan that tries the
 # whole pattern at every digit of every text took 14 times as long.
-_CELL_DATED = re.compile(r"\.?dev20\d{4}")
-_CELL_BRANCH_TAIL = re.compile(r"-\d+\.\d+\.(?:rc)?\d")
-_CELL_BRANCH_TORCH = re.compile(r"\d\.\d+\.\d+\Z")
+_CELL_DATED = lazyre.compile(r"\.?dev20\d{4}")
+_CELL_BRANCH_TAIL = lazyre.compile(r"-\d+\.\d+\.(?:rc)?\d")
+_CELL_BRANCH_TORCH = lazyre.compile(r"\d\.\d+\.\d+\Z")
 # How far before a match's literal part its head is looked for (a version or a package name with its extras).
 _HEAD_SPAN = 300
 
@@ -161,7 +165,7 @@ def _may_have_cells(text: str) -> bool:
     )
 
 
-_CELL_NIGHTLY = re.compile(
+_CELL_NIGHTLY = lazyre.compile(
     r"(?<![\w.])\d+(?:\.\d+)+(?:\.?(?:rc|a|b)\d+)?(?:\.post\d+)?\.?dev\d+(?![\w.])", re.IGNORECASE
 )
 
@@ -217,7 +221,7 @@ def _message(m: Unpublished, date: str) -> str:
     )
 
 
-_PIN_EQ = re.compile(r"===?[ \t]*[\d$]")
+_PIN_EQ = lazyre.compile(r"===?[ \t]*[\d$]")
 
 
 def _may_pin(text: str, ctx: Context) -> bool:
@@ -262,7 +266,7 @@ def _other_index(text: str, ctx: Context) -> bool:
 
 # A pip command written in a doc: in a code block of any language (an unlabeled one too), after a `$ ` prompt,
 # in inline code or in a sentence; it runs to the end of the line or the closing backtick.
-_DOC_PIP = re.compile(
+_DOC_PIP = lazyre.compile(
     r"(?:\buv[ \t]+pip|\bpython3?(?:\.\d+)?[ \t]+-m[ \t]+pip|\bpip3?(?:\.\d+)?)[ \t]+install\b[^`\n]*"
 )
 
@@ -277,6 +281,8 @@ def _docs_pins(src: SourceFile) -> Iterator[_Pin]:
 
 def _calls_pins(source: Source) -> Iterator[_Pin]:
     # Only the lines that may hold a pip install build their commands (most lines of a script do not).
+    from npu_review.checks.parsers.pipcli import pip_call
+
     for cmd in commands(source, heredoc_bodies=True, keep=lambda ll: "install" in ll.text and "pip" in ll.text):
         call = pip_call(cmd)
         if call is not None and call.verb in ("install", "download", "wheel"):
@@ -301,6 +307,8 @@ def _workflow_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
 def _dockerfile_pins(src: SourceFile, ctx: Context) -> Iterator[_Pin]:
     """Pins of the RUN steps' pip commands; a `name==${ARG}` pin takes the ARG's default of its stage and is
     reported on that ARG (where the version is written)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand, steps
+
     df = ctx.dockerfile(src)
     defs = build_args(df)
     froms = [i.line for i in df.of("FROM")]

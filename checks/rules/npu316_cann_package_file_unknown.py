@@ -5,20 +5,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.cann_files import FILE_NAME, CannFile, cann_files, parse
 from npu_review.checks.kinds import DOCKERFILE, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockerfile import build_args, expand
 from npu_review.checks.rule import Hit, Rule
 
 # `NAME=value` (shell, also after `export`, `ENV`, `ARG`) and `NAME: value` (a workflow's env:) with a literal value.
-_ASSIGN = re.compile(
+_ASSIGN = lazyre.compile(
     r"^[ \t-]*(?:export[ \t]+|ENV[ \t]+|ARG[ \t]+)?([A-Z_][A-Z0-9_]*)(?:=|:[ \t]+)"
     r"""["']?([A-Za-z0-9._-]+)["']?[ \t]*(?:#.*)?$""",
     re.M,
 )
-_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
+_VAR = lazyre.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
 
 
 class CannPackageFileUnknown(Rule):
@@ -130,13 +130,13 @@ class CannPackageFileUnknown(Rule):
 # The folder of a daily or dated build just before a file name in a link (`CANN/20251212_newest/`, `.../daily/`,
 # `nightly/`): a pre-release's files, which the release data does not describe (hicann/graph-autofusion linked
 # `Ascend-cann-910_93-ops_8.5.0_...run` in such a folder; sweep-r34, judged false).
-_DAILY_FOLDER = re.compile(r"/(?:\d{8}(?:[_-][\w.-]*)?|[\w.-]*(?:newest|daily|nightly)[\w.-]*)/\Z", re.IGNORECASE)
+_DAILY_FOLDER = lazyre.compile(r"/(?:\d{8}(?:[_-][\w.-]*)?|[\w.-]*(?:newest|daily|nightly)[\w.-]*)/\Z", re.IGNORECASE)
 # The CANN version a doc's line states for what it downloads: a download page's `cann=` parameter, a folder of
 # CANN's download tree (`CANN 8.5.0/`, `CANN%208.5.0`), or prose (`CANN 8.5.0`, `CANN版本为8.5.0`).
-_STATED = re.compile(r"(?:[?&]cann=|CANN(?:%20|[ \t]+|/|[^\x00-\x7f]{1,8}))v?(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])")
+_STATED = lazyre.compile(r"(?:[?&]cann=|CANN(?:%20|[ \t]+|/|[^\x00-\x7f]{1,8}))v?(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])")
 # A doc's definition of a file-name variable by an example value: "`${version}` is the CANN version, e.g. `8.5.0`",
 # "`${version}`表示CANN包版本号，如8.5.0".
-_DEFINED = re.compile(
+_DEFINED = lazyre.compile(
     r"\$\{(\w+)\}`?[^\n`$]{0,60}?(?:如|例如|比如|e\.g\.,?|for example,?|such as)[ \t:：]*`?"
     r"(\d+\.\d+\.[0-9A-Za-z.-]*[0-9A-Za-z])"
 )
@@ -204,6 +204,8 @@ _PLACEHOLDERS = frozenset(
 
 def _dockerfile_resolver(src: SourceFile, ctx: Context) -> Resolver:
     """A Dockerfile's ARG and ENV defaults of the stage the line is in (an ARG before FROM is not seen in it)."""
+    from npu_review.checks.parsers.dockerfile import build_args, expand
+
     df = ctx.dockerfile(src)
     # A default that names nothing (`ARG ARCH=none`) is a placeholder every build overrides: the value stays unknown.
     defs = [d for d in build_args(df) if d[2].strip("\"'").lower() not in _PLACEHOLDERS]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.scripts import (
     PYTHON_CALLER_GLOBS,
     ScriptCall,
@@ -20,8 +22,10 @@ from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, DOCKERFILE, NPU_SCRIPT, SHELL, WORKFLOW
 from npu_review.checks.model import Related, Severity
-from npu_review.checks.parsers.dockerfile import Dockerfile
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockerfile import Dockerfile
 
 _DASH_OS = frozenset({"ubuntu", "debian"})
 
@@ -172,11 +176,11 @@ class BashSyntaxUnderSh(Rule):
 
 # Systems whose /bin/sh is bash (the SUSE, Red Hat and EulerOS families): a branch taken only there never meets
 # dash. Debian, Ubuntu, UOS and Ubuntu Kylin (dash) are not among them.
-_OS_WORDS = re.compile(
+_OS_WORDS = lazyre.compile(
     r"(?i)\b(?:suse|sles|opensuse|centos|rhel|redhat|red\s*hat|fedora|euler\w*|openeuler|rocky|almalinux|anolis"
     r"|ctyunos|bclinux)\b"
 )
-_ARM = re.compile(r"^\s*\(?([^()]*)\)(?!\))")
+_ARM = lazyre.compile(r"^\s*\(?([^()]*)\)(?!\))")
 
 
 def _bash_sh_branches(text: str) -> set[int]:
@@ -214,7 +218,7 @@ def _bash_sh_branches(text: str) -> set[int]:
     return out
 
 
-_DASH_OS_WORDS = re.compile(r"(?i)\b(?:debian|ubuntu|uos|kylin|alpine)\b")
+_DASH_OS_WORDS = lazyre.compile(r"(?i)\b(?:debian|ubuntu|uos|kylin|alpine)\b")
 
 
 # Config files that run scripts by a command line (pre-commit's `entry:`, a Makefile recipe, tox, a package.json

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import IDENTITY_PATHS, CloneUse, Identity, about_ascend, identity, runs_of
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -14,12 +15,12 @@ from npu_review.checks.model import Severity
 from npu_review.checks.rule import Hit, Rule
 
 # A commit id as docs state one: 7 to 40 hex digits holding both a digit and a letter (not a number, not a word).
-_COMMIT = re.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])(?!\.\w)")
+_COMMIT = lazyre.compile(r"(?<![\w.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])(?!\.\w)")
 # A Dockerfile named for a release (`Dockerfile.ascend_8.5.0_a2_v0.7.1`, `Dockerfile-v1.2`).
-_RELEASE_FILE = re.compile(r"[_.-]v\d+\.\d+(?:\.\d+)?(?:rc\d+)?(?=$|[_.-])")
+_RELEASE_FILE = lazyre.compile(r"[_.-]v\d+\.\d+(?:\.\d+)?(?:rc\d+)?(?=$|[_.-])")
 # A release tag (`v0.13.0`, `v0.11.0rc1`, `2.3.0.post1`): a clone of it does not move.
-_TAG = re.compile(r"v?\d+(?:\.\d+)+(?:[-.]?(?:rc|a|b|post|dev)\.?\d*)*")
-_GIT_REF_COMMAND = re.compile(r"git\s+(?:-C\s+\S+\s+)?(?:checkout|reset|fetch|switch|cherry-pick)\b")
+_TAG = lazyre.compile(r"v?\d+(?:\.\d+)+(?:[-.]?(?:rc|a|b|post|dev)\.?\d*)*")
+_GIT_REF_COMMAND = lazyre.compile(r"git\s+(?:-C\s+\S+\s+)?(?:checkout|reset|fetch|switch|cherry-pick)\b")
 
 
 class InstallsFromMovingBranch(Rule):
@@ -161,8 +162,8 @@ class InstallsFromMovingBranch(Rule):
         )
 
 
-_WEB_CLONE = re.compile(r"(?:git\s+clone\b[^\n]*?|git\+\S*?)/(?:-/)?(?:tree|blob|src)/")
-_CLONED = re.compile(r"(?:git\s+clone\b[^\n]*?|git\+)\S*?/([\w.-]+?)(?:\.git)?(?=[\s@#\"']|$)", re.M)
+_WEB_CLONE = lazyre.compile(r"(?:git\s+clone\b[^\n]*?|git\+\S*?)/(?:-/)?(?:tree|blob|src)/")
+_CLONED = lazyre.compile(r"(?:git\s+clone\b[^\n]*?|git\+)\S*?/([\w.-]+?)(?:\.git)?(?=[\s@#\"']|$)", re.M)
 
 
 def _may_state(low: str) -> bool:
@@ -195,13 +196,13 @@ def _norm(name: str) -> str:
 
 # A URL the match is part of (no blank, quote or bracket between its scheme and the match), and a git host's URL of
 # a commit (`.../commit/<sha>`, `.../tree/<sha>`), which does name one.
-_URL_BEFORE = re.compile(r"[a-z][a-z0-9+.-]*://[^\s\"'<>()\[\]]*\Z")
-_COMMIT_URL = re.compile(r"/(?:-/)?(?:commit|commits|tree|blob)/\Z")
+_URL_BEFORE = lazyre.compile(r"[a-z][a-z0-9+.-]*://[^\s\"'<>()\[\]]*\Z")
+_COMMIT_URL = lazyre.compile(r"/(?:-/)?(?:commit|commits|tree|blob)/\Z")
 
 
 # Another project's release written with its name (`llvmorg-19.1.7`, `gcc-12.2.0`): the commit right after it is
 # that release's, not the repository's.
-_VERSION = re.compile(r"(?<![\w.-])([a-z][a-z0-9_.]*)-v?\d+\.\d+(?:\.\d+)?\b")
+_VERSION = lazyre.compile(r"(?<![\w.-])([a-z][a-z0-9_.]*)-v?\d+\.\d+(?:\.\d+)?\b")
 
 
 def _stated(src: SourceFile, clone: CloneUse) -> tuple[str, str, int] | None:

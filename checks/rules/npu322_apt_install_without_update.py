@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.references import SCRIPT_RUNNERS, Cmd, block_cmds, from_commands
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCKERFILE, WORKFLOW
@@ -17,7 +18,7 @@ from npu_review.checks.rule import Hit, Rule
 _APT = frozenset({"apt-get", "apt"})
 # Wrappers before the command's name (`sudo apt-get ...`, `env X=1 apt-get ...`).
 _WRAPPERS = frozenset({"sudo", "env", "nice", "timeout", "stdbuf"})
-_LISTS = re.compile(r"/var/lib/apt/lists(?:/\*?)?/?\Z")
+_LISTS = lazyre.compile(r"/var/lib/apt/lists(?:/\*?)?/?\Z")
 
 
 def _apt_verb(cmd: Cmd) -> tuple[str, int] | None:

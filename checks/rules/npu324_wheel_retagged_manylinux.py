@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, NPU_SCRIPT
 from npu_review.checks.model import Related, Severity
@@ -13,13 +13,13 @@ from npu_review.checks.rule import Hit, Rule
 # The ways to give a wheel a manylinux platform tag without checking it: rename the file (`mv`, `cp`, `rename`,
 # a `sed` rewriting its name or a setup.cfg), bdist_wheel's `--plat-name`/`-p`, `wheel tags --platform-tag`.
 # A rename names both the `linux_<arch>` tag it replaces and the manylinux one, in either order.
-_RETAG = re.compile(
+_RETAG = lazyre.compile(
     r"\b(?:mv|cp|rename|sed)\b(?=[^#\n]*(?<!many)linux[_/])(?=[^#\n]*manylinux)"
     r"|\bbdist_wheel\b[^#\n]*(?:--plat-name|--plat|-p)[=\s]+['\"]?manylinux"
     r"|\bwheel\s+tags\b[^#\n]*--platform-tag[=\s]+['\"]?manylinux"
 )
 # What makes the tag true: the wheel is checked (auditwheel) or built in a manylinux image (cibuildwheel too).
-_CHECKED = re.compile(r"\bauditwheel\b|\bcibuildwheel\b|pypa/manylinux|/manylinux\w*[:\s]|\bmanylinux_?\d+\w*:")
+_CHECKED = lazyre.compile(r"\bauditwheel\b|\bcibuildwheel\b|pypa/manylinux|/manylinux\w*[:\s]|\bmanylinux_?\d+\w*:")
 
 
 class WheelRetaggedManylinux(Rule):

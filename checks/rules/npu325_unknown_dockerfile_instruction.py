@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import ASCEND_DOCKERFILE
 from npu_review.checks.model import Severity
@@ -15,10 +15,10 @@ from npu_review.checks.rule import Hit, Rule
 # A file filled in before it is built: a placeholder where an instruction would be (`{EXTRA_CONTENT}`,
 # `{{ base }}`, `%%RUN%%`, `@INSTALL@`; not a variable, `${ASCEND_HOME}`), or committed conflict markers (NPU123's).
 # Such a file is not built as it is.
-_NOT_AS_WRITTEN = re.compile(r"(?<!\$)\{|%%|@\w+@|\A(?:<{7}|={7}|>{7})")
+_NOT_AS_WRITTEN = lazyre.compile(r"(?<!\$)\{|%%|@\w+@|\A(?:<{7}|={7}|>{7})")
 # The BuildKit front ends that read the instructions this rule knows (a `# syntax=` directive naming another one,
 # such as dockerfile-plus, may add its own).
-_DOCKER_SYNTAX = re.compile(r"(?:docker\.io/)?docker/dockerfile(?:-upstream)?(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?")
+_DOCKER_SYNTAX = lazyre.compile(r"(?:docker\.io/)?docker/dockerfile(?:-upstream)?(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?")
 
 
 class UnknownDockerfileInstruction(Rule):
@@ -127,5 +127,5 @@ class UnknownDockerfileInstruction(Rule):
 
 
 # A program or a path to one (`python3`, `pip3`, `./build.sh`, `/opt/conda/bin/pip`): what a lost `RUN` leaves.
-_COMMAND = re.compile(r"(?:\.{0,2}/)?[A-Za-z_][\w.+-]*(?:/[\w.+-]+)*")
-_OPERATOR = re.compile(r"[ \t]*(?:&&|\|\||\||;)")
+_COMMAND = lazyre.compile(r"(?:\.{0,2}/)?[A-Za-z_][\w.+-]*(?:/[\w.+-]+)*")
+_OPERATOR = lazyre.compile(r"[ \t]*(?:&&|\|\||\||;)")

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.programs import SYSTEM_MANAGERS, program_at
 from npu_review.checks.analysis.scripts import ascend_step_unit
 from npu_review.checks.context import Context, SourceFile
@@ -38,15 +38,15 @@ _ASKING = {
 _ASKING["apt"] = _ASKING["apt-get"]
 # Saying yes to every prompt: `-y`, `--yes`, `--assume-yes`, `--assumeyes`, `y` among clustered short options
 # (`-qy`); for apt also its quiet level 2 (`-qq`, `-q=2`), which implies it.
-_YES = re.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
-_APT_YES = re.compile(r"-[A-Za-z]*q[A-Za-z]*q[A-Za-z]*|-q=[2-9]")
+_YES = lazyre.compile(r"--yes|--assume-?yes|-[A-Za-z]*y[A-Za-z]*")
+_APT_YES = lazyre.compile(r"-[A-Za-z]*q[A-Za-z]*q[A-Za-z]*|-q=[2-9]")
 # A file that says yes once for all, per package manager (pip, or SYSTEM_MANAGERS' package format): pip's PIP_YES,
 # apt's APT::Get::Assume-Yes (in a configuration file the image writes, or `-o`), yum's and dnf's `assumeyes` (their
 # .conf, or `--setopt`).
 _SAYS_YES = {
-    "pip": re.compile(r"PIP_YES"),
-    "apt": re.compile(r"(?i)APT::Get::Assume-Yes"),
-    "rpm": re.compile(r"(?i)\bassumeyes\s*=\s*(?:1|true|yes|on)\b"),
+    "pip": lazyre.compile(r"PIP_YES"),
+    "apt": lazyre.compile(r"(?i)APT::Get::Assume-Yes"),
+    "rpm": lazyre.compile(r"(?i)\bassumeyes\s*=\s*(?:1|true|yes|on)\b"),
 }
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import DeviceApi
@@ -279,8 +279,8 @@ def _build_index(ctx: Context) -> Index:
 # name (an identifier) holds no space, `(` or `:`, so a match stops right after it; and no two matches can share a
 # character (the only space of a match is the one after `def`/`class`), so findall meets every occurrence. Two
 # patterns with a literal start (`def `, `class `) scan several times faster than one alternation.
-_DEF = re.compile(r"def [^\s(:]*[(:]")
-_CLASS = re.compile(r"class [^\s(:]*[(:]")
+_DEF = lazyre.compile(r"def [^\s(:]*[(:]")
+_CLASS = lazyre.compile(r"class [^\s(:]*[(:]")
 
 
 def _defaults_in(tree: ast.Module, path: str, params: dict[str, set[str]]) -> Iterator[CudaDefault]:

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.context import Context
 from npu_review.checks.facts.schema import NpuWorkarounds
 from npu_review.checks.kinds import PYTHON
@@ -20,7 +20,9 @@ from npu_review.checks.model import ChangeStatus, FileChange, Severity
 from npu_review.checks.parsers import pyast
 from npu_review.checks.rule import Hit, Rule
 
-_ISSUE = re.compile(r"(?i)(?:github\.com/vllm-project/vllm-ascend/(?:issues|pull)/(\d+)|vllm[-_]ascend\s*#\s*(\d+))")
+_ISSUE = lazyre.compile(
+    r"(?i)(?:github\.com/vllm-project/vllm-ascend/(?:issues|pull)/(\d+)|vllm[-_]ascend\s*#\s*(\d+))"
+)
 
 
 @dataclass

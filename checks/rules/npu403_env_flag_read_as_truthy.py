@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
@@ -19,7 +20,7 @@ from npu_review.checks.rule import Hit, Rule
 _READER_GLOBS = ("setup.py", "**/setup.py", "**/build*.py", "ci/**/*.py", "**/ci/**/*.py")
 # A value that means "off" to the person who wrote it, and is a non-empty string to Python.
 _OFF = r"(?i:false|0|no|off)"
-_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = lazyre.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import ascend
+from npu_review.checks import ascend, lazyre
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
 from npu_review.checks.kinds import PYPROJECT, PYTHON
@@ -29,7 +29,7 @@ _CONFIG_GLOBS = (
 # Commands that, overridden, may copy files into the build by themselves.
 _COPYING_COMMANDS = frozenset({"build_py", "install", "install_lib", "bdist_wheel"})
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-_IDENT = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENT = lazyre.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)

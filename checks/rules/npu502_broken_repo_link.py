@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.references import (
     GITIGNORES,
     doc_names_ascend,
@@ -40,20 +40,20 @@ _READER_FOLDERS = frozenset(
     | {"ckpt", "ckpts", "checkpoint", "checkpoints", "weights", "cache", "tmp", "build", "download", "downloads"}
 )
 # The text of a link that switches the page's language (`中文|[English](README.md)`).
-_LANGUAGE = re.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese|zh|zh[-_]cn)\s*")
+_LANGUAGE = lazyre.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chinese|zh|zh[-_]cn)\s*")
 # Without a profile, the links judged are those to files a repository holds rather than makes: docs, scripts,
 # notebooks, patches, images, Dockerfiles. A guide also links what its own steps produce (a log, an exported model,
 # a generated config, an output folder), which no tree has.
 # A line that says what it links is still to be written: a link to a page to come, on purpose.
-_TO_COME = re.compile(
+_TO_COME = lazyre.compile(
     r"(?i)\b(?:TBD|coming soon|to be (?:added|written|completed|done)|work in progress)\b|待补充|待完善|待编写|敬请期待"
 )
 # A template doc (`operator-readme-template.md`, `templates/API_REPORT.md`): a skill or generator fills it in
 # elsewhere (another repository's `ops/<op>/README.md`), where its relative links resolve.
-_TEMPLATE = re.compile(r"(?i)(?:^|/)templates?/|(?:^|/|[-_.])template(?:[-_.][^/]*)?\.[a-z]+$")
+_TEMPLATE = lazyre.compile(r"(?i)(?:^|/)templates?/|(?:^|/|[-_.])template(?:[-_.][^/]*)?\.[a-z]+$")
 # A title with a placeholder to fill in (`# {算子名称}算子`, `# {operator_name} on Ascend`): the doc is a template
 # whatever its name (hicann/ops-sparse's readme_develop_guide.md, copied to src/<op>/README.md; rs-r31, judged false).
-_PLACEHOLDER_TITLE = re.compile(r"^#{1,2}[ \t].*(?<!\$)\{[^{}\s$]{1,40}\}")
+_PLACEHOLDER_TITLE = lazyre.compile(r"^#{1,2}[ \t].*(?<!\$)\{[^{}\s$]{1,40}\}")
 
 
 def _titled_as_template(src: SourceFile) -> bool:
@@ -67,7 +67,7 @@ def _titled_as_template(src: SourceFile) -> bool:
 # A template section of a doc: the lines between `<template_contributing>` and `</template_contributing>` (an agent's
 # prompt giving the text it is to write into another project's CONTRIBUTING.md; yangboxin/ascend-agent, rs-r58,
 # judged false), each tag alone on its line.
-_TEMPLATE_TAG = re.compile(r"(?im)^[ \t]*<(\w*template\w*)(?:\s[^<>]*)?>[ \t]*$")
+_TEMPLATE_TAG = lazyre.compile(r"(?im)^[ \t]*<(\w*template\w*)(?:\s[^<>]*)?>[ \t]*$")
 
 
 def _template_lines(src: SourceFile) -> frozenset[int]:
@@ -86,16 +86,16 @@ def _template_lines(src: SourceFile) -> frozenset[int]:
     return frozenset(out)
 
 
-_SOURCE_NAME = re.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
+_SOURCE_NAME = lazyre.compile(r"(?i)\.(?:md|rst|sh|bash|py|ipynb|patch|png|jpe?g|gif|svg)$|(?:^|/)Dockerfile[^/]*$")
 # Characters that may sit in a repository path (a mention is only a reference when bounded by others).
-_PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
+_PATH_CHARS = lazyre.compile(r"[A-Za-z0-9_./-]")
 # A line of a directory sketch up to the name it lists (`|- README.md`, `├── LICENSE`, `` `-- setup.py ``): a
 # picture of a tree at some time, which readers do not follow as a path (Ascend/ascend-deployer's README listed
 # the README.md a change deleted, DrivingSDK's the LICENSE one moved).
-_SKETCH = re.compile(r"(?:^|\s)(?:[|│├└`+][-─]+|[├└]|│)\s*$")
+_SKETCH = lazyre.compile(r"(?:^|\s)(?:[|│├└`+][-─]+|[├└]|│)\s*$")
 # A row of a directory sketch (`├─ compose/   compose.yml / compose.ascend.yml`, `|   `-- x.sh`): what it names is
 # in the sketch's folders, not at the root (502022240018/MomentSeek's ARCHITECTURE.md, rs-r53, judged false).
-_SKETCH_ROW = re.compile(r"\s*(?:[│|][ \t]+)*(?:[├└`+][-─]+|[├└])[ \t]")
+_SKETCH_ROW = lazyre.compile(r"\s*(?:[│|][ \t]+)*(?:[├└`+][-─]+|[├└])[ \t]")
 
 
 @dataclass(frozen=True)
@@ -402,7 +402,7 @@ def _leaves_vendored(doc_path: str, target: str) -> bool:
 
 # The instruction files of coding agents: their own folders (Claude Code's, Codex's, Cursor's, Gemini's, ...) and
 # the files the agents read at the root (AGENTS.md, CLAUDE.md, GEMINI.md).
-_AGENT_FILE = re.compile(
+_AGENT_FILE = lazyre.compile(
     r"(?:^|/)\.(?:claude|codex|cursor|agents?|gemini|windsurf|kiro|roo|clinerules|continue)/"
     r"|^\.github/(?:instructions|prompts|agents)/|(?:^|/)(?:AGENTS|CLAUDE|GEMINI)\.md\Z"
 )
@@ -488,7 +488,7 @@ def _paired(ctx: Context, old: str, candidates: list[str], least: float = 0.5) -
     return best if score >= least else None
 
 
-_HEADER_LINE = re.compile(r"\s*(?:/\*|\*|//|#!|# |<!--)")
+_HEADER_LINE = lazyre.compile(r"\s*(?:/\*|\*|//|#!|# |<!--)")
 
 
 def _body(lines: list[str]) -> list[str]:
@@ -499,7 +499,7 @@ def _body(lines: list[str]) -> list[str]:
     return [line for line in lines[i:] if line.strip()]
 
 
-_COPIES = re.compile(r"\b(?:shutil\.)?(?:copytree|copyfile|copy2?|symlink)\s*\(")
+_COPIES = lazyre.compile(r"\b(?:shutil\.)?(?:copytree|copyfile|copy2?|symlink)\s*\(")
 
 
 def _copied_by_docs_build(ctx: Context, doc: str, target: str) -> bool:
@@ -522,9 +522,9 @@ def _copied_by_docs_build(ctx: Context, doc: str, target: str) -> bool:
     return re.search(rf"['\"/]{re.escape(name)}['\"/]", src.text) is not None
 
 
-_DOCSIFY = re.compile(r"\$docsify\b|docsify(?:@[\w.]+)?/lib/docsify")
-_RELATIVE = re.compile(r"relativePath\s*:\s*true")
-_IMAGE = re.compile(r"(?i)\.(?:png|jpe?g|gif|svg|webp|bmp)$")
+_DOCSIFY = lazyre.compile(r"\$docsify\b|docsify(?:@[\w.]+)?/lib/docsify")
+_RELATIVE = lazyre.compile(r"relativePath\s*:\s*true")
+_IMAGE = lazyre.compile(r"(?i)\.(?:png|jpe?g|gif|svg|webp|bmp)$")
 
 
 def _docsify_resolves(ctx: Context, doc: str, link_target: str) -> bool:
@@ -549,9 +549,9 @@ def _docsify_resolves(ctx: Context, doc: str, link_target: str) -> bool:
 
 
 _VITEPRESS_CONFIGS = tuple(f".vitepress/config.{e}" for e in ("mts", "ts", "mjs", "js", "cts", "cjs"))
-_SRC_DIR = re.compile(r"""\bsrcDir\s*:\s*['"]([^'"]+)['"]""")
+_SRC_DIR = lazyre.compile(r"""\bsrcDir\s*:\s*['"]([^'"]+)['"]""")
 # A folder of a site's translations, named by its language (`zh`, `en`, `zh-CN`, `pt_BR`).
-_LOCALE = re.compile(r"[a-z]{2}(?:[-_][A-Za-z]{2,4})?")
+_LOCALE = lazyre.compile(r"[a-z]{2}(?:[-_][A-Za-z]{2,4})?")
 
 
 def _vitepress_resolves(ctx: Context, doc: str, link_target: str) -> bool:
@@ -719,7 +719,7 @@ def _guess(ctx: Context, path: str) -> str | None:
 _LANGUAGES = frozenset({"en", "zh", "cn", "ch", "ja", "jp", "ko", "english", "chinese"})
 
 
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_WORD = lazyre.compile(r"[A-Za-z0-9]+")
 
 
 def _languages(name: str) -> set[str]:
@@ -950,7 +950,7 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
 
 
 # What a command that takes a path is before it (`cd`, `ls -la`, `git submodule update --init`, `source`).
-_PATH_COMMAND = re.compile(
+_PATH_COMMAND = lazyre.compile(
     r"(?:^|[\s;&|(`$])(?:cd|pushd|ls|cp|mv|rm|cat|source|\.|bash|sh|python3?|tar|du|find|chmod|chown|make|cmake"
     r"|git\s+(?:submodule(?:\s+\w+)?|add|rm|mv|clone\s+\S+))(?:\s+-\S+)*\s+\S*$"
 )
@@ -967,7 +967,7 @@ def _used_as_path(line: str, start: int, name: str) -> bool:
 
 
 # A path written in a line: a word with a folder and a file name (`ascend/terminal/executor.py`).
-_LINE_PATH = re.compile(r"(?<![\w./-])[\w.-]+(?:/[\w.-]+)+\.\w+(?![\w/])")
+_LINE_PATH = lazyre.compile(r"(?<![\w./-])[\w.-]+(?:/[\w.-]+)+\.\w+(?![\w/])")
 
 
 def _written_from_moved_folder(ctx: Context, line: str, old: str, new: str | None) -> bool:
@@ -984,8 +984,8 @@ def _written_from_moved_folder(ctx: Context, line: str, old: str, new: str | Non
     )
 
 
-_LICENCE = re.compile(r"(?i)(?:licen[cs]e|copying|notice)(?:[._-][^/]*)?\Z")
-_CD = re.compile(r"(?:^|[;&|(]\s*|\bthen\s+|\bdo\s+)(?:cd|pushd)\s+([^\s;&|)]+)")
+_LICENCE = lazyre.compile(r"(?i)(?:licen[cs]e|copying|notice)(?:[._-][^/]*)?\Z")
+_CD = lazyre.compile(r"(?:^|[;&|(]\s*|\bthen\s+|\bdo\s+)(?:cd|pushd)\s+([^\s;&|)]+)")
 
 
 def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
@@ -1002,19 +1002,19 @@ def _left_root(ctx: Context, src: SourceFile, doc: Document) -> int | None:
 
 
 # Words that say a file is gone or going (a plan's "Delete `x.yml`", a map's "`.cursorrules` is ignored").
-_REMOVAL = re.compile(
+_REMOVAL = lazyre.compile(
     r"(?i)\b(?:delet|remov|drop|(?:git)?ignor|deprecat|retir|obsolete|no longer|replaced|in (?:the )?git history)"
     r"|删除|移除|废弃|弃用|替换"
 )
 
 # Words just before a path that say the text came from there (a copy's or a move's note of its origin).
-_PROVENANCE = re.compile(
+_PROVENANCE = lazyre.compile(
     r"(?i)(?:\b(?:migrated|moved|copied|ported|renamed|extracted|split|taken|adapted)\s+from|迁移自|移自|复制自|拷贝自|"
     r"来源于|源自|摘自)[\s:：`'\"(（]*\Z"
 )
 
 # Docs that record history (a changelog, release notes): the names in their lines are what was, not references.
-_HISTORY = re.compile(
+_HISTORY = lazyre.compile(
     r"(?i)(?:^|/)(?:changelog[^/]*|release[-_ ]?notes[^/]*|(?:history|changes)\.(?:md|rst|txt)"
     r"|news(?:\.(?:md|rst|txt))?|archived?|\d{4}-\d{2}-\d{2}[^/]*)(?:/|$)"
 )
@@ -1081,7 +1081,7 @@ def _under_removal_heading(ctx: Context, src: SourceFile, line: int) -> bool:
     return bool(above) and _REMOVAL.search(above[-1].title) is not None
 
 
-_NEW_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|\||>|$)")
+_NEW_ITEM = lazyre.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|\||>|$)")
 
 
 def _goes_on(line: str) -> bool:

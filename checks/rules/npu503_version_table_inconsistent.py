@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from npu_review.checks import globs
+from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.stacks import image_canns
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import VersionTables
@@ -17,13 +17,13 @@ from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.markdown import Document, Row, resolve
 from npu_review.checks.rule import Hit, Rule
 
-_VERSION = re.compile(
+_VERSION = lazyre.compile(
     r"(?<![\w.])(?:v?\d+(?:\.(?:\d+|[Rr][Cc]\d+|post\d+))+|core_[rv]\d+(?:\.\d+)+)(?![\w])", re.IGNORECASE
 )
-_RANGE_BEFORE = re.compile(r"(?:>=|<=|>|<|~=|==|\^|~)\s*`*\s*$")
-_DATE = re.compile(r"(\d{4})\s*[/.-]\s*(\d{1,2})\s*[/.-]\s*(\d{1,2})")
-_SEPARATORS = re.compile(r"^[\s/、,，&和及]*(?:and)?[\s/、,，&和及]*$", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[。；;]|\.\s")
+_RANGE_BEFORE = lazyre.compile(r"(?:>=|<=|>|<|~=|==|\^|~)\s*`*\s*$")
+_DATE = lazyre.compile(r"(\d{4})\s*[/.-]\s*(\d{1,2})\s*[/.-]\s*(\d{1,2})")
+_SEPARATORS = lazyre.compile(r"^[\s/、,，&和及]*(?:and)?[\s/、,，&和及]*$", re.IGNORECASE)
+_SENTENCE_END = lazyre.compile(r"[。；;]|\.\s")
 
 
 @dataclass(frozen=True)

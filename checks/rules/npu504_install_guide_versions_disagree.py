@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.guides import Guide, Said, agree, cann_line, guide_stack, reference
 from npu_review.checks.analysis.stacks import Tables, public_version, tables, torch_npu_build
 from npu_review.checks.context import Context, SourceFile
@@ -16,8 +17,8 @@ from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
 _SHOWN = 4
-_INSTALL_LINK = re.compile(r"(?i)install|setup|安装|get_?start|quick_?start")
-_BRANCH_TORCH = re.compile(r"^v(\d+\.\d+\.\d+)(?:[-.]|$)")
+_INSTALL_LINK = lazyre.compile(r"(?i)install|setup|安装|get_?start|quick_?start")
+_BRANCH_TORCH = lazyre.compile(r"^v(\d+\.\d+\.\d+)(?:[-.]|$)")
 
 
 class InstallGuideVersionsDisagree(Rule):
@@ -142,7 +143,7 @@ def _readmes_above(ctx: Context, path: str) -> Iterator[str]:
         folder = posixpath.dirname(folder)
 
 
-_TRANSLATION = re.compile(r"(?i)[._-](?:zh|cn|zh[_-]cn)(?=\.[a-z]+$)")
+_TRANSLATION = lazyre.compile(r"(?i)[._-](?:zh|cn|zh[_-]cn)(?=\.[a-z]+$)")
 
 
 def _not_in_primary(ctx: Context, src: SourceFile, hits: list[Hit]) -> Iterator[Hit]:
@@ -234,7 +235,7 @@ def _final(cann: str) -> str:
 # A torch_npu pre-release (`2.12.0rc1`, `.dev20260101`, `a1`, `b1`): a build made for the next torch ahead of the
 # published pairings the facts list, on the CANN of its day (torch_npu 2.12.0rc1 on CANN 9.0.0 and 9.0.0-beta.1, the
 # projects' own CI stacks: rs-r45, rs-r50, judged false).
-_PRE_RELEASE = re.compile(r"(?i)\d(?:rc|a|b|\.?dev)\d")
+_PRE_RELEASE = lazyre.compile(r"(?i)\d(?:rc|a|b|\.?dev)\d")
 
 
 def _release3(value: str) -> tuple[int, ...]:

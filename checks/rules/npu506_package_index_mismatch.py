@@ -5,17 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from npu_review.checks import lazyre
 from npu_review.checks.analysis.builds import IMAGE_SCRIPT_GLOBS, PipUse, about_ascend, graph, runs_of
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
 from npu_review.checks.facts.schema import TorchWheels
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCKERFILE, DOCS, SHELL, WORKFLOW
 from npu_review.checks.model import Severity
-from npu_review.checks.parsers.dockercli import EWord
 from npu_review.checks.parsers.gha.values import WILD
 from npu_review.checks.parsers.requirements import Requirement, parse_requirement
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import EWord
 
 _INDEX_OPTS = ("-i", "--index-url", "--extra-index-url")
 # Where the builds of an image are read from (which platforms they target): workflows and image scripts.
@@ -40,10 +44,10 @@ _VALUE_OPTS = frozenset(
     | {"--timeout", "--retries", "--proxy", "--cert", "--progress-bar", "--only-binary", "--no-binary", "-C"}
     | {"--config-settings", "--upgrade-strategy", "--abi", "--implementation", "--report", "--python"}
 )
-_LOCAL = re.compile(r"==\s*[\w.]+\+[A-Za-z0-9]")
+_LOCAL = lazyre.compile(r"==\s*[\w.]+\+[A-Za-z0-9]")
 # An index URL that goes on past `simple/` (the cheap test before the file is read).
-_PAGE_HINT = re.compile(r"/\+?simple/[A-Za-z0-9][\w.-]*/?(?=[\s\"'\\]|$)", re.M)
-_INDEX_HINT = re.compile(r"index-url|extra-index|find-links|\s-[if]\s|PIP_INDEX|PIP_EXTRA|pip config", re.I)
+_PAGE_HINT = lazyre.compile(r"/\+?simple/[A-Za-z0-9][\w.-]*/?(?=[\s\"'\\]|$)", re.M)
+_INDEX_HINT = lazyre.compile(r"index-url|extra-index|find-links|\s-[if]\s|PIP_INDEX|PIP_EXTRA|pip config", re.I)
 
 
 def _bare_local(text: str) -> bool:
@@ -51,9 +55,9 @@ def _bare_local(text: str) -> bool:
     return any(_LOCAL.search(line) and not _INDEX_HINT.search(line) for line in text.splitlines() if "+" in line)
 
 
-_PROJECT_PAGE = re.compile(r"\A(?P<root>[a-z][\w+.-]*://[^?#]*?/(?:\+)?simple)/(?P<name>[A-Za-z0-9][\w.-]*)/?\Z")
+_PROJECT_PAGE = lazyre.compile(r"\A(?P<root>[a-z][\w+.-]*://[^?#]*?/(?:\+)?simple)/(?P<name>[A-Za-z0-9][\w.-]*)/?\Z")
 # What says the image handles the machine's architecture itself (then its installs are not judged for x86).
-_ARCH = re.compile(r"x86_64|amd64|aarch64|arm64|uname|TARGETARCH|TARGETPLATFORM|\$\(arch\)", re.I)
+_ARCH = lazyre.compile(r"x86_64|amd64|aarch64|arm64|uname|TARGETARCH|TARGETPLATFORM|\$\(arch\)", re.I)
 
 
 def _canonical(name: str) -> str:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from npu_review.checks.parsers.gha.workflow import Job, Workflow
-from npu_review.checks.parsers.yamlmarks import Node
+from npu_review.checks import lazyre
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 
 @dataclass(frozen=True)
@@ -137,16 +141,16 @@ class SecretRead:
     gates: frozenset[tuple[str, str | None]] = frozenset()
 
 
-_EXPR = re.compile(r"\$\{\{(.*?)\}\}")
-_SECRET = re.compile(r"\bsecrets\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+_EXPR = lazyre.compile(r"\$\{\{(.*?)\}\}")
+_SECRET = lazyre.compile(r"\bsecrets\s*(?:\.\s*([A-Za-z_][\w-]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
 _INPUT = r"inputs\s*\.\s*([A-Za-z_][\w-]*)"
 _LITERAL = r"'([^']*)'|\"([^\"]*)\"|(true|false|-?\d+)"
-_GATE = re.compile(rf"{_INPUT}(?:\s*==\s*(?:{_LITERAL}))?\Z|(?:{_LITERAL})\s*==\s*{_INPUT}\Z", re.I)
-_NOT_INPUT = re.compile(rf"!\s*{_INPUT}")
+_GATE = lazyre.compile(rf"{_INPUT}(?:\s*==\s*(?:{_LITERAL}))?\Z|(?:{_LITERAL})\s*==\s*{_INPUT}\Z", re.I)
+_NOT_INPUT = lazyre.compile(rf"!\s*{_INPUT}")
 # A gate that needs its input false (`!inputs.is_priv`).
 NOT_GATE = "\0not"
 # `secrets.X || <fallback>`: the expression has a value of its own when the secret is empty (`|| ''` is none).
-_FALLBACK = re.compile(r"\s*\|\|(?!\s*(?:''|\"\"|\)|$))")
+_FALLBACK = lazyre.compile(r"\s*\|\|(?!\s*(?:''|\"\"|\)|$))")
 
 
 def _gates(node: Node | None) -> frozenset[tuple[str, str | None]]:
@@ -213,7 +217,7 @@ def input_reference(name: str) -> re.Pattern[str]:
 
 
 # Reads of the whole inputs object (or of the event payload) that may read any input.
-WHOLE_INPUTS = re.compile(
+WHOLE_INPUTS = lazyre.compile(
     r"toJSON\(\s*(?:github\.event\.)?inputs\s*\)|inputs\s*\[\s*[^'\"\s]|\binputs\s*\}\}|GITHUB_EVENT_PATH"
     r"|toJSON\(\s*github\.event\s*\)|\.inputs\s*\|",
     re.I,

@@ -8,15 +8,19 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from npu_review.checks.parsers.dockercli import BuildArg, DockerOp, EWord, docker_op
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.gha.expressions import substitute
-from npu_review.checks.parsers.gha.metadata_action import Events, Produced, is_metadata_action, produced_tags
 from npu_review.checks.parsers.gha.values import MAX_ALTERNATIVES, WILD, Val, concat, dedupe
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, env_mapping, legs, trigger_filters
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, line_commands, logical_lines, matching_close
 from npu_review.checks.parsers.textfilters import filter_text
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.dockercli import DockerOp, EWord
+    from npu_review.checks.parsers.gha.metadata_action import Events, Produced
+    from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # -- run blocks: a very small shell evaluator ------------------------------------------------------------------------
 # It follows only what image producers and build scripts do: plain assignments, `$(grep '^FROM' FILE | head -1 |
@@ -27,14 +31,14 @@ from npu_review.checks.parsers.yamlmarks import Node
 
 Reader = Callable[[str], "str | None"]
 Origins = frozenset[tuple[str, int]]
-_ASSIGN = re.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
+_ASSIGN = lazyre.compile(r"([A-Za-z_]\w*)=(.*)\Z", re.S)
 _KEYWORDS = frozenset({"then", "else", "do", "{", "}", "!", "time"})
-_VAR_SIMPLE = re.compile(r"[A-Za-z_]\w*")
-_FUNCTION = re.compile(
+_VAR_SIMPLE = lazyre.compile(r"[A-Za-z_]\w*")
+_FUNCTION = lazyre.compile(
     r"\s*(?:function\s+([A-Za-z_][\w:-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w:-]*)\s*\(\s*\))\s*(\{)?\s*(.*)\Z", re.S
 )
 MAX_CALL_DEPTH = 3  # shell functions followed into functions this deep
-_DEFINES = re.compile(r"\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)")
+_DEFINES = lazyre.compile(r"\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)")
 # Programs that cannot make a container image: any other command (`make image`, `bash build.sh`, `python x.py`)
 # may, so a push after one is not judged (see DockerOp "opaque").
 QUIET_PROGRAMS = frozenset(
@@ -502,6 +506,8 @@ class RunEvaluator:
 
     # -- commands ----------------------------------------------------------------------------------------
     def _command(self, cmd: Command, first: int, pieces: list[tuple[int, str]], base: Origins) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp
+
         words = list(cmd.words)
         while words and words[0].raw in _KEYWORDS:
             if words[0].raw == "else":
@@ -625,6 +631,8 @@ class RunEvaluator:
     def _ewords(self, words: list[Word], pieces: list[tuple[int, str]], first: int, base: Origins) -> list[EWord]:
         """The words expanded: an unquoted expansion with a known value is split on blanks, one with an unknown
         value (`$ARGS`) may stand for any words (`spread`)."""
+        from npu_review.checks.parsers.dockercli import EWord
+
         out: list[EWord] = []
         at = self._start
         for w in words:
@@ -650,6 +658,8 @@ class RunEvaluator:
         return out
 
     def _docker(self, words: list[Word], pieces: list[tuple[int, str]], first: int, base: Origins) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp, docker_op
+
         raw = [w.raw for w in words]
         if raw[0] == "sudo":
             raw = raw[1:]
@@ -739,11 +749,11 @@ def _find(raw: str, pieces: list[tuple[int, str]], start: tuple[int, int]) -> tu
     return None
 
 
-_STRUCTURE = re.compile(
+_STRUCTURE = lazyre.compile(
     r"\s*(?:(?:if|elif|else|fi|for|while|until|do|done|case|esac|then|function|cd|pushd|popd)\b|[{}])"
     r"|.*\)\s*$|.*\(\s*\)\s*\{"
 )
-_ASSIGNS = re.compile(r"(?:^|[\s;&])(?:export\s+|local\s+|declare\s+)?[A-Za-z_]\w*=")
+_ASSIGNS = lazyre.compile(r"(?:^|[\s;&])(?:export\s+|local\s+|declare\s+)?[A-Za-z_]\w*=")
 
 
 def _prefiltered(physical: list[tuple[int, str]], focus: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -862,6 +872,8 @@ class WorkflowEval:
         return out
 
     def _job(self, job_id: str) -> tuple[dict[str, list[Val]], list[Push]] | None:
+        from npu_review.checks.parsers.gha.workflow import legs
+
         if job_id in self._done:
             return self._done[job_id]
         job = self.wf.jobs.get(job_id)
@@ -892,6 +904,10 @@ class WorkflowEval:
         return self._done[job_id]
 
     def _leg(self, job: Job, scope: Scope, pushes: list[Push], unit: Unit | None = None) -> None:
+        from npu_review.checks.parsers.dockercli import DockerOp
+        from npu_review.checks.parsers.gha.metadata_action import is_metadata_action, produced_tags
+        from npu_review.checks.parsers.gha.workflow import Scope, env_mapping
+
         base_env = env_mapping(scope, scope.env_nodes())
         runtime: dict[str, list[Val]] = {}
         workdir = _workdir(self.wf, job)
@@ -937,6 +953,8 @@ class WorkflowEval:
 
     def _build_op(self, step: Step, scope: Scope) -> DockerOp:
         """A build-push-action step as a docker build: file, context, build-args, tags, push, load, platforms."""
+        from npu_review.checks.parsers.dockercli import BuildArg, DockerOp
+
         path = self.wf.path
 
         def values(key: str) -> tuple[Val, ...] | None:
@@ -1025,6 +1043,9 @@ class WorkflowEval:
 
 def workflow_events(wf: Workflow) -> Events:
     """The workflow's own events and `push` filters."""
+    from npu_review.checks.parsers.gha.metadata_action import Events
+    from npu_review.checks.parsers.gha.workflow import trigger_filters
+
     branches = tuple(n.value for e, n in trigger_filters(wf, "branches") if e == "push")
     tags = tuple(n.value for e, n in trigger_filters(wf, "tags") if e == "push")
     return Events(frozenset(wf.triggers), branches, tags)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.gha.values import WILD, Val, concat
 
-EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.S)
-_CONTEXT_REF = re.compile(
+EXPR = lazyre.compile(r"\$\{\{\s*(.*?)\s*\}\}", re.S)
+_CONTEXT_REF = lazyre.compile(
     r"(?P<ctx>env|matrix|steps|needs|inputs|vars)"
     r"(?P<rest>(?:\.[A-Za-z_][\w-]*|\[\s*'[^']*'\s*\])+)\Z"
 )
 
-_REF_PART = re.compile(r"\.([A-Za-z_][\w-]*)|\[\s*'([^']*)'\s*\]")
+_REF_PART = lazyre.compile(r"\.([A-Za-z_][\w-]*)|\[\s*'([^']*)'\s*\]")
 
 Lookup = Callable[[str, tuple[str, ...]], "list[Val] | None"]
 

@@ -12,8 +12,12 @@ import csv
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from npu_review.checks.parsers.gha.workflow import Step
+from npu_review.checks import lazyre
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Step
 
 ACTION = "docker/metadata-action"
 
@@ -36,10 +40,10 @@ TYPE_ATTRS: dict[str, frozenset[str]] = {
 # procPep440: `isRawStatement`), so that literal text written into the pattern vanishes from such tags.
 PRERELEASE_PATTERN_TYPES = ("semver", "pep440")
 
-_EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)
+_EXPR = lazyre.compile(r"\$\{\{.*?\}\}", re.S)
 _MASK = "\x00{}\x00"
-_MASKED = re.compile(r"\x00(\d+)\x00")
-_HANDLEBARS = re.compile(r"\{\{.*?\}\}")
+_MASKED = lazyre.compile(r"\x00(\d+)\x00")
+_HANDLEBARS = lazyre.compile(r"\{\{.*?\}\}")
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ _VERSION = {
     "pep440": r"v?\d+(?:\.\d+)*(?:[-.]?(?:a|b|rc|c|alpha|beta|pre|preview)\.?\d*)?(?:[-.]?post\.?\d*)?(?:\.dev\d*)?",
     "semver": r"v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?",
 }
-_SANITIZE = re.compile(r"[^a-zA-Z0-9._-]+")  # what the action does to a ref before using it as a tag
+_SANITIZE = lazyre.compile(r"[^a-zA-Z0-9._-]+")  # what the action does to a ref before using it as a tag
 
 
 def _glob_regex(glob: str) -> str:

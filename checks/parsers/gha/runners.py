@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks.facts.schema import AscendRunners
-from npu_review.checks.parsers.gha.workflow import Job, Scope, Workflow, legs
-from npu_review.checks.parsers.yamlmarks import Node
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.gha.workflow import Job, Scope, Workflow
+    from npu_review.checks.parsers.yamlmarks import Node
 
 # The labels of GitHub's own runners: GitHub docs, "GitHub-hosted runners reference" (standard and larger runners,
 # https://docs.github.com/en/actions/reference/runners/github-hosted-runners), read 2026-12-06. Part of the
@@ -30,6 +33,8 @@ def runner_label_sets(wf: Workflow, job: Job) -> list[tuple[str, ...] | None]:
 
     `runs-on: X`, `runs-on: [self-hosted, X]`, `runs-on: {group: G, labels: [X]}` and `${{ matrix.runner }}`.
     """
+    from npu_review.checks.parsers.gha.workflow import legs
+
     node = job.node.get("runs-on")
     if node is None:
         return []

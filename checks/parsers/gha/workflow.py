@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from npu_review.checks.parsers.gha.expressions import EXPR, substitute
 from npu_review.checks.parsers.gha.values import WILD, Val
-from npu_review.checks.parsers.yamlmarks import Node, YamlDoc
-from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+
+if TYPE_CHECKING:
+    from npu_review.checks.parsers.yamlmarks import Node, YamlDoc
 
 T = TypeVar("T")
 
@@ -167,6 +168,8 @@ def build(doc: YamlDoc, path: str) -> Workflow | None:
 
 
 def parse(text: str, path: str) -> Workflow | None:
+    from npu_review.checks.parsers.yamlmarks import parse as parse_yaml
+
     return build(parse_yaml(text), path)
 
 

@@ -12,10 +12,10 @@ This is the view rules that judge commands use (hadolint's `Shell.hs` shape); th
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
 from npu_review.checks.parsers.sh.source import Source
 from npu_review.checks.parsers.sh.words import Op, Word
@@ -24,7 +24,7 @@ __all__ = ["ASSIGNMENT", "PREFIX_WORDS", "Command", "Redirect", "commands", "lin
 
 # Reserved words and prefixes that come before a command's own name.
 PREFIX_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "(", "time"})
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+ASSIGNMENT = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 
 # The operator that ends a command, as Command.op spells it.
 _OP_NAMES = {"|&": "|", ";&": ";;", ";;&": ";;"}

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from npu_review.checks import lazyre
 from npu_review.checks.parsers.sh.source import Source
 from npu_review.checks.parsers.sh.words import ArrayWord, Op, Word
 
@@ -74,7 +75,7 @@ class LogicalLine:
 
 # -- logical lines ----------------------------------------------------------------------------------------------
 
-HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-9][\w.-]*))")
+HEREDOC = lazyre.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_0-9][\w.-]*))")
 
 _ALL_OPENERS = ("$((", "$(", "${")
 _WORD_OPENERS = ("$(", "${")  # a word's end only needs to know the nesting, not arithmetic
@@ -96,16 +97,16 @@ def _open_expansion(
 
 # Runs of characters that change nothing in `_scan_physical` under each top of the quoting stack: the scanner
 # copies such a run in one slice. Every character left out is one the per-character code below handles.
-_SCAN_CODE = re.compile(r"[^\\#'\"`$()<]+")
+_SCAN_CODE = lazyre.compile(r"[^\\#'\"`$()<]+")
 _SCAN_RUN = {
     None: _SCAN_CODE,
     "$(": _SCAN_CODE,
     "(": _SCAN_CODE,
     "<(": _SCAN_CODE,
     "$((": _SCAN_CODE,
-    '"': re.compile(r'[^\\"$`]+'),
-    "`": re.compile(r"[^\\`]+"),
-    "${": re.compile(r"[^\\}'\"`$]+"),
+    '"': lazyre.compile(r'[^\\"$`]+'),
+    "`": lazyre.compile(r"[^\\`]+"),
+    "${": lazyre.compile(r"[^\\}'\"`$]+"),
 }
 
 
@@ -430,21 +431,21 @@ def logical_lines(source: Source | str) -> list[LogicalLine]:
 
 Token = Word | ArrayWord | Op
 
-REDIRECT = re.compile(r"\d*(?:&>>|&>|>>|>&|<&|<<<|<<-|<<|<>|>\||>|<)")
+REDIRECT = lazyre.compile(r"\d*(?:&>>|&>|>>|>&|<&|<<<|<<-|<<|<>|>\||>|<)")
 _OPS = (";;&", ";;", ";&", "&&", "||", "|&", "|", ";", "&", "(", ")", "\n")
-_ARRAY_HEAD = re.compile(r"([A-Za-z_]\w*)(\+?)=\Z")
+_ARRAY_HEAD = lazyre.compile(r"([A-Za-z_]\w*)(\+?)=\Z")
 
 # Runs of characters that change nothing in `read_word` under each top of its stack (None: the word itself).
-_WORD_IN_PARENS = re.compile(r"[^\\'\"`()$]+")
+_WORD_IN_PARENS = lazyre.compile(r"[^\\'\"`()$]+")
 _WORD_RUN = {
-    None: re.compile(r"[^\\'\"`$ \t\n;&|()<>]+"),
-    '"': re.compile(r'[^\\"$`]+'),
-    "`": re.compile(r"[^\\`]+"),
-    "${": re.compile(r"[^\\}'\"`$]+"),
+    None: lazyre.compile(r"[^\\'\"`$ \t\n;&|()<>]+"),
+    '"': lazyre.compile(r'[^\\"$`]+'),
+    "`": lazyre.compile(r"[^\\`]+"),
+    "${": lazyre.compile(r"[^\\}'\"`$]+"),
     "$(": _WORD_IN_PARENS,
     "(": _WORD_IN_PARENS,
 }
-_BLANK_WORD_RUN = re.compile(r"[^\\'\"`$ \t]+")  # the word itself when only blanks end it (split_words)
+_BLANK_WORD_RUN = lazyre.compile(r"[^\\'\"`$ \t]+")  # the word itself when only blanks end it (split_words)
 
 # A word that read_word reads without nesting anything but a simple ${...}: a sequence of the pieces below,
 # ending where read_word ends it (a break or the end of the text). Each piece starts with a different
@@ -556,7 +557,7 @@ def split_words(text: str) -> list[tuple[int, int]]:
 
 # The next token: blanks skipped (possessively: no token starts on a blank), then the first of a redirection,
 # an operator (_OPS, in their order) and a simple word; with none of them, read_word reads the word.
-_TOKEN = re.compile(
+_TOKEN = lazyre.compile(
     rf"[ \t\r]*+(?:(?P<redir>{REDIRECT.pattern})|(?P<op>{'|'.join(map(re.escape, _OPS))})|(?P<word>{SIMPLE_WORD}))?"
 )
 

@@ -7,8 +7,9 @@ quotes and backslash escapes removed but nothing expanded (`$(…)`, `${…}` an
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
+
+from npu_review.checks import lazyre
 
 __all__ = ["ArrayWord", "Op", "Word", "matching_close", "unquote"]
 
@@ -70,11 +71,11 @@ class Op:
     offset: int = 0
 
 
-_QUOTING = re.compile(r"[\\'\"`$<>]")
+_QUOTING = lazyre.compile(r"[\\'\"`$<>]")
 # Runs of characters `unquote` copies as they are, and `_skip_double` steps over.
-_UNQUOTE_RUN = re.compile(r"[^\\'\"`$<>]+")
-_DOUBLE_RUN = re.compile(r'[^\\"$`]+')
-_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_UNQUOTE_RUN = lazyre.compile(r"[^\\'\"`$<>]+")
+_DOUBLE_RUN = lazyre.compile(r'[^\\"$`]+')
+_DQ_ESCAPE = lazyre.compile(r'\\([$`"\\\n])')
 
 
 @functools.lru_cache(maxsize=16384)  # words repeat within and across files
