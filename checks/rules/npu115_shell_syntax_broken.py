@@ -74,10 +74,10 @@ class ShellSyntaxBroken(Rule):
     `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
     or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
     cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that pattern's
-    `)`: a new arm added after one that was the last), quotes that do not pair up (a `"` too many or
-    missing: the rest of the script is read inside and outside quotes the wrong way round; MindSpeed-LLM's CI
-    script ended a path with `/""`), and a
-    backquote, `$(` or `${` never closed (`` `echo ${para#*=`` ``).
+    `)`: a new arm added after one that was the last; said on the arm's last line, where the `;;` goes), quotes
+    that do not pair up (a `"` too many or missing: the rest of the script is read inside and outside quotes the
+    wrong way round; MindSpeed-LLM's CI script ended a path with `/""`), and a backquote, `$(` or `${`
+    never closed (`` `echo ${para#*=`` ``).
     Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
     FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
 
@@ -490,7 +490,7 @@ def _all_findings(
     strays = [e for e in parsed.errors if e.what == "stray"]
     # The first word that belongs to nothing is where the shell stops; the rest follow from it.
     said = [
-        (e, h)
+        (e, _arm_left_open_by_change(ctx, unit, e, h))
         for e in parsed.errors
         if (e.what != "stray" or e is strays[0]) and (h := _structure(unit, e)) is not None
     ]
@@ -518,6 +518,19 @@ def _all_findings(
             continue
         for hit in _command(unit, ctx, cmd, cmds[k + 1 :], values, defined & used, as_command):
             yield hit
+
+
+def _arm_left_open_by_change(ctx: Context, unit: ShellUnit, err: StructureError, hit: Hit) -> Hit:
+    """A `case` arm left without `;;` is said on its last line, which a change that adds the next arm (the usual
+    way: a `custom_cpu)` arm written between `custom_npu)`'s command and its `;;`) leaves untouched: the change is
+    the cause all the same."""
+    if (
+        err.what == "no-arm-end"
+        and not ctx.is_added_line(unit.path, err.line)
+        and ctx.is_added_line(unit.path, err.end_line)
+    ):
+        return dataclasses.replace(hit, caused_by_change=True)
+    return hit
 
 
 def _apostrophe_cut(unit: ShellUnit, cmds: Sequence[UnitCommand]) -> Hit | None:
@@ -642,12 +655,13 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"here on runs. End the line before with ` \\` so that the command goes on into this one.",
         )
     if err.what == "no-arm-end":
+        # Said on the arm's last line, where the `;;` belongs (the line a fix changes), not on the next pattern's.
         return Hit(
             unit.path,
             err.line,
-            "Shell syntax error: the `case` arm before this line does not end with `;;`, so the shell reads this "
-            "line's pattern as a command and stops at its `)`: neither the `case` nor anything after it runs. End "
-            "the arm above with `;;`.",
+            "Shell syntax error: the `case` arm that ends on this line does not end with `;;`, so the shell reads "
+            f"the next pattern (line {err.end_line}) as a command and stops at its `)`: neither the `case` nor "
+            "anything after it runs. End the arm here with `;;`.",
         )
     if err.glued is not None:
         word = err.glued.raw
