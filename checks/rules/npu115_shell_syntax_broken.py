@@ -1120,18 +1120,21 @@ _BARE_NAME = re.compile(r"([\"']?)([A-Za-z_]\w*)\1")
 
 
 def _constant_test(unit: ShellUnit, ctx: Context, own: Sequence[Word], values: dict[str, list[str]]) -> Iterator[Hit]:
-    """`[ -z "bisheng_path" ]`: the operand is a variable's name (the script sets it), not its value: the `$` was
-    left out and the test is a constant. A file test (`[ -d "out_dir" ]`) counts when the script sets the variable
-    from an expansion and names no file so: a folder named like the variable (`mkdir out`) is a real path."""
+    """`[ -z "bisheng_path" ]`: the operand is a variable's name (the script sets it, or loops over it: `for
+    chipType in ...; do [ -z "chipType" ]`), not its value: the `$` was left out and the test is a constant. A file
+    test (`[ -d "out_dir" ]`) counts when the script sets the variable from an expansion and names no file so: a
+    folder named like the variable (`mkdir out`) is a real path."""
     for k in range(1, len(own) - 1):
         op = own[k].raw
         if op not in _STRING_TESTS and op not in _FILE_TESTS:
             continue
         word = own[k + 1]
         m = _BARE_NAME.fullmatch(word.raw)
-        if m is None or m.group(2) not in values:
+        if m is None:
             continue
         var = m.group(2)
+        if var not in values and not (op in _STRING_TESTS and var in _loop_names(unit)):
+            continue
         nxt = own[k + 2].raw if k + 2 < len(own) else ""
         if nxt not in ("]", "]]", "-a", "-o", "&&", "||", ""):
             continue  # `[ -n x = y ]`: not a one-operand test
@@ -1153,10 +1156,16 @@ def _constant_test(unit: ShellUnit, ctx: Context, own: Sequence[Word], values: d
         return
 
 
+def _loop_names(unit: ShellUnit) -> set[str]:
+    """The variables of the unit's `for NAME in ...` and `select NAME in ...` loops."""
+    return set(re.findall(r"\b(?:for|select)[ \t]+([A-Za-z_]\w*)[ \t]+in\b", unit.source.text))
+
+
 def _names_a_file(unit: ShellUnit, var: str) -> bool:
-    """The unit uses the word as a path elsewhere (`mkdir out`, `cd out`, `rm -rf out`, `out/x`)."""
+    """The unit uses the word as a path elsewhere (`mkdir out`, `cd "out"`, `rm -rf out`, `out/x`)."""
     text = unit.source.text
-    return re.search(rf"(?<![\w$={{!-])(?:\./)?{re.escape(var)}(?:/|(?=[ \t]*(?:$|[;&|)])))", text, re.M) is not None
+    word = rf"(?<![\w$={{!-])[\"']?(?:\./)?{re.escape(var)}(?:/|[\"']?(?=[ \t]*(?:$|[;&|)>])))"
+    return re.search(word, text, re.M) is not None
 
 
 def _quoted_name(
