@@ -54,7 +54,7 @@ _CAPS = re.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
 _TAKES_NAMES = frozenset(
     {"echo", "printf", "grep", "egrep", "fgrep", "sed", "awk", "export", "unset", "read", "declare", "local"}
     | {"readonly", "typeset", "printenv", "env", "set", "test", "[", "[[", "getopts", "eval", "jq", "yq", "cat"}
-    | {"mapfile", "readarray", "let", "wait", "shopt", "trap", "alias", "hash", "type", "command", "declare"}
+    | {"mapfile", "readarray", "let", "wait", "shopt", "trap", "alias", "hash", "type", "command"}
 )
 _NAME_OPTIONS = frozenset({"-e", "--env", "--build-arg", "--secret", "-v", "-u", "--unset", "-n", "-z"})
 
