@@ -101,9 +101,16 @@ _NPU_BRANCH = lazyre.compile(
 
 def npu_somewhere(ctx: Context, src: SourceFile) -> bool:
     """The script runs on NPU on some path, if not on all: it names Ascend outside its comments (a CANN
-    `set_env.sh`, `torch_npu`), or it has a branch for the NPU (_NPU_BRANCH) among other devices'. What breaks
-    the whole script (the shell rejecting it) breaks that path too."""
+    `set_env.sh`, `torch_npu`, a PYTORCH_NPU_ALLOC_CONF it sets), or it has a branch for the NPU (_NPU_BRANCH)
+    among other devices'. What breaks the whole script (the shell rejecting it) breaks that path too."""
     if ascend.has_script_marker(src.text, ascend.markers(ctx.facts.ascend_content)):
+        return True
+    # torch_npu's allocator variable (facts npu_alloc_conf): only torch on the NPU reads it, whatever else the
+    # script may launch (a training script that exports PYTORCH_NPU_ALLOC_CONF before `accelerate launch`).
+    alloc = ctx.facts.npu_alloc_conf.variables
+    if any(v in src.text for v in alloc) and re.search(
+        rf"(?m)^[ \t]*(?:export[ \t]+)?(?:{'|'.join(map(re.escape, alloc))})=", ascend.without_comments(src.text)
+    ):
         return True
     low = src.text.lower()  # (the branch names one of these words: most scripts hold none)
     if "npu" not in low and "ascend" not in low and "cann" not in low:

@@ -384,6 +384,7 @@ class _Walker:
         self.errors: list[StructureError] = []
         self.parens = 0  # `(` of subshells and groups still open, across lines
         self.in_test = False  # a `[[` left open at a line's end: the test goes on (bash reads on past newlines)
+        self.last_line = 0  # the last physical line of the logical lines read so far (comments left out)
 
     def line(self, index: int, toks: Sequence[Token]) -> None:
         n = len(toks)
@@ -427,8 +428,10 @@ class _Walker:
                     self.stack[-1].state = "body"
                 elif text == ")" and not self.parens and first and words and self._case_state() == "body":
                     # `b)` opening a line of an arm's body, no `(` open: the arm before it has no `;;`, and the
-                    # shell stops at this `)` ("syntax error near unexpected token"). Read on as the next arm.
-                    self.errors.append(StructureError("no-arm-end", "case", words[0].line, words[0].line))
+                    # shell stops at this `)` ("syntax error near unexpected token"). Read on as the next arm. The
+                    # error is on the arm's last line (where its `;;` belongs), the pattern's line its end.
+                    arm_end = self.last_line or words[0].line
+                    self.errors.append(StructureError("no-arm-end", "case", arm_end, words[0].line))
                     words = []
                 elif text in _SEPARATOR_OPS:
                     if self._case_state() == "pattern" and text == "|":
@@ -470,6 +473,8 @@ class _Walker:
             words.append(t)
             i += 1
         self.command(words, "", False, index)
+        if n:
+            self.last_line = max(self.last_line, *(_end_line(t) for t in toks))
 
     def _line_before(self, offset: int) -> tuple[str, str]:
         """The physical line holding `offset` and the one before it ("" at the first line)."""
@@ -637,6 +642,15 @@ class _Walker:
             if not any(e.line == f.line and e.keyword == f.keyword for e in self.errors):
                 self.errors.append(StructureError(what, f.keyword, f.line, last, f.glued))
         return self.errors
+
+
+def _end_line(tok: Token) -> int:
+    """The physical line a token ends on (a quoted word may span lines)."""
+    if isinstance(tok, ArrayWord):
+        return tok.end_line
+    if isinstance(tok, Word):
+        return tok.line_at(len(tok.raw) - 1)
+    return tok.line
 
 
 _LOOPS = ("for", "while", "until", "select")

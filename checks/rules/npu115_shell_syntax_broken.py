@@ -30,7 +30,7 @@ from npu_review.checks.messages import shorten
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.expressions import EXPR
 from npu_review.checks.parsers.markdown import flavor_of
-from npu_review.checks.parsers.sh import ArrayWord, Source, Word, lex
+from npu_review.checks.parsers.sh import ArrayWord, Op, Source, Word, lex
 from npu_review.checks.rule import Hit, Rule
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ _CAPS = lazyre.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
 _TAKES_NAMES = frozenset(
     {"echo", "printf", "grep", "egrep", "fgrep", "sed", "awk", "export", "unset", "read", "declare", "local"}
     | {"readonly", "typeset", "printenv", "env", "set", "test", "[", "[[", "getopts", "eval", "jq", "yq", "cat"}
+    | {"mapfile", "readarray", "let", "wait", "shopt", "trap", "alias", "hash", "type", "command"}
 )
 _NAME_OPTIONS = frozenset({"-e", "--env", "--build-arg", "--secret", "-v", "-u", "--unset", "-n", "-z"})
 
@@ -65,25 +66,31 @@ _NAME_OPTIONS = frozenset({"-e", "--env", "--build-arg", "--secret", "-v", "-u",
 class ShellSyntaxBroken(Rule):
     """Shell in an Ascend script, CI step, image or install guide that the shell rejects or misreads.
 
-    Why: these lines look right and fail only when they run, on an NPU machine or in an image build: a blank
-    around `=` (`SOC_VERSION ="$1"` runs a command named SOC_VERSION; `export HCCL_DETERMINISTIC = 1` tries to
-    export `=`), a reserved word glued to the next word (`thenCURRENT_IP=...` leaves the `if` without its
-    `then`), `cd..`, a clone sent to the background with `&` while the next command already `cd`s into it, a
-    misspelled subcommand (`git submoudule update`), a second path joined to `export LD_PRELOAD=...` with a blank
-    instead of `:`, an option that takes one value given two (`--extra-index-url URL1 URL2`: the second URL
-    becomes a requirement), an option whose value is missing (`pip install -e -v .` makes `-v` the editable
-    target), two options glued into one word (`--nproc_per_node=8--master_port=29500`, `atc
-    --input_format=ND--input_shape=...`: the first option gets the rest as its value and the second is never
-    given), `git clone -b <commit>` or `git clone -b <url>` (`--branch` takes a branch or tag),
-    `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted option value that holds blanks
-    or nothing, a variable's name where its value was meant (`-t TAGS`), an `if`/`case`/loop the shell
-    cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that pattern's
-    `)`: a new arm added after one that was the last), quotes that do not pair up (a `"` too many or
-    missing: the rest of the script is read inside and outside quotes the wrong way round; MindSpeed-LLM's CI
-    script ended a path with `/""`), and a
-    backquote, `$(` or `${` never closed (`` `echo ${para#*=`` ``).
-    Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git submoudule update`; vllm-ascend's
-    FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said `SOC_VERSION ="${1:-...}"`.
+    Why: these lines look right and fail only when they run, on an NPU machine or in an image build: a blank around
+    `=` (`SOC_VERSION ="$1"` runs a command named SOC_VERSION; `export HCCL_DETERMINISTIC = 1` tries to export `=`),
+    a reserved word glued to the next word (`thenCURRENT_IP=...` leaves the `if` without its `then`), `cd..`, a
+    clone sent to the background with `&` while the next command already `cd`s into it, a misspelled subcommand
+    (`git submoudule update`), a second path joined to `export LD_PRELOAD=...` with a blank instead of `:`, an
+    option that takes one value given two (`--extra-index-url URL1 URL2`: the second URL becomes a requirement), an
+    option whose value is missing (`pip install -e -v .` makes `-v` the editable target), two options glued into one
+    word (`--nproc_per_node=8--master_port=29500`, `atc --input_format=ND--input_shape=...`: the first option gets
+    the rest as its value and the second is never given), `git clone -b <commit>` or `git clone -b <url>`
+    (`--branch` takes a branch or tag), `cmake -UNAME=ON` (`-U` removes cache entries; `-D` sets them), an unquoted
+    option value that holds blanks or nothing, a variable's name where its value was meant (the `$` left out: `-t
+    TAGS` for a variable the script uses; `--data_url DATA_PATH`, `--ckpt=CKPT` or a quoted argument
+    `"NUM_PROCESSES"` for one the script sets from an expansion, `DATA_PATH=$1`, `CKPT=$(ls ...)`, which no one
+    spells out as a word by design; a test of the name, `[ -z "bisheng_path" ]`, always false, or `[ -d LOG_DIR ]`,
+    a file of that name; mindspore models' arcface script passed `--data_url DATA_PATH`, shmem's run.sh
+    `"NUM_PROCESSES"` to its binary, memfabric_hybrid's installer tested `[ -z "bisheng_path" ]` and never skipped
+    the missing compiler), a blank after `$` (`X= $ (cmd)` is a syntax error; `" $ NPROC"` passes the text `$
+    NPROC`: a copy/paste garbling in cann-recipes-embodied-intelligence's pi05 scripts), an `if`/`case`/loop the
+    shell cannot close, a `case` arm left without its `;;` before the next pattern (the shell stops at that
+    pattern's `)`: a new arm added after one that was the last; said on the arm's last line, where the `;;` goes),
+    quotes that do not pair up (a `"` too many or missing: the rest of the script is read inside and outside quotes
+    the wrong way round; MindSpeed-LLM's CI script ended a path with `/""`), and a backquote, `$(` or `${` never
+    closed (`` `echo ${para#*=`` ``). Ascend/pytorch's install guide said `git clone ... & cd pytorch` and `git
+    submoudule update`; vllm-ascend's FAQ said `export HCCL_DETERMINISTIC = 1`; sgl-kernel-npu's build.sh said
+    `SOC_VERSION ="${1:-...}"`.
 
     A `${{ }}` expression is expanded into a `run:` script's text before the shell reads it: one whose value is
     text from the event (`toJSON(github.event)`, `github.event.pull_request.title`, `.body`, `.message`: facts
@@ -112,17 +119,26 @@ class ShellSyntaxBroken(Rule):
     Where: NPU scripts, and in a script for several devices with an Ascend path (it names Ascend outside its
     comments, or has a `case` arm or test for the NPU: `custom_npu)`, `[ "$target" = "cann" ]`) what the shell
     rejects (a script that does not parse runs on no device, the NPU included: PaddleCustomDevice's CI entry script
-    lost its `custom_npu` arm's `;;`); `run:` steps of Ascend workflow jobs (for event text: of every workflow of a
-    repository that is about Ascend as a whole, whose CI trigger runs on a plain runner), shell-form RUNs of Ascend
-    Dockerfiles, and shell code blocks of Ascend docs (unlabeled blocks too when every line starts with a
-    command). Not reported: quotes left open at the end of a docs block (the next block may go on), `[ "$a" = b ]` and
-    arithmetic (`(( x = 1 ))`), `X= cmd` (an empty variable for one command), `NAME=` followed by a quoted string,
-    aliases a user may define (a subcommand counts as misspelled only within two edits of a real one), a background job
-    the line `wait`s for, words with unexpanded variables, unquoted variables whose every value is one word (or whose
-    name says they hold arguments: `$EXTRA_ARGS`), and word lists split on purpose: a variable the script loops
-    over (`for m in $decode_modes`), a plural option or variable (`--modes $decode_modes`: argparse's
-    `nargs='+'` takes every word), or a list of numbers (`--bytes-grid $MSG_BYTES`, "1024 65536 1048576").
-    """
+    lost its `custom_npu` arm's `;;`), and what is wrong there on every device alike (a test of a variable's name, a
+    blank after `$`); a script that sets torch_npu's PYTORCH_NPU_ALLOC_CONF has an Ascend path; `run:` steps of
+    Ascend workflow jobs (for event text: of every workflow of a repository that is about Ascend as a whole, whose
+    CI trigger runs on a plain runner), shell-form RUNs of Ascend Dockerfiles, and shell code blocks of Ascend docs
+    (unlabeled blocks too when every line starts with a command). Not reported: quotes left open at the end of a
+    docs block (the next block may go on), `[ "$a" = b ]` and arithmetic (`(( x = 1 ))`), `X= cmd` (an empty
+    variable for one command), `NAME=` followed by a quoted string, aliases a user may define (a subcommand counts
+    as misspelled only within two edits of a real one), a background job the line `wait`s for, words with unexpanded
+    variables, unquoted variables whose every value is one word (or whose name says they hold arguments:
+    `$EXTRA_ARGS`), and word lists split on purpose: a variable the script loops over (`for m in $decode_modes`), a
+    plural option or variable (`--modes $decode_modes`: argparse's `nargs='+'` takes every word), or a list of
+    numbers (`--bytes-grid $MSG_BYTES`, "1024 65536 1048576"). Nor, for a name where a value was meant: programs and
+    options that take names (`grep`, `read`, `mapfile`, `export`, `unset`, `env -u`, `docker -e NAME`, `mpirun -x
+    NAME`, bazel `--action_env=NAME`, `[ -v NAME ]`), a script that reads variables through their names
+    (`${!name}`), a name the script sets to literals only and never uses (the word may be meant), a name and its
+    value passed together (`set_cfg "BATCH_SIZE" "$BATCH_SIZE"`), the arguments of the script's own functions, a
+    file test whose word the script also uses as a path (`[ -d out ] || mkdir out`), and docs blocks (for options
+    and arguments: a placeholder to fill in). Nor, for a blank after `$`: shell prompts (`echo "  $ git am ..."`:
+    the word after is a command), echo and printf text, heredocs, single-quoted programs (awk's `$ 1`) and docs
+    blocks."""
 
     id = "NPU115"
     name = "shell-syntax-broken"
@@ -361,7 +377,11 @@ _QUICK = (
     lazyre.compile(r"(?:-b|--branch)[ \t=]+(?:https?://|git@|ssh://)"),  # clone -b <url>: the branch left out
     lazyre.compile(r" -U\S*="),  # cmake -UX=ON
     lazyre.compile(r"--[A-Za-z][\w-]*=[A-Za-z0-9_.]+--[A-Za-z]"),  # --worker_num=2--local_worker_num=2
-    lazyre.compile(r" -[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
+    lazyre.compile(r"-[\w-]+[ \t]+[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # -t TAGS
+    lazyre.compile(r"-[\w-]+=[A-Z][A-Z0-9_]{2,}(?:[ \t]|$)", re.M),  # --data_url=DATA_PATH
+    lazyre.compile(r'"[A-Z][A-Z0-9_]{2,}"'),  # ./bin "$A" "NAME"
+    lazyre.compile(r"""-[zndfesrwxLhbcpS][ \t]+["']?[A-Za-z_]\w*["']?[ \t]"""),  # [ -z "name" ]
+    lazyre.compile(r"\$[ \t]+[(A-Za-z_]"),  # X= $ (cmd), " $ NPROC"
 )
 _BLANK_EQ = lazyre.compile(r" [ \t]*=")
 _BEFORE_EQ = lazyre.compile(
@@ -494,7 +514,7 @@ def _all_findings(
     strays = [e for e in parsed.errors if e.what == "stray"]
     # The first word that belongs to nothing is where the shell stops; the rest follow from it.
     said = [
-        (e, h)
+        (e, _arm_left_open_by_change(ctx, unit, e, h))
         for e in parsed.errors
         if (e.what != "stray" or e is strays[0]) and (h := _structure(unit, e)) is not None
     ]
@@ -508,10 +528,17 @@ def _all_findings(
     for err, hit in said:
         if quote_line is None or err.what == "unclosed-quote" or err.line < quote_line:
             yield dataclasses.replace(hit, cause=structure) if len(said) > 1 else hit
-    if structure_only:
-        return
     cmds = parsed.commands
     values = _literal_values(cmds)
+    if structure_only:
+        # Besides what the shell rejects, what is wrong on every device alike: a test of a variable's name (always
+        # true or false) and a blank after `$`.
+        for cmd in cmds:
+            own = _own_words(cmd.words)
+            if own and own[0].unquoted in ("[", "[[", "test"):
+                yield from _constant_test(unit, ctx, own, values)
+        yield from _dollar_blank(unit, ctx, _assigned_names(cmds))
+        return
     defined = set(values) | (env or set())
     used = _used_names(unit) if defined else set()
     as_command = {
@@ -522,6 +549,20 @@ def _all_findings(
             continue
         for hit in _command(unit, ctx, cmd, cmds[k + 1 :], values, defined & used, as_command):
             yield hit
+    yield from _dollar_blank(unit, ctx, _assigned_names(cmds))
+
+
+def _arm_left_open_by_change(ctx: Context, unit: ShellUnit, err: StructureError, hit: Hit) -> Hit:
+    """A `case` arm left without `;;` is said on its last line, which a change that adds the next arm (the usual
+    way: a `custom_cpu)` arm written between `custom_npu)`'s command and its `;;`) leaves untouched: the change is
+    the cause all the same."""
+    if (
+        err.what == "no-arm-end"
+        and not ctx.is_added_line(unit.path, err.line)
+        and ctx.is_added_line(unit.path, err.end_line)
+    ):
+        return dataclasses.replace(hit, caused_by_change=True)
+    return hit
 
 
 def _apostrophe_cut(unit: ShellUnit, cmds: Sequence[UnitCommand]) -> Hit | None:
@@ -646,12 +687,13 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
             f"here on runs. End the line before with ` \\` so that the command goes on into this one.",
         )
     if err.what == "no-arm-end":
+        # Said on the arm's last line, where the `;;` belongs (the line a fix changes), not on the next pattern's.
         return Hit(
             unit.path,
             err.line,
-            "Shell syntax error: the `case` arm before this line does not end with `;;`, so the shell reads this "
-            "line's pattern as a command and stops at its `)`: neither the `case` nor anything after it runs. End "
-            "the arm above with `;;`.",
+            "Shell syntax error: the `case` arm that ends on this line does not end with `;;`, so the shell reads "
+            f"the next pattern (line {err.end_line}) as a command and stops at its `)`: neither the `case` nor "
+            "anything after it runs. End the arm here with `;;`.",
         )
     if err.glued is not None:
         word = err.glued.raw
@@ -678,6 +720,14 @@ def _structure(unit: ShellUnit, err: StructureError) -> Hit | None:
     )
 
 
+def _own_words(words: Sequence[Word]) -> Sequence[Word]:
+    """The command's own words: leading NAME=value assignments taken off (`X=1 cmd`)."""
+    i = 0
+    while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
+        i += 1
+    return words[i:]
+
+
 def _command(
     unit: ShellUnit,
     ctx: Context,
@@ -687,12 +737,7 @@ def _command(
     names: set[str],
     used_as_command: set[str],
 ) -> Iterator[Hit]:
-    words = cmd.words
-    # The command's own words: leading NAME=value assignments taken off (`X=1 cmd`).
-    i = 0
-    while i < len(words) - 1 and re.match(r"[A-Za-z_]\w*=", words[i].raw):
-        i += 1
-    own = words[i:]
+    own = _own_words(cmd.words)
     name = own[0].raw
     # `NAME =value`, `NAME = value`
     if (
@@ -754,7 +799,10 @@ def _command(
                     f"`cmake {w.raw}`: `-U` removes cache entries that match a pattern, it does not set one, so "
                     f"the option is off in this build. Set it with `-D`: `-D{_cache_name(w.raw)}`.",
                 )
-    yield from _option_values(unit, own, values, names, program, used_as_command)
+    if program in ("[", "[[", "test"):
+        yield from _constant_test(unit, ctx, own, values)
+    yield from _option_values(unit, ctx, own, values, names, program, used_as_command)
+    yield from _quoted_name(unit, ctx, own, values, names, program)
 
 
 # Two long options written as one word, the second's `--` right after the first's value: `--worker_num=2--local_
@@ -966,13 +1014,14 @@ _PLACEHOLDER = lazyre.compile(r"(?i)\byour\b|<[^<>]+>|\bx{3,}\b|\bpath to\b|请|
 
 def _option_values(
     unit: ShellUnit,
+    ctx: Context,
     own: Sequence[Word],
     values: dict[str, list[str]],
     names: set[str],
     program: str,
     commands: set[str],
 ) -> Iterator[Hit]:
-    """`--opt $VAR` with VAR holding blanks or nothing; `-t NAME` where `$NAME` was meant."""
+    """`--opt $VAR` with VAR holding blanks or nothing; `-t NAME` or `--opt=NAME` where `$NAME` was meant."""
     for k in range(1, len(own) - 1):
         opt = own[k].raw
         if not re.fullmatch(r"--?[A-Za-z][\w-]*", opt):
@@ -1000,19 +1049,266 @@ def _option_values(
                 return
         if (
             _CAPS.match(word.raw)
-            and word.raw in names
-            and program not in _TAKES_NAMES
-            and opt not in _NAME_OPTIONS
-            and unit.where in ("run", "script")
+            and (word.raw in names or _from_expansion(word.raw, values))
+            and _name_not_meant(unit, program, opt)
             and not (program == "docker" and opt in ("-t", "--tag"))  # NPU220's: an image tagged with the word
         ):
             yield Hit(
                 unit.path,
                 word.line,
                 f"`{opt} {word.raw}` passes the literal word `{word.raw}`, not the value of the variable "
-                f'`{word.raw}` that this script sets and uses elsewhere. Write `{opt} "${word.raw}"`.',
+                f"`{word.raw}` that this script sets{_how_set(unit, word.raw, values, names)}. "
+                f'Write `{opt} "${word.raw}"`.',
+                suggestion=_replace_word(unit, ctx, word, f'"${word.raw}"'),
             )
             return
+    for w in own[1:]:
+        glued = _OPTION_IS_NAME.fullmatch(w.raw)
+        if glued is None:
+            continue
+        opt, var = glued.group(1), glued.group(2)
+        if _from_expansion(var, values) and _name_not_meant(unit, program, opt):
+            yield Hit(
+                unit.path,
+                w.line,
+                f"`{w.raw}` passes the literal word `{var}`, not the value of the variable `{var}` that this "
+                f'script sets{_how_set(unit, var, values, names)}. Write `{opt}="${var}"`.',
+                suggestion=_replace_word(unit, ctx, w, f'{opt}="${var}"'),
+            )
+            return
+
+
+# Options whose value is a variable's name by design: docker/podman `-e NAME` and `--build-arg NAME` pass the
+# caller's variable on, mpirun's `-x NAME` exports it to the ranks, bazel's `--action_env=NAME` and `--repo_env`
+# pass it to actions, sudo `--preserve-env=NAME`, slurm `--export=NAME`, `[ -v NAME ]`, `[ -z ... ]`.
+_NAME_OPTIONS = _NAME_OPTIONS | frozenset(
+    {"-x", "--action_env", "--host_action_env", "--repo_env", "--test_env", "--preserve-env", "--export"}
+    | {"--env-file", "--pass-env", "--passenv", "--var", "--variable", "--name", "--unset-env"}
+)
+_OPTION_IS_NAME = lazyre.compile(r"(--?[A-Za-z][\w-]*)=([A-Z][A-Z0-9_]{2,})")
+
+
+def _from_expansion(var: str, values: dict[str, list[str]]) -> bool:
+    """The script sets `var` from an expansion (`VAR=$1`, `VAR=$(cmd)`, `VAR="${X}"`): a value known only when it
+    runs, which no one writes out as the word `VAR` by design."""
+    return "$" in values.get(var, ())
+
+
+def _how_set(unit: ShellUnit, var: str, values: dict[str, list[str]], names: set[str]) -> str:
+    if var in names:
+        return " and uses elsewhere"
+    if not _from_expansion(var, values):
+        return ""
+    found = re.finditer(rf"(?<![\w$]){re.escape(var)}=(\"[^\"\n]*\"|\$\([^)\n]*\)|[^\s;&|]*)", unit.source.text)
+    shown = next((f"`{shorten(m.group(0), 40)}`" for m in found if "$" in m.group(1)), "an expansion")
+    return f" from {shown}"
+
+
+def _name_not_meant(unit: ShellUnit, program: str, opt: str) -> bool:
+    """The option of this program takes a value, not a variable's name (`grep -e NAME`, `read -a NAME`, `env -u
+    NAME`, `mpirun -x NAME`, bazel `--action_env=NAME` pass names on purpose), in a script or a CI step (a docs
+    block's `--opt NAME` may stand for a value to fill in), and nothing in the unit reads a variable through its
+    name (`${!NAME}`: a name passed as a word on purpose)."""
+    return (
+        program not in _TAKES_NAMES
+        and opt not in _NAME_OPTIONS
+        and unit.where in ("run", "script")
+        and "${!" not in unit.source.text
+    )
+
+
+# A test of one operand (`[ -z X ]`, `[ -d X ]`): the string tests, and the file tests whose operand is a path.
+_STRING_TESTS = frozenset({"-z", "-n"})
+_FILE_TESTS = frozenset({"-d", "-f", "-e", "-s", "-r", "-w", "-x", "-L", "-h", "-b", "-c", "-p", "-S"})
+_BARE_NAME = lazyre.compile(r"([\"']?)([A-Za-z_]\w*)\1")
+
+
+def _constant_test(unit: ShellUnit, ctx: Context, own: Sequence[Word], values: dict[str, list[str]]) -> Iterator[Hit]:
+    """`[ -z "bisheng_path" ]`: the operand is a variable's name (the script sets it, or loops over it: `for
+    chipType in ...; do [ -z "chipType" ]`), not its value: the `$` was left out and the test is a constant. A file
+    test (`[ -d "out_dir" ]`) counts when the script sets the variable from an expansion and names no file so: a
+    folder named like the variable (`mkdir out`) is a real path."""
+    for k in range(1, len(own) - 1):
+        op = own[k].raw
+        if op not in _STRING_TESTS and op not in _FILE_TESTS:
+            continue
+        word = own[k + 1]
+        m = _BARE_NAME.fullmatch(word.raw)
+        if m is None:
+            continue
+        var = m.group(2)
+        if var not in values and not (op in _STRING_TESTS and var in _loop_names(unit)):
+            continue
+        nxt = own[k + 2].raw if k + 2 < len(own) else ""
+        if nxt not in ("]", "]]", "-a", "-o", "&&", "||", ""):
+            continue  # `[ -n x = y ]`: not a one-operand test
+        if op in _STRING_TESTS:
+            what = f"the word is never empty, so the test is always {'false' if op == '-z' else 'true'}"
+        else:
+            if not _from_expansion(var, values) or _names_a_file(unit, var):
+                continue
+            what = f"the test looks for a file named `{var}` in the working directory, not at the path it holds"
+        test = " ".join(w.raw for w in own)
+        fixed = " ".join(f'"${var}"' if w is word else w.raw for w in own)
+        yield Hit(
+            unit.path,
+            word.line,
+            f"`{shorten(test, 60)}` tests the literal word `{var}`, not the value of the variable `{var}` that this "
+            f"script sets: {what}. Write `{shorten(fixed, 60)}`.",
+            suggestion=_replace_word(unit, ctx, word, f'"${var}"'),
+        )
+        return
+
+
+def _loop_names(unit: ShellUnit) -> set[str]:
+    """The variables of the unit's `for NAME in ...` and `select NAME in ...` loops."""
+    return set(re.findall(r"\b(?:for|select)[ \t]+([A-Za-z_]\w*)[ \t]+in\b", unit.source.text))
+
+
+def _names_a_file(unit: ShellUnit, var: str) -> bool:
+    """The unit uses the word as a path elsewhere (`mkdir out`, `cd "out"`, `rm -rf out`, `out/x`)."""
+    text = unit.source.text
+    word = rf"(?<![\w$={{!-])[\"']?(?:\./)?{re.escape(var)}(?:/|[\"']?(?=[ \t]*(?:$|[;&|)>])))"
+    return re.search(word, text, re.M) is not None
+
+
+def _quoted_name(
+    unit: ShellUnit,
+    ctx: Context,
+    own: Sequence[Word],
+    values: dict[str, list[str]],
+    names: set[str],
+    program: str,
+) -> Iterator[Hit]:
+    """`./bin "$A" "NAME"`: a quoted positional word that is the name of a variable the script sets from an
+    expansion and uses, among arguments that are all values of variables: the `$` was left out."""
+    if program in _TAKES_NAMES or program in _DECLARERS or unit.where not in ("run", "script"):
+        return
+    text = unit.source.text
+    if "${!" in text or re.search(
+        rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text
+    ):
+        return  # a function of the script may take names (`require "MODEL_PATH"`)
+    args = own[1:]
+    if not any(_REF.fullmatch(w.raw) and w.raw.startswith('"') for w in args):
+        return
+    for k, w in enumerate(args):
+        m = re.fullmatch(r'"([A-Z][A-Z0-9_]{2,})"', w.raw)
+        if m is None:
+            continue
+        var = m.group(1)
+        if k and args[k - 1].raw.startswith("-"):
+            continue  # an option's value: _option_values's
+        if k + 1 < len(args) and (ref := _REF.fullmatch(args[k + 1].raw)) and ref.group(1) == var:
+            continue  # a name and its value (`set_cfg "BATCH_SIZE" "$BATCH_SIZE"`)
+        if not _from_expansion(var, values):
+            continue
+        yield Hit(
+            unit.path,
+            w.line,
+            f'`"{var}"` passes the literal word `{var}`, not the value of the variable `{var}` that this script sets'
+            f'{_how_set(unit, var, values, set())}: the `$` is missing. Write `"${var}"`.',
+            suggestion=_replace_word(unit, ctx, w, f'"${var}"'),
+        )
+        return
+
+
+def _assigned_names(cmds: Sequence[UnitCommand]) -> set[str]:
+    """Every name the unit's commands assign (`X=1`, `X= cmd`, `export X=...`, `local X`, `A=(...)`)."""
+    out: set[str] = set()
+    for cmd in cmds:
+        for w in cmd.words:
+            m = re.match(r"([A-Za-z_]\w*)\+?=", w.raw)
+            if m is None:
+                if w.raw in _DECLARERS or w.raw.startswith("-"):
+                    continue
+                if cmd.words[0].raw in _DECLARERS and _NAME.match(w.raw):
+                    out.add(w.raw)
+                    continue
+                break
+            out.add(m.group(1))
+    return out
+
+
+# What a blank after `$` reads as: `$ (cmd)` is a syntax error (bash stops at the `(`), `$ NAME` the word `$`
+# and the word `NAME` (inside quotes, the text "$ NAME"). A copy/paste that turned `$(` into `$ (`.
+_DOLLAR_BLANK = "a blank after $"
+_DOLLAR_NAME = lazyre.compile(r"(?<![\\$])\$[ \t]+([A-Za-z_]\w*)")
+_PROMPT_PROGRAMS = frozenset({"echo", "printf", "cat", "print", "info", "log"})
+
+
+def _dollar_blank(unit: ShellUnit, ctx: Context, assigned: set[str]) -> Iterator[Hit]:
+    """`X= $ (cmd)`, `--n=" $ NPROC"`: a blank between `$` and `(` or the name of a variable the unit sets. Shell
+    prompts (`echo "  $ git am"`: the word after is a command, not a variable of the script) and docs blocks are
+    left alone; so is the text of echo and printf, and single-quoted text (awk's `$ 1`)."""
+    if unit.where == "docs" or "$" not in unit.source.text:
+        return
+    for toks in lex(unit.source).tokens():
+        program = ""
+        start = True
+        for i, tok in enumerate(toks):
+            if isinstance(tok, Op):
+                start = tok.text in (";", "&&", "||", "|", "&", "(", "|&") or start
+                if tok.text == "(" and i and _is_word(toks[i - 1], "$"):
+                    yield _dollar_hit(unit, ctx, toks[i - 1].line, "$ (", "(")
+                continue
+            words = tok.elements if isinstance(tok, ArrayWord) else (tok,)
+            if isinstance(tok, Word) and start:
+                if re.match(r"[A-Za-z_]\w*\+?=", tok.raw) or tok.raw in ("if", "then", "do", "else", "elif", "!"):
+                    pass
+                else:
+                    program = tok.unquoted.rsplit("/", 1)[-1]
+                    start = False
+            if isinstance(tok, Word) and tok.raw == "$" and i + 1 < len(toks):
+                nxt = toks[i + 1]
+                if isinstance(nxt, Word) and nxt.raw in assigned and program not in _PROMPT_PROGRAMS:
+                    yield _dollar_hit(unit, ctx, tok.line, f"$ {nxt.raw}", nxt.raw)
+                continue
+            if program in _PROMPT_PROGRAMS:
+                continue
+            for w in words:
+                for m in _DOLLAR_NAME.finditer(w.raw):
+                    if m.group(1) in assigned and _quote_at(w.raw, m.start()) == '"':
+                        yield _dollar_hit(unit, ctx, w.line_at(m.start()), shorten(m.group(0), 40), m.group(1))
+                        break
+
+
+def _is_word(tok: object, raw: str) -> bool:
+    return isinstance(tok, Word) and tok.raw == raw
+
+
+def _dollar_hit(unit: ShellUnit, ctx: Context, line: int, shown: str, after: str) -> Hit:
+    if after == "(":
+        what = (
+            "the shell reads a command named `$` and stops at the `(` with a syntax error (nothing from here on "
+            "runs). Write `$(` with no blank"
+        )
+    else:
+        what = (
+            f"`{after}` is never expanded: the shell passes the text `$ {after}` (a `$` and the word), not the "
+            f"variable's value. Write `${after}` with no blank"
+        )
+    return Hit(
+        unit.path,
+        line,
+        f"`{shown}`: a blank after `$`, so {what}.",
+        cause=_DOLLAR_BLANK,
+        suggestion=_dollar_joined(unit, ctx, line, after),
+    )
+
+
+def _dollar_joined(unit: ShellUnit, ctx: Context, line: int, after: str) -> str | None:
+    """The physical line with its one `$ (` (and a blank before it after `=`) or `$ NAME` joined."""
+    text = _physical(unit, ctx, line)
+    if text is None:
+        return None
+    if after == "(":
+        pattern, new = re.compile(r"(=?)[ \t]*\$[ \t]+\("), r"\1$("
+    else:
+        pattern, new = re.compile(rf"\$[ \t]+{re.escape(after)}\b"), f"${after}"
+    if len(pattern.findall(text)) != 1:
+        return None
+    return pattern.sub(new, text, count=1)
 
 
 def _literal_values(cmds: Sequence[UnitCommand]) -> dict[str, list[str]]:
