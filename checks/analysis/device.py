@@ -172,6 +172,47 @@ def npu_project(ctx: Context) -> bool:
     return ctx.memo(("npu-project", "head", ""), decide)
 
 
+# A path's part that names Ascend (`ascend310_infer/`, `run_eval_ascend.sh`; not `ascending`), MindX SDK's MxBase
+# (`infer/mxbase/`: Ascend's inference SDK), or an Ascend offline model (`*.om`, what ATC writes).
+_ASCEND_PART = lazyre.compile(r"(?<![a-z])ascend(?![a-z])|\Amxbase\Z|\.om\Z")
+# The file-name words of another device's Dockerfile (`Dockerfile.gpu`, `Dockerfile-cuda12`).
+_OTHER_DEVICE_NAME = lazyre.compile(r"(?<![a-z])(?:cuda|gpu|rocm|xpu|mlu|nvidia)(?![a-z])")
+
+
+def ascend_folders(ctx: Context) -> frozenset[str]:
+    """The folders (below the repository root) that hold Ascend material by its paths: a file or a folder named
+    for Ascend (`ascend310_infer/`, `scripts/run_train_ascend.sh`), an NPU script by its path (the profile's
+    `npu_script` globs), MindX SDK's `mxbase/`, an offline model (`*.om`). Decided from the head's paths alone."""
+
+    def build() -> frozenset[str]:
+        out: set[str] = set()
+        for path in ctx.head_paths():
+            parts = path.lower().split("/")
+            if not any(_ASCEND_PART.search(p) for p in parts) and not (
+                path.endswith((".sh", ".bash")) and ctx.kindmap.has(path, kinds.NPU_SCRIPT)
+            ):
+                continue
+            for k in range(1, len(parts)):
+                out.add("/".join(path.split("/")[:k]))
+        return frozenset(out)
+
+    return ctx.memo(("ascend-folders", "head", ""), build)
+
+
+def ascend_dockerfile_scope(ctx: Context, src: SourceFile) -> bool:
+    """The Dockerfile builds for Ascend or belongs with Ascend material: an Ascend Dockerfile (by its path or its
+    content), or, unless its text or name says another device (a CUDA base image, `Dockerfile.gpu`), any
+    Dockerfile of a repository about Ascend (npu_project) or one whose folder holds Ascend material by its paths
+    (ascend_folders: MindSpore's model folders keep a MindX SDK `infer/Dockerfile` built `FROM ${FROM_IMAGE_NAME}`
+    next to `infer/mxbase/` and `ascend310_infer/`)."""
+    if kinds.ASCEND_DOCKERFILE in src.kinds:
+        return True
+    if _OTHER_DEVICE_NAME.search(posixpath.basename(src.path).lower()) or ascend.selects_other_device(src.text):
+        return False
+    folder = posixpath.dirname(src.path)
+    return npu_project(ctx) or (folder != "" and folder in ascend_folders(ctx))
+
+
 # -- which device a part of a document is about --------------------------------------------------------------------
 
 _TAB_OPEN = lazyre.compile(r"^\s*(:{3,}|`{3,})\s*\{tab-item\}\s*(.*?)\s*$")
