@@ -135,16 +135,18 @@ class ShellSyntaxBroken(Rule):
     NAME`, bazel `--action_env=NAME`, `[ -v NAME ]`), a script that reads variables through their names
     (`${!name}`), a name the script sets to literals only and never uses (the word may be meant), a name and its
     value passed together (`set_cfg "BATCH_SIZE" "$BATCH_SIZE"`), the arguments of the script's own functions, a
-    file test whose word the script also uses as a path (`[ -d out ] || mkdir out`), and docs blocks (for options
-    and arguments: a placeholder to fill in). Nor, for a blank after `$`: shell prompts (`echo "  $ git am ..."`:
-    the word after is a command), echo and printf text, heredocs, single-quoted programs (awk's `$ 1`) and docs
-    blocks."""
+    file test whose word the script also uses as a path (`[ -d out ] || mkdir out`), an option the repository's
+    Python script it runs does not take at all (`--rank_size=RANK_SIZE` to a parser without `--rank_size`: the
+    option is the mistake, NPU117's), and docs blocks (for options and arguments: a placeholder to fill in).
+    Nor, for a blank after `$`: shell prompts (`echo "  $ git am ..."`: the word after is a command), echo and
+    printf text, heredocs, single-quoted programs (awk's `$ 1`) and docs blocks."""
 
     id = "NPU115"
     name = "shell-syntax-broken"
     severity = Severity.ERROR
     title = "Ascend shell that the shell rejects or misreads"
     kinds = frozenset({SHELL, NPU_SCRIPT, DOCS, WORKFLOW, ASCEND_WORKFLOW, ASCEND_DOCKERFILE})
+    named_suffixes = (".py",)  # the Python script a command runs: whether its parser has the option at all
 
     def check_file(self, src: SourceFile, ctx: Context) -> Iterable[Hit]:
         if DOCS in src.kinds and flavor_of(src.path) is not None:
@@ -1051,6 +1053,7 @@ def _option_values(
             _CAPS.match(word.raw)
             and (word.raw in names or _from_expansion(word.raw, values))
             and _name_not_meant(unit, program, opt)
+            and not _script_rejects(ctx, unit, own, opt)
             and not (program == "docker" and opt in ("-t", "--tag"))  # NPU220's: an image tagged with the word
         ):
             yield Hit(
@@ -1067,7 +1070,11 @@ def _option_values(
         if glued is None:
             continue
         opt, var = glued.group(1), glued.group(2)
-        if _from_expansion(var, values) and _name_not_meant(unit, program, opt):
+        if (
+            _from_expansion(var, values)
+            and _name_not_meant(unit, program, opt)
+            and not _script_rejects(ctx, unit, own, opt)
+        ):
             yield Hit(
                 unit.path,
                 w.line,
@@ -1102,6 +1109,32 @@ def _how_set(unit: ShellUnit, var: str, values: dict[str, list[str]], names: set
     found = re.finditer(rf"(?<![\w$]){re.escape(var)}=(\"[^\"\n]*\"|\$\([^)\n]*\)|[^\s;&|]*)", unit.source.text)
     shown = next((f"`{shorten(m.group(0), 40)}`" for m in found if "$" in m.group(1)), "an expansion")
     return f" from {shown}"
+
+
+def _script_rejects(ctx: Context, unit: ShellUnit, own: Sequence[Word], opt: str) -> bool:
+    """The command runs a Python script of the repository (beside the script, one folder up, or from the root:
+    where model zoos' launch scripts copy and run it) whose argparse parser is whole and has no `opt`: the option
+    is the mistake (NPU117's), and `$NAME` for the word would leave the call failing all the same (a MindSpore
+    launch script's `--rank_size=RANK_SIZE` to a train.py that reads RANK_SIZE from the environment, judged false
+    blind)."""
+    import posixpath
+
+    from npu_review.checks.analysis.pyargs import python_interface
+
+    py = next((w.unquoted for w in own[1:] if w.unquoted.endswith(".py") and "$" not in w.raw), None)
+    if py is None:
+        return False
+    here = posixpath.dirname(unit.path)
+    found = {
+        c
+        for d in (here, posixpath.dirname(here), "")
+        if not (c := posixpath.normpath(posixpath.join(d, py))).startswith("..") and ctx.changeset.head.exists(c)
+    }
+    if len(found) != 1:
+        return False
+    script = ctx.source(found.pop())
+    iface = python_interface(ctx, script) if script is not None else None
+    return iface is not None and not iface.accepts(opt)
 
 
 def _name_not_meant(unit: ShellUnit, program: str, opt: str) -> bool:
