@@ -27,7 +27,7 @@ from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.parsers.gitcli import clone_operands
-from npu_review.checks.parsers.sh import Command, Source, Word, commands
+from npu_review.checks.parsers.sh import ASSIGNMENT, Command, Source, Word, commands
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -492,6 +492,101 @@ _CONFIG_EXTENSIONS = (".json", ".yaml", ".yml", ".toml", ".cfg", ".ini")
 _CONFIG_OPTION = lazyre.compile(r"--?[A-Za-z0-9_.-]*(?:config|cfg)[A-Za-z0-9_.-]*", re.IGNORECASE)
 
 
+# Launch wrappers: programs that run the command after their own options (`nohup python train.py &`, `mpirun -n 8
+# python ./tools/train.py`, `taskset -c 0-23 python x.py`). For each, its options that take the next word as value
+# (an option written `--opt=value` or `-oL` takes none), and how many operands come before the command (taskset's
+# mask, timeout's duration). An option not listed is taken for a flag; the command after it must then read as one
+# the Walker follows (a Python, a launcher, a shell with its script, a script path), else nothing is unwrapped.
+_WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "taskset": frozenset(),
+    "numactl": frozenset(
+        {"-N", "-m", "-C", "-p", "-i", "-P", "-w", "--cpunodebind", "--membind", "--physcpubind", "--preferred",
+         "--interleave", "--preferred-many", "--weighted-interleave", "--cpubind"}
+    ),
+    "env": frozenset({"-u", "--unset"}),
+    "mpirun": frozenset(
+        {"-n", "-np", "-c", "--n", "--np", "-x", "-H", "-host", "--host", "-hosts", "--hosts", "-hostfile",
+         "--hostfile", "-machinefile", "--machinefile", "-f", "-N", "-npernode", "--npernode", "-ppn", "--ppn",
+         "-npersocket", "--npersocket", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by",
+         "--prefix", "-prefix", "--output-filename", "-output-filename", "--launch-agent", "-launch-agent",
+         "--report-bindings-file", "-bootstrap", "--bootstrap", "-iface", "--iface", "--cpu-set", "--cpus-per-proc",
+         "--cpus-per-rank", "-cpus-per-proc", "-cpus-per-rank", "--timeout", "-timeout", "-am", "--am",
+         "-tune", "--tune", "--display-map-file", "-errfile-pattern", "-outfile-pattern"}
+    ),
+}  # fmt: skip
+_WRAPPER_VALUE_OPTS["mpiexec"] = _WRAPPER_VALUE_OPTS["mpirun"]
+# mpirun's options that take two words (`-mca btl_tcp_if_include eth0`, MPICH's `-genv NAME value`).
+_MPI_PAIR_OPTS = frozenset({"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env", "--env"})
+# Options by which a wrapper runs the command in another folder, reads it from one string or a file, or has none.
+_WRAPPER_ELSEWHERE: dict[str, frozenset[str]] = {
+    "mpirun": frozenset({"-wdir", "--wdir", "-wd", "-cwd", "--cwd", "-app", "--app", "-configfile"}),
+    "env": frozenset({"-C", "--chdir", "-S", "--split-string"}),
+    "taskset": frozenset({"-p", "--pid"}),
+}
+_WRAPPER_ELSEWHERE["mpiexec"] = _WRAPPER_ELSEWHERE["mpirun"]
+# Operands before the command: taskset's mask (or `-c` list), timeout's duration.
+_WRAPPER_OPERANDS = {"taskset": 1, "timeout": 1}
+
+
+def _wrapped_start(argv: Sequence[str], k: int) -> int | None:
+    """Where the command the wrapper `argv[k]` runs starts, its options and operands skipped; None when the
+    wrapper has no command here (`taskset -p PID`) or runs it elsewhere (`mpirun -wdir D`, `env -C D`)."""
+    prog = argv[k].rsplit("/", 1)[-1]
+    value_opts = _WRAPPER_VALUE_OPTS[prog]
+    elsewhere = _WRAPPER_ELSEWHERE.get(prog, frozenset())
+    operands = _WRAPPER_OPERANDS.get(prog, 0)
+    k += 1
+    while k < len(argv):
+        a = argv[k]
+        if a == "--":
+            k += 1
+            break
+        if prog == "env" and (a == "-" or ASSIGNMENT.match(a)):
+            k += 1
+            continue
+        if a.startswith("-") and len(a) > 1:
+            name = a.split("=", 1)[0]
+            if name in elsewhere or (prog == "env" and re.fullmatch(r"-[A-Za-z]*[CS]\w*", a)):
+                return None
+            if prog in ("mpirun", "mpiexec") and name in _MPI_PAIR_OPTS:
+                k += 3
+            elif a in value_opts:
+                k += 2
+            else:
+                k += 1
+            continue
+        if operands:
+            operands -= 1
+            k += 1
+            continue
+        break
+    return k if k < len(argv) and not operands else None
+
+
+def unwrapped(c: Cmd) -> Cmd:
+    """The command a launch wrapper runs (`nohup python train.py --x 1 &`, `mpirun -n 8 python ./tools/train.py`,
+    `timeout 600 bash run.sh`, wrappers in a row), when it is a Python, a launcher, a shell with its script or a
+    script path; else `c` itself. Its assignments and line stay `c`'s."""
+    argv = c.argv
+    k = 0
+    while k < len(argv) and argv[k].rsplit("/", 1)[-1] in _WRAPPER_VALUE_OPTS:
+        nxt = _wrapped_start(argv, k)
+        if nxt is None:
+            return c
+        k = nxt
+    if k == 0 or k >= len(argv):
+        return c
+    prog = argv[k].rsplit("/", 1)[-1]
+    script = "/" in argv[k] and argv[k].endswith((".sh", ".bash", ".py"))
+    if not (_PYTHON.fullmatch(prog) or prog in _LAUNCHERS or prog in ("bash", "sh") or script):
+        return c
+    return Cmd(c.words[k:], c.assigns, c.line)
+
+
 @dataclass(frozen=True)
 class FileRef:
     """A file or folder a command names, resolved against where the command runs."""
@@ -692,6 +787,8 @@ class Walker:
             self.state.cwd = ()
             return
         yield from self._config_files(c)
+        c = unwrapped(c)  # `nohup python x.py &`, `mpirun -n 8 python x.py`: the command it runs
+        prog, argv, words = c.program, c.argv, c.words
         if prog in SCRIPT_RUNNERS:
             k = 1
             while k < len(argv) and argv[k].startswith("-"):

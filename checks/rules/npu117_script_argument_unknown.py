@@ -50,7 +50,9 @@ class ScriptArgumentUnknown(Rule):
         - run: bash scripts/install_deps.sh --cann-version 9.1.0
 
     The repository's Python scripts are judged the same way where an NPU script, an Ascend CI job or an Ascend
-    guide runs them (`python tools/export.py --pretrained-path x`, `torchrun ... train.py --opt v`): an option
+    guide runs them (`python tools/export.py --pretrained-path x`, `torchrun ... train.py --opt v`, also behind a
+    launch wrapper: `nohup python train.py --x 1 &`, `mpirun -n 8 python ./tools/train.py --opt v`, `taskset`,
+    `numactl`, `timeout`, `stdbuf`, `time`, `env`, as NPU118 reads them): an option
     the script's `argparse` parser does not define (nor abbreviates: argparse takes a unique prefix) stops it
     with `unrecognized arguments` before it does anything. A guide that still passes `--mutiview` after the demo
     renamed it `--multiview`, or `--pretrained_path` to a parser of `--pretrained-path`, fails every reader. A
@@ -64,7 +66,8 @@ class ScriptArgumentUnknown(Rule):
     An option is required when its branch of the parser is the only place that sets a variable the script reads
     under `set -u` with no default: a call without it stops at `unbound variable`.
 
-    Not reported: scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
+    Not reported: a wrapped call that NPU118's reading leaves unread (`mpirun -wdir D`, `env -C D`: another
+    folder's script), scripts whose parser passes unknown options on (no `exit` in its `*)` branch), options written
     with variables, an option named to be rejected (`--invalid`, `--unknown-option`: a test of the script's error
     path), callers outside the repository; Python scripts whose parser is not whole in their own text
     (options added by other modules, parent parsers, sub-commands, `parse_known_args`, `HfArgumentParser`,

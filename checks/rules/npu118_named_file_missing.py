@@ -68,6 +68,14 @@ class NamedFileMissing(Rule):
     and an NPU test entry script ran `./test_vllm_engine.py`, which is beside the script but not in the folder
     the test runner starts it from.
 
+    A command behind a launch wrapper is read as the command it runs, the wrapper's own options skipped: `nohup
+    python train.py &`, `mpirun -n 8 -x PATH python ./tools/train.py`, `taskset -c 0-23 python x.py`, `numactl
+    --cpunodebind=0 python x.py`, `timeout 600 bash run.sh`, `stdbuf -oL python x.py`, `time python x.py`, `env
+    A=1 python x.py`, and wrappers in a row (`nohup taskset -c 0-23 python x.py &`), when it runs a Python, a
+    launcher, a shell with its script, or a script by its path. Not read: a wrapper that runs it in another folder
+    or from one string (`mpirun -wdir D`, `env -C D`, `env -S '...'`), `taskset -p PID`, and a command after an
+    option of the wrapper not known to be a flag or to take a value (the word after it may be that value).
+
     A name is resolved from where its command runs: the repository root or the script's (doc's) own folder, the
     folder a preceding `cd` entered (into a clone of this repository the doc made: its root, even where the
     repository has a folder of that name, its package; a `cd -` goes back to where the commands ran before the
