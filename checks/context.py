@@ -707,16 +707,18 @@ class Context:
             return False
 
         def build() -> frozenset[str]:
-            out: set[str] = set()
-            for p in self.paths_at("base"):
-                if not self.kindmap.has(p, kind):
-                    continue
-                base = self.source_at(p, "base")
-                if base is not None:
-                    out.update(" ".join(t.split()) for t in base.lines)
-            return frozenset(out)
+            return frozenset(" ".join(t.split()) for base in self.base_sources(kind) for t in base.lines)
 
         return text in self.memo(("practised", "base", kind), build)
+
+    def base_sources(self, kind: str) -> Iterator[SourceFile]:
+        """The files of a path kind at the change's base (what the project already does: `practised`, NPU301's
+        hosts), from the kind's candidate paths rather than a pass over every path of the tree."""
+        for p in self.candidate_paths(frozenset({kind}), "base"):
+            if self.kindmap.has(p, kind):
+                base = self.source_at(p, "base")
+                if base is not None:
+                    yield base
 
     def first_added(self, path: str, lines: Iterable[int]) -> int:
         """The first of `lines` the change added, else the first of them (1 when none is given): where a

@@ -219,14 +219,9 @@ def _project_already_does(ctx: Context, src: SourceFile, hit: Hit) -> bool:
 
     def build() -> tuple[tuple[str, str], ...]:
         # (path, line) of every line of the base's Dockerfiles that names a URL: built once, on the first hit
-        out: list[tuple[str, str]] = []
-        for p in ctx.paths_at("base"):
-            if not ctx.kindmap.has(p, DOCKERFILE):
-                continue
-            base = ctx.source_at(p, "base")
-            if base is not None and "://" in base.text:
-                out.extend((p, t) for t in base.lines if "://" in t)
-        return tuple(out)
+        return tuple(
+            (b.path, t) for b in ctx.base_sources(DOCKERFILE) if "://" in b.text for t in b.lines if "://" in t
+        )
 
     word = re.compile(rf"(?<!\S){re.escape(flag.group(1))}(?!\S)")
     return any(
