@@ -168,9 +168,8 @@ class DeviceVariantMismatch(Rule):
                 if named is not None and named != device and device in ctx.facts.ascend_devices.tag_tokens:
                     if _labelled(ctx, src.lines, n, named):
                         continue  # `# A2 x86` over it: one of the images a list gives per device, this one for A2
-                    region = next(r for r in reversed(regions) if r[0] <= n <= r[1] and r[2] == device)
                     commented = line.lstrip().startswith("#")
-                    found.setdefault((region[0], region[1]), []).append((n, m.group(0), named, commented))
+                    found.setdefault(_region_of(regions, n, device), []).append((n, m.group(0), named, commented))
         for (first, _last), uses in found.items():
             live = [u for u in uses if not u[3]] or uses
             for n, image, named, _c in live:
@@ -201,13 +200,17 @@ class DeviceVariantMismatch(Rule):
         yield from _matrix_device_unused(ctx, src, job)
 
 
+def _region_of(regions: list[tuple[int, int, str]], n: int, device: str) -> tuple[int, int]:
+    """(first, last) line of the innermost part of the doc around line `n` that is for `device` (device_at's)."""
+    return next((r[0], r[1]) for r in reversed(regions) if r[0] <= n <= r[1] and r[2] == device)
+
+
 def _operators_of_another_device(ctx: Context, src: SourceFile, regions: list[tuple[int, int, str]]) -> Iterator[Hit]:
     """A CANN operator package (`Ascend-cann-kernels-310b_…`, `Ascend-cann-kernels-${chip_type}_…`) named in a part
     of the doc for one device, when the package is for another device, or its naming has no package for this
     device whatever the variable holds (A3's kernels are `Atlas-A3-cann-kernels_…`). A line that names packages
     of several devices, or names the package's device itself, is a list of one package per device: not judged."""
     cf = cann_files(ctx.facts)
-    names = ctx.facts.ascend_devices.doc_names
     for n, line in enumerate(src.lines, 1):
         if "_linux" not in line:
             continue
@@ -217,23 +220,13 @@ def _operators_of_another_device(ctx: Context, src: SourceFile, regions: list[tu
         found = [(f, devs) for _off, f in parse_cann_files(line) if (devs := cf.operators_devices(f.stem)) is not None]
         if not found or len({devs for _f, devs in found}) > 1:
             continue
+        named = device_named(ctx, line)  # `A3: Atlas-A3-cann-kernels_…` under an A2 heading: the line says whose
         for f, devs in found:
-            if device in devs:
+            if device in devs or named in devs:
                 continue
-            low = line.lower()
-            if any(device_named(ctx, low) == d for d in devs if d in names):
-                continue  # `A3: Atlas-A3-cann-kernels_…` under an A2 heading: the line says whose it is
-            region = next(r for r in reversed(regions) if r[0] <= n <= r[1] and r[2] == device)
-            shipped = cf.operators_for(device)
-            use = (
-                " CANN's operator package for "
-                + device.upper()
-                + " is "
-                + " or ".join(f"`{s}` ({cf.stem_span(s)})" for s in shipped)
-                + "."
-                if shipped
-                else ""
-            )
+            first = _region_of(regions, n, device)[0]
+            shipped = " or ".join(f"`{s}` ({cf.stem_span(s)})" for s in cf.operators_for(device))
+            use = f" CANN's operator package for {device.upper()} is {shipped}." if shipped else ""
             if "$" in f.stem:
                 what = (
                     f"`{f.text}` is named as other devices' operator packages are: whatever the variable holds, "
@@ -248,8 +241,8 @@ def _operators_of_another_device(ctx: Context, src: SourceFile, regions: list[tu
             yield Hit(
                 src.path,
                 n,
-                f"This part of the doc is for {device.upper()} (line {region[0]}), but {what}.{use}",
-                related=(Related(src.path, region[0], "the section"),),
+                f"This part of the doc is for {device.upper()} (line {first}), but {what}.{use}",
+                related=(Related(src.path, first, "the section"),),
                 cause=f"operators {f.stem} for {device}",
             )
 
