@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from npu_review.checks import globs
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # Kinds. A file may have several (an NPU launch script is also a shell script).
 SHELL = "shell"  # every shell script; NPU1xx rules still require an NPU context inside it
 NPU_SCRIPT = "npu_script"  # shell scripts that are NPU-only by their path
-WORKFLOW = "workflow"  # every GitHub Actions workflow (producers may not say "ascend" in their name)
+WORKFLOW = "workflow"  # every CI workflow (GitHub's or GitCode's; producers may not say "ascend" in their name)
 ASCEND_WORKFLOW = "ascend_workflow"  # workflows that run on or build for Ascend
 DOCKERFILE = "dockerfile"
 ASCEND_DOCKERFILE = "ascend_dockerfile"
@@ -67,6 +67,78 @@ UNIVERSAL_KIND_GLOBS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class WorkflowHost:
+    """A forge that runs the workflow files of one folder. GitHub Actions and GitCode's AtomGit Action read the same
+    workflow format (`on:`, `jobs:`, `runs-on:`, `container:`, `steps:` with `run:`/`uses:`/`with:`, `env:`,
+    `strategy.matrix`, `workflow_call`), each from its own folder; GitCode adds `stages:` (jobs grouped in stages
+    run one stage after another) and `post:`, and names its context `atomgit` where GitHub's is `github`."""
+
+    folder: str  # the folder whose files the forge runs (directly in it, not in its subfolders)
+    name: str  # the forge's name, for messages
+    context: str  # the expression context of the run and its event (`github.event.*`, `atomgit.event.*`)
+    env_file: str  # the variable naming the file a step appends `NAME=value` to for the later steps
+    output_file: str  # the variable naming the file a step appends its outputs to
+
+    @property
+    def root(self) -> str:
+        """The forge's folder in the repository (`.github`), which holds its workflow folder and CI data files."""
+        return self.folder.partition("/")[0]
+
+
+# docs.github.com, "Workflow syntax for GitHub Actions" (workflows in .github/workflows) and "Workflow commands"
+# (GITHUB_ENV, GITHUB_OUTPUT); docs.gitcode.com, "工作流文件位置与基本结构" (".gitcode/workflows/<workflow-name>.yml",
+# .yml and .yaml; `stages`, `jobs` at the top or in each stage, `post`), "上下文" (the `atomgit` context:
+# atomgit.event, atomgit.repository_owner, ...) and "Workflow Commands" (ATOMGIT_ENV, ATOMGIT_OUTPUT), read
+# 2026-12-08; the hicann/* projects' .gitcode/workflows (stages, `uses: .gitcode/workflows/x.yml` calls).
+GITHUB = WorkflowHost(".github/workflows", "GitHub", "github", "GITHUB_ENV", "GITHUB_OUTPUT")
+GITCODE = WorkflowHost(".gitcode/workflows", "GitCode", "atomgit", "ATOMGIT_ENV", "ATOMGIT_OUTPUT")
+WORKFLOW_HOSTS: tuple[WorkflowHost, ...] = (GITHUB, GITCODE)
+_HOST_BY_FOLDER = {h.folder: h for h in WORKFLOW_HOSTS}
+
+
+def workflow_host(path: str) -> WorkflowHost | None:
+    """The forge that runs the file at `path`: the host whose workflow folder holds it directly; None elsewhere
+    (a subfolder of the workflow folder is not read: `.github/workflows/configs/x.yaml` is a data file)."""
+    folder, _, name = path.rpartition("/")
+    host = _HOST_BY_FOLDER.get(folder)
+    return host if host is not None and name.endswith((".yml", ".yaml")) else None
+
+
+def workflow_folder_host(path: str) -> WorkflowHost | None:
+    """The host whose workflow folder holds `path` at any depth (its subfolders hold the data files and scripts
+    the workflows read: `.github/workflows/configs/*.yaml`, `.gitcode/workflows/scripts/`)."""
+    for host in WORKFLOW_HOSTS:
+        if path.startswith(host.folder + "/"):
+            return host
+    return None
+
+
+def host_of_folder(folder: str) -> WorkflowHost | None:
+    """The host whose workflow folder is `folder` (`.github/workflows`), else None."""
+    return _HOST_BY_FOLDER.get(folder.rstrip("/"))
+
+
+def in_ci_folders(*tails: str) -> tuple[str, ...]:
+    """The globs `<root>/<tail>` of each forge's folder (`.github/**/config*/*.yaml`, `.gitcode/**/config*/*.yaml`):
+    where a project keeps the data files its workflows read."""
+    return tuple(f"{h.root}/{tail}" for h in WORKFLOW_HOSTS for tail in tails)
+
+
+def with_all_workflow_folders(patterns: Iterable[str]) -> tuple[str, ...]:
+    """The globs, each written for one workflow folder (`.github/workflows/*npu*.yml`) followed by its twin under
+    every other workflow folder (`.gitcode/workflows/*npu*.yml`): a profile or the repo config names one folder
+    and means the workflows of every forge. Globs outside the workflow folders are kept as they are."""
+    out: list[str] = []
+    for p in patterns:
+        out.append(p)
+        for host in WORKFLOW_HOSTS:
+            if p.startswith(host.folder + "/"):
+                tail = p[len(host.folder) :]
+                out.extend(o.folder + tail for o in WORKFLOW_HOSTS if o is not host)
+    return tuple(dict.fromkeys(out))
+
+
 class KindMap:
     """Classifies paths by the profile's globs (`defaults`: the facts' `file_kinds`, the default profile's when
     not given). `overrides` replaces the globs of the kinds it names."""
@@ -82,6 +154,9 @@ class KindMap:
         merged = dict(UNIVERSAL_KIND_GLOBS)
         merged.update({f.name: getattr(kinds, f.name) for f in fields(kinds) if f.name in KNOWN_KINDS})
         merged.update(overrides or {})
+        for kind in (WORKFLOW, ASCEND_WORKFLOW):
+            if merged.get(kind):
+                merged[kind] = with_all_workflow_folders(merged[kind])
         self.globs: dict[str, tuple[str, ...]] = merged
         # What each glob says of a file name (globs.name_parts): a path is tested against the globs its name's
         # extension admits alone (a .py file: 3 globs of 35), and a glob whose name may have any extension

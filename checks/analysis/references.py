@@ -1296,8 +1296,9 @@ def doc_refs(ctx: Context, src: SourceFile) -> list[FileRef]:
 
 def ascend_command_refs(ctx: Context, src: SourceFile) -> tuple[FileRef, ...]:
     """The file names of the file's Ascend commands: an NPU script's (as it runs on NPU, or run by an Ascend job),
-    an Ascend job's steps (a workflow at `.github/workflows/`), an Ascend doc's blocks. The commands NPU118 checks
-    the named files of, and NPU117 the options they pass to the repository's scripts. Once per file and revision."""
+    an Ascend job's steps (a workflow in a forge's workflow folder: kinds.workflow_host), an Ascend doc's blocks.
+    The commands NPU118 checks the named files of, and NPU117 the options they pass to the repository's scripts.
+    Once per file and revision."""
     return ctx.parsed("ascend-command-refs", src, lambda _text: tuple(_ascend_command_refs(ctx, src)))
 
 
@@ -1311,7 +1312,7 @@ def _ascend_command_refs(ctx: Context, src: SourceFile) -> Iterator[FileRef]:
         yield from script_refs(ctx, src)
         return
     if src.kinds & {kinds.WORKFLOW, kinds.ASCEND_WORKFLOW}:
-        if kinds.ASCEND_WORKFLOW not in src.kinds or src.path.count("/") != 2:
+        if kinds.ASCEND_WORKFLOW not in src.kinds or kinds.workflow_host(src.path) is None:
             return
         wf = workflow(ctx, src.path)
         if wf is None:

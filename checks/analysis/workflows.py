@@ -50,9 +50,11 @@ def workflow_at(ctx: Context, path: str, rev: str) -> Workflow | None:
 
 
 def workflow_paths(ctx: Context, rev: str) -> list[str]:
-    """Workflow files GitHub runs at `rev` (directly under .github/workflows/)."""
+    """Workflow files a forge runs at `rev` (directly in a workflow folder: .github/workflows/, .gitcode/workflows/;
+    kinds.WORKFLOW_HOSTS)."""
 
     def find() -> list[str]:  # a path of either kind is a candidate of ASCEND_WORKFLOW (its base kind admits it)
-        return [p for p in ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev) if p.count("/") == 2]
+        candidates = ctx.candidate_paths(frozenset({kinds.ASCEND_WORKFLOW}), rev)
+        return [p for p in candidates if kinds.workflow_host(p) is not None]
 
     return list(ctx.memo(("workflow-paths", rev, ""), find))  # a copy: the caller may change its list

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.workflow import Job, Scope, Step, Workflow, legs
 from npu_review.checks.parsers.yamlmarks import Node
@@ -122,7 +122,7 @@ class BuildPushOutputMisconfigured(Rule):
     needles = ("build-push-action", "outputs.digest")
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if src.path.count("/") != 2:
+        if workflow_host(src.path) is None:
             return
         scopes = list(legs(wf, job))
         for step in job.steps:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.parsers.sh import Command, Source, commands
@@ -53,7 +53,7 @@ class RegistryCleanupCommand(Rule):
     kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if src.path.count("/") != 2 or not _PREFILTER.search(src.text):
+        if workflow_host(src.path) is None or not _PREFILTER.search(src.text):
             return
         section = ctx.facts.registry_cleanup
         deletes, loggers = list(section.delete_commands), list(section.log_commands)

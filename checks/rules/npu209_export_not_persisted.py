@@ -9,7 +9,7 @@ from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.workflows import run_script
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, WorkflowHost, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
 from npu_review.checks.parsers.gha.workflow import Job, Step, Workflow
@@ -60,14 +60,15 @@ class ExportNotPersisted(Rule):
     kinds = frozenset({ASCEND_WORKFLOW})  # GPU workflows are not this App's business
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if src.path.count("/") != 2:
+        host = workflow_host(src.path)
+        if host is None:
             return
         npu_jobs = ascend_jobs(ctx, src.path)
         if npu_jobs is not None and job.id not in npu_jobs:
             return  # a CPU or GPU job of a workflow that also has NPU jobs
         section = ctx.facts.env_persistence
         ambient, prefixes = set(section.ambient), section.ambient_prefixes
-        persisted = _persisted(job)
+        persisted = _persisted(job, host)
         defined = set(wf.env) | set(job.env) | persisted
         for step in job.steps:
             if step.run is None:
@@ -78,18 +79,18 @@ class ExportNotPersisted(Rule):
                 uses = list(_later_uses(ctx, job, step, name))
                 if not uses:
                     continue
-                yield self._hit(src, step, name, line, last, uses)
+                yield self._hit(src, host, name, line, last, uses)
 
-    def _hit(self, src: SourceFile, step: Step, name: str, line: int, last: bool, uses: list[int]) -> Hit:
+    def _hit(self, src: SourceFile, host: WorkflowHost, name: str, line: int, last: bool, uses: list[int]) -> Hit:
         shown = ", ".join(str(n) for n in uses[:5]) + (f" and {len(uses) - 5} more" if len(uses) > 5 else "")
-        suggestion = _suggest(src.line(line)) if last else None
+        suggestion = _suggest(src.line(line), host) if last else None
         where = "it is the step's last command" if last else "the step does not use it after the export"
         return Hit(
             src.path,
             line,
             f"`export {name}=...` lives only until the end of its step ({where}); the later step(s) reading "
             f"`${name}` (line {shown}) see it empty. Write it to the job environment: "
-            f'`echo "{name}=..." >> "$GITHUB_ENV"`.',
+            f'`echo "{name}=..." >> "${host.env_file}"`.',
             suggestion=suggestion,
         )
 
@@ -121,14 +122,17 @@ def _only_statement_on(line: int, statements: list[shell.Statement]) -> bool:
     return sum(1 for st in statements if st.line == line) == 1
 
 
-def _persisted(job: Job) -> set[str]:
-    """Names any step writes to $GITHUB_ENV (then later steps have them)."""
+def _persisted(job: Job, host: WorkflowHost) -> set[str]:
+    """Names any step writes to $GITHUB_ENV (GitCode's $ATOMGIT_ENV: the host's env file; then later steps have
+    them)."""
     out: set[str] = set()
+    files = {"GITHUB_ENV", host.env_file}
     for step in job.steps:
-        if step.run is None or "GITHUB_ENV" not in step.run.value:
+        if step.run is None or not any(f in step.run.value for f in files):
             continue
-        for m in re.finditer(r"([A-Za-z_]\w*)=[^\n]*GITHUB_ENV", step.run.value):
-            out.add(m.group(1))
+        for f in files:
+            for m in re.finditer(rf"([A-Za-z_]\w*)=[^\n]*{f}", step.run.value):
+                out.add(m.group(1))
     return out
 
 
@@ -170,8 +174,9 @@ def _first_unset_use(ctx: Context, step: Step, name: str, use: re.Pattern[str]) 
     return None
 
 
-def _suggest(text: str) -> str | None:
-    """`export X=value` -> `echo "X=value" >> "$GITHUB_ENV"` when the value's quoting allows an exact rewrite."""
+def _suggest(text: str, host: WorkflowHost = GITHUB) -> str | None:
+    """`export X=value` -> `echo "X=value" >> "$GITHUB_ENV"` (the host's env file) when the value's quoting allows
+    an exact rewrite."""
     m = _EXPORT_LINE.match(text)
     if m is None:
         return None
@@ -185,4 +190,4 @@ def _suggest(text: str) -> str | None:
         body = f'"{name}={"$HOME" + value[1:] if value.startswith("~") else value}"'
     else:
         return None
-    return f'{m.group("indent")}echo {body} >> "$GITHUB_ENV"'
+    return f'{m.group("indent")}echo {body} >> "${host.env_file}"'

@@ -10,7 +10,7 @@ from rapidfuzz.distance import Levenshtein
 from npu_review.checks.analysis.workflows import workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.globs import match
-from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, workflow_folder_host
 from npu_review.checks.model import ChangeStatus, Severity
 from npu_review.checks.parsers.gha.workflow import Workflow, trigger_filters
 from npu_review.checks.parsers.yamlmarks import Node
@@ -192,7 +192,7 @@ def _sibling_instead_of_own(
     """`entry` names another workflow of the same folder where this workflow's own file belongs: the list names
     no entry matching this workflow's path, this workflow does not call the other one, and the other lists its own
     file (the project's convention, copied along with the list)."""
-    if entry == path or not entry.startswith(".github/workflows/"):
+    if entry == path or workflow_folder_host(entry) is None:
         return None
     if posixpath.dirname(entry) != posixpath.dirname(path):
         return None

@@ -21,9 +21,10 @@ from npu_review.checks.analysis.runners import (
 from npu_review.checks.analysis.workflows import run_script, workflow, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML
+from npu_review.checks.kinds import ASCEND_WORKFLOW, NPU_SCRIPT, SHELL, WORKFLOW, YAML, in_ci_folders
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers import shell
+from npu_review.checks.parsers.gha.calls import local_target
 from npu_review.checks.parsers.gha.runners import Runner, RunnerCatalog, runner_label_sets
 from npu_review.checks.parsers.imagetags import parse_ref
 from npu_review.checks.rule import Hit, Rule
@@ -496,7 +497,7 @@ def _script_counts(
 # Where test configs named by matrix entries are read (the App fetches these with the workflows).
 TEST_CONFIG_GLOBS = ("tests/**/config*/**/*.yaml", "tests/**/config*/**/*.yml")
 # Test matrices kept outside the workflows (vllm-ascend's .github/workflows/configs/nightly_config.yaml).
-MATRIX_FILE_GLOBS = (".github/**/config*/*.yaml", ".github/**/config*/*.yml")
+MATRIX_FILE_GLOBS = in_ci_folders("**/config*/*.yaml", "**/config*/*.yml")
 _RUNNER_KEYS = ("os", "runner", "runs-on", "runs_on")
 _MATRIX_REF = lazyre.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)(?:\.([A-Za-z_][\w-]*))?\s*\}\}")
 _INPUT_REF = lazyre.compile(r"\$\{\{\s*inputs\.([A-Za-z_][\w-]*)\s*\}\}")
@@ -527,9 +528,10 @@ def matrix_test_entries(ctx: Context, wf: Workflow, job: Job) -> Iterator[_Entry
     or as the only YAML file of that name)."""
     uses = job.node.scalar("uses") or ""
     with_node = job.node.get("with")
-    if not uses.startswith("./.github/workflows/") or with_node is None or job.matrix_node is None:
+    target = local_target(uses, wf.path)
+    if target is None or with_node is None or job.matrix_node is None:
         return
-    callee = workflow(ctx, uses[2:].split("@")[0])
+    callee = workflow(ctx, target)
     if callee is None:
         return
     runner_inputs = set()

@@ -13,8 +13,9 @@ from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GL
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, WORKFLOW, workflow_host
 from npu_review.checks.model import Severity
+from npu_review.checks.parsers.gha.calls import local_target
 from npu_review.checks.parsers.gha.runners import runner_label_sets
 from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
 from npu_review.checks.parsers.yamlmarks import Node
@@ -241,8 +242,10 @@ class MissingForkGuard(Rule):
         return _PROJECT_FILES + ACTIONLINT_CONFIGS + LABEL_FILE_GLOBS
 
     def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
-        if src.path.count("/") != 2:
-            return  # GitHub runs only the workflows directly under .github/workflows
+        if workflow_host(src.path) is not GITHUB:
+            # GitHub runs only the workflows directly under .github/workflows. How GitCode runs a fork's pull
+            # request on a project's self-hosted runners, and what its guard would read, is not known here.
+            return
         secret = re.compile(ctx.facts.fork_guard.secret_pattern)
         status = list(ctx.facts.github_actions.status_functions)
         events = _fork_events(ctx, src.path)
@@ -328,10 +331,11 @@ class MissingForkGuard(Rule):
         is not guarded in X itself; its `runs-on: ${{ inputs.N }}` is the caller's `with: N` (per matrix leg)."""
         uses_node = job.node.get("uses")
         uses = uses_node.value.strip() if uses_node is not None and uses_node.is_scalar else ""
-        if not uses.startswith("./.github/workflows/"):
+        target = local_target(uses, wf.path)
+        if target is None:
             return None
         assert uses_node is not None
-        callee = workflow(ctx, uses[2:].split("@")[0])
+        callee = workflow(ctx, target)
         if callee is None:
             return None
         catalog = runner_catalog(ctx)

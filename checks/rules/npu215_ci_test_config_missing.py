@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from npu_review.checks import globs, lazyre
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import WORKFLOW, YAML
+from npu_review.checks.kinds import WORKFLOW, YAML, in_ci_folders
 from npu_review.checks.model import ChangeStatus, Severity
+from npu_review.checks.parsers.gha.workflow import job_blocks
 from npu_review.checks.rule import Hit, Rule
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ BASE_KEY = "config_base_path"
 TESTS_KEY = "tests"
 TEST_FILE = lazyre.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$")
 # Where CI test matrices live: the App fetches them when a change deletes test files.
-CONFIG_GLOBS = (".github/**/*.yaml", ".github/**/*.yml")
+CONFIG_GLOBS = in_ci_folders("**/*.yaml", "**/*.yml")
 
 
 class CiTestConfigMissing(Rule):
@@ -124,7 +125,7 @@ class CiTestConfigMissing(Rule):
         doc = ctx.yaml(src)
         if doc.root is None:
             return
-        called = _call_axes(doc.root) if BASE_KEY in src.text and ctx.kindmap.has(src.path, WORKFLOW) else {}
+        called = _call_axes(doc.root, src.path) if BASE_KEY in src.text and ctx.kindmap.has(src.path, WORKFLOW) else {}
         yield from _without_base(src, ctx, doc.root, frozenset(id(axis) for axis in called))
         yield from _call_base(src, ctx, called)
         if BASE_KEY not in src.text:
@@ -160,12 +161,11 @@ class CiTestConfigMissing(Rule):
 _MATRIX_REF = lazyre.compile(r"\A\$\{\{\s*matrix\.([\w-]+)(?:\.([\w-]+))?\s*\}\}\Z")
 
 
-def _call_axes(root: Node) -> dict[Node, tuple[Node, re.Match[str]]]:
+def _call_axes(root: Node, path: str) -> dict[Node, tuple[Node, re.Match[str]]]:
     """The matrix lists whose entries name the config files of a reusable-workflow call with a literal
     `config_base_path` (`config_file_path: ${{ matrix.<list>.<field> }}`): list -> (base node, the reference)."""
     out: dict[Node, tuple[Node, re.Match[str]]] = {}
-    jobs = root.get("jobs")
-    for _, _, job in jobs.entries() if jobs is not None and jobs.is_map else ():
+    for _, _, job in (entry for jobs in job_blocks(root, path) for entry in jobs.entries()):
         with_node = job.get("with") if job.is_map else None
         if with_node is None or not with_node.is_map:
             continue

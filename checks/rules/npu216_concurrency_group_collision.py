@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, WORKFLOW, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.calls import Call, calls, declared
 from npu_review.checks.parsers.gha.expressions import EXPR
@@ -154,6 +154,8 @@ def _collisions(ctx: Context, rev: str) -> Iterator[_Collision]:
     for path in workflow_paths(ctx, rev):
         if relevant is not None and path not in relevant:
             continue
+        if workflow_host(path) is not GITHUB:
+            continue  # GitCode's `concurrency:` is another shape (`max:`, `exceed-action:`, hicann/*'s workflows)
         src = ctx.source_at(path, rev)
         if src is None or ("cancel-in-progress" not in src.text and "./.github/workflows/" not in src.text):
             continue

@@ -12,7 +12,7 @@ from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow_at, workflow_paths
 from npu_review.checks.context import Context
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, WORKFLOW, workflow_host
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.rule import Hit, Rule
 
@@ -229,6 +229,10 @@ class ReusableWorkflowInputNotForwarded(Rule):
     # -- calls without `secrets: inherit` of workflows that read secrets they do not declare ----------------------
     def _not_inherited(self, head: _Revision, base: _Revision | None) -> Iterator[Hit]:
         for target in head.inheriting_targets():
+            if workflow_host(target) is not GITHUB:
+                # GitCode's called workflows read the caller's secrets without `secrets: inherit` (hicann/*: every
+                # call of their compile/UT workflows passes none, and those read `secrets.AK`): GitHub's rule only.
+                continue
             needed = head.undeclared_reads(target)
             if not needed:
                 continue

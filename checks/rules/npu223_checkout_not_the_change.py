@@ -9,7 +9,7 @@ from npu_review.checks import lazyre
 from npu_review.checks.analysis.device import ascend_jobs
 from npu_review.checks.analysis.references import change_refs, change_triggers, checkouts, repo_uses
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.workflow import Job, Workflow
 from npu_review.checks.rule import Hit, Rule
@@ -88,6 +88,8 @@ class CheckoutNotTheChange(Rule):
     needles = ("workflow_run", "repository_dispatch", "pull_request_target", "issue_comment")
 
     def check_job(self, job: Job, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if workflow_host(src.path) is not GITHUB:
+            return  # which ref GitCode checks out for a comment-started run is not known here
         triggers = change_triggers(wf)
         if not triggers:
             return

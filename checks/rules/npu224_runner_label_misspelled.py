@@ -12,7 +12,7 @@ from npu_review.checks.analysis.references import runner_labels
 from npu_review.checks.analysis.runners import ACTIONLINT_CONFIGS, LABEL_FILE_GLOBS, project_labels, runner_catalog
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
-from npu_review.checks.kinds import ASCEND_WORKFLOW, WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, WORKFLOW, WorkflowHost, workflow_host
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.gha.runners import GITHUB_HOSTED_LABELS, SELF_HOSTED_DEFAULT_LABELS
 from npu_review.checks.parsers.gha.workflow import Job, Workflow, legs
@@ -81,6 +81,7 @@ class RunnerLabelMisspelled(Rule):
         if node is None:
             return
         catalog = runner_catalog(ctx)
+        host = workflow_host(src.path) or GITHUB
         seen: set[str] = set()
         for item, label in _labels(wf, job, node):
             if label in seen:
@@ -88,7 +89,7 @@ class RunnerLabelMisspelled(Rule):
             seen.add(label)
             if catalog.runner(label) is not None:
                 continue  # an Ascend runner label: NPU211's
-            known = _known(ctx, src.path, job.id)
+            known = _known(ctx, src.path, job.id, host)
             if label.lower() in known:
                 continue
             close = _close(label, known)
@@ -100,8 +101,8 @@ class RunnerLabelMisspelled(Rule):
             yield Hit(
                 src.path,
                 item.line,
-                f"`{label}` is no runner label GitHub or this project's runners have; did you mean {shown}? No "
-                "runner takes a job whose label none has: it waits in the queue until GitHub cancels it.",
+                f"`{label}` is no runner label {host.name} or this project's runners have; did you mean {shown}? "
+                f"No runner takes a job whose label none has: it waits in the queue until {host.name} cancels it.",
                 suggestion=suggestion,
             )
 
@@ -132,18 +133,20 @@ def _at(node: Node, line: int) -> Node:
     return Node(node.kind, line, line, node.value) if line != node.line else node
 
 
-def _known(ctx: Context, path: str, job: str) -> dict[str, str]:
-    """Known labels, lower case -> as spelled: GitHub's, the self-hosted defaults, the project's lists, and those
-    other jobs use at the reference revision (a label only this job uses at head is not known by that)."""
+def _known(ctx: Context, path: str, job: str, host: WorkflowHost) -> dict[str, str]:
+    """Known labels, lower case -> as spelled: GitHub's (in a GitHub workflow; GitCode's hosted labels are other
+    ones), the self-hosted defaults, the project's lists, and those other jobs use at the reference revision (a
+    label only this job uses at head is not known by that)."""
 
     def build() -> dict[str, str]:
-        out = {label.lower(): label for label in GITHUB_HOSTED_LABELS | SELF_HOSTED_DEFAULT_LABELS}
+        hosted = GITHUB_HOSTED_LABELS if host is GITHUB else frozenset()
+        out = {label.lower(): label for label in hosted | SELF_HOSTED_DEFAULT_LABELS}
         for rev in ("head", ctx.reference_rev):
             out.update({label.lower(): label for label in project_labels(ctx, rev)})
         out.update({label.lower(): label for label in ctx.facts.ascend_runners.labels})
         return out
 
-    base = ctx.memo(("npu224-known", "", ""), build)
+    base = ctx.memo(("npu224-known", "", host.name), build)
     used = runner_labels(ctx, ctx.reference_rev)
     mine = _own_labels(ctx, path, job) if ctx.reference_rev == "head" else {}
     extra = {label.lower(): label for label, n in used.items() if n > mine.get(label, 0) and "${{" not in label}

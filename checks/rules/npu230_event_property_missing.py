@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
-from npu_review.checks.kinds import ASCEND_WORKFLOW
+from npu_review.checks.kinds import ASCEND_WORKFLOW, GITHUB, workflow_host
 from npu_review.checks.model import Related, Severity
 from npu_review.checks.parsers.gha.workflow import Workflow
 from npu_review.checks.rule import Hit, Rule
@@ -84,6 +84,8 @@ class EventPropertyMissing(Rule):
     needles = ("github.event.",)
 
     def check_workflow(self, wf: Workflow, src: SourceFile, ctx: Context) -> Iterable[Hit]:
+        if workflow_host(src.path) is not GITHUB:
+            return  # GitHub's webhook payloads; GitCode's event is `atomgit.event`, with payloads of its own
         triggers = wf.triggers
         payloads = ctx.facts.github_events.payload_keys
         if not triggers or triggers & _UNKNOWN_EVENTS or any(t not in payloads for t in triggers):

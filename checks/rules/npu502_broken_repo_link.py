@@ -27,7 +27,7 @@ from npu_review.checks.analysis.references import (
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import Facts, RepoLinks
-from npu_review.checks.kinds import DOCS, WORKFLOW
+from npu_review.checks.kinds import DOCS, WORKFLOW, host_of_folder, workflow_folder_host
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers.markdown import Document, Link, Target, resolve
 from npu_review.checks.rule import Hit, Rule
@@ -1178,18 +1178,15 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
     )
 
 
-_WORKFLOWS = ".github/workflows/"
-
-
 def _own_trigger(ctx: Context, path: str, old: str) -> bool:
     """`path` is a workflow the change adds and `old` another workflow (what a copied file's self-trigger names)."""
     change = ctx.changeset.changed(path)
+    host = workflow_folder_host(path)
     return (
         change is not None
         and change.status is ChangeStatus.ADDED
-        and path.startswith(_WORKFLOWS)
-        and old.startswith(_WORKFLOWS)
-        and "/" not in old[len(_WORKFLOWS) :]
+        and host is not None
+        and host_of_folder(posixpath.dirname(old)) is host
     )
 
 

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from npu_review.checks import lazyre
+from npu_review.checks import kinds, lazyre
+from npu_review.checks.parsers.gha.workflow import job_blocks
 
 if TYPE_CHECKING:
     from npu_review.checks.parsers.gha.workflow import Job, Workflow
@@ -29,7 +30,8 @@ class Param:
 
 @dataclass
 class Call:
-    """A job that calls a local reusable workflow (`uses: ./.github/workflows/x.yml`)."""
+    """A job that calls a local reusable workflow (`uses: ./.github/workflows/x.yml`; GitCode's
+    `uses: .gitcode/workflows/x.yml`)."""
 
     caller: Workflow
     job: Job
@@ -78,17 +80,23 @@ def local_target(uses: str, caller_path: str, repository: str = "") -> str | Non
     """The repository path a job's `uses:` names when it is a workflow of this repository, else None. With
     `repository` ("owner/name"), a call written as `owner/name/.github/workflows/x.yml@ref` of that same repository
     names its path too (whether the file is there, and is the one the ref runs, is for the caller to judge)."""
+    # A call resolves within the caller's own workflow folder: GitHub runs `./.github/workflows/x.yml`, GitCode
+    # `.gitcode/workflows/x.yml` (written so, without `./`, in hicann/*'s workflows) or `./.gitcode/workflows/x.yml`.
+    host = kinds.workflow_host(caller_path) or kinds.GITHUB
+    folder = host.folder + "/"
     uses = uses.strip()
+    if host is not kinds.GITHUB and uses.startswith(folder):
+        uses = "./" + uses
     if not uses.startswith("./"):
         if not repository or "@" not in uses:
             return None
         owner, _, rest = uses.partition("/")
         name, _, path = rest.partition("/")
-        if f"{owner}/{name}".lower() != repository.lower() or not path.startswith(".github/workflows/"):
+        if f"{owner}/{name}".lower() != repository.lower() or not path.startswith(folder):
             return None
         uses = "./" + path
     target = posixpath.normpath(uses.split("@", 1)[0])
-    if not target.startswith(".github/workflows/"):
+    if not target.startswith(folder):
         return None
     return target
 
@@ -186,10 +194,14 @@ def _gates(node: Node | None) -> frozenset[tuple[str, str | None]]:
 def secret_reads(wf: Workflow) -> list[SecretRead]:
     """The secrets the jobs of `wf` read in expressions (`${{ }}`, and whole `if:` values), in document order; not
     a read with a fallback of its own (`secrets.PAT || github.token`)."""
-    jobs = wf.root.get("jobs")
     out: list[SecretRead] = []
-    if jobs is None:
-        return out
+    for jobs in job_blocks(wf.root, wf.path):
+        out.extend(_secret_reads(jobs))
+    return out
+
+
+def _secret_reads(jobs: Node) -> list[SecretRead]:
+    out: list[SecretRead] = []
     for path, node in jobs.walk():
         if not node.is_scalar or "secrets" not in node.value.lower():
             continue

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+from npu_review.checks import kinds
 from npu_review.checks.parsers.gha.expressions import EXPR, substitute
 from npu_review.checks.parsers.gha.values import WILD, Val
 
@@ -128,7 +129,9 @@ def _job(job_id: str, jnode: Node, nested_in: str | None = None) -> Job:
             Step(
                 index=i,
                 node=snode,
-                id=snode.scalar("id"),
+                # GitCode's workflows also name a step by `identifier:` (hicann/*: `identifier: process_checkout`,
+                # read as `steps.process_checkout.outputs.path`).
+                id=snode.scalar("id") or snode.scalar("identifier"),
                 name=snode.scalar("name"),
                 uses=snode.scalar("uses"),
                 run=run if run is not None and run.is_scalar else None,
@@ -149,17 +152,34 @@ def _job(job_id: str, jnode: Node, nested_in: str | None = None) -> Job:
     )
 
 
+def job_blocks(root: Node, path: str) -> list[Node]:
+    """The mappings of job id -> job of a workflow, in document order: its `jobs:`; in a GitCode workflow
+    (kinds.GITCODE) also the `jobs:` of each stage of `stages:` and of `post:` (docs.gitcode.com: `jobs` is the
+    top-level key without stages and is nested in each stage with them; hicann/hixl's hixl_action.yml)."""
+    blocks = [root.get("jobs")]
+    if kinds.workflow_host(path) is kinds.GITCODE:
+        stages = root.get("stages")
+        if stages is not None and stages.is_map:
+            blocks.extend(stage.get("jobs") for _, _, stage in stages.entries() if stage.is_map)
+        elif stages is not None and stages.is_seq:
+            blocks.extend(stage.get("jobs") for stage in stages.items if stage.is_map)
+        post = root.get("post")
+        if post is not None and post.is_map:
+            blocks.append(post.get("jobs"))
+    return [b for b in blocks if b is not None and b.is_map]
+
+
 def build(doc: YamlDoc, path: str) -> Workflow | None:
     """The workflow model of a parsed document; None when it is broken or not a mapping."""
     root = doc.root
     if root is None or not root.is_map:
         return None
     wf = Workflow(path, doc, root, _scalar_map(root.get("env")))
-    jobs = root.get("jobs")
-    for job_id, _, jnode in jobs.entries() if jobs is not None else ():
-        if not jnode.is_map:
-            continue
-        wf.jobs[job_id] = _job(job_id, jnode)
+    for jobs in job_blocks(root, path):
+        for job_id, _, jnode in jobs.entries():
+            if not jnode.is_map or job_id in wf.jobs:
+                continue
+            wf.jobs[job_id] = _job(job_id, jnode)
     for job_id, job in list(wf.jobs.items()):
         for key, _, value in job.node.entries():
             if key not in JOB_KEYS and key not in wf.jobs and nested_job(value):
