@@ -166,7 +166,7 @@ def job_blocks(root: Node, path: str) -> list[Node]:
         post = root.get("post")
         if post is not None and post.is_map:
             blocks.append(post.get("jobs"))
-    return [b for b in blocks if b is not None and b.is_map]
+    return sorted((b for b in blocks if b is not None and b.is_map), key=lambda b: b.line)
 
 
 def build(doc: YamlDoc, path: str) -> Workflow | None:
