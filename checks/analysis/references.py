@@ -19,7 +19,7 @@ import difflib
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -1383,47 +1383,86 @@ def workflow_scripts(ctx: Context) -> frozenset[str]:
     return ctx.memo(("refs-workflow-scripts", "head", ""), build)
 
 
+# Folders that hold another project's files: a vendored library or a synced skill set (`external/<project>/`,
+# `third_party/<project>/`), or a project unpacked from its forge's archive (`models-master/`, GitHub's name for a
+# branch's zip). What is wrong in their docs is the other project's to fix.
+_VENDOR_FOLDERS = frozenset({"external", "third_party", "thirdparty", "3rdparty", "vendor", "vendored"})
+_ARCHIVE_FOLDER = lazyre.compile(r"[A-Za-z][\w.]*-(?:master|main)\Z")
+
+
+def vendored_root(path: str) -> str | None:
+    """The folder of the other project that holds `path` (`external/cannbot`, `x/models-master`), None when the
+    file is the repository's own."""
+    parts = path.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in _VENDOR_FOLDERS and i + 1 < len(parts) - 1:
+            return "/".join(parts[: i + 2])
+        if _ARCHIVE_FOLDER.match(part):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def callers_of(ctx: Context, target: str) -> list[Caller]:
+    """Who runs the repository script `target` (see `script_callers`). An audit asks of every script: the index of
+    the whole tree, built once. A change asks of the few scripts it touches: only the files whose text names
+    `target` (its file name: every caller of the 672 found at the HEADs of verl, vllm-ascend, MindSpore's and
+    Ascend's model zoos and three hicann projects does) or runs what a `find` gives are read, found by the tree's
+    own search where it has one. A 21-file change of a 20,000-file model zoo parsed its 993 scripts for this: 2.4
+    of its 4.6 s."""
+    name = posixpath.basename(target)
+    if ctx.audit or not name:
+        return script_callers(ctx).get(target, [])
+
+    def among(paths: Iterable[str]) -> list[str]:
+        return ctx.paths_mentioning((name, "find"), paths)
+
+    return ctx.memo(("refs-callers-of", "head", target), lambda: _script_callers(ctx, among).get(target, []))
+
+
 def script_callers(ctx: Context) -> dict[str, list[Caller]]:
     """For each repository script that another script or an Ascend workflow job runs (`bash x.sh`, `source x`, or
     a `find DIR -name 'x*.sh'` whose results a loop runs): who runs it, and from where."""
+    return ctx.memo(("refs-script-callers", "head", ""), lambda: _script_callers(ctx, None))
 
-    def build() -> dict[str, list[Caller]]:
-        from npu_review.checks import kinds
-        from npu_review.checks.globs import match
 
-        out: dict[str, list[Caller]] = {}
-        scripts = list(ctx.paths_of_kind(kinds.SHELL))
-        for path in scripts:
-            src = ctx.source(path)
-            if src is None or not any(w in src.text for w in ("bash", "sh ", "source", ". ")):
-                continue
-            for r in script_refs(ctx, src):
-                if r.how == "script" and r.found is not None and r.found != path:
+def _script_callers(ctx: Context, among: Callable[[Iterable[str]], list[str]] | None) -> dict[str, list[Caller]]:
+    """`script_callers` from the files of each family that `among` keeps (every file when None): a script that
+    runs another names it, or runs what a `find` gives."""
+    from npu_review.checks import kinds
+    from npu_review.checks.globs import match
+
+    out: dict[str, list[Caller]] = {}
+    scripts = list(ctx.paths_of_kind(kinds.SHELL))
+    for path in scripts if among is None else among(scripts):
+        src = ctx.source(path)
+        if src is None or not any(w in src.text for w in ("bash", "sh ", "source", ". ")):
+            continue
+        for r in script_refs(ctx, src):
+            if r.how == "script" and r.found is not None and r.found != path:
+                out.setdefault(r.found, []).append(Caller(path, r.command_line, r.candidates_cwd))
+        if "find" in src.text and _RUN_VAR.search(src.text):
+            here = posixpath.dirname(path)
+            for m in _FIND_NAME.finditer(src.text):
+                line = src.text.count("\n", 0, m.start()) + 1
+                roots = {d for c in ("", here) if (d := join(c, m.group("dir").strip("\"'"))) is not None}
+                for target in scripts:
+                    name = posixpath.basename(target)
+                    if (
+                        target != path
+                        and match(name, m.group("pat"))
+                        and any(r == "" or target.startswith(r + "/") for r in roots)
+                    ):
+                        out.setdefault(target, []).append(Caller(path, line, ("", here)))
+    flows = [p for p in workflow_paths(ctx, "head") if ctx.has_kind(p, kinds.ASCEND_WORKFLOW)]
+    for path in flows if among is None else among(flows):
+        wf = workflow(ctx, path)
+        if wf is None:
+            continue
+        for job in wf.jobs.values():
+            for r in job_refs(ctx, wf, job):
+                if r.how == "script" and r.found is not None:
                     out.setdefault(r.found, []).append(Caller(path, r.command_line, r.candidates_cwd))
-            if "find" in src.text and _RUN_VAR.search(src.text):
-                here = posixpath.dirname(path)
-                for m in _FIND_NAME.finditer(src.text):
-                    line = src.text.count("\n", 0, m.start()) + 1
-                    roots = {d for c in ("", here) if (d := join(c, m.group("dir").strip("\"'"))) is not None}
-                    for target in scripts:
-                        name = posixpath.basename(target)
-                        if (
-                            target != path
-                            and match(name, m.group("pat"))
-                            and any(r == "" or target.startswith(r + "/") for r in roots)
-                        ):
-                            out.setdefault(target, []).append(Caller(path, line, ("", here)))
-        for path in workflow_paths(ctx, "head"):
-            wf = workflow(ctx, path)
-            if wf is None or not ctx.has_kind(path, kinds.ASCEND_WORKFLOW):
-                continue
-            for job in wf.jobs.values():
-                for r in job_refs(ctx, wf, job):
-                    if r.how == "script" and r.found is not None:
-                        out.setdefault(r.found, []).append(Caller(path, r.command_line, r.candidates_cwd))
-        return out
-
-    return ctx.memo(("refs-script-callers", "head", ""), build)
+    return out
 
 
 def _config_folders(ctx: Context, app: str) -> list[str]:
@@ -1729,6 +1768,7 @@ __all__ = [
     "Walker",
     "ascend_command_refs",
     "block_cmds",
+    "callers_of",
     "change_refs",
     "change_triggers",
     "checkouts",
@@ -1747,6 +1787,7 @@ __all__ = [
     "script_callers",
     "script_cmds",
     "script_refs",
+    "vendored_root",
     "workflow",
     "workflow_scripts",
 ]

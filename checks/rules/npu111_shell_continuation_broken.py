@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from npu_review.checks import lazyre
+from npu_review.checks.analysis.references import vendored_root
 from npu_review.checks.analysis.vllm_launches import doc_shell_blocks
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.kinds import DOCS, NPU_SCRIPT, SHELL
@@ -118,7 +119,8 @@ class ShellContinuationBroken(Rule):
 
     Where: shell scripts, and `bash`/`sh`/`shell`/`zsh` code blocks of Markdown and reStructuredText docs. A docs
     block whose cut line is its last (an excerpt showing which line of a script to edit) and files with CRLF line
-    ends are not reported.
+    ends are not reported. A doc of another project copied in (`third_party/<project>/`, `external/<project>/`, an
+    unpacked `models-master/`) is that project's to fix: a notice.
     An assignment alone (`WORKERS=$((GPUS / TP))`) runs no program: the override line after it is no option of
     it. Not reported: listings of config overrides or options with notes (lines that start with `a.b=value \\
     # note` or `--option value \\   # note`, not with a program; blanks alone after the `\\` of such a listing
@@ -152,18 +154,28 @@ class ShellContinuationBroken(Rule):
             return  # nothing to continue; or a CRLF file, whose carriage returns are a problem of another kind
         flavor = flavor_of(src.path)
         if flavor is not None:
+            root = vendored_root(src.path)
             for block in doc_shell_blocks(ctx, src):
                 if block.lines and _EXPLAINED.match(block.lines[0][1]):
                     continue  # `# 启动配置参数说明`: a listing that explains each option, not a command to run
                 if any("\\" in t or _OPTION_START.match(t) for _, t in block.lines):
                     physical = dict(block.lines)
-                    yield from _one_per_command(
+                    found = _one_per_command(
                         _check(src.path, Source.lines(block.lines), physical, excerpt=True), physical
                     )
+                    yield from found if root is None else (_upstream(hit, root) for hit in found)
             return
         if SHELL in src.kinds or NPU_SCRIPT in src.kinds:
             physical = dict(enumerate(src.lines, start=1))
             yield from _one_per_command(_check(src.path, Source.file(src.text), physical), physical)
+
+
+def _upstream(hit: Hit, root: str) -> Hit:
+    """A command of another project's doc, copied in (`third_party/x/`, an unpacked `models-master/`): that
+    project's to fix (rs-r81: a vendored upstream README's cut commands, judged noise)."""
+    return dataclasses.replace(
+        hit, severity=Severity.NOTICE, message=f"{hit.message} This doc is a copy of another project's (`{root}/`)."
+    )
 
 
 # A physical line that its author meant to continue: it ends with `\` (blanks or a comment after it aside),

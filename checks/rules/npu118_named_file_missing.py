@@ -13,6 +13,7 @@ from npu_review.checks.analysis.references import (
     FileRef,
     ModuleRef,
     ascend_command_refs,
+    callers_of,
     close_name,
     is_dir,
     is_npu_config,
@@ -20,7 +21,6 @@ from npu_review.checks.analysis.references import (
     module_refs,
     own_packages,
     same_name_elsewhere,
-    script_callers,
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts import Facts
@@ -118,7 +118,9 @@ class NamedFileMissing(Rule):
         bash tests/special_npu/run_qwen3_06b_grpo_npu.sh
 
     Not reported either: a file the doc tells the reader to write (`name the script x.sh`, `新建 x.sh`) or names
-    and then gives the whole text of (a code block that starts with `#!`), one the doc shows as the example of
+    and then gives the whole text of (a code block that starts with `#!`), one the paragraph before the command
+    tells the reader to fetch and put in place (`download x.py from <upstream> and put it in scripts/`,
+    `下载x.py脚本，放置于scripts文件夹下`), one the doc shows as the example of
     a naming convention (`Naming style and startup: examples/mcore/<model>/evaluate_xxx.sh`, `命名风格`), and one
     whose copy at a release the lines before the command link (`# script: https://gitcode.com/Ascend/X/blob/26.0.0/
     examples/a.sh`): also when the change deletes the file (a release retiring scripts its docs keep naming). A
@@ -349,9 +351,14 @@ def _doc_names_it_to_write(src: SourceFile, r: FileRef) -> bool:
     is the reader's to make."""
     if kinds.DOCS not in src.kinds:
         return False
-    base = re.escape(posixpath.basename(r.text))
+    name = posixpath.basename(r.text)
+    base = re.escape(name)
     told = re.compile(rf"{_TO_WRITE}[^`\n]{{0,100}}`[^`\n]*{base}`", re.IGNORECASE)
     named = re.compile(rf"`[^`\n]*{base}`")
+    fetched = re.compile(
+        rf"{_TO_FETCH}[^\n]{{0,120}}(?<![\w.-]){base}(?![\w.-])|(?<![\w.-]){base}(?![\w.-])[^\n]{{0,60}}{_TO_FETCH}",
+        re.IGNORECASE,
+    )
     last = min(r.line, len(src.lines) + 1)
     for n in range(1, last):
         line = src.line(n)
@@ -359,7 +366,19 @@ def _doc_names_it_to_write(src: SourceFile, r: FileRef) -> bool:
             return True
         if named.search(line) and _script_text_follows(src, n, last):
             return True
+        if n >= r.command_line - _FETCH_REACH and name in line and fetched.search(line):
+            return True
     return False
+
+
+# A guide that has the reader fetch the file from elsewhere and put it in place before the command: "download
+# `setup_x.py` from <upstream> and put it in `scripts/`", "下载setup_x.py脚本，放置于scripts文件夹下" (Ascend's
+# community projects, rs-r81, judged false). Read in the paragraph before the command.
+_TO_FETCH = (
+    r"(?:\bdownload(?:ed|s)?\b|\bfetch(?:ed)?\b|\bobtain(?:ed)?\b|\bcop(?:y|ied)\b|\bplace[ds]?\b|\bput\b"
+    r"|下载|获取|拷贝|复制|放置|放到|放在|放入|移动到|上传)"
+)
+_FETCH_REACH = 15
 
 
 # A doc that shows how a project's scripts are named, with one name as the example (`Naming style and startup:
@@ -492,7 +511,7 @@ def _run_elsewhere(ctx: Context, src: SourceFile, refs: list[FileRef]) -> Iterat
     candidates = [r for r in refs if r.via_folder and r.how in ("python", "script", "patch", "requirements")]
     if not candidates:
         return
-    callers = script_callers(ctx).get(src.path, [])
+    callers = callers_of(ctx, src.path)
     if not callers or any(not c.cwd or folder in c.cwd for c in callers):
         return  # run from its own folder by some caller, or from an unknown one
     seen: set[str] = set()

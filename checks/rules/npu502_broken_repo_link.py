@@ -23,6 +23,7 @@ from npu_review.checks.analysis.references import (
     norm_name,
     own_names,
     start_folders,
+    vendored_root,
     word_replaced,
 )
 from npu_review.checks.context import Context, SourceFile
@@ -46,7 +47,9 @@ _LANGUAGE = lazyre.compile(r"(?i)\s*(?:english|en|英文|中文|简体中文|chi
 # a generated config, an output folder), which no tree has.
 # A line that says what it links is still to be written: a link to a page to come, on purpose.
 _TO_COME = lazyre.compile(
-    r"(?i)\b(?:TBD|coming soon|to be (?:added|written|completed|done)|work in progress)\b|待补充|待完善|待编写|敬请期待"
+    r"(?i)\b(?:TBD|coming soon|to be (?:added|written|completed|done)|work in progress"
+    r"|not yet (?:merged|available|released|published|uploaded|in the repo(?:sitory)?)|pending (?:merge|review))\b"
+    r"|待补充|待完善|待编写|敬请期待|待合入|暂未上仓|未上仓|尚未合入|待上传"
 )
 # A template doc (`operator-readme-template.md`, `templates/API_REPORT.md`): a skill or generator fills it in
 # elsewhere (another repository's `ops/<op>/README.md`), where its relative links resolve.
@@ -166,10 +169,13 @@ class BrokenRepoLink(Rule):
     site's root: `ascend/x.md` in `docs/ascend/README.md` is `docs/ascend/x.md` there.
     A decorative image the facts name (the admonition icons of Huawei's documentation converter,
     `public_sys-resources/icon-note.gif`) is a notice when missing: the page reads the same without it.
-    A doc of a vendored project (`external/<project>/`, `third_party/<project>/`) that links out of that
-    project's folder points into the tree the project comes from: not judged.
-    A link whose line says the page is still to be written (`TBD`, `coming soon`, `待补充`) links a page to come
-    on purpose: not reported.
+    A doc of a vendored project (`external/<project>/`, `third_party/<project>/`, or a project unpacked from its
+    forge's archive, `models-master/`) that links out of that project's folder points into the tree the project
+    comes from: not judged; a broken link within that project is the other project's to fix: a notice.
+    A link whose line says the page is still to be written or merged (`TBD`, `coming soon`, `not yet merged`,
+    `待补充`, `待合入`) links a page to come on purpose: not reported.
+    A link to an agent's instruction file (`CLAUDE.md`, `AGENTS.md`, a file under `.claude/`) that the repository
+    keeps elsewhere (`setups/x/CLAUDE.md`) is written for where a setup step installs the doc: not reported.
     A link into a folder a Sphinx `conf.py` above the doc copies in at build time (`shutil.copytree` of
     `../../model_cards`) works on the built site: not reported.
     A template (`*-template.md`, a doc under `templates/`, a doc titled with a placeholder, `# {算子名称}算子`, a
@@ -270,6 +276,8 @@ class BrokenRepoLink(Rule):
                 continue  # `/home/workspace/hccl/...`: a file on the machine the doc is read on, not in the repository
             if _leaves_vendored(src.path, target.path):
                 continue  # a vendored project's doc linking into that project's own tree, not this repository's
+            if _installed_agent_file(ctx, target.path):
+                continue  # an agent's instruction file, linked from where a setup step installs the doc
             if git_ignored(ctx, target.path):
                 continue  # made on the reader's machine (the repository ignores it): never committed
             if _copied_by_docs_build(ctx, src.path, target.path):
@@ -289,6 +297,14 @@ class BrokenRepoLink(Rule):
             hit = _broken(ctx, src, link, target, renamed.get(target.path), written_from)
             if any(re.search(pattern, target.path) for pattern in kb.decorative_images):
                 hit = dataclasses.replace(hit, severity=Severity.NOTICE)  # an admonition's icon: no content lost
+            if (root := vendored_root(src.path)) is not None and target.path not in moved:
+                # Another project's doc, copied in (a synced skill set, an unpacked archive): its own broken link is
+                # that project's to fix (rs-r82, rs-r81: judged noise three times).
+                hit = dataclasses.replace(
+                    hit,
+                    severity=Severity.NOTICE,
+                    message=f"{hit.message} This doc is a copy of another project's (`{root}/`): fix it there.",
+                )
             if target.path in moved:
                 # A link to a file the change moves or deletes: the same cause as the other lines it leaves
                 # naming such files (`_stale`), one comment for the change.
@@ -386,18 +402,30 @@ def _machine_path(ctx: Context, written: str) -> bool:
     return top in _MACHINE_ROOTS and not ctx.exists_at_head(top)
 
 
-# Folders that hold other projects' files (a synced skill set, a vendored library): their docs link within the
-# project they come from.
-_VENDORED = frozenset({"external", "third_party", "thirdparty", "3rdparty", "vendor"})
-
-
 def _leaves_vendored(doc_path: str, target: str) -> bool:
-    """The doc sits in a vendored project (`external/<project>/...`) and the link leaves that project's folder
-    (`../../../../models/x.py` from `external/cannbot/ops/...`): it points into the tree the project comes from."""
-    parts = doc_path.split("/")
-    if len(parts) < 3 or parts[0] not in _VENDORED:
-        return False
-    return not target.startswith(f"{parts[0]}/{parts[1]}/")
+    """The doc sits in a vendored project (`external/<project>/...`: references.vendored_root) and the link leaves
+    that project's folder (`../../../../models/x.py` from `external/cannbot/ops/...`): it points into the tree the
+    project comes from."""
+    root = vendored_root(doc_path)
+    return root is not None and not target.startswith(root + "/")
+
+
+# The instruction files coding agents read at a project's root: a command or skill file that a setup step
+# installs (`setups/x/commands/run.md` into `.claude/commands/`) links them from where it is installed.
+_AGENT_ROOT_FILES = frozenset({"AGENTS.md", "CLAUDE.md", "GEMINI.md"})
+
+
+def _installed_agent_file(ctx: Context, target: str) -> bool:
+    """The link names an agent's instruction file (or a file in an agent's folder, `.claude/agents/x.md`) that is
+    not there, and the repository keeps one of that name elsewhere, for a setup step to put in place
+    (AscendOpGenAgent's `setups/autoresearch/CLAUDE.md`, linked as `../../CLAUDE.md` by a command file installed
+    under `.claude/commands/`; rs-r82, judged false)."""
+    name = posixpath.basename(target)
+    if name in _AGENT_ROOT_FILES:
+        return any(p != target for p in ctx.paths_named(name))
+    # A file of an agent's folder: kept outside every agent folder (`setups/x/agents/a.md`), for the setup to copy.
+    # One kept in an agent folder is where the link should reach (RLinf's skill linked from docs/: broken).
+    return bool(_AGENT_FILE.search(target)) and any(not _AGENT_FILE.search(p) for p in ctx.paths_named(name))
 
 
 # The instruction files of coding agents: their own folders (Claude Code's, Codex's, Cursor's, Gemini's, ...) and
