@@ -28,7 +28,7 @@ from npu_review.checks.analysis.references import (
 )
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import Facts, RepoLinks
-from npu_review.checks.kinds import DOCS, WORKFLOW, host_of_folder, workflow_folder_host
+from npu_review.checks.kinds import DOCS, SHELL, WORKFLOW, host_of_folder, workflow_folder_host
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers.markdown import Document, Link, Target, resolve
 from npu_review.checks.rule import Hit, Rule
@@ -1173,7 +1173,9 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             continue
         if new is not None and src is not None and meant is None:
             line = src.line(ref.line)
-            if ref.link is None and line.count(old) == 1:
+            if ref.link is None and line.count(old) == 1 and _runs_from_where_it_was(ctx, old, new):
+                pass  # the new path alone may not run it: no line to paste (see _runs_from_where_it_was)
+            elif ref.link is None and line.count(old) == 1:
                 suggestion = line.replace(old, new)
             elif ref.link is not None:
                 rewritten = _rewrite(ref.link.target, old, new, ref.path, "://" in ref.link.target)
@@ -1200,9 +1202,37 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
         anchor[0],
         anchor[1],
         f"This change {what}, but {_count(len(leftover))} at the old path: {listed}{more}. "
-        + (f"Update {'them' if len(leftover) > 1 else 'it'} to `{new}`." if new else "Update or remove them."),
+        + (f"Update {'them' if len(leftover) > 1 else 'it'} to `{new}`." if new else "Update or remove them.")
+        + (_moved_script_caveat(old, new) if new and _runs_from_where_it_was(ctx, old, new) else ""),
         related=tuple(Related(r.path, r.line, f"still names {old}") for r in leftover),
         cause=_STALE,
+    )
+
+
+# A script that finds its own folder (`cd "$(dirname "$0")"`, `${BASH_SOURCE[0]}`, `$SCRIPT_DIR`): where it is
+# run from does not change what its relative paths name.
+_SELF_LOCATING = lazyre.compile(
+    r"dirname\s+[\"']?\$(?:0|\{0\})|BASH_SOURCE|realpath\s+[\"']?\$0|readlink\s+-f\s+[\"']?\$0"
+)
+
+
+def _runs_from_where_it_was(ctx: Context, old: str, new: str) -> bool:
+    """The change moves a shell script to another folder, and the script does not find its own folder: its
+    relative paths name files from where it is run, so the callers may have to run it from its new folder, not
+    only name it there (drago1234/omni-npu moved `run_tests.sh` into `tests/`, which runs `pytest unit/`: run from
+    the top folder as `tests/run_tests.sh` it fails; rs-r81, judged false)."""
+    if posixpath.dirname(old) == posixpath.dirname(new) or not ctx.kindmap.has(new, SHELL):
+        return False
+    src = ctx.source(new)
+    return src is not None and _SELF_LOCATING.search(src.text) is None
+
+
+def _moved_script_caveat(old: str, new: str) -> str:
+    was = f"`{posixpath.dirname(old)}`" if posixpath.dirname(old) else "the top folder"
+    now = posixpath.dirname(new)
+    return (
+        f" The script moved from {was} to `{now}` and does not find its own folder: if it names files relative to "
+        f"where it runs, its callers must run it from there (`cd {now} && bash {posixpath.basename(new)}`)."
     )
 
 

@@ -1187,3 +1187,39 @@ def test_npu502_pairs_deletions_with_additions_below_the_pairing_limit_only() ->
     ]
     over = int(_PAIRING_LIMIT**0.5) + 1
     assert _bulk_move(over) == []
+
+
+def test_a_script_moved_to_another_folder_may_have_to_run_from_there() -> None:
+    """drago1234/omni-npu 5ff304a (rs-r81, judged false): the change moves `run_tests.sh` into `tests/`, and the
+    summary said to name it there; but the script runs `pytest unit/`, which only resolves from `tests/`, so
+    `tests/run_tests.sh` from the top folder fails. A script that finds its own folder needs no such caveat."""
+    script = "#!/bin/bash\n# Ascend NPU unit tests (torch_npu)\npytest unit/ -q\n"
+    located = '#!/bin/bash\ncd "$(dirname "$0")"\n# Ascend NPU unit tests (torch_npu)\npytest unit/ -q\n'
+    doc = "# Tests on Ascend NPU\n\n```bash\nbash run_tests.sh\n```\n"
+
+    def moved(text: str) -> list[tuple[str, int, str]]:
+        base = {"run_tests.sh": text, "TEST_SUMMARY.md": doc}
+        head = {"tests/run_tests.sh": text + "echo done\n", "TEST_SUMMARY.md": doc}
+        n = len(text.splitlines()) + 1
+        changes = {
+            "tests/run_tests.sh": FileChange(
+                "tests/run_tests.sh", ChangeStatus.RENAMED, old_path="run_tests.sh", added_lines=frozenset({n})
+            )
+        }
+        report = run(ChangeSet(head=MemoryTree(head), base=MemoryTree(base), changes=changes))
+        return [(f.path, f.line, f.message) for f in report.findings if f.rule == "NPU502"]
+
+    summary = (
+        "This change renames `run_tests.sh` to `tests/run_tests.sh`, but 1 reference still points at the old path: "
+        "TEST_SUMMARY.md:4. Update it to `tests/run_tests.sh`."
+    )
+    assert moved(script) == [
+        (
+            "tests/run_tests.sh",
+            4,
+            summary + " The script moved from the top folder to `tests` and does not find its own folder: if it "
+            "names files relative to where it runs, its callers must run it from there (`cd tests && bash "
+            "run_tests.sh`).",
+        )
+    ]
+    assert moved(located) == [("tests/run_tests.sh", 5, summary)]
