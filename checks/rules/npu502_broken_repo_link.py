@@ -1217,14 +1217,23 @@ _SELF_LOCATING = lazyre.compile(
 
 
 def _runs_from_where_it_was(ctx: Context, old: str, new: str) -> bool:
-    """The change moves a shell script to another folder, and the script does not find its own folder: its
-    relative paths name files from where it is run, so the callers may have to run it from its new folder, not
+    """The change moves a shell script to another folder, and the script does not find its own folder and names
+    relative paths: they name files from where it is run, so the callers may have to run it from its new folder, not
     only name it there (drago1234/omni-npu moved `run_tests.sh` into `tests/`, which runs `pytest unit/`: run from
     the top folder as `tests/run_tests.sh` it fails; rs-r81, judged false)."""
     if posixpath.dirname(old) == posixpath.dirname(new) or not ctx.kindmap.has(new, SHELL):
         return False
     src = ctx.source(new)
-    return src is not None and _SELF_LOCATING.search(src.text) is None
+    if src is None or _SELF_LOCATING.search(src.text) is not None:
+        return False
+    return any(
+        _RELATIVE_PATH.search(line) for line in src.lines if not line.lstrip().startswith("#") and "://" not in line
+    )
+
+
+# A relative path in a script's command (`pytest unit/`, `./data`, `../configs/x.yaml`): not absolute, not a
+# variable's, not a URL's.
+_RELATIVE_PATH = lazyre.compile(r"(?:^|[\s=\"'(])(?:\.{1,2}/|[A-Za-z_][\w.-]*/)")
 
 
 def _moved_script_caveat(old: str, new: str) -> str:
