@@ -325,9 +325,10 @@ def _flips(ctx: Context, path: str, head: SourceFile, base: SourceFile) -> Itera
 
 
 def _unpinned_launchers(ctx: Context, script: SourceFile, opt: OptionDefault) -> Iterator[tuple[str, int]]:
-    """(path, line of the command) of the Ascend launch scripts whose first command running `script` passes no
-    value for the option: the scripts as they run on NPU (device.npu_reading: named or placed for Ascend, or
-    setting Ascend's variables), their commands resolved to this repository's script as NPU117 resolves them."""
+    """(path, line of the first such command) of the Ascend launch scripts with a command that runs `script` and
+    passes no value for the option (one that passes it in one branch may leave it out in another): the scripts as
+    they run on NPU (device.npu_reading: named or placed for Ascend, or setting Ascend's variables), their
+    commands resolved to this repository's script as NPU117 resolves them."""
     entry = script.path
     folder, name = posixpath.split(entry)
     shells = list(ctx.paths_of_kind(SHELL))
@@ -344,8 +345,6 @@ def _unpinned_launchers(ctx: Context, script: SourceFile, opt: OptionDefault) ->
         if src is None or npu_reading(ctx, src) is None:
             continue
         for ref in ascend_command_refs(ctx, src):
-            if ref.how != "python" or ref.found != entry:
-                continue
-            if not passes_option(iface, opt.options, ref.args):
+            if ref.how == "python" and ref.found == entry and not passes_option(iface, opt.options, ref.args):
                 yield path, ref.command_line
-            break
+                break

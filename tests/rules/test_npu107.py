@@ -40,10 +40,11 @@ def test_npu107_device_option_lists_the_ascend_launchers_as_related_places() -> 
     assert (f.path, f.line, f.severity) == ("research/cv/deepid/train.py", 10, Severity.WARNING)
     assert [(r.path, r.line, r.note) for r in f.related] == [
         ("research/cv/deepid/scripts/run_distribute_train.sh", 19, "runs train.py without --device_target"),
-        ("research/cv/deepid/scripts/run_standalone_train_ascend.sh", 14, "runs train.py without --device_target"),
+        ("research/cv/deepid/scripts/run_standalone_train_ascend.sh", 18, "runs train.py without --device_target"),
     ]
     assert "run_standalone_train_gpu.sh" not in f.message  # passes --device_target=GPU, and is no Ascend script
     assert "run_eval_ascend.sh" not in f.message  # runs eval.py
+    # (the standalone script pins the option in its fine-tune branch, line 16, not in its other one)
 
 
 def test_npu107_device_option_is_silent_on_audits() -> None:
