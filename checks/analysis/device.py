@@ -565,3 +565,36 @@ def job_device(ctx: Context, wf: Workflow, job: Job) -> tuple[str, str] | None:
     if len(found) != 1:
         return None
     return next(iter(found.items()))
+
+
+# -- the device a script's option or literal names ----------------------------------------------------------------
+
+
+def ascend_device_value(ctx: Context, value: str) -> bool:
+    """The whole value names the Ascend device of one of the facts' `device_defaults.families` (`"Ascend"`,
+    `"npu:0"`, `"hccl"`)."""
+    return any(ascend_ for _, ascend_ in device_values(ctx, value))
+
+
+def device_values(ctx: Context, value: str) -> tuple[tuple[str, bool], ...]:
+    """Every (family, is Ascend's) a whole device value belongs to (`"Ascend"` -> mindspore's Ascend value,
+    `"cpu"` -> mindspore's and torch's other values), from the facts' `device_defaults.families`."""
+    patterns = ctx.memo(("device-value-patterns", "", ""), lambda: _device_patterns(ctx))
+    text = value.strip()
+    return tuple((family, ascend_) for family, ascend_, p in patterns if p.fullmatch(text))
+
+
+def _device_patterns(ctx: Context) -> list[tuple[str, bool, re.Pattern[str]]]:
+    out = []
+    for family, values in ctx.facts.device_defaults.families.items():
+        for ascend_, patterns in ((True, values.ascend), (False, values.other)):
+            out += [(family, ascend_, re.compile(p, re.IGNORECASE)) for p in patterns]
+    return out
+
+
+def leaves_ascend(ctx: Context, old: str, new: str) -> bool:
+    """The value `old` names the Ascend device of a family and `new` another device of the same family
+    (`Ascend` -> `GPU`, `npu` -> `cuda`, `hccl` -> `nccl`): a default that moves a script off the NPU."""
+    was = {family for family, ascend_ in device_values(ctx, old) if ascend_}
+    now = {family for family, ascend_ in device_values(ctx, new) if not ascend_}
+    return bool(was & now)

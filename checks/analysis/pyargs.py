@@ -13,9 +13,11 @@ another module's options, Hugging Face's `HfArgumentParser`, Hydra, `fire`, `cli
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.parsers.sh import Word
 
 # Text that says the options are not (all) in the parser this file builds.
 _OTHER_PARSERS = (
@@ -131,3 +133,125 @@ def _attr(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
     return ""
+
+
+# -- the defaults a script's options take, and what a caller passes ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class OptionDefault:
+    """One `add_argument(...)` of a script, with the default it takes when the caller passes nothing."""
+
+    options: tuple[str, ...]  # its option strings (`-dt`, `--device_target`)
+    dest: str  # the attribute it sets (`device_target`)
+    default: str | None  # the default when it is a string literal (None: none given, or not a literal)
+    line: int  # the line of the default's value (of the call when there is no `default=`)
+    call_line: int  # the line of `add_argument(`
+
+
+def option_defaults(ctx: Context, src: SourceFile) -> dict[str, OptionDefault]:
+    """The options the script's own `add_argument` calls define, by each option string, with their defaults. An
+    option string defined twice in the file (two parsers, one per mode) is left out: which default applies is
+    not known. Read whole parser or not (`parse_known_args`, a parser built in a function): a default is the
+    value a caller that leaves the option out gets, wherever the parser is assembled."""
+    if not src.path.endswith(".py") or "add_argument" not in src.text:
+        return {}
+    return ctx.parsed("pyargs-defaults", src, lambda _text: _option_defaults(ctx, src))
+
+
+def _option_defaults(ctx: Context, src: SourceFile) -> dict[str, OptionDefault]:
+    tree = ctx.python_ast(src)
+    if tree is None:
+        return {}
+    out: dict[str, OptionDefault] = {}
+    twice: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _attr(node.func) != "add_argument":
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not names or len(names) != len(node.args) or not all(n.startswith("-") for n in names):
+            continue  # a positional argument, or names built at run time
+        value = next((kw.value for kw in node.keywords if kw.arg == "default"), None)
+        default = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+        given = next((kw.value for kw in node.keywords if kw.arg == "dest"), None)
+        longs = [n for n in names if n.startswith("--")]
+        dest = (longs or names)[0].lstrip("-").replace("-", "_")
+        if isinstance(given, ast.Constant) and isinstance(given.value, str):
+            dest = given.value
+        line = value.lineno if value is not None else node.lineno
+        item = OptionDefault(tuple(names), dest, default, line, node.lineno)
+        for name in names:
+            if name in out:
+                twice.add(name)
+            out[name] = item
+    return {k: v for k, v in out.items() if k not in twice}
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """What a script hands to what chooses its device (the facts' `device_defaults`: `set_context(device_target=
+    ...)`, `ms.set_device(...)`, `torch.device(...)`)."""
+
+    literals: tuple[tuple[str, int], ...]  # (value, line) of each string literal it hands there
+    names: frozenset[str]  # the names and attributes the other values are made of (`args.device_target`)
+
+
+def device_choice(ctx: Context, src: SourceFile) -> DeviceChoice:
+    """The values the script chooses its device with: literals (a hard-coded device) and the names of the others."""
+    if not src.path.endswith(".py"):
+        return DeviceChoice((), frozenset())
+    facts = ctx.facts.device_defaults
+    keywords, calls = frozenset(facts.device_keywords), frozenset(facts.device_calls)
+
+    def build(_text: str) -> DeviceChoice:
+        tree = ctx.python_ast(src)
+        if tree is None:
+            return DeviceChoice((), frozenset())
+        literals: list[tuple[str, int]] = []
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            given = [kw.value for kw in node.keywords if kw.arg in keywords]
+            if _attr(node.func) in calls and node.args:
+                given.append(node.args[0])
+            for value in given:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    literals.append((value.value, value.lineno))
+                    continue
+                for part in ast.walk(value):
+                    if isinstance(part, (ast.Name, ast.Attribute)):
+                        names.add(_attr(part))
+        return DeviceChoice(tuple(sorted(literals, key=lambda item: item[1])), frozenset(names))
+
+    return ctx.parsed("pyargs-devices", src, build)
+
+
+def passes_option(iface: PyInterface | None, options: tuple[str, ...], words: tuple[Word, ...]) -> bool:
+    """Whether a command's words after the script (`FileRef.args`) may set the option of these option strings:
+    one of them, `--opt=value`, a prefix argparse expands to it (unless the parser turns abbreviations off), or
+    anything unknown (`"$@"`, a variable alone where an option may stand: it may hold the option)."""
+    long = [o for o in options if o.startswith("--")]
+    short = [o for o in options if not o.startswith("--")]
+    abbrev = iface is None or iface.abbrev
+    after_option = False  # the word before was an option without `=value`: this one may be its value
+    for word in words:
+        if word.raw in ("|", "||", "&&", ";", "&"):
+            break
+        text = word.unquoted
+        if text.startswith("-") and text != "-":
+            name = text.split("=", 1)[0]
+            if name in options or any(text.startswith(s) for s in short if len(s) == 2):
+                return True
+            expands = name.startswith("--") and len(name) > 2 and any(o.startswith(name) for o in long)
+            if abbrev and expands and (iface is None or name not in iface.options):
+                return True  # `--device` for `--device_target`, unless the parser has a `--device` of its own
+            after_option = "=" not in text
+            continue
+        if "$" in word.raw and not after_option and _WHOLE_VARIABLE.fullmatch(word.raw.strip("\"'")):
+            return True  # `$ARGS`, `"$@"`: what it holds is not known
+        after_option = False
+    return False
+
+
+_WHOLE_VARIABLE = re.compile(r"\$(?:[@*]|\{?[A-Za-z_]\w*(?:\[[@*]\])?\}?)")

@@ -583,6 +583,7 @@ class Facts:
     cmake_definitions: CMakeDefinitions = field(metadata=_universal())
     image_programs: ImagePrograms = field(metadata=_universal())
     python_packaging: PythonPackaging = field(metadata=_universal())
+    device_defaults: DeviceDefaults = field(metadata=_universal())
     # project
     project: Project = field(metadata=_project())
     file_kinds: FileKinds = field(metadata=_project())
@@ -703,6 +704,23 @@ class CMakeDefinitions(Section):
     predefined_prefixes: tuple[str, ...]  # a name starting so is CMake's or a find module's (`CMAKE_BUILD_TYPE`)
     predefined_names: tuple[str, ...]  # whole names CMake itself reads (`BUILD_SHARED_LIBS`)
     predefined_suffixes: tuple[str, ...]  # find_package() hints (`Torch_DIR`, `ZLIB_ROOT`)
+
+
+@dataclass(frozen=True)
+class DeviceFamily:
+    """The values of one kind of device option: the Ascend one(s) and the other devices'."""
+
+    ascend: tuple[Regex, ...]
+    other: tuple[Regex, ...]
+
+
+@dataclass(frozen=True)
+class DeviceDefaults(Section):
+    """The device a Python entry script runs on when its launcher passes no option (NPU107)."""
+
+    families: Mapping[str, DeviceFamily]  # family -> its values (whole, case-insensitive)
+    device_keywords: tuple[str, ...]  # keyword arguments that hard-code a script's device
+    device_calls: tuple[str, ...]  # calls (last name) whose first argument hard-codes it
 
 
 @dataclass(frozen=True)
