@@ -10,7 +10,7 @@ A store is three things, each handed only to who needs it:
   - one review per (repository, PR, head SHA): a second `opened`/`synchronize` for a head already queued,
     running or reviewed is a duplicate, unless the job is forced (`/recheck`, Re-run);
   - per PR, one job runs at a time and at most one waits: a newer submission replaces the waiting one, and a
-    recheck while a job of the PR waits is coalesced into it;
+    recheck while a job of the PR waits is coalesced into it (an untrusted commenter's: Job.joins_waiting);
   - accepted work outlives the process that accepted it: a job that was running when its process died runs
     again (`attempts` > 0), and the review then finds and reuses the check run it had made (external_id = the
     job's id);
@@ -71,6 +71,14 @@ class Job:
     retries: int = 0  # times GitHub could not serve it so far
     failing_since: float = 0.0  # epoch seconds of the first of those failures (0: none)
     error: str = ""  # the last of them, for the status page (no secrets: an exception's class and status)
+
+    @property
+    def joins_waiting(self) -> bool:
+        """A `/recheck` (no head: the PR's head when it runs) joins a review of its PR that waits already, instead
+        of queueing one more. Not a trusted commenter's (a maintainer's): the waiting one may be the author's, which
+        the author's cooldown skips when it runs, and the maintainer's request would go with it; theirs takes its
+        place (per PR the newest waits), and reviews the head as it is then all the same."""
+        return self.head is None and self.request.get("trusted") is not True
 
     @property
     def may_have_check_run(self) -> bool:

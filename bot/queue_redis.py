@@ -444,7 +444,7 @@ class RedisJobs:
     async def submit(self, job: Job) -> str:
         head_key = self._head_key(job)
         keys = [head_key or f"{self._p}head:-", f"{self._p}waiting:{job.pr}", f"{self._p}job:{job.id}", self._stream]
-        recheck = "1" if job.head is None else "0"
+        recheck = "1" if job.joins_waiting else "0"
         args = [job.id, json.dumps(job.to_json()), "1" if head_key else "0", HEAD_TTL_S, self._p, recheck]
         with _storage():
             return str(await self._submit(keys=keys, args=args))

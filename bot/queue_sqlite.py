@@ -238,7 +238,7 @@ class SqliteJobs:
     async def submit(self, job: Job) -> str:
         with self._db.tx() as db:
             if (
-                job.head is None
+                job.joins_waiting
                 and db.execute(
                     "SELECT 1 FROM jobs WHERE pr = ? AND kind = ? AND (state = 'queued' OR (state = 'retry' AND "
                     "head IS NULL))",

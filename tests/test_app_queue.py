@@ -6,6 +6,7 @@ and the backoff of jobs waiting on GitHub runs on a FakeClock."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -100,6 +101,20 @@ async def test_a_recheck_while_a_review_waits_joins_it(make_store: StoreFactory)
     assert [await s.jobs.submit(job(None)) for _ in range(5)] == ["coalesced"] * 5
     assert await s.jobs.submit(job("b" * 40)) == "replaced"  # a push still replaces the waiting job
     assert await s.jobs.submit(job(None)) == "coalesced"
+    assert await s.jobs.depth() == 1
+
+
+async def test_a_maintainer_s_recheck_takes_the_place_of_a_waiting_author_s(make_store: StoreFactory) -> None:
+    """The author's waiting recheck would be skipped by the author's cooldown when it runs: a maintainer's recheck
+    joining it would be lost with it. A trusted commenter's recheck replaces the waiting job; the author's next
+    one joins the maintainer's."""
+    s = make_store()
+    await s.jobs.open(None)
+    author = Job(uuid.uuid4().hex, "octo/x#1", None, True, {"head": None, "trusted": False})
+    maintainer = Job(uuid.uuid4().hex, "octo/x#1", None, True, {"head": None, "trusted": True})
+    assert await s.jobs.submit(author) == "queued"
+    assert await s.jobs.submit(maintainer) == "replaced"
+    assert await s.jobs.submit(dataclasses.replace(author, id=uuid.uuid4().hex)) == "coalesced"
     assert await s.jobs.depth() == 1
 
 
