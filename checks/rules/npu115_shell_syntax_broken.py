@@ -1217,14 +1217,15 @@ def _quoted_name(
     expansion and uses, among arguments that are all values of variables: the `$` was left out."""
     if program in _TAKES_NAMES or program in _DECLARERS or unit.where not in ("run", "script"):
         return
-    text = unit.source.text
-    if "${!" in text or re.search(
-        rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text
-    ):
-        return  # a function of the script may take names (`require "MODEL_PATH"`)
     args = own[1:]
     if not any(_REF.fullmatch(w.raw) and w.raw.startswith('"') for w in args):
         return
+    text = unit.source.text
+    if "${!" in text or (
+        ("function" in text or "()" in text)
+        and re.search(rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text)
+    ):
+        return  # a function of the script may take names (`require "MODEL_PATH"`)
     for k, w in enumerate(args):
         m = re.fullmatch(r'"([A-Z][A-Z0-9_]{2,})"', w.raw)
         if m is None:
