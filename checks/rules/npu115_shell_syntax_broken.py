@@ -1220,12 +1220,6 @@ def _quoted_name(
     args = own[1:]
     if not any(_REF.fullmatch(w.raw) and w.raw.startswith('"') for w in args):
         return
-    text = unit.source.text
-    if "${!" in text or (
-        ("function" in text or "()" in text)
-        and re.search(rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text)
-    ):
-        return  # a function of the script may take names (`require "MODEL_PATH"`)
     for k, w in enumerate(args):
         m = re.fullmatch(r'"([A-Z][A-Z0-9_]{2,})"', w.raw)
         if m is None:
@@ -1237,6 +1231,13 @@ def _quoted_name(
             continue  # a name and its value (`set_cfg "BATCH_SIZE" "$BATCH_SIZE"`)
         if not _from_expansion(var, values):
             continue
+        # Asked last (a pattern per program: hundreds on a large tree, each compiled anew once re's cache is full): a
+        # function of the script may take names (`require "MODEL_PATH"`).
+        text = unit.source.text
+        if "${!" in text or re.search(
+            rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text
+        ):
+            return
         yield Hit(
             unit.path,
             w.line,
