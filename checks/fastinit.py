@@ -53,7 +53,8 @@ def fast_init(cls: type[T]) -> type[T]:
     if not slots and body:
         body.insert(0, "    d = self.__dict__")
     source = f"def __init__(self, {', '.join(args)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    exec(source, names)
+    # (the code named after the class: a profile would otherwise show each such `__init__` as `<string>`'s)
+    exec(compile(source, f"<fast_init {cls.__module__}.{cls.__qualname__}>", "exec"), names)
     init = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
