@@ -88,7 +88,7 @@ class SourceFile:
     # reference to it (a file let go of is freed, not kept by a cycle until the collector runs).
     _decide: Callable[[SourceFile], frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
-    @property
+    @cached_property  # (asked for every rule and file: after the first, a plain attribute read)
     def kinds(self) -> frozenset[str]:
         if self._decide is not None:
             decide, self._decide = self._decide, None

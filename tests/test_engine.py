@@ -265,6 +265,35 @@ def test_every_enabled_rule_is_loaded_before_the_shares_go_out(monkeypatch: pyte
     assert at_mapper == [enabled]
 
 
+_FIRST_USE_PROBE = """
+import sys
+from npu_review.checks import ChangeSet, MemoryTree, engine, run
+from npu_review.checks.rule import all_rules
+
+all_rules()
+before = [n for n in engine._FIRST_USE_IMPORTS if n in sys.modules]
+at_mapper = []
+
+def in_process(task, count):
+    at_mapper.append([n for n in engine._FIRST_USE_IMPORTS if n not in sys.modules])
+    return [task(i) for i in range(count)]
+
+files = {f"docker/ascend/Dockerfile.{i:03d}": "FROM ubuntu:22.04\\n" for i in range(400)}
+run(ChangeSet(head=MemoryTree(files), audit=True), mapper=in_process, jobs=2)
+print(before, at_mapper)
+"""
+
+
+def test_what_the_parsers_import_at_first_use_is_imported_before_the_shares_go_out() -> None:
+    # Each forked process would import them again (markdown-it, pathspec: ~40 ms a process). A fresh interpreter:
+    # this one has imported them for other tests. None is imported with the rules (else the list is no use).
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _FIRST_USE_PROBE], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "[[]]"]
+
+
 def test_an_audit_makes_notices_of_a_dockerfile_nothing_builds_any_more() -> None:
     from tests.fixture_support import audit
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from npu_review.checks import lazyre
 from npu_review.checks.analysis.workflows import workflow, workflow_at, workflow_paths
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.gitcli import clone_operands
 from npu_review.checks.parsers.sh import ASSIGNMENT, Command, Source, Word, commands
 
@@ -272,6 +273,7 @@ def same_name_elsewhere(ctx: Context, path: str, limit: int = 3) -> list[str]:
 # -- commands: one shape for script statements, `run:` blocks and doc blocks --------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True)
 class Cmd:
     """A simple command: its words (leading `NAME=value` words left out) and those assignments."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.kinds import NPU_SCRIPT, SHELL
 from npu_review.checks.parsers.codeblocks import SHELL_LANGUAGES, shell_blocks
 from npu_review.checks.parsers.markdown import flavor_of
@@ -139,6 +140,7 @@ def _scripts_by_name(ctx: Context) -> dict[str, tuple[str, ...]]:
 # `ShellUnit`: a Source the sh layer lexes once (checks.parsers.sh.lex memoises it), and where it came from.
 
 
+@fast_init
 @dataclass(frozen=True)
 class ShellUnit:
     path: str
@@ -281,6 +283,7 @@ def _looks_like_shell(lines: list[tuple[int, str]]) -> bool:
 # -- simple commands of a unit, with the structure around them ---------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True)
 class UnitCommand:
     """A simple command of a unit: its words (redirections and their targets left out, leading reserved words

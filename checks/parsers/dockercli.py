@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.gha.values import WILD, Val
 
 
+@fast_init
 @dataclass(frozen=True)
 class EWord:
     """A shell word as written (`raw`), its expanded alternatives, and its physical line. `spread`: an unquoted

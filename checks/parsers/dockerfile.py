@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.sh import Command, Source, Word, commands, heredoc_markers, split_words, unquote
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ _DIRECTIVE = lazyre.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]*)[ \t]*=[ \t]*(\S+)[
 _SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "zsh", "dash", "ash"})
 
 
+@fast_init
 @dataclass(frozen=True)
 class PhysicalLine:
     number: int
@@ -49,6 +51,7 @@ class PhysicalLine:
     kind: str  # CONTENT, COMMENT (a skipped `#` line inside a continuation), BLANK (skipped) or HEREDOC (body/end)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Segment:
     """One content line's contribution to the joined text: `text` starts at `offset` of Instruction.args."""
@@ -483,6 +486,7 @@ def resolve_dir(cwd: str | None, target: str) -> str | None:
     return posixpath.normpath(posixpath.join(cwd, target))
 
 
+@fast_init
 @dataclass(frozen=True)
 class Step:
     """One shell command of a RUN, in file order, with the directory it runs in."""

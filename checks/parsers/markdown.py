@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Literal
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 
 Flavor = Literal["md", "rst"]
 
@@ -45,6 +46,7 @@ class Heading:
     title: str
 
 
+@fast_init
 @dataclass(frozen=True)
 class Cell:
     text: str

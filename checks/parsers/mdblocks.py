@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -79,6 +80,7 @@ def _parser() -> MarkdownIt:
 _KINDS: dict[str, Kind] = {"fence": "fence", "code_block": "code", "paragraph_open": "paragraph"}
 
 
+@fast_init
 @dataclass(frozen=True)
 class MdBlock:
     kind: Kind

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.sh import (
     REDIRECT,
     ArrayWord,
@@ -181,6 +182,7 @@ class Arm:
     line: int
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Assign:
     name: str
@@ -190,6 +192,7 @@ class _Assign:
     word: Word | None = None
 
 
+@fast_init
 @dataclass(frozen=True)
 class Statement:
     """A simple command or a bare assignment, with the arms around it."""
@@ -592,6 +595,7 @@ class _Builder:
 # -- results --------------------------------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True)
 class Assignment:
     """A place where a shell variable is defined (with or without a value known to the parser)."""
@@ -609,6 +613,7 @@ class Assignment:
         return _device_of(self.arms)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Override:
     """One Hydra override token (`+a.b=c`, `a.b.c=${X}`, `~a.b`)."""

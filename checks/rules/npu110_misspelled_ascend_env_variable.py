@@ -169,9 +169,10 @@ class MisspelledAscendEnvVariable(Rule):
         if src.kinds == {PYTHON} and not _python_may_report(src.text, facts.families):
             return  # most Python files name no Ascend variable: no upper-casing of their text
         text = src.text.upper().replace("-", "_")
-        if not any(f[:-1] in text for f in facts.families) and not any(
-            p in text for p in ctx.facts.env_prefixes.dropped_family
-        ):
+        for stem in _stems(ctx):
+            if stem in text:
+                break
+        else:
             return
         known = _known(ctx)
         for found in _names_set(src, ctx):
@@ -508,6 +509,18 @@ def _verdict(name: str, known: frozenset[str], ctx: Context) -> tuple[str, int, 
         return None
     low = max(low, 1)
     return closest[0], low, low <= max(1, len(norm) // facts.chars_per_sure_edit)
+
+
+def _stems(ctx: Context) -> tuple[str, ...]:
+    """What a file that may set a name with a verdict has in its text upper-cased, `-` read as `_`: a family
+    without its last `_`, or a dropped family's prefix. Those that hold another are left out (`VLLM_ASCEND` holds
+    `ASCEND`): a text with one has the other, and the test runs on most files' whole texts."""
+
+    def make() -> tuple[str, ...]:
+        stems = [f[:-1] for f in ctx.facts.ascend_env.families] + list(ctx.facts.env_prefixes.dropped_family)
+        return tuple(dict.fromkeys(s for s in stems if not any(o != s and o in s for o in stems)))
+
+    return ctx.memo(("npu110-stems", "head", ""), make)
 
 
 def _names_set(src: SourceFile, ctx: Context) -> Iterator[_Set]:

@@ -430,7 +430,9 @@ def _missing_backslashes(
     starts with an option or an override of it (`python3 -m sglang.bench_serving` then ` --backend sglang-oai`).
     The shell ends the command there and runs the option line as a command of its own, which fails.
     (`_one_per_command` makes the cuts of one command one finding.)"""
-    anchor = False  # the lines since the last command that runs a program continue it
+    # The lines since the last command that runs a program continue it: `_command_line` of the last line that is no
+    # option line, None until an option line after it asks (most lines have none after them).
+    anchor: bool | None = False
     prev: LogicalLine | None = None
     for ll in logical:
         option = (
@@ -438,6 +440,8 @@ def _missing_backslashes(
             and _CASE_PATTERN.match(ll.text) is None
             and _HELP_LINE.match(ll.text) is None
         )
+        if option and anchor is None and prev is not None:
+            anchor = _command_line(prev.text)
         if option and anchor and prev is not None and ll.line not in in_heredoc:
             end = prev.end_line
             before = physical.get(end, "")
@@ -494,7 +498,7 @@ def _missing_backslashes(
                 )
                 prev = ll
                 continue
-        anchor = _command_line(ll.text) if not option else False
+        anchor = None if not option else False
         prev = ll
 
 

@@ -14,6 +14,7 @@ from npu_review.checks import ascend, lazyre
 from npu_review.checks.analysis.device import ascend_jobs, doc_block_family, npu_reading
 from npu_review.checks.analysis.scripts import ShellUnit, doc_is_ascend, doc_units, run_unit, step_unit, unit_shell
 from npu_review.checks.context import Context, SourceFile
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.kinds import ASCEND_DOCKERFILE, ASCEND_WORKFLOW, DOCS, NPU_SCRIPT, SHELL
 from npu_review.checks.model import Severity
 from npu_review.checks.parsers.markdown import flavor_of
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 _ASSIGN = lazyre.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", re.S)
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Command:
     """A command as this rule reads it: its words as written (`raw`) and unquoted, and its line."""

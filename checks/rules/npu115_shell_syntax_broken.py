@@ -1217,11 +1217,6 @@ def _quoted_name(
     expansion and uses, among arguments that are all values of variables: the `$` was left out."""
     if program in _TAKES_NAMES or program in _DECLARERS or unit.where not in ("run", "script"):
         return
-    text = unit.source.text
-    if "${!" in text or re.search(
-        rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text
-    ):
-        return  # a function of the script may take names (`require "MODEL_PATH"`)
     args = own[1:]
     if not any(_REF.fullmatch(w.raw) and w.raw.startswith('"') for w in args):
         return
@@ -1236,6 +1231,13 @@ def _quoted_name(
             continue  # a name and its value (`set_cfg "BATCH_SIZE" "$BATCH_SIZE"`)
         if not _from_expansion(var, values):
             continue
+        # Asked last (a pattern per program: hundreds on a large tree, each compiled anew once re's cache is full): a
+        # function of the script may take names (`require "MODEL_PATH"`).
+        text = unit.source.text
+        if "${!" in text or re.search(
+            rf"(?m)^[ \t]*(?:function[ \t]+{re.escape(program)}\b|{re.escape(program)}[ \t]*\(\))", text
+        ):
+            return
         yield Hit(
             unit.path,
             w.line,

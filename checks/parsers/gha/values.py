@@ -10,10 +10,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from npu_review.checks.fastinit import fast_init
+
 WILD = "\x00"  # stands for an unknown part of a value
 MAX_ALTERNATIVES = 32  # alternative values carried per expression
 
 
+@fast_init
 @dataclass(frozen=True)
 class Val:
     """A value (possibly with WILD parts) and the (path, line) places it was built from."""

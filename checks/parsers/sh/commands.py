@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.sh.lexer import REDIRECT, LogicalLine, Token, lex, tokens
 from npu_review.checks.parsers.sh.source import Source
 from npu_review.checks.parsers.sh.words import Op, Word
@@ -43,6 +44,7 @@ class Redirect:
         return self.op if self.target is None else f"{self.op}{self.target.raw}"
 
 
+@fast_init
 @dataclass(frozen=True)
 class Command:
     """A simple command: its words (redirections left out), and the operator that follows it."""

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 from npu_review.checks.parsers.sh.source import Source
 from npu_review.checks.parsers.sh.words import ArrayWord, Op, Word
 
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LogicalLine:
     """One logical line: continuations joined, comments and here-document bodies removed.

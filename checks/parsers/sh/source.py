@@ -11,7 +11,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from npu_review.checks.fastinit import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Source:
     """`text` and a sorted map (offset in `text`, physical line): the text from that offset on came from that line.

@@ -10,10 +10,12 @@ import functools
 from dataclasses import dataclass
 
 from npu_review.checks import lazyre
+from npu_review.checks.fastinit import fast_init
 
 __all__ = ["ArrayWord", "Op", "Word", "matching_close", "unquote"]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Word:
     """A shell word as written, with the physical line of its first character and its source offset.
@@ -45,6 +47,7 @@ class Word:
         return found
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ArrayWord:
     """`NAME=( … )` or `NAME+=( … )`: an array assignment, its elements as words."""
@@ -62,6 +65,7 @@ class ArrayWord:
         return f"{self.name}{'+' if self.append else ''}=({' '.join(e.raw for e in self.elements)})"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Op:
     """An operator (`&&`, `;`, `|`, `(`, ...) or a redirection (`>`, `2>&`, `<<`, ...)."""
