@@ -13,6 +13,10 @@ hash, repr, `dataclasses.replace` and pickling are the dataclass's own.
     class Word:
         ...
 
+Why not a library: attrs' frozen classes set their fields the same way (`object.__setattr__`, cached), and
+msgspec's or pydantic's would change what these classes are (their equality, `dataclasses.replace`, pickling) for
+every rule that reads them; this keeps the dataclasses and changes only how their fields are first written.
+
 Only for what such an `__init__` does alone: every field in `__init__`, positional (no `kw_only`), with a plain
 default or none (no `default_factory`), and no `__post_init__`; a class with more raises TypeError at import.
 """
