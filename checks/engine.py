@@ -6,6 +6,7 @@ Pure: no network, no clock, no environment. The CLI and the App both call this.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import logging
 import re
@@ -470,10 +471,20 @@ def run(
         def share(i: int) -> Partial:
             k = tasks[i]
             if k < 0:
-                return project()
-            out = runner.files(slices[k])
-            if k == lead:
+                out = project()
+            else:
+                out = runner.files(slices[k])
+                if k != lead:
+                    return out
                 out.project = project()
+            # What the project rules kept for the run (the workflow models, the image inventory, the build graph,
+            # the indexes of the tree) is let go of before this process takes another share: that share's rules
+            # build what they need of it, as in a process that ran no project rules, and what was held would add
+            # to what they build (the 40,000-file tree: 147 MiB held when the project rules were done, 169 MiB
+            # after two more shares of shell scripts and docs). The memos hold reference cycles (closures over
+            # the context), hence the collection.
+            runner.ctx.release_all()
+            gc.collect()
             return out
 
         done = dict(zip(tasks, mapper(share, len(tasks)), strict=True))
