@@ -253,7 +253,9 @@ def test_the_process_of_the_project_rules_lets_go_of_what_they_kept_before_its_n
 ) -> None:
     # A forked process that ran the project rules takes more shares afterwards: the workflow models and indexes
     # the project rules kept for the run would add to what those shares' rules build (the largest process of an
-    # audit). They are let go of after the project rules' task, and the findings are those of one process.
+    # audit). In a large audit they are let go of after the project rules' task; the findings are those of one
+    # process.
+    from npu_review.checks import engine
     from npu_review.checks.context import Context
 
     contexts: list[Context] = []
@@ -264,6 +266,7 @@ def test_the_process_of_the_project_rules_lets_go_of_what_they_kept_before_its_n
         contexts.append(self)
 
     monkeypatch.setattr(Context, "__init__", capture)
+    monkeypatch.setattr(engine, "_RELEASE_FILES", 600)  # (the audit below checks 603 files)
     files: dict[str, str | None] = {f".github/workflows/ascend_{i:03d}.yml": _ASCEND_WORKFLOW for i in range(3)}
     files |= {f"docker/ascend/Dockerfile.{i:03d}": BAD for i in range(200)}
     files |= {f"docs/guide_{i:03d}.md": "# Guide\n\nRun `bash run_npu.sh`.\n" for i in range(300)}
@@ -286,6 +289,11 @@ def test_the_process_of_the_project_rules_lets_go_of_what_they_kept_before_its_n
         (f.rule, f.path, f.line, f.message) for f in alone.findings
     ]
     assert {f.rule for f in shared.findings} >= {"NPU301"}
+    # In an audit of fewer files, what they kept stays for the shares after them (building it again costs more).
+    monkeypatch.setattr(engine, "_RELEASE_FILES", 604)
+    models_held.clear()
+    run(ChangeSet(head=MemoryTree(files), audit=True), mapper=in_process, jobs=2)
+    assert models_held == [True] * len(models_held)
 
 
 def test_every_enabled_rule_is_loaded_before_the_shares_go_out(monkeypatch: pytest.MonkeyPatch) -> None:
