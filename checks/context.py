@@ -610,21 +610,23 @@ class Context:
         _NAMED_SEARCHES asks search one string of every path, NUL-separated (well under a millisecond each on
         40,000 paths: a change's review asks a few times); later ones build an index of every name (an audit asks
         thousands of times)."""
-        by_name: dict[str, list[str]] | None = self._memo.get(("paths-by-name", "head", ""))
+        by_name: list[str] | None = self._memo.get(("paths-by-name", "head", ""))
         if by_name is None:
             key = ("paths-named-asks", "head", "")
             asked = self._memo[key] = self._memo.get(key, 0) + 1
             if asked <= _NAMED_SEARCHES:
                 return self._search_named(name) if "/" not in name and "\0" not in name else []
-
-            def build() -> dict[str, list[str]]:
-                out: dict[str, list[str]] = {}
-                for p in self.head_paths():
-                    out.setdefault(p[p.rfind("/") + 1 :], []).append(p)
-                return out
-
-            by_name = self.memo(("paths-by-name", "head", ""), build)
-        return list(by_name.get(name, ()))
+            # The paths in the order of their file names (a stable sort: each name's paths stay in path order),
+            # searched by halves: one list of the paths themselves, where a dict of names to lists of paths held
+            # 6.7 MiB more on 40,000 paths (each name a string of its own, a list per name).
+            by_name = self.memo(("paths-by-name", "head", ""), lambda: sorted(self.head_paths(), key=_file_name))
+        out: list[str] = []
+        for i in range(bisect.bisect_left(by_name, name, key=_file_name), len(by_name)):
+            p = by_name[i]
+            if _file_name(p) != name:
+                break
+            out.append(p)
+        return out
 
     def _search_named(self, name: str) -> list[str]:
         text: str = self.memo(("paths-text", "head", ""), lambda: "\0" + "\0".join(self.head_paths()) + "\0")
@@ -735,6 +737,10 @@ class Context:
     def added_lines(self, path: str) -> frozenset[int]:
         change = self.changeset.changed(path)
         return frozenset() if change is None else change.added_lines
+
+
+def _file_name(path: str) -> str:
+    return path[path.rfind("/") + 1 :]
 
 
 def dirs_of(paths: Iterable[str]) -> frozenset[str]:

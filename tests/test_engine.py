@@ -241,6 +241,61 @@ def test_shares_hand_back_the_lines_of_their_findings_so_no_file_is_read_again()
     assert [f.fingerprint for f in report.findings] == [f.fingerprint for f in alone.findings]
 
 
+_ASCEND_WORKFLOW = (
+    "name: ascend\non: [pull_request]\njobs:\n  test:\n    runs-on: linux-aarch64-a2-1\n"
+    "    container:\n      image: quay.io/ascend/cann:8.5.0-910b-ubuntu22.04-py3.11\n"
+    "    steps:\n      - run: npu-smi info\n"
+)
+
+
+def test_the_process_of_the_project_rules_lets_go_of_what_they_kept_before_its_next_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A forked process that ran the project rules takes more shares afterwards: the workflow models and indexes
+    # the project rules kept for the run would add to what those shares' rules build (the largest process of an
+    # audit). In a large audit they are let go of after the project rules' task; the findings are those of one
+    # process.
+    from npu_review.checks import engine
+    from npu_review.checks.context import Context
+
+    contexts: list[Context] = []
+    init = Context.__init__
+
+    def capture(self: Context, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        init(self, *args, **kwargs)
+        contexts.append(self)
+
+    monkeypatch.setattr(Context, "__init__", capture)
+    monkeypatch.setattr(engine, "_RELEASE_FILES", 600)  # (the audit below checks 603 files)
+    files: dict[str, str | None] = {f".github/workflows/ascend_{i:03d}.yml": _ASCEND_WORKFLOW for i in range(3)}
+    files |= {f"docker/ascend/Dockerfile.{i:03d}": BAD for i in range(200)}
+    files |= {f"docs/guide_{i:03d}.md": "# Guide\n\nRun `bash run_npu.sh`.\n" for i in range(300)}
+    files |= {f"examples/run_{i:03d}_npu.sh": "#!/bin/bash\nexport ASCEND_RT_VISIBLE_DEVICES=0\n" for i in range(100)}
+    models_held: list[bool] = []
+
+    def in_process(task, count):  # type: ignore[no-untyped-def]
+        parts = []
+        for i in range(count):
+            parts.append(task(i))
+            models_held.append(any(key[0] == "workflow" for key in contexts[-1]._memo))
+        return parts
+
+    shared = run(ChangeSet(head=MemoryTree(files), audit=True), mapper=in_process, jobs=2)
+    # The first task is the project rules' (with the first share of workflows and Dockerfiles): the workflow
+    # models they built are gone when it is done; the docs' and scripts' shares build none.
+    assert len(models_held) > 2 and models_held == [False] * len(models_held)
+    alone = run(ChangeSet(head=MemoryTree(files), audit=True))
+    assert [(f.rule, f.path, f.line, f.message) for f in shared.findings] == [
+        (f.rule, f.path, f.line, f.message) for f in alone.findings
+    ]
+    assert {f.rule for f in shared.findings} >= {"NPU301"}
+    # In an audit of fewer files, what they kept stays for the shares after them (building it again costs more).
+    monkeypatch.setattr(engine, "_RELEASE_FILES", 604)
+    models_held.clear()
+    run(ChangeSet(head=MemoryTree(files), audit=True), mapper=in_process, jobs=2)
+    assert models_held == [True] * len(models_held)
+
+
 def test_every_enabled_rule_is_loaded_before_the_shares_go_out(monkeypatch: pytest.MonkeyPatch) -> None:
     # The shares run in forked processes: a rule imported after the fork is imported again in each of them.
     from npu_review.checks.rule import RuleSpec, rule_specs
