@@ -868,12 +868,15 @@ def _references(ctx: Context, gone: dict[str, str | None], kb: RepoLinks) -> dic
     if not gone:
         return out
     removed = set(gone)
-    for path in ctx.head_paths():
-        is_doc, is_wf = ctx.kindmap.has(path, DOCS), ctx.kindmap.has(path, WORKFLOW)
-        if not (is_doc or is_wf) or path in removed:
-            continue
+    places = [
+        p for p in ctx.head_paths() if p not in removed and (ctx.kindmap.has(p, DOCS) or ctx.kindmap.has(p, WORKFLOW))
+    ]
+    # The docs and workflows that name a removed file's name (each path holds its name), found by the tree's own
+    # search where it has one instead of reading every doc of the tree.
+    for path in ctx.paths_mentioning(sorted({posixpath.basename(g) for g in gone}), places):
+        is_doc = ctx.kindmap.has(path, DOCS)
         src = ctx.source(path)
-        if src is None or not any(g in src.text or posixpath.basename(g) in src.text for g in gone):
+        if src is None:
             continue
         seen: set[tuple[str, int]] = set()
         # Where the doc's links are written (line -> target spans): a path inside a link's target is the link's to
@@ -1173,7 +1176,12 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             continue
         if new is not None and src is not None and meant is None:
             line = src.line(ref.line)
-            if ref.link is None and line.count(old) == 1 and _runs_from_where_it_was(ctx, old, new):
+            if (
+                ref.link is None
+                and line.count(old) == 1
+                and _runs(line, ref)
+                and _runs_from_where_it_was(ctx, old, new)
+            ):
                 pass  # the new path alone may not run it: no line to paste (see _runs_from_where_it_was)
             elif ref.link is None and line.count(old) == 1:
                 suggestion = line.replace(old, new)
@@ -1203,7 +1211,11 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
         anchor[1],
         f"This change {what}, but {_count(len(leftover))} at the old path: {listed}{more}. "
         + (f"Update {'them' if len(leftover) > 1 else 'it'} to `{new}`." if new else "Update or remove them.")
-        + (_moved_script_caveat(old, new) if new and _runs_from_where_it_was(ctx, old, new) else ""),
+        + (
+            _moved_script_caveat(old, new)
+            if new and _run_by_any(ctx, leftover) and _runs_from_where_it_was(ctx, old, new)
+            else ""
+        ),
         related=tuple(Related(r.path, r.line, f"still names {old}") for r in leftover),
         cause=_STALE,
     )
@@ -1214,6 +1226,24 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
 _SELF_LOCATING = lazyre.compile(
     r"dirname\s+[\"']?\$(?:0|\{0\})|BASH_SOURCE|realpath\s+[\"']?\$0|readlink\s+-f\s+[\"']?\$0"
 )
+
+
+# A command that runs the script it names (`bash x.sh`, `sh -x x.sh`, `source x.sh`, `./x.sh`), not a mention of
+# it (`See examples/x.sh`).
+_RUNS_IT = lazyre.compile(r"(?:^|[\s;&|(`$])(?:(?:ba|z)?sh|source|\.)(?:\s+-\w+)*\s+\Z")
+
+
+def _runs(line: str, ref: _Ref) -> bool:
+    before = line[: ref.start]
+    return bool(_RUNS_IT.search(before)) or line[ref.start : ref.start + 2] == "./" or before.endswith("./")
+
+
+def _run_by_any(ctx: Context, refs: list[_Ref]) -> bool:
+    for ref in refs:
+        src = ctx.source(ref.path)
+        if src is not None and ref.link is None and _runs(src.line(ref.line), ref):
+            return True
+    return False
 
 
 def _runs_from_where_it_was(ctx: Context, old: str, new: str) -> bool:
