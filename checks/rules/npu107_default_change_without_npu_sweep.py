@@ -7,16 +7,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_review.checks import globs, lazyre
 from npu_review.checks.analysis.device import ascend_device_value, leaves_ascend, npu_reading
-from npu_review.checks.analysis.pyargs import (
-    OptionDefault,
-    device_choice,
-    option_defaults,
-    passes_option,
-    python_interface,
-)
 from npu_review.checks.analysis.references import ascend_command_refs
 from npu_review.checks.context import Context, SourceFile
 from npu_review.checks.facts.schema import HydraSchema
@@ -24,6 +18,9 @@ from npu_review.checks.kinds import HYDRA_CONFIG, NPU_SCRIPT, PYTHON, SHELL
 from npu_review.checks.model import ChangeStatus, Related, Severity
 from npu_review.checks.parsers.shell import Invocation, hydra_str
 from npu_review.checks.rule import Hit, Rule
+
+if TYPE_CHECKING:
+    from npu_review.checks.analysis.pyargs import OptionDefault
 
 _SELECT_DEFAULT = lazyre.compile(r"\A\$\{oc\.select:\s*[A-Za-z_][\w.]*\s*,(.*)\}\Z", re.S)
 _GENERATED = lazyre.compile(r"(^|/)_generated_[^/]*\.ya?ml\Z")
@@ -303,6 +300,9 @@ def _argparse_defaults(ctx: Context) -> Iterator[Hit]:
 
 
 def _flips(ctx: Context, path: str, head: SourceFile, base: SourceFile) -> Iterator[_Flip]:
+    # (the Python parsers are imported where a changed Python file is read: a review of a script needs none)
+    from npu_review.checks.analysis.pyargs import device_choice, option_defaults
+
     new, old = option_defaults(ctx, head), option_defaults(ctx, base)
     seen: set[int] = set()
     for opt in new.values():
@@ -329,6 +329,8 @@ def _unpinned_launchers(ctx: Context, script: SourceFile, opt: OptionDefault) ->
     passes no value for the option (one that passes it in one branch may leave it out in another): the scripts as
     they run on NPU (device.npu_reading: named or placed for Ascend, or setting Ascend's variables), their
     commands resolved to this repository's script as NPU117 resolves them."""
+    from npu_review.checks.analysis.pyargs import passes_option, python_interface
+
     entry = script.path
     folder, name = posixpath.split(entry)
     shells = list(ctx.paths_of_kind(SHELL))
