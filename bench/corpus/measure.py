@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from npu_review.checks.config import CONFIG_PATH, parse_config  # noqa: E402
 from npu_review.checks.engine import known_rule_ids, run  # noqa: E402
 from npu_review.checks.model import Finding  # noqa: E402
-from npu_review.gitsource import EMPTY_TREE_SHA, Git, changeset_from_git  # noqa: E402
+from npu_review.gitsource import EMPTY_TREE_SHA, Git, GitError, changeset_from_git  # noqa: E402
 
 MIRRORS = Path("/work/.mirror")
 ACTIONABLE = ("error", "warning")
@@ -200,8 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--repo goes with one label file")
     results = []
     commits: list[dict[str, Any]] | None = [] if args.replay_json else None
+    skipped = []
     for path in args.labels:
-        r = measure(path, args.repo, commits, anonymous=args.anonymous)
+        try:
+            r = measure(path, args.repo, commits, anonymous=args.anonymous)
+        except GitError as exc:  # a mirror not fetched here: say so, measure the others
+            print(f"{path}: skipped: {exc}", file=sys.stderr)
+            skipped.append(str(path))
+            continue
         results.append(r)
         caught, counted, clean, noisy = summary(r)
         print(f"{r['repo']}: {caught}/{counted} caught, {noisy} of {clean} clean commits with an error or warning")
@@ -213,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(results, indent=1))
     if args.replay_json:
         args.replay_json.write_text(json.dumps({"version": 1, "commits": commits}, indent=1))
-    return 0
+    if skipped:
+        print(f"{len(skipped)} label file(s) skipped (no repository): {', '.join(skipped)}", file=sys.stderr)
+    return 1 if skipped else 0
 
 
 if __name__ == "__main__":
