@@ -202,18 +202,16 @@ class NamedFileMissing(Rule):
         if not gone:
             return
         yield from _modules_gone(ctx, gone)
-        names = {posixpath.basename(g) for g in gone}
-        # A Hydra config is named without its extension (`--config-name x` for `x.yaml`).
-        names |= {n.rsplit(".", 1)[0] for n in names if n.endswith((".yaml", ".yml"))}
         folders: dict[str, set[str]] = {}  # a name -> the folders of the files it names that the change removes
         for g in gone:
             base = posixpath.basename(g)
+            # A Hydra config is named without its extension (`--config-name x` for `x.yaml`).
             for n in (base, base.rsplit(".", 1)[0]) if base.endswith((".yaml", ".yml")) else (base,):
                 folders.setdefault(n, set()).add(posixpath.dirname(g))
         # The files that name one of them, found by the tree's own search where it has one, and that can reach its
         # folder (a change that moves 200 files of a 20,000-file model zoo parsed 1,600 docs and scripts of the tree
         # here, each naming some `train.py` or `README.md`: 8 of its 16 s).
-        for path in ctx.paths_mentioning(sorted(names), list(_sources(ctx))):
+        for path in ctx.paths_mentioning(sorted(folders), list(_sources(ctx))):
             src = ctx.source(path)
             if src is None or not _may_reach(path, src.text, folders):
                 continue

@@ -1176,15 +1176,10 @@ def _stale(ctx: Context, old: str, new: str | None, places: list[_Ref], kb: Repo
             continue
         if new is not None and src is not None and meant is None:
             line = src.line(ref.line)
-            if (
-                ref.link is None
-                and line.count(old) == 1
-                and _runs(line, ref)
-                and _runs_from_where_it_was(ctx, old, new)
-            ):
-                pass  # the new path alone may not run it: no line to paste (see _runs_from_where_it_was)
-            elif ref.link is None and line.count(old) == 1:
-                suggestion = line.replace(old, new)
+            if ref.link is None and line.count(old) == 1:
+                # (no line to paste where the new path alone may not run it: _runs_from_where_it_was)
+                if not (_runs(line, ref) and _runs_from_where_it_was(ctx, old, new)):
+                    suggestion = line.replace(old, new)
             elif ref.link is not None:
                 rewritten = _rewrite(ref.link.target, old, new, ref.path, "://" in ref.link.target)
                 if rewritten is not None:
